@@ -1,0 +1,28 @@
+"""ember: a PyTorch-compatible deep learning framework with named dimensions everywhere.
+
+``import ember as torch`` runs PyTorch code; ``ember.*`` mirrors ``torch.*``.
+"""
+
+from .core import dtype as _dtype_mod
+from .core.dtype import (bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo,
+                         float16, float32, float64, get_default_dtype, iinfo, int8, int16, int32,
+                         int64, is_complex, is_floating_point, promote_types, result_type,
+                         set_default_dtype, uint8, uint16, uint32, uint64)
+from .core.device import device, get_default_device, set_default_device
+from .core.tensor import Size, Tensor, is_tensor
+from .core.registry import OPS as _OPS
+from .core import ops as _ops
+from .core.ops.creation import (as_tensor, asarray, empty, empty_like, from_dlpack, from_numpy, full,
+                                full_like, ones, ones_like, tensor, zeros, zeros_like)
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from . import autograd
+
+half, float, double = float16, float32, float64
+cfloat, cdouble = complex64, complex128
+short, int, long = int16, int32, int64
+
+# every registered op is a function of the ember namespace (ember.add, ember.exp, ...)
+globals().update({_n: _od.public for _n, _od in _OPS.items() if not _n.startswith("_")})
+
+__version__ = "0.1.0"

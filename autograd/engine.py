@@ -1,0 +1,474 @@
+"""The backward engine: iterative, dependency-counted, frees what it consumed.
+
+The engine (not each op) reduces broadcast gradients to the input's shape, casts them to the
+input's dtype and stamps the input's names on them, so ``w.grad.names == w.names`` always.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..core import dtype as _dtm
+from ..core import names as _nm
+from ..core import tensor as _tm
+from ..core.device import array_module
+from .grad_mode import _state
+from .node import RESULT, Node, RemovableHandle
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _legacy_type(t) -> str:
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+             "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+             "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+             "complex128": "ComplexDoubleTensor"}
+    return names.get(t.dtype.name, "Tensor")
+
+
+def _check_versions(node: Node) -> None:
+    for t, v in node.vers:
+        if t._ver[0] != v:
+            ex = t._extra
+            nr = ex.get("nr", 0) if ex else 0
+            where = (f", which is output {nr} of {t.grad_fn.name()}," if t.grad_fn is not None
+                     else "")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{_legacy_type(t)} {list(t._data.shape)}]{where} is at version "
+                f"{t._ver[0]}; expected version {v} instead. Hint: the backtrace further above can "
+                "point to the operation that failed to compute its gradient. The variable in question "
+                "was changed in there or anywhere later. Good luck!")
+
+
+def _saved_args(node: Node) -> list:
+    saved = node.saved
+    if saved is None:
+        raise RuntimeError(_FREED_MSG)
+    if node.vers:
+        _check_versions(node)
+    if node.res is None:
+        return saved
+    args = []
+    for s in saved:
+        if s is RESULT:
+            # the output, rebuilt around its saved array with this node as its grad_fn
+            r = _tm._wrap(node.res[0], node.meta[0][2])
+            r.grad_fn = node
+            r.requires_grad = True
+            s = r
+        args.append(s)
+    return args
+
+
+def _conform(g, meta):
+    """Reduce a broadcast gradient to the input's shape, cast it to its dtype, stamp its names."""
+    shape, npd, names = meta
+    if g._data.shape != shape:
+        g = g.sum_to_size(shape)
+    if g._data.dtype is not npd:
+        g = g.to(_dtm._FROM_NP[npd])
+    if g._names != names:
+        g = g.rename(*names) if names is not None else g.rename(None)
+    return g
+
+
+def _call_hooks(hooks, g):
+    for h in list(hooks):
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _zeros(like, meta):
+    """A zero gradient for an output that received none (on ``like``'s device)."""
+    shape, npd, names = meta
+    return _tm._wrap(array_module(like._data).zeros(shape, npd), names)
+
+
+def _leaf_meta(t):
+    a = t._data
+    return (a.shape, a.dtype, t._names)
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, only=None):
+    """The engine. roots: output tensors; root_grads: one gradient tensor per root.
+
+    capture: tensors whose gradients are returned (autograd.grad) instead of accumulated.
+    only: the tensors that backward(inputs=...) restricts accumulation to.
+    """
+    # 1. discover the graph and count each node's consumers
+    deps: dict = {}
+    stack = []
+    for t in roots:
+        fn = t.grad_fn
+        if fn is not None and fn not in deps:
+            deps[fn] = 0
+            stack.append(fn)
+    root_nodes = list(stack)
+    order = []
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        for e in n.edges:
+            if e is not None:
+                m = e[0]
+                if type(m) is Node:
+                    if m in deps:
+                        deps[m] += 1
+                    else:
+                        deps[m] = 1
+                        stack.append(m)
+    # where gradients are captured (autograd.grad) or restricted to (backward(inputs=...))
+    cap_nodes = {}  # (node, output index) -> capture index, or -1 for backward(inputs=[non_leaf])
+    cap_leaves = {}  # id(leaf) -> capture index
+    results = None
+    targets = capture if capture is not None else only
+    if targets is not None:
+        results = [None] * len(targets)
+        for i, t in enumerate(targets):
+            if t.grad_fn is not None:
+                ex = t._extra
+                cap_nodes[(t.grad_fn, ex.get("nr", 0) if ex else 0)] = i if capture is not None else -1
+            else:
+                cap_leaves[id(t)] = i
+    needed = _needed_nodes(order, cap_nodes, cap_leaves) if targets is not None else None
+    handed = {id(g) for g in root_grads}  # tensors the caller owns: never stored as a .grad as-is
+
+    # 2. seed the root gradients
+    buffers: dict = {}
+    for t, g in zip(roots, root_grads):
+        fn = t.grad_fn
+        if fn is None:
+            _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed)
+            continue
+        ex = t._extra
+        nr = ex.get("nr", 0) if ex else 0
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * len(fn.meta)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = [n for n in root_nodes if deps[n] == 0]
+
+    # 3. run the nodes in dependency order
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            in_grads = None
+            if grads is not None:
+                if node.hooks:
+                    grads = _node_hooks(node, grads, create_graph, handed)
+                if cap_nodes:
+                    for k, g in enumerate(grads):
+                        i = cap_nodes.get((node, k))
+                        if i is not None and g is not None and i >= 0:
+                            results[i] = g
+                if needed is None or node in needed:
+                    in_grads = _run_node(node, grads)
+                    if node.post_hooks:
+                        for h in node.post_hooks:
+                            h(in_grads, tuple(grads))
+            if not retain_graph and node.vers is not None:
+                node.saved = None
+                node.res = None
+            for j, e in enumerate(node.edges):
+                if e is None:
+                    continue
+                target, nr = e
+                g = in_grads[j] if in_grads is not None else None
+                if type(target) is Node:
+                    if g is not None:
+                        meta = target.meta[nr]
+                        if g._data.shape != meta[0] or g._data.dtype is not meta[1] or \
+                                g._names is not meta[2]:
+                            g = _conform(g, meta)
+                        buf = buffers.get(target)
+                        if buf is None:
+                            buf = buffers[target] = [None] * len(target.meta)
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
+                    c = deps[target] - 1
+                    deps[target] = c
+                    if c == 0:
+                        ready.append(target)
+                elif g is not None:
+                    a = target._data
+                    if a.shape != g._data.shape or a.dtype is not g._data.dtype or \
+                            g._names is not target._names:
+                        g = _conform(g, _leaf_meta(target))
+                    _deliver_leaf(target, g, capture, results, cap_leaves, create_graph, handed,
+                                  only is not None)
+    finally:
+        _state.enabled = prev
+    return results
+
+
+def _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed, restricted=False):
+    if capture is not None:
+        i = cap_leaves.get(id(t))
+        if i is not None:
+            g = _leaf_hooks(t, g)
+            results[i] = g if results[i] is None else results[i] + g
+    elif not restricted or id(t) in cap_leaves:
+        _accumulate(t, g, create_graph, handed)
+
+
+def _node_hooks(node, grads, create_graph, handed):
+    hooks = node.hooks
+    for k, hs in hooks.items():
+        if k >= 0 and hs and grads[k] is not None:
+            grads[k] = _call_hooks(hs, grads[k])
+    for h in hooks.get(-1, ()):
+        r = h(tuple(grads))
+        if r is not None:
+            grads = list(r)
+    for ref in hooks.get(-2, ()):  # backward(inputs=[non_leaf]): accumulate like a leaf
+        t = ref()
+        if t is not None:
+            ex = t._extra
+            g = grads[ex.get("nr", 0) if ex else 0]
+            if g is not None:
+                _accumulate(t, g, create_graph, handed)
+    return grads
+
+
+def _needed_nodes(order, cap_nodes, cap_leaves):
+    """Nodes from which a capture target is reachable (the others need not run)."""
+    holders = {n for n, _ in cap_nodes}
+    needed = set()
+    changed = True
+    while changed:  # order is a DFS pre-order from the roots: reversed, this settles quickly
+        changed = False
+        for n in reversed(order):
+            if n in needed:
+                continue
+            hit = n in holders
+            if not hit:
+                for e in n.edges:
+                    if e is not None and (e[0] in needed if type(e[0]) is Node
+                                          else id(e[0]) in cap_leaves):
+                        hit = True
+                        break
+            if hit:
+                needed.add(n)
+                changed = True
+    return needed
+
+
+def _run_node(node: Node, grads: list):
+    op = node.op
+    if node.freed:
+        raise RuntimeError(_FREED_MSG)
+    args = _saved_args(node)
+    if len(grads) == 1:
+        g = grads[0]
+    else:
+        like = next(x for x in grads if x is not None)
+        g = tuple(grads[k] if grads[k] is not None else _zeros(like, node.meta[k])
+                  for k in range(min(op.n_diff_out, len(grads))))
+        if len(g) == 1:
+            g = g[0]
+    out = op.vjp(g, *args) if node.ctx is None else op.vjp(node, g)
+    if type(out) is not tuple:
+        out = (out,)
+    if _state.anomaly:
+        from .anomaly import check_nan
+
+        check_nan(node, out)
+    return out
+
+
+def _leaf_hooks(leaf, g):
+    ex = leaf._extra
+    if ex and ex.get("hooks"):
+        g = _call_hooks(ex["hooks"], g)
+    return g
+
+
+def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
+    g = _leaf_hooks(leaf, g)
+    if not create_graph and g.grad_fn is not None:
+        g = g.detach()
+    old = leaf._grad
+    if old is None:
+        if id(g) in handed:
+            g = g.detach().clone() if not create_graph else g.clone()
+        handed.add(id(g))
+        leaf._grad = g
+    else:
+        leaf._grad = old + g
+    ex = leaf._extra
+    if ex and ex.get("post_acc_hooks"):
+        for h in ex["post_acc_hooks"]:
+            h(leaf)
+
+
+def _make_root_grads(roots, grads, who: str):
+    Tensor = _tm.Tensor
+    out = []
+    for i, t in enumerate(roots):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
+        g = grads[i] if grads is not None and i < len(grads) else None
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                               "grad_fn")
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t._data.dtype.kind not in "fcV":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
+                                   f"got {t.dtype}")
+            g = _tm._wrap(array_module(t._data).ones(t._data.shape, t._data.dtype), t._names)
+        else:
+            if not isinstance(g, Tensor):
+                from ..core.ops.creation import tensor as _tensor
+
+                g = _tensor(g, dtype=t.dtype, device=t.device)
+            if g._data.shape != t._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                    f"has a shape of {t.shape}.")
+            if g._names is not None and t._names is not None:
+                try:
+                    _nm.unify(g._names, t._names)
+                except RuntimeError as e:
+                    raise RuntimeError(f"{who}: the gradient's names {list(g._names)} do not match "
+                                       f"the output's names {list(t._names)}: {e}") from None
+        out.append(g)
+    return out
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, _tm.Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """ember.autograd.backward: accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    only = None
+    if inputs is not None:
+        only = _as_tuple(inputs)
+        if not only:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for t in only:
+            if t.grad_fn is not None:
+                _register_nonleaf_target(t)
+    grads = _make_root_grads(tensors, grad_tensors, "backward")
+    run_backward(tensors, grads, retain_graph, create_graph, only=only)
+
+
+def _register_nonleaf_target(t) -> None:
+    node = t.grad_fn
+    if node.hooks is None:
+        node.hooks = {}
+    refs = node.hooks.setdefault(-2, [])
+    if not any(r() is t for r in refs):
+        refs.append(weakref.ref(t))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """ember.autograd.grad: the gradients of ``outputs`` with respect to ``inputs`` (not accumulated)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not allow_unused and materialize_grads:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grad_outputs = _as_tuple(grad_outputs)
+    grads = _make_root_grads(outputs, grad_outputs, "grad")
+    res = run_backward(outputs, grads, retain_graph, create_graph, capture=list(inputs))
+    for i, r in enumerate(res):
+        if r is None:
+            if materialize_grads:
+                from ..core.ops.creation import zeros_like
+
+                res[i] = zeros_like(inputs[i])
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                                   "in the graph. Set allow_unused=True if this is the desired "
+                                   "behavior.")
+        elif not create_graph and r.grad_fn is not None:
+            res[i] = r.detach()
+    return tuple(res)
+
+
+def check_grad_assignment(t, g):
+    """``t.grad = g``: same shape, dtype and device; names unify (an unnamed g takes t's names)."""
+    if not isinstance(g, _tm.Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    if g.dtype is not t.dtype:
+        raise RuntimeError("assigned grad has data of a different type")
+    if g.device != t.device:
+        raise RuntimeError("assigned grad has data located on a different device")
+    if g._data.shape != t._data.shape:
+        raise RuntimeError("assigned grad has data of a different size")
+    if t._names is not None:
+        if g._names is None:
+            return g.rename(*t._names)
+        try:
+            _nm.unify(g._names, t._names)
+        except RuntimeError as e:
+            raise RuntimeError(f"assigned grad's names {list(g._names)} do not match the tensor's "
+                               f"names {list(t._names)}: {e}") from None
+        return g.rename(*t._names)
+    return g
+
+
+def register_tensor_hook(t, hook):
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is None:
+        if t._extra is None:
+            t._extra = {}
+        hooks = t._extra.setdefault("hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+    ex = t._extra
+    return t.grad_fn._add_hook(ex.get("nr", 0) if ex else 0, hook)
+
+
+def retain_grad(t) -> None:
+    if not t.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t.grad_fn is None:
+        return
+    if t._extra is None:
+        t._extra = {}
+    if t._extra.get("retains_grad"):
+        return
+    t._extra["retains_grad"] = True
+    ref = weakref.ref(t)
+
+    def keep(g):
+        x = ref()
+        if x is not None:
+            x._grad = g.detach() if x._grad is None else x._grad + g.detach()
+        return None
+
+    # runs after the user's hooks on this tensor: append to the same list
+    ex = t._extra
+    t.grad_fn._add_hook(ex.get("nr", 0), keep)

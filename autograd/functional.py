@@ -1,0 +1,1 @@
+"""ember.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp (to be written)."""

@@ -1,0 +1,98 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode. Thread-local, like torch's."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+    inference = False
+    anomaly = False
+    anomaly_check_nan = True
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class _Mode:
+    """Base of the grad-mode managers: context manager and decorator, restores the previous state."""
+
+    def __call__(self, fn):
+        if isinstance(fn, type):
+            raise TypeError(f"{type(self).__name__} cannot decorate a class")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self._clone():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _clone(self):
+        return type(self)()
+
+    def __enter__(self):
+        self._prev = (_state.enabled, _state.inference)
+        self._apply()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled, _state.inference = self._prev
+
+
+class no_grad(_Mode):
+    """Disables gradient recording inside the block (or the decorated function)."""
+
+    def _apply(self) -> None:
+        _state.enabled = False
+
+
+class enable_grad(_Mode):
+    """Enables gradient recording inside the block, even within no_grad."""
+
+    def _apply(self) -> None:
+        _state.enabled = True
+
+
+class set_grad_enabled(_Mode):
+    """Sets grad mode to ``mode``. Takes effect at once when called, and as a context manager
+    restores the previous mode on exit."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self._prev = (_state.enabled, _state.inference)
+        _state.enabled = self.mode
+
+    def _clone(self):
+        return set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        return self
+
+    def _apply(self) -> None:
+        _state.enabled = self.mode
+
+
+class inference_mode(_Mode):
+    """Like no_grad, for inference: no graph is recorded inside the block (``mode=False`` disables it)."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def _clone(self):
+        return inference_mode(self.mode)
+
+    def _apply(self) -> None:
+        if self.mode:
+            _state.enabled = False
+            _state.inference = True

@@ -1,0 +1,105 @@
+"""A recorded op on the tape. Nodes hold edges to their inputs and what the derivative needs."""
+
+from __future__ import annotations
+
+
+RESULT = object()  # placeholder in Node.saved for the op's own output
+
+
+class Node:
+    """One backward step (``grad_fn``): the op, the edges to its inputs, what its vjp saved.
+
+    edges: per input, ``(node, output_index)`` for a non-leaf, ``(leaf_tensor, 0)`` for a leaf that
+    requires grad, or None. meta: per output, ``(shape, numpy dtype, names)``.
+    """
+
+    __slots__ = ("op", "edges", "saved", "vers", "res", "meta", "hooks", "post_hooks", "freed",
+                 "trace", "ctx", "__weakref__")
+
+    def __init__(self, op, edges, saved, vers, meta):
+        self.op = op
+        self.edges = edges
+        self.saved = saved
+        self.vers = vers
+        self.meta = meta
+        self.res = None
+        self.hooks = None  # {output index: [fn(grad) -> grad | None]}
+        self.post_hooks = None
+        self.freed = False
+        self.trace = None
+        self.ctx = None
+
+    def name(self) -> str:
+        return self.op.backward_name
+
+    def __repr__(self) -> str:
+        return f"<{self.op.backward_name} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        out = []
+        for e in self.edges:
+            if e is None:
+                out.append((None, 0))
+            elif isinstance(e[0], Node):
+                out.append(e)
+            else:
+                out.append((AccumulateGrad(e[0]), 0))
+        return tuple(out)
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node's backward; returns a handle."""
+        if self.post_hooks is None:
+            self.post_hooks = []
+        self.post_hooks.append(fn)
+        return RemovableHandle(self.post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node's backward; may return new grad_outputs."""
+        return self._add_hook(-1, fn)
+
+    def _add_hook(self, idx: int, fn):
+        if self.hooks is None:
+            self.hooks = {}
+        lst = self.hooks.setdefault(idx, [])
+        lst.append(fn)
+        return RemovableHandle(lst, fn)
+
+
+class AccumulateGrad:
+    """The grad_fn-like object standing for a leaf in ``next_functions``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions = ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class RemovableHandle:
+    """Returned by register_hook: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("_lst", "_fn")
+
+    def __init__(self, lst: list, fn):
+        self._lst = lst
+        self._fn = fn
+
+    def remove(self) -> None:
+        try:
+            self._lst.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()

@@ -1,0 +1,1 @@
+"""What a tensor is, and every differentiable op on it."""

@@ -1,0 +1,167 @@
+"""Devices: 'cpu' arrays are numpy, 'cuda:N' arrays are cupy. Kernels ask ``array_module`` for xp."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+_cupy = None  # the cupy module once imported successfully
+_cupy_error: str | None = None
+
+
+class device:
+    """ember.device('cpu'), device('cuda', 0), device('cuda:1'). Also a context manager that sets the
+    default device for factory functions inside the block."""
+
+    __slots__ = ("type", "index", "_prev")
+
+    def __init__(self, type, index: int | None = None):
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        elif not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+        else:
+            if ":" in type:
+                if index is not None:
+                    raise RuntimeError(f"type (string) must not include an index because index was "
+                                       f"passed explicitly: {type}")
+                type, _, idx = type.partition(":")
+                if not idx.isdigit():
+                    raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+                index = int(idx)
+            if type not in ("cpu", "cuda"):
+                raise RuntimeError(
+                    f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self.type = type
+        self.index = index
+        self._prev = None
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        idx = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{idx})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __enter__(self):
+        self._prev = _default.device
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _default.device = self._prev
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+class _Default(threading.local):
+    device = CPU
+
+
+_default = _Default()
+
+
+def get_default_device() -> device:
+    return _default.device
+
+
+def set_default_device(d) -> None:
+    d = CPU if d is None else to_device(d)
+    if d.type == "cuda":
+        cupy()
+    _default.device = d
+
+
+def to_device(d) -> device:
+    if type(d) is device:
+        return d
+    return CPU if d == "cpu" else device(d)
+
+
+def cupy():
+    """The cupy module, or a RuntimeError that says why CUDA cannot be used here."""
+    global _cupy, _cupy_error
+    if _cupy is not None:
+        return _cupy
+    if _cupy_error is None:
+        try:
+            import cupy as cp
+
+            if cp.cuda.runtime.getDeviceCount() < 1:
+                raise RuntimeError("no CUDA GPUs are available")
+            _cupy = cp
+            _XP[cp.ndarray] = cp
+            return cp
+        except Exception as e:  # ImportError, CUDA driver errors
+            _cupy_error = f"{type(e).__name__}: {e}"
+    raise RuntimeError(
+        "ember: CUDA is not available (install cupy, e.g. pip install 'ember[cuda13]', and run on a "
+        f"machine with an NVIDIA GPU): {_cupy_error}")
+
+
+def is_cuda_available() -> bool:
+    try:
+        cupy()
+        return True
+    except RuntimeError:
+        return False
+
+
+def device_count() -> int:
+    return cupy().cuda.runtime.getDeviceCount() if is_cuda_available() else 0
+
+
+# array type -> array module. Other backends (cupy, the test-only strict backend) register here.
+_XP: dict = {np.ndarray: np}
+# array module -> function(array) -> ember device
+_DEVICE_OF: dict = {np: lambda a: CPU}
+
+
+def array_module(arr):
+    """The array module (numpy or cupy) that owns ``arr``: every kernel computes with it."""
+    xp = _XP.get(type(arr))
+    if xp is None:
+        if isinstance(arr, np.generic):
+            return np
+        raise TypeError(f"ember: unsupported array type {type(arr).__name__}")
+    return xp
+
+
+def device_of(arr) -> device:
+    xp = _XP.get(type(arr), np)
+    if xp is np:
+        return CPU
+    if xp is _cupy:
+        return device("cuda", arr.device.id)
+    return _DEVICE_OF[xp](arr)
+
+
+def module_for(d: device):
+    """The array module that holds data on device ``d``."""
+    if d.type == "cpu":
+        return np
+    return cupy()
+
+
+def register_backend(array_type, xp, device_fn=None) -> None:
+    """Teach the dispatcher a new array type (used by tests to prove dispatch discipline)."""
+    _XP[array_type] = xp
+    if device_fn is not None:
+        _DEVICE_OF[xp] = device_fn

@@ -1,0 +1,38 @@
+"""Dim arguments: ints (negative wrap) or names, normalised with torch's errors."""
+
+from __future__ import annotations
+
+
+def normalize_dim(t, dim, ndim: int | None = None) -> int:
+    """``dim`` (int or name) of tensor ``t`` as a non-negative index."""
+    n = t._data.ndim if ndim is None else ndim
+    if isinstance(dim, str):
+        names = t._names
+        if names is None or dim not in names:
+            shown = list(names) if names is not None else [None] * n
+            raise RuntimeError(f"Name '{dim}' not found in Tensor{shown}.")
+        return names.index(dim)
+    if dim is None:
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    try:
+        d = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"dim must be an int or a name, got {type(dim).__name__}") from None
+    lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
+    if d < lo or d > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {d})")
+    return d + n if d < 0 else (d if n else 0)
+
+
+def normalize_dims(t, dims, ndim: int | None = None) -> tuple:
+    """A dim, a list of dims, or None (all dims) -> a sorted tuple of distinct indices."""
+    n = t._data.ndim if ndim is None else ndim
+    if dims is None:
+        return tuple(range(n))
+    if isinstance(dims, (list, tuple)):
+        out = tuple(normalize_dim(t, d, n) for d in dims)
+        if len(set(out)) != len(out):
+            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+        return tuple(sorted(out))
+    return (normalize_dim(t, dims, n),)

@@ -1,0 +1,269 @@
+"""dtype objects mirroring torch's, and torch's type-promotion rules on top of numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # bfloat16 storage comes from ml_dtypes (the package JAX uses)
+    import ml_dtypes
+
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a hard dependency
+    _BF16 = None
+
+# category order used by promotion: bool < integer < floating < complex
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type (``ember.float32`` ...). Compares by identity, like torch's."""
+
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_aliases")
+
+    def __init__(self, name: str, np_dtype, category: int, signed: bool):
+        self.name = name
+        self.np = np_dtype
+        self.category = category
+        self.itemsize = np_dtype.itemsize if np_dtype is not None else 0
+        self.is_signed = signed
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOAT
+
+    @property
+    def is_complex(self) -> bool:
+        return self.category == COMPLEX
+
+    def to_real(self) -> "dtype":
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        return {float64: complex128, complex128: complex128}.get(self, complex64)
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+bool_ = dtype("bool", np.dtype(np.bool_), BOOL, False)
+uint8 = dtype("uint8", np.dtype(np.uint8), INT, False)
+uint16 = dtype("uint16", np.dtype(np.uint16), INT, False)
+uint32 = dtype("uint32", np.dtype(np.uint32), INT, False)
+uint64 = dtype("uint64", np.dtype(np.uint64), INT, False)
+int8 = dtype("int8", np.dtype(np.int8), INT, True)
+int16 = dtype("int16", np.dtype(np.int16), INT, True)
+int32 = dtype("int32", np.dtype(np.int32), INT, True)
+int64 = dtype("int64", np.dtype(np.int64), INT, True)
+float16 = dtype("float16", np.dtype(np.float16), FLOAT, True)
+bfloat16 = dtype("bfloat16", _BF16, FLOAT, True)
+float32 = dtype("float32", np.dtype(np.float32), FLOAT, True)
+float64 = dtype("float64", np.dtype(np.float64), FLOAT, True)
+complex64 = dtype("complex64", np.dtype(np.complex64), COMPLEX, True)
+complex128 = dtype("complex128", np.dtype(np.complex128), COMPLEX, True)
+
+ALL = (bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32,
+       float64, complex64, complex128)
+_NAMES = {d.name: d for d in ALL}
+# torch's aliases, exported from the ember namespace as well
+ALIASES = {
+    "bool": bool_, "half": float16, "float": float32, "double": float64, "cfloat": complex64,
+    "cdouble": complex128, "short": int16, "int": int32, "long": int64, "chalf": None,
+}
+_NAMES.update({k: v for k, v in ALIASES.items() if v is not None})
+
+# numpy dtype -> ember dtype; keyed by numpy dtype objects (the hot path reads array.dtype)
+_FROM_NP = {d.np: d for d in ALL if d.np is not None}
+_UNSIGNED_WIDE = (uint16, uint32, uint64)
+
+
+def from_numpy_dtype(npd) -> dtype:
+    """The ember dtype of a numpy dtype; TypeError for types tensors cannot hold."""
+    try:
+        return _FROM_NP[npd]
+    except KeyError:
+        pass
+    npd = np.dtype(npd)
+    if npd in _FROM_NP:
+        return _FROM_NP[npd]
+    raise TypeError(
+        f"can't convert np.ndarray of type {npd}. The only supported types are: float64, float32, "
+        "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+    )
+
+
+def to_dtype(d) -> dtype:
+    """Accept an ember dtype, a numpy dtype/type, a Python type, or a name; return an ember dtype."""
+    if type(d) is dtype:
+        return d
+    if d is float:
+        return get_default_dtype()
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if d is complex:
+        return get_default_dtype().to_complex()
+    if isinstance(d, str):
+        name = d[6:] if d.startswith("torch.") else d[6:] if d.startswith("ember.") else d
+        if name in _NAMES:
+            return _NAMES[name]
+        raise TypeError(f"unknown dtype {d!r}")
+    if getattr(d, "__module__", "").startswith("torch") and hasattr(d, "is_floating_point"):
+        return _NAMES[str(d).split(".")[-1]]  # a torch.dtype handed to ember
+    try:
+        return from_numpy_dtype(np.dtype(d))
+    except TypeError:
+        raise TypeError(f"dtype must be an ember.dtype, got {d!r}") from None
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    d = to_dtype(d)
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    _default[0] = d
+
+
+def is_floating_point(t) -> bool:
+    return t.dtype.category == FLOAT
+
+
+def is_complex(t) -> bool:
+    return t.dtype.category == COMPLEX
+
+
+# ---------------------------------------------------------------- promotion
+_PROMOTE: dict = {}
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype both ``a`` and ``b`` convert to without losing kind."""
+    key = (a, b)
+    r = _PROMOTE.get(key)
+    if r is None:
+        r = _PROMOTE[key] = _promote(to_dtype(a), to_dtype(b))
+    return r
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    if (a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE) and a.category <= INT and b.category <= INT:
+        if a.category == BOOL or b.category == BOOL:
+            return b if a.category == BOOL else a
+        raise TypeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                        f"promote {a.name.capitalize()} and {b.name.capitalize()}")
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo is float64:
+            return complex128
+        return hi
+    if a.category == FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+def _combine(higher, lower):
+    # priority tiers: dimensioned tensors > zero-dim tensors > Python scalars; a lower tier only
+    # wins when its category is higher
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        return higher.to_complex() if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
+        return higher
+    if higher.category == BOOL or lower.category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(v) -> dtype:
+    """The dtype a Python scalar takes when it is a 'wrapped number' in an op."""
+    if isinstance(v, bool):
+        return bool_
+    if isinstance(v, int):
+        return int64
+    if isinstance(v, float):
+        return get_default_dtype()
+    if isinstance(v, complex):
+        return get_default_dtype().to_complex()
+    return from_numpy_dtype(np.asarray(v).dtype)
+
+
+def result_type(*operands) -> dtype:
+    """torch.result_type over tensors and Python scalars."""
+    from .tensor import Tensor
+
+    tiers = [None, None, None]  # dimensioned, zero-dim, scalar
+    for o in operands:
+        if isinstance(o, Tensor):
+            d, t = o.dtype, (0 if o._data.ndim else 1)
+        else:
+            d, t = scalar_dtype(o), 2
+        tiers[t] = d if tiers[t] is None else promote_types(tiers[t], d)
+    return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """torch.can_cast: casting is allowed unless it lowers the category (float->int, complex->float...)."""
+    return to_dtype(from_).category <= to_dtype(to).category
+
+
+class finfo:
+    """Machine limits for floating-point ember dtypes (torch.finfo)."""
+
+    def __init__(self, type: dtype | None = None):
+        d = to_dtype(type) if type is not None else get_default_dtype()
+        if d.category not in (FLOAT, COMPLEX):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
+        d = d.to_real()
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.dtype = d.name
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
+                f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits for integer ember dtypes (torch.iinfo)."""
+
+    def __init__(self, type: dtype):
+        d = to_dtype(type)
+        if d.category != INT and d is not bool_:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        info = np.iinfo(d.np) if d is not bool_ else None
+        self.dtype = d.name
+        self.bits = 8 * d.itemsize
+        self.max = int(info.max) if info else 1
+        self.min = int(info.min) if info else 0
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

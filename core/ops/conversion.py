@@ -1,0 +1,122 @@
+"""Conversions: to (dtype, device), type casts (float(), long() ...), clone, contiguous, cpu/cuda."""
+
+from __future__ import annotations
+
+from .. import dtype as _dt
+from ..device import array_module, module_for, to_device, device as _device
+from ..names import keep
+from ..registry import op
+from ..tensor import Tensor
+
+
+@op(names=keep, method=False)
+def _cast(xp, input, dtype):
+    return input.astype(dtype.np)
+
+
+@_cast.vjp
+def _(grad, input):
+    return grad.to(input.dtype) if grad.dtype.category >= _dt.FLOAT else None
+
+
+@op(names=keep, method=False)
+def _to_device(xp, input, device):
+    if device.type == "cpu":
+        return input.get() if hasattr(input, "get") else input.copy()
+    cp = module_for(device)
+    with cp.cuda.Device(device.index or 0):
+        return cp.asarray(input)
+
+
+@_to_device.vjp
+def _(grad, input):
+    return grad.to(input.device)
+
+
+def _parse_to(args, kwargs):
+    dev = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dev, dtype = a.device, a.dtype
+        elif isinstance(a, (_dt.dtype, type)) or (a is not None and not isinstance(a, (str, int, _device))):
+            dtype = a
+        elif a is not None:
+            dev = a
+    return dev, dtype
+
+
+def to(self, *args, non_blocking: bool = False, copy: bool = False, memory_format=None, **kwargs):
+    """Move/cast: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+
+    Returns ``self`` when nothing changes (unless ``copy=True``).
+    """
+    dev, dtype = _parse_to(args, kwargs)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    t = self
+    if dev is not None:
+        dev = to_device(dev)
+        if dev != self.device:
+            t = _to_device(t, dev)
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype)
+        if t._data.dtype is not dtype.np:
+            t = _cast(t, dtype)
+    if memory_format is not None:
+        from ..layout import apply_memory_format
+
+        t = apply_memory_format(t, memory_format)
+    if copy and t is self:
+        t = self.clone()
+    return t
+
+
+Tensor.to = to
+
+
+def _caster(d):
+    def cast(self, memory_format=None):
+        return to(self, d)
+
+    cast.__name__ = d.name
+    return cast
+
+
+for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
+                  ("bfloat16", _dt.bfloat16), ("long", _dt.int64), ("int", _dt.int32),
+                  ("short", _dt.int16), ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool_),
+                  ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)):
+    setattr(Tensor, _name, _caster(_d))
+
+
+def cpu(self, memory_format=None):
+    return to(self, "cpu")
+
+
+def cuda(self, device=None, non_blocking: bool = False, memory_format=None):
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int):
+        device = _device("cuda", device)
+    return to(self, device)
+
+
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+Tensor.cpu = cpu
+Tensor.cuda = cuda
+Tensor.type_as = type_as
+
+
+@op(names=keep)
+def clone(xp, input, *, memory_format=None):
+    """A copy with its own storage (gradient flows back unchanged)."""
+    return input.copy()
+
+
+@clone.vjp
+def _(grad):
+    return grad

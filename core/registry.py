@@ -1,0 +1,545 @@
+"""The @op decorator: one registry entry per op = kernel + derivative + name rule.
+
+A kernel is ``fn(xp, *inputs, *options)``: parameters after ``xp`` without defaults are tensor inputs
+(or one sequence of tensors with ``seq=True``), the rest are options. ``@fn.vjp`` registers the
+derivative, written in ember ops; its parameters after ``grad`` name what to save: an input's
+parameter name, ``result`` (the output), or an option's name. It returns one gradient per input
+(a tuple when there are several; None for an input with no gradient).
+
+From one entry the registry makes the public function (``ember.<name>``), the Tensor method, the
+dunders and the in-place variant, so an op is written once and a test table row covers it.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..autograd.grad_mode import _state
+from ..autograd.node import RESULT as _RESULT, Node
+from . import dtype as _dt
+from .device import array_module, _XP
+from .tensor import Tensor, _new, _ndarray, _generic
+
+OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
+DIM_ARGS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "source", "destination", "start_dim",
+                      "end_dim"))
+_FROM_NP = _dt._FROM_NP
+_FLOAT_KINDS = "fcV"  # V: ml_dtypes' bfloat16
+_SCALARS = (int, float, complex, np.generic)
+
+
+class OpDef:
+    __slots__ = ("name", "kernel", "n_in", "seq", "opt_names", "opt_defaults", "vjp", "spec",
+                 "rule", "promote", "floating", "view", "out_type", "backward_name", "save_first",
+                 "n_diff_out", "public", "dim_args", "var_pos", "names_always", "__dict__")
+
+    def __init__(self, kernel, name, rule, promote, floating, view, out_type, seq):
+        self.name = name
+        self.kernel = kernel
+        self.rule = rule
+        self.promote = promote
+        self.floating = floating
+        self.view = view
+        self.out_type = out_type
+        self.seq = seq
+        params = list(inspect.signature(kernel).parameters.values())[1:]  # skip xp
+        n_in = 0
+        for p in params:
+            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                   p.POSITIONAL_OR_KEYWORD):
+                n_in += 1
+            else:
+                break
+        self.n_in = n_in
+        self.in_names = [p.name for p in params[:n_in]]
+        # a *varargs option (view(*shape)) binds to all remaining positional options
+        self.var_pos = next((i for i, p in enumerate(params[n_in:]) if p.kind == p.VAR_POSITIONAL),
+                            None)
+        self.opt_names = [p.name for p in params[n_in:]]
+        self.opt_defaults = {p.name: p.default for p in params[n_in:]
+                             if p.default is not inspect.Parameter.empty}
+        # options that take dims: names are resolved to indices before the kernel runs
+        self.dim_args = tuple((i, nm) for i, nm in enumerate(self.opt_names) if nm in DIM_ARGS)
+        self.vjp = None
+        self.spec = ()
+        self.save_first = False
+        self.n_diff_out = 1
+        self.backward_name = "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
+
+    def __call__(self, *args, **kwargs):
+        return apply(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<ember op {self.name}>"
+
+    def set_vjp(self, fn):
+        """Register the derivative (decorator). Parameter names say what the node saves."""
+        spec = []
+        for p in list(inspect.signature(fn).parameters)[1:]:
+            if p == "result":
+                spec.append((1, 0))
+            elif p in self.in_names:
+                spec.append((0, self.in_names.index(p)))
+            elif p == "needs":
+                spec.append((4, 0))  # which inputs need a gradient (tuple of bools)
+            elif p.endswith("_shape") and p[:-6] in self.in_names:
+                spec.append((3, self.in_names.index(p[:-6])))
+            elif p in self.opt_names:
+                spec.append((2, p))
+            else:
+                raise TypeError(f"vjp of {self.name}: unknown parameter {p!r}")
+        self.vjp = fn
+        self.spec = tuple(spec)
+        self.save_first = (0, 0) in spec
+        return fn
+
+    vjp_ = set_vjp
+
+
+def op(fn=None, *, name=None, names=None, promote=False, floating=False, view=False,
+       method=True, dunders=(), inplace=None, out_type=None, seq=False, n_diff_out=1,
+       names_always=False):
+    """Register an op. See the module docstring.
+
+    names: the name-inference rule (a function of core/names.py), None for the generic fallback.
+    promote: inputs are promoted to torch's result_type first. floating: integer inputs become the
+    default float dtype. view: the output shares storage with the first input. method: install as
+    a Tensor method. dunders: dunder names to install (e.g. '__add__'). inplace: the in-place
+    method's name ('add_'), which also installs the '__iadd__'-style dunder if dunders has one.
+    """
+
+    def deco(kernel):
+        od = OpDef(kernel, name or kernel.__name__, names, promote, floating, view, out_type, seq)
+        od.n_diff_out = n_diff_out
+        od.names_always = names_always  # the rule runs for unnamed inputs too (rename, factories)
+        OPS[od.name] = od
+
+        def public(*args, **kwargs):
+            return apply(od, args, kwargs)
+
+        public.__name__ = public.__qualname__ = od.name
+        public.__doc__ = kernel.__doc__
+        public.op = od
+        public.vjp = od.set_vjp
+        od.public = public
+        if method:
+            setattr(Tensor, od.name, public)
+        for d in dunders:
+            setattr(Tensor, d, public)
+        if inplace:
+            def inplace_fn(self, *args, **kwargs):
+                return apply_inplace(od, self, args, kwargs)
+
+            inplace_fn.__name__ = inplace
+            setattr(Tensor, inplace, inplace_fn)
+            for d in dunders:
+                if d.startswith("__") and not d.startswith("__r"):
+                    setattr(Tensor, "__i" + d[2:], inplace_fn)
+        return public
+
+    return deco(fn) if fn is not None else deco
+
+
+def reflected(public):
+    """``other <op> self`` for a binary op's ``__r*__`` dunder."""
+
+    def r(self, other):
+        return public(other, self)
+
+    return r
+
+
+# ---------------------------------------------------------------------- dtype handling
+def _promote_arrays(od, ins, arrays):
+    """Cast the arrays so the kernel computes in torch's result dtype. Returns the dtype."""
+    target = _dt.result_type(*ins)
+    if od.floating and target.category < _dt.FLOAT:
+        target = _dt.get_default_dtype()
+    npd = target.np
+    for i, t in enumerate(ins):
+        a = arrays[i]
+        if isinstance(t, Tensor):
+            if a.dtype is not npd:
+                arrays[i] = a.astype(npd)
+        elif target.category == _dt.INT and isinstance(t, float):
+            pass  # cannot happen: a float scalar makes the result floating
+    return target
+
+
+def _needs_promotion(od, ins, arrays) -> bool:
+    first = None
+    for i, t in enumerate(ins):
+        if isinstance(t, Tensor):
+            d = arrays[i].dtype
+            if first is None:
+                first = d
+            elif d is not first:
+                return True
+    if first is None:
+        return False
+    kind = first.kind
+    if od.floating and kind not in _FLOAT_KINDS:
+        return True
+    for t in ins:
+        if not isinstance(t, Tensor):
+            tt = type(t)
+            if (tt is float and kind not in _FLOAT_KINDS) or (tt is complex and kind != "c"):
+                return True
+    return False
+
+
+def _bad_input(od, i, t):
+    return TypeError(f"{od.name}(): argument '{od.in_names[i]}' (position {i + 1}) must be Tensor, "
+                     f"not {type(t).__name__}")
+
+
+def _translate_error(od, e, arrays):
+    msg = str(e)
+    if type(e).__name__ == "AxisError":
+        import re
+
+        m = re.search(r"axis (-?\d+) is out of bounds for array of dimension (\d+)", msg)
+        if m:
+            d, n = int(m.group(1)), int(m.group(2))
+            lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
+            return IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                              f"but got {d})")
+    if "broadcast" in msg:
+        shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+        if len(shapes) == 2:
+            a, b = shapes
+            for k in range(1, max(len(a), len(b)) + 1):
+                x = a[-k] if k <= len(a) else 1
+                y = b[-k] if k <= len(b) else 1
+                if x != y and x != 1 and y != 1:
+                    return RuntimeError(
+                        f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                        f"non-singleton dimension {max(len(a), len(b)) - k}")
+    return None
+
+
+# ---------------------------------------------------------------------- the hot path
+def apply(od: OpDef, args: tuple, kw: dict):
+    """Run an op: unwrap, promote, run the kernel, wrap, infer names, record the node."""
+    n = od.n_in
+    if len(args) < n:
+        args = _inputs_from_kwargs(od, args, kw)
+    out = kw.pop("out", None) if kw else None
+    if od.seq:
+        ins = tuple(args[0])
+        if not ins:
+            raise ValueError(f"{od.name}(): expected a non-empty list of Tensors")
+        opts = args[1:]
+    else:
+        ins = args[:n] if len(args) != n else args
+        opts = args[n:]
+    arrays = []
+    need_grad = named = scalar = mixed = False
+    first = None
+    for t in ins:
+        if type(t) is Tensor or isinstance(t, Tensor):
+            a = t._data
+            if first is None:
+                first = a
+            elif type(a) is not type(first):
+                a = _same_device(od, first, a, t)
+            elif a.dtype is not first.dtype:
+                mixed = True
+            arrays.append(a)
+            if t.requires_grad:
+                need_grad = True
+            if t._names is not None:
+                named = True
+        elif isinstance(t, _SCALARS):
+            arrays.append(t)
+            scalar = True
+        else:
+            raise _bad_input(od, len(arrays), t)
+    if first is None:
+        raise TypeError(f"{od.name}(): expected at least one Tensor argument")
+    xp = _XP.get(type(first)) or array_module(first)
+    if od.dim_args and (opts or kw):
+        opts, kw = _resolve_dims(od, ins[0], opts, kw)
+    if (od.promote or od.floating) and (mixed or first.dtype.kind not in "fc") and \
+            _needs_promotion(od, ins, arrays):
+        _promote_arrays(od, ins, arrays)
+    try:
+        r = od.kernel(xp, arrays, *opts, **kw) if od.seq else od.kernel(xp, *arrays, *opts, **kw)
+    except (ValueError, IndexError) as e:
+        err = _translate_error(od, e, arrays)
+        if err is None:
+            raise
+        raise err from None
+    if named:
+        names = od.rule(ins, *opts, **kw) if od.rule is not None else _fallback_names(ins, r)
+    elif od.names_always:
+        names = od.rule(ins, *opts, **kw)
+    else:
+        names = None
+    if type(r) is tuple:
+        outs = _wrap_many(od, ins, r, names)
+        res = outs
+    else:
+        if type(r) is not _ndarray and isinstance(r, _generic):
+            r = np.asarray(r)
+        t = _new(Tensor)
+        t._data = r
+        t.requires_grad = False
+        t.grad_fn = None
+        t._grad = None
+        t._names = names
+        if od.view:
+            base = ins[0]
+            t._ver = base._ver
+            t._extra = {"base": base._base_or_self()}
+        else:
+            t._ver = [0]
+            t._extra = None
+        outs = (t,)
+        res = t
+    if need_grad and _state.enabled and od.vjp is not None:
+        _record(od, ins, opts, kw, outs)
+    if out is not None:
+        return _write_out(od, out, res)
+    return res
+
+
+def _resolve_dims(od, t, opts, kw):
+    """Dim options given as names (or None-free ints) become indices of ``t``."""
+    from .dims import normalize_dim
+
+    for i, nm in od.dim_args:
+        if i < len(opts):
+            v = opts[i]
+        elif nm in kw:
+            v = kw[nm]
+        else:
+            continue
+        if isinstance(v, str):
+            v = normalize_dim(t, v)
+        elif isinstance(v, (list, tuple)) and any(isinstance(x, str) for x in v):
+            v = type(v)(normalize_dim(t, x) for x in v)
+        else:
+            continue
+        if i < len(opts):
+            opts = opts[:i] + (v,) + opts[i + 1:]
+        else:
+            kw[nm] = v
+    return opts, kw
+
+
+def _inputs_from_kwargs(od, args, kw):
+    args = list(args)
+    for nm in od.in_names[len(args):]:
+        if nm in kw:
+            args.append(kw.pop(nm))
+        elif nm == "input" and "self" in kw:
+            args.append(kw.pop("self"))
+        else:
+            raise TypeError(f"{od.name}() missing required argument '{nm}'")
+    return tuple(args)
+
+
+def _same_device(od, first, a, t):
+    xp = array_module(first)
+    if array_module(a) is xp:
+        return a
+    if a.ndim == 0:  # like torch, a 0-dim cpu tensor may join a cuda op as a scalar
+        return a.item() if type(a) is _ndarray else a
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                       f"devices, {t.device} and another device! ({od.name})")
+
+
+def _fallback_names(ins, r):
+    # ops with no specific rule: a result with the input's shape keeps its names, else unnamed
+    src = next(t for t in ins if isinstance(t, Tensor) and t._names is not None)
+    shape = r[0].shape if type(r) is tuple else r.shape
+    return src._names if shape == src._data.shape else None
+
+
+def _wrap_many(od, ins, rs, names):
+    outs = []
+    for k, r in enumerate(rs):
+        if type(r) is not _ndarray and isinstance(r, _generic):
+            r = np.asarray(r)
+        t = _new(Tensor)
+        t._data = r
+        t.requires_grad = False
+        t.grad_fn = None
+        t._grad = None
+        t._names = names[k] if type(names) is list else names
+        if od.view:
+            t._ver = ins[0]._ver
+            t._extra = {"base": ins[0]._base_or_self(), "nr": k}
+        else:
+            t._ver = [0]
+            t._extra = {"nr": k} if k else None
+        outs.append(t)
+    return od.out_type(*outs) if od.out_type is not None else tuple(outs)
+
+
+def _record(od, ins, opts, kw, outs):
+    """Put a node on the tape for a differentiable call."""
+    edges = []
+    for t in ins:
+        if (type(t) is Tensor or isinstance(t, Tensor)) and t.requires_grad:
+            fn = t.grad_fn
+            if fn is None:
+                edges.append((t, 0))
+            else:
+                ex = t._extra
+                edges.append((fn, ex.get("nr", 0) if ex else 0))
+        else:
+            edges.append(None)
+    saved = []
+    vers = None
+    bound = None
+    has_res = False
+    for kind, key in od.spec:
+        if kind == 0:
+            t = ins[key]
+            saved.append(t)
+            if type(t) is Tensor or isinstance(t, Tensor):
+                if vers is None:
+                    vers = [(t, t._ver[0])]
+                else:
+                    vers.append((t, t._ver[0]))
+        elif kind == 2:
+            if bound is None:
+                bound = _bind_options(od, opts, kw) if (opts or kw) else od.opt_defaults
+            saved.append(bound.get(key))
+        elif kind == 1:
+            saved.append(_RESULT)
+            has_res = True
+        elif kind == 3:
+            t = ins[key]
+            saved.append(t._data.shape if isinstance(t, Tensor) else ())
+        else:
+            saved.append(tuple(e is not None for e in edges))
+    node = Node(od, edges, saved, vers, None)
+    if len(outs) == 1:
+        t = outs[0]
+        a = t._data
+        if a.dtype.kind in _FLOAT_KINDS:
+            t.requires_grad = True
+            t.grad_fn = node
+        node.meta = [(a.shape, a.dtype, t._names)]
+    else:
+        meta = []
+        for k, t in enumerate(outs):
+            a = t._data
+            if k < od.n_diff_out and a.dtype.kind in _FLOAT_KINDS:
+                t.requires_grad = True
+                t.grad_fn = node
+            meta.append((a.shape, a.dtype, t._names))
+        node.meta = meta
+    if has_res:
+        node.res = [t._data for t in outs]
+        if vers is None:
+            vers = []
+        for t in outs:
+            vers.append((t, t._ver[0]))
+        node.vers = vers
+    if _state.anomaly:
+        from ..autograd.anomaly import capture_trace
+
+        node.trace = capture_trace()
+
+
+def _bind_options(od, opts, kw) -> dict:
+    bound = dict(od.opt_defaults)
+    vp = od.var_pos
+    if vp is None:
+        bound.update(zip(od.opt_names, opts))
+    else:
+        bound.update(zip(od.opt_names[:vp], opts[:vp]))
+        bound[od.opt_names[vp]] = tuple(opts[vp:])
+    bound.update(kw)
+    return bound
+
+
+
+def _write_out(od, out, res):
+    """Copy a result into a user's ``out=`` tensor (resized like torch, names checked)."""
+    from .names import check_out_names
+
+    if isinstance(res, tuple):
+        for o, r in zip(out, res):
+            _write_out(od, o, r)
+        return out
+    if res.requires_grad and _state.enabled:
+        raise RuntimeError(f"{od.name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not _dt.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(f"result type {res.dtype.name.capitalize()} can't be cast to the desired "
+                           f"output type {out.dtype.name.capitalize()}")
+    names = check_out_names(out, res._names)
+    if out._data.shape != res._data.shape:
+        out._data = res._data.astype(out._data.dtype)
+    else:
+        out._data[...] = res._data
+    out._names = names
+    out._ver[0] += 1
+    return out
+
+
+def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
+    """``self.op_(...)``: compute out of place, then write into self's storage (version bump)."""
+    grad_on = _state.enabled
+    if grad_on and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    src = self
+    if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
+        src = _snapshot(self)  # the derivative needs self's old value: keep a copy
+    r = apply(od, (src,) + args, kw)
+    if type(r) is tuple:
+        r = r[0]
+    a = self._data
+    if r._data.dtype is not a.dtype and not _dt.can_cast(r.dtype, self.dtype):
+        raise RuntimeError(f"result type {r.dtype.name.capitalize()} can't be cast to the desired "
+                           f"output type {self.dtype.name.capitalize()}")
+    if r._data.shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+                           f"{list(r._data.shape)}")
+    if od.view:
+        raise RuntimeError(f"{od.name}_ is not supported as an in-place op")
+    a[...] = r._data
+    self._ver[0] += 1
+    if r._names is not None or self._names is not None:
+        self._names = r._names
+    if r.grad_fn is not None:
+        _rebase_history(self, r)
+    return self
+
+
+def _any_rg(args) -> bool:
+    return any(isinstance(a, Tensor) and a.requires_grad for a in args)
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    c = _new(Tensor)
+    c._data = t._data.copy()
+    c.requires_grad = t.requires_grad
+    c.grad_fn = t.grad_fn
+    c._grad = None
+    c._names = t._names
+    c._ver = [0]
+    c._extra = {"nr": t._extra["nr"]} if t._extra and "nr" in t._extra else None
+    return c
+
+
+def _rebase_history(self: Tensor, r: Tensor) -> None:
+    base = self._extra.get("base") if self._extra else None
+    if base is not None and (base.requires_grad or base.grad_fn is not None):
+        raise RuntimeError(
+            "ember: an in-place operation on a view of a tensor that requires grad is not "
+            "supported; apply the operation out of place, or to the base tensor")
+    self.grad_fn = r.grad_fn
+    self.requires_grad = True
+    ex = r._extra
+    if ex and ex.get("nr"):
+        self._extra = dict(self._extra or {}, nr=ex["nr"])

@@ -1,0 +1,157 @@
+"""The op-table harness: run one function in ember and in torch on the same inputs and compare
+values, dtypes, shapes and gradients (with a non-uniform upstream gradient); float64 gradcheck.
+
+Usage in a test module::
+
+    from harness import Case, run_case, run_gradcheck
+    CASES = [Case("exp", lambda m, x: m.exp(x), [A(3, 4)]), ...]
+    @pytest.mark.parametrize("case", CASES, ids=str)
+    def test_parity(case): run_case(case)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import ember
+
+try:
+    import torch
+except ImportError:  # the oracle is optional: parity checks skip, gradchecks still run
+    torch = None
+
+
+@dataclasses.dataclass
+class A:
+    """An input array spec: shape, dtype, value range, and whether it is differentiable."""
+
+    shape: tuple
+    dtype: str = "float32"
+    low: float = -2.0
+    high: float = 2.0
+    grad: bool = True
+    seed: int = 0
+    positive: bool = False
+
+    def __init__(self, *shape, dtype="float32", low=-2.0, high=2.0, grad=True, seed=0):
+        self.shape, self.dtype, self.low, self.high, self.grad, self.seed = (
+            shape, dtype, low, high, grad, seed)
+
+    def make(self, k: int) -> np.ndarray:
+        r = np.random.default_rng(1000 + 17 * k + self.seed)
+        if self.dtype == "bool":
+            return r.random(self.shape) > 0.5
+        if self.dtype.startswith(("int", "uint")):
+            lo, hi = int(self.low), int(self.high)
+            return r.integers(lo, hi + 1, self.shape).astype(self.dtype)
+        v = r.uniform(self.low, self.high, self.shape)
+        if self.dtype.startswith("complex"):
+            v = v + 1j * r.uniform(self.low, self.high, self.shape)
+        return v.astype(self.dtype)
+
+
+@dataclasses.dataclass
+class Case:
+    """One table row: ``fn(module, *inputs)`` runs with module = ember or torch."""
+
+    name: str
+    fn: Callable
+    inputs: list
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    grad: bool = True
+    gradcheck: bool = True
+    kwargs: dict = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _mk(mod, arr, spec, dtype=None):
+    if not isinstance(spec, A):
+        return spec  # a Python scalar or other argument, passed as is
+    a = arr if dtype is None else arr.astype(dtype)
+    t = mod.tensor(a)
+    if spec.grad and a.dtype.kind in "fc":
+        t.requires_grad_(True)
+    return t
+
+
+def _flat(out):
+    if isinstance(out, (tuple, list)):
+        return [o for o in out if hasattr(o, "shape")]
+    return [out]
+
+
+def _np(t):
+    if isinstance(t, ember.Tensor):
+        return np.asarray(t.detach().cpu()._data)
+    return t.detach().cpu().numpy()
+
+
+def assert_same(e, t, atol=1e-5, rtol=1e-4, what="value"):
+    """ember tensor ``e`` equals torch tensor ``t``: dtype name, shape and values."""
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], \
+        f"{what}: dtype {e.dtype} != {t.dtype}"
+    assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} != {tuple(t.shape)}"
+    ev, tv = _np(e), _np(t)
+    if ev.dtype.kind in "biu":
+        np.testing.assert_array_equal(ev, tv, err_msg=what)
+    else:
+        np.testing.assert_allclose(ev.astype(np.complex128 if ev.dtype.kind == "c" else np.float64),
+                                   tv, atol=atol, rtol=rtol, equal_nan=True, err_msg=what)
+
+
+def run_case(case: Case) -> None:
+    """Forward and backward parity with torch."""
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    arrays = [s.make(k) if isinstance(s, A) else s for k, s in enumerate(case.inputs)]
+    e_in = [_mk(ember, a, s) for a, s in zip(arrays, case.inputs)]
+    t_in = [_mk(torch, a, s) for a, s in zip(arrays, case.inputs)]
+    e_out, t_out = case.fn(ember, *e_in), case.fn(torch, *t_in)
+    e_flat, t_flat = _flat(e_out), _flat(t_out)
+    assert len(e_flat) == len(t_flat)
+    for i, (e, t) in enumerate(zip(e_flat, t_flat)):
+        assert_same(e, t, case.atol, case.rtol, f"{case.name} output {i}")
+    if not case.grad:
+        return
+    e_diff = [e for e in e_flat if e.requires_grad]
+    t_diff = [t for t in t_flat if t.requires_grad]
+    assert len(e_diff) == len(t_diff), f"{case.name}: which outputs require grad differs"
+    if not e_diff:
+        return
+    r = np.random.default_rng(7)
+    ups = [r.uniform(0.5, 1.5, tuple(t.shape)).astype(_np(t).dtype) for t in t_diff]
+    ember.autograd.backward(e_diff, [ember.tensor(u) for u in ups])
+    torch.autograd.backward(t_diff, [torch.tensor(u) for u in ups])
+    for k, (e, t) in enumerate(zip(e_in, t_in)):
+        if isinstance(t, torch.Tensor) and t.requires_grad:
+            if t.grad is None:
+                assert e.grad is None or not _np(e.grad).any(), f"{case.name}: grad {k} should be None"
+                continue
+            assert e.grad is not None, f"{case.name}: input {k} got no gradient"
+            assert_same(e.grad, t.grad, case.atol * 10, case.rtol * 10, f"{case.name} grad {k}")
+
+
+def run_gradcheck(case: Case, gradgrad: bool = False) -> None:
+    """float64 gradcheck (and optionally gradgradcheck) of the case's function in ember."""
+    arrays = [s.make(k) if isinstance(s, A) else s for k, s in enumerate(case.inputs)]
+    ins = []
+    for a, s in zip(arrays, case.inputs):
+        if isinstance(s, A) and a.dtype.kind == "f":
+            ins.append(_mk(ember, a, s, np.float64))
+        elif isinstance(s, A) and a.dtype.kind == "c":
+            ins.append(_mk(ember, a, s, np.complex128))
+        else:
+            ins.append(_mk(ember, a, s))
+    if not any(isinstance(t, ember.Tensor) and t.requires_grad for t in ins):
+        pytest.skip("no differentiable input")  # pragma: no cover - tables only list such rows
+    fn = lambda *xs: case.fn(ember, *xs)  # noqa: E731
+    assert ember.autograd.gradcheck(fn, ins, atol=1e-5, rtol=1e-3)
+    if gradgrad:
+        assert ember.autograd.gradgradcheck(fn, ins, atol=1e-4, rtol=1e-3)
