@@ -12,8 +12,14 @@ from .core.device import device, get_default_device, set_default_device
 from .core.tensor import Size, Tensor, is_tensor
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
-from .core.ops.creation import (as_tensor, asarray, empty, empty_like, from_dlpack, from_numpy, full,
-                                full_like, ones, ones_like, tensor, zeros, zeros_like)
+from .core.ops.creation import *  # noqa: F401,F403  (each family module lists its __all__)
+from .core.ops.random import *  # noqa: F401,F403
+from .core.ops.indexing import *  # noqa: F401,F403
+from .core.ops.comparison import *  # noqa: F401,F403
+from .core.ops.pointwise import *  # noqa: F401,F403
+from .core.ops.shape import *  # noqa: F401,F403
+from .core.ops.linalg import *  # noqa: F401,F403
+from .core.ops.reduction import *  # noqa: F401,F403
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import autograd

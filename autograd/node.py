@@ -13,8 +13,15 @@ class Node:
     requires grad, or None. meta: per output, ``(shape, numpy dtype, names)``.
     """
 
-    __slots__ = ("op", "edges", "saved", "vers", "res", "meta", "hooks", "post_hooks", "freed",
-                 "trace", "ctx", "__weakref__")
+    # the hot attributes are slots set on every node; the rare ones default at class level and
+    # live in the instance __dict__ only when set
+    __slots__ = ("op", "edges", "saved", "vers", "meta", "__dict__", "__weakref__")
+    res = None  # the output arrays, when the vjp saves `result`
+    hooks = None  # {output index: [fn(grad) -> grad | None]}; -1: prehooks; -2: backward(inputs=)
+    post_hooks = None
+    freed = False
+    trace = None  # the forward stack, under detect_anomaly
+    ctx = None  # a custom Function's ctx
 
     def __init__(self, op, edges, saved, vers, meta):
         self.op = op
@@ -22,12 +29,6 @@ class Node:
         self.saved = saved
         self.vers = vers
         self.meta = meta
-        self.res = None
-        self.hooks = None  # {output index: [fn(grad) -> grad | None]}
-        self.post_hooks = None
-        self.freed = False
-        self.trace = None
-        self.ctx = None
 
     def name(self) -> str:
         return self.op.backward_name

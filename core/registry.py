@@ -33,7 +33,7 @@ _SCALARS = (int, float, complex, np.generic)
 class OpDef:
     __slots__ = ("name", "kernel", "n_in", "seq", "opt_names", "opt_defaults", "vjp", "spec",
                  "rule", "promote", "floating", "view", "out_type", "backward_name", "save_first",
-                 "n_diff_out", "public", "dim_args", "var_pos", "names_always", "__dict__")
+                 "n_diff_out", "public", "dim_args", "var_pos", "names_always", "ufunc", "__dict__")
 
     def __init__(self, kernel, name, rule, promote, floating, view, out_type, seq):
         self.name = name
@@ -69,7 +69,7 @@ class OpDef:
         self.backward_name = "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
 
     def __call__(self, *args, **kwargs):
-        return apply(self, args, kwargs)
+        return self.public(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<ember op {self.name}>"
@@ -100,7 +100,7 @@ class OpDef:
 
 def op(fn=None, *, name=None, names=None, promote=False, floating=False, view=False,
        method=True, dunders=(), inplace=None, out_type=None, seq=False, n_diff_out=1,
-       names_always=False):
+       names_always=False, ufunc=None):
     """Register an op. See the module docstring.
 
     names: the name-inference rule (a function of core/names.py), None for the generic fallback.
@@ -108,17 +108,18 @@ def op(fn=None, *, name=None, names=None, promote=False, floating=False, view=Fa
     default float dtype. view: the output shares storage with the first input. method: install as
     a Tensor method. dunders: dunder names to install (e.g. '__add__'). inplace: the in-place
     method's name ('add_'), which also installs the '__iadd__'-style dunder if dunders has one.
+    ufunc: the name of the array-module ufunc that computes the op (binary ops without options),
+    used by the in-place variant to write straight into storage when no graph is recorded.
     """
 
     def deco(kernel):
         od = OpDef(kernel, name or kernel.__name__, names, promote, floating, view, out_type, seq)
         od.n_diff_out = n_diff_out
         od.names_always = names_always  # the rule runs for unnamed inputs too (rename, factories)
+        od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
         OPS[od.name] = od
 
-        def public(*args, **kwargs):
-            return apply(od, args, kwargs)
-
+        public = _make_public(od)
         public.__name__ = public.__qualname__ = od.name
         public.__doc__ = kernel.__doc__
         public.op = od
@@ -222,88 +223,103 @@ def _translate_error(od, e, arrays):
 
 # ---------------------------------------------------------------------- the hot path
 def apply(od: OpDef, args: tuple, kw: dict):
-    """Run an op: unwrap, promote, run the kernel, wrap, infer names, record the node."""
+    """Run op ``od`` on ``args``/``kw`` (what its public function does)."""
+    return od.public(*args, **kw)
+
+
+def _make_public(od: OpDef):
+    """The op's public function: unwrap, promote, run the kernel, wrap, infer names, record.
+
+    Everything fixed at registration time is bound here once, so a call does no introspection.
+    """
     n = od.n_in
-    if len(args) < n:
-        args = _inputs_from_kwargs(od, args, kw)
-    out = kw.pop("out", None) if kw else None
-    if od.seq:
-        ins = tuple(args[0])
-        if not ins:
-            raise ValueError(f"{od.name}(): expected a non-empty list of Tensors")
-        opts = args[1:]
-    else:
-        ins = args[:n] if len(args) != n else args
-        opts = args[n:]
-    arrays = []
-    need_grad = named = scalar = mixed = False
-    first = None
-    for t in ins:
-        if type(t) is Tensor or isinstance(t, Tensor):
-            a = t._data
-            if first is None:
-                first = a
-            elif type(a) is not type(first):
-                a = _same_device(od, first, a, t)
-            elif a.dtype is not first.dtype:
-                mixed = True
-            arrays.append(a)
-            if t.requires_grad:
-                need_grad = True
-            if t._names is not None:
-                named = True
-        elif isinstance(t, _SCALARS):
-            arrays.append(t)
-            scalar = True
+    kernel = od.kernel
+    seq = od.seq
+    casts = od.promote or od.floating
+    dim_args = od.dim_args
+    view = od.view
+    rule = od.rule
+    names_always = od.names_always
+
+    def public(*args, **kw):
+        if len(args) < n:
+            args = _inputs_from_kwargs(od, args, kw)
+        out = kw.pop("out", None) if kw else None
+        if seq:
+            ins = tuple(args[0])
+            if not ins:
+                raise ValueError(f"{od.name}(): expected a non-empty list of Tensors")
+            opts = args[1:]
         else:
-            raise _bad_input(od, len(arrays), t)
-    if first is None:
-        raise TypeError(f"{od.name}(): expected at least one Tensor argument")
-    xp = _XP.get(type(first)) or array_module(first)
-    if od.dim_args and (opts or kw):
-        opts, kw = _resolve_dims(od, ins[0], opts, kw)
-    if (od.promote or od.floating) and (mixed or first.dtype.kind not in "fc") and \
-            _needs_promotion(od, ins, arrays):
-        _promote_arrays(od, ins, arrays)
-    try:
-        r = od.kernel(xp, arrays, *opts, **kw) if od.seq else od.kernel(xp, *arrays, *opts, **kw)
-    except (ValueError, IndexError) as e:
-        err = _translate_error(od, e, arrays)
-        if err is None:
-            raise
-        raise err from None
-    if named:
-        names = od.rule(ins, *opts, **kw) if od.rule is not None else _fallback_names(ins, r)
-    elif od.names_always:
-        names = od.rule(ins, *opts, **kw)
-    else:
-        names = None
-    if type(r) is tuple:
-        outs = _wrap_many(od, ins, r, names)
-        res = outs
-    else:
-        if type(r) is not _ndarray and isinstance(r, _generic):
-            r = np.asarray(r)
-        t = _new(Tensor)
-        t._data = r
-        t.requires_grad = False
-        t.grad_fn = None
-        t._grad = None
-        t._names = names
-        if od.view:
-            base = ins[0]
-            t._ver = base._ver
-            t._extra = {"base": base._base_or_self()}
+            ins = args[:n] if len(args) != n else args
+            opts = args[n:]
+        arrays = []
+        need_grad = named = mixed = False
+        first = None
+        for t in ins:
+            if type(t) is Tensor or isinstance(t, Tensor):
+                a = t._data
+                if first is None:
+                    first = a
+                elif type(a) is not type(first):
+                    a = _same_device(od, first, a, t)
+                elif a.dtype is not first.dtype:
+                    mixed = True
+                arrays.append(a)
+                if t.requires_grad:
+                    need_grad = True
+                if t._names is not None:
+                    named = True
+            elif isinstance(t, _SCALARS):
+                arrays.append(t)
+            else:
+                raise _bad_input(od, len(arrays), t)
+        if first is None:
+            raise TypeError(f"{od.name}(): expected at least one Tensor argument")
+        xp = _XP.get(type(first)) or array_module(first)
+        if dim_args and (opts or kw):
+            opts, kw = _resolve_dims(od, ins[0], opts, kw)
+        if casts and (mixed or first.dtype.kind not in "fc") and _needs_promotion(od, ins, arrays):
+            _promote_arrays(od, ins, arrays)
+        try:
+            r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
+        except (ValueError, IndexError) as e:
+            err = _translate_error(od, e, arrays)
+            if err is None:
+                raise
+            raise err from None
+        if named:
+            names = rule(ins, *opts, **kw) if rule is not None else _fallback_names(ins, r)
+        elif names_always:
+            names = rule(ins, *opts, **kw)
         else:
-            t._ver = [0]
-            t._extra = None
-        outs = (t,)
-        res = t
-    if need_grad and _state.enabled and od.vjp is not None:
-        _record(od, ins, opts, kw, outs)
-    if out is not None:
-        return _write_out(od, out, res)
-    return res
+            names = None
+        if type(r) is tuple:
+            res = outs = _wrap_many(od, ins, r, names)
+        else:
+            if type(r) is not _ndarray and isinstance(r, _generic):
+                r = np.asarray(r)
+            res = _new(Tensor)
+            res._data = r
+            res.requires_grad = False
+            res.grad_fn = None
+            res._grad = None
+            res._names = names
+            if view:
+                base = ins[0]
+                res._ver = base._ver
+                res._extra = {"base": base._base_or_self()}
+            else:
+                res._ver = [0]
+                res._extra = None
+            outs = (res,)
+        if need_grad and _state.enabled and od.vjp is not None:
+            _record(od, ins, opts, kw, outs)
+        if out is not None:
+            return _write_out(od, out, res)
+        return res
+
+    return public
 
 
 def _resolve_dims(od, t, opts, kw):
@@ -487,21 +503,38 @@ def _write_out(od, out, res):
     return out
 
 
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_name(d) -> str:
+    """torch's C++ scalar-type name of a dtype (Float, Long, ...), as its error messages use."""
+    return _SCALAR_NAMES.get(d.name, d.name.capitalize())
+
+
+def _cast_error(frm, to):
+    return RuntimeError(f"result type {scalar_name(frm)} can't be cast to the desired output type "
+                        f"{scalar_name(to)}")
+
+
 def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
-    """``self.op_(...)``: compute out of place, then write into self's storage (version bump)."""
+    """``self.op_(...)``: write the op's result into self's storage (version bump)."""
     grad_on = _state.enabled
     if grad_on and self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if od.ufunc is not None and not kw and len(args) == 1 and self._names is None and not (
+            grad_on and (self.requires_grad or _any_rg(args))):
+        return _ufunc_inplace(od, self, args[0])
     src = self
     if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
         src = _snapshot(self)  # the derivative needs self's old value: keep a copy
-    r = apply(od, (src,) + args, kw)
+    r = od.public(src, *args, **kw)
     if type(r) is tuple:
         r = r[0]
     a = self._data
     if r._data.dtype is not a.dtype and not _dt.can_cast(r.dtype, self.dtype):
-        raise RuntimeError(f"result type {r.dtype.name.capitalize()} can't be cast to the desired "
-                           f"output type {self.dtype.name.capitalize()}")
+        raise _cast_error(r.dtype, self.dtype)
     if r._data.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
                            f"{list(r._data.shape)}")
@@ -513,6 +546,48 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         self._names = r._names
     if r.grad_fn is not None:
         _rebase_history(self, r)
+    return self
+
+
+def _ufunc_inplace(od: OpDef, self: Tensor, o):
+    """No graph to record: run the op's ufunc straight into self's storage (optimizer updates)."""
+    a = self._data
+    if isinstance(o, Tensor):
+        if o._names is not None:
+            return apply_inplace_slow(od, self, o)
+        other = o._data
+        if type(other) is not type(a):
+            other = _same_device(od, a, other, o)
+        same = getattr(other, "dtype", a.dtype) is a.dtype
+    elif isinstance(o, _SCALARS):
+        other = o
+        same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
+    else:
+        raise _bad_input(od, 1, o)
+    if not same or (od.floating and a.dtype.kind not in "fcV"):
+        target = _dt.result_type(self, o)
+        if od.floating and target.category < _dt.FLOAT:
+            target = _dt.get_default_dtype()
+        if not _dt.can_cast(target, self.dtype):
+            raise _cast_error(target, self.dtype)
+    try:
+        getattr(array_module(a), od.ufunc)(a, other, out=a, casting="unsafe")
+    except ValueError:
+        shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}") from None
+    self._ver[0] += 1
+    return self
+
+
+def apply_inplace_slow(od: OpDef, self: Tensor, o):
+    r = od.public(self, o)
+    if r._data.shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast "
+                           f"shape {list(r._data.shape)}")
+    self._data[...] = r._data
+    self._names = r._names
+    self._ver[0] += 1
     return self
 
 

@@ -10,6 +10,9 @@ from ..names import check_names
 from ..tensor import Tensor, _wrap
 
 
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"]
+
+
 def _infer_np_dtype(data):
     """torch.tensor's dtype inference: bools -> bool, ints -> int64, floats -> default dtype."""
     a = np.asarray(data)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..registry import op
 
 
+__all__ = []
+
+
 def _matmul_names(ins, *a, **k):
     from ..names import names_of, unify
 

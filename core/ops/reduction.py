@@ -7,6 +7,9 @@ from ..names import remove_dims, keep
 from ..registry import op
 
 
+__all__ = []
+
+
 def _axes(dim, ndim):
     if dim is None:
         return None

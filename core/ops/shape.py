@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..registry import op
 
 
+__all__ = []
+
+
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])

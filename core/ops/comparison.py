@@ -1,0 +1,3 @@
+"""comparison ops (being written)."""
+
+__all__: list = []

@@ -1,0 +1,3 @@
+"""pointwise ops (being written)."""
+
+__all__: list = []

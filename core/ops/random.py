@@ -1,0 +1,3 @@
+"""random ops (being written)."""
+
+__all__: list = []
