@@ -10,12 +10,17 @@ from .core.dtype import (bfloat16, bool_ as bool, can_cast, complex64, complex12
                          set_default_dtype, uint8, uint16, uint32, uint64)
 from .core.device import device, get_default_device, set_default_device
 from .core.tensor import Size, Tensor, is_tensor
+from .core.layout import (channels_last, channels_last_3d, contiguous_format, layout,  # noqa: F401
+                          memory_format, preserve_format, sparse_coo, sparse_csr, strided)
+from .core.printing import set_printoptions
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
 from .core.ops.creation import *  # noqa: F401,F403  (each family module lists its __all__)
 from .core.ops.random import *  # noqa: F401,F403
+from .core import random  # noqa: F401  (torch.random: manual_seed, fork_rng, get_rng_state, ...)
 from .core.ops.indexing import *  # noqa: F401,F403
 from .core.ops.comparison import *  # noqa: F401,F403
+from .core.ops.arithmetic import *  # noqa: F401,F403
 from .core.ops.pointwise import *  # noqa: F401,F403
 from .core.ops.shape import *  # noqa: F401,F403
 from .core.ops.linalg import *  # noqa: F401,F403

@@ -1,10 +1,43 @@
 """ember.autograd: the tape engine, grad modes, custom Functions, gradcheck, functional transforms."""
 
-from . import functional
+from . import function, functional
+from .anomaly import (
+                      detect_anomaly,
+                      is_anomaly_check_nan_enabled,
+                      is_anomaly_enabled,
+                      set_detect_anomaly,
+)
 from .engine import backward, grad
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
+from .grad_mode import (
+                      enable_grad,
+                      inference_mode,
+                      is_grad_enabled,
+                      is_inference_mode_enabled,
+                      no_grad,
+                      set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
 
-__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled"]
+__all__ = [
+                      "Function",
+                      "FunctionCtx",
+                      "GradcheckError",
+                      "InplaceFunction",
+                      "backward",
+                      "detect_anomaly",
+                      "enable_grad",
+                      "function", "functional",
+                      "grad",
+                      "gradcheck",
+                      "gradgradcheck",
+                      "inference_mode",
+                      "is_anomaly_check_nan_enabled",
+                      "is_anomaly_enabled",
+                      "is_grad_enabled",
+                      "is_inference_mode_enabled",
+                      "no_grad",
+                      "once_differentiable",
+                      "set_detect_anomaly",
+                      "set_grad_enabled",
+]

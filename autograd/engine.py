@@ -35,14 +35,25 @@ def _check_versions(node: Node) -> None:
         if t._ver[0] != v:
             ex = t._extra
             nr = ex.get("nr", 0) if ex else 0
-            where = (f", which is output {nr} of {t.grad_fn.name()}," if t.grad_fn is not None
-                     else "")
+            # a saved output names the node that made it; a saved input its current grad_fn
+            fn = node if node.res and any(t._data is r for r in node.res) else t.grad_fn
+            where = (f", which is output {nr} of {_short_name(fn)}," if fn is not None else "")
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                    "its gradient. The variable in question was changed in there or anywhere "
+                    "later. Good luck!" if _state.anomaly else
+                    "Hint: enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{_legacy_type(t)} {list(t._data.shape)}]{where} is at version "
-                f"{t._ver[0]}; expected version {v} instead. Hint: the backtrace further above can "
-                "point to the operation that failed to compute its gradient. The variable in question "
-                "was changed in there or anywhere later. Good luck!")
+                f"inplace operation: [torch.{_legacy_type(t)} {list(t._data.shape)}]{where} is at "
+                f"version {t._ver[0]}; expected version {v} instead. {hint}")
+
+
+def _short_name(fn) -> str:
+    """torch names the node without its 'Backward0' suffix here (``output 0 of Mul``)."""
+    name = fn.name()
+    i = name.rfind("Backward")
+    return name[:i] if i > 0 and (name[i + 8:].isdigit() or not name[i + 8:]) else name
 
 
 def _saved_args(node: Node) -> list:
@@ -264,10 +275,28 @@ def _needed_nodes(order, cap_nodes, cap_leaves):
 
 
 def _run_node(node: Node, grads: list):
+    try:
+        out = _call_vjp(node, grads)
+    except Exception:
+        if _state.anomaly:  # torch warns with the node's forward traceback, then re-raises
+            from .anomaly import report
+
+            report(node)
+        raise
+    if _state.anomaly:
+        from .anomaly import check_nan
+
+        check_nan(node, out)
+    return out
+
+
+def _call_vjp(node: Node, grads: list):
     op = node.op
     if node.freed:
         raise RuntimeError(_FREED_MSG)
     args = _saved_args(node)
+    if node.ctx is not None:  # a custom Function: it materializes missing grads itself
+        return op.vjp(node, list(grads))
     if len(grads) == 1:
         g = grads[0]
     else:
@@ -276,13 +305,9 @@ def _run_node(node: Node, grads: list):
                   for k in range(min(op.n_diff_out, len(grads))))
         if len(g) == 1:
             g = g[0]
-    out = op.vjp(g, *args) if node.ctx is None else op.vjp(node, g)
+    out = op.vjp(g, *args)
     if type(out) is not tuple:
         out = (out,)
-    if _state.anomaly:
-        from .anomaly import check_nan
-
-        check_nan(node, out)
     return out
 
 
@@ -365,7 +390,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         only = _as_tuple(inputs)
         if not only:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in only:
             if t.grad_fn is not None:
                 _register_nonleaf_target(t)
@@ -399,7 +424,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     grad_outputs = _as_tuple(grad_outputs)
     grads = _make_root_grads(outputs, grad_outputs, "grad")
-    res = run_backward(outputs, grads, retain_graph, create_graph, capture=list(inputs))
+    uniq = list({id(t): t for t in inputs}.values())  # the same tensor twice: one capture slot
+    res = run_backward(outputs, grads, retain_graph, create_graph, capture=uniq)
+    if len(uniq) != len(inputs):
+        slot = {id(t): k for k, t in enumerate(uniq)}
+        res = [res[slot[id(t)]] for t in inputs]
     for i, r in enumerate(res):
         if r is None:
             if materialize_grads:
@@ -407,12 +436,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
                 res[i] = zeros_like(inputs[i])
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                                   "in the graph. Set allow_unused=True if this is the desired "
-                                   "behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
         elif not create_graph and r.grad_fn is not None:
             res[i] = r.detach()
     return tuple(res)
+
+
+# torch's names of dtypes in the grad-assignment error (C++ type, ScalarType)
+_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+           "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
+           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+_SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def check_grad_assignment(t, g):
@@ -421,11 +460,21 @@ def check_grad_assignment(t, g):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                         f"{type(g).__name__}")
     if g.dtype is not t.dtype:
-        raise RuntimeError("assigned grad has data of a different type")
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_C_TYPE.get(g.dtype.name, g.dtype.name)}'"
+            f" to a tensor with grad_dtype '{_SCALAR_TYPE.get(t.dtype.name, t.dtype.name)}'. The "
+            "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+            "set the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+            "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+            "may break downstream systems that assume they match.")
     if g.device != t.device:
-        raise RuntimeError("assigned grad has data located on a different device")
+        raise RuntimeError(f"attempting to assign a gradient with device type '{g.device.type}' to "
+                           f"a tensor with device type '{t.device.type}'. Please ensure that the "
+                           "gradient and the tensor are on the same device")
     if g._data.shape != t._data.shape:
-        raise RuntimeError("assigned grad has data of a different size")
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g._data.shape)}' to a "
+                           f"tensor of size '{list(t._data.shape)}'. Please ensure that the "
+                           "gradient and the tensor are the same size")
     if t._names is not None:
         if g._names is None:
             return g.rename(*t._names)
@@ -448,7 +497,28 @@ def register_tensor_hook(t, hook):
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
     ex = t._extra
-    return t.grad_fn._add_hook(ex.get("nr", 0) if ex else 0, hook)
+    nr = ex.get("nr", 0) if ex else 0
+    handle = t.grad_fn._add_hook(nr, hook)
+    keep = ex.get("retain_hook") if ex else None
+    if keep is not None:  # like torch, .grad retains the gradient after every hook
+        lst = t.grad_fn.hooks[nr]
+        if keep in lst:
+            lst.remove(keep)
+            lst.append(keep)
+    return handle
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """hook(tensor) runs after a leaf's .grad was accumulated by backward."""
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if t._extra is None:
+        t._extra = {}
+    hooks = t._extra.setdefault("post_acc_hooks", [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
 
 
 def retain_grad(t) -> None:
@@ -469,6 +539,7 @@ def retain_grad(t) -> None:
             x._grad = g.detach() if x._grad is None else x._grad + g.detach()
         return None
 
-    # runs after the user's hooks on this tensor: append to the same list
+    # runs after the user's hooks on this tensor: append to the same list (kept last)
     ex = t._extra
+    ex["retain_hook"] = keep
     t.grad_fn._add_hook(ex.get("nr", 0), keep)

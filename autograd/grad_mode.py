@@ -27,6 +27,12 @@ def is_inference_mode_enabled() -> bool:
 class _Mode:
     """Base of the grad-mode managers: context manager and decorator, restores the previous state."""
 
+    def __new__(cls, *args, **kwargs):
+        # bare decorator use (``@no_grad``, ``@inference_mode``), like torch
+        if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __call__(self, fn):
         if isinstance(fn, type):
             raise TypeError(f"{type(self).__name__} cannot decorate a class")
@@ -75,6 +81,11 @@ class set_grad_enabled(_Mode):
 
     def _clone(self):
         return set_grad_enabled(self.mode)
+
+    def __call__(self, fn):
+        # used as a decorator: the mode applies inside fn only, not from decoration on
+        _state.enabled, _state.inference = self._prev
+        return super().__call__(fn)
 
     def __enter__(self):
         return self

@@ -33,6 +33,14 @@ class Node:
     def name(self) -> str:
         return self.op.backward_name
 
+    def __getattr__(self, attr):
+        # only reached for missing attributes: a custom Function's node exposes its ctx's
+        # (saved_tensors, needs_input_grad, user attributes), like torch's FnBackward objects
+        ctx = object.__getattribute__(self, "ctx")
+        if ctx is None or attr.startswith("__"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+        return getattr(ctx, attr)
+
     def __repr__(self) -> str:
         return f"<{self.op.backward_name} object at {id(self):#x}>"
 

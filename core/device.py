@@ -1,7 +1,9 @@
-"""Devices: 'cpu' arrays are numpy, 'cuda:N' arrays are cupy. Kernels ask ``array_module`` for xp."""
+"""Devices: 'cpu' arrays are numpy, 'cuda:N' arrays are cupy. Kernels get xp from array_module."""
 
 from __future__ import annotations
 
+import builtins
+import re
 import threading
 
 import numpy as np
@@ -10,11 +12,16 @@ _cupy = None  # the cupy module once imported successfully
 _cupy_error: str | None = None
 
 
-class device:
-    """ember.device('cpu'), device('cuda', 0), device('cuda:1'). Also a context manager that sets the
-    default device for factory functions inside the block."""
+builtins_type = builtins.type  # `type` is a parameter name below, as in torch's signature
+_TYPES = ("cpu", "cuda")  # the device types ember computes on (torch knows more: mps, xla, ...)
+_DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?\Z")
 
-    __slots__ = ("type", "index", "_prev")
+
+class device:
+    """ember.device('cpu'), device('cuda', 0), device('cuda:1'). Also a context manager that sets
+    the default device for factory functions inside the block."""
+
+    __slots__ = ("_prev", "index", "type")
 
     def __init__(self, type, index: int | None = None):
         if isinstance(type, device):
@@ -22,29 +29,47 @@ class device:
         elif isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         elif not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({builtins_type(type).__name__}), but expected one of:\n"
+                            " * (ember.device device)\n * (str type, int index = -1)")
         else:
-            if ":" in type:
-                if index is not None:
-                    raise RuntimeError(f"type (string) must not include an index because index was "
-                                       f"passed explicitly: {type}")
-                type, _, idx = type.partition(":")
-                if not idx.isdigit():
-                    raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
-                index = int(idx)
-            if type not in ("cpu", "cuda"):
+            spec = type
+            if not spec:
+                raise RuntimeError("Device string must not be empty")
+            m = _DEVICE_RE.match(spec)
+            if m is None:
+                raise RuntimeError(f"Invalid device string: '{spec}'")
+            type, idx = m.group(1), m.group(2)
+            if type not in _TYPES:
                 raise RuntimeError(
-                    f"Expected one of cpu, cuda device type at start of device string: {type}")
-        if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+                    f"Expected one of {', '.join(_TYPES)} device type at start of device string: "
+                    f"{type}")
+            if idx is not None:
+                if index is not None:
+                    raise RuntimeError("type (string) must not include an index because index was "
+                                       f"passed explicitly: {spec}")
+                index = int(idx)
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise TypeError(f"device(): argument 'index' must be int, not "
+                                f"{builtins_type(index).__name__}")
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
         self.type = type
         self.index = index
         self._prev = None
 
     def __eq__(self, other) -> bool:
+        # deliberate extension: torch compares a device to a string as False; ember parses the
+        # string, so `t.device == "cpu"` means what it says (an invalid string is simply unequal)
         if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
+        elif not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
@@ -109,11 +134,11 @@ def cupy():
             _cupy = cp
             _XP[cp.ndarray] = cp
             return cp
-        except Exception as e:  # ImportError, CUDA driver errors
+        except Exception as e:  # noqa: BLE001 - ImportError, CUDA driver errors
             _cupy_error = f"{type(e).__name__}: {e}"
     raise RuntimeError(
-        "ember: CUDA is not available (install cupy, e.g. pip install 'ember[cuda13]', and run on a "
-        f"machine with an NVIDIA GPU): {_cupy_error}")
+        "ember: CUDA is not available (install cupy, e.g. pip install 'ember[cuda13]', and run "
+        f"on a machine with an NVIDIA GPU): {_cupy_error}")
 
 
 def is_cuda_available() -> bool:

@@ -18,7 +18,7 @@ BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 class dtype:
     """A tensor element type (``ember.float32`` ...). Compares by identity, like torch's."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_aliases")
+    __slots__ = ("_aliases", "category", "is_signed", "itemsize", "name", "np")
 
     def __init__(self, name: str, np_dtype, category: int, signed: bool):
         self.name = name
@@ -35,17 +35,34 @@ class dtype:
     def is_complex(self) -> bool:
         return self.category == COMPLEX
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
-    def to_complex(self) -> "dtype":
-        return {float64: complex128, complex128: complex128}.get(self, complex64)
+    def to_complex(self) -> dtype:
+        """The complex type with this real part (float16 -> complex64: ember has no complex32)."""
+        if self.category < FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_type}")
+        return complex128 if self is float64 or self is complex128 else complex64
 
     def __repr__(self) -> str:
         return "ember." + self.name
 
     def __reduce__(self):
         return (_by_name, (self.name,))
+
+    @property
+    def scalar_type(self) -> str:
+        """torch's C++ name of this type ('Float', 'Long', ...), as its error messages spell it."""
+        return _SCALAR_TYPE[self.name]
+
+
+# torch's C++ ScalarType names, used in its error messages ("result type Float can't be cast...")
+_SCALAR_TYPE = {
+    "bool": "Bool", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+    "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "float16": "Half",
+    "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def _by_name(name: str) -> dtype:
@@ -99,7 +116,7 @@ def from_numpy_dtype(npd) -> dtype:
 
 
 def to_dtype(d) -> dtype:
-    """Accept an ember dtype, a numpy dtype/type, a Python type, or a name; return an ember dtype."""
+    """An ember dtype from an ember dtype, a numpy dtype/type, a Python type, or a name."""
     if type(d) is dtype:
         return d
     if d is float:
@@ -111,7 +128,7 @@ def to_dtype(d) -> dtype:
     if d is complex:
         return get_default_dtype().to_complex()
     if isinstance(d, str):
-        name = d[6:] if d.startswith("torch.") else d[6:] if d.startswith("ember.") else d
+        name = d[6:] if d.startswith("torch.") else d.removeprefix("ember.")
         if name in _NAMES:
             return _NAMES[name]
         raise TypeError(f"unknown dtype {d!r}")
@@ -131,9 +148,17 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d) -> None:
-    d = to_dtype(d)
+    """Set the dtype of Python floats in tensor(), of float factories and of int->float promotion.
+
+    Like torch, only a dtype object of a floating type (float16, bfloat16, float32, float64).
+    """
+    if type(d) is not dtype:
+        if not (getattr(type(d), "__module__", "").startswith("torch") and hasattr(d, "itemsize")):
+            raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                            "default type")
+        d = to_dtype(d)  # a torch.dtype handed to ember
     if d not in (float16, bfloat16, float32, float64):
-        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+        raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
 
@@ -150,7 +175,7 @@ _PROMOTE: dict = {}
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """torch.promote_types: the smallest dtype both ``a`` and ``b`` convert to without losing kind."""
+    """torch.promote_types: the smallest dtype both ``a`` and ``b`` convert to, keeping kind."""
     key = (a, b)
     r = _PROMOTE.get(key)
     if r is None:
@@ -161,11 +186,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 def _promote(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
-    if (a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE) and a.category <= INT and b.category <= INT:
-        if a.category == BOOL or b.category == BOOL:
-            return b if a.category == BOOL else a
-        raise TypeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
-                        f"promote {a.name.capitalize()} and {b.name.capitalize()}")
+    if (a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE) and a.category != FLOAT and b.category != FLOAT:
+        # torch: the wide unsigned types only promote with themselves and floating types
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_type} and {b.scalar_type}")
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo is float64:
@@ -224,7 +248,7 @@ def result_type(*operands) -> dtype:
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
-    """torch.can_cast: casting is allowed unless it lowers the category (float->int, complex->float...)."""
+    """torch.can_cast: allowed unless it lowers the category (float->int, complex->float...)."""
     return to_dtype(from_).category <= to_dtype(to).category
 
 
@@ -234,8 +258,8 @@ class finfo:
     def __init__(self, type: dtype | None = None):
         d = to_dtype(type) if type is not None else get_default_dtype()
         if d.category not in (FLOAT, COMPLEX):
-            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
-                            "handle 'torch.finfo'")
+            raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo "
+                            "to handle 'ember.finfo'")
         d = d.to_real()
         info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
         self.dtype = d.name
@@ -244,11 +268,12 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)  # exactly torch's 10^-digits10
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
-                f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})")
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
 
 
 class iinfo:
@@ -256,14 +281,16 @@ class iinfo:
 
     def __init__(self, type: dtype):
         d = to_dtype(type)
-        if d.category != INT and d is not bool_:
-            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
-                            "'torch.iinfo'")
-        info = np.iinfo(d.np) if d is not bool_ else None
+        if d is bool_:
+            raise TypeError("ember.bool is not supported by ember.iinfo")
+        if d.category != INT:
+            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to "
+                            "handle 'ember.iinfo'")
+        info = np.iinfo(d.np)
         self.dtype = d.name
         self.bits = 8 * d.itemsize
-        self.max = int(info.max) if info else 1
-        self.min = int(info.min) if info else 0
+        self.max = int(info.max)
+        self.min = int(info.min)
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

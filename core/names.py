@@ -73,7 +73,7 @@ def unify_inputs(ins, *args, **kwargs):
 def remove_dims(names: tuple, dims) -> tuple | None:
     """The names with positions ``dims`` removed (reductions, select, squeeze)."""
     drop = set(dims)
-    return _clean(n for i, n in enumerate(names) if i not in drop)
+    return _clean(tuple(n for i, n in enumerate(names) if i not in drop))
 
 
 def check_out_names(out, names):

@@ -20,6 +20,7 @@ from ..autograd.grad_mode import _state
 from ..autograd.node import RESULT as _RESULT, Node
 from . import dtype as _dt
 from .device import array_module, _XP
+from .dims import normalize_dim
 from .tensor import Tensor, _new, _ndarray, _generic
 
 OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
@@ -192,6 +193,9 @@ def _needs_promotion(od, ins, arrays) -> bool:
 
 
 def _bad_input(od, i, t):
+    if od.seq:
+        return TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                         f"{type(t).__name__}")
     return TypeError(f"{od.name}(): argument '{od.in_names[i]}' (position {i + 1}) must be Tensor, "
                      f"not {type(t).__name__}")
 
@@ -288,6 +292,10 @@ def _make_public(od: OpDef):
             if err is None:
                 raise
             raise err from None
+        except OverflowError:
+            # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
+            _wrap_int_scalars(arrays)
+            r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
         if named:
             names = rule(ins, *opts, **kw) if rule is not None else _fallback_names(ins, r)
         elif names_always:
@@ -322,10 +330,21 @@ def _make_public(od: OpDef):
     return public
 
 
+def _wrap_int_scalars(arrays):
+    ref = next((a for a in arrays if hasattr(a, "dtype") and a.dtype.kind in "iu"), None)
+    if ref is None:
+        raise OverflowError  # not an out-of-range integer scalar: let the caller see it
+    for i, a in enumerate(arrays):
+        if type(a) is int:
+            bits = ref.dtype.itemsize * 8
+            v = a & ((1 << bits) - 1)
+            if ref.dtype.kind == "i" and v >= 1 << (bits - 1):
+                v -= 1 << bits
+            arrays[i] = v
+
+
 def _resolve_dims(od, t, opts, kw):
     """Dim options given as names (or None-free ints) become indices of ``t``."""
-    from .dims import normalize_dim
-
     for i, nm in od.dim_args:
         if i < len(opts):
             v = opts[i]
@@ -430,6 +449,9 @@ def _record(od, ins, opts, kw, outs):
             saved.append(_RESULT)
             has_res = True
         elif kind == 3:
+            if od.seq:  # a sequence op (cat): the shapes of all its tensors
+                saved.append(tuple(getattr(x, "shape", ()) for x in ins))
+                continue
             t = ins[key]
             saved.append(t._data.shape if isinstance(t, Tensor) else ())
         else:
@@ -491,8 +513,7 @@ def _write_out(od, out, res):
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not _dt.can_cast(res.dtype, out.dtype):
-        raise RuntimeError(f"result type {res.dtype.name.capitalize()} can't be cast to the desired "
-                           f"output type {out.dtype.name.capitalize()}")
+        raise _cast_error(res.dtype, out.dtype)
     names = check_out_names(out, res._names)
     if out._data.shape != res._data.shape:
         out._data = res._data.astype(out._data.dtype)

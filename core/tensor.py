@@ -5,18 +5,32 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
-from .device import array_module, device_of, to_device, module_for
+from .device import array_module, device_of
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple of ints (torch.Size)."""
+    """A tensor's shape: a tuple of ints (torch.Size). Slicing and concatenation give a Size."""
 
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        out = []
+        for i, s in enumerate(sizes):
+            if type(s) is not int:
+                if isinstance(s, float) or not hasattr(s, "__index__"):
+                    raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                    f"'{type(s).__name__}')")
+                s = s.__index__()
+            out.append(s)
+        return tuple.__new__(cls, out)
 
     def __repr__(self) -> str:
         return f"ember.Size({list(self)})"
 
+    __str__ = __repr__
+
     def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
         n = 1
         for s in self:
             n *= s
@@ -24,10 +38,30 @@ class Size(tuple):
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+        return _size(r) if isinstance(i, slice) else r
 
     def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return _size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _size(shape) -> Size:
+    """Size from a tuple of ints, without validation (the hot path: ``t.shape``)."""
+    return tuple.__new__(Size, shape)
 
 
 _new = object.__new__
@@ -49,11 +83,39 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy defers to our reflected dunders
 
-    def __new__(cls, *args, **kwargs):
-        # torch's legacy constructor: Tensor(2, 3) is uninitialised, Tensor([1., 2.]) copies data
-        from .ops.creation import _legacy_new
+    def __new__(cls, *args, device=None):
+        """torch's legacy constructor: ``Tensor(2, 3)`` is uninitialised (default float dtype),
+        ``Tensor([1., 2.])`` copies data as the default float dtype, ``Tensor(size)`` allocates,
+        ``Tensor(t)`` aliases ``t``. A subclass ``C(...)`` gives an instance of ``C``."""
+        t = _legacy_new(args, device)
+        return t if cls is Tensor else Tensor._make_subclass(cls, t, t.requires_grad)
 
-        return _legacy_new(cls, *args, **kwargs)
+    @staticmethod
+    def _make_subclass(subclass, data: Tensor, require_grad: bool = False) -> Tensor:
+        """An instance of Tensor subclass ``cls`` sharing ``data``'s storage (torch's helper for
+        nn.Parameter-style subclasses). ``data`` is detached; ``require_grad`` sets
+        requires_grad."""
+        t = _new(subclass)
+        t._data = data._data
+        t.requires_grad = False
+        t.grad_fn = None
+        t._grad = None
+        t._names = data._names
+        t._ver = data._ver
+        t._extra = {"base": data._base_or_self()} if data._extra and data._extra.get("base") \
+            is not None else None
+        if require_grad:
+            t.requires_grad_(True)
+        return t
+
+    def as_subclass(self, cls) -> Tensor:
+        """This tensor's data viewed as an instance of Tensor subclass ``cls`` (no copy)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a Tensor subclass, got {cls!r}")
+        t = Tensor._make_subclass(cls, self)
+        t.requires_grad = self.requires_grad
+        t.grad_fn = self.grad_fn
+        return t
 
     # ------------------------------------------------------------------ basic attributes
     @property
@@ -74,11 +136,11 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _size(self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
+            return _size(self._data.shape)
         return self._data.shape[self._dim(dim)]
 
     def dim(self) -> int:
@@ -173,18 +235,18 @@ class Tensor:
     def grad(self) -> None:
         self._grad = None
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fcV" and not self.is_floating_point():
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and self._data.dtype.kind not in "fcV":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = bool(requires_grad)
         return self
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """A new tensor sharing storage (and version counter) with no autograd history."""
         t = _new(Tensor)
         t._data = self._data
@@ -196,7 +258,7 @@ class Tensor:
         t._extra = {"base": self._base_or_self()}
         return t
 
-    def detach_(self) -> "Tensor":
+    def detach_(self) -> Tensor:
         if self._extra and self._extra.get("base") is not None and self._extra["base"].requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
@@ -217,6 +279,11 @@ class Tensor:
 
         return register_tensor_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        from ..autograd.engine import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ember.autograd.backward)."""
         from ..autograd.engine import backward
@@ -232,16 +299,20 @@ class Tensor:
     def _base(self):
         return self._extra.get("base") if self._extra else None
 
-    def _base_or_self(self) -> "Tensor":
+    def _base_or_self(self) -> Tensor:
         b = self._extra.get("base") if self._extra else None
         return self if b is None else b
 
     @property
-    def data(self) -> "Tensor":
-        return self.detach()
+    def data(self) -> Tensor:
+        """The same storage without autograd history. Unlike detach(), in-place changes through
+        ``.data`` are invisible to autograd (a fresh version counter), as in torch."""
+        t = self.detach()
+        t._ver = [0]
+        return t
 
     @data.setter
-    def data(self, value: "Tensor") -> None:
+    def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
@@ -261,8 +332,11 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        a = self.detach().numpy() if type(self._data) is _ndarray else self.cpu().detach()._data
-        return a if dtype is None else a.astype(dtype, copy=False)
+        # deliberately lenient (torch raises for requires_grad): np.asarray(t) is a read of values
+        a = self._data if type(self._data) is _ndarray else self.detach().cpu()._data
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
 
     def tolist(self):
         a = self._data if type(self._data) is _ndarray else self.cpu()._data
@@ -279,21 +353,34 @@ class Tensor:
         return a.reshape(()).item()
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with "
+                               f"{'no values' if n == 0 else 'more than one value'} is ambiguous")
         return bool(self.item())
 
+    def _scalar(self, ctype: str | None = None):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if ctype is not None and type(v) is complex:
+            if v.imag:
+                raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+            v = v.real
+        return v
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar("double"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar("int64_t"))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1 or self._data.ndim:
+        # like torch: any single-element integer or bool tensor, so it works as a slice bound
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -305,34 +392,44 @@ class Tensor:
     def __iter__(self):
         if not self._data.ndim:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
+        unbind = getattr(self, "unbind", None)  # the shape family's op (differentiable)
+        if unbind is not None:
+            return iter(unbind(0))
+        return iter([self[i] for i in range(self._data.shape[0])])
 
     def __hash__(self) -> int:
         return id(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # like torch: a 0-d tensor formats as its Python number (f"{loss:.4f}", f"{loss}")
+        if self._data.ndim == 0 and type(self) is Tensor:
             return format(self.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         from .printing import tensor_repr
 
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents)
 
     __str__ = __repr__
 
     def __dlpack__(self, *args, **kwargs):
-        return self.detach()._data.__dlpack__(*args, **kwargs)
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
 
     def __reduce_ex__(self, proto):
-        from .ops.creation import _rebuild
-
-        a = self._data if type(self._data) is _ndarray else self.cpu()._data
-        return (_rebuild, (np.array(a), str(self.device), self.requires_grad, self._names))
+        # a cpu copy of the values + device, requires_grad, names; subclasses keep their type and
+        # instance __dict__ (Parameter-style attributes). The autograd graph is not pickled.
+        a = self._data if type(self._data) is _ndarray else self.detach().cpu()._data
+        state = getattr(self, "__dict__", None) or None
+        return (_rebuild_tensor, (type(self), np.array(a), str(self.device), self.requires_grad,
+                                  self._names, state))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -340,14 +437,97 @@ class Tensor:
                                "the deepcopy protocol at the moment.  If you were attempting to "
                                "deepcopy a module, this may be because of a torch.nn.utils.weight_norm "
                                "usage, see https://github.com/pytorch/pytorch/pull/103001")
-        t = _wrap(self._data.copy(), self._names)
+        if id(self) in memo:
+            return memo[id(self)]
+        t = _new(type(self))
+        t._data = self._data.copy()
         t.requires_grad = self.requires_grad
-        if type(self) is not Tensor:
-            t = type(self)(t, requires_grad=self.requires_grad)
+        t.grad_fn = None
+        t._grad = None
+        t._names = self._names
+        t._ver = [0]
+        t._extra = None
+        memo[id(self)] = t
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
-        memo[id(self)] = t
+        d = getattr(self, "__dict__", None)
+        if d:
+            import copy
+
+            t.__dict__.update(copy.deepcopy(d, memo))
         return t
+
+    # ------------------------------------------------------------------ legacy type strings
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """No argument: the legacy type string, torch-spelled so PyTorch code comparing it keeps
+        working (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``). With a dtype, or a type
+        string (``'torch.DoubleTensor'``, ``'ember.IntTensor'``): a cast, like ``to(dtype)``."""
+        if dtype is None:
+            prefix = "torch.cuda." if self.is_cuda else "torch."
+            return prefix + _TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):
+            name = dtype[6:] if dtype.startswith(("torch.", "ember.")) else ""
+            cuda = name.startswith("cuda.")
+            target = _TENSOR_TYPES.get(name[5:] if cuda else name)
+            if target is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            t = self.to(target)
+            return t.cuda() if cuda and not t.is_cuda else (t.cpu() if not cuda else t)
+        if isinstance(dtype, _dt.dtype):
+            return self.to(dtype)
+        if isinstance(dtype, type):  # like torch (ValueError): classes are not dtypes here
+            raise ValueError(  # noqa: TRY004
+                f"invalid type: '{dtype.__module__}.{dtype.__qualname__}'")
+        raise TypeError("dtype must be a type, str, or dtype object")
+
+
+_TYPE_NAMES = {
+    _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+    _dt.bfloat16: "BFloat16Tensor", _dt.uint8: "ByteTensor", _dt.int8: "CharTensor",
+    _dt.int16: "ShortTensor", _dt.int32: "IntTensor", _dt.int64: "LongTensor",
+    _dt.bool_: "BoolTensor", _dt.complex64: "ComplexFloatTensor",
+    _dt.complex128: "ComplexDoubleTensor", _dt.uint16: "UInt16Tensor",
+    _dt.uint32: "UInt32Tensor", _dt.uint64: "UInt64Tensor",
+}
+_TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _rebuild_tensor(cls, arr, device, requires_grad, names, state=None):
+    """Unpickle a tensor (see Tensor.__reduce_ex__)."""
+    t = _wrap(arr, names)
+    if device != "cpu":
+        t = t.to(device)
+    if cls is not Tensor:
+        t = Tensor._make_subclass(cls, t)
+        if state:
+            t.__dict__.update(state)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _legacy_new(args, device) -> Tensor:
+    from .ops import creation
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+        return t if device is None else t.to(device)
+    if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
+        data = args[0]
+        if isinstance(data, (float, complex, bool)) or (
+                not hasattr(data, "__len__") and hasattr(data, "__float__")):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        return creation.tensor(data, dtype=_dt.get_default_dtype(), device=device)
+    for a in args:
+        if not isinstance(a, int) or isinstance(a, bool):
+            if isinstance(a, Size) and len(args) == 1:
+                continue
+            raise TypeError(f"new() received an invalid combination of arguments - got "
+                            f"({', '.join(type(x).__name__ for x in args)})")
+    size = args[0] if len(args) == 1 and isinstance(args[0], Size) else (args or (0,))
+    return creation.empty(*size, device=device)
 
 
 def _ptr(a, xp) -> int:

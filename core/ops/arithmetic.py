@@ -1,26 +1,131 @@
-"""Arithmetic: add, sub, mul, div, neg, pow and friends, with torch's promotion and integer rules."""
+"""Arithmetic: add, sub, mul, div, pow and friends, with torch's promotion and integer rules."""
 
 from __future__ import annotations
 
+import math
+
 from .. import dtype as _dt
-from ..names import unify_inputs, keep
-from ..registry import op, reflected
+from ..names import keep, unify_inputs
+from ..registry import apply_inplace, op, reflected, scalar_name
+from ..tensor import Tensor
+
+__all__ = ["arctan2", "divide", "multiply", "negative", "subtract", "true_divide"]
+
+_LN2 = math.log(2.0)
+_FROM_NP = _dt._FROM_NP
+_PY_SCALARS = (bool, int, float, complex)
 
 
-def _int_div_check(xp, y):
-    # torch raises on integer division by zero; numpy would warn and return 0
-    if getattr(y, "dtype", None) is not None and y.dtype.kind in "iub":
-        if bool((y == 0).any()):
-            raise ZeroDivisionError("ZeroDivisionError")
-    elif isinstance(y, (int, bool)) and y == 0:
-        raise ZeroDivisionError("ZeroDivisionError")
+# ---------------------------------------------------------------------- helpers
+def _tname(a) -> str:
+    """torch's scalar-type name ('Float', 'Long' ...) of an array or Python scalar."""
+    d = _FROM_NP[a.dtype] if hasattr(a, "dtype") else _dt.scalar_dtype(a)
+    return scalar_name(d)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__add__",), inplace="add_")
+def _kind(*vals) -> str:
+    """The dtype kind the computation runs in, after promotion: the first array's kind, raised by
+    a Python int (over bool) or float (over bool and integers) among ``vals``."""
+    kind = "f"
+    for v in vals:
+        if hasattr(v, "dtype"):
+            kind = v.dtype.kind
+            break
+    if kind in "biufV":
+        for v in vals:
+            t = type(v)
+            if t is complex:
+                return "c"
+            if t is float and kind in "biu":
+                return "f"
+            if t is int and kind == "b":
+                kind = "i"
+    return kind
+
+
+def _real_only(kernel, *vals):
+    for v in vals:
+        if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
+            raise _not_impl(kernel, v)
+        if isinstance(v, complex):
+            raise _not_impl(kernel, next(a for a in vals if hasattr(a, "dtype")))
+
+
+def raw_result_type(*vals) -> _dt.dtype:
+    """torch.result_type over raw arrays (0-dim arrays rank below shaped ones) and Python scalars."""
+    tiers = [None, None, None]
+    for v in vals:
+        if isinstance(v, _PY_SCALARS):
+            d, k = _dt.scalar_dtype(v), 2
+        else:
+            d, k = _dt.from_numpy_dtype(v.dtype), (0 if v.ndim else 1)
+        tiers[k] = d if tiers[k] is None else _dt.promote_types(tiers[k], d)
+    return _dt._combine(tiers[0], _dt._combine(tiers[1], tiers[2]))
+
+
+def promote_raw(vals, floating=False):
+    """Cast the arrays among ``vals`` to their torch result dtype (Python scalars stay)."""
+    d = raw_result_type(*vals)
+    if floating and d.category < _dt.FLOAT:
+        d = _dt.get_default_dtype()
+    npd = d.np
+    return [v.astype(npd) if hasattr(v, "dtype") and v.dtype != npd else v for v in vals], d
+
+
+def _not_impl(kernel: str, a):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_tname(a)}\'')
+
+
+def _int_div_check(y):
+    # torch raises on integer division by zero (numpy would warn and return 0)
+    if hasattr(y, "dtype"):
+        if y.dtype.kind in "iub" and bool((y == 0).any()):
+            raise RuntimeError("ZeroDivisionError")
+    elif isinstance(y, int) and y == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _need_tensor(name: str, pos: int, arg: str, v):
+    if isinstance(v, _PY_SCALARS):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(v).__name__}")
+
+
+def _check_alpha(alpha, kind, what="alpha"):
+    if isinstance(alpha, bool):
+        if kind != "b":
+            raise RuntimeError(f"Boolean {what} only supported for Boolean results.")
+    elif isinstance(alpha, float) and kind in "iub":
+        raise RuntimeError(f"For integral input tensors, argument {what} must not be a floating "
+                           "point number.")
+
+
+def _no_bool_sub(a, b):
+    ab = isinstance(a, bool) or getattr(a, "dtype", None) == bool
+    bb = isinstance(b, bool) or getattr(b, "dtype", None) == bool
+    if ab and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if ab or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+
+
+def _where(cond, x, y):
+    from .comparison import where
+
+    return where(cond, x, y)
+
+
+# ---------------------------------------------------------------------- add / sub / mul / div
+@op(names=unify_inputs, promote=True, dunders=("__add__",), inplace="add_", ufunc="add")
 def add(xp, input, other, *, alpha=1):
     """out = input + alpha * other (broadcasting; names unify)."""
-    if alpha != 1:
-        other = other * alpha
+    if type(alpha) is not int or alpha != 1:
+        kind = _kind(input, other)
+        _check_alpha(alpha, kind)
+        other = other * alpha if kind != "b" else xp.logical_and(other, bool(alpha))
     return xp.add(input, other)
 
 
@@ -29,37 +134,67 @@ def _(grad, alpha):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__sub__",), inplace="sub_")
+def _sub_kernel(xp, a, b, alpha):
+    ka, kb = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if ka is None or ka is not kb or ka.kind not in "fc":
+        _no_bool_sub(a, b)
+        a, b = promote_raw([a, b])[0]
+    if type(alpha) is not int or alpha != 1:
+        _check_alpha(alpha, _kind(a, b))
+        b = b * alpha
+    return xp.subtract(a, b)
+
+
+@op(names=unify_inputs, dunders=("__sub__",), inplace="sub_", ufunc="subtract")
 def sub(xp, input, other, *, alpha=1):
     """out = input - alpha * other."""
-    if getattr(input, "dtype", None) == bool and getattr(other, "dtype", None) == bool:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
-    if alpha != 1:
-        other = other * alpha
-    return xp.subtract(input, other)
+    return _sub_kernel(xp, input, other, alpha)
 
 
 @sub.vjp
 def _(grad, alpha):
-    return grad, -grad if alpha == 1 else grad * -alpha
+    return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__mul__",), inplace="mul_")
+@op(names=unify_inputs)
+def rsub(xp, input, other, *, alpha=1):
+    """out = other - alpha * input."""
+    return _sub_kernel(xp, other, input, alpha)
+
+
+@rsub.vjp
+def _(grad, alpha):
+    return (-grad if alpha == 1 else grad * -alpha), grad
+
+
+@op(names=unify_inputs, promote=True, dunders=("__mul__",), inplace="mul_", ufunc="multiply")
 def mul(xp, input, other):
     """out = input * other."""
     return xp.multiply(input, other)
 
 
+def _cj(v):
+    """The complex conjugate (complex gradients follow torch's conjugate Wirtinger convention)."""
+    if isinstance(v, Tensor):
+        return v.conj() if v._data.dtype.kind == "c" else v
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 @mul.vjp
 def _(grad, input, other, needs):
-    return (grad * other if needs[0] else None), (grad * input if needs[1] else None)
+    return (grad * _cj(other) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
 
 
-@op(names=unify_inputs, promote=True, floating=True, dunders=("__truediv__",), inplace="div_")
+@op(names=unify_inputs, promote=True, dunders=("__truediv__",), inplace="div_")
 def div(xp, input, other, *, rounding_mode=None):
     """out = input / other; rounding_mode None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
+        if _kind(input, other) not in "fcV":
+            fd = _dt.get_default_dtype().np  # integer true division gives the default float
+            if hasattr(input, "dtype"):
+                input = input.astype(fd)
+            if hasattr(other, "dtype"):
+                other = other.astype(fd)
         return xp.true_divide(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -68,29 +203,31 @@ def div(xp, input, other, *, rounding_mode=None):
 
 
 def _rounded_div(xp, x, y, mode):
-    kind = x.dtype.kind if hasattr(x, "dtype") else y.dtype.kind
-    if kind in "iub":
-        _int_div_check(xp, y)
-        if mode == "floor":
-            return xp.floor_divide(x, y)
+    kind = _kind(x, y)
+    if kind in "bc":
+        raise _not_impl(f"div_{mode}_cpu", x if hasattr(x, "dtype") else y)
+    if kind in "iu":
+        _int_div_check(y)
         q = xp.floor_divide(x, y)
+        if mode == "floor":
+            return q
         # truncation differs from floor where the signs differ and the division is inexact
-        fix = ((x % y) != 0) & ((x < 0) != (y < 0))
+        fix = (xp.remainder(x, y) != 0) & ((x < 0) != (y < 0))
         return q + fix.astype(q.dtype)
-    q = xp.true_divide(x, y)
-    return xp.floor(q) if mode == "floor" else xp.trunc(q)
+    if mode == "floor":
+        return xp.floor_divide(x, y)  # Python's floor division (1 // 0.1 == 9), like torch
+    return xp.trunc(xp.true_divide(x, y))
 
 
 @div.vjp
 def _(grad, input, other, rounding_mode, needs):
     if rounding_mode is not None:
-        return grad * 0, grad * 0
-    return (grad / other if needs[0] else None), (-grad * input / (other * other) if needs[1]
-                                                   else None)
+        return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)
+    return (grad / _cj(other) if needs[0] else None), (
+        -grad * _cj(input / (other * other)) if needs[1] else None)
 
 
-true_divide = div
-divide = div
+true_divide = divide = div
 multiply = mul
 subtract = sub
 
@@ -112,87 +249,368 @@ def _(grad):
 negative = neg
 
 
+# ---------------------------------------------------------------------- powers
 @op(names=unify_inputs, promote=True, dunders=("__pow__",), inplace="pow_")
 def pow(xp, input, exponent):
     """out = input ** exponent."""
-    if hasattr(input, "dtype") and input.dtype.kind in "iu":
-        e = exponent
-        if (hasattr(e, "dtype") and e.dtype.kind in "iu" and bool((e < 0).any())) or (
-                isinstance(e, int) and e < 0):
+    kind = _kind(input, exponent)
+    if kind == "b":
+        if hasattr(exponent, "dtype") or not hasattr(input, "dtype"):
+            raise _not_impl("pow", input if hasattr(input, "dtype") else exponent)
+        return input.copy() if exponent else xp.ones_like(input)  # bool ** bool scalar
+    if kind in "iu":
+        if isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if hasattr(exponent, "dtype") and kind == "i" and bool((exponent < 0).any()):
+            return _int_pow_negative(xp, input, exponent)
     return xp.power(input, exponent)
 
 
-@pow.vjp
-def _(grad, input, exponent, result):
-    from ..tensor import Tensor
+def _int_pow_negative(xp, b, e):
+    # torch's integer pow with a negative exponent tensor: 1 / b**|e| truncated (numpy raises)
+    neg = e < 0
+    r = xp.power(b, xp.where(neg, 0, e).astype(e.dtype))
+    odd = (e % 2) != 0
+    alt = xp.where(b == 1, 1, xp.where(b == -1, xp.where(odd, -1, 1), 0)).astype(r.dtype)
+    return xp.where(neg, alt, r)
 
-    if isinstance(exponent, Tensor):
-        gi = None
-        if isinstance(input, Tensor) and input.requires_grad:
+
+def _pow_grads(grad, input, exponent, result, needs):
+    gi = ge = None
+    if needs[0]:
+        if isinstance(exponent, Tensor):
+            gi = _where(exponent == 0, 0.0, grad * exponent * input ** (exponent - 1))
+        elif exponent == 0:
+            gi = grad * 0
+        else:
             gi = grad * exponent * input ** (exponent - 1)
-        ge = None
-        if exponent.requires_grad:
-            ge = grad * result * (_safe_log(input) if isinstance(input, Tensor) else _log(input))
-        return gi, ge
-    if exponent == 0:
-        return grad * 0, None
-    return grad * exponent * input ** (exponent - 1), None
+    if needs[1]:
+        if isinstance(input, Tensor):
+            # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (torch's convention)
+            ge = grad * _where((input == 0) & (exponent >= 0), 0.0, result * input.log())
+        elif input == 0:
+            ge = grad * _where(exponent >= 0, 0.0, result * -math.inf)
+        else:
+            ge = grad * result * (math.log(input) if input > 0 else math.nan)
+    return gi, ge
 
 
-def _log(c):
-    import math
-
-    return math.log(c) if c > 0 else float("nan")
-
-
-def _safe_log(x):
-    # d(a^b)/db = a^b log a, taken as 0 where a == 0 (torch's convention)
-    return x.masked_fill(x == 0, 1).log()
+@pow.vjp
+def _(grad, input, exponent, result, needs):
+    return _pow_grads(grad, input, exponent, result, needs)
 
 
+@op(names=unify_inputs)
+def float_power(xp, input, exponent):
+    """input ** exponent computed in double precision (float64, or complex128)."""
+    c = any(getattr(v, "dtype", None) is not None and v.dtype.kind == "c" or isinstance(v, complex)
+            for v in (input, exponent))
+    npd = _dt.complex128.np if c else _dt.float64.np
+    if hasattr(input, "dtype"):
+        input = input.astype(npd, copy=False)
+    if hasattr(exponent, "dtype"):
+        exponent = exponent.astype(npd, copy=False)
+    return xp.power(input, exponent)
+
+
+@float_power.vjp
+def _(grad, input, exponent, result, needs):
+    # grad and result are double; the engine casts each gradient back to its input's dtype
+    return _pow_grads(grad, input, exponent, result, needs)
+
+
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    want = _dt.complex128 if (self.dtype.is_complex or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.dtype.is_complex)) else _dt.float64
+    if self.dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self.dtype)} but "
+                           f"the operation's result requires dtype {scalar_name(want)}")
+    return apply_inplace(float_power.op, self, (exponent,), {})
+
+
+# ---------------------------------------------------------------------- integer-style division
 @op(names=unify_inputs, promote=True, dunders=("__floordiv__",), inplace="floor_divide_")
 def floor_divide(xp, input, other):
-    """Integer-style division rounding toward -inf (torch's ``//``)."""
+    """Division rounding toward -inf (torch's ``//``)."""
     return _rounded_div(xp, input, other, "floor")
 
 
 @floor_divide.vjp
-def _(grad):
-    return grad * 0, grad * 0
+def _(grad, needs):
+    return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)
 
 
 @op(names=unify_inputs, promote=True, dunders=("__mod__",), inplace="remainder_")
 def remainder(xp, input, other):
     """Python-style modulus: the result has the sign of the divisor."""
-    kind = input.dtype.kind if hasattr(input, "dtype") else other.dtype.kind
+    kind = _kind(input, other)
+    if kind in "bc":
+        raise _not_impl("remainder_cpu", input if hasattr(input, "dtype") else other)
     if kind in "iu":
-        _int_div_check(xp, other)
+        _int_div_check(other)
     return xp.remainder(input, other)
 
 
 @remainder.vjp
-def _(grad, input, other):
-    return grad, -grad * (input / other).floor() if hasattr(other, "requires_grad") else None
+def _(grad, input, other, needs):
+    return (grad if needs[0] else None), (
+        -grad * div(input, other, rounding_mode="floor") if needs[1] else None)
 
 
 @op(names=unify_inputs, promote=True, inplace="fmod_")
 def fmod(xp, input, other):
     """C-style modulus: the result has the sign of the dividend."""
-    kind = input.dtype.kind if hasattr(input, "dtype") else other.dtype.kind
+    _need_tensor("fmod", 1, "input", input)
+    kind = _kind(input, other)
+    if kind in "bc":
+        raise _not_impl("fmod_cpu", input)
     if kind in "iu":
-        _int_div_check(xp, other)
+        _int_div_check(other)
     return xp.fmod(input, other)
 
 
 @fmod.vjp
-def _(grad, input, other):
-    return grad, -grad * (input / other).trunc() if hasattr(other, "requires_grad") else None
+def _(grad, input, other, needs):
+    return (grad if needs[0] else None), (
+        -grad * div(input, other, rounding_mode="trunc") if needs[1] else None)
 
 
-def _install_reflected():
-    from ..tensor import Tensor
+# ---------------------------------------------------------------------- fused and binary math
+@op(names=unify_inputs, promote=True, inplace="addcmul_")
+def addcmul(xp, input, tensor1, tensor2, *, value=1):
+    """out = input + value * tensor1 * tensor2."""
+    prod = xp.multiply(tensor1, tensor2)
+    if type(value) is not int or value != 1:
+        if isinstance(value, float) and _kind(prod) in "iub":
+            value = int(value)  # torch casts value to the integer result type
+        prod = prod * value
+    return xp.add(input, prod)
 
+
+@addcmul.vjp
+def _(grad, tensor1, tensor2, value, needs):
+    g = grad if value == 1 else grad * value
+    return (grad if needs[0] else None), (g * tensor2 if needs[1] else None), (
+        g * tensor1 if needs[2] else None)
+
+
+@op(names=unify_inputs, inplace="addcdiv_")
+def addcdiv(xp, input, tensor1, tensor2, *, value=1):
+    """out = input + value * tensor1 / tensor2."""
+    if _kind(tensor1) in "iub" and _kind(tensor2) in "iub":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: (input "
+            "+ value * tensor1 / tensor2), for all dtypes.")
+    (input, tensor1, tensor2), _ = promote_raw([input, tensor1, tensor2])
+    q = xp.true_divide(tensor1, tensor2)
+    if type(value) is not int or value != 1:
+        _check_alpha(value, _kind(q), "value")
+        q = q * value
+    return xp.add(input, q)
+
+
+@addcdiv.vjp
+def _(grad, tensor1, tensor2, value, needs):
+    g = grad if value == 1 else grad * value
+    return (grad if needs[0] else None), (g / tensor2 if needs[1] else None), (
+        -g * tensor1 / (tensor2 * tensor2) if needs[2] else None)
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _cname(a) -> str:
+    return _C_NAMES.get(_FROM_NP[a.dtype].name, str(a.dtype))
+
+
+@op(names=unify_inputs, inplace="lerp_")
+def lerp(xp, input, end, weight):
+    """out = input + weight * (end - input); weight is a number or a tensor."""
+    _need_tensor("lerp", 1, "input", input)
+    _need_tensor("lerp", 2, "end", end)
+    if end.dtype != input.dtype:
+        raise RuntimeError(f"expected dtype {_cname(input)} for `end` but got dtype {_cname(end)}")
+    scalar_w = not hasattr(weight, "dtype")
+    if not scalar_w and weight.ndim and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected dtype {_cname(input)} for `weight` but got dtype "
+                           f"{_cname(weight)}")
+    if input.dtype.kind not in "fcV":
+        raise _not_impl("lerp_kernel_scalar" if scalar_w else "lerp_kernel_tensor", input)
+    if not scalar_w and weight.dtype != input.dtype:
+        weight = weight.astype(input.dtype)
+    if input.dtype.itemsize == 2:  # half types compute in float32, like torch's opmath
+        f32 = _dt.float32.np
+        r = _lerp(xp, input.astype(f32), end.astype(f32),
+                  weight if scalar_w else weight.astype(f32), scalar_w)
+        return r.astype(input.dtype)
+    return _lerp(xp, input, end, weight, scalar_w)
+
+
+def _lerp(xp, input, end, weight, scalar_w):
+    diff = end - input
+    # torch's two-sided formula: exact at both ends (weight 0 gives input, weight 1 gives end)
+    if scalar_w:
+        return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+
+
+@lerp.vjp
+def _(grad, input, end, weight, needs):
+    gw = None
+    if needs[2]:
+        gw = grad * (end - input)
+    return (grad * (1 - weight) if needs[0] else None), (grad * weight if needs[1] else None), gw
+
+
+@op(names=unify_inputs, promote=True, inplace="hypot_")
+def hypot(xp, input, other):
+    """sqrt(input**2 + other**2), elementwise."""
+    _need_tensor("hypot", 1, "input", input)
+    _need_tensor("hypot", 2, "other", other)
+    if input.dtype.kind not in "fV":
+        raise _not_impl("hypot_cpu", input)
+    return xp.hypot(input, other)
+
+
+@hypot.vjp
+def _(grad, input, other, result, needs):
+    return (grad * input / result if needs[0] else None), (
+        grad * other / result if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="atan2_")
+def atan2(xp, input, other):
+    """The angle of the point (other, input): arctan(input / other) in the right quadrant."""
+    _need_tensor("atan2", 1, "input", input)
+    _need_tensor("atan2", 2, "other", other)
+    _real_only("atan2_cpu", input, other)
+    return xp.arctan2(input, other)
+
+
+@atan2.vjp
+def _(grad, input, other, needs):
+    d = input * input + other * other
+    return (grad * other / d if needs[0] else None), (-grad * input / d if needs[1] else None)
+
+
+arctan2 = atan2
+
+
+def _logaddexp_kernel(xp, name, a, b, base2):
+    _need_tensor(name, 1, "input", a)
+    _need_tensor(name, 2, "other", b)
+    if a.dtype.kind not in "fcV":
+        raise _not_impl(f"{name}_cpu", a)
+    if a.dtype.kind == "c":
+        if base2:
+            return xp.log2(xp.exp2(a) + xp.exp2(b))
+        return xp.log(xp.exp(a) + xp.exp(b))
+    return xp.logaddexp2(a, b) if base2 else xp.logaddexp(a, b)
+
+
+@op(names=unify_inputs, promote=True)
+def logaddexp(xp, input, other):
+    """log(exp(input) + exp(other)), computed without overflow."""
+    return _logaddexp_kernel(xp, "logaddexp", input, other, False)
+
+
+@logaddexp.vjp
+def _(grad, input, other, result, needs):
+    return (grad * (input - result).exp() if needs[0] else None), (
+        grad * (other - result).exp() if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True)
+def logaddexp2(xp, input, other):
+    """log2(2**input + 2**other), computed without overflow."""
+    return _logaddexp_kernel(xp, "logaddexp2", input, other, True)
+
+
+@logaddexp2.vjp
+def _(grad, input, other, result, needs):
+    return (grad * ((input - result) * _LN2).exp() if needs[0] else None), (
+        grad * ((other - result) * _LN2).exp() if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="copysign_")
+def copysign(xp, input, other):
+    """|input| with the sign of other (the sign bit, so -0.0 counts as negative)."""
+    _need_tensor("copysign", 1, "input", input)
+    _real_only("copysign_cpu", input, other)
+    return xp.copysign(input, other)
+
+
+@copysign.vjp
+def _(grad, input, result, needs):
+    # d|x|*s / dx = sign(x) * s = result / x, defined as 0 at x == 0 (torch's convention)
+    gi = grad * _where(input == 0, 0.0, result / input) if needs[0] else None
+    return gi, (grad * 0 if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="xlogy_")
+def xlogy(xp, input, other):
+    """input * log(other), defined as 0 where input == 0 (unless other is nan)."""
+    _real_only("xlogy_cpu", input, other)
+    if hasattr(other, "dtype"):
+        lg = xp.log(other)
+    else:  # a Python float stays weakly typed (float32 input stays float32)
+        lg = math.log(other) if other > 0 else (-math.inf if other == 0 else math.nan)
+    r = xp.multiply(input, lg)
+    z = input == 0
+    if hasattr(z, "shape"):
+        return xp.where(z & ~xp.isnan(other), xp.zeros((), r.dtype), r)
+    if z:
+        return xp.where(xp.isnan(other), r, xp.zeros((), r.dtype))
+    return r
+
+
+@xlogy.vjp
+def _(grad, input, other, needs):
+    gi = go = None
+    if needs[0]:
+        if isinstance(other, Tensor):
+            gi = grad * _where((input == 0) & (other <= 0), 0.0, other.log())
+        else:
+            lg = math.log(other) if other > 0 else (-math.inf if other == 0 else math.nan)
+            gi = grad * (_where(input == 0, 0.0, lg) if other <= 0 else lg)
+    if needs[1]:
+        go = grad * input / other
+    return gi, go
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="ldexp_")
+def ldexp(xp, input, other):
+    """input * 2 ** other."""
+    _need_tensor("ldexp", 1, "input", input)
+    _need_tensor("ldexp", 2, "other", other)
+    return xp.multiply(input, xp.exp2(other))
+
+
+@ldexp.vjp
+def _(grad, other, result, needs):
+    return (grad * (other * _LN2).exp() if needs[0] else None), (
+        grad * result * _LN2 if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, inplace="nextafter_")
+def nextafter(xp, input, other):
+    """The next representable floating-point value after input in the direction of other."""
+    _need_tensor("nextafter", 1, "input", input)
+    _need_tensor("nextafter", 2, "other", other)
+    if input.dtype.kind not in "f":
+        raise _not_impl("nextafter_cpu", input)
+    return xp.nextafter(input, other)
+
+
+# ---------------------------------------------------------------------- Tensor methods and dunders
+def _install():
     Tensor.__radd__ = reflected(add)
     Tensor.__rsub__ = reflected(sub)
     Tensor.__rmul__ = reflected(mul)
@@ -201,7 +619,11 @@ def _install_reflected():
     Tensor.__rfloordiv__ = reflected(floor_divide)
     Tensor.__rmod__ = reflected(remainder)
     Tensor.__pos__ = lambda self: self
+    Tensor.float_power_ = _float_power_
+    for alias, target in (("arctan2", "atan2"), ("true_divide", "div"), ("divide", "div"), ("multiply", "mul"),
+                          ("subtract", "sub"), ("negative", "neg")):
+        setattr(Tensor, alias, getattr(Tensor, target))
+        setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
 
 
-_install_reflected()
-del _dt
+_install()

@@ -1,3 +1,508 @@
-"""comparison ops (being written)."""
+"""Comparisons, min/max/clamp, where, floating-point classification, logical and bitwise ops."""
 
-__all__: list = []
+from __future__ import annotations
+
+from .. import dtype as _dt
+from ..names import keep, unify_inputs
+from ..registry import op, reflected
+from ..tensor import Tensor
+from .arithmetic import _kind, _need_tensor, _not_impl, _tname, promote_raw
+
+__all__ = [
+    "allclose",
+    "clamp",
+    "clamp_",
+    "clip",
+    "clip_",
+    "equal",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "where",
+]
+
+_SCALARS = (bool, int, float, complex)
+_FROM_NP = _dt._FROM_NP
+
+
+# ---------------------------------------------------------------------- comparisons
+def _no_complex(name, a, b):
+    for v in (a, b):
+        if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
+            raise _not_impl(f"{name}_cpu", v)
+
+
+@op(names=unify_inputs, promote=True, inplace="eq_")
+def eq(xp, input, other):
+    """input == other, elementwise (a bool tensor)."""
+    return xp.equal(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="ne_")
+def ne(xp, input, other):
+    """input != other, elementwise."""
+    return xp.not_equal(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="lt_")
+def lt(xp, input, other):
+    """input < other, elementwise."""
+    _no_complex("lt", input, other)
+    return xp.less(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="le_")
+def le(xp, input, other):
+    """input <= other, elementwise."""
+    _no_complex("le", input, other)
+    return xp.less_equal(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="gt_")
+def gt(xp, input, other):
+    """input > other, elementwise."""
+    _no_complex("gt", input, other)
+    return xp.greater(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="ge_")
+def ge(xp, input, other):
+    """input >= other, elementwise."""
+    _no_complex("ge", input, other)
+    return xp.greater_equal(input, other)
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _cmp_dunder(public):
+    # a non-tensor, non-number operand is not ours: Python then falls back (== gives False,
+    # < raises its own TypeError), like torch
+    def d(self, other):
+        if isinstance(other, (Tensor, _SCALARS)):
+            return public(self, other)
+        return NotImplemented
+
+    return d
+
+
+# ---------------------------------------------------------------------- maximum / minimum
+def _minmax_check(name, a, b):
+    _need_tensor(name, 1, "input", a)
+    _need_tensor(name, 2, "other", b)
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+@op(names=unify_inputs, promote=True)
+def maximum(xp, input, other):
+    """Elementwise maximum; NaN propagates."""
+    _minmax_check("maximum", input, other)
+    return xp.maximum(input, other)
+
+
+@maximum.vjp
+def _(grad, input, other, needs):
+    half = grad / 2  # ties split the gradient evenly, like torch
+    tie = input == other
+    gi = where(input < other, 0.0, where(tie, half, grad)) if needs[0] else None
+    go = where(input > other, 0.0, where(tie, half, grad)) if needs[1] else None
+    return gi, go
+
+
+@op(names=unify_inputs, promote=True)
+def minimum(xp, input, other):
+    """Elementwise minimum; NaN propagates."""
+    _minmax_check("minimum", input, other)
+    return xp.minimum(input, other)
+
+
+@minimum.vjp
+def _(grad, input, other, needs):
+    half = grad / 2
+    tie = input == other
+    gi = where(input > other, 0.0, where(tie, half, grad)) if needs[0] else None
+    go = where(input < other, 0.0, where(tie, half, grad)) if needs[1] else None
+    return gi, go
+
+
+@op(names=unify_inputs, promote=True)
+def fmax(xp, input, other):
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+    _minmax_check("fmax", input, other)
+    return xp.fmax(input, other)
+
+
+@fmax.vjp
+def _(grad, input, other, needs):
+    pick = (input >= other) | other.isnan()
+    return (where(pick, grad, 0.0) if needs[0] else None), (
+        where(pick, 0.0, grad) if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True)
+def fmin(xp, input, other):
+    """Elementwise minimum that ignores NaN."""
+    _minmax_check("fmin", input, other)
+    return xp.fmin(input, other)
+
+
+@fmin.vjp
+def _(grad, input, other, needs):
+    pick = (input <= other) | other.isnan()
+    return (where(pick, grad, 0.0) if needs[0] else None), (
+        where(pick, 0.0, grad) if needs[1] else None)
+
+
+# ---------------------------------------------------------------------- clamp
+def _clamp_check(kernel, a, *bounds):
+    if a.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if a.dtype.kind == "b" and _kind(a, *bounds) == "b":
+        if any(hasattr(b, "dtype") for b in bounds):
+            if len(bounds) == 1:
+                return  # max/min of bools is well defined (torch allows it)
+            kernel = "clamp_cpu"
+        raise _not_impl(kernel, a)
+
+
+@op(names=unify_inputs, promote=True, inplace="clamp_min_")
+def clamp_min(xp, input, min):
+    """max(input, min) elementwise; min is a number or a tensor."""
+    _clamp_check("clamp_min_scalar_cpu", input, min)
+    return xp.maximum(input, min)
+
+
+@clamp_min.vjp
+def _(grad, input, min, needs):
+    keep_ = input >= min
+    return (where(keep_, grad, 0.0) if needs[0] else None), (
+        where(keep_, 0.0, grad) if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, inplace="clamp_max_")
+def clamp_max(xp, input, max):
+    """min(input, max) elementwise; max is a number or a tensor."""
+    _clamp_check("clamp_max_scalar_cpu", input, max)
+    return xp.minimum(input, max)
+
+
+@clamp_max.vjp
+def _(grad, input, max, needs):
+    keep_ = input <= max
+    return (where(keep_, grad, 0.0) if needs[0] else None), (
+        where(keep_, 0.0, grad) if needs[1] else None)
+
+
+@op(name="_clamp", names=unify_inputs, promote=True, method=False, inplace="_clamp_")
+def _clamp(xp, input, min, max):
+    _clamp_check("clamp_scalar_cpu", input, min, max)
+    if input.dtype.kind == "V":  # bfloat16: clip would compute in float32
+        return xp.minimum(xp.maximum(input, min), max)
+    return xp.clip(input, min, max)  # min > max gives max, like torch
+
+
+@_clamp.vjp
+def _(grad, input, min, max, needs):
+    gi = gmin = gmax = None
+    if needs[0]:
+        gi = where((input >= min) & (input <= max), grad, 0.0)
+    if needs[1]:
+        gmin = where((input < min) & (min <= max), grad, 0.0)
+    if needs[2]:
+        lo = input.clamp_min(min) if isinstance(input, Tensor) else min
+        gmax = where(lo > max, grad, 0.0)
+    return gi, gmin, gmax
+
+
+def _clamp_dispatch(input, min, max, out, inplace):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    kw = {} if out is None else {"out": out}
+    if max is None:
+        return input.clamp_min_(min) if inplace else clamp_min(input, min, **kw)
+    if min is None:
+        return input.clamp_max_(max) if inplace else clamp_max(input, max, **kw)
+    return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
+
+
+def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
+    """Clamp every element into [min, max] (numbers or tensors; at least one given)."""
+    return _clamp_dispatch(input, min, max, out, False)
+
+
+def clamp_(input: Tensor, min=None, max=None) -> Tensor:
+    """In-place clamp."""
+    return _clamp_dispatch(input, min, max, None, True)
+
+
+clip, clip_ = clamp, clamp_
+
+
+# ---------------------------------------------------------------------- where
+@op(name="_where", names=unify_inputs, method=False)
+def _where(xp, condition, input, other):
+    if condition.dtype.kind != "b" and condition.dtype != _dt.uint8.np:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_tname(condition)}")
+    ti, to = type(input), type(other)
+    if getattr(input, "dtype", None) is getattr(other, "dtype", 0) or (
+            to is float and hasattr(input, "dtype") and input.dtype.kind in "fc") or (
+            ti is float and hasattr(other, "dtype") and other.dtype.kind in "fc"):
+        return xp.where(condition, input, other)  # same dtype, or a weak float scalar
+    (x, y), d = promote_raw([input, other])
+    npd = d.np
+    if not hasattr(x, "dtype"):
+        x = xp.asarray(x, dtype=npd)
+    if not hasattr(y, "dtype"):
+        y = xp.asarray(y, dtype=npd)
+    return xp.where(condition, x, y)
+
+
+@_where.vjp
+def _(grad, condition, needs):
+    return None, (where(condition, grad, 0.0) if needs[1] else None), (
+        where(condition, 0.0, grad) if needs[2] else None)
+
+
+def where(condition: Tensor, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` holds, else ``other`` (numbers allowed; differentiable in
+    both). With only ``condition``: the indices of its nonzero elements, as a tuple."""
+    if input is None and other is None:
+        from ..device import array_module
+        from ..tensor import _wrap
+
+        a = condition._data
+        return tuple(_wrap(i.astype(_dt.int64.np, copy=False))
+                     for i in array_module(a).nonzero(a if a.ndim else a.reshape(1)))
+    if out is not None:
+        return _where(condition, input, other, out=out)
+    return _where(condition, input, other)
+
+
+# ---------------------------------------------------------------------- classification
+@op(names=keep)
+def isnan(xp, input):
+    """True where input is NaN."""
+    return xp.isnan(input)
+
+
+@op(names=keep)
+def isinf(xp, input):
+    """True where input is +inf or -inf."""
+    return xp.isinf(input)
+
+
+@op(names=keep)
+def isposinf(xp, input):
+    """True where input is +inf."""
+    if input.dtype.kind == "c":
+        raise RuntimeError("isposinf does not support complex inputs.")
+    return xp.isposinf(input) if input.dtype.kind in "fV" else xp.zeros(input.shape, bool)
+
+
+@op(names=keep)
+def isneginf(xp, input):
+    """True where input is -inf."""
+    if input.dtype.kind == "c":
+        raise RuntimeError("isneginf does not support complex inputs.")
+    return xp.isneginf(input) if input.dtype.kind in "fV" else xp.zeros(input.shape, bool)
+
+
+@op(names=keep)
+def isfinite(xp, input):
+    """True where input is neither inf nor NaN."""
+    return xp.isfinite(input)
+
+
+@op(names=keep)
+def isreal(xp, input):
+    """True where the imaginary part is zero (always, for real dtypes)."""
+    if input.dtype.kind == "c":
+        return input.imag == 0
+    return xp.ones(input.shape, bool)
+
+
+@op(names=unify_inputs)
+def isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (inf equals inf of the same sign)."""
+    _need_tensor("isclose", 2, "other", other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_tname(input)} did not match {_tname(other)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    kind = input.dtype.kind
+    if kind == "b":
+        return close
+    if equal_nan and kind in "fcV":
+        close = close | (xp.isnan(input) & xp.isnan(other))
+    if kind in "iu":  # the tolerance is computed in the default float dtype
+        fd = _dt.get_default_dtype().np
+        input, other = input.astype(fd), other.astype(fd)
+    diff = xp.abs(input - other)
+    with_tol = xp.isfinite(diff) & (diff <= atol + xp.abs(rtol * other))
+    return close | with_tol
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True when every element of input is close to other (see isclose)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and equal elements."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        bad, pos, nm = (input, 1, "input") if not isinstance(input, Tensor) else (other, 2, "other")
+        raise TypeError(f"equal(): argument '{nm}' (position {pos}) must be Tensor, not "
+                        f"{type(bad).__name__}")
+    a, b = input._data, other._data
+    if a.shape != b.shape:
+        return False
+    return bool((a == b).all())
+
+
+# ---------------------------------------------------------------------- logical
+@op(names=unify_inputs, inplace="logical_and_")
+def logical_and(xp, input, other):
+    """Elementwise logical AND of the truth values (nonzero is True); a bool tensor."""
+    return xp.logical_and(input, other)
+
+
+@op(names=unify_inputs, inplace="logical_or_")
+def logical_or(xp, input, other):
+    """Elementwise logical OR."""
+    return xp.logical_or(input, other)
+
+
+@op(names=unify_inputs, inplace="logical_xor_")
+def logical_xor(xp, input, other):
+    """Elementwise logical XOR."""
+    return xp.logical_xor(input, other)
+
+
+@op(names=keep, inplace="logical_not_")
+def logical_not(xp, input):
+    """Elementwise logical NOT."""
+    return xp.logical_not(input)
+
+
+# ---------------------------------------------------------------------- bitwise
+def _int_only(kernel, a, b=None):
+    for v in (a, b):
+        if getattr(v, "dtype", None) is not None and v.dtype.kind not in "biu":
+            raise _not_impl(kernel, v)
+        if isinstance(v, (float, complex)):
+            raise _not_impl(kernel, a if hasattr(a, "dtype") else b)
+
+
+@op(names=unify_inputs, promote=True, dunders=("__and__",), inplace="bitwise_and_",
+    ufunc="bitwise_and")
+def bitwise_and(xp, input, other):
+    """Elementwise AND of integer or bool tensors (``&``)."""
+    _int_only("bitwise_and_cpu", input, other)
+    return xp.bitwise_and(input, other)
+
+
+@op(names=unify_inputs, promote=True, dunders=("__or__",), inplace="bitwise_or_",
+    ufunc="bitwise_or")
+def bitwise_or(xp, input, other):
+    """Elementwise OR of integer or bool tensors (``|``)."""
+    _int_only("bitwise_or_cpu", input, other)
+    return xp.bitwise_or(input, other)
+
+
+@op(names=unify_inputs, promote=True, dunders=("__xor__",), inplace="bitwise_xor_",
+    ufunc="bitwise_xor")
+def bitwise_xor(xp, input, other):
+    """Elementwise XOR of integer or bool tensors (``^``)."""
+    _int_only("bitwise_xor_cpu", input, other)
+    return xp.bitwise_xor(input, other)
+
+
+@op(names=keep, inplace="bitwise_not_")
+def bitwise_not(xp, input):
+    """Elementwise NOT of an integer or bool tensor."""
+    _int_only("bitwise_not_cpu", input)
+    return xp.invert(input)
+
+
+def _shift(xp, x, s, left, kernel):
+    _int_only(kernel, x, s)
+    ref = x if hasattr(x, "dtype") else s
+    if ref.dtype.kind == "b":
+        if _kind(x, s) == "b":
+            raise _not_impl(kernel, ref)
+        ref = x = x.astype(_dt.int64.np)  # a bool tensor with a Python int computes in int64
+    bits = ref.dtype.itemsize * 8
+    signed = ref.dtype.kind == "i"
+    if hasattr(s, "dtype"):
+        bad = (s < 0) | (s >= bits)
+        sc = xp.where(bad, 0, s).astype(s.dtype)
+        r = xp.left_shift(x, sc) if left else xp.right_shift(x, sc)
+        if not bad.any():
+            return r
+        if left or not signed:
+            fill = xp.zeros((), r.dtype)
+        else:
+            fill = xp.right_shift(x, bits - 1)  # the sign bit fills everything
+        return xp.where(bad, fill, r)
+    if 0 <= s < bits:
+        return xp.left_shift(x, s) if left else xp.right_shift(x, s)
+    if left or not signed:
+        return xp.zeros_like(x)
+    return xp.right_shift(x, bits - 1)
+
+
+@op(names=unify_inputs, promote=True, dunders=("__lshift__",), inplace="bitwise_left_shift_")
+def bitwise_left_shift(xp, input, other):
+    """input << other (bits shifted out are lost; shifts past the width give 0)."""
+    return _shift(xp, input, other, True, "lshift_cpu")
+
+
+@op(names=unify_inputs, promote=True, dunders=("__rshift__",), inplace="bitwise_right_shift_")
+def bitwise_right_shift(xp, input, other):
+    """input >> other (arithmetic shift for signed integers)."""
+    return _shift(xp, input, other, False, "rshift_cpu")
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
+# ---------------------------------------------------------------------- Tensor methods and dunders
+def _install():
+    T = Tensor
+    h = T.__hash__  # assigning __eq__ after class creation keeps the identity hash; be explicit
+    for nm, fn in (("__eq__", eq), ("__ne__", ne), ("__lt__", lt), ("__le__", le), ("__gt__", gt),
+                   ("__ge__", ge)):
+        setattr(T, nm, _cmp_dunder(fn))
+    T.__hash__ = h
+    for alias, target in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                          ("less_equal", "le"), ("not_equal", "ne")):
+        setattr(T, alias, getattr(T, target))
+        setattr(T, alias + "_", getattr(T, target + "_"))
+    T.__rand__ = reflected(bitwise_and)
+    T.__ror__ = reflected(bitwise_or)
+    T.__rxor__ = reflected(bitwise_xor)
+    T.__rlshift__ = reflected(bitwise_left_shift)
+    T.__rrshift__ = reflected(bitwise_right_shift)
+    T.__invert__ = _invert
+    T.__irshift__ = T.bitwise_right_shift_  # the registry takes __r*__ names for reflected ones
+    T.clamp = T.clip = clamp
+    T.clamp_ = T.clip_ = clamp_
+    T.where = lambda self, condition, y: where(condition, self, y)
+    T.isclose = isclose
+    T.allclose = allclose
+    T.equal = equal
+
+
+_install()

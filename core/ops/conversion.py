@@ -10,7 +10,7 @@ from ..tensor import Tensor
 
 
 @op(names=keep, method=False)
-def _cast(xp, input, dtype):
+def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an input
     return input.astype(dtype.np)
 
 
@@ -20,7 +20,7 @@ def _(grad, input):
 
 
 @op(names=keep, method=False)
-def _to_device(xp, input, device):
+def _to_device(xp, input, device=None):  # a default: device is an option
     if device.type == "cpu":
         return input.get() if hasattr(input, "get") else input.copy()
     cp = module_for(device)

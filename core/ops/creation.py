@@ -1,73 +1,283 @@
-"""Creation: tensor, as_tensor, from_numpy, zeros, ones, full, empty, arange, ..., *_like, new_*."""
+"""Creation: tensor, as_tensor, from_numpy, zeros, ones, full, empty, arange, linspace, eye, ...,
+the *_like factories and the Tensor.new_* methods.
+
+Every factory is device-aware: it builds its array with ``module_for(device)`` (numpy on cpu, cupy on
+cuda), so nothing is created on the host and copied.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .. import dtype as _dt
-from ..device import array_module, get_default_device, module_for, to_device, device_of
+from ..device import array_module, get_default_device, module_for, to_device
 from ..names import check_names
-from ..tensor import Tensor, _wrap
+from ..registry import op
+from ..tensor import Size, Tensor, _wrap
+
+__all__ = [
+    "arange",
+    "as_tensor",
+    "asarray",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "full_like",
+    "linspace",
+    "logspace",
+    "ones",
+    "ones_like",
+    "scalar_tensor",
+    "tensor",
+    "tril_indices",
+    "triu_indices",
+    "zeros",
+    "zeros_like",
+]
+
+_GRAD_MSG = "Only Tensors of floating point and complex dtype can require gradients"
 
 
-__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"]
+# ---------------------------------------------------------------------- helpers
+def _dev(device):
+    return get_default_device() if device is None else to_device(device)
 
 
-def _infer_np_dtype(data):
-    """torch.tensor's dtype inference: bools -> bool, ints -> int64, floats -> default dtype."""
-    a = np.asarray(data)
-    k = a.dtype.kind
-    if k == "b":
-        return _dt.bool_.np
-    if k in "iu":
-        return a.dtype if isinstance(data, np.ndarray) else _dt.int64.np
-    if k == "f":
-        return a.dtype if isinstance(data, np.ndarray) else _dt.get_default_dtype().np
-    if k == "c":
-        return a.dtype if isinstance(data, np.ndarray) else _dt.get_default_dtype().to_complex().np
-    if k == "V" and a.dtype == _dt.bfloat16.np:
-        return a.dtype
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+def _on(arr, d):
+    """``arr`` (a numpy array) placed on device ``d``."""
+    if d.type == "cpu":
+        return arr
+    xp = module_for(d)
+    with xp.cuda.Device(d.index or 0):
+        return xp.asarray(arr)
 
 
-def _unwrap_nested(data):
-    """Lists that contain tensors become arrays (torch.tensor([t1, t2]))."""
-    if isinstance(data, Tensor):
-        return data._data if type(data._data) is np.ndarray else data.cpu()._data
-    if isinstance(data, (list, tuple)):
-        if any(isinstance(x, (Tensor, list, tuple)) for x in data):
-            return [_unwrap_nested(x) for x in data]
-    return data
+def _alloc(d):
+    """A context for allocating on device ``d`` (cupy's current device), or None on cpu."""
+    if d.type == "cpu":
+        return None
+    return module_for(d).cuda.Device(d.index or 0)
 
 
-def _finish(arr, device, requires_grad, names):
-    d = get_default_device() if device is None else to_device(device)
-    if d.type != "cpu":
-        xp = module_for(d)
-        with xp.cuda.Device(d.index or 0):
-            arr = xp.asarray(arr)
+def _make(d, fn):
+    ctx = _alloc(d)
+    if ctx is None:
+        return fn(np)
+    with ctx:
+        return fn(module_for(d))
+
+
+def _finish(arr, requires_grad, names, out=None):
     t = _wrap(arr, check_names(names, arr.ndim) if names is not None else None)
     if requires_grad:
-        t.requires_grad_(True)
+        if arr.dtype.kind not in "fcV":
+            raise RuntimeError(_GRAD_MSG)
+        t.requires_grad = True
+    if out is not None:
+        return _into(out, t)
     return t
+
+
+def _into(out, t):
+    """Write a factory's result into ``out`` (resized like torch's out= for factories)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    a = t._data
+    if out._data.shape == a.shape and out._data.dtype == a.dtype:
+        out._data[...] = a
+    else:
+        out._data = a.astype(out._data.dtype, copy=False) if out._data.dtype != a.dtype else a
+    out._ver[0] += 1
+    if t._names is not None:
+        out._names = t._names
+    return out
+
+
+def _np_dtype(dtype, default=None):
+    if dtype is None:
+        return (default or _dt.get_default_dtype()).np
+    return _dt.to_dtype(dtype).np
+
+
+# ---------------------------------------------------------------------- tensor() and friends
+def _nested_shape(data, dim=0, shape=None):
+    """Walk nested sequences like torch: the shape, with torch's errors for ragged lists."""
+    if shape is None:
+        shape = []
+    if isinstance(data, (list, tuple)):
+        n = len(data)
+        if dim == len(shape):
+            shape.append(n)
+        elif shape[dim] != n:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {n})")
+        seq0 = None
+        for x in data:
+            is_seq = isinstance(x, (list, tuple)) or (isinstance(x, (Tensor, np.ndarray))
+                                                      and x.ndim > 0)
+            if seq0 is None:
+                seq0 = is_seq
+            elif is_seq != seq0:
+                raise TypeError("not a sequence")
+            if is_seq:
+                _nested_shape(x, dim + 1, shape)
+    return shape
+
+
+def _scalarize(x):
+    """0-d tensors in a list become numpy scalars (their dtype drives the inference)."""
+    if isinstance(x, Tensor):
+        if x._data.ndim:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        a = x._data if type(x._data) is np.ndarray else x.cpu()._data
+        return a[()]
+    if isinstance(x, (list, tuple)):
+        return [_scalarize(v) for v in x]
+    return x
+
+
+def _has_tensor(data) -> bool:
+    for x in data:
+        if isinstance(x, Tensor):
+            return True
+        if isinstance(x, (list, tuple)) and x and _has_tensor(x):
+            return True
+    return False
+
+
+def _typed_dtype(data):
+    """torch's inference over elements that carry dtypes: promote every leaf's dtype."""
+    seen = set()
+
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, Tensor):
+            seen.add(x.dtype)
+        elif isinstance(x, np.generic):
+            seen.add(_dt.from_numpy_dtype(x.dtype))
+        else:
+            seen.add(_dt.scalar_dtype(x))
+
+    walk(data)
+    out = None
+    for d in seen:
+        out = d if out is None else _dt.promote_types(out, d)
+    return out
+
+
+def _infer(a: np.ndarray, data):
+    """torch.tensor's dtype for data whose numpy conversion is ``a``."""
+    k = a.dtype.kind
+    if k == "b":
+        return a.dtype
+    if k in "iu":
+        return _dt.int64.np
+    if k == "f":
+        return _dt.get_default_dtype().np
+    if k == "c":
+        return _dt.get_default_dtype().to_complex().np
+    raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+
+
+def _to_array(data, dtype):
+    """Convert Python data (scalars, nested sequences, arrays) to a new numpy array."""
+    if isinstance(data, np.ndarray):
+        npd = data.dtype if dtype is None else _np_dtype(dtype)
+        _dt.from_numpy_dtype(npd)
+        return np.array(data, dtype=npd)
+    if isinstance(data, np.generic):
+        npd = data.dtype if dtype is None else _np_dtype(dtype)
+        _dt.from_numpy_dtype(npd)
+        return np.array(data, dtype=npd)
+    if data is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (list, tuple)):
+        try:  # the fast path: numpy reads plain nested lists (and 0-d tensors via __array__)
+            a = np.array(data)
+            ok = a.dtype.kind not in "OUSV"
+        except (ValueError, TypeError):
+            ok = False
+        if ok:
+            leaf = data
+            while isinstance(leaf, (list, tuple)) and leaf:
+                leaf = leaf[0]
+            if isinstance(leaf, Tensor) and leaf._data.ndim:
+                raise TypeError("only integer tensors of a single element can be converted to an "
+                                "index")
+            if dtype is None and isinstance(leaf, (Tensor, np.generic)):
+                # typed scalars (0-d tensors, numpy scalars) keep their dtype, promoted like torch
+                npd = _typed_dtype(data).np
+                return np.array(_scalarize(data), dtype=npd)
+        else:
+            if _has_tensor(data):
+                data = _scalarize(data)
+            _nested_shape(data)  # torch's errors for ragged lists
+            try:
+                a = np.array(data)
+            except (ValueError, TypeError):
+                raise TypeError("not a sequence") from None
+            if a.dtype.kind == "O":
+                if any(v is None for v in a.reshape(-1)):
+                    raise RuntimeError("Could not infer dtype of NoneType")
+                raise ValueError("Overflow when unpacking long long")
+            if a.dtype.kind in "US":
+                raise TypeError(f"new(): invalid data type '{a.dtype.type.__name__}'")
+    elif isinstance(data, (bool, int, float, complex)):
+        try:
+            a = np.array(data)
+        except OverflowError:
+            raise RuntimeError("value cannot be converted to type int64 without overflow") from None
+        if a.dtype.kind == "O":
+            raise RuntimeError("value cannot be converted to type int64 without overflow")
+    elif hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
+        a = np.asarray(data)
+        return a.astype(_np_dtype(dtype) if dtype is not None else a.dtype, copy=True)
+    else:
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    npd = _infer(a, data) if dtype is None else _np_dtype(dtype)
+    return a.astype(npd, copy=False)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
            names=None) -> Tensor:
-    """A new tensor that copies ``data`` (nested lists, scalars, arrays, tensors)."""
+    """A new tensor that copies ``data`` (nested lists, scalars, numpy arrays, tensors).
+
+    dtype inference: bools -> bool, ints -> int64, floats -> the default dtype, complex ->
+    complex64 (complex128 under a float64 default); numpy arrays keep their dtype.
+    """
     if isinstance(data, Tensor):
-        d = data.detach().clone()
+        d = data.detach()
         if dtype is not None or device is not None:
             d = d.to(device=device, dtype=dtype)
-        if requires_grad:
-            d.requires_grad_(True)
+        if d._data is data._data:
+            d = _wrap(d._data.copy(), d._names)
+        else:
+            d = _wrap(d._data, d._names)
         if names is not None:
             d._names = check_names(names, d.ndim)
+        if requires_grad:
+            d.requires_grad_(True)
         return d
-    data = _unwrap_nested(data)
-    npd = _dt.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
-    arr = np.array(data, dtype=npd)
-    return _finish(arr, device, requires_grad, names)
+    arr = _to_array(data, dtype)
+    d = _dev(device)
+    return _finish(_on(arr, d), requires_grad, names)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding ``s`` (default float dtype)."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    npd = _np_dtype(dtype)
+    return _finish(_on(np.array(s, dtype=npd), _dev(device)), requires_grad, None)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -76,20 +286,41 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if dtype is None and device is None:
             return data
         return data.to(device=device, dtype=dtype)
-    if isinstance(data, np.ndarray) and (device is None or to_device(device).type == "cpu"):
-        npd = data.dtype if dtype is None else _dt.to_dtype(dtype).np
+    d = _dev(device) if device is not None else None
+    if isinstance(data, np.ndarray) and (d is None or d.type == "cpu"):
+        npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return _wrap(data if data.dtype == npd else data.astype(npd))
+    if d is None:
+        xp = array_module(data) if type(data) in _array_types() else None
+        if xp is not None and xp is not np:  # a cupy array: stays where it is
+            npd = data.dtype if dtype is None else _np_dtype(dtype)
+            return _wrap(data if data.dtype == npd else data.astype(npd))
     return tensor(data, dtype=dtype, device=device)
 
 
+def _array_types():
+    from ..device import _XP
+
+    return _XP
+
+
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
-    """torch.asarray: share memory when possible, copy when asked or needed."""
+    """torch.asarray: share memory when possible (copy=None), always (copy=False) or never (True)."""
     if copy:
         t = tensor(obj, dtype=dtype, device=device)
     else:
-        t = as_tensor(obj, dtype=dtype, device=device)
+        if not isinstance(obj, (Tensor, np.ndarray)) and hasattr(obj, "__dlpack__") and \
+                dtype is None and device is None:
+            t = from_dlpack(obj)
+        else:
+            t = as_tensor(obj, dtype=dtype, device=device)
+        if copy is False and isinstance(obj, (Tensor, np.ndarray)):
+            src = obj._data if isinstance(obj, Tensor) else obj
+            if t._data is not src and not array_module(src).may_share_memory(t._data, src):
+                raise ValueError("can't alias tensor without copying (dtype or device mismatch)")
     if requires_grad:
+        t = t.detach() if t.requires_grad else t
         t.requires_grad_(True)
     return t
 
@@ -103,111 +334,402 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 def from_dlpack(ext) -> Tensor:
-    """A tensor sharing memory with any DLPack-capable array (cpu numpy, or cupy on cuda)."""
+    """A tensor sharing memory with any DLPack-capable array (numpy/torch cpu, cupy on cuda)."""
     if isinstance(ext, Tensor):
         return ext
+    if not hasattr(ext, "__dlpack__"):
+        raise TypeError(f"from_dlpack(): expected an object with __dlpack__, got "
+                        f"{type(ext).__name__}")
     dev = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
-    if dev == 1:
+    if dev == 1:  # kDLCPU
         return _wrap(np.from_dlpack(ext))
     return _wrap(module_for(to_device("cuda")).from_dlpack(ext))
 
 
-def _size_args(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+# ---------------------------------------------------------------------- sizes
+def _size_args(size, name="empty"):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        seq = True
         size = tuple(size[0])
+    else:
+        seq = False
     out = []
-    for s in size:
-        if isinstance(s, float) or not hasattr(s, "__index__"):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-        s = s.__index__()
+    for i, s in enumerate(size):
+        if isinstance(s, bool) or not hasattr(s, "__index__") or (isinstance(s, Tensor) and
+                                                                 s._data.dtype.kind not in "iu"):
+            tn = type(s).__name__
+            if not seq and len(size) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"not {tn}")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+        out.append(s.__index__())
+    for s in out:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-        out.append(s)
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
 
 
-def _xp_dtype(dtype, device, default=None):
-    d = get_default_device() if device is None else to_device(device)
-    npd = (default or _dt.get_default_dtype()).np if dtype is None else _dt.to_dtype(dtype).np
-    return d, npd
-
-
-def _factory(fill):
+def _factory(name, fill):
     def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-             pin_memory=False, memory_format=None, names=None):
-        shape = _size_args(size)
-        d, npd = _xp_dtype(dtype, device)
-        xp = module_for(d)
-        arr = fill(xp, shape, npd)
-        if d.type != "cpu":
-            pass
-        t = _wrap(arr, check_names(names, len(shape)) if names is not None else None)
-        if requires_grad:
-            t.requires_grad_(True)
-        if out is not None:
-            out._data, out._names = t._data, t._names
-            return out
-        return t
+             pin_memory=False, memory_format=None, names=None, **kw):
+        if "size" in kw and not size:
+            size = (kw.pop("size"),)
+        if kw:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+        if not size:
+            raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
+        shape = _size_args(size, name)
+        if out is not None and dtype is None:
+            npd = out._data.dtype
+            d = out.device if device is None else to_device(device)
+        else:
+            npd = _np_dtype(dtype)
+            d = _dev(device)
+        arr = _make(d, lambda xp: fill(xp, shape, npd))
+        return _finish(arr, requires_grad, names, out)
 
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"A tensor of the given size filled like torch.{name} (default float dtype)."
     return make
 
 
-zeros = _factory(lambda xp, s, d: xp.zeros(s, d))
-ones = _factory(lambda xp, s, d: xp.ones(s, d))
-empty = _factory(lambda xp, s, d: xp.empty(s, d))
-zeros.__name__, ones.__name__, empty.__name__ = "zeros", "ones", "empty"
+zeros = _factory("zeros", lambda xp, s, d: xp.zeros(s, d))
+ones = _factory("ones", lambda xp, s, d: xp.ones(s, d))
+empty = _factory("empty", lambda xp, s, d: xp.empty(s, d))
+
+
+def _fill_dtype(fill_value):
+    if isinstance(fill_value, Tensor):
+        return fill_value.dtype
+    return _dt.scalar_dtype(fill_value)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         names=None) -> Tensor:
+         pin_memory=False, names=None) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
+    if not isinstance(size, (tuple, list, Size)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    for i, s in enumerate(size):
+        if isinstance(s, float):
+            raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, but found "
+                            f"element of type float at pos {i}")
+    shape = _size_args((tuple(size),), "full")
     if dtype is None:
-        dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    shape = _size_args((size,) if not isinstance(size, (tuple, list)) else tuple(size))
-    d, npd = _xp_dtype(dtype, device)
-    t = _wrap(module_for(d).full(shape, fill_value, npd),
-              check_names(names, len(shape)) if names is not None else None)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+        npd = out._data.dtype if out is not None else _fill_dtype(fill_value).np
+    else:
+        npd = _np_dtype(dtype)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    d = _dev(device) if out is None or device is not None else out.device
+    arr = _make(d, lambda xp: xp.full(shape, fill_value, npd))
+    return _finish(arr, requires_grad, names, out)
 
 
-def _like(fn):
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """An uninitialised tensor with the given size and strides (in elements)."""
+    shape = _size_args((tuple(size),), "empty_strided")
+    stride = tuple(int(s) for s in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError("mismatch in length of strides and shape")
+    npd = np.dtype(_np_dtype(dtype))
+    n = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
+    d = _dev(device)
+
+    def mk(xp):
+        buf = xp.empty(max(n, 0), npd)
+        return xp.lib.stride_tricks.as_strided(buf, shape, tuple(st * npd.itemsize
+                                                                 for st in stride))
+
+    return _finish(_make(d, mk), requires_grad, None)
+
+
+# ---------------------------------------------------------------------- *_like
+def _like(name, fill):
     def make(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, names=None):
         a = input._data
-        xp = array_module(a) if device is None else module_for(to_device(device))
-        npd = a.dtype if dtype is None else _dt.to_dtype(dtype).np
-        t = _wrap(fn(xp, a.shape, npd), input._names if names is None else
-                  check_names(names, a.ndim))
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
+        npd = a.dtype if dtype is None else _np_dtype(dtype)
+        if device is None:
+            xp = array_module(a)
+            arr = fill(xp, a.shape, npd) if xp is np else _make(input.device,
+                                                                lambda m: fill(m, a.shape, npd))
+        else:
+            arr = _make(to_device(device), lambda m: fill(m, a.shape, npd))
+        return _finish(arr, requires_grad, names if names is not None else None) if \
+            names is not None else _named(_finish(arr, requires_grad, None), input._names)
 
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"torch.{name}: a tensor with ``input``'s shape (and dtype/device unless given)."
     return make
 
 
-zeros_like = _like(lambda xp, s, d: xp.zeros(s, d))
-ones_like = _like(lambda xp, s, d: xp.ones(s, d))
-empty_like = _like(lambda xp, s, d: xp.empty(s, d))
-zeros_like.__name__, ones_like.__name__, empty_like.__name__ = "zeros_like", "ones_like", "empty_like"
+def _named(t, names):
+    t._names = names
+    return t
+
+
+zeros_like = _like("zeros_like", lambda xp, s, d: xp.zeros(s, d))
+ones_like = _like("ones_like", lambda xp, s, d: xp.ones(s, d))
+empty_like = _like("empty_like", lambda xp, s, d: xp.empty(s, d))
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
+    """A tensor with ``input``'s shape filled with ``fill_value``."""
     a = input._data
-    xp = array_module(a) if device is None else module_for(to_device(device))
-    npd = a.dtype if dtype is None else _dt.to_dtype(dtype).np
-    t = _wrap(xp.full(a.shape, fill_value, npd), input._names)
+    npd = a.dtype if dtype is None else _np_dtype(dtype)
+    d = input.device if device is None else to_device(device)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    arr = _make(d, lambda xp: xp.full(a.shape, fill_value, npd))
+    return _named(_finish(arr, requires_grad, None), input._names)
+
+
+# ---------------------------------------------------------------------- ranges
+def _num(v):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = _num(start), _num(end), _num(step)
+    if dtype is None:
+        if out is not None:
+            npd = out._data.dtype
+        elif any(isinstance(v, float) for v in (start, end, step)):
+            npd = _dt.get_default_dtype().np
+        else:
+            npd = np.dtype(np.int64)
+    else:
+        npd = np.dtype(_np_dtype(dtype))
+    if npd.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if npd.kind in "iu" and isinstance(step, float) and int(step) == 0:
+        raise ValueError("step must be nonzero")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    for v in (start, end):
+        if not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if npd.kind in "iu":  # integer results: the bounds are truncated to integers first
+        start, end, step = int(start), int(end), int(step)
+    if all(isinstance(v, int) for v in (start, end, step)):
+        n = max(0, -((start - end) // step))
+        vals = start + step * np.arange(n, dtype=np.int64)
+    else:
+        n = max(0, math.ceil((end - start) / step))
+        vals = start + step * np.arange(n, dtype=np.float64)
+    d = _dev(device) if out is None or device is not None else out.device
+    return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` (inclusive)."""
+    start, end = _num(start), _num(end)
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if dtype is None:
+        npd = out._data.dtype if out is not None else (
+            _dt.get_default_dtype().to_complex().np if any(isinstance(v, complex) for v in
+                                                          (start, end))
+            else _dt.get_default_dtype().np)
+    else:
+        npd = np.dtype(_np_dtype(dtype))
+    work = np.complex128 if npd.kind == "c" else np.float64
+    vals = _lin(start, end, steps, work)
+    d = _dev(device) if out is None or device is not None else out.device
+    return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+
+
+def _lin(start, end, steps, work):
+    # torch's symmetric formula: the first half counts up from start, the second down from end
+    if steps == 1:
+        return np.array([start], dtype=work)
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0
+    half = steps // 2
+    return np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(work)
+
+
+def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
+             device=None, requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    start, end = _num(start), _num(end)
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    npd = (out._data.dtype if out is not None else _dt.get_default_dtype().np) if dtype is None \
+        else np.dtype(_np_dtype(dtype))
+    vals = np.power(float(base), _lin(start, end, steps, np.float64))
+    d = _dev(device) if out is None or device is not None else out.device
+    return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+
+
+def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
+        requires_grad=False, pin_memory=False, names=None) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is None:
+        m = n
+    elif m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    npd = (out._data.dtype if out is not None else _dt.get_default_dtype().np) if dtype is None \
+        else _np_dtype(dtype)
+    d = _dev(device) if out is None or device is not None else out.device
+    return _finish(_make(d, lambda xp: xp.eye(n, m, dtype=npd)), requires_grad, names, out)
+
+
+def _tri_indices(row, col, offset, dtype, device, upper):
+    npd = _np_dtype(dtype, _dt.int64)
+    r, c = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
+    return _finish(_on(np.stack([r, c]).astype(npd), _dev(device)), False, None)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (2, N) indices of the lower triangle of a ``row`` x ``col`` matrix."""
+    return _tri_indices(row, col, offset, dtype, device, False)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (2, N) indices of the upper triangle of a ``row`` x ``col`` matrix."""
+    return _tri_indices(row, col, offset, dtype, device, True)
+
+
+# ---------------------------------------------------------------------- complex, polar
+@op(promote=True, method=False, name="complex")
+def _complex(xp, real, imag):
+    """real + 1j * imag (float inputs of one dtype -> the matching complex dtype)."""
+    if real.dtype.kind != "f" or imag.dtype.kind != "f":
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_SN.get(real.dtype.name, real.dtype.name)} and "
+                           f"{_SN.get(imag.dtype.name, imag.dtype.name)}")
+    cd = np.complex128 if real.dtype == np.float64 else np.complex64
+    out = xp.empty(np.broadcast_shapes(real.shape, imag.shape), cd)
+    out.real = real
+    out.imag = imag
+    return out
+
+
+_SN = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+       "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+@_complex.vjp
+def _(grad):
+    return grad.real, grad.imag
+
+
+@op(promote=True, method=False)
+def polar(xp, abs, angle):
+    """abs * (cos(angle) + 1j * sin(angle))."""
+    if abs.dtype.kind != "f" or angle.dtype.kind != "f":
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_SN.get(abs.dtype.name, abs.dtype.name)} and "
+                           f"{_SN.get(angle.dtype.name, angle.dtype.name)}")
+    cd = np.complex128 if abs.dtype == np.float64 else np.complex64
+    out = xp.empty(np.broadcast_shapes(abs.shape, angle.shape), cd)
+    out.real = abs * xp.cos(angle)
+    out.imag = abs * xp.sin(angle)
+    return out
+
+
+@polar.vjp
+def _(grad, abs, angle, needs):
+    # a real input x of a complex output gets Re(conj(d out/dx) * grad)
+    gr, gi = grad.real, grad.imag
+    c, s = angle.cos(), angle.sin()
+    g_abs = gr * c + gi * s if needs[0] else None
+    g_ang = (gi * c - gr * s) * abs if needs[1] else None
+    return g_abs, g_ang
+
+
+@op(promote=True, inplace="heaviside_")
+def heaviside(xp, input, values):
+    """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (not differentiable)."""
+    if input.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    one = xp.ones((), input.dtype)
+    return xp.where(input == 0, values, (input > 0).astype(input.dtype) * one).astype(
+        xp.result_type(input, values))
+
+
+# ---------------------------------------------------------------------- Tensor.new_*
+def _new_size(size, name):
+    return _size_args(size, name)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                pin_memory=False) -> Tensor:
+    """A new tensor copying ``data``, with self's dtype and device unless given."""
+    if isinstance(data, Tensor):
+        t = data.detach().to(dtype=dtype or data.dtype, device=device or self.device)
+        t = _wrap(t._data.copy() if t._data is data._data else t._data, None)
+    else:
+        arr = _to_array(data, dtype if dtype is not None else self.dtype)
+        t = _wrap(_on(arr, self.device if device is None else to_device(device)))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
+def _new_factory(name, fill):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False, **kw):
+        if "size" in kw and not size:
+            size = (kw.pop("size"),)
+        shape = _size_args(size, name)
+        npd = self._data.dtype if dtype is None else _np_dtype(dtype)
+        d = self.device if device is None else to_device(device)
+        return _finish(_make(d, lambda xp: fill(xp, shape, npd)), requires_grad, None)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False) -> Tensor:
+    shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "new_full")
+    npd = self._data.dtype if dtype is None else _np_dtype(dtype)
+    d = self.device if device is None else to_device(device)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _finish(_make(d, lambda xp: xp.full(shape, fill_value, npd)), requires_grad, None)
+
+
+Tensor.new_tensor = _new_tensor
+Tensor.new_zeros = _new_factory("new_zeros", lambda xp, s, d: xp.zeros(s, d))
+Tensor.new_ones = _new_factory("new_ones", lambda xp, s, d: xp.ones(s, d))
+Tensor.new_empty = _new_factory("new_empty", lambda xp, s, d: xp.empty(s, d))
+Tensor.new_full = _new_full
+
+
+# ---------------------------------------------------------------------- constructors
 def _legacy_new(cls, *args, device=None, **kwargs):
     """``Tensor(2, 3)`` (uninitialised float) or ``Tensor(data)`` (a float copy)."""
-    if len(args) == 1 and not isinstance(args[0], int):
+    if not args:
+        t = empty(0, device=device)
+    elif len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
         t = tensor(args[0], dtype=_dt.get_default_dtype(), device=device)
     else:
         t = empty(*args, device=device)

@@ -1,3 +1,1286 @@
-"""indexing ops (being written)."""
+"""Indexing: ``Tensor.__getitem__`` / ``__setitem__`` and gather, scatter, index_select, masked_*,
+take, take_along_dim, nonzero.
 
-__all__: list = []
+Basic indexing (ints, slices, None, Ellipsis, 0-d integer tensors) returns a view sharing storage
+and the version counter. Advanced indexing (integer/bool tensors, lists, arrays) returns a copy with
+numpy's (= torch's) semantics, except that ints are applied first as selects, like torch does.
+
+The index reaches the registry as an option in a plain form: tensors become raw arrays. An
+advanced key mixing ints and arrays is split into ``pre`` (a basic key of the ints, a view) and
+``key`` (the rest).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ...autograd.grad_mode import _state
+from ..device import _XP, array_module
+from ..names import keep, unify_inputs
+from ..registry import _rebase_history, op
+from ..registry import apply as _apply
+from ..registry import apply_inplace as _apply_inplace
+from ..tensor import Tensor, _generic, _ndarray, _new, _ptr, _wrap
+
+__all__ = [
+    "gather",
+    "index_add",
+    "index_fill",
+    "index_put",
+    "index_select",
+    "masked_fill",
+    "masked_scatter",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "take_along_dim",
+]
+
+_NOKW: dict = {}  # never mutated: the registry only pops from a non-empty kw
+_NoneType = type(None)
+_EllipsisType = type(Ellipsis)
+_INT64 = np.dtype(np.int64)
+_INT32 = np.dtype(np.int32)
+_UINT8 = np.dtype(np.uint8)
+_BOOL = np.dtype(np.bool_)
+_IDX_DTYPES = (_INT64, _INT32)
+_FAST_DTYPES = (_INT64, _INT32, _BOOL)
+_BAD_TENSOR_INDEX = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+# ---------------------------------------------------------------------- small helpers
+def _xp_of(a):
+    return _XP.get(type(a)) or array_module(a)
+
+
+def _add_at(xp, a, key, v) -> None:
+    """a[key] += v with duplicate indices accumulating (numpy ufunc.at / cupyx.scatter_add)."""
+    if xp is np:
+        np.add.at(a, key, v)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(a, key, v)
+
+
+def _ufunc_at(xp, name, a, key, v) -> None:
+    if xp is np:
+        getattr(np, name).at(a, key, v)
+        return
+    import cupyx
+
+    fn = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}.get(name)
+    if fn is None:
+        getattr(xp, name).at(a, key, v)  # cupy >= 13 has ufunc.at
+    else:
+        getattr(cupyx, fn)(a, key, v)
+
+
+def _zeros_t(like: Tensor, shape) -> Tensor:
+    a = like._data
+    return _wrap(_xp_of(a).zeros(shape, a.dtype))
+
+
+def _wrap_dim(dim: int, nd: int) -> int:
+    lo, hi = (-1, 0) if nd == 0 else (-nd, nd - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {dim})")
+    return dim % nd if nd else 0
+
+
+_C10_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _dtype_word(a) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
+            "int64": "Long", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}.get(str(a.dtype), str(a.dtype))
+
+
+# ---------------------------------------------------------------------- index normalisation
+def _index_array(a, xp):
+    """An index array (from a tensor, list or ndarray) checked and moved to ``xp``'s device."""
+    d = a.dtype
+    if d is _UINT8 or d == _UINT8:
+        a = a.astype(_BOOL)  # byte tensors index as masks (torch's deprecated behaviour)
+    elif d.kind not in "iub" or (d.kind in "iu" and d not in _IDX_DTYPES):
+        raise IndexError(_BAD_TENSOR_INDEX)
+    if type(a) is not _ndarray:
+        if xp is np:
+            raise RuntimeError("indices should be either on cpu or on the same device as the indexed "
+                               "tensor (cpu)")
+    elif xp is not np:
+        a = xp.asarray(a)
+    return a
+
+
+def _seq_as_tuple(seq) -> bool:
+    # torch reads a short list holding sequences, slices, tensors, None or ... as a tuple
+    if len(seq) >= 32:
+        return False
+    for e in seq:
+        if isinstance(e, (list, tuple, slice, Tensor, _ndarray)) or e is None or e is Ellipsis:
+            return True
+    return False
+
+
+def _check_step(s: slice) -> slice:
+    st = s.step
+    if st is not None:
+        st = operator.index(st)
+        if st <= 0:
+            raise ValueError("slice step cannot be zero" if st == 0 else
+                             "step must be greater than zero")
+    return s
+
+
+def _convert(self: Tensor, index):
+    """The index as a list of plain items (ints, slices, None, ..., bools, arrays).
+
+    Returns (items, advanced, has_int)."""
+    if type(index) is tuple:
+        items = index
+    elif type(index) is list and _seq_as_tuple(index):
+        items = tuple(index)
+    else:
+        items = (index,)
+    xp = _xp_of(self._data)
+    out = []
+    adv = has_int = False
+    for it in items:
+        tp = type(it)
+        if tp is int:
+            out.append(it)
+            has_int = True
+        elif tp is slice:
+            out.append(_check_step(it))
+        elif it is None or it is Ellipsis:
+            out.append(it)
+        elif isinstance(it, Tensor):
+            a = it._data
+            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype is not _UINT8 and a.dtype != _UINT8:
+                if a.dtype not in _IDX_DTYPES:
+                    raise IndexError(_BAD_TENSOR_INDEX)
+                out.append(int(a))  # a 0-d integer tensor selects, like an int (a view)
+                has_int = True
+            else:
+                out.append(_index_array(a, xp))
+                adv = True
+        elif tp is bool or tp is np.bool_:
+            out.append(bool(it))
+            adv = True
+        elif isinstance(it, (list, tuple, _ndarray)):
+            a = np.asarray(it) if not isinstance(it, _ndarray) else it
+            if not isinstance(it, _ndarray) and (a.size == 0 or a.dtype.kind in "iuf"):
+                a = a.astype(_INT64)  # torch reads a list of numbers as a long tensor
+            out.append(_index_array(a, xp))
+            adv = True
+        elif hasattr(it, "__index__") and not isinstance(it, float):
+            out.append(operator.index(it))
+            has_int = True
+        else:
+            if type(it).__module__ == "cupy" or (xp is not np and isinstance(it, xp.ndarray)):
+                out.append(_index_array(it, xp))
+                adv = True
+                continue
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(it).__name__})")
+    return out, adv, has_int
+
+
+def _prepare(self: Tensor, index):
+    """(op, args) for reading ``self[index]``."""
+    items, adv, has_int = _convert(self, index)
+    if not adv:
+        return _VIEW, (self, tuple(items))
+    if not has_int:
+        return _ADV, (self, tuple(items))
+    # torch applies ints as selects first; numpy would treat them as broadcast advanced indices
+    pre = []
+    key = []
+    for it in items:
+        tp = type(it)
+        if tp is int:
+            pre.append(it)
+        elif it is None or tp is bool:
+            key.append(it)
+        elif it is Ellipsis:
+            pre.append(it)
+            key.append(it)
+        else:
+            n = it.ndim if tp is not slice and it.dtype.kind == "b" else 1
+            pre.extend((slice(None),) * n)
+            key.append(it)
+    return _ADV, (self, tuple(key), tuple(pre))
+
+
+def _fast_key(index):
+    """The key itself when ``index`` is plain basic indexing (the hot path), else None."""
+    tp = type(index)
+    if tp is int:
+        return index
+    if tp is slice:
+        return index if index.step is None else None
+    if tp is tuple:
+        for it in index:
+            t = type(it)
+            if t is int or it is None or it is Ellipsis or (t is slice and it.step is None):
+                continue
+            return None
+        return index
+    return None
+
+
+def _diagnose(self: Tensor, index):
+    """torch's error for an index numpy rejected (None when the index looks fine)."""
+    try:
+        items = _convert(self, index)[0]
+    except (IndexError, ValueError, TypeError, RuntimeError) as e:
+        return e
+    shape = self._data.shape
+    nd = len(shape)
+
+    def consumes(it):
+        if it is None or it is Ellipsis or type(it) is bool:
+            return 0
+        if type(it) in (int, slice):
+            return 1
+        return it.ndim if it.dtype.kind == "b" else 1
+
+    used = sum(consumes(it) for it in items)
+    if used > nd:
+        if nd == 0 and items and type(items[0]) is int:
+            return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        return IndexError(f"too many indices for tensor of dimension {nd}")
+    # pass 1: ints (reported by their position in the index), the shape after ints and Nones
+    dim = 0
+    after = []
+    where = []  # per item: its first dim in ``after``
+    for pos, it in enumerate(items):
+        where.append(len(after))
+        if it is Ellipsis:
+            k = nd - used
+            after.extend(shape[dim:dim + k])
+            dim += k
+        elif it is None:
+            after.append(1)
+        elif type(it) is bool:
+            pass
+        elif type(it) is int:
+            size = shape[dim]
+            if not -size <= it < size:
+                return IndexError(f"index {it} is out of bounds for dimension {pos} with size {size}")
+            dim += 1
+        else:
+            k = consumes(it)
+            after.extend(shape[dim:dim + k])
+            dim += k
+    after.extend(shape[dim:])
+    # pass 2: arrays (reported by their rank among the advanced indices)
+    rank = 0
+    shapes = []
+    for pos, it in enumerate(items):
+        if type(it) in (int, slice, bool) or it is None or it is Ellipsis:
+            continue
+        d = where[pos]
+        a = it if type(it) is _ndarray else it.get()
+        if a.dtype.kind == "b":
+            for j in range(a.ndim):
+                if a.shape[j] != after[d + j]:
+                    return IndexError(
+                        f"The shape of the mask {list(a.shape)} at index {j} does not match the "
+                        f"shape of the indexed tensor {after} at index {d + j}")
+            rank += a.ndim
+            shapes.append([int(a.sum())])
+        else:
+            size = after[d]
+            bad = (a < -size) | (a >= size)
+            if bad.any():
+                v = int(a[bad].reshape(-1)[0])
+                return IndexError(f"index {v} is out of bounds for dimension {rank} with size {size}")
+            rank += 1
+            shapes.append(list(a.shape))
+    try:
+        np.broadcast_shapes(*[tuple(s) for s in shapes])
+    except ValueError:
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                          "shapes " + ", ".join(str(s) for s in shapes))
+    return None
+
+
+# ---------------------------------------------------------------------- names
+def _basic_names(names, key):
+    items = key if type(key) is tuple else (key,)
+    used = sum(1 for it in items if it is not None and it is not Ellipsis)
+    out = []
+    i = 0
+    for it in items:
+        if it is None:
+            out.append(None)
+        elif it is Ellipsis:
+            k = len(names) - used
+            out.extend(names[i:i + k])
+            i += k
+        elif type(it) is slice:
+            out.append(names[i])
+            i += 1
+        else:
+            i += 1
+    out.extend(names[i:])
+    return out
+
+
+def _getitem_names(ins, key, pre=None, **kw):
+    """Ints drop a dim's name, slices keep it, None inserts an unnamed dim; advanced-indexed dims
+    become unnamed."""
+    names = tuple(ins[0]._names)
+    if pre is not None:
+        names = tuple(_basic_names(names, pre))
+    items = key if type(key) is tuple else (key,)
+    if not any(hasattr(it, "dtype") or type(it) is bool for it in items):
+        out = _basic_names(names, items)
+        return None if all(n is None for n in out) else tuple(out)
+
+    def consumes(it):
+        if it is None or it is Ellipsis or type(it) is bool:
+            return 0
+        if hasattr(it, "dtype"):
+            return it.ndim if it.dtype.kind == "b" else 1
+        return 1
+
+    used = sum(consumes(it) for it in items)
+    out = []
+    i = 0
+    first = None
+    bnd = 0
+    gaps = False
+    last = None
+    for k, it in enumerate(items):
+        if hasattr(it, "dtype") or type(it) is bool:
+            if first is None:
+                first = len(out)
+            elif last is not None and last != k - 1:
+                gaps = True
+            last = k
+            bnd = max(bnd, 1 if type(it) is bool or it.dtype.kind == "b" else it.ndim)
+            i += consumes(it)
+        elif it is None:
+            out.append(None)
+        elif it is Ellipsis:
+            n = len(names) - used
+            out.extend(names[i:i + n])
+            i += n
+        else:
+            out.append(names[i])
+            i += 1
+    out.extend(names[i:])
+    at = 0 if gaps else first
+    out[at:at] = [None] * bnd
+    return None if all(n is None for n in out) else tuple(out)
+
+
+# ---------------------------------------------------------------------- getitem
+def _with_ellipsis(key):
+    return key + (Ellipsis,) if type(key) is tuple else (key, Ellipsis)
+
+
+@op(names=_getitem_names, view=True, method=False)
+def _index_view(xp, input, key=None):
+    """Basic indexing: a view."""
+    r = input[key]
+    if isinstance(r, _generic):  # numpy returns a scalar for a full int index: keep a 0-d view
+        r = input[_with_ellipsis(key)]
+    return r
+
+
+@_index_view.vjp
+def _(grad, input_shape, key):
+    return _index_grad(grad, input_shape, key, None, False)
+
+
+@op(names=_getitem_names, method=False)
+def _index(xp, input, key=None, pre=None):
+    """Advanced indexing: a copy."""
+    if pre is not None:
+        input = input[pre]
+    elif type(key) is _ndarray and key.dtype.kind == "i":
+        return input.take(key, axis=0)  # x[idx]: take is faster than fancy indexing
+    return input[key]
+
+
+@_index.vjp
+def _(grad, input_shape, key, pre):
+    return _index_grad(grad, input_shape, key, pre, True)
+
+
+def _has_int_array(key) -> bool:
+    for k in key if type(key) is tuple else (key,):
+        d = getattr(k, "dtype", None)
+        if d is not None and d.kind in "iu":
+            return True
+    return False
+
+
+@op(method=False)
+def _index_grad(xp, grad, shape=None, key=None, pre=None, adv=False):
+    """Zeros of ``shape`` with ``grad`` added at ``[pre][key]`` (duplicates accumulate)."""
+    z = xp.zeros(shape, grad.dtype)
+    t = z if pre is None else z[pre]
+    if adv and _has_int_array(key):
+        _add_at(xp, t, key, grad)
+    else:
+        t[key] = grad
+    return z
+
+
+@_index_grad.vjp
+def _(grad, key, pre, adv):
+    return _get(grad, key, pre, adv)
+
+
+def _get(t: Tensor, key, pre=None, adv=False) -> Tensor:
+    """``t[key]`` with an already-normalised key."""
+    if not adv:
+        return _apply(_VIEW, (t, key), _NOKW)
+    return _apply(_ADV, (t, key, pre), _NOKW)
+
+
+def _view_of(self: Tensor, r) -> Tensor:
+    t = _new(Tensor)
+    t._data = r
+    t.requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._names = None
+    t._ver = self._ver
+    ex = self._extra
+    base = ex.get("base") if ex else None
+    t._extra = {"base": self if base is None else base}
+    return t
+
+
+def _getitem(self: Tensor, index) -> Tensor:
+    key = _fast_key(index)
+    if key is not None:
+        if self._names is None and not (self.requires_grad and _state.enabled):
+            # the hot path (x[0], x[:, 1] without autograd): a view, no registry round trip
+            a = self._data
+            try:
+                r = a[key]
+            except (IndexError, ValueError, TypeError):
+                err = _diagnose(self, index)
+                if err is None:
+                    raise
+                raise err from None
+            if isinstance(r, _generic):  # numpy's scalar for a full int index: keep a 0-d view
+                r = a[_with_ellipsis(key)]
+            return _view_of(self, r)
+        args = (self, key)
+        od = _VIEW
+    elif type(index) is Tensor and type(index._data) is type(self._data) and \
+            index._data.dtype in _FAST_DTYPES and index._data.ndim:
+        args = (self, index._data)  # x[idx], x[mask]: the array is the key
+        od = _ADV
+    else:
+        od, args = _prepare(self, index)
+    try:
+        if self._names is None and not (self.requires_grad and _state.enabled):
+            a = self._data
+            r = od.kernel(_xp_of(a), a, *args[1:])
+            if od is _VIEW:
+                return _view_of(self, r)
+            return _wrap(r if type(r) is _ndarray or not isinstance(r, _generic) else
+                         np.asarray(r))
+        return _apply(od, args, _NOKW)
+    except (IndexError, ValueError, TypeError):
+        err = _diagnose(self, index)
+        if err is None:
+            raise
+        raise err from None
+
+
+_VIEW = _index_view.op
+_ADV = _index.op
+
+
+# ---------------------------------------------------------------------- setitem
+@op(names=keep, method=False)
+def _index_put(xp, input, values, key=None, pre=None, adv=False, accumulate=False):
+    """``input[pre][key] = values`` (or ``+=`` with duplicates accumulating) written into input's
+    storage (the registry's result shares it)."""
+    t = input if pre is None else input[pre]
+    if accumulate:
+        _add_at(xp, t, key, values)
+    else:
+        t[key] = values
+    return input
+
+
+@_index_put.vjp
+def _(grad, key, pre, adv, accumulate, values_shape, needs):
+    gs = None
+    if needs[0]:
+        gs = grad if accumulate else _index_zero(grad, key, pre)
+    gv = None
+    if needs[1]:
+        gv = _get(grad, key, pre, adv)
+        extra = len(values_shape) - gv.ndim
+        if extra > 0:  # a value with extra leading 1-dims (allowed, like numpy)
+            gv = gv.reshape((1,) * extra + tuple(gv.shape))
+    return gs, gv
+
+
+@op(method=False)
+def _index_zero(xp, grad, key=None, pre=None):
+    """A copy of ``grad`` with ``[pre][key]`` zeroed (self-adjoint)."""
+    out = grad.copy()
+    t = out if pre is None else out[pre]
+    t[key] = 0
+    return out
+
+
+@_index_zero.vjp
+def _(grad, key, pre):
+    return _index_zero(grad, key, pre)
+
+
+def _setitem_error(a, key, pre, v, adv):
+    t = a if pre is None else a[pre]
+    target = list(t[key].shape) if adv else list(np.shape(t[key]))
+    vs = list(getattr(v, "shape", ()))
+    if adv:
+        return RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
+                            f"indexing result of shape {target}")
+    if len(vs) > len(target):
+        return RuntimeError(f"expand(torch.FloatTensor{{{vs}}}, size={target}): the number of sizes "
+                            f"provided ({len(target)}) must be greater or equal to the number of "
+                            f"dimensions in the tensor ({len(vs)})")
+    lead = len(target) - len(vs)
+    for i, s in enumerate(vs):
+        if s != 1 and s != target[lead + i]:
+            return RuntimeError(
+                f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
+                f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {target}.  Tensor "
+                f"sizes: {vs}")
+    return None
+
+
+def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
+    key = _fast_key(index)
+    if key is not None:
+        pre = None
+        adv = False
+    elif type(index) is Tensor and type(index._data) is type(self._data) and \
+            index._data.dtype in _FAST_DTYPES and index._data.ndim:
+        key = index._data
+        pre = None
+        adv = True
+    else:
+        od, args = _prepare(self, index)
+        key = args[1]
+        pre = args[2] if len(args) > 2 else None
+        adv = od is _ADV
+    vt = isinstance(value, Tensor)
+    if not vt and not isinstance(value, (int, float, complex, _generic)):
+        from ...autograd.engine import _legacy_type
+
+        mod = type(value).__module__
+        what = type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
+        raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
+    try:
+        if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
+            if self.requires_grad and self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            ex = self._extra
+            base = ex.get("base") if ex else None
+            detached = base is not None and base.requires_grad and not self.requires_grad
+            if detached:
+                base = None  # a detached view: its writes do not reach the base's history
+            if base is not None and base.requires_grad and base.grad_fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            pos = _positions(base, self) if base is not None else None
+            r = _apply(_PUT, (self, value, key, pre, adv, accumulate), _NOKW)
+            self._ver[0] += 1
+            if r.grad_fn is None:
+                return
+            if pos is None and not detached:
+                _rebase_history(self, r)
+                return
+            if pos is not None:
+                # a write through a view: the base's new history copies the view's new values in
+                rb = _apply(_COPY, (base, r, pos), _NOKW)
+                base.grad_fn = rb.grad_fn
+                base.requires_grad = True
+            self.grad_fn = r.grad_fn
+            self.requires_grad = True
+            return
+        a = self._data
+        v = value._data if vt else value
+        if vt and type(v) is not type(a):
+            v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
+        if accumulate:
+            _add_at(_xp_of(a), a if pre is None else a[pre], key, v)
+        elif pre is None:
+            if type(v) is float and type(key) is _ndarray and key.dtype is _BOOL and \
+                    key.shape == a.shape:
+                np.putmask(a, key, v)  # x[mask] = 0.0: several times faster than a[mask] = v
+            else:
+                a[key] = v
+        else:
+            a[pre][key] = v
+        self._ver[0] += 1
+    except (IndexError, TypeError):
+        err = _diagnose(self, index)
+        if err is None:
+            raise
+        raise err from None
+    except ValueError:
+        err = _diagnose(self, index)
+        if err is None:
+            v = value._data if vt else value
+            err = _setitem_error(self._data, key, pre, v, adv)
+        if err is None:
+            raise
+        raise err from None
+
+
+_PUT = _index_put.op
+
+
+def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """``self[indices] = values`` (``+=`` with duplicates accumulating when ``accumulate``)."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
+    return self
+
+
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` put (or accumulated) at ``indices``."""
+    return _index_put_(input.clone(), indices, values, accumulate)
+
+
+def _positions(base: Tensor, view: Tensor):
+    """Flat indices into ``base`` (C-contiguous) of each element of ``view``, or None."""
+    b, v = base._data, view._data
+    if not b.flags.c_contiguous or type(b) is not type(v):
+        return None
+    xp = _xp_of(b)
+    isz = b.itemsize
+    off = (_ptr(v, xp) - _ptr(b, xp)) // isz
+    pos = xp.full(v.shape, off, dtype=_INT64)
+    nd = v.ndim
+    for d in range(nd):
+        st = v.strides[d]
+        if st % isz:
+            return None
+        if v.shape[d] > 1 and st:
+            shp = [1] * nd
+            shp[d] = v.shape[d]
+            pos += xp.arange(v.shape[d], dtype=_INT64).reshape(shp) * (st // isz)
+    return pos
+
+
+@op(method=False)
+def _copy_slices(xp, base, src, positions=None):
+    """Records that ``src`` was written into ``base`` at flat ``positions`` (already done)."""
+    return base
+
+
+@_copy_slices.vjp
+def _(grad, positions, needs):
+    flat = grad.reshape(-1)
+    gb = _index_zero(flat, positions).reshape(tuple(grad.shape)) if needs[0] else None
+    gs = _get(flat, positions, None, True) if needs[1] else None
+    return gb, gs
+
+
+_COPY = _copy_slices.op
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
+
+
+# ---------------------------------------------------------------------- gather / scatter
+def _along_idx(xp, index, dim):
+    """The fancy index selecting ``index`` along ``dim`` and positions elsewhere."""
+    nd = index.ndim
+    out = []
+    for d in range(nd):
+        if d == dim:
+            out.append(index)
+        else:
+            shp = [1] * nd
+            shp[d] = index.shape[d]
+            out.append(xp.arange(index.shape[d]).reshape(shp))
+    return tuple(out)
+
+
+def _check_bounds(xp, index, size, dim, exc=RuntimeError, neg=0):
+    # neg=1: negative indices wrap (index_add, index_fill); gather/scatter reject them
+    if xp is np and index.size:
+        lo, hi = index.min(), index.max()
+        lim = -size if neg else 0
+        if lo < lim or hi >= size:
+            v = int(lo if lo < lim else hi)
+            raise exc(f"index {v} is out of bounds for dimension {dim} with size {size}")
+
+
+def _gather_checks(xp, input, index, dim, who):
+    if index.dtype not in _IDX_DTYPES:
+        raise RuntimeError(f"{who}(): Expected dtype int32/int64 for index")
+    nd = input.ndim
+    if max(index.ndim, 1) != max(nd, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    dim = _wrap_dim(dim, nd)
+    for d in range(index.ndim):
+        if d != dim and index.shape[d] > input.shape[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(index.shape)} to be no larger than self {list(input.shape)} "
+                               f"apart from dimension {dim}")
+    return dim
+
+
+@op(names=keep, method=False, name="_gather")
+def _gather(xp, input, index, dim=0, *, sparse_grad=False):
+    """out[i][j] = input[index[i][j]][j] (dim 0), etc."""
+    dim = _gather_checks(xp, input, index, dim, "gather")
+    if input.ndim == 0 or index.ndim == 0:
+        return input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape,
+                                                                             input.dtype)
+    _check_bounds(xp, index, input.shape[dim], dim)
+    return input[_along_idx(xp, index, dim)]
+
+
+@_gather.vjp
+def _(grad, input_shape, index, dim):
+    return _scatter_add(_zeros_t(grad, input_shape), index, grad, dim), None
+
+
+def _src_view(src, index):
+    return src[tuple(slice(0, s) for s in index.shape)]
+
+
+def _scatter_checks(xp, input, index, src, dim, who):
+    if index.dtype not in _IDX_DTYPES:
+        raise RuntimeError(f"{who}(): Expected dtype int32/int64 for index")
+    nd = input.ndim
+    if max(index.ndim, 1) != max(nd, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    dim = _wrap_dim(dim, nd)
+    is_arr = hasattr(src, "shape")
+    if is_arr and src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    for d in range(index.ndim):
+        if (d != dim and index.shape[d] > input.shape[d]) or \
+                (is_arr and src.ndim == index.ndim and index.shape[d] > src.shape[d]):
+            msg = (f"Expected index {list(index.shape)} to be no larger than self "
+                   f"{list(input.shape)} apart from dimension {dim}")
+            if is_arr:
+                msg += f" and to be no larger size than src {list(src.shape)}"
+            raise RuntimeError(msg)
+    if index.ndim:
+        _check_bounds(xp, index, input.shape[dim], dim)
+    return dim
+
+
+@op(names=keep, method=False, name="_scatter")
+def _scatter(xp, input, index, src, dim=0, reduce=None):
+    """A copy of input with src written at index along dim (reduce: None, 'add', 'multiply')."""
+    dim = _scatter_checks(xp, input, index, src, dim, "scatter")
+    out = input.copy()
+    if input.ndim == 0 or index.ndim == 0:
+        idx = ()
+    else:
+        idx = _along_idx(xp, index, dim)
+    v = _src_view(src, index) if hasattr(src, "shape") and src.ndim else src
+    if reduce is None:
+        out[idx] = v
+    elif reduce == "add":
+        _add_at(xp, out, idx, v)
+    elif reduce == "multiply":
+        _ufunc_at(xp, "multiply", out, idx, v)
+    else:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return out
+
+
+@_scatter.vjp
+def _(grad, index, dim, reduce, src_shape, needs):
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    gi = _scatter(grad, index, 0, dim) if needs[0] else None
+    gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
+    return gi, None, gs
+
+
+@op(names=keep, method=False, name="_scatter_add")
+def _scatter_add(xp, input, index, src, dim=0):
+    """A copy of input with src added at index along dim (duplicates accumulate)."""
+    dim = _scatter_checks(xp, input, index, src, dim, "scatter_add")
+    out = input.copy()
+    if index.size:
+        idx = _along_idx(xp, index, dim) if index.ndim else ()
+        _add_at(xp, out, idx, _src_view(src, index) if src.ndim else src)
+    return out
+
+
+@_scatter_add.vjp
+def _(grad, index, dim, src_shape, needs):
+    gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
+    return grad, None, gs
+
+
+_REDUCE_FILL = {"sum": 0, "prod": 1, "mean": 0}
+
+
+@op(names=keep, method=False, name="_scatter_reduce")
+def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=True):
+    """Reduce src into input at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin'."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    dim = _scatter_checks(xp, input, index, src, dim, "scatter_reduce")
+    out = input.copy()
+    if not index.size:
+        return out
+    idx = _along_idx(xp, index, dim) if index.ndim else ()
+    v = _src_view(src, index) if src.ndim else src
+    if not include_self:
+        if reduce in _REDUCE_FILL:
+            out[idx] = _REDUCE_FILL[reduce]
+        else:
+            k = out.dtype.kind
+            big = xp.inf if k == "f" else (xp.iinfo(out.dtype).max if k in "iu" else True)
+            out[idx] = -big if reduce == "amax" and k != "b" else (big if k != "b" else reduce
+                                                                 == "amin")
+    if reduce in ("sum", "mean"):
+        _add_at(xp, out, idx, v)
+        if reduce == "mean":
+            cnt = xp.ones(out.shape, out.dtype) if include_self else xp.zeros(out.shape, out.dtype)
+            _add_at(xp, cnt, idx, xp.ones(v.shape, out.dtype))
+            cnt[cnt == 0] = 1
+            out = out // cnt if out.dtype.kind in "iu" else out / cnt
+    elif reduce == "prod":
+        _ufunc_at(xp, "multiply", out, idx, v)
+    elif reduce == "amax":
+        _ufunc_at(xp, "maximum", out, idx, v)
+    else:
+        _ufunc_at(xp, "minimum", out, idx, v)
+    return out
+
+
+@_scatter_reduce.vjp
+def _(grad, index, dim, reduce, include_self, src_shape, needs):
+    if reduce != "sum":
+        raise NotImplementedError(f"ember: the derivative of scatter_reduce with reduce='{reduce}' "
+                                  "is not implemented yet")
+    gi = None
+    if needs[0]:
+        gi = grad if include_self else _scatter(grad, index, 0, dim)
+    gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
+    return gi, None, gs
+
+
+@op(method=False)
+def _pad(xp, input, shape=()):
+    """Zeros of ``shape`` holding ``input`` at its leading corner (identity when shapes match)."""
+    shape = tuple(shape)
+    if input.shape == shape:
+        return input
+    z = xp.zeros(shape, input.dtype)
+    z[tuple(slice(0, s) for s in input.shape)] = input
+    return z
+
+
+@_pad.vjp
+def _(grad, input_shape):
+    if tuple(grad.shape) == tuple(input_shape):
+        return grad
+    return _get(grad, tuple(slice(0, s) for s in input_shape))
+
+
+def gather(input: Tensor, dim, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
+    """Values of ``input`` along ``dim`` at ``index`` (same ndim; other dims no larger)."""
+    return _apply(_gather.op, (input, index, dim), _NOKW if out is None else {"out": out})
+
+
+def scatter(input: Tensor, dim, index: Tensor, src=None, value=None, *, reduce=None,
+            out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` (tensor) or ``value`` (scalar) written at ``index``."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    return _apply(_scatter.op, (input, index, src, dim, reduce),
+                  _NOKW if out is None else {"out": out})
+
+
+def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates accumulate)."""
+    return _apply(_scatter_add.op, (input, index, src, dim), _NOKW if out is None else {"out": out})
+
+
+def scatter_reduce(input: Tensor, dim, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True, out=None) -> Tensor:
+    """Reduce ``src`` into ``input`` at ``index``: 'sum', 'prod', 'mean', 'amax', 'amin'."""
+    return _apply(_scatter_reduce.op, (input, index, src, dim, reduce, include_self),
+                  _NOKW if out is None else {"out": out})
+
+
+def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    if src is None:
+        src = value
+    return _apply_inplace(_scatter.op, self, (index, src, dim, reduce), _NOKW)
+
+
+def _scatter_add_(self, dim, index, src):
+    return _apply_inplace(_scatter_add.op, self, (index, src, dim), _NOKW)
+
+
+def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    return _apply_inplace(_scatter_reduce.op, self, (index, src, dim, reduce, include_self), _NOKW)
+
+
+# ---------------------------------------------------------------------- index_select & co
+def _vector_index(index, who):
+    if index.ndim > 1:
+        raise IndexError(f"{who}(): Index is supposed to be a vector")
+    if index.dtype not in _IDX_DTYPES:
+        raise RuntimeError(f"{who}(): Expected dtype int32 or int64 for index")
+    return index.reshape(-1)
+
+
+@op(names=keep, method=False, name="_index_select")
+def _index_select(xp, input, index, dim=0):
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    idx = _vector_index(index, "index_select")
+    if input.ndim == 0:
+        dim = _wrap_dim(dim, 0)
+        _check_bounds(xp, idx, 1, 0, IndexError, 1)
+        return input.reshape(1)[idx].reshape(())
+    dim = _wrap_dim(dim, input.ndim)
+    n = input.shape[dim]
+    if xp is np and idx.size:
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} "
+                               f"axis_dim={n}")
+    return xp.take(input, idx, axis=dim)
+
+
+@_index_select.vjp
+def _(grad, input_shape, index, dim):
+    return _index_add(_zeros_t(grad, input_shape), index, grad, dim), None
+
+
+def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
+    """The slices of ``input`` along ``dim`` at ``index`` (1-D int64/int32)."""
+    return _apply(_index_select.op, (input, index, dim), _NOKW if out is None else {"out": out})
+
+
+def _dim_key(dim, idx):
+    return (slice(None),) * dim + (idx,)
+
+
+@op(names=keep, method=False, name="_index_add")
+def _index_add(xp, input, index, source, dim=0, alpha=1):
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    idx = _vector_index(index, "index_add")
+    nd = input.ndim
+    dim = _wrap_dim(dim, nd)
+    ns = source.shape[dim] if source.ndim else 1
+    if idx.size != ns:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({ns}), for dim: {dim}")
+    out = input.copy()
+    if nd:
+        _check_bounds(xp, idx, input.shape[dim], dim, RuntimeError)
+        v = source if alpha == 1 else source * alpha
+        _add_at(xp, out, _dim_key(dim, idx), v.astype(out.dtype, copy=False))
+    else:
+        out = out + (source if alpha == 1 else source * alpha).reshape(())
+    return out
+
+
+@_index_add.vjp
+def _(grad, index, dim, alpha, needs):
+    gs = None
+    if needs[2]:
+        gs = _index_select(grad, index, dim)
+        if alpha != 1:
+            gs = gs * alpha
+    return grad, None, gs
+
+
+def index_add(input: Tensor, dim, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    return _apply(_index_add.op, (input, index, source, dim, alpha),
+                  _NOKW if out is None else {"out": out})
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    return _apply_inplace(_index_add.op, self, (index, source, dim, alpha), _NOKW)
+
+
+@op(names=keep, method=False, name="_index_fill")
+def _index_fill(xp, input, index, value, dim=0):
+    """A copy of ``input`` with ``value`` written at ``index`` along ``dim``."""
+    idx = _vector_index(index, "index_fill")
+    if hasattr(value, "ndim") and value.ndim:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                           f"with {value.ndim} dimension(s).")
+    out = input.copy()
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        if idx.size:
+            out[...] = value
+        return out
+    dim = _wrap_dim(dim, input.ndim)
+    _check_bounds(xp, idx, input.shape[dim], dim, IndexError, 1)
+    out[_dim_key(dim, idx)] = value
+    return out
+
+
+@_index_fill.vjp
+def _(grad, index, dim, needs):
+    gi = _index_fill(grad, index, 0, dim) if needs[0] else None
+    gv = _index_select(grad, index, dim).sum() if needs[2] else None
+    return gi, None, gv
+
+
+def index_fill(input: Tensor, dim, index: Tensor, value) -> Tensor:
+    """A copy of ``input`` with ``value`` (scalar or 0-d tensor) at ``index`` along ``dim``."""
+    return _apply(_index_fill.op, (input, index, value, dim), _NOKW)
+
+
+def _index_fill_(self, dim, index, value):
+    return _apply_inplace(_index_fill.op, self, (index, value, dim), _NOKW)
+
+
+# ---------------------------------------------------------------------- masks
+def _check_mask(mask, who):
+    if mask.dtype is not _BOOL and mask.dtype != _BOOL:
+        raise RuntimeError(f"{who} only supports boolean masks, but got mask with dtype "
+                           f"{_C10_NAMES.get(str(mask.dtype), str(mask.dtype))}")
+
+
+def _not(mask: Tensor) -> Tensor:
+    return _wrap(~mask._data)
+
+
+@op(names=unify_inputs, inplace="masked_fill_")
+def masked_fill(xp, input, mask, value):
+    """``input`` with ``value`` (scalar or 0-d tensor) where ``mask`` is True (broadcasting)."""
+    _check_mask(mask, "masked_fill_")
+    if hasattr(value, "ndim"):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        value = value.astype(input.dtype)
+    else:
+        value = xp.asarray(value, dtype=input.dtype)
+    return xp.where(mask, value, input)
+
+
+@masked_fill.vjp
+def _(grad, mask, needs):
+    gi = masked_fill(grad, mask, 0) if needs[0] else None
+    gv = masked_fill(grad, _not(mask), 0).sum() if needs[2] else None
+    return gi, None, gv
+
+
+def _masked_fill_(self, mask, value):
+    """In place; the no-grad path writes straight into self's storage."""
+    vt = isinstance(value, Tensor)
+    if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and \
+            isinstance(mask, Tensor):
+        m = mask._data
+        _check_mask(m, "masked_fill_")
+        a = self._data
+        if m.ndim > a.ndim or any(s != 1 and s != t for s, t in zip(m.shape[::-1], a.shape[::-1])):
+            return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)  # raises like torch
+        v = value
+        if vt:
+            v = value._data
+            if v.ndim:
+                raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
+                                   f"got tensor with {v.ndim} dimension(s).")
+            if type(v) is not type(a):
+                v = v.item()
+        _xp_of(a).copyto(a, v, where=m, casting="unsafe")
+        self._ver[0] += 1
+        return self
+    return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
+
+
+@op(method=True)
+def masked_select(xp, input, mask):
+    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (broadcasting)."""
+    if mask.dtype is not _BOOL and mask.dtype != _BOOL:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = xp.broadcast_shapes(input.shape, mask.shape) if xp is np else \
+        np.broadcast_shapes(input.shape, mask.shape)
+    return xp.broadcast_to(input, shape)[xp.broadcast_to(mask, shape)]
+
+
+@masked_select.vjp
+def _(grad, input_shape, mask):
+    m = mask._data
+    shape = np.broadcast_shapes(tuple(input_shape), m.shape)
+    mb = _xp_of(m).broadcast_to(m, shape)
+    return _index_grad(grad, shape, (mb,), None, True), None
+
+
+@op(names=unify_inputs, method=False, name="_masked_scatter")
+def _masked_scatter(xp, input, mask, source):
+    """A copy of ``input`` with the leading elements of ``source`` where ``mask`` is True."""
+    _check_mask(mask, "masked_scatter_")
+    shape = np.broadcast_shapes(input.shape, mask.shape)
+    out = xp.broadcast_to(input, shape).copy()
+    mb = xp.broadcast_to(mask, shape)
+    n = int(mb.sum())
+    if source.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[mb] = source.reshape(-1)[:n]
+    return out
+
+
+@_masked_scatter.vjp
+def _(grad, mask, source_shape, needs):
+    gi = masked_fill(grad, mask, 0) if needs[0] else None
+    gs = None
+    if needs[2]:
+        sel = masked_select(grad, mask)
+        n = 1
+        for s in source_shape:
+            n *= s
+        gs = _pad(sel, (n,)).reshape(tuple(source_shape))
+    return gi, None, gs
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with ``source``'s leading elements written where ``mask`` is True."""
+    return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
+
+
+def _masked_scatter_(self, mask, source):
+    return _apply_inplace(_masked_scatter.op, self, (mask, source), _NOKW)
+
+
+# ---------------------------------------------------------------------- take & nonzero
+@op(method=True)
+def take(xp, input, index):
+    """``input`` read as 1-D at ``index`` (the result has index's shape)."""
+    if index.dtype is not _INT64 and index.dtype != _INT64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index)}")
+    n = input.size
+    if xp is np and index.size:
+        bad = (index < -n) | (index >= n)
+        if bad.any():
+            raise IndexError(f"out of range: tried to access index {int(index[bad][0])} on a tensor "
+                             f"of {n} elements.")
+    return input.reshape(-1)[index]
+
+
+@take.vjp
+def _(grad, input_shape, index):
+    n = 1
+    for s in input_shape:
+        n *= s
+    return _index_grad(grad, (n,), (index._data,), None, True).reshape(tuple(input_shape)), None
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
+    """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims), or of the
+    flattened input when ``dim`` is None."""
+    if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype_word(indices._data)}")
+    if dim is None:
+        r = gather(input.reshape(-1), 0, indices.reshape(-1))
+    else:
+        if isinstance(dim, str):
+            dim = input._dim(dim)
+        nd = input.ndim
+        if indices.ndim != nd:
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                               f"number of dimensions, but got {nd} dimensions for input, and "
+                               f"{indices.ndim} dimensions for indices")
+        dim = _wrap_dim(dim, nd)
+        a = list(input._data.shape)
+        b = list(indices._data.shape)
+        a1, b1 = list(a), list(b)
+        a1[dim] = b1[dim] = 1
+        try:
+            bs = list(np.broadcast_shapes(tuple(a1), tuple(b1)))
+        except ValueError:
+            for k in range(nd):
+                if a1[k] != b1[k] and a1[k] != 1 and b1[k] != 1:
+                    raise RuntimeError(f"The size of tensor a ({a1[k]}) must match the size of "
+                                       f"tensor b ({b1[k]}) at non-singleton dimension {k}") from None
+            raise
+        sa, sb = list(bs), list(bs)
+        sa[dim], sb[dim] = a[dim], b[dim]
+        x = input if sa == a else input.expand(*sa)
+        i = indices if sb == b else indices.expand(*sb)
+        r = gather(x, dim, i)
+    if out is not None:
+        from ..registry import _write_out
+
+        return _write_out(_gather.op, out, r)
+    return r
+
+
+def _nonzero_names(ins, *a, **k):
+    return None
+
+
+@op(names=_nonzero_names)
+def nonzero(xp, input, *, as_tuple=False):
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    if as_tuple:
+        if input.ndim == 0:
+            return (xp.zeros(int(bool(input)), _INT64),)
+        return tuple(a.astype(_INT64, copy=False) for a in xp.nonzero(input))
+    return xp.argwhere(input).astype(_INT64, copy=False)
+
+
+@op(names=_nonzero_names)
+def argwhere(xp, input):
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor."""
+    return xp.argwhere(input).astype(_INT64, copy=False)
+
+
+def _install():
+    Tensor.gather = gather
+    Tensor.scatter = scatter
+    Tensor.scatter_ = _scatter_
+    Tensor.scatter_add = scatter_add
+    Tensor.scatter_add_ = _scatter_add_
+    Tensor.scatter_reduce = scatter_reduce
+    Tensor.scatter_reduce_ = _scatter_reduce_
+    Tensor.index_select = index_select
+    Tensor.index_add = index_add
+    Tensor.index_add_ = _index_add_
+    Tensor.index_fill = index_fill
+    Tensor.index_fill_ = _index_fill_
+    Tensor.masked_fill_ = _masked_fill_
+    Tensor.masked_scatter = masked_scatter
+    Tensor.masked_scatter_ = _masked_scatter_
+    Tensor.take_along_dim = take_along_dim
+    Tensor.index_put = index_put
+    Tensor.index_put_ = _index_put_
+
+
+_install()

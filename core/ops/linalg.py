@@ -1,13 +1,68 @@
-"""The matmul family: matmul, mm, bmm, mv, dot, addmm, einsum (BLAS does the work)."""
+"""The matmul family: matmul, mm, bmm, mv, dot, outer, addmm, einsum, ... (BLAS does the work).
+
+Kernels call ``xp.matmul`` / ``xp.einsum`` / ``xp.tensordot`` on the raw arrays, so numpy (cpu) or
+cupy (cuda) dispatches to BLAS. Like torch, operands must share a dtype (no implicit promotion).
+Derivatives are written with these same ops, so double backward works.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..registry import op
+from ..tensor import Tensor
+
+__all__ = ["chain_matmul", "einsum", "ger", "inner", "kron", "tensordot"]
+
+# torch's C type names, used in its "same dtype" error messages
+_CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
+          "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+          "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+          "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_SNAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+          "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-__all__ = []
+def _dn(a) -> str:
+    return "bfloat16" if a.dtype.kind == "V" else a.dtype.name
 
 
+def _same_dtype_mm(a, b) -> None:
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CNAME[_dn(a)]} != "
+                           f"{_CNAME[_dn(b)]}")
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+
+
+def _lowp(f, a, b):
+    """float16/bfloat16: numpy has no BLAS for them (and no bfloat16 einsum): compute in float32
+    (torch accumulates these in float32 too) and round the result back."""
+    return f(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+
+
+def _mmf(f, a, b):
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return _lowp(f, a, b)
+    return f(a, b)
+
+
+def _shape_str(s) -> str:
+    return "x".join(str(v) for v in s)
+
+
+def _adj(t):
+    """The (batched) conjugate transpose used by the derivatives."""
+    t = t.transpose(-2, -1)
+    return t.conj() if t.is_complex() else t
+
+
+def _cj(t):
+    return t.conj() if isinstance(t, Tensor) and t.is_complex() else t
+
+
+# ---------------------------------------------------------------------- names
 def _matmul_names(ins, *a, **k):
     from ..names import names_of, unify
 
@@ -27,29 +82,768 @@ def _clean(n):
     return None if all(v is None for v in n) else tuple(n)
 
 
-@op(names=_matmul_names, promote=True, dunders=("__matmul__",))
+def _drop_names(ins, *a, **k):
+    return None
+
+
+def _add_mm_names(ins, *a, **k):
+    from ..names import names_of, unify
+
+    mm = _matmul_names(ins[1:])
+    inp = ins[0]
+    if not isinstance(inp, Tensor) or inp._names is None:
+        return mm
+    return _clean(unify(names_of(inp), mm if mm is not None else (None,) * (len(ins[1]._data.shape)
+                                                                            + len(ins[2]._data.shape)
+                                                                            - 2)))
+
+
+# ---------------------------------------------------------------------- matmul
+def _matmul_error(a, b):
+    na, nb = a.ndim, b.ndim
+    if na == 1 and nb == 1:
+        return RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                            f"[{b.shape[0]}] to have the same number of elements, but got "
+                            f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    if nb == 1:
+        rows = int(np.prod(a.shape[:-1]))
+        return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{a.shape[-1]}), "
+                            f"vec ({b.shape[0]})")
+    if na <= 2 and nb == 2 or na == 1:
+        sa = (1,) + a.shape if na == 1 else a.shape
+        if na == 1 and nb > 2:
+            return RuntimeError(
+                f"Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{int(np.prod(b.shape[:-2]))}, {a.shape[0]}] but got: "
+                f"[{int(np.prod(b.shape[:-2]))}, {b.shape[-2]}].")
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(sa)} and "
+                            f"{_shape_str(b.shape)})")
+    ba, bb = a.shape[:-2], b.shape[:-2]
+    try:
+        batch = np.broadcast_shapes(ba, bb)
+    except ValueError:
+        n = max(len(ba), len(bb))
+        for k in range(1, n + 1):
+            x = ba[-k] if k <= len(ba) else 1
+            y = bb[-k] if k <= len(bb) else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                    f"({y}) at non-singleton dimension {n - k}")
+        batch = ()
+    nbatch = int(np.prod(batch))
+    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                        f"[{nbatch}, {a.shape[-1]}] but got: [{nbatch}, {b.shape[-2]}].")
+
+
+@op(names=_matmul_names, dunders=("__matmul__",))
 def matmul(xp, input, other):
     """Matrix product with torch's broadcasting rules (1-D operands are promoted and squeezed)."""
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{input.ndim}D and {other.ndim}D")
-    return xp.matmul(input, other)
+    if input.dtype is not other.dtype or input.dtype.kind == "b":
+        _same_dtype_mm(input, other)
+    try:
+        if input.dtype.itemsize == 2 and input.dtype.kind in "fV":
+            return _lowp(xp.matmul, input, other)
+        return xp.matmul(input, other)
+    except ValueError:
+        raise _matmul_error(input, other) from None
 
 
 @matmul.vjp
-def _(grad, input, other):
-    gi = go = None
+def _(grad, input, other, needs):
     xi, xo = input.ndim, other.ndim
     if xi == 1 and xo == 1:
-        return grad * other, grad * input
+        return (grad * _cj(other) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
     if xo == 1:
-        gi = grad.unsqueeze(-1) * other if input.requires_grad else None
-        go = (input.mT @ grad.unsqueeze(-1)).squeeze(-1) if other.requires_grad else None
+        gi = grad.unsqueeze(-1) * _cj(other) if needs[0] else None
+        go = (_adj(input) @ grad.unsqueeze(-1)).squeeze(-1) if needs[1] else None
         return gi, go
     if xi == 1:
-        gi = (grad.unsqueeze(-2) @ other.mT).squeeze(-2) if input.requires_grad else None
-        go = input.unsqueeze(-1) * grad.unsqueeze(-2) if other.requires_grad else None
+        gi = (grad.unsqueeze(-2) @ _adj(other)).squeeze(-2) if needs[0] else None
+        go = _cj(input).unsqueeze(-1) * grad.unsqueeze(-2) if needs[1] else None
         return gi, go
-    gi = grad @ other.mT if input.requires_grad else None
-    go = input.mT @ grad if other.requires_grad else None
+    gi = grad @ _adj(other) if needs[0] else None
+    go = _adj(input) @ grad if needs[1] else None
     return gi, go
+
+
+def _mm_checks(a, b, first="self"):
+    if a.ndim != 2:
+        raise RuntimeError(f"{first} must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} and "
+                           f"{_shape_str(b.shape)})")
+    if a.dtype is not b.dtype or a.dtype.kind == "b":
+        _same_dtype_mm(a, b)
+
+
+@op(names=_matmul_names)
+def mm(xp, input, mat2):
+    """Matrix product of two 2-D tensors (no broadcasting)."""
+    _mm_checks(input, mat2)
+    return _mmf(xp.matmul, input, mat2)
+
+
+@mm.vjp
+def _(grad, input, mat2, needs):
+    return (grad @ _adj(mat2) if needs[0] else None), (_adj(input) @ grad if needs[1] else None)
+
+
+def _bmm_checks(a, b):
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    if a.dtype is not b.dtype or a.dtype.kind == "b":
+        _same_dtype_mm(a, b)
+
+
+@op(names=_matmul_names)
+def bmm(xp, input, mat2):
+    """Batched matrix product of two 3-D tensors (b, n, m) @ (b, m, p) (no broadcasting)."""
+    _bmm_checks(input, mat2)
+    return _mmf(xp.matmul, input, mat2)
+
+
+@bmm.vjp
+def _(grad, input, mat2, needs):
+    return (grad @ _adj(mat2) if needs[0] else None), (_adj(input) @ grad if needs[1] else None)
+
+
+def _mv_checks(m, v, n_in=None):
+    if m.ndim != 2 or v.ndim != 1:
+        n = n_in if n_in is not None else 1
+        raise RuntimeError(f"vector + matrix @ vector expected, got {n}, {m.ndim}, {v.ndim}")
+    if m.shape[1] != v.shape[0]:
+        rows = m.shape[0] if n_in is None else n_in
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({_shape_str(m.shape)}), vec "
+                           f"({v.shape[0]})")
+    if m.dtype is not v.dtype or m.dtype.kind == "b":
+        _same_dtype_mm(m, v)
+
+
+@op(names=_matmul_names)
+def mv(xp, input, vec):
+    """Matrix-vector product: (n, m) @ (m,) -> (n,)."""
+    _mv_checks(input, vec)
+    return _mmf(xp.matmul, input, vec)
+
+
+@mv.vjp
+def _(grad, input, vec, needs):
+    gi = grad.unsqueeze(-1) * _cj(vec) if needs[0] else None
+    gv = mv(_adj(input), grad) if needs[1] else None
+    return gi, gv
+
+
+def _vec_checks(a, b, name="dot"):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}")
+
+
+@op(names=_drop_names)
+def dot(xp, input, tensor):
+    """Inner product of two 1-D tensors (no conjugation)."""
+    _vec_checks(input, tensor)
+    return xp.asarray(_mmf(xp.dot, input, tensor))
+
+
+@dot.vjp
+def _(grad, input, tensor, needs):
+    return (grad * _cj(tensor) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
+
+
+@op(names=_drop_names)
+def vdot(xp, input, other):
+    """Inner product of two 1-D tensors, conjugating the first."""
+    _vec_checks(input, other)
+    return xp.asarray(_mmf(xp.vdot, input, other))
+
+
+@vdot.vjp
+def _(grad, input, other, needs):
+    # input enters conjugated: its gradient pairs other with the conjugated upstream gradient
+    gi = go = None
+    if needs[0]:
+        gi = grad * other if not grad.is_complex() else grad.conj() * other
+    if needs[1]:
+        go = grad * input
+    return gi, go
+
+
+def _outer_names(ins, *a, **k):
+    from ..names import names_of
+
+    return _clean(names_of(ins[0]) + names_of(ins[1]))
+
+
+@op(names=_outer_names, promote=True)
+def outer(xp, input, vec2):
+    """Outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j]."""
+    if input.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
+    if vec2.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return xp.multiply(input[:, None], vec2[None, :])
+
+
+@outer.vjp
+def _(grad, input, vec2, needs):
+    gi = mv(grad, _cj(vec2)) if needs[0] else None
+    gv = mv(grad.transpose(0, 1), _cj(input)) if needs[1] else None
+    return gi, gv
+
+
+ger = outer
+
+
+def _scaled_add(xp, r, inp, beta, alpha):
+    """beta * inp + alpha * r (beta == 0 ignores inp, nan included, like torch)."""
+    dt = r.dtype
+    if alpha != 1:
+        r = r * alpha
+    if beta != 0:
+        r = r + (inp if beta == 1 else inp * beta)
+    return r if r.dtype == dt else r.astype(dt)
+
+
+def _check_add_input(inp, shape, what="self"):
+    try:
+        bs = np.broadcast_shapes(inp.shape, shape)
+    except ValueError:
+        bs = None
+    if bs != tuple(shape):
+        raise RuntimeError(f"The expanded size of the tensor ({shape[-1]}) must match the existing "
+                           f"size ({inp.shape[-1]}) at non-singleton dimension {len(shape) - 1}.  "
+                           f"Target sizes: {list(shape)}.  Tensor sizes: {list(inp.shape)}")
+
+
+def _check_add_dtype(inp, m):
+    if inp.dtype is not m.dtype and inp.dtype != m.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_SNAME[_dn(inp)]} and "
+                           f"{_SNAME[_dn(m)]}")
+
+
+@op(names=_add_mm_names, inplace="addmm_")
+def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
+    if mat1.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
+    if mat2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
+    _mm_checks(mat1, mat2)
+    _check_add_dtype(input, mat1)
+    r = _mmf(xp.matmul, mat1, mat2)
+    _check_add_input(input, r.shape)
+    return _scaled_add(xp, r, input, beta, alpha)
+
+
+@addmm.vjp
+def _(grad, input, mat1, mat2, beta, alpha, needs):
+    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
+    g = grad if alpha == 1 else grad * alpha
+    return gi, (g @ _adj(mat2) if needs[1] else None), (_adj(mat1) @ g if needs[2] else None)
+
+
+@op(names=_add_mm_names, inplace="addmv_")
+def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec)."""
+    n_in = int(np.prod(input.shape)) if input.ndim else 1
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or (input.ndim == 1 and input.shape[0] not in (1, mat.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({n_in}), mat ({_shape_str(mat.shape)}), vec "
+                           f"({vec.shape[0]})")
+    if mat.dtype is not vec.dtype or mat.dtype.kind == "b":
+        _same_dtype_mm(mat, vec)
+    _check_add_dtype(input, mat)
+    r = _mmf(xp.matmul, mat, vec)
+    _check_add_input(input, r.shape)
+    return _scaled_add(xp, r, input, beta, alpha)
+
+
+@addmv.vjp
+def _(grad, input, mat, vec, beta, alpha, needs):
+    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
+    g = grad if alpha == 1 else grad * alpha
+    return (gi, g.unsqueeze(-1) * _cj(vec) if needs[1] else None,
+            mv(_adj(mat), g) if needs[2] else None)
+
+
+@op(names=_add_mm_names, inplace="baddbmm_")
+def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * bmm(batch1, batch2)."""
+    _bmm_checks(batch1, batch2)
+    _check_add_dtype(input, batch1)
+    r = _mmf(xp.matmul, batch1, batch2)
+    _check_add_input(input, r.shape)
+    return _scaled_add(xp, r, input, beta, alpha)
+
+
+@baddbmm.vjp
+def _(grad, input, batch1, batch2, beta, alpha, needs):
+    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
+    g = grad if alpha == 1 else grad * alpha
+    return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
+
+
+@op(names=_drop_names, inplace="addbmm_")
+def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    if batch1.dtype is not batch2.dtype or batch1.dtype.kind == "b":
+        _same_dtype_mm(batch1, batch2)
+    _check_add_dtype(input, batch1)
+    r = _mmf(lambda x, y: xp.tensordot(x, y, axes=([0, 2], [0, 1])), batch1, batch2)
+    _check_add_input(input, r.shape)
+    return _scaled_add(xp, r, input, beta, alpha)
+
+
+@addbmm.vjp
+def _(grad, input, batch1, batch2, beta, alpha, needs):
+    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
+    g = (grad if alpha == 1 else grad * alpha).unsqueeze(0)
+    return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
+
+
+# ---------------------------------------------------------------------- einsum
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _einsum_err(msg):
+    return RuntimeError("einsum(): " + msg)
+
+
+def _parse(equation: str, shapes) -> tuple:
+    """Normalise an equation to explicit letters: (input subscripts, output subscripts).
+
+    The ellipsis becomes unused letters (right-aligned across operands, like broadcasting), and an
+    implicit output becomes the ellipsis then the once-seen letters in sorted order.
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    n = len(shapes)
+    if len(subs) > n:
+        raise _einsum_err("fewer operands were provided than specified in the equation")
+    if len(subs) < n:
+        raise _einsum_err("more operands were provided than specified in the equation")
+    for i, ch in enumerate(eq):
+        if ch not in _LETTERS and ch not in ".,->":
+            raise _einsum_err(f"invalid subscript given at index {i} in the equation string, "
+                              f"subscripts must be in [a-zA-Z]")
+    used = {c for c in eq if c in _LETTERS}
+    free = [c for c in _LETTERS if c not in used]
+    ell_n = 0
+    parts = []
+    for k, (s, shp) in enumerate(zip(subs, shapes)):
+        if "..." in s:
+            pre, _, post = s.partition("...")
+            if "." in pre or "." in post:
+                raise _einsum_err(f"found '.' for operand {k} that is not part of any ellipsis "
+                                  "(...)")
+            m = len(shp) - len(pre) - len(post)
+            if m < 0:
+                raise _einsum_err(f"the number of subscripts in the equation ({len(pre) + len(post)})"
+                                  f" is more than the number of dimensions ({len(shp)}) for "
+                                  f"operand {k}")
+            ell_n = max(ell_n, m)
+            parts.append((pre, m, post))
+        else:
+            if "." in s:
+                raise _einsum_err(f"found '.' for operand {k} that is not part of any ellipsis (...)")
+            if len(s) != len(shp):
+                raise _einsum_err(f"the number of subscripts in the equation ({len(s)}) does not "
+                                  f"match the number of dimensions ({len(shp)}) for operand {k} and "
+                                  f"no ellipsis was given")
+            parts.append((s, None, ""))
+    ell = "".join(free[:ell_n])
+    ins = []
+    for pre, m, post in parts:
+        ins.append(pre if m is None else pre + (ell[ell_n - m:] if m else "") + post)
+    if arrow:
+        if "." in rhs.replace("...", ""):
+            raise _einsum_err("found '.' for output that is not part of any ellipsis (...)")
+        out = rhs.replace("...", ell)
+        seen = set()
+        all_in = set("".join(ins))
+        for c in out:
+            if c in seen:
+                raise _einsum_err(f"output subscript {c} appears more than once in the output")
+            if c not in all_in:
+                raise _einsum_err(f"output subscript {c} does not appear in the equation for any "
+                                  f"input operand")
+            seen.add(c)
+    else:
+        counts: dict = {}
+        for c in "".join(ins):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, v in counts.items() if v == 1 and c not in ell))
+    return ins, out
+
+
+def _label_sizes(ins, shapes) -> dict:
+    sizes: dict = {}
+    for k, (s, shp) in enumerate(zip(ins, shapes)):
+        local: dict = {}
+        for c, d in zip(s, shp):
+            if c in local and local[c] != d:
+                raise _einsum_err(f"subscript {c} is repeated for operand {k} but the sizes don't "
+                                  f"match, {d} != {local[c]}")
+            local[c] = d
+            prev = sizes.get(c)
+            if prev is None or prev == 1:
+                sizes[c] = d
+            elif d != prev and d != 1:
+                raise _einsum_err(f"subscript {c} has size {d} for operand {k} which does not "
+                                  f"broadcast with previously seen size {prev}")
+    return sizes
+
+
+def _einsum_names(ins, equation, **k):
+    from ..names import names_of
+
+    lhs, out = equation.split("->")
+    by_letter: dict = {}
+    for s, t in zip(lhs.split(","), ins):
+        for c, nm in zip(s, names_of(t)):
+            if nm is not None:
+                by_letter.setdefault(c, nm)
+    return _clean(tuple(by_letter.get(c) for c in out))
+
+
+def _bcast(xp, arrays, subs, sizes):
+    """Broadcast size-1 labels to their full size (torch broadcasts them; numpy would not)."""
+    out = []
+    for a, s in zip(arrays, subs):
+        full = tuple(sizes[c] for c in s)
+        out.append(a if a.shape == full else xp.broadcast_to(a, full))
+    return out
+
+
+@op(names=_einsum_names, method=False, name="_einsum1")
+def _einsum1(xp, a, equation=""):
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return xp.einsum(equation, a.astype(np.float32)).astype(a.dtype)
+    r = xp.einsum(equation, a)
+    # numpy returns views for pure transposes / diagonals: an op's result must own its memory
+    return r.copy() if r.ndim and xp.may_share_memory(r, a) else r
+
+
+@_einsum1.vjp
+def _(grad, a, equation):
+    lhs, out = equation.split("->")
+    return _einsum_grad(grad, out, [], [], lhs, a.shape)
+
+
+@op(names=_einsum_names, method=False, name="_einsum2")
+def _einsum2(xp, a, b, equation=""):
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_SNAME[_dn(a)]} but found {_SNAME[_dn(b)]}")
+    key = (equation, a.shape, b.shape)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan2(equation, a.shape, b.shape)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    full_a, full_b, optimize = plan
+    if full_a is not None:
+        a = xp.broadcast_to(a, full_a)
+    if full_b is not None:
+        b = xp.broadcast_to(b, full_b)
+    return _mmf(lambda x, y: xp.einsum(equation, x, y, optimize=optimize), a, b)
+
+
+_PLANS: dict = {}
+
+
+def _plan2(equation, sha, shb):
+    """Per (equation, shapes): broadcast targets for size-1 labels, and whether to let numpy
+    optimise (BLAS via tensordot pays off only beyond tiny sizes; its planning costs ~30 us)."""
+    sa, rest = equation.split(",")
+    sb = rest.split("->")[0]
+    sizes = _label_sizes((sa, sb), (sha, shb))
+    fa = tuple(sizes[c] for c in sa)
+    fb = tuple(sizes[c] for c in sb)
+    cost = 1
+    for v in sizes.values():
+        cost *= v
+    return (fa if fa != tuple(sha) else None, fb if fb != tuple(shb) else None, cost > 32768)
+
+
+@_einsum2.vjp
+def _(grad, a, b, equation, needs):
+    sa, rest = equation.split(",")
+    sb, out = rest.split("->")
+    sizes = _label_sizes((sa, sb), (a.shape, b.shape))
+    fa = tuple(sizes[c] for c in sa)
+    fb = tuple(sizes[c] for c in sb)
+    ea = a if tuple(a.shape) == fa else a.expand(fa)
+    eb = b if tuple(b.shape) == fb else b.expand(fb)
+    ga = _einsum_grad(grad, out, [_cj(eb)], [sb], sa, fa) if needs[0] else None
+    gb = _einsum_grad(grad, out, [_cj(ea)], [sa], sb, fb) if needs[1] else None
+    return ga, gb
+
+
+def _einsum_grad(grad, out, others, other_subs, target, target_shape):
+    """d(out)/d(operand) for an einsum: contract grad with the other operands, then re-create the
+    labels only this operand had (expand) and its repeated labels (diagonal embedding via eye)."""
+    from .creation import eye
+
+    avail = set(out).union(*[set(s) for s in other_subs])
+    uniq = "".join(dict.fromkeys(target))
+    have = "".join(c for c in uniq if c in avail)
+    g = _contract([grad] + list(others), [out] + list(other_subs), have)
+    sizes = dict(zip(target, target_shape))
+    if have != uniq:
+        # labels summed only within this operand: broadcast the gradient along them
+        for i, c in enumerate(uniq):
+            if c not in have:
+                g = g.unsqueeze(i)
+        g = g.expand(tuple(sizes[c] for c in uniq))
+    if uniq != target:
+        used = set(target) | avail
+        free = iter(c for c in _LETTERS if c not in used)
+        cur = uniq
+        seen: set = set()
+        new = []
+        for c in target:
+            if c in seen:
+                f = next(free)
+                e = eye(sizes[c], dtype=g.dtype, device=g.device)
+                nxt = cur + f
+                g = _einsum2(g, e, f"{cur},{c}{f}->{nxt}")
+                cur = nxt
+                new.append(f)
+            else:
+                seen.add(c)
+                new.append(c)
+        g = _einsum1(g, f"{cur}->{''.join(new)}")
+    return g
+
+
+def _contract(tensors, subs, out):
+    """einsum over any number of operands via the 1- and 2-operand ops (pairwise, greedy order)."""
+    if len(tensors) == 1:
+        eq = f"{subs[0]}->{out}"
+        return tensors[0] if subs[0] == out else _einsum1(tensors[0], eq)
+    if len(tensors) == 2:
+        return _einsum2(tensors[0], tensors[1], f"{subs[0]},{subs[1]}->{out}")
+    ts, ss = list(tensors), list(subs)
+    try:
+        dummies = [np.broadcast_to(np.empty((), np.float32), tuple(t.shape)) for t in ts]
+        path = np.einsum_path(",".join(ss) + "->" + out, *dummies, optimize="greedy")[0][1:]
+    except ValueError:
+        path = [(0, 1)] * (len(ts) - 1)
+    for pair in path:
+        if len(pair) == 1:
+            continue
+        i, j = sorted(pair)[:2]
+        tj, sj = ts.pop(j), ss.pop(j)
+        ti, si = ts.pop(i), ss.pop(i)
+        later = set(out).union(*[set(s) for s in ss])
+        keep = "".join(c for c in dict.fromkeys(si + sj) if c in later)
+        if not ts:
+            keep = out
+        ts.append(_einsum2(ti, tj, f"{si},{sj}->{keep}"))
+        ss.append(keep)
+    while len(ts) > 1:  # the path left more than one (should not happen)
+        tj, sj = ts.pop(), ss.pop()
+        ti, si = ts.pop(), ss.pop()
+        later = set(out).union(*[set(s) for s in ss])
+        keep = out if not ts else "".join(c for c in dict.fromkeys(si + sj) if c in later)
+        ts.append(_einsum2(ti, tj, f"{si},{sj}->{keep}"))
+        ss.append(keep)
+    if ss[0] != out:
+        return _einsum1(ts[0], f"{ss[0]}->{out}")
+    return ts[0]
+
+
+def _sublist_eq(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) -> (equation, operands)."""
+    ops, subs = [], []
+    args = list(args)
+    while len(args) >= 2:
+        ops.append(args.pop(0))
+        subs.append(args.pop(0))
+    out = args[0] if args else None
+
+    def conv(sl):
+        s = ""
+        for v in sl:
+            if v is Ellipsis:
+                s += "..."
+            elif isinstance(v, int) and 0 <= v < 52:
+                s += _LETTERS[v]
+            else:
+                raise _einsum_err("expected subscript to be within [0, 52) but got " + str(v))
+        return s
+
+    eq = ",".join(conv(s) for s in subs)
+    if out is not None:
+        eq += "->" + conv(out)
+    return eq, ops
+
+
+_PARSED: dict = {}
+
+
+def einsum(*args) -> Tensor:
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)``; operands may also come as one list."""
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or "
+                        "at least one operand and its subscripts list")
+    equation = args[0]
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_eq(args)
+    else:
+        operands = args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+    if not operands:
+        raise _einsum_err("must provide at least one operand")
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, but found "
+                            f"element of type {type(t).__name__} at pos {i}")
+    shapes = [t._data.shape for t in operands]
+    key = (equation, *shapes)
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        parsed = _parse(equation, shapes)
+        if len(operands) == 1:
+            _label_sizes(parsed[0], shapes)
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        _PARSED[key] = parsed
+    ins, out = parsed
+    if len(operands) == 1:
+        return _einsum1(operands[0], f"{ins[0]}->{out}")
+    if len(operands) == 2:
+        return _einsum2(operands[0], operands[1], f"{ins[0]},{ins[1]}->{out}")
+    d0 = operands[0]._data.dtype
+    for t in operands[1:]:
+        if t._data.dtype != d0:
+            raise RuntimeError(f"expected scalar type {_SNAME[_dn(operands[0]._data)]} but found "
+                               f"{_SNAME[_dn(t._data)]}")
+    sizes = _label_sizes(ins, shapes)
+    ops = [t if tuple(t._data.shape) == tuple(sizes[c] for c in s) else
+           t.expand(tuple(sizes[c] for c in s)) for t, s in zip(operands, ins)]
+    return _contract(ops, ins, out)
+
+
+# ---------------------------------------------------------------------- composites
+def _dims_err(a, b, da, db):
+    return RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in "
+                        f"dim {da} and second has size {b.shape[db]} in dim {db}")
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """Contract ``a``'s last ``dims`` dims with ``b``'s first (or the listed dims pairs)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da = list(range(-dims, 0))
+        db = list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} "
+                               f"and {len(db)}")
+    la = _LETTERS[:a.ndim]
+    lb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+    for x, y in zip(da, db):
+        xa, yb = a._dim(x), b._dim(y)
+        if a.shape[xa] != b.shape[yb]:
+            raise _dims_err(a, b, x, y)
+        lb[yb] = la[xa]
+    lb = "".join(lb)
+    contracted = {la[a._dim(x)] for x in da}
+    res = "".join(c for c in la if c not in contracted) + "".join(c for c in lb
+                                                                   if c not in contracted)
+    r = einsum(f"{la},{lb}->{res}", a, b)
+    if out is not None:
+        out._data, out._names = r.detach()._data, r._names
+        return out
+    return r
+
+
+def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Sum over the last dims of both: out[..a, ..b] = sum_k input[..a, k] * other[..b, k]."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    return tensordot(input, other, ([-1], [-1]), out=out)
+
+
+def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Kronecker product: block (i, j) of the result is input[i, j] * other."""
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + tuple(input.shape)
+    sb = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = input.reshape(tuple(v for s in sa for v in (s, 1)))
+    b = other.reshape(tuple(v for s in sb for v in (1, s)))
+    r = (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+    if out is not None:
+        out._data, out._names = r.detach()._data, None
+        return out
+    return r
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """Product of a chain of 2-D matrices (torch.chain_matmul)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    r = matrices[0]
+    for m in matrices[1:]:
+        r = mm(r, m)
+    return r
+
+
+def _install():
+    from ..registry import reflected
+
+    Tensor.__rmatmul__ = reflected(matmul)
+    Tensor.inner = inner
+    Tensor.kron = kron
+    Tensor.ger = outer
+
+
+_install()

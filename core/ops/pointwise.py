@@ -1,3 +1,945 @@
-"""pointwise ops (being written)."""
+"""Unary pointwise math: trigonometric, exponential, rounding, special functions and friends.
 
-__all__: list = []
+Each op keeps its input's names. Transcendental functions turn integer inputs into the default
+float dtype (``floating=True``); abs, sign, ceil, floor, round, trunc, square, relu keep integers,
+like torch. Derivatives follow torch's conventions (abs'(0) = 0, rounding ops have zero gradient)
+and are written in ember ops, so they are differentiable again. Complex derivatives use torch's
+convention (the gradient is conjugated: ``grad * conj(f'(z))``).
+
+The scipy.special functions run through ``special(xp)``: scipy.special on cpu, cupyx.scipy.special
+on cuda.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..names import keep
+from ..registry import op, scalar_name
+from ..tensor import Tensor
+from .creation import zeros_like
+
+_PI = math.pi
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_LOG_PI = math.log(math.pi)
+
+__all__ = [  # the registered ops are exported by the registry; these are the plain functions
+    "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "conj", "fix",
+    "polygamma", "positive", "real", "resolve_conj",
+]
+
+# ------------------------------------------------------------------------------------ helpers
+_SPECIAL: dict = {}
+
+
+def special(xp):
+    """The scipy.special-like module for the array module ``xp`` (imported once, lazily)."""
+    m = _SPECIAL.get(xp)
+    if m is None:
+        if xp is np:
+            import scipy.special as m
+        else:
+            import cupyx.scipy.special as m
+        _SPECIAL[xp] = m
+    return m
+
+
+def _sp(xp, name, x, *args):
+    """special(xp).<name>(*args, x) in x's dtype (half types compute in float32, like torch)."""
+    f = getattr(special(xp), name)
+    d = x.dtype
+    if d.itemsize <= 2:  # float16 / bfloat16: scipy has no loops for them
+        return f(*args, x.astype(_dt.float32.np)).astype(d)
+    r = f(*args, x)
+    return r if r.dtype == d else r.astype(d)
+
+
+def _up(x):
+    """Half types compute in float32 and round once at the end, like torch's opmath."""
+    return x.astype(_dt.float32.np) if x.dtype.itemsize == 2 else x
+
+
+def _down(r, d):
+    return r if r.dtype == d else r.astype(d)
+
+
+def _dev(xp) -> str:
+    return "cpu" if xp is np else "cuda"
+
+
+def _not_impl(kernel, a, xp=np, suffix=True):
+    name = f"{kernel}_{_dev(xp)}" if suffix else kernel
+    return NotImplementedError(f'"{name}" not implemented for \'{scalar_name(_dt._FROM_NP[a.dtype])}\'')
+
+
+def _cj(t):
+    """conj(t) for complex tensors, t itself otherwise (torch's gradient convention)."""
+    return conj_physical(t) if t._data.dtype.kind == "c" else t
+
+
+def _zero_grad(grad):
+    return zeros_like(grad)
+
+
+def _no_bool_or_complex(name, input, xp):
+    k = input.dtype.kind
+    if k == "b":
+        raise _not_impl(f"{name}_vml", input, xp)
+    if k == "c":
+        raise NotImplementedError(f"{name} is not supported for complex inputs")
+
+
+@op(names=keep, method=False)
+def _where_ok(xp, input, ref, *, test="nonzero", lo=0.0, hi=1.0, fill=0.0):
+    """input where ``test`` holds for ref, else fill. Masks derivatives (sinc at 0, relu, ...)."""
+    fill = input.dtype.type(fill)
+    if test == "nonzero":
+        return xp.where(ref != 0, input, fill)
+    if test == "pos":  # written as "not <= 0" so NaN passes the gradient, like torch's relu
+        return xp.where(ref <= 0, fill, input)
+    if test == "finite":
+        return xp.where(xp.isfinite(ref), input, fill)
+    return xp.where((ref >= lo) & (ref <= hi), input, fill)  # "inside"
+
+
+@_where_ok.vjp
+def _(grad, ref, test, lo, hi):
+    return _where_ok(grad, ref, test=test, lo=lo, hi=hi), None
+
+
+# ------------------------------------------------------------------------------- abs / sign
+@op(names=keep, inplace="abs_")
+def abs(xp, input):
+    """Computes the absolute value of each element (complex: the modulus, a real tensor)."""
+    if input.dtype.kind == "b":
+        raise _not_impl("abs", input, xp)
+    return xp.abs(input)
+
+
+@abs.vjp
+def _(grad, input):
+    return grad * (sgn(input) if input._data.dtype.kind == "c" else sign(input))
+
+
+@op(names=keep, inplace="sign_")
+def sign(xp, input):
+    """The sign of each element: -1, 0 or 1 (0 for NaN, like torch)."""
+    k = input.dtype.kind
+    if k == "b":
+        return input.copy()
+    if k == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    r = xp.sign(input)
+    if k != "i" and k != "u":
+        r[xp.isnan(r)] = 0  # torch's sign(nan) is 0
+    return r
+
+
+@sign.vjp
+def _(grad):
+    return _zero_grad(grad)
+
+
+@op(names=keep, inplace="sgn_")
+def sgn(xp, input):
+    """sign for real tensors; z / |z| (0 at 0) for complex ones."""
+    if input.dtype.kind != "c":
+        return sign.op.kernel(xp, input)
+    a = xp.abs(input)
+    # a == 0 divides 0 by 0; the where keeps 0 there
+    return xp.where(a == 0, input.dtype.type(0), input / a)
+
+
+@sgn.vjp
+def _(grad, input, result):
+    if input._data.dtype.kind != "c":
+        return _zero_grad(grad)
+    d = (grad - real(grad * result.conj()) * result) / abs(input)
+    return _where_ok(d, input)
+
+
+@op(names=keep)
+def signbit(xp, input):
+    """True where the sign bit is set (negative numbers and -0.0)."""
+    k = input.dtype.kind
+    if k == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if k == "b" or k == "u":
+        return xp.zeros(input.shape, bool)
+    return xp.signbit(input)
+
+
+def positive(input: Tensor) -> Tensor:
+    """Returns ``input`` itself (``+input``); bool tensors are refused like torch."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# --------------------------------------------------------------------------------- rounding
+@op(names=keep, inplace="ceil_")
+def ceil(xp, input):
+    """The smallest integer >= each element (integer tensors are returned unchanged)."""
+    k = input.dtype.kind
+    if k == "i" or k == "u":
+        return input.copy()
+    _no_bool_or_complex("ceil", input, xp)
+    return xp.ceil(input)
+
+
+@ceil.vjp
+def _(grad):
+    return _zero_grad(grad)
+
+
+@op(names=keep, inplace="floor_")
+def floor(xp, input):
+    """The largest integer <= each element (integer tensors are returned unchanged)."""
+    k = input.dtype.kind
+    if k == "i" or k == "u":
+        return input.copy()
+    _no_bool_or_complex("floor", input, xp)
+    return xp.floor(input)
+
+
+@floor.vjp
+def _(grad):
+    return _zero_grad(grad)
+
+
+@op(names=keep, inplace="trunc_")
+def trunc(xp, input):
+    """Rounds each element toward zero."""
+    k = input.dtype.kind
+    if k == "i" or k == "u":
+        return input.copy()
+    _no_bool_or_complex("trunc", input, xp)
+    return xp.trunc(input)
+
+
+@trunc.vjp
+def _(grad):
+    return _zero_grad(grad)
+
+
+@op(names=keep, inplace="round_")
+def round(xp, input, *, decimals=0):
+    """Rounds half to even; ``decimals`` rounds to that many decimal places (negative: tens...)."""
+    if type(decimals) is not int:
+        raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
+    k = input.dtype.kind
+    if decimals == 0:
+        if k == "i" or k == "u":
+            return input.copy()
+        if k == "b" or k == "c":
+            raise _not_impl("round_vml", input, xp)
+        return xp.rint(input)
+    if k not in "fV":
+        raise _not_impl("round", input, xp)
+    # torch scales by 10**|decimals| in the tensor's own precision
+    x = _up(input)
+    if decimals > 0:
+        m = x.dtype.type(10.0 ** decimals)
+        return _down(xp.rint(x * m) / m, input.dtype)
+    m = x.dtype.type(10.0 ** -decimals)
+    return _down(xp.rint(x / m) * m, input.dtype)
+
+
+@round.vjp
+def _(grad):
+    return _zero_grad(grad)
+
+
+@op(names=keep, inplace="frac_")
+def frac(xp, input):
+    """The fractional part of each element: ``input - trunc(input)`` (sign kept)."""
+    if input.dtype.kind not in "fV":
+        raise _not_impl("frac", input, xp)
+    return input - xp.trunc(input)
+
+
+@frac.vjp
+def _(grad):
+    return grad
+
+
+# ------------------------------------------------------------------------- trigonometric
+@op(names=keep, floating=True, inplace="sin_")
+def sin(xp, input):
+    """Sine of each element (radians)."""
+    return xp.sin(input)
+
+
+@sin.vjp
+def _(grad, input):
+    return grad * _cj(cos(input))
+
+
+@op(names=keep, floating=True, inplace="cos_")
+def cos(xp, input):
+    """Cosine of each element (radians)."""
+    return xp.cos(input)
+
+
+@cos.vjp
+def _(grad, input):
+    return grad * -_cj(sin(input))
+
+
+@op(names=keep, floating=True, inplace="tan_")
+def tan(xp, input):
+    """Tangent of each element (radians)."""
+    return xp.tan(input)
+
+
+@tan.vjp
+def _(grad, result):
+    return grad * _cj(result * result + 1)
+
+
+@op(names=keep, floating=True, inplace="asin_")
+def asin(xp, input):
+    """Arcsine of each element."""
+    return xp.arcsin(input)
+
+
+@asin.vjp
+def _(grad, input):
+    return grad * _cj(rsqrt(1 - input * input))
+
+
+@op(names=keep, floating=True, inplace="acos_")
+def acos(xp, input):
+    """Arccosine of each element."""
+    return xp.arccos(input)
+
+
+@acos.vjp
+def _(grad, input):
+    return grad * -_cj(rsqrt(1 - input * input))
+
+
+@op(names=keep, floating=True, inplace="atan_")
+def atan(xp, input):
+    """Arctangent of each element."""
+    return xp.arctan(input)
+
+
+@atan.vjp
+def _(grad, input):
+    return grad / _cj(input * input + 1)
+
+
+@op(names=keep, floating=True, inplace="sinh_")
+def sinh(xp, input):
+    """Hyperbolic sine of each element."""
+    return xp.sinh(input)
+
+
+@sinh.vjp
+def _(grad, input):
+    return grad * _cj(cosh(input))
+
+
+@op(names=keep, floating=True, inplace="cosh_")
+def cosh(xp, input):
+    """Hyperbolic cosine of each element."""
+    return xp.cosh(input)
+
+
+@cosh.vjp
+def _(grad, input):
+    return grad * _cj(sinh(input))
+
+
+@op(names=keep, floating=True, inplace="tanh_")
+def tanh(xp, input):
+    """Hyperbolic tangent of each element."""
+    return xp.tanh(input)
+
+
+@tanh.vjp
+def _(grad, result):
+    return grad * _cj(1 - result * result)
+
+
+@op(names=keep, floating=True, inplace="asinh_")
+def asinh(xp, input):
+    """Inverse hyperbolic sine of each element."""
+    return xp.arcsinh(input)
+
+
+@asinh.vjp
+def _(grad, input):
+    return grad * _cj(rsqrt(input * input + 1))
+
+
+@op(names=keep, floating=True, inplace="acosh_")
+def acosh(xp, input):
+    """Inverse hyperbolic cosine of each element (domain [1, inf))."""
+    return xp.arccosh(input)
+
+
+@acosh.vjp
+def _(grad, input):
+    if input._data.dtype.kind == "c":  # sqrt(z-1)sqrt(z+1) has the right branch cuts
+        return grad * _cj(1 / (sqrt(input - 1) * sqrt(input + 1)))
+    return grad * rsqrt(input * input - 1)
+
+
+@op(names=keep, floating=True, inplace="atanh_")
+def atanh(xp, input):
+    """Inverse hyperbolic tangent of each element (domain (-1, 1))."""
+    return xp.arctanh(input)
+
+
+@atanh.vjp
+def _(grad, input):
+    return grad / _cj(1 - input * input)
+
+
+@op(names=keep, floating=True, inplace="deg2rad_")
+def deg2rad(xp, input):
+    """Converts angles from degrees to radians."""
+    if input.dtype.kind == "c":
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    x = _up(input)
+    return _down(x * x.dtype.type(_PI / 180.0), input.dtype)
+
+
+@deg2rad.vjp
+def _(grad):
+    return grad * (_PI / 180.0)
+
+
+@op(names=keep, floating=True, inplace="rad2deg_")
+def rad2deg(xp, input):
+    """Converts angles from radians to degrees."""
+    if input.dtype.kind == "c":
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    x = _up(input)
+    return _down(x * x.dtype.type(180.0 / _PI), input.dtype)
+
+
+@rad2deg.vjp
+def _(grad):
+    return grad * (180.0 / _PI)
+
+
+@op(names=keep, floating=True, inplace="sinc_")
+def sinc(xp, input):
+    """The normalized sinc: sin(pi x) / (pi x), 1 at 0."""
+    x = _up(input)
+    px = x * x.dtype.type(_PI)
+    # at 0 the quotient is 0/0: the where keeps the limit 1 there
+    return _down(xp.where(x == 0, x.dtype.type(1), xp.sin(px) / px), input.dtype)
+
+
+@sinc.vjp
+def _(grad, input):
+    px = input * _PI
+    d = (cos(px) * px - sin(px)) / (px * input)
+    return _where_ok(grad * _cj(d), input)
+
+
+# ------------------------------------------------------------------------ exponential / log
+@op(names=keep, floating=True, inplace="exp_")
+def exp(xp, input):
+    """e to the power of each element."""
+    return xp.exp(input)
+
+
+@exp.vjp
+def _(grad, result):
+    return grad * _cj(result)
+
+
+@op(names=keep, floating=True, inplace="exp2_")
+def exp2(xp, input):
+    """2 to the power of each element."""
+    return xp.exp2(input)
+
+
+@exp2.vjp
+def _(grad, result):
+    return grad * _cj(result * _LN2)
+
+
+@op(names=keep, floating=True, inplace="expm1_")
+def expm1(xp, input):
+    """exp(x) - 1, accurate for small x."""
+    return xp.expm1(input)
+
+
+@expm1.vjp
+def _(grad, result):
+    return grad * _cj(result + 1)
+
+
+@op(names=keep, floating=True, inplace="log_")
+def log(xp, input):
+    """Natural logarithm of each element."""
+    return xp.log(input)
+
+
+@log.vjp
+def _(grad, input):
+    return grad / _cj(input)
+
+
+@op(names=keep, floating=True, inplace="log2_")
+def log2(xp, input):
+    """Base-2 logarithm of each element."""
+    return xp.log2(input)
+
+
+@log2.vjp
+def _(grad, input):
+    return grad / _cj(input * _LN2)
+
+
+@op(names=keep, floating=True, inplace="log10_")
+def log10(xp, input):
+    """Base-10 logarithm of each element."""
+    return xp.log10(input)
+
+
+@log10.vjp
+def _(grad, input):
+    return grad / _cj(input * _LN10)
+
+
+@op(names=keep, floating=True, inplace="log1p_")
+def log1p(xp, input):
+    """log(1 + x), accurate for small x."""
+    return xp.log1p(input)
+
+
+@log1p.vjp
+def _(grad, input):
+    return grad / _cj(input + 1)
+
+
+@op(names=keep, floating=True, inplace="logit_")
+def logit(xp, input, eps=None):
+    """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
+    if input.dtype.kind == "c":
+        raise _not_impl("logit", input, xp)
+    x = _up(input)
+    if eps is not None:
+        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+    return _down(xp.log(x / (1 - x)), input.dtype)
+
+
+@logit.vjp
+def _(grad, input, eps):
+    d = grad / (input * (1 - input))
+    if eps is None:  # outside [0, 1] the derivative is NaN, like torch
+        return _where_ok(d, input, test="inside", lo=0.0, hi=1.0, fill=math.nan)
+    return _where_ok(d, input, test="inside", lo=eps, hi=1 - eps)
+
+
+@op(names=keep, floating=True, inplace="sigmoid_")
+def sigmoid(xp, input):
+    """1 / (1 + exp(-x))."""
+    d = input.dtype
+    # half types compute in float32 (like torch): exp(-x) would overflow float16 at x < -11
+    r = xp.negative(_up(input))
+    xp.exp(r, out=r)  # exp(-x) = inf for very negative x gives 1/inf = 0, the right limit
+    r += 1
+    xp.reciprocal(r, out=r)
+    return r if r.dtype == d else r.astype(d)
+
+
+@sigmoid.vjp
+def _(grad, result):
+    return grad * _cj(result * (1 - result))
+
+
+@op(names=keep, floating=True, inplace="reciprocal_")
+def reciprocal(xp, input):
+    """1 / x for each element."""
+    return xp.reciprocal(input)
+
+
+@reciprocal.vjp
+def _(grad, result):
+    return grad * -_cj(result * result)
+
+
+@op(names=keep, floating=True, inplace="sqrt_")
+def sqrt(xp, input):
+    """Square root of each element."""
+    return xp.sqrt(input)
+
+
+@sqrt.vjp
+def _(grad, result):
+    return grad / (2 * _cj(result))
+
+
+@op(names=keep, floating=True, inplace="rsqrt_")
+def rsqrt(xp, input):
+    """1 / sqrt(x) for each element."""
+    r = xp.sqrt(_up(input))
+    return _down(xp.reciprocal(r, out=r), input.dtype)
+
+
+@rsqrt.vjp
+def _(grad, result):
+    return grad * (-0.5 * _cj(result * result * result))
+
+
+@op(names=keep, inplace="square_")
+def square(xp, input):
+    """x * x for each element (bool becomes int64, like torch)."""
+    if input.dtype.kind == "b":
+        input = input.astype(_dt.int64.np)
+    return xp.square(input)
+
+
+@square.vjp
+def _(grad, input):
+    return grad * (2 * _cj(input))
+
+
+# ----------------------------------------------------------------------- special functions
+@op(names=keep, floating=True, inplace="erf_")
+def erf(xp, input):
+    """The error function."""
+    if input.dtype.kind == "c":
+        raise _not_impl("erf_vml", input, xp)
+    return _sp(xp, "erf", input)
+
+
+@erf.vjp
+def _(grad, input):
+    return grad * (exp(-(input * input)) * (2 / math.sqrt(_PI)))
+
+
+@op(names=keep, floating=True, inplace="erfc_")
+def erfc(xp, input):
+    """The complementary error function, 1 - erf(x)."""
+    if input.dtype.kind == "c":
+        raise _not_impl("erfc_vml", input, xp)
+    return _sp(xp, "erfc", input)
+
+
+@erfc.vjp
+def _(grad, input):
+    return grad * (exp(-(input * input)) * (-2 / math.sqrt(_PI)))
+
+
+@op(names=keep, floating=True, inplace="erfinv_")
+def erfinv(xp, input):
+    """The inverse error function (domain (-1, 1))."""
+    if input.dtype.kind == "c":
+        raise _not_impl("erfinv_vml", input, xp)
+    return _sp(xp, "erfinv", input)
+
+
+@erfinv.vjp
+def _(grad, result):
+    return grad * (exp(result * result) * (math.sqrt(_PI) / 2))
+
+
+@op(names=keep, floating=True, inplace="i0_")
+def i0(xp, input):
+    """The modified Bessel function of the first kind, order 0."""
+    if input.dtype.kind == "c":
+        raise _not_impl("i0_vml", input, xp)
+    return _sp(xp, "i0", input)
+
+
+@i0.vjp
+def _(grad, input):
+    return grad * _i1(input)
+
+
+@op(names=keep, method=False)
+def _i1(xp, input):
+    """The modified Bessel function of the first kind, order 1 (i0's derivative)."""
+    return _sp(xp, "i1", input)
+
+
+@_i1.vjp
+def _(grad, input):
+    # i1'(x) = i0(x) - i1(x) / x, with the limit 1/2 at 0
+    return grad * _where_ok(i0(input) - _i1(input) / input, input, fill=0.5)
+
+
+@op(names=keep, floating=True, inplace="lgamma_")
+def lgamma(xp, input):
+    """log |gamma(x)|."""
+    if input.dtype.kind == "c":
+        raise _not_impl("lgamma_vml", input, xp)
+    return _sp(xp, "gammaln", input)
+
+
+@lgamma.vjp
+def _(grad, input):
+    return grad * digamma(input)
+
+
+@op(names=keep, floating=True, inplace="digamma_")
+def digamma(xp, input):
+    """The logarithmic derivative of gamma, d/dx log gamma(x)."""
+    if input.dtype.kind == "c":
+        raise _not_impl("digamma", input, xp, suffix=False)
+    return _sp(xp, "psi", input)
+
+
+@digamma.vjp
+def _(grad, input):
+    return grad * _polygamma(input, 1)
+
+
+@op(names=keep, floating=True, method=False, inplace="polygamma_")
+def _polygamma(xp, input, n):
+    """The n-th derivative of digamma (kernel order: input first, as the Tensor method)."""
+    if type(n) is not int:
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.dtype.kind == "c":
+        raise _not_impl("digamma" if n == 0 else "trigamma" if n == 1 else "polygamma", input, xp,
+                        suffix=False)
+    if n == 0:
+        return _sp(xp, "psi", input)
+    return _sp(xp, "polygamma", input, n)
+
+
+@_polygamma.vjp
+def _(grad, input, n):
+    return grad * _polygamma(input, n + 1)
+
+
+def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The n-th derivative of the digamma function, evaluated at ``input``."""
+    if out is None:
+        return _polygamma(input, n)
+    return _polygamma(input, n, out=out)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    return _polygamma(self, n)
+
+
+@op(names=keep, inplace="mvlgamma_")
+def mvlgamma(xp, input, p):
+    """The multivariate log-gamma function of dimension ``p``."""
+    if type(p) is not int:
+        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}")
+    k = input.dtype.kind
+    if k == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if k == "c":
+        raise _not_impl("arange", input, xp)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if k in "iu":  # promoted here, not by the registry, so bool can be refused first
+        input = input.astype(_dt.get_default_dtype().np)
+    x = _up(input)
+    r = _sp(xp, "gammaln", x)
+    for j in range(1, p):
+        r += _sp(xp, "gammaln", x - x.dtype.type(j / 2))
+    return _down(r + x.dtype.type(p * (p - 1) / 4 * _LOG_PI), input.dtype)
+
+
+@mvlgamma.vjp
+def _(grad, input, p):
+    d = digamma(input)
+    for j in range(1, p):
+        d = d + digamma(input - j / 2)
+    return grad * d
+
+
+# ---------------------------------------------------------------------------- activations
+@op(names=keep, inplace="relu_")
+def relu(xp, input):
+    """max(x, 0) for each element (integer tensors stay integer)."""
+    k = input.dtype.kind
+    if k == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if k == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return xp.maximum(input, 0)  # a Python 0 keeps the dtype (NEP 50)
+
+
+@relu.vjp
+def _(grad, result):
+    return _where_ok(grad, result, test="pos")
+
+
+@op(names=keep, inplace="nan_to_num_")
+def nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
+    """Replaces NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
+    largest and lowest finite values)."""
+    r = input.copy()
+    if input.dtype.kind not in "fcV" or xp.isfinite(input).all():
+        return r
+    # written out (not xp.nan_to_num): numpy's leaves bfloat16 untouched
+    real = r.real.dtype if input.dtype.kind == "c" else r.dtype
+    big = _dt.finfo(_dt._FROM_NP[real]).max
+    for part in ((r.real, r.imag) if input.dtype.kind == "c" else (r,)):
+        part[xp.isnan(part)] = nan
+        part[part == math.inf] = big if posinf is None else posinf
+        part[part == -math.inf] = -big if neginf is None else neginf
+    return r
+
+
+@nan_to_num.vjp
+def _(grad, input):
+    return _where_ok(grad, input, test="finite")
+
+
+# -------------------------------------------------------------------------------- complex
+@op(names=keep, floating=True)
+def angle(xp, input):
+    """The argument of each element (real tensors: 0 for x >= 0, pi for x < 0, NaN kept)."""
+    if input.dtype.kind == "c":
+        return xp.angle(input)
+    r = (input < 0) * input.dtype.type(_PI)
+    nan = xp.isnan(input)
+    if nan.any():
+        r[nan] = input[nan]
+    return r
+
+
+@angle.vjp
+def _(grad, input):
+    if input._data.dtype.kind != "c":
+        return _zero_grad(grad)
+    a = abs(input)
+    return _where_ok(grad * input * 1j / (a * a), input)
+
+
+@op(names=keep, view=True, method=False)
+def _real(xp, input):
+    """The real part of a complex tensor (a view)."""
+    return input.real
+
+
+@_real.vjp
+def _(grad):
+    return grad
+
+
+@op(names=keep, view=True, method=False)
+def imag(xp, input):
+    """The imaginary part of a complex tensor (a view)."""
+    if input.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return input.imag
+
+
+@imag.vjp
+def _(grad):
+    return grad * 1j
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part of ``input`` (a view); a real tensor is returned as is."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _real(input)
+
+
+@op(names=keep, inplace="conj_physical_")
+def conj_physical(xp, input):
+    """The complex conjugate, computed into new memory."""
+    if input.dtype.kind != "c":
+        return input.copy()
+    return xp.conj(input)
+
+
+@conj_physical.vjp
+def _(grad):
+    return conj_physical(grad)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (a real tensor is returned as is; complex ones are copied, so
+    ``is_conj()`` is always False in ember)."""
+    if input._data.dtype.kind != "c":
+        return input
+    return conj_physical(input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """ember never keeps a lazy conjugate bit: returns ``input``."""
+    return input
+
+
+def _is_conj(self: Tensor) -> bool:
+    return False
+
+
+# ---------------------------------------------------------------- aliases and Tensor methods
+absolute = abs
+arccos = acos
+arccosh = acosh
+arcsin = asin
+arcsinh = asinh
+arctan = atan
+arctanh = atanh
+fix = trunc
+psi = digamma  # torch.special.psi; torch itself has no torch.psi / Tensor.psi
+
+_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
+            "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh", "fix": "trunc"}
+
+# torch.<name>_(input, ...) exists for these: the functional spelling of the in-place method
+_TORCH_INPLACE = [
+    "abs", "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan",
+    "arctan", "atanh", "arctanh", "ceil", "floor", "round", "trunc", "fix", "frac", "cos", "cosh",
+    "sin", "sinh", "tan", "tanh", "deg2rad", "rad2deg", "exp", "exp2", "expm1", "log", "log10",
+    "log1p", "log2", "logit", "sigmoid", "reciprocal", "rsqrt", "sqrt", "square", "sinc", "i0",
+    "erf", "erfc", "nan_to_num", "relu", "conj_physical",
+]
+
+
+def _inplace_function(method: str):
+    def fn(input: Tensor, *args, **kwargs) -> Tensor:
+        return getattr(input, method)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = method
+    fn.__doc__ = f"In-place version of :func:`{method[:-1]}`."
+    return fn
+
+
+def _abs_inplace(self: Tensor) -> Tensor:
+    if self._data.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return _abs_inplace_registered(self)
+
+
+def _install():
+    for alias, name in _ALIASES.items():
+        setattr(Tensor, alias, getattr(Tensor, name))
+    Tensor.abs_ = _abs_inplace
+    for alias, name in _ALIASES.items():
+        setattr(Tensor, alias + "_", getattr(Tensor, name + "_"))
+    Tensor.__abs__ = abs
+    Tensor.polygamma = _polygamma_method
+    Tensor.positive = positive
+    Tensor.real = property(real)
+    Tensor.imag = property(imag)
+    Tensor.conj = conj
+    Tensor.resolve_conj = resolve_conj
+    Tensor.is_conj = _is_conj
+    g = globals()
+    for name in _TORCH_INPLACE:
+        g[name + "_"] = _inplace_function(name + "_")
+        __all__.append(name + "_")
+
+
+_abs_inplace_registered = Tensor.abs_
+_install()

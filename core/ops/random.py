@@ -1,3 +1,539 @@
-"""random ops (being written)."""
+"""Random sampling: rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, the
+*_like samplers and the in-place Tensor samplers (uniform_, normal_, ...).
 
-__all__: list = []
+Every sampler takes torch's ``generator=`` keyword; without one it uses the default generator of the
+device it samples on (core/random.py). Samples are drawn directly in float32 where numpy can.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...autograd.grad_mode import _state
+from .. import dtype as _dt
+from ..device import get_default_device, module_for, to_device
+from ..random import (
+    Generator,
+    default_generator,
+    default_generator_for,
+    fork_rng,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ..registry import op
+from ..tensor import Tensor
+from .creation import _finish, _size_args
+
+__all__ = ["Generator", "bernoulli", "default_generator", "fork_rng", "get_rng_state",
+           "initial_seed", "manual_seed", "multinomial", "normal", "poisson", "rand", "rand_like",
+           "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "set_rng_state"]
+
+_SN = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+       "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
+       "complex64": "ComplexFloat", "complex128": "ComplexDouble", "float32": "Float",
+       "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _sname(npd) -> str:
+    return _SN.get(_dt._FROM_NP[np.dtype(npd)].name, str(npd))
+
+
+def _g(v) -> str:
+    """A number as torch prints it in messages (2.0 -> 2, 0.5 -> 0.5)."""
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _gen(generator, d):
+    """The generator to draw with on device ``d`` (checked against the device)."""
+    if generator is None:
+        return default_generator_for(d)
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be an ember.Generator, not {type(generator).__name__}")
+    if generator._device.type != d.type:
+        raise RuntimeError(f"Expected a '{d.type}' device type for generator but found "
+                           f"'{generator._device.type}'")
+    return generator
+
+
+def _dev(device, out=None):
+    if device is not None:
+        return to_device(device)
+    if out is not None:
+        return out.device
+    return get_default_device()
+
+
+def _float_npd(dtype, out, kernel):
+    if dtype is not None:
+        npd = np.dtype(_dt.to_dtype(dtype).np)
+    elif out is not None:
+        npd = out._data.dtype
+    else:
+        npd = np.dtype(_dt.get_default_dtype().np)
+    if npd.kind not in "fcV":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_sname(npd)}'")
+    return npd
+
+
+def _complex_draw(fn, shape, npd, scale=1.0):
+    """A complex sample: independent real and imaginary parts (each scaled by ``scale``)."""
+    real = np.dtype(np.float64 if npd == np.complex128 else np.float32)
+    re, im = fn(shape, real), fn(shape, real)
+    if scale != 1.0:
+        re, im = re * real.type(scale), im * real.type(scale)
+    out = re.astype(npd)
+    out.imag = im
+    return out
+
+
+def _sizes(size, kw, name):
+    if "size" in kw and not size:
+        size = (kw.pop("size"),)
+    if kw:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+    return _size_args(size, name)
+
+
+# ---------------------------------------------------------------------- rand, randn
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False, names=None, **kw) -> Tensor:
+    """Uniform samples on [0, 1) (default float dtype)."""
+    shape = _sizes(size, kw, "rand")
+    npd = _float_npd(dtype, out, "check_uniform_bounds")
+    g = _gen(generator, _dev(device, out))
+    arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
+    return _finish(arr, requires_grad, names, out)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False, names=None, **kw) -> Tensor:
+    """Standard normal samples (complex: real and imaginary parts each of variance 1/2)."""
+    shape = _sizes(size, kw, "randn")
+    npd = _float_npd(dtype, out, "normal_kernel_cpu")
+    g = _gen(generator, _dev(device, out))
+    arr = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
+           else g._normal(shape, npd))
+    return _finish(arr, requires_grad, names, out)
+
+
+# ---------------------------------------------------------------------- integers, permutations
+def _check_range(low, high):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+
+
+def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False, **kw) -> Tensor:
+    """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    low = kw.pop("low", None)
+    high = kw.pop("high", None)
+    size = kw.pop("size", None)
+    if kw:
+        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kw))}'")
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    elif args:
+        raise TypeError("randint() received an invalid combination of arguments")
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    low = 0 if low is None else int(low)
+    high = int(high)
+    _check_range(low, high)
+    shape = _size_args((tuple(size),), "randint")
+    npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
+    if dtype is None and out is not None:
+        npd = out._data.dtype
+    g = _gen(generator, _dev(device, out))
+    return _finish(g._integers(low, high, shape, npd), requires_grad, None, out)
+
+
+def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False) -> Tensor:
+    """A random permutation of 0..n-1 (int64 by default)."""
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
+    g = _gen(generator, _dev(device, out))
+    p = g._permutation(n)
+    return _finish(p if p.dtype == npd else p.astype(npd), requires_grad, None, out)
+
+
+# ---------------------------------------------------------------------- *_like
+def _like_dev(input, device):
+    return input.device if device is None else to_device(device)
+
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None) -> Tensor:
+    npd = _float_npd(dtype if dtype is not None else input.dtype, None, "check_uniform_bounds")
+    g = _gen(generator, _like_dev(input, device))
+    shape = input._data.shape
+    arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
+    t = _finish(arr, requires_grad, None)
+    t._names = input._names
+    return t
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None) -> Tensor:
+    npd = _float_npd(dtype if dtype is not None else input.dtype, None, "normal_kernel_cpu")
+    g = _gen(generator, _like_dev(input, device))
+    shape = input._data.shape
+    arr = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
+           else g._normal(shape, npd))
+    t = _finish(arr, requires_grad, None)
+    t._names = input._names
+    return t
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """``randint_like(x, high)`` or ``randint_like(x, low, high)``: x's shape, dtype and device."""
+    if high is None:
+        low, high = 0, low
+    low, high = int(low), int(high)
+    _check_range(low, high)
+    npd = input._data.dtype if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
+    g = _gen(generator, _like_dev(input, device))
+    t = _finish(g._integers(low, high, input._data.shape, npd), requires_grad, None)
+    t._names = input._names
+    return t
+
+
+# ---------------------------------------------------------------------- normal
+def _bshape(a, b):
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        n = max(len(a), len(b))
+        for k in range(1, n + 1):
+            x = a[-k] if k <= len(a) else 1
+            y = b[-k] if k <= len(b) else 1
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {n - k}") from None
+        raise
+
+
+def _device_gen_of(arr, generator):
+    from ..device import device_of
+
+    return _gen(generator, device_of(arr))
+
+
+@op(promote=True, floating=True, method=False, name="_normal")
+def _normal(xp, mean, std, generator=None):
+    shape = _bshape(getattr(mean, "shape", ()), getattr(std, "shape", ()))
+    ref = mean if hasattr(mean, "dtype") else std
+    if hasattr(std, "dtype"):
+        if bool((std < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    g = _device_gen_of(ref, generator)
+    z = g._normal(shape, ref.dtype)
+    return z * std + mean
+
+
+@_normal.vjp
+def _(grad):
+    # like torch, the sample is not reparameterised: zero gradients for mean and std
+    z = grad * 0
+    return z, z
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """Normal samples: tensor mean and/or std (broadcast), or float mean and std with ``size``."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        r = _normal(mean, std, generator)
+        if out is not None:
+            out._data, out._names = r._data.astype(out._data.dtype, copy=False), None
+            out._ver[0] += 1
+            return out
+        return r
+    if size is None:
+        raise TypeError(f"normal() received an invalid combination of arguments - got "
+                        f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
+                        "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor "
+                        "std), (float mean, float std, tuple of ints size)")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "normal")
+    npd = _float_npd(dtype, out, "normal_kernel_cpu")
+    g = _gen(generator, _dev(device, out))
+    z = g._normal(shape, npd)
+    if std != 1:
+        z *= std
+    if mean != 0:
+        z += mean
+    return _finish(z, requires_grad, None, out)
+
+
+# ---------------------------------------------------------------------- bernoulli, poisson
+_P_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+          "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+@op(method=True, name="bernoulli")
+def bernoulli(xp, input, p=None, *, generator=None):
+    """0/1 samples with probability ``input`` (or the scalar ``p``), in input's dtype."""
+    g = _device_gen_of(input, generator)
+    if p is None:
+        if input.dtype.kind not in "fV":
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                      f"'{_sname(input.dtype)}'")
+        if input.size and bool(((input < 0) | (input > 1) | xp.isnan(input)).any()):
+            raise RuntimeError(_P_MSG)
+        prob = input
+    else:
+        if isinstance(p, Tensor):
+            p = p.item()
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        prob = p
+    u = g._uniform(input.shape, input.dtype if input.dtype.kind == "f" else np.float32)
+    return (u < prob).astype(input.dtype)
+
+
+@bernoulli.vjp
+def _(grad):
+    return grad * 0
+
+
+@op(method=False, name="poisson")
+def poisson(xp, input, generator=None):
+    """Poisson samples with rate ``input`` (same dtype)."""
+    if input.size and bool((input < 0).any()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    g = _device_gen_of(input, generator)
+    return g._poisson(input.astype(np.float64)).astype(input.dtype)
+
+
+@poisson.vjp
+def _(grad):
+    return grad * 0
+
+
+# ---------------------------------------------------------------------- multinomial
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None,
+                out=None) -> Tensor:
+    """Sample category indices from (rows of) non-negative weights ``input``."""
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_sname(a.dtype)}")
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = a.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    xp = module_for(input.device)
+    w = a.reshape(-1, n).astype(np.float64)
+    if w.size and bool((~xp.isfinite(w) | (w < 0)).any()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = w.sum(-1)
+    if bool((total <= 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    g = _gen(generator, input.device)
+    rows = w.shape[0]
+    if replacement:
+        # inverse CDF for all rows at once: offset row r's CDF and draws by r, one searchsorted
+        cdf = xp.cumsum(w / total[:, None], axis=-1)
+        cdf[:, -1] = 1.0
+        off = xp.arange(rows, dtype=np.float64)[:, None]
+        u = g._uniform((rows, num_samples), np.float64)
+        idx = xp.searchsorted((cdf + off).reshape(-1), (u + off).reshape(-1), side="right")
+        idx = idx.reshape(rows, num_samples) - (xp.arange(rows) * n)[:, None]
+        idx = xp.minimum(idx, n - 1)
+    else:
+        if bool(((w > 0).sum(-1) < num_samples).any()):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        # exponential race: the k smallest Exp(1)/w are a weighted sample without replacement
+        e = g._exponential((rows, n), np.float64)
+        with np.errstate(divide="ignore"):
+            keys = e / w
+        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+    idx = idx.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
+    return _finish(idx, False, None, out)
+
+
+# ---------------------------------------------------------------------- in-place samplers
+def _fill_(self, arr) -> Tensor:
+    if _state.enabled and self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        # the new values do not depend on the old graph: cut it (torch's gradient here is zero)
+        self.grad_fn = None
+    self._data[...] = arr
+    self._ver[0] += 1
+    return self
+
+
+def _self_gen(self, generator):
+    return _gen(generator, self.device)
+
+
+def _float_self(self, kernel):
+    npd = self._data.dtype
+    if npd.kind not in "fcV":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_sname(npd)}'")
+    return npd
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
+    """Fill with uniform samples on [from, to)."""
+    from_ = kw.pop("from", from_)
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from="
+                           f"{_g(from_)} > to={_g(to)}")
+    npd = _float_self(self, "check_uniform_bounds")
+    g = _self_gen(self, generator)
+    shape = self._data.shape
+    if npd.kind == "c":
+        u = _complex_draw(g._uniform, shape, npd)
+    else:
+        u = g._uniform(shape, npd if npd.kind == "f" else np.float32)
+    if to - from_ != 1:
+        u = u * (to - from_)
+    if from_ != 0:
+        u = u + from_
+    return _fill_(self, u)
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+    """Fill with normal samples N(mean, std^2)."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    npd = _float_self(self, "normal_kernel_cpu")
+    g = _self_gen(self, generator)
+    shape = self._data.shape
+    z = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
+         else g._normal(shape, npd if npd.kind == "f" else np.float32))
+    if std != 1:
+        z = z * std
+    if mean != 0:
+        z = z + mean
+    return _fill_(self, z)
+
+
+def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 0/1 samples of probability ``p`` (a float or a broadcastable tensor)."""
+    g = _self_gen(self, generator)
+    shape = self._data.shape
+    if isinstance(p, Tensor):
+        pa = p._data
+        if pa.size and bool(((pa < 0) | (pa > 1)).any()):
+            raise RuntimeError(_P_MSG)
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        pa = p
+    u = g._uniform(shape, np.float64 if self._data.dtype == np.float64 else np.float32)
+    return _fill_(self, (u < pa).astype(self._data.dtype))
+
+
+def _random_max(npd) -> int:
+    npd = np.dtype(npd)
+    if npd.kind == "b":
+        return 1
+    if npd.kind in "iu":
+        return int(np.iinfo(npd).max)
+    mant = {2: 11, 4: 24, 8: 53}[npd.itemsize]
+    if npd.kind == "V":  # bfloat16
+        mant = 8
+    return 1 << mant
+
+
+def random_(self, *args, generator=None, **kw) -> Tensor:
+    """Fill with integers: [0, 2^mantissa] (floats) / [0, max] (ints), [0, to) or [from, to)."""
+    frm = kw.pop("from", kw.pop("from_", None))
+    to = kw.pop("to", None)
+    if len(args) == 1:
+        to = args[0]
+    elif len(args) == 2:
+        frm, to = args
+    frm = 0 if frm is None else int(frm)
+    g = _self_gen(self, generator)
+    shape = self._data.shape
+    npd = self._data.dtype
+    if to is None:
+        hi = _random_max(npd)
+        if hi >= (1 << 63) - 1:
+            r = g._integers(frm, hi, shape, np.int64)  # [0, 2^63 - 1): the top value is skipped
+        else:
+            r = g._integers(frm, hi + 1, shape, np.int64)
+    else:
+        to = int(to)
+        _check_range(frm, to)
+        r = g._integers(frm, to, shape, np.int64)
+    return _fill_(self, r.astype(npd))
+
+
+def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+    """Fill with exponential samples of rate ``lambd``."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+    npd = _float_self(self, "exponential_cpu")
+    e = _self_gen(self, generator)._exponential(self._data.shape, npd)
+    return _fill_(self, e / lambd if lambd != 1 else e)
+
+
+def geometric_(self, p, *, generator=None) -> Tensor:
+    """Fill with geometric samples: trials until the first success (support 1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    e = _self_gen(self, generator)._exponential(self._data.shape, np.float64)
+    xp = module_for(self.device)
+    # P(X > k) = (1-p)^k: X = ceil(E / -log(1-p)) with E ~ Exp(1)
+    r = xp.maximum(xp.ceil(e / -math.log1p(-p)), 1)
+    return _fill_(self, r.astype(self._data.dtype))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
+    """Fill with exp(N(mean, std^2)) samples."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    npd = _float_self(self, "log_normal_cpu")
+    xp = module_for(self.device)
+    z = _self_gen(self, generator)._normal(self._data.shape, npd)
+    return _fill_(self, xp.exp(z * std + mean))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
+    """Fill with Cauchy samples: median + sigma * tan(pi * (u - 1/2))."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    npd = _float_self(self, "cauchy_cpu")
+    xp = module_for(self.device)
+    u = _self_gen(self, generator)._uniform(self._data.shape, np.float64)
+    return _fill_(self, (median + sigma * xp.tan(math.pi * (u - 0.5))).astype(npd))
+
+
+def _install():
+    for f in (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_,
+              cauchy_):
+        setattr(Tensor, f.__name__, f)
+
+
+_install()

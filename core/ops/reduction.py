@@ -1,61 +1,217 @@
-"""Reductions: sum, mean, ... and sum_to_size (the engine's broadcast reduction)."""
+"""Reductions: sum, mean, prod, max/min, std/var, norm, cumsum, median, ... and sum_to_size
+(the engine's broadcast reduction).
+
+Gradients are written in ember ops. Masks that select elements (ties of a max, the index a
+``max(dim)`` picked, non-NaN entries) are piecewise constant, so they enter the derivative as
+constant tensors built from the raw arrays: that keeps double backward exact without needing the
+comparison ops.
+"""
 
 from __future__ import annotations
 
+import collections
+import math
+
+import numpy as np
+
 from .. import dtype as _dt
-from ..names import remove_dims, keep
-from ..registry import op
+from ..device import array_module
+from ..names import keep, remove_dims
+from ..registry import OPS, op
+from ..tensor import Tensor, _wrap
+
+__all__ = ["return_types"]
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-__all__ = []
+def _tname(npd) -> str:
+    d = _dt._FROM_NP[npd]
+    return _TORCH_NAMES.get(d.name, d.name.capitalize())
+
+
+# ---------------------------------------------------------------------- named tuple results
+class _ReturnType(tuple):
+    """Base of the (values, indices)-style results, printed like torch.return_types."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ember.return_types.{type(self).__name__}(\n{body})"
+
+
+def _return_type(name: str, fields: tuple = ("values", "indices")):
+    base = collections.namedtuple(name, fields)
+    cls = type(name, (_ReturnType, base), {"__slots__": (), "__repr__": _ReturnType.__repr__})
+    cls.__module__ = "ember.return_types"
+    return cls
+
+
+class _ReturnTypes:
+    """``ember.return_types``: the named tuple classes of multi-output reductions."""
+
+    max = _return_type("max")
+    min = _return_type("min")
+    median = _return_type("median")
+    mode = _return_type("mode")
+    aminmax = _return_type("aminmax", ("min", "max"))
+
+
+return_types = _ReturnTypes()
+
+
+# ---------------------------------------------------------------------- dims
+def _range_error(d, ndim):
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    return IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
+
+
+def _axis1(d, ndim):
+    """One dim as a non-negative axis (a 0-dim tensor accepts 0 and -1, and has no axis: None)."""
+    if type(d) is int and 0 <= d < ndim:
+        return d
+    try:
+        d = d.__index__()
+    except AttributeError:
+        raise TypeError(f"dim must be an int or a name, got {type(d).__name__}") from None
+    if ndim == 0:
+        if d in (0, -1):
+            return None
+        raise _range_error(d, 0)
+    if d < -ndim or d >= ndim:
+        raise _range_error(d, ndim)
+    return d + ndim if d < 0 else d
 
 
 def _axes(dim, ndim):
+    """torch's dim argument -> numpy axes: None (all dims) or a tuple of distinct axes."""
     if dim is None:
         return None
+    if type(dim) is int:
+        if 0 <= dim < ndim:
+            return (dim,)
+        a = _axis1(dim, ndim)
+        return () if a is None else (a,)
     if isinstance(dim, (list, tuple)):
-        return tuple(d % ndim if ndim else 0 for d in dim) if len(dim) else None
-    return (dim % ndim if ndim else 0,)
+        if not dim:
+            return None  # an empty list reduces every dim, like torch
+        out = []
+        for d in dim:
+            a = _axis1(d, ndim)
+            if a is not None:
+                if a in out:
+                    raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+                out.append(a)
+        return tuple(out)
+    a = _axis1(dim, ndim)
+    return () if a is None else (a,)
 
 
-def _reduced_names(ins, dim=None, keepdim=False, **kw):
-    t = ins[0]
+def _drop(t, dim, keepdim):
     if keepdim:
         return t._names
     axes = _axes(dim, t._data.ndim)
     return remove_dims(t._names, range(t._data.ndim) if axes is None else axes)
 
 
+def _reduced_names(ins, dim=None, keepdim=False, **kw):
+    return _drop(ins[0], dim, keepdim)
+
+
 def _np_dtype(dtype):
     return None if dtype is None else _dt.to_dtype(dtype).np
 
 
+def _count(shape, axes) -> int:
+    n = 1
+    for i, s in enumerate(shape):
+        if axes is None or i in axes:
+            n *= s
+    return n
+
+
+def _kept_shape(shape, axes):
+    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
+
+
+def _unsqueeze_back(t, input_shape, dim, keepdim):
+    """A reduction's output (or gradient) reshaped to broadcast against the input (keepdim form)."""
+    if keepdim:
+        return t
+    shape = _kept_shape(input_shape, _axes(dim, len(input_shape)))
+    return t if tuple(t.shape) == shape else t.reshape(shape)
+
+
 def _expand_back(grad, input_shape, dim, keepdim):
     """Broadcast a reduction's gradient back to the input shape."""
-    if not keepdim and dim is not None:
-        axes = _axes(dim, len(input_shape))
-        if axes:
-            shape = list(grad.shape)
-            for a in sorted(axes):
-                shape.insert(a, 1)
-            grad = grad.reshape(shape)
-    elif not keepdim:
-        grad = grad.reshape((1,) * len(input_shape))
-    return grad.expand(input_shape)
+    return _unsqueeze_back(grad, input_shape, dim, keepdim).expand(input_shape)
 
 
+def _const(arr) -> Tensor:
+    """A constant (no grad) tensor around an array: masks inside derivatives."""
+    return _wrap(arr)
+
+
+def _nonempty(name, a, axes):
+    """torch refuses max-like reductions over an empty dim (there is no identity)."""
+    if a.size:
+        return
+    if axes is None:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for ax in axes:
+        if a.shape[ax] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+
+
+# ---------------------------------------------------------------------- private helper op
+@op(names=keep, method=False)
+def _exp(xp, input):
+    """exp for derivatives (logsumexp, log_softmax) without depending on the pointwise family."""
+    return xp.exp(input)
+
+
+@_exp.vjp
+def _(grad, result):
+    return grad * result
+
+
+# ---------------------------------------------------------------------- sum / mean
 @op(names=_reduced_names)
 def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, name, or a list of them; all dims when None)."""
     npd = _np_dtype(dtype)
     if npd is None and input.dtype.kind in "bui":
         npd = _dt.int64.np
-    return xp.sum(input, axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    # the array method skips numpy's Python-level dispatch: this is a hot path
+    return input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
 
 
 @sum.vjp
 def _(grad, input_shape, dim, keepdim):
     return _expand_back(grad, input_shape, dim, keepdim)
+
+
+@op(names=_reduced_names)
+def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` treating NaN as zero."""
+    npd = _np_dtype(dtype)
+    if npd is None and input.dtype.kind in "bui":
+        npd = _dt.int64.np
+    ax = _axes(dim, input.ndim)
+    if input.dtype.kind in "bui":
+        return xp.sum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+
+
+@nansum.vjp
+def _(grad, input, dim, keepdim):
+    a = input._data
+    mask = _const((~array_module(a).isnan(a)).astype(a.dtype))
+    return _expand_back(grad, a.shape, dim, keepdim) * mask
 
 
 @op(names=_reduced_names)
@@ -65,20 +221,646 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if npd is None and input.dtype.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_dt._FROM_NP[input.dtype].name.capitalize()}")
-    return xp.mean(input, axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+            f"complex dtype. Got: {_tname(input.dtype)}")
+    return input.mean(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
 
 
 @mean.vjp
 def _(grad, input_shape, dim, keepdim):
-    n = 1
-    axes = _axes(dim, len(input_shape))
-    for i, s in enumerate(input_shape):
-        if axes is None or i in axes:
-            n *= s
+    n = _count(input_shape, _axes(dim, len(input_shape)))
     return _expand_back(grad / n, input_shape, dim, keepdim)
 
 
+@op(names=_reduced_names)
+def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over ``dim`` of the non-NaN elements."""
+    if input.dtype.kind not in "fcV":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but "
+                           f"got {_tname(input.dtype)}")
+    npd = _np_dtype(dtype)
+    ax = _axes(dim, input.ndim)
+    keepm = ~xp.isnan(input)
+    s = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    n = xp.sum(keepm, axis=ax, keepdims=keepdim)
+    return (s / n).astype(s.dtype, copy=False)
+
+
+@nanmean.vjp
+def _(grad, input, dim, keepdim):
+    a = input._data
+    keepm = ~array_module(a).isnan(a)
+    ax = _axes(dim, a.ndim)
+    n = keepm.sum(axis=ax, keepdims=True).astype(a.dtype)
+    mask = _const(keepm.astype(a.dtype))
+    return _expand_back(grad, a.shape, dim, keepdim) * mask / _const(n)
+
+
+# ---------------------------------------------------------------------- prod
+def _prod_names(ins, dim=None, keepdim=False, **kw):
+    return _drop(ins[0], dim, keepdim)
+
+
+@op(names=_prod_names)
+def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or over one ``dim``."""
+    if isinstance(dim, (list, tuple)):
+        raise TypeError("prod() received an invalid combination of arguments - got (tuple), but "
+                        "expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool "
+                        "keepdim = False, *, torch.dtype dtype = None)\n")
+    npd = _np_dtype(dtype)
+    if npd is None and input.dtype.kind in "bui":
+        npd = _dt.int64.np
+    return input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+
+
+def _prod_others(x, d):
+    """For each element of ``x``, the product of the other elements along dim ``d``.
+
+    Built without division (zeros are allowed) as the product over a last axis where the element
+    itself is replaced by 1: O(n^2) memory in the size of ``d``, used only when zeros are present.
+    """
+    a = x._data
+    xp = array_module(a)
+    last = x.dim() - 1
+    xt = x.transpose(d, last) if d != last else x
+    n = xt.shape[-1]
+    eye = xp.eye(n, dtype=a.dtype)
+    y = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n) * _const(1 - eye) + _const(eye)
+    others = y.prod(-1)
+    return others.transpose(d, last) if d != last else others
+
+
+@prod.vjp
+def _(grad, input, result, dim, keepdim):
+    a = input._data
+    if a.ndim == 0:
+        return grad
+    g = _unsqueeze_back(grad, a.shape, dim, keepdim)
+    if not (a == 0).any():
+        return g * _unsqueeze_back(result, a.shape, dim, keepdim) / input
+    if dim is None:
+        return g * _prod_others(input.reshape(-1), 0).reshape(a.shape)
+    return g * _prod_others(input, _axis1(dim, a.ndim))
+
+
+# ---------------------------------------------------------------------- max / min family
+def _argext(xp, a, ax, largest):
+    return a.argmax(axis=ax, keepdims=True) if largest else a.argmin(axis=ax, keepdims=True)
+
+
+def _ext_dim(xp, a, dim, keepdim, largest, name):
+    """Values and int64 indices of the max/min along one dim."""
+    ax = _axis1(dim, a.ndim)
+    if ax is None:  # a 0-dim tensor
+        return a.copy(), xp.zeros((), dtype=np.int64)
+    if not a.shape[ax]:
+        _nonempty(name, a, (ax,))
+    # two method reductions beat a gather (take_along_axis) on the per-call cost; NaN-consistent
+    if largest:
+        idx, vals = a.argmax(axis=ax, keepdims=keepdim), a.max(axis=ax, keepdims=keepdim)
+    else:
+        idx, vals = a.argmin(axis=ax, keepdims=keepdim), a.min(axis=ax, keepdims=keepdim)
+    return vals, idx.astype(np.int64, copy=False)
+
+
+def _onehot(a, idx, ax):
+    """A constant mask with 1 where ``idx`` (keepdim shape) points along axis ``ax``."""
+    xp = array_module(a)
+    shape = [1] * a.ndim
+    shape[ax] = a.shape[ax]
+    r = xp.arange(a.shape[ax]).reshape(shape)
+    return _const((r == idx).astype(a.dtype))
+
+
+def _index_grad(grad, input, dim, keepdim, idx_fn):
+    """Gradient of a value-selecting reduction: the grad goes to the selected index only."""
+    a = input._data
+    ax = _axis1(dim, a.ndim)
+    if ax is None:
+        return grad
+    g = _unsqueeze_back(grad, a.shape, dim, keepdim)
+    return g * _onehot(a, idx_fn(a, ax), ax)
+
+
+def _even_grad(grad, input, dim, keepdim, ext, nan_aware=False):
+    """Gradient of amax-style reductions: split evenly among the elements equal to the result."""
+    a = input._data
+    ax = _axes(dim, a.ndim)
+    e = ext.reshape(_kept_shape(a.shape, ax)) if not keepdim else ext
+    m = a == e
+    if nan_aware and a.dtype.kind in "fc":
+        xp = array_module(a)
+        m = m | (xp.isnan(a) & xp.isnan(e))
+    cnt = m.sum(axis=ax, keepdims=True).astype(a.dtype)
+    g = _unsqueeze_back(grad, a.shape, dim, keepdim)
+    return g * _const(m.astype(a.dtype) / cnt)
+
+
+def _ext_names(ins, dim=None, keepdim=False, **kw):
+    return _drop(ins[0], dim, keepdim)
+
+
+def _make_ext(name, largest):
+    rt = getattr(return_types, name)
+
+    def kernel(xp, input, dim=None, keepdim=False):
+        if dim is None:
+            _nonempty(name, input, None)
+            return input.max() if largest else input.min()
+        return _ext_dim(xp, input, dim, keepdim, largest, name)
+
+    kernel.__name__ = name
+    kernel.__doc__ = (f"{name}(input) -> the {name}imum value; {name}(input, dim, keepdim=False) -> "
+                      f"(values, indices); {name}(input, other) -> {name}imum(input, other).")
+    red = op(names=_ext_names, out_type=rt, name=name)(kernel)
+
+    @red.vjp
+    def _(grad, input, result, dim, keepdim):
+        if dim is None:
+            return _even_grad(grad, input, None, False, result._data, nan_aware=True)
+        return _index_grad(grad, input, dim, keepdim,
+                           lambda a, ax: _argext(array_module(a), a, ax, largest))
+
+    binary = name + "imum"
+
+    def public(input, *args, **kw):
+        if (args and isinstance(args[0], Tensor)) or "other" in kw:
+            fn = OPS.get(binary)
+            if fn is None:
+                raise NotImplementedError(f"{name}(input, other): ember.{binary} is not available")
+            other = args[0] if args else kw.pop("other")
+            return fn.public(input, other, **kw)
+        return red(input, *args, **kw)
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = kernel.__doc__
+    public.op = red.op
+    public.vjp = red.op.set_vjp
+    red.op.public = public  # ember.max and Tensor.max are the dispatching function
+    setattr(Tensor, name, public)
+    return public
+
+
+max = _make_ext("max", True)
+min = _make_ext("min", False)
+
+
+def _make_aext(name, largest):
+    def kernel(xp, input, dim=(), keepdim=False):
+        ax = _axes(dim, input.ndim)
+        _nonempty(name, input, ax)
+        if largest:
+            return input.max(axis=ax, keepdims=keepdim)
+        return input.min(axis=ax, keepdims=keepdim)
+
+    kernel.__name__ = name
+    kernel.__doc__ = (f"The {name[1:]}imum over ``dim`` (all dims when empty); the gradient is "
+                      "split evenly among ties.")
+    red = op(names=_ext_names, name=name)(kernel)
+
+    @red.vjp
+    def _(grad, input, result, dim, keepdim):
+        return _even_grad(grad, input, dim, keepdim, result._data)
+
+    return red
+
+
+amax = _make_aext("amax", True)
+amin = _make_aext("amin", False)
+
+
+def _aminmax_names(ins, *, dim=None, keepdim=False):
+    return _drop(ins[0], dim, keepdim)
+
+
+@op(names=_aminmax_names, out_type=return_types.aminmax, n_diff_out=2)
+def aminmax(xp, input, *, dim=None, keepdim=False):
+    """(min, max) over ``dim`` (all dims when None)."""
+    ax = _axes(dim, input.ndim)
+    _nonempty("aminmax", input, ax)
+    return xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
+
+
+@aminmax.vjp
+def _(grad, input, dim, keepdim):
+    gmin, gmax = grad
+    a = input._data
+    ax = _axes(dim, a.ndim)
+    return (_even_grad(gmin, input, dim, keepdim, a.min(axis=ax, keepdims=keepdim))
+            + _even_grad(gmax, input, dim, keepdim, a.max(axis=ax, keepdims=keepdim)))
+
+
+def _make_arg(name, largest):
+    def kernel(xp, input, dim=None, keepdim=False):
+        if dim is None:
+            if not input.size:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
+            r = _argext(xp, input.reshape(-1), 0, largest).reshape(())
+            if keepdim:
+                r = r.reshape((1,) * input.ndim)
+            return r.astype(np.int64, copy=False)
+        return _ext_dim(xp, input, dim, keepdim, largest, name)[1]
+
+    kernel.__name__ = name
+    kernel.__doc__ = f"Indices of the {name[3:]}imum (over the flattened input when dim is None)."
+    return op(names=_ext_names, name=name)(kernel)
+
+
+argmax = _make_arg("argmax", True)
+argmin = _make_arg("argmin", False)
+
+
+# ---------------------------------------------------------------------- median / mode
+def _median_idx(a, ax):
+    """keepdim int64 indices of the lower median along ``ax`` (NaN wins, like torch)."""
+    xp = array_module(a)
+    kw = {"kind": "stable"} if xp is np else {}
+    order = xp.argsort(a, axis=ax, **kw)
+    k = (a.shape[ax] - 1) // 2
+    sl = [slice(None)] * a.ndim
+    sl[ax] = slice(k, k + 1)
+    idx = order[tuple(sl)]
+    if a.dtype.kind in "fc":
+        nan = xp.isnan(a)
+        has = nan.any(axis=ax, keepdims=True)
+        if bool(has.any()):
+            idx = xp.where(has, xp.argmax(nan, axis=ax, keepdims=True), idx)
+    return idx.astype(np.int64, copy=False)
+
+
+@op(names=_reduced_names, out_type=return_types.median)
+def median(xp, input, dim=None, keepdim=False):
+    """Lower median: of all elements (dim None), or (values, indices) along ``dim``."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if not flat.size:
+            return xp.full((), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else
+                           np.float32)
+        return xp.take(flat, _median_idx(flat, 0)).reshape(())
+    ax = _axis1(dim, input.ndim)
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=np.int64)
+    _nonempty("median", input, (ax,))
+    idx = _median_idx(input, ax)
+    vals = xp.take_along_axis(input, idx, axis=ax)
+    if not keepdim:
+        idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    return vals, idx
+
+
+@median.vjp
+def _(grad, input, result, dim, keepdim):
+    if dim is None:
+        return _even_grad(grad, input, None, False, result._data, nan_aware=True)
+    return _index_grad(grad, input, dim, keepdim, _median_idx)
+
+
+def _mode_idx(a, ax):
+    """keepdim indices of the mode along ``ax``: the smallest most frequent value, last index."""
+    xp = array_module(a)
+    b = xp.moveaxis(a, ax, -1)
+    eq = b[..., :, None] == b[..., None, :]
+    cnt = eq.sum(-1)
+    best = cnt.max(-1, keepdims=True)
+    if a.dtype.kind in "fc":
+        big = np.inf
+    else:
+        big = np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True
+    cand = xp.where(cnt == best, b, big)
+    val = cand.min(-1, keepdims=True)
+    n = b.shape[-1]
+    pos = xp.where(b == val, xp.arange(n), -1).max(-1, keepdims=True)
+    return xp.moveaxis(pos, -1, ax).astype(np.int64)
+
+
+@op(names=_reduced_names, out_type=return_types.mode)
+def mode(xp, input, dim=-1, keepdim=False):
+    """(values, indices) of the most frequent value along ``dim``."""
+    ax = _axis1(dim, input.ndim)
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=np.int64)
+    _nonempty("mode", input, (ax,))
+    idx = _mode_idx(input, ax)
+    vals = xp.take_along_axis(input, idx, axis=ax)
+    if not keepdim:
+        idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    return vals, idx
+
+
+@mode.vjp
+def _(grad, input, dim, keepdim):
+    return _index_grad(grad, input, dim, keepdim, _mode_idx)
+
+
+# ---------------------------------------------------------------------- std / var
+def _var_args(name, dim, unbiased, correction):
+    """Resolve torch's overloads: (dim, unbiased, keepdim) | (dim, *, correction) | (unbiased)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is not None and unbiased is not None:
+        raise TypeError(f"{name}(): argument 'correction' can't be given together with 'unbiased'")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+def _var_names(ins, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        dim = None
+    return _drop(ins[0], dim, keepdim)
+
+
+def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
+    if input.dtype.kind not in "fcV":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dim, c = _var_args(name, dim, unbiased, correction)
+    ax = _axes(dim, input.ndim)
+    n = _count(input.shape, ax)
+    if n - c <= 0:
+        import warnings
+
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = xp.mean(input, axis=ax, keepdims=True)
+        d = input - m
+        if d.dtype.kind == "c":
+            sq = d.real * d.real + d.imag * d.imag
+        else:
+            sq = d * d
+        v = xp.sum(sq, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
+    return v.astype(sq.dtype, copy=False), m, ax
+
+
+@op(names=_var_names)
+def var(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased`` is legacy)."""
+    return _var_kernel("var", xp, input, dim, unbiased, keepdim, correction)[0]
+
+
+@op(names=_var_names)
+def std(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim`` (see var)."""
+    return xp.sqrt(_var_kernel("std", xp, input, dim, unbiased, keepdim, correction)[0])
+
+
+def _var_grad(grad, input, dim, unbiased, keepdim, correction, std_result=None):
+    """d var / d x = 2 (x - mean) / (n - c); d std = that / (2 std) (0 where std is 0)."""
+    dim, c = _var_args("var", dim, unbiased, correction)
+    shape = input._data.shape
+    ax = _axes(dim, len(shape))
+    n = _count(shape, ax)
+    g = _unsqueeze_back(grad, shape, dim, keepdim)
+    centered = input - input.mean(ax if ax is None else list(ax), keepdim=True)
+    if std_result is None:
+        return g * centered * (2.0 / (n - c) if n != c else math.inf)
+    s = _unsqueeze_back(std_result, shape, dim, keepdim)
+    z = s._data == 0
+    if z.any():  # torch's convention: no gradient where the std is 0
+        s = s + _const(z.astype(s._data.dtype))
+        g = g * _const((~z).astype(s._data.dtype))
+    return g * centered / (s * (n - c))
+
+
+@var.vjp
+def _(grad, input, dim, unbiased, keepdim, correction):
+    return _var_grad(grad, input, dim, unbiased, keepdim, correction)
+
+
+@std.vjp
+def _(grad, input, result, dim, unbiased, keepdim, correction):
+    return _var_grad(grad, input, dim, unbiased, keepdim, correction, result)
+
+
+@op(names=_var_names, n_diff_out=2)
+def var_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over ``dim`` in one pass."""
+    v, m, _ = _var_kernel("var_mean", xp, input, dim, unbiased, keepdim, correction)
+    if not keepdim:
+        m = m.reshape(v.shape)
+    return v, m
+
+
+@op(names=_var_names, n_diff_out=2)
+def std_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over ``dim`` in one pass."""
+    v, m, _ = _var_kernel("std_mean", xp, input, dim, unbiased, keepdim, correction)
+    if not keepdim:
+        m = m.reshape(v.shape)
+    return xp.sqrt(v), m
+
+
+def _mean_part(gm, input, dim, unbiased, keepdim):
+    if isinstance(dim, bool):
+        dim = None
+    shape = input._data.shape
+    n = _count(shape, _axes(dim, len(shape)))
+    return _expand_back(gm / n, shape, dim, keepdim)
+
+
+@var_mean.vjp
+def _(grad, input, dim, unbiased, keepdim, correction):
+    gv, gm = grad
+    return (_var_grad(gv, input, dim, unbiased, keepdim, correction)
+            + _mean_part(gm, input, dim, unbiased, keepdim))
+
+
+@std_mean.vjp
+def _(grad, input, result, dim, unbiased, keepdim, correction):
+    gs, gm = grad
+    return (_var_grad(gs, input, dim, unbiased, keepdim, correction, result)
+            + _mean_part(gm, input, dim, unbiased, keepdim))
+
+
+# ---------------------------------------------------------------------- logsumexp / norm
+@op(names=_reduced_names, floating=True)
+def logsumexp(xp, input, dim=None, keepdim=False):
+    """log(sum(exp(input))) over ``dim``, computed stably (the max is taken out first)."""
+    if dim is None:
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
+    ax = _axes(dim, input.ndim)
+    if input.size:
+        m = xp.amax(input, axis=ax, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)
+    else:
+        m = xp.zeros(_kept_shape(input.shape, ax), dtype=input.dtype)
+    with np.errstate(divide="ignore"):
+        r = xp.log(xp.sum(xp.exp(input - m), axis=ax, keepdims=True)) + m
+    return r if keepdim else r.reshape([s for i, s in enumerate(r.shape)
+                                        if not (ax is None or i in ax)])
+
+
+@logsumexp.vjp
+def _(grad, input, result, dim, keepdim):
+    shape = input._data.shape
+    g = _unsqueeze_back(grad, shape, dim, keepdim)
+    return g * _exp(input - _unsqueeze_back(result, shape, dim, keepdim))
+
+
+def _norm_names(ins, p="fro", dim=None, keepdim=False, dtype=None):
+    return _drop(ins[0], dim, keepdim)
+
+
+def _norm_p(p):
+    if isinstance(p, str):
+        if p == "fro":
+            return 2.0
+        if p == "nuc":
+            raise NotImplementedError("norm(): p='nuc' (the nuclear norm) is not supported by ember")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return float(p)
+
+
+@op(names=_norm_names)
+def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
+    if input.dtype.kind not in "fcV":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_tname(input.dtype)}")
+    pv = _norm_p(p)
+    npd = _np_dtype(dtype)
+    if npd is not None:
+        input = input.astype(npd, copy=False)
+    ax = _axes(dim, input.ndim)
+    a = xp.abs(input)
+    if pv == 2.0:
+        return xp.sqrt(xp.sum(a * a, axis=ax, keepdims=keepdim))
+    if pv == 1.0:
+        return xp.sum(a, axis=ax, keepdims=keepdim)
+    if pv == math.inf:
+        return xp.amax(a, axis=ax, keepdims=keepdim)
+    if pv == -math.inf:
+        return xp.amin(a, axis=ax, keepdims=keepdim)
+    if pv == 0.0:
+        return xp.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
+    with np.errstate(divide="ignore"):
+        return xp.sum(a ** pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
+
+
+@norm.vjp
+def _(grad, input, result, p, dim, keepdim, dtype):
+    pv = _norm_p(p)
+    a = input._data
+    shape = a.shape
+    if dtype is not None:
+        input = input.to(dtype)
+        a = input._data
+    g = _unsqueeze_back(grad, shape, dim, keepdim)
+    if pv == 0.0:
+        return g.expand(shape) * 0
+    xp = array_module(a)
+    sgn = _const(xp.sign(a))
+    if pv == 1.0:
+        return g * sgn
+    r = _unsqueeze_back(result, shape, dim, keepdim)
+    if math.isinf(pv):
+        m = xp.abs(a) == r._data
+        cnt = m.sum(axis=_axes(dim, len(shape)), keepdims=True).astype(a.dtype)
+        return g * sgn * _const(m.astype(a.dtype) / cnt)
+    z = r._data == 0
+    if z.any():  # torch's convention: a zero norm has a zero gradient
+        r = r + _const(z.astype(r._data.dtype))
+        g = g * _const((~z).astype(r._data.dtype))
+    if pv == 2.0:
+        return g * input / r
+    return g * sgn * (input * sgn) ** (pv - 1) / r ** (pv - 1)
+
+
+# ---------------------------------------------------------------------- all / any / count_nonzero
+def _make_logical(name):
+    def kernel(xp, input, dim=None, keepdim=False):
+        ax = _axes(dim, input.ndim)
+        r = input.all(axis=ax, keepdims=keepdim) if name == "all" else input.any(
+            axis=ax, keepdims=keepdim)
+        return r.astype(np.uint8) if input.dtype == np.uint8 else r
+
+    kernel.__name__ = name
+    kernel.__doc__ = (f"Whether {name} elements are true over ``dim`` (bool; uint8 for uint8 "
+                      "input, like torch).")
+    return op(names=_reduced_names, name=name)(kernel)
+
+
+all = _make_logical("all")
+any = _make_logical("any")
+
+
+def _cnz_names(ins, dim=None):
+    return _drop(ins[0], dim, False)
+
+
+@op(names=_cnz_names)
+def count_nonzero(xp, input, dim=None):
+    """The number of non-zero elements over ``dim`` (int64)."""
+    return xp.sum(input != 0, axis=_axes(dim, input.ndim), dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- cumsum / cumprod
+def _scan(xp, f, input, dim, dtype, name):
+    if dim is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    npd = _np_dtype(dtype)
+    if npd is None and input.dtype.kind in "bui":
+        npd = _dt.int64.np
+    ax = _axis1(dim, input.ndim)
+    if ax is None:
+        return input.astype(npd or input.dtype)  # a 0-dim tensor: a copy
+    return f(input, axis=ax, dtype=npd)
+
+
+@op(names=keep)
+def cumsum(xp, input, dim=None, *, dtype=None):
+    """Cumulative sum along ``dim``."""
+    return _scan(xp, xp.cumsum, input, dim, dtype, "cumsum")
+
+
+@op(names=keep, method=False)
+def _rev_cumsum(xp, input, dim=0):
+    """sum_{k >= i} input_k along ``dim`` (cumsum's adjoint)."""
+    return xp.flip(xp.cumsum(xp.flip(input, dim), axis=dim), dim)
+
+
+@_rev_cumsum.vjp
+def _(grad, dim):
+    return grad.cumsum(dim)
+
+
+@cumsum.vjp
+def _(grad, input_shape, dim):
+    if not input_shape:
+        return grad
+    return _rev_cumsum(grad, _axis1(dim, len(input_shape)))
+
+
+@op(names=keep)
+def cumprod(xp, input, dim=None, *, dtype=None):
+    """Cumulative product along ``dim``."""
+    return _scan(xp, xp.cumprod, input, dim, dtype, "cumprod")
+
+
+@cumprod.vjp
+def _(grad, input, result, dim):
+    a = input._data
+    if a.ndim == 0:
+        return grad
+    d = _axis1(dim, a.ndim)
+    if not (a == 0).any():
+        return _rev_cumsum(grad * result, d) / input
+    # zeros: grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j, via an (i, k) table (O(n^2))
+    xp = array_module(a)
+    last = a.ndim - 1
+    xt = input.transpose(d, last) if d != last else input
+    gt = grad.transpose(d, last) if d != last else grad
+    n = a.shape[d]
+    eye = xp.eye(n, dtype=a.dtype)
+    y = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n) * _const(1 - eye) + _const(eye)
+    table = y.cumprod(-1) * _const(xp.triu(xp.ones((n, n), dtype=a.dtype)))
+    gi = (gt.unsqueeze(-2) * table).sum(-1)
+    return gi.transpose(d, last) if d != last else gi
+
+
+# ---------------------------------------------------------------------- sum_to_size
 @op(names=keep)
 def sum_to_size(xp, input, *size):
     """Sum ``input`` down to ``size`` (the shape it was broadcast from)."""

@@ -1,30 +1,114 @@
-"""Shape and view ops: view, reshape, expand, transpose, permute, squeeze/unsqueeze, ..."""
+"""Shape and view ops: view, reshape, flatten, permute, transpose, squeeze, expand, cat, split, ...
+
+Ops that torch documents as views ("Tensor Views") are registered with ``view=True``: their result
+shares storage and the version counter with the input. Multi-output ops (split, chunk, unbind)
+return tuples of views; their derivative receives a tuple of gradients (zeros for unused outputs).
+"""
 
 from __future__ import annotations
 
-from ..registry import op
+from itertools import pairwise
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided as _as_strided
+
+from .. import dtype as _dt
+from .. import layout as _layout
+from ..dims import normalize_dim
+from ..names import keep, remove_dims, unify_inputs
+from ..registry import apply, op
+from ..tensor import Tensor
+
+_ndarray = np.ndarray
+
+__all__ = [
+    "adjoint",
+    "broadcast_to",
+    "cat",
+    "concat",
+    "concatenate",
+    "dstack",
+    "flatten",
+    "fliplr",
+    "flipud",
+    "hstack",
+    "moveaxis",
+    "ravel",
+    "reshape",
+    "stack",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "tile",
+    "unflatten",
+    "vstack",
+]
+
+_ALL = 1 << 62  # n_diff_out of multi-output ops: every output is differentiable
+_EMPTY: dict = {}
 
 
-__all__ = []
-
-
-def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
+# ---------------------------------------------------------------------- helpers
+def _shape_arg(shape) -> tuple:
+    """``view(2, 3)``, ``view((2, 3))``, ``view([2, 3])`` and ``view(Size)`` -> a tuple of ints."""
+    if len(shape) == 1:
+        s = shape[0]
+        if isinstance(s, (tuple, list)):
+            return tuple(int(x) for x in s)
     return tuple(int(s) for s in shape)
+
+
+def _norm(d: int, n: int) -> int:
+    """A (possibly negative) dim of an n-dim tensor as an index, with torch's error."""
+    if d is None:
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
+    if d < lo or d > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {d})")
+    return d + n if d < 0 else (d if n else 0)
+
+
+def _norm_list(dims, n: int) -> tuple:
+    if isinstance(dims, int) or hasattr(dims, "__index__"):
+        dims = (dims,)
+    return tuple(_norm(int(d), n) for d in dims)
+
+
+def _infer_shape(shp: tuple, size: int) -> tuple:
+    """Resolve one -1 in ``shp`` so that it holds ``size`` elements (torch's messages)."""
+    known = 1
+    infer = -1
+    for i, s in enumerate(shp):
+        if s == -1:
+            if infer >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        else:
+            known *= s
+    if infer >= 0:
+        if known == 0 or size % known:
+            raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {size}")
+        shp = shp[:infer] + (size // known,) + shp[infer + 1:]
+    elif known != size:
+        raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {size}")
+    return shp
+
+
+_VIEW_ERR = ("view size is not compatible with input tensor's size and stride (at least one "
+             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
 
 
 def _reshape_names(ins, *shape):
     # the longest unchanged leading and trailing runs of dims keep their names
     t = ins[0]
     old, names = t._data.shape, t._names
-    new = _shape_arg(shape)
-    if -1 in new:
-        known = 1
-        for s in new:
-            if s != -1:
-                known *= s
-        new = tuple(t._data.size // known if s == -1 and known else s for s in new)
+    try:
+        new = _infer_shape(_shape_arg(shape), t._data.size)
+    except RuntimeError:
+        return None
     out = [None] * len(new)
     i = 0
     while i < min(len(old), len(new)) and old[i] == new[i]:
@@ -37,20 +121,34 @@ def _reshape_names(ins, *shape):
     return None if all(n is None for n in out) else tuple(out)
 
 
-@op(names=_reshape_names, view=True)
+def _permuted_names(names, perm):
+    return tuple(names[d] for d in perm)
+
+
+# ---------------------------------------------------------------------- view / reshape
+@op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
-    shp = _shape_arg(shape)
-    out = input.view()
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size)
     try:
-        out.shape = shp
+        if shape and min(shape) < -1:  # numpy would take any negative size as "infer"
+            raise ValueError
+        if input.flags.c_contiguous:
+            return input.reshape(shape)  # always a view of a contiguous array
+        out = input.view()
+        out.shape = shape
+        return out
     except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
-                           "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                           "instead.") from None
-    except ValueError:
-        raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {input.size}") from None
-    return out
+        raise RuntimeError(_VIEW_ERR) from None
+    except (ValueError, TypeError):
+        if not all(hasattr(s, "__index__") for s in shape):
+            got = ", ".join(type(s).__name__ for s in shape)
+            raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
+                            "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+                            ) from None
+        _infer_shape(_shape_arg((shape,)), input.size)  # raises torch's message
+        raise
 
 
 @view.vjp
@@ -58,21 +156,189 @@ def _(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(names=_reshape_names)
-def reshape(xp, input, *shape):
-    """A tensor with a new shape: a view when the strides allow, else a copy."""
-    shp = _shape_arg(shape)
-    try:
-        return input.reshape(shp)
-    except ValueError:
-        raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {input.size}") from None
+_VIEW = view.op
 
 
-@reshape.vjp
+@op(names=keep, view=True, method=False)
+def _view_dtype(xp, input, dtype=None):
+    # reinterpret the bytes (never differentiable, like torch: no vjp)
+    new = _dt.to_dtype(dtype)
+    old = _dt._FROM_NP[input.dtype]
+    a, b = input.itemsize, new.np.itemsize
+    if a != b:
+        what = f"to view {_legacy(old)} as {_legacy(new)} (different element sizes)"
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        st = input.strides[-1] // a
+        if st != 1 and input.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st}")
+        if b > a and input.shape[-1] % (b // a):
+            raise RuntimeError(f"self.size(-1) must be divisible by {b // a} {what}, but got "
+                               f"{input.shape[-1]}")
+    return input.view(new.np)
+
+
+def _legacy(d) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}.get(d.name, d.name)
+
+
+def _view_method(self, *shape, dtype=None, size=None):
+    """``view(*shape)`` (a view with a new shape) or ``view(dtype)`` (reinterpret the bytes)."""
+    if dtype is not None:
+        return _view_dtype(self, dtype)
+    if shape and isinstance(shape[0], (_dt.dtype, type)):
+        return _view_dtype(self, shape[0])
+    if size is not None:
+        shape = (size,)
+    return apply(_VIEW, (self,) + shape, {})
+
+
+@op(names=_reshape_names, method=False)
+def _reshape_copy(xp, input, *shape):
+    return xp.reshape(xp.ascontiguousarray(input), _infer_shape(_shape_arg(shape), input.size))
+
+
+@_reshape_copy.vjp
 def _(grad, input_shape):
     return grad.reshape(input_shape)
 
 
+_RESHAPE_COPY = _reshape_copy.op
+
+
+def reshape(input: Tensor, *shape, **kw) -> Tensor:
+    """A tensor with a new shape: a view of ``input`` when the strides allow, else a copy."""
+    if kw:
+        shape = (kw.pop("shape"),) if "shape" in kw else shape
+    a = input._data
+    if not a.flags.c_contiguous:
+        try:
+            v = a.view()
+            v.shape = _infer_shape(_shape_arg(shape), a.size)
+        except AttributeError:  # the strides do not allow a view: copy
+            return apply(_RESHAPE_COPY, (input,) + shape, {})
+        except (RuntimeError, ValueError, TypeError):
+            pass  # a bad shape: let view raise torch's error
+    return apply(_VIEW, (input,) + shape, {})
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.view(other.shape)``."""
+    return apply(_VIEW, (self, other._data.shape), {})
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.reshape(other.shape)``."""
+    return reshape(self, other._data.shape)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-D tensor (a view when ``input`` is contiguous)."""
+    return reshape(input, -1)
+
+
+def _rename_to(t: Tensor, names) -> Tensor:
+    if names is None or all(n is None for n in names):
+        return t.rename(None) if t._names is not None else t
+    return t.rename(*names)
+
+
+def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible).
+
+    Named forms: ``flatten(start_dim, end_dim, out_dim)`` and ``flatten(dims, out_dim)``.
+    """
+    n = input._data.ndim
+    if isinstance(start_dim, (list, tuple)):
+        dims = [normalize_dim(input, d) for d in start_dim]
+        out_dim = end_dim
+        if not dims:
+            raise RuntimeError("flatten(tensor, dims, out_dim): dims cannot be empty")
+        if any(b != a + 1 for a, b in pairwise(dims)):
+            raise RuntimeError(f"flatten(tensor, dims, out_dim): dims {list(start_dim)} must be "
+                               f"consecutive in Tensor{list(input._names or (None,) * n)}")
+        s, e = dims[0], dims[-1]
+    else:
+        s = normalize_dim(input, start_dim)
+        e = normalize_dim(input, end_dim)
+    if n == 0:
+        return reshape(input, 1)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    names = input._names
+    if s == e and out_dim is None:
+        return input
+    shape = input._data.shape
+    k = 1
+    for x in shape[s:e + 1]:
+        k *= x
+    r = reshape(input, shape[:s] + (k,) + shape[e + 1:]) if s != e else input
+    if names is not None or out_dim is not None:
+        old = names or (None,) * n
+        r = _rename_to(r, old[:s] + (out_dim,) + old[e + 1:])
+    return r
+
+
+def unflatten(input: Tensor, dim, sizes) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (a view); ``sizes`` may be a named shape:
+    ``(('C', 3), ('H', 4))`` or an OrderedDict of name -> size."""
+    if isinstance(sizes, dict):
+        pairs = list(sizes.items())
+    else:
+        sizes = list(sizes)
+        pairs = sizes if sizes and isinstance(sizes[0], (tuple, list)) else None
+    if pairs is not None:
+        new_names = tuple(p[0] for p in pairs)
+        sz = tuple(int(p[1]) for p in pairs)
+    else:
+        if isinstance(dim, str):
+            raise TypeError("unflatten(): argument 'dim' (position 1) must be int, not str")
+        new_names = None
+        sz = tuple(int(s) for s in sizes)
+    d = normalize_dim(input, dim)
+    if not sz:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    shape = input._data.shape
+    size = shape[d]
+    names = input._names
+
+    def bad():
+        if names is not None:
+            where = f"dim {d} ('{names[d]}': {size}) in Tensor{list(names)}"
+        else:
+            where = f"dim {d} ({size}) in the input tensor"
+        return RuntimeError(f"unflatten: Provided sizes {list(sz)} don't multiply up to the size "
+                            f"of {where}")
+
+    if sz.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = 1
+    for s in sz:
+        if s != -1:
+            known *= s
+    if -1 in sz:
+        if known == 0:
+            if size == 0:
+                raise RuntimeError("unflatten: the unspecified dimension size -1 can be any value "
+                                   "and is ambiguous")
+            raise bad()
+        if size % known:
+            raise bad()
+        i = sz.index(-1)
+        sz = sz[:i] + (size // known,) + sz[i + 1:]
+    elif known != size:
+        raise bad()
+    r = apply(_VIEW, (input, shape[:d] + sz + shape[d + 1:]), {})
+    if names is not None or new_names is not None:
+        old = names or (None,) * len(shape)
+        r = _rename_to(r, old[:d] + (new_names or (None,) * len(sz)) + old[d + 1:])
+    return r
+
+
+# ---------------------------------------------------------------------- expand / repeat
 def _expand_names(ins, *sizes):
     t = ins[0]
     n = len(_shape_arg(sizes))
@@ -83,24 +349,47 @@ def _expand_names(ins, *sizes):
 def expand(xp, input, *sizes):
     """A broadcast view: size -1 keeps a dim, size-1 dims stretch, new leading dims are added."""
     shp = list(_shape_arg(sizes))
-    lead = len(shp) - input.ndim
+    nd = input.ndim
+    lead = len(shp) - nd
     if lead < 0:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={shp}): the number "
-                           "of sizes provided ({len(shp)}) must be greater or equal to the number of "
-                           f"dimensions in the tensor ({input.ndim})")
-    for i in range(input.ndim):
-        if shp[lead + i] == -1:
-            shp[lead + i] = input.shape[i]
-    try:
-        return xp.broadcast_to(input, tuple(shp))
-    except ValueError:
-        for i in range(input.ndim):
-            if input.shape[i] != 1 and input.shape[i] != shp[lead + i]:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({shp[lead + i]}) must match the existing size "
-                    f"({input.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: {shp}. "
-                    f" Tensor sizes: {list(input.shape)}") from None
-        raise
+        raise RuntimeError(f"expand({_legacy_type(input)}{{{list(input.shape)}}}, size={shp}): the "
+                           f"number of sizes provided ({len(shp)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({nd})")
+    for i in range(lead):
+        if shp[i] < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({shp[i]}) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
+    ishape = input.shape
+    for i in range(nd):
+        s = shp[lead + i]
+        if s == -1:
+            shp[lead + i] = ishape[i]
+        elif s != ishape[i] and ishape[i] != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({ishape[i]}) "
+                f"at non-singleton dimension {lead + i}.  Target sizes: {list(_shape_arg(sizes))}."
+                f"  Tensor sizes: {list(ishape)}")
+    shp = tuple(shp)
+    if shp == ishape:
+        return input.view()  # nothing to broadcast: keep the strides and writability
+    # torch's strides: 0 where a dim is stretched; a new size-1 leading dim gets the stride a
+    # contiguous tensor would have there; a kept dim keeps its stride
+    m = len(shp)
+    st = [0] * m
+    ist = input.strides
+    for i in range(m - 1, -1, -1):
+        j = i - lead
+        if j >= 0:
+            st[i] = ist[j] if ishape[j] == shp[i] else 0
+        elif shp[i] == 1:
+            st[i] = shp[i + 1] * st[i + 1] if i + 1 < m else input.itemsize
+    if xp is np:
+        if input.flags.c_contiguous:  # the fast constructor needs a contiguous buffer
+            r = _ndarray(shp, input.dtype, input, 0, tuple(st))
+            r.flags.writeable = False  # like numpy's broadcast_to: elements are aliased
+            return r
+        return _as_strided(input, shp, tuple(st), writeable=False)
+    return xp.lib.stride_tricks.as_strided(input, shp, tuple(st))
 
 
 @expand.vjp
@@ -108,6 +397,55 @@ def _(grad, input_shape):
     return grad.sum_to_size(input_shape)
 
 
+def _legacy_type(a) -> str:
+    return _legacy(_dt._FROM_NP[a.dtype]).join(("torch.", "Tensor"))
+
+
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.expand(other.size())``."""
+    return expand(self, other._data.shape)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """``input.expand(size)``."""
+    return expand(input, tuple(size))
+
+
+@op()
+def repeat(xp, input, *repeats):
+    """Tile the tensor ``repeats[i]`` times along each dim (new leading dims when longer)."""
+    reps = _shape_arg(repeats)
+    if len(reps) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    for r in reps:
+        if r < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
+                               f"{list(reps)}")
+    return xp.tile(input, reps)
+
+
+@repeat.vjp
+def _(grad, input_shape, repeats):
+    reps = _shape_arg(repeats)
+    shp = (1,) * (len(reps) - len(input_shape)) + tuple(input_shape)
+    inter = []
+    for r, s in zip(reps, shp):
+        inter += [r, s]
+    g = grad.reshape(inter).sum(tuple(range(0, 2 * len(reps), 2)))
+    return g.reshape(input_shape)
+
+
+def tile(input: Tensor, *dims) -> Tensor:
+    """``repeat`` with ``dims`` padded by leading ones to the tensor's rank."""
+    reps = _shape_arg(dims)
+    n = input._data.ndim
+    if len(reps) < n:
+        reps = (1,) * (n - len(reps)) + reps
+    return repeat(input, reps)
+
+
+# ---------------------------------------------------------------------- transpose / permute
 def _transpose_names(ins, dim0, dim1):
     n = list(ins[0]._names)
     n[dim0], n[dim1] = n[dim1], n[dim0]
@@ -115,9 +453,14 @@ def _transpose_names(ins, dim0, dim1):
 
 
 @op(names=_transpose_names, view=True)
-def transpose(xp, input, dim0, dim1):
+def transpose(xp, input, dim0=None, dim1=None):
     """Swap two dims (ints or names): a view."""
-    return xp.swapaxes(input, dim0, dim1)
+    if input.ndim == 0:
+        _norm(dim0, 0), _norm(dim1, 0)
+        return input.view()
+    # the array method wraps negative dims; an out-of-range dim raises numpy's AxisError, which
+    # the registry turns into torch's IndexError
+    return input.swapaxes(dim0, dim1)
 
 
 @transpose.vjp
@@ -128,6 +471,86 @@ def _(grad, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+def _permute_names(ins, dims):
+    return _permuted_names(ins[0]._names, _shape_arg((dims,)))
+
+
+@op(names=_permute_names, view=True, method=False)
+def permute(xp, input, dims=None):
+    """Reorder the dims (ints or names): a view."""
+    n = input.ndim
+    dims = (dims,) if isinstance(dims, int) else dims
+    if len(dims) != n:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
+                           "match the length of the desired ordering of dimensions i.e. input.dim() "
+                           f"= {n} is not equal to len(dims) = {len(dims)}")
+    try:
+        return input.transpose(dims)  # numpy wraps negative dims and rejects repeats
+    except ValueError:
+        _norm_list(dims, n)  # torch's IndexError for a dim out of range
+        raise RuntimeError("permute(): duplicate dims are not allowed.") from None
+
+
+@permute.vjp
+def _(grad, dims):
+    dims = (dims,) if isinstance(dims, int) else dims
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return grad.permute(inv)
+
+
+_PERMUTE = permute.op
+
+
+def _permute_method(self, *dims, **kw):
+    """``x.permute(*dims)`` or ``x.permute(dims)``."""
+    if kw:
+        dims = (kw.pop("dims"),)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    return apply(_PERMUTE, (self, dims), {})
+
+
+def _movedim_perm(n, source, destination):
+    src = _norm_list(source, n)
+    dst = _norm_list(destination, n)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims)"
+                           f" should contain the same number of dims as destination ({list(dst)} "
+                           "dims)")
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    perm = [-1] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    return tuple(p if p >= 0 else next(rest) for p in perm)
+
+
+def _movedim_names(ins, source, destination):
+    t = ins[0]
+    return _permuted_names(t._names, _movedim_perm(t._data.ndim, source, destination))
+
+
+@op(names=_movedim_names, view=True)
+def movedim(xp, input, source=None, destination=None):
+    """Move dims ``source`` to positions ``destination`` (ints, names or sequences): a view."""
+    return xp.transpose(input, _movedim_perm(input.ndim, source, destination))
+
+
+@movedim.vjp
+def _(grad, source, destination):
+    return grad.movedim(destination, source)
+
+
+moveaxis = movedim
+
+
+# ---------------------------------------------------------------------- squeeze / unsqueeze
 def _unsqueeze_names(ins, dim):
     n = list(ins[0]._names)
     n.insert(dim % (len(n) + 1), None)
@@ -135,13 +558,23 @@ def _unsqueeze_names(ins, dim):
 
 
 @op(names=_unsqueeze_names, view=True)
-def unsqueeze(xp, input, dim):
+def unsqueeze(xp, input, dim=None):
     """Insert a size-1 dim at ``dim`` (-ndim-1 <= dim <= ndim): a view."""
     n = input.ndim
     if not -n - 1 <= dim <= n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n - 1}, {n}], but "
                          f"got {dim})")
-    return xp.expand_dims(input, dim)
+    d = dim + n + 1 if dim < 0 else dim
+    if input.flags.c_contiguous:
+        s = input.shape
+        return input.reshape(s[:d] + (1,) + s[d:])
+    # torch's stride for the new dim (numpy's reshape would pick another for size-1 dims)
+    st = list(input.strides)
+    st.insert(d, input.shape[d] * st[d] if d < n else input.itemsize)
+    shape = input.shape[:d] + (1,) + input.shape[d:]
+    if xp is np:
+        return _as_strided(input, shape, tuple(st))
+    return xp.lib.stride_tricks.as_strided(input, shape, tuple(st))
 
 
 @unsqueeze.vjp
@@ -155,20 +588,20 @@ def _squeeze_axes(shape, dim):
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     n = len(shape)
     out = []
+    seen = []
     for d in dims:
         if n == 0 and d in (0, -1):
             continue
-        if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                             f"but got {d})")
-        if shape[d % n] == 1:
-            out.append(d % n)
+        d = _norm(d, n)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+        if shape[d] == 1:
+            out.append(d)
     return tuple(out)
 
 
 def _squeeze_names(ins, dim=None):
-    from ..names import remove_dims
-
     t = ins[0]
     return remove_dims(t._names, _squeeze_axes(t._data.shape, dim))
 
@@ -176,7 +609,7 @@ def _squeeze_names(ins, dim=None):
 @op(names=_squeeze_names, view=True)
 def squeeze(xp, input, dim=None):
     """Remove size-1 dims (all of them, or those in ``dim``): a view."""
-    return xp.squeeze(input, axis=_squeeze_axes(input.shape, dim))
+    return input.squeeze(axis=_squeeze_axes(input.shape, dim))
 
 
 @squeeze.vjp
@@ -184,11 +617,551 @@ def _(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-def _t(self):
-    n = self.ndim
+# ---------------------------------------------------------------------- indexing-like views
+@op(method=False, view=True)
+def _take(xp, input, key=None):
+    # input[key] for a tuple of slices/ints ending with Ellipsis (a view); pairs with _put_back
+    return input[key]
+
+
+@_take.vjp
+def _(grad, input_shape, key):
+    return _put_back(grad, input_shape, key)
+
+
+@op(method=False)
+def _put_back(xp, grad, shape=None, key=None):
+    # zeros of ``shape`` with ``grad`` written at ``key``: the derivative of _take/narrow/select
+    out = xp.zeros(tuple(shape), grad.dtype)
+    out[key] = grad
+    return out
+
+
+@_put_back.vjp
+def _(grad, key):
+    return _take(grad, key)
+
+
+def _select_names(ins, dim, index):
+    t = ins[0]
+    return remove_dims(t._names, (dim % t._data.ndim,))
+
+
+def _select_key(n, dim, index):
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+@op(names=_select_names, view=True)
+def select(xp, input, dim=None, index=None):
+    """The slice at ``index`` along ``dim`` (the dim is removed): a view."""
+    n = input.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _norm(dim, n)
+    size = input.shape[d]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return input[(slice(None),) * d + (index, Ellipsis)]
+
+
+@select.vjp
+def _(grad, input_shape, dim, index):
+    n = len(input_shape)
+    d = dim % n
+    return _put_back(grad, input_shape, (slice(None),) * d + (int(index) % input_shape[d],
+                                                               Ellipsis))
+
+
+@op(names=keep, view=True)
+def narrow(xp, input, dim=None, start=None, length=None):
+    """``length`` elements from ``start`` along ``dim``: a view."""
+    n = input.ndim
+    if n == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _norm(dim, n)
+    size = input.shape[d]
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return input[(slice(None),) * d + (slice(start, start + length), Ellipsis)]
+
+
+@narrow.vjp
+def _(grad, input_shape, dim, start, length):
+    d = dim % len(input_shape)
+    s = int(start) % input_shape[d] if input_shape[d] else 0
+    return _put_back(grad, input_shape, (slice(None),) * d + (slice(s, s + int(length)), Ellipsis))
+
+
+# ---------------------------------------------------------------------- split / chunk / unbind
+def _pieces(input, d, bounds):
+    pre = (slice(None),) * d
+    return tuple(input[pre + (slice(a, b), Ellipsis)] for a, b in pairwise(bounds))
+
+
+def _bounds(sizes):
+    b = [0]
+    for s in sizes:
+        b.append(b[-1] + s)
+    return b
+
+
+def _cat_grads(grad, dim):
+    return cat(grad if type(grad) is tuple else (grad,), dim)
+
+
+@op(names=keep, view=True, n_diff_out=_ALL)
+def split(xp, input, split_size_or_sections=None, dim=0):
+    """Views of ``split_size`` elements each along ``dim`` (the last may be smaller), or of the
+    listed sizes."""
+    d = _norm(dim, input.ndim)
+    size = input.shape[d]
+    s = split_size_or_sections
+    if isinstance(s, (tuple, list)):
+        sizes = [int(x) for x in s]
+        if any(x < 0 for x in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
+        if sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+        return _pieces(input, d, _bounds(sizes))
+    s = int(s)
+    if s < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+    if s == 0:
+        if size != 0:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                               f"size of {size}")
+        return (input[(slice(None),) * d + (slice(0, 0), Ellipsis)],)
+    return _pieces(input, d, list(range(0, size, s)) + [size] if size else [0, 0])
+
+
+@split.vjp
+def _(grad, dim):
+    return _cat_grads(grad, dim)
+
+
+@op(names=keep, view=True, n_diff_out=_ALL)
+def chunk(xp, input, chunks=None, dim=0):
+    """At most ``chunks`` views of equal size (the last may be smaller) along ``dim``."""
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _norm(dim, input.ndim)
+    size = input.shape[d]
+    if size == 0:
+        return _pieces(input, d, [0] * (chunks + 1))
+    s = -(-size // chunks)
+    return _pieces(input, d, list(range(0, size, s)) + [size])
+
+
+@chunk.vjp
+def _(grad, dim):
+    return _cat_grads(grad, dim)
+
+
+@op(names=keep, view=True, n_diff_out=_ALL)
+def tensor_split(xp, input, indices_or_sections=None, dim=0):
+    """Views split at the given indices, or into n nearly equal sections (the first ones larger)."""
+    d = _norm(dim, input.ndim)
+    size = input.shape[d]
+    s = indices_or_sections
+    if isinstance(s, (tuple, list)):
+        bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in s] + [size]
+        bounds = [bounds[0]] + [max(b, 0) for b in bounds[1:]]
+        pre = (slice(None),) * d
+        return tuple(input[pre + (slice(a, max(a, b)), Ellipsis)]
+                     for a, b in pairwise(bounds))
+    n = int(s)
+    if n <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+    q, r = divmod(size, n)
+    return _pieces(input, d, _bounds([q + 1] * r + [q] * (n - r)))
+
+
+@tensor_split.vjp
+def _(grad, dim):
+    return _cat_grads(grad, dim)
+
+
+def _unbind_names(ins, dim=0):
+    t = ins[0]
+    return remove_dims(t._names, (dim % t._data.ndim,))
+
+
+@op(names=_unbind_names, view=True, n_diff_out=_ALL)
+def unbind(xp, input, dim=0):
+    """The slices along ``dim`` (removed), as a tuple of views."""
+    d = _norm(dim, input.ndim)
+    pre = (slice(None),) * d
+    return tuple(input[pre + (i, Ellipsis)] for i in range(input.shape[d]))
+
+
+@unbind.vjp
+def _(grad, dim):
+    return stack(grad if type(grad) is tuple else (grad,), dim)
+
+
+# ---------------------------------------------------------------------- cat / stack
+@op(name="_cat", names=unify_inputs, promote=True, seq=True, method=False)
+def _cat(xp, tensors, dim=0):
+    ref = None
+    for i, a in enumerate(tensors):
+        if not hasattr(a, "ndim") or isinstance(a, (int, float, complex)):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(a).__name__}")
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+        if ref is None and a.shape != (0,):
+            ref = a
+    if ref is None:  # only legacy empty 1-D tensors
+        return xp.concatenate(tensors, axis=_norm(dim, 1))
+    n = ref.ndim
+    d = _norm(dim, n)
+    keep_ = []
+    for i, a in enumerate(tensors):
+        if a.shape == (0,) and n != 1:
+            continue  # torch skips empty 1-D tensors (legacy behaviour)
+        if a.ndim != n:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and {a.ndim}")
+        for k in range(n):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+        keep_.append(a)
+    return xp.concatenate(keep_, axis=d)
+
+
+@_cat.vjp
+def _(grad, dim, tensors_shape):
+    shapes = tensors_shape
+    n = grad.dim()
+    d = dim % n
+    used = [not (s == (0,) and n != 1) for s in shapes]
+    sizes = [s[d] for s, u in zip(shapes, used) if u]
+    if len(sizes) == 1 and len(shapes) == 1:
+        return grad
+    pieces = iter(split(grad, sizes, d))
+    return tuple(next(pieces) if u else None for u in used)
+
+
+def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
+    """Concatenate tensors along an existing dim ``dim`` (dtypes promoted like torch; names
+    unified)."""
+    if axis is not None:
+        dim = axis
+    try:
+        return _cat(tensors, dim) if out is None else _cat(tensors, dim, out=out)
+    except RuntimeError as e:
+        if str(e).startswith("Sizes of tensors"):
+            _unify_names(tensors)  # like torch, a names mismatch is reported first
+        raise
+
+
+def _unify_names(tensors) -> None:
+    from ..names import unify
+
+    names = None
+    for t in tensors:
+        if t._names is not None:
+            names = t._names if names is None else unify(names, t._names)
+
+
+def concat(tensors, dim=0, *, out=None) -> Tensor:
+    """Alias of ``cat``."""
+    return cat(tensors, dim, out=out) if out is not None else cat(tensors, dim)
+
+
+def concatenate(tensors, axis=0, *, out=None) -> Tensor:
+    """Alias of ``cat`` (numpy's argument name)."""
+    return cat(tensors, axis, out=out) if out is not None else cat(tensors, axis)
+
+
+def _check_seq(tensors, who):
+    tensors = tuple(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tensors
+
+
+def _stack_names(ins, dim=0):
+    names = unify_inputs(ins)
+    if names is None:
+        return None
+    n = list(names)
+    n.insert(dim % (len(n) + 1), None)
+    return tuple(n)
+
+
+@op(name="_stack", names=_stack_names, promote=True, seq=True, method=False)
+def _stack(xp, tensors, dim=0):
+    s0 = None
+    for i, a in enumerate(tensors):
+        if not hasattr(a, "ndim") or isinstance(a, (int, float, complex)):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(a).__name__}")
+        if s0 is None:
+            s0 = a.shape
+        elif a.shape != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
+                               f"entry 0 and {list(a.shape)} at entry {i}")
+    return xp.stack(tensors, axis=_norm(dim, len(s0) + 1))
+
+
+@_stack.vjp
+def _(grad, dim):
+    return grad.unbind(dim)
+
+
+def stack(tensors, dim=0, *, out=None) -> Tensor:
+    """Join same-shaped tensors along a new dim ``dim`` (its name is None)."""
+    if not isinstance(tensors, (tuple, list)):
+        tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    return _stack(tensors, dim) if out is None else _stack(tensors, dim, out=out)
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    """Concatenate horizontally (dim 1; dim 0 for 1-D tensors)."""
+    tensors = _check_seq(tensors, "hstack")
+    tensors = [reshape(t, 1) if t._data.ndim == 0 else t for t in tensors]
+    d = 0 if tensors and tensors[0]._data.ndim == 1 else 1
+    return cat(tensors, d, out=out) if out is not None else cat(tensors, d)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    """Concatenate vertically (dim 0) after making every tensor at least 2-D."""
+    tensors = [reshape(t, 1, -1) if t._data.ndim < 2 else t for t in _check_seq(tensors, "vstack")]
+    return cat(tensors, 0, out=out) if out is not None else cat(tensors, 0)
+
+
+def dstack(tensors, *, out=None) -> Tensor:
+    """Concatenate depth-wise (dim 2) after making every tensor at least 3-D."""
+    def at3(t):
+        n = t._data.ndim
+        if n == 0 or n == 1:
+            return reshape(t, 1, -1, 1)
+        return unsqueeze(t, 2) if n == 2 else t
+
+    tensors = [at3(t) for t in _check_seq(tensors, "dstack")]
+    return cat(tensors, 2, out=out) if out is not None else cat(tensors, 2)
+
+
+# ---------------------------------------------------------------------- flip / roll / tril
+@op(names=keep, method=False)
+def flip(xp, input, dims=None):
+    """Reverse the order of elements along ``dims`` (a copy, like torch)."""
+    n = input.ndim
+    ax = _norm_list(dims, n)
+    if len(set(ax)) != len(ax):
+        d = next(a for i, a in enumerate(ax) if a in ax[:i])
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not ax:
+        return input.copy()
+    return xp.ascontiguousarray(xp.flip(input, ax))
+
+
+@flip.vjp
+def _(grad, dims):
+    return flip(grad, dims)
+
+
+_FLIP = flip.op
+
+
+def _flip_method(self, *dims, **kw):
+    """``x.flip(*dims)`` or ``x.flip(dims)``."""
+    if kw:
+        dims = (kw.pop("dims"),)
+    elif not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    return apply(_FLIP, (self, dims), {})
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Flip left/right (dim 1); needs >= 2 dims."""
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Flip up/down (dim 0); needs >= 1 dim."""
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@op(names=keep)
+def roll(xp, input, shifts=None, dims=None):
+    """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
+    sh = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
+    if dims is None:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+        return xp.roll(input, int(sh[0]))
+    dm = dims if isinstance(dims, (tuple, list)) else (dims,)
+    if len(sh) != len(dm):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
+    return xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim))
+
+
+@roll.vjp
+def _(grad, shifts, dims):
+    sh = tuple(-int(s) for s in shifts) if isinstance(shifts, (tuple, list)) else -int(shifts)
+    return grad.roll(sh, dims)
+
+
+def _tri_check(input, who):
+    if input.ndim < 2:
+        raise RuntimeError(f"{who}: input tensor must have at least 2 dimensions")
+
+
+@op(names=keep, inplace="tril_")
+def tril(xp, input, diagonal=0):
+    """The lower triangle of the last two dims (elements above ``diagonal`` are zero)."""
+    _tri_check(input, "tril")
+    return xp.tril(input, int(diagonal))
+
+
+@tril.vjp
+def _(grad, diagonal):
+    return grad.tril(diagonal)
+
+
+@op(names=keep, inplace="triu_")
+def triu(xp, input, diagonal=0):
+    """The upper triangle of the last two dims (elements below ``diagonal`` are zero)."""
+    _tri_check(input, "triu")
+    return xp.triu(input, int(diagonal))
+
+
+@triu.vjp
+def _(grad, diagonal):
+    return grad.triu(diagonal)
+
+
+# ---------------------------------------------------------------------- diagonal
+def _diag_view(xp, a, offset, d1, d2):
+    """The diagonal of ``a`` over dims d1, d2 (normalised) as a writable strided view, last."""
+    idx = [slice(None)] * a.ndim
+    if offset >= 0:
+        idx[d2] = slice(offset, None)
+    else:
+        idx[d1] = slice(-offset, None)
+    s = a[tuple(idx)]
+    length = max(0, min(s.shape[d1], s.shape[d2]))
+    others = [i for i in range(a.ndim) if i != d1 and i != d2]
+    shape = tuple(s.shape[i] for i in others) + (length,)
+    strides = tuple(s.strides[i] for i in others) + (s.strides[d1] + s.strides[d2],)
+    return xp.lib.stride_tricks.as_strided(s, shape, strides)
+
+
+def _diag_dims(n, dim1, dim2):
+    d1, d2 = _norm(dim1, n), _norm(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _diagonal_names(ins, offset=0, dim1=0, dim2=1):
+    t = ins[0]
+    n = t._data.ndim
+    rest = remove_dims(t._names, (dim1 % n, dim2 % n))
+    return None if rest is None else rest + (None,)
+
+
+@op(names=_diagonal_names, view=True)
+def diagonal(xp, input, offset=0, dim1=0, dim2=1):
+    """The diagonal over ``dim1``, ``dim2`` (appended as the last dim): a view."""
+    d1, d2 = _diag_dims(input.ndim, dim1, dim2)
+    return _diag_view(xp, input, int(offset), d1, d2)
+
+
+@diagonal.vjp
+def _(grad, input_shape, offset, dim1, dim2):
+    return _diagonal_backward(grad, input_shape, offset, dim1, dim2)
+
+
+@op(method=False)
+def _diagonal_backward(xp, grad, shape=None, offset=0, dim1=0, dim2=1):
+    out = xp.zeros(tuple(shape), grad.dtype)
+    n = len(shape)
+    _diag_view(xp, out, int(offset), dim1 % n, dim2 % n)[...] = grad
+    return out
+
+
+@_diagonal_backward.vjp
+def _(grad, offset, dim1, dim2):
+    return grad.diagonal(offset, dim1, dim2)
+
+
+@op()
+def diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals over ``dim1``, ``dim2`` hold the last dim of ``input``."""
+    n = input.ndim + 1
+    d1, d2 = _diag_dims(n, dim1, dim2)
+    offset = int(offset)
+    m = input.shape[-1] + abs(offset)
+    shape = list(input.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, m)
+    out = xp.zeros(tuple(shape), input.dtype)
+    _diag_view(xp, out, offset, d1, d2)[...] = input
+    return out
+
+
+@diag_embed.vjp
+def _(grad, offset, dim1, dim2):
+    return grad.diagonal(offset, dim1, dim2)
+
+
+# ---------------------------------------------------------------------- layout copy, conj
+@op(names=keep, method=False)
+def _contiguous(xp, input, memory_format=None):
+    # a copy laid out as memory_format (Tensor.contiguous when the layout differs)
+    return _layout.format_array(xp, input, memory_format)
+
+
+@_contiguous.vjp
+def _(grad):
+    return grad
+
+
+@op(names=keep, method=False)
+def _conj(xp, input):
+    return xp.conj(input)
+
+
+@_conj.vjp
+def _(grad):
+    return _conj(grad)
+
+
+# ---------------------------------------------------------------------- t / T / mT / H / mH
+def t(input: Tensor) -> Tensor:
+    """Transpose a tensor of <= 2 dims (0-D and 1-D tensors are returned as is)."""
+    n = input._data.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return self if n < 2 else transpose(self, 0, 1)
+    return input if n < 2 else transpose(input, 0, 1)
 
 
 def _mT(self):
@@ -200,15 +1173,86 @@ def _mT(self):
 
 def _T(self):
     n = self.ndim
-    return self if n < 2 else self.permute(*range(n - 1, -1, -1))
+    return self if n < 2 else apply(_PERMUTE, (self, tuple(range(n - 1, -1, -1))), {})
+
+
+def _conj_if(x: Tensor) -> Tensor:
+    return _conj(x) if x._data.dtype.kind == "c" else x
+
+
+def _H(self):
+    n = self.ndim
+    if n != 2 and n != 0:
+        hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D "
+                           f"tensor.{hint}")
+    return _conj_if(self if n == 0 else transpose(self, 0, 1))
+
+
+def _mH(self):
+    if self.ndim < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got "
+                           f"{self.ndim}-D tensor.")
+    return _conj_if(transpose(self, -2, -1))
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (``input.mH``)."""
+    return _mH(input)
+
+
+def _inplace_meta(fn, name):
+    """``squeeze_``/``unsqueeze_``/``transpose_``/``t_``: change self's shape in place."""
+
+    def m(self, *args, **kw):
+        from ...autograd.grad_mode import _state
+
+        if _state.enabled and self.requires_grad and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        r = fn(self, *args, **kw)
+        self._data = r._data
+        self._names = r._names
+        if r.grad_fn is not None:
+            self.grad_fn = r.grad_fn
+            self.requires_grad = True
+            if self._extra and "nr" in self._extra:
+                self._extra = {k: v for k, v in self._extra.items() if k != "nr"} or None
+        self._ver[0] += 1
+        return self
+
+    m.__name__ = name
+    return m
 
 
 def _install():
-    from ..tensor import Tensor
-
-    Tensor.t = _t
+    Tensor.view = _view_method
+    Tensor.view_as = view_as
+    Tensor.reshape = reshape
+    Tensor.reshape_as = reshape_as
+    Tensor.flatten = flatten
+    Tensor.unflatten = unflatten
+    Tensor.ravel = ravel
+    Tensor.permute = _permute_method
+    Tensor.flip = _flip_method
+    Tensor.fliplr = fliplr
+    Tensor.flipud = flipud
+    Tensor.swapaxes = Tensor.swapdims = transpose
+    Tensor.moveaxis = movedim
+    Tensor.expand_as = expand_as
+    Tensor.broadcast_to = broadcast_to
+    Tensor.tile = tile
+    Tensor.t = t
+    Tensor.adjoint = adjoint
     Tensor.mT = property(_mT)
     Tensor.T = property(_T)
+    Tensor.H = property(_H)
+    Tensor.mH = property(_mH)
+    Tensor.squeeze_ = _inplace_meta(squeeze, "squeeze_")
+    Tensor.unsqueeze_ = _inplace_meta(unsqueeze, "unsqueeze_")
+    Tensor.transpose_ = _inplace_meta(transpose, "transpose_")
+    Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
+    Tensor.t_ = _inplace_meta(t, "t_")
 
 
 _install()

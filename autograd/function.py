@@ -1,0 +1,341 @@
+"""Custom differentiable functions: ``class MyFn(ember.autograd.Function)`` with static
+``forward``/``backward`` (torch's API), recorded on the tape as a node named ``MyFnBackward``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from ..core import tensor as _tm
+from ..core.device import array_module
+from .grad_mode import _state
+from .node import Node
+
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
+
+_Tensor = _tm.Tensor
+_FLOAT_KINDS = "fcV"
+
+
+class FunctionCtx:
+    """The ``ctx`` handed to ``forward``/``setup_context`` and ``backward``.
+
+    Holds what backward needs: tensors saved with :meth:`save_for_backward` (read back through
+    ``saved_tensors``, version-checked), ``needs_input_grad`` and any attribute set on it.
+    """
+
+    def __init__(self):
+        self.to_save = None
+        self.dirty_tensors = None
+        self.non_differentiable = None
+        self.materialize_grads = True
+        self.needs_input_grad = ()
+        self._node = None  # weakref to the node, once recorded
+
+    def save_for_backward(self, *tensors) -> None:
+        """Save tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
+        for t in tensors:
+            if t is not None and not isinstance(t, _Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{tensors.index(t)} is of type {type(t).__name__}")
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self._for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that ``forward`` modified in place (they are returned as outputs)."""
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that are not differentiable (they will not require grad)."""
+        self.non_differentiable = tensors
+
+    def mark_shared_storage(self, *pairs) -> None:
+        pass  # not needed: views share storage and version counters already
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward receives zero tensors (True, the default) or None for outputs that got
+        no gradient."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        node = self._node() if self._node is not None else None
+        if node is None:
+            # not recorded (no input required grad): give back what was saved, unchecked
+            return tuple(self.to_save) if self.to_save is not None else ()
+        from .engine import _saved_args
+
+        return tuple(_saved_args(node))
+
+    saved_variables = saved_tensors
+
+
+class _FunctionOp:
+    """The op-like object a custom Function's nodes point at (one per Function class)."""
+
+    __slots__ = ("__weakref__", "backward_name", "cls", "n_diff_out", "name")
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.name = cls.__name__
+        self.backward_name = cls.__name__ + "Backward"
+        self.n_diff_out = 1 << 30
+
+    def vjp(self, node, grads):
+        ctx = node.ctx
+        if type(grads) is not list:  # the engine's pre-joined form (one output)
+            grads = list(grads) if type(grads) is tuple else [grads]
+        metas = node.meta
+        if ctx.materialize_grads:
+            like = next((g for g in grads if g is not None), None)
+            for k, g in enumerate(grads):
+                m = metas[k]
+                if g is None and m is not None:
+                    xp = array_module(like._data) if like is not None else np
+                    grads[k] = _tm._wrap(xp.zeros(m[0], m[1]), m[2])
+        out = self.cls.backward(ctx, *grads)
+        if type(out) is not tuple:
+            out = (out,)
+        n_in = len(ctx._in_shapes)
+        if len(out) != n_in:
+            if len(out) > n_in and all(o is None for o in out[n_in:]):
+                out = out[:n_in]
+            else:
+                raise RuntimeError(f"function {self.backward_name} returned an incorrect number of "
+                                   f"gradients (expected {n_in}, got {len(out)})")
+        shapes = ctx._in_shapes
+        for k, g in enumerate(out):
+            if g is None:
+                continue
+            s = shapes[k]
+            if s is None:
+                raise RuntimeError(
+                    f"function {self.backward_name} returned a gradient different than None at "
+                    f"position {k + 1}, but the corresponding forward input was not a Variable")
+            if not isinstance(g, _Tensor):
+                raise TypeError(f"function {self.backward_name} returned a gradient of type "
+                                f"{type(g).__name__} at position {k + 1}: expected a Tensor or None")
+            gs = g._data.shape
+            if gs != s and not _expandable(s, gs):
+                raise RuntimeError(
+                    f"Function {self.backward_name} returned an invalid gradient at index {k} - "
+                    f"got {list(gs)} but expected shape compatible with {list(s)}")
+        return out
+
+
+def _expandable(shape, to) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (so a gradient of shape ``to`` can be summed back)."""
+    if len(shape) > len(to):
+        return False
+    for a, b in zip(reversed(shape), reversed(to)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _op_of(cls) -> _FunctionOp:
+    op = cls.__dict__.get("_ember_op")
+    if op is None:
+        op = _FunctionOp(cls)
+        cls._ember_op = op
+    return op
+
+
+def _uses_setup_context(cls) -> bool:
+    return getattr(cls.setup_context, "__func__", cls.setup_context) is not _base_setup_context
+
+
+class Function:
+    """Base class of custom autograd functions (torch.autograd.Function).
+
+    Subclass it with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
+    ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``), then call ``MyFn.apply(...)``.
+    ``forward`` runs under no_grad; ``backward`` returns one gradient (or None) per input of
+    ``forward`` and is differentiable again when written in ember ops.
+    """
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your "
+                                  "custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` and, when an input requires grad, record the backward node."""
+        new_style = _uses_setup_context(cls)
+        if new_style:  # setup_context sees every input, defaults included (like torch)
+            sig = cls.__dict__.get("_ember_sig")
+            if sig is None:
+                sig = inspect.signature(cls.forward)
+                cls._ember_sig = sig
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
+        needs = tuple(isinstance(a, _Tensor) and a.requires_grad for a in args)
+        recording = _state.enabled and any(needs)
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = needs
+        edges = None
+        if recording:
+            edges = []
+            for a, n in zip(args, needs):
+                if not n:
+                    edges.append(None)
+                elif a.grad_fn is None:
+                    edges.append((a, 0))
+                else:
+                    ex = a._extra
+                    edges.append((a.grad_fn, ex.get("nr", 0) if ex else 0))
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            if new_style:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        if not recording:
+            return out
+        return _record(cls, ctx, args, edges, out)
+
+
+_base_setup_context = Function.__dict__["setup_context"].__func__
+
+
+class InplaceFunction(Function):
+    """A Function with an ``inplace`` flag (torch.autograd.function.InplaceFunction)."""
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+def _record(cls, ctx, args, edges, out):
+    """Make the node of one Function call and attach it to the outputs."""
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dirty = ctx.dirty_tensors or ()
+    nondiff = ctx.non_differentiable or ()
+    in_ids = {id(a): a for a in args if isinstance(a, _Tensor)}
+    node = Node(_op_of(cls), edges, [], None, None)
+    node.ctx = ctx
+    ctx._node = weakref.ref(node)
+    ctx._in_shapes = tuple(a._data.shape if isinstance(a, _Tensor) else None for a in args)
+    new_outs = []
+    meta = []
+    for k, t in enumerate(outs):
+        if not isinstance(t, _Tensor):
+            new_outs.append(t)
+            meta.append(None)
+            continue
+        if any(t is d for d in dirty):
+            if t.requires_grad and t.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                                   "operation.")
+            t._ver[0] += 1
+        elif id(t) in in_ids:
+            # an input returned as is: the output is a new tensor viewing it (like torch)
+            t = _tm._view(t, t._data, t._names)
+        a = t._data
+        diff = a.dtype.kind in _FLOAT_KINDS and not any(t is o for o in nondiff)
+        if diff:
+            t.requires_grad = True
+            t.grad_fn = node
+            if k:
+                t._extra = dict(t._extra or {}, nr=k)
+            elif t._extra and "nr" in t._extra:
+                t._extra = {key: v for key, v in t._extra.items() if key != "nr"}
+        meta.append((a.shape, a.dtype, t._names))
+        new_outs.append(t)
+    node.meta = meta
+    saved = ctx.to_save
+    if saved:
+        # an input saved before forward replaced it (dirty) keeps its new identity: fine
+        node.saved = list(saved)
+        node.vers = [(t, t._ver[0]) for t in saved if t is not None]
+        if any(s is o for s in saved for o in new_outs):
+            # saved outputs: the version error names this node (engine._check_versions)
+            node.res = [o._data for o in new_outs if isinstance(o, _Tensor)]
+    if _state.anomaly:
+        from .anomaly import capture_trace
+
+        node.trace = capture_trace()
+    return new_outs[0] if single else tuple(new_outs)
+
+
+class _DelayedErrorOp:
+    """Backward of a once_differentiable backward's outputs: differentiating it again errors."""
+
+    __slots__ = ()
+    name = "DelayedError"
+    backward_name = "DelayedError"
+    n_diff_out = 1
+
+    @staticmethod
+    def vjp(*_):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+_DELAYED = _DelayedErrorOp()
+
+
+def once_differentiable(fn):
+    """Decorate a Function's ``backward`` that is not itself differentiable: it runs under
+    no_grad, and differentiating its result (create_graph=True) raises an error."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            outs = fn(ctx, *args)
+        finally:
+            _state.enabled = prev
+        if not prev:
+            return outs
+        srcs = [a for a in args if isinstance(a, _Tensor) and a.requires_grad]
+        if not srcs:
+            return outs
+        edges = [(a, 0) if a.grad_fn is None else
+                 (a.grad_fn, a._extra.get("nr", 0) if a._extra else 0) for a in srcs]
+        single = not isinstance(outs, tuple)
+        res = []
+        for o in ((outs,) if single else outs):
+            if isinstance(o, _Tensor) and o._data.dtype.kind in _FLOAT_KINDS:
+                o = _tm._wrap(o._data, o._names)
+                node = Node(_DELAYED, edges, [], None, [(o._data.shape, o._data.dtype, o._names)])
+                o.requires_grad = True
+                o.grad_fn = node
+            res.append(o)
+        return res[0] if single else tuple(res)
+
+    return wrapper

@@ -1,0 +1,197 @@
+"""Layouts and memory formats: ``ember.strided``, ``ember.channels_last`` and friends.
+
+A dense ember tensor is always ``strided`` (a numpy/cupy array with element strides). A memory
+format names an order of the strides: ``contiguous_format`` is row-major (C order),
+``channels_last`` stores a 4-D NCHW tensor as NHWC in memory (strides ``(H*W*C, 1, W*C, C)``),
+``channels_last_3d`` the 5-D NCDHW analogue. ``preserve_format`` keeps the input's layout.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+__all__ = [
+    "apply_memory_format",
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
+    "is_contiguous",
+    "layout",
+    "memory_format",
+    "preserve_format",
+    "sparse_coo",
+    "sparse_csr",
+    "strided",
+    "suggest_memory_format",
+]
+
+
+class layout:
+    """A tensor storage layout (``ember.strided`` for every dense tensor)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # pickles as the module-level singleton
+
+
+class memory_format:
+    """An order of a tensor's strides (``ember.contiguous_format``, ``ember.channels_last`` ...)."""
+
+    __slots__ = ("name", "ndim", "order")
+
+    def __init__(self, name: str, ndim: int | None, order: tuple | None) -> None:
+        self.name = name
+        self.ndim = ndim  # the rank the format applies to (None: any)
+        self.order = order  # dims from the fastest-varying to the slowest
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+contiguous_format = memory_format("contiguous_format", None, None)
+channels_last = memory_format("channels_last", 4, (1, 3, 2, 0))
+channels_last_3d = memory_format("channels_last_3d", 5, (1, 4, 3, 2, 0))
+preserve_format = memory_format("preserve_format", None, None)
+
+
+def _check_format(fmt) -> memory_format:
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"memory_format must be ember.memory_format, not {type(fmt).__name__}")
+    return fmt
+
+
+def _strides_follow(shape, strides, order) -> bool:
+    # size-1 dims may have any stride (torch ignores them too)
+    expected = 1
+    for d in order:
+        s = shape[d]
+        if s != 1:
+            if strides[d] != expected:
+                return False
+            expected *= s
+    return True
+
+
+def is_contiguous(t, memory_format=contiguous_format) -> bool:
+    """Whether ``t``'s strides are those of ``memory_format`` (Tensor.is_contiguous)."""
+    a = t._data
+    fmt = memory_format
+    if fmt is contiguous_format or fmt is preserve_format:
+        return bool(a.flags.c_contiguous)
+    _check_format(fmt)
+    if a.ndim != fmt.ndim:
+        return False
+    isz = a.itemsize
+    return _strides_follow(a.shape, [s // isz for s in a.strides], fmt.order)
+
+
+def _format_strides(shape, fmt) -> tuple:
+    """Element strides of a fresh tensor of ``shape`` laid out as channels_last(_3d)."""
+    order = fmt.order
+    st = [0] * len(shape)
+    st[order[0]] = 1
+    for prev, d in pairwise(order):
+        st[d] = st[prev] * shape[prev]
+    return tuple(st)
+
+
+def format_array(xp, a, fmt):
+    """A copy of array ``a`` laid out in memory format ``fmt`` (channels_last needs rank 4)."""
+    if fmt is contiguous_format or fmt is None:
+        return xp.ascontiguousarray(a)
+    if fmt is preserve_format:
+        return a.copy(order="K")
+    _check_format(fmt)
+    if a.ndim != fmt.ndim:
+        raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
+    isz = a.itemsize
+    buf = xp.empty(a.size, a.dtype)
+    st = tuple(s * isz for s in _format_strides(a.shape, fmt))
+    out = xp.lib.stride_tricks.as_strided(buf, a.shape, st)
+    out[...] = a
+    return out
+
+
+def _strides_like(shape, strides, order) -> bool:
+    # torch's heuristic for "this tensor is laid out channels-last" (ambiguous cases: NCHW)
+    if strides[order[0]] == 0:
+        return False
+    low = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[order[0]]:
+            return False
+        low = strides[d]
+        if shape[d] > 1:
+            low *= shape[d]
+    return True
+
+
+def suggest_memory_format(t) -> memory_format:
+    """The memory format ``t``'s strides suggest (channels_last for NHWC-strided 4-D tensors)."""
+    a = t._data
+    n = a.ndim
+    if n == 4 or n == 5:
+        fmt = channels_last if n == 4 else channels_last_3d
+        isz = a.itemsize
+        if _strides_like(a.shape, [s // isz for s in a.strides], fmt.order):
+            return fmt
+    return contiguous_format
+
+
+def contiguous(t, memory_format=contiguous_format):
+    """``t`` itself when laid out as ``memory_format``, else a copy that is (Tensor.contiguous)."""
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if is_contiguous(t, memory_format):
+        return t
+    from .ops.shape import _contiguous
+
+    return _contiguous(t, memory_format)
+
+
+def apply_memory_format(t, fmt):
+    """``t.to(memory_format=fmt)``: ``t`` when its strides already suggest ``fmt`` (torch's rule),
+    else a copy laid out as ``fmt``."""
+    if fmt is preserve_format:
+        return t
+    _check_format(fmt)
+    if fmt.ndim is not None and t._data.ndim != fmt.ndim:
+        raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
+    if suggest_memory_format(t) is fmt:
+        return t
+    from .ops.shape import _contiguous
+
+    return _contiguous(t, fmt)
+
+
+def _install() -> None:
+    from .tensor import Tensor
+
+    def is_contiguous_method(self, memory_format=contiguous_format) -> bool:
+        return is_contiguous(self, memory_format)
+
+    def contiguous_method(self, memory_format=contiguous_format):
+        return contiguous(self, memory_format)
+
+    is_contiguous_method.__name__ = "is_contiguous"
+    contiguous_method.__name__ = "contiguous"
+    Tensor.is_contiguous = is_contiguous_method
+    Tensor.contiguous = contiguous_method
+
+
+_install()
