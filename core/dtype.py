@@ -234,15 +234,14 @@ def scalar_dtype(v) -> dtype:
 
 
 def result_type(*operands) -> dtype:
-    """torch.result_type over tensors and Python scalars."""
-    from .tensor import Tensor
-
+    """torch.result_type over tensors (or their raw arrays) and Python scalars."""
     tiers = [None, None, None]  # dimensioned, zero-dim, scalar
     for o in operands:
-        if isinstance(o, Tensor):
-            d, t = o.dtype, (0 if o._data.ndim else 1)
+        a = getattr(o, "_data", o)  # a Tensor's array; arrays and scalars as they are
+        if isinstance(a, (bool, int, float, complex)):
+            d, t = scalar_dtype(a), 2
         else:
-            d, t = scalar_dtype(o), 2
+            d, t = from_numpy_dtype(a.dtype), (0 if a.ndim else 1)
         tiers[t] = d if tiers[t] is None else promote_types(tiers[t], d)
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
 

@@ -148,26 +148,42 @@ def reflected(public):
     """``other <op> self`` for a binary op's ``__r*__`` dunder."""
 
     def r(self, other):
+        if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__): np_array + t
+            other = _wrap_np(other)
         return public(other, self)
 
     return r
 
 
+def _wrap_np(a):
+    from .tensor import _wrap
+
+    return _wrap(np.array(a))
+
+
 # ---------------------------------------------------------------------- dtype handling
+def promote_arrays(vals, floating: bool = False):
+    """Cast the arrays among ``vals`` to torch's result dtype; return (values, dtype).
+
+    Python scalars stay Python scalars (numpy treats them as weak, as torch does), except beside
+    bfloat16, which numpy does not know: they become bfloat16 scalars there, or the result would
+    silently be float32. ``floating``: integer results become the default float dtype.
+    """
+    d = _dt.result_type(*vals)
+    if floating and d.category < _dt.FLOAT:
+        d = _dt.get_default_dtype()
+    npd = d.np
+    out = []
+    for v in vals:
+        if hasattr(v, "dtype"):
+            out.append(v if v.dtype is npd else v.astype(npd))
+        else:
+            out.append(npd.type(v) if npd.kind == "V" else v)
+    return out, d
+
+
 def _promote_arrays(od, ins, arrays):
-    """Cast the arrays so the kernel computes in torch's result dtype. Returns the dtype."""
-    target = _dt.result_type(*ins)
-    if od.floating and target.category < _dt.FLOAT:
-        target = _dt.get_default_dtype()
-    npd = target.np
-    for i, t in enumerate(ins):
-        a = arrays[i]
-        if isinstance(t, Tensor):
-            if a.dtype is not npd:
-                arrays[i] = a.astype(npd)
-        elif target.category == _dt.INT and isinstance(t, float):
-            pass  # cannot happen: a float scalar makes the result floating
-    return target
+    arrays[:] = promote_arrays(arrays, od.floating)[0]
 
 
 def _needs_promotion(od, ins, arrays) -> bool:
@@ -184,6 +200,8 @@ def _needs_promotion(od, ins, arrays) -> bool:
     kind = first.kind
     if od.floating and kind not in _FLOAT_KINDS:
         return True
+    if kind == "V" and len(arrays) > 1:
+        return True  # bfloat16 with a Python scalar (see _promote_arrays)
     for t in ins:
         if not isinstance(t, Tensor):
             tt = type(t)
@@ -630,6 +648,11 @@ def _snapshot(t: Tensor) -> Tensor:
 
 def _rebase_history(self: Tensor, r: Tensor) -> None:
     base = self._extra.get("base") if self._extra else None
+    if base is not None:
+        from .ops.indexing import _write_through_view  # torch's CopySlices for views
+
+        if _write_through_view(self, base, r):
+            return
     if base is not None and (base.requires_grad or base.grad_fn is not None):
         raise RuntimeError(
             "ember: an in-place operation on a view of a tensor that requires grad is not "

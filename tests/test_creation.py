@@ -281,3 +281,42 @@ GRAD_CASES = [
 @pytest.mark.parametrize("case", GRAD_CASES, ids=str)
 def test_complex_polar_grads(case):
     run_case(case)
+
+
+# ---------------------------------------------------------------------- device awareness
+# every factory builds its array with the device's module (cupy on cuda), never on the host:
+# run under the strict test backend, which refuses numpy arrays where device arrays belong
+STRICT = {
+    "zeros": lambda m: m.zeros(2, 3, device="cuda"),
+    "ones_names": lambda m: m.ones(2, 3, device="cuda", names=("a", "b")),
+    "empty": lambda m: m.empty(2, device="cuda"),
+    "full": lambda m: m.full((2,), 3.0, device="cuda"),
+    "tensor": lambda m: m.tensor([1, 2], device="cuda"),
+    "as_tensor": lambda m: m.as_tensor([1.0, 2.0], device="cuda"),
+    "arange": lambda m: m.arange(5, device="cuda"),
+    "linspace": lambda m: m.linspace(0, 1, 5, device="cuda"),
+    "logspace": lambda m: m.logspace(0, 1, 5, device="cuda"),
+    "eye": lambda m: m.eye(3, device="cuda"),
+    "zeros_like": lambda m: m.zeros_like(m.ones(2, device="cuda")),
+    "full_like": lambda m: m.full_like(m.ones(2, device="cuda"), 2),
+    "new_zeros": lambda m: m.ones(2, device="cuda").new_zeros(3),
+    "new_full": lambda m: m.ones(2, device="cuda").new_full((3,), 1.5),
+    "new_tensor": lambda m: m.ones(2, device="cuda").new_tensor([1.0, 2]),
+    "tril_indices": lambda m: m.tril_indices(3, 3, device="cuda"),
+    "empty_strided": lambda m: m.empty_strided((2, 3), (1, 2), device="cuda"),
+    "einsum3": lambda m: m.einsum("ij,jk,kl->il", m.ones(2, 3, device="cuda"),
+                                  m.ones(3, 4, device="cuda"), m.ones(4, 2, device="cuda")),
+    "kron": lambda m: m.kron(m.ones(2, 3, device="cuda"), m.ones(2, device="cuda")),
+    "tensordot": lambda m: m.tensordot(m.ones(2, 3, device="cuda"), m.ones(3, 2, device="cuda"),
+                                       1),
+}
+
+
+@pytest.mark.parametrize("name", list(STRICT))
+def test_factories_stay_on_device(name):
+    from strict_backend import StrictArray, strict_cuda
+
+    with strict_cuda():
+        r = STRICT[name](ember)
+        assert type(r._data) is StrictArray, f"{name} built a host array"
+        assert r.device.type == "cuda"

@@ -330,9 +330,9 @@ def test_promotion_scalars(op):
         pytest.skip("torch missing")
     bad = []
     for d in DTYPES:
-        if d in _HALF:
-            continue  # half + complex scalar is complex32 in torch; bfloat16: see report
         for s in SCALARS:
+            if d in _HALF and isinstance(s, complex):
+                continue  # half + complex scalar is complex32 in torch, which ember lacks
             for rev in (False, True):
                 e, t = _mk(ember, d, False), _mk(torch, d, False)
                 ea, ta = ((s, e), (s, t)) if rev else ((e, s), (t, s))

@@ -231,3 +231,21 @@ def test_errors(k):
     if torch is not None:  # the expectation itself is torch's behaviour
         with _raises(exc, msg):
             fn(torch)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_low_precision_matmul_and_einsum(dt):
+    d = getattr(ember, dt)
+    r = np.random.default_rng(3)
+    a32 = r.uniform(-1, 1, (3, 4)).astype(np.float32)
+    b32 = r.uniform(-1, 1, (4, 5)).astype(np.float32)
+    a, b = ember.tensor(a32).to(d), ember.tensor(b32).to(d)
+    ref = a.float().numpy() @ b.float().numpy()  # float32 accumulation, like torch
+    for out in (a @ b, ember.mm(a, b), ember.einsum("ij,jk->ik", a, b)):
+        assert out.dtype == d
+        np.testing.assert_allclose(out.float().numpy(), ref, rtol=2e-2, atol=2e-2)
+    assert ember.einsum("ii", ember.ones(3, 3, dtype=d)).float().item() == 3.0
+    if torch is not None:
+        ta, tb = torch.tensor(a32).to(getattr(torch, dt)), torch.tensor(b32).to(getattr(torch, dt))
+        np.testing.assert_allclose((a @ b).float().numpy(), (ta @ tb).float().numpy(), rtol=1e-2,
+                                   atol=1e-2)

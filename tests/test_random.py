@@ -411,3 +411,59 @@ def test_shapes_match_torch():
         assert tuple(e.shape) == tuple(t.shape)
         assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
     assert math.isclose(float(torch.initial_seed()) * 0 + 1, 1)
+
+
+STRICT = {
+    "rand": lambda m: m.rand(3, device="cuda"),
+    "rand_f16": lambda m: m.rand(3, device="cuda", dtype=m.float16),
+    "randn": lambda m: m.randn(3, device="cuda"),
+    "randn_complex": lambda m: m.randn(3, device="cuda", dtype=m.complex64),
+    "randint": lambda m: m.randint(0, 5, (3,), device="cuda"),
+    "randperm": lambda m: m.randperm(5, device="cuda"),
+    "normal": lambda m: m.normal(0.0, 1.0, (3,), device="cuda"),
+    "normal_tensor": lambda m: m.normal(m.zeros(3, device="cuda"), 1.0),
+    "bernoulli": lambda m: m.bernoulli(m.full((3,), 0.5, device="cuda")),
+    "multinomial_repl": lambda m: m.multinomial(m.ones(2, 3, device="cuda"), 4, True),
+    "multinomial": lambda m: m.multinomial(m.ones(2, 3, device="cuda"), 2),
+    "poisson": lambda m: m.poisson(m.ones(3, device="cuda")),
+    "rand_like": lambda m: m.rand_like(m.ones(2, device="cuda")),
+    "randint_like": lambda m: m.randint_like(m.ones(2, device="cuda"), 4),
+    "uniform_": lambda m: m.ones(4, device="cuda").uniform_(),
+    "normal_": lambda m: m.ones(4, device="cuda").normal_(),
+    "bernoulli_": lambda m: m.ones(4, device="cuda").bernoulli_(0.3),
+    "bernoulli_tensor_": lambda m: m.ones(4, device="cuda").bernoulli_(
+        m.full((4,), 0.5, device="cuda")),
+    "random_": lambda m: m.ones(4, device="cuda").random_(0, 3),
+    "random_float_": lambda m: m.ones(4, device="cuda").random_(),
+    "exponential_": lambda m: m.ones(4, device="cuda").exponential_(),
+    "geometric_": lambda m: m.ones(4, device="cuda").geometric_(0.3),
+    "log_normal_": lambda m: m.ones(4, device="cuda").log_normal_(),
+    "cauchy_": lambda m: m.ones(4, device="cuda").cauchy_(),
+    "generator": lambda m: m.rand(2, device="cuda",
+                                  generator=m.Generator("cuda").manual_seed(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(STRICT))
+def test_samplers_stay_on_device(name):
+    from strict_backend import StrictArray, strict_cuda
+
+    with strict_cuda():
+        r = STRICT[name](ember)
+        assert type(r._data) is StrictArray, f"{name} drew on the host"
+
+
+def test_cuda_generator_state_round_trip():
+    from strict_backend import strict_cuda
+
+    with strict_cuda():
+        g = ember.Generator("cuda").manual_seed(5)
+        assert g.device.type == "cuda" and g.initial_seed() == 5
+        st = g.get_state()
+        assert st.dtype == ember.uint8 and st.device.type == "cpu"
+        ember.rand(10, device="cuda", generator=g)
+        assert not np.array_equal(g.get_state()._data, st._data)  # the offset moved
+        g.set_state(st)
+        np.testing.assert_array_equal(g.get_state()._data, st._data)
+        with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator"):
+            ember.rand(2, device="cuda", generator=ember.Generator())

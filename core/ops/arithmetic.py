@@ -6,7 +6,7 @@ import math
 
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
-from ..registry import apply_inplace, op, reflected, scalar_name
+from ..registry import apply_inplace, op, promote_arrays as promote_raw, reflected, scalar_name
 from ..tensor import Tensor
 
 __all__ = ["arctan2", "divide", "multiply", "negative", "subtract", "true_divide"]
@@ -49,27 +49,6 @@ def _real_only(kernel, *vals):
             raise _not_impl(kernel, v)
         if isinstance(v, complex):
             raise _not_impl(kernel, next(a for a in vals if hasattr(a, "dtype")))
-
-
-def raw_result_type(*vals) -> _dt.dtype:
-    """torch.result_type over raw arrays (0-dim arrays rank below shaped ones) and Python scalars."""
-    tiers = [None, None, None]
-    for v in vals:
-        if isinstance(v, _PY_SCALARS):
-            d, k = _dt.scalar_dtype(v), 2
-        else:
-            d, k = _dt.from_numpy_dtype(v.dtype), (0 if v.ndim else 1)
-        tiers[k] = d if tiers[k] is None else _dt.promote_types(tiers[k], d)
-    return _dt._combine(tiers[0], _dt._combine(tiers[1], tiers[2]))
-
-
-def promote_raw(vals, floating=False):
-    """Cast the arrays among ``vals`` to their torch result dtype (Python scalars stay)."""
-    d = raw_result_type(*vals)
-    if floating and d.category < _dt.FLOAT:
-        d = _dt.get_default_dtype()
-    npd = d.np
-    return [v.astype(npd) if hasattr(v, "dtype") and v.dtype != npd else v for v in vals], d
 
 
 def _not_impl(kernel: str, a):

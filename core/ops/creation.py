@@ -348,6 +348,11 @@ def from_dlpack(ext) -> Tensor:
 
 # ---------------------------------------------------------------------- sizes
 def _size_args(size, name="empty"):
+    for s in size:  # the common case: plain non-negative ints
+        if type(s) is not int or s < 0:
+            break
+    else:
+        return size if type(size) is tuple else tuple(size)
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         seq = True
         size = tuple(size[0])

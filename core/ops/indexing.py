@@ -200,6 +200,17 @@ def _prepare(self: Tensor, index):
     items, adv, has_int = _convert(self, index)
     if not adv:
         return _VIEW, (self, tuple(items))
+    k = next((i for i, it in enumerate(items) if it is Ellipsis), -1)
+    if k >= 0:
+        # spell ... out: numpy treats advanced indices around an empty ... as separated, torch not
+        used = 0
+        for it in items:
+            tp = type(it)
+            if tp is int or tp is slice:
+                used += 1
+            elif it is not None and it is not Ellipsis and tp is not bool:
+                used += it.ndim if it.dtype.kind == "b" else 1
+        items[k:k + 1] = [slice(None)] * max(self._data.ndim - used, 0)
     if not has_int:
         return _ADV, (self, tuple(items))
     # torch applies ints as selects first; numpy would treat them as broadcast advanced indices
@@ -278,6 +289,12 @@ def _diagnose(self: Tensor, index):
             size = shape[dim]
             if not -size <= it < size:
                 return IndexError(f"index {it} is out of bounds for dimension {pos} with size {size}")
+            dim += 1
+        elif type(it) is slice:
+            try:
+                after.append(len(range(*it.indices(shape[dim]))))
+            except (TypeError, ValueError) as e:
+                return e
             dim += 1
         else:
             k = consumes(it)
@@ -602,27 +619,14 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
                                    "operation.")
             ex = self._extra
             base = ex.get("base") if ex else None
-            detached = base is not None and base.requires_grad and not self.requires_grad
-            if detached:
-                base = None  # a detached view: its writes do not reach the base's history
-            if base is not None and base.requires_grad and base.grad_fn is None:
+            if base is not None and base.requires_grad and base.grad_fn is None and \
+                    self.requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                                    "in-place operation.")
-            pos = _positions(base, self) if base is not None else None
             r = _apply(_PUT, (self, value, key, pre, adv, accumulate), _NOKW)
             self._ver[0] += 1
-            if r.grad_fn is None:
-                return
-            if pos is None and not detached:
-                _rebase_history(self, r)
-                return
-            if pos is not None:
-                # a write through a view: the base's new history copies the view's new values in
-                rb = _apply(_COPY, (base, r, pos), _NOKW)
-                base.grad_fn = rb.grad_fn
-                base.requires_grad = True
-            self.grad_fn = r.grad_fn
-            self.requires_grad = True
+            if r.grad_fn is not None:
+                _rebase_history(self, r)  # a view's write reaches its base (_write_through_view)
             return
         a = self._data
         v = value._data if vt else value
@@ -707,6 +711,31 @@ def _(grad, positions, needs):
 
 
 _COPY = _copy_slices.op
+
+
+def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
+    """New history after an in-place op wrote ``r``'s values into ``self``, a view of ``base``
+    (torch's CopySlices): the base's history takes the view's new values at their positions.
+
+    Called by the registry's ``_rebase_history``. False when the layout does not allow it."""
+    if base.requires_grad and not self.requires_grad:
+        pass  # a detached view (detach(), .data): the write does not reach the base's history
+    else:
+        if base.requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        pos = _positions(base, self)
+        if pos is None:
+            return False
+        rb = _apply(_COPY, (base, r, pos), _NOKW)
+        base.grad_fn = rb.grad_fn
+        base.requires_grad = True
+    self.grad_fn = r.grad_fn
+    self.requires_grad = True
+    ex = r._extra
+    if ex and ex.get("nr"):
+        self._extra = dict(self._extra or {}, nr=ex["nr"])
+    return True
 Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem
 
@@ -881,14 +910,51 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
 
 
 @_scatter_reduce.vjp
-def _(grad, index, dim, reduce, include_self, src_shape, needs):
-    if reduce != "sum":
-        raise NotImplementedError(f"ember: the derivative of scatter_reduce with reduce='{reduce}' "
-                                  "is not implemented yet")
-    gi = None
+def _(grad, input, index, src, result, dim, reduce, include_self, src_shape, needs):
+    if reduce == "sum":
+        gi = None
+        if needs[0]:
+            gi = grad if include_self else _scatter(grad, index, 0, dim)
+        gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
+        return gi, None, gs
+    if reduce == "prod":
+        raise NotImplementedError("ember: the derivative of scatter_reduce with reduce='prod' is "
+                                  "not implemented yet")
+    # mean, amax, amin: constant weights (piecewise) built from the saved arrays
+    g = grad._data
+    xp = _xp_of(g)
+    dt = g.dtype
+    ia = index._data
+    idx = _along_idx(xp, ia, dim % g.ndim) if ia.ndim and g.ndim else ()
+    touched = xp.zeros(g.shape, _BOOL)
+    touched[idx] = True
+    if reduce == "mean":
+        n = xp.full(g.shape, 1 if include_self else 0, dt)
+        _add_at(xp, n, idx, xp.ones(ia.shape, dt))
+        src_w = None
+    else:  # ties share the gradient equally, like torch
+        res = result._data
+        self_is = (input._data == res) if include_self else xp.zeros(g.shape, _BOOL)
+        s = src._data
+        src_is = (_src_view(s, ia) if s.ndim else s) == res[idx]
+        n = self_is.astype(dt)
+        _add_at(xp, n, idx, src_is.astype(dt))
+        src_w = _wrap(src_is.astype(dt))
+    n[n == 0] = 1
+    inv = _wrap(1 / n)
+    gi = gs = None
     if needs[0]:
-        gi = grad if include_self else _scatter(grad, index, 0, dim)
-    gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
+        if not include_self:
+            gi = grad * _wrap((~touched).astype(dt))
+        elif reduce == "mean":
+            gi = grad * inv
+        else:
+            gi = grad * _wrap(self_is.astype(dt) / n)
+    if needs[2]:
+        gs = _gather(grad * inv, index, dim)
+        if src_w is not None:
+            gs = gs * src_w
+        gs = _pad(gs, src_shape)
     return gi, None, gs
 
 

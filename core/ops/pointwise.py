@@ -701,7 +701,7 @@ def _(grad, input):
 
 
 @op(names=keep, floating=True, method=False, inplace="polygamma_")
-def _polygamma(xp, input, n):
+def _polygamma(xp, input, n=0):
     """The n-th derivative of digamma (kernel order: input first, as the Tensor method)."""
     if type(n) is not int:
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
