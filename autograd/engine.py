@@ -167,6 +167,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     ready = [n for n in root_nodes if deps[n] == 0]
 
     # 3. run the nodes in dependency order
+    anomaly = _state.anomaly
     prev = _state.enabled
     _state.enabled = create_graph
     try:
@@ -183,7 +184,20 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                         if i is not None and g is not None and i >= 0:
                             results[i] = g
                 if needed is None or node in needed:
-                    in_grads = _run_node(node, grads)
+                    saved = node.saved
+                    if node.res is None and node.ctx is None and len(grads) == 1 and \
+                            saved is not None and not anomaly:
+                        # the common case, inlined: one output, saved values used as they are
+                        vers = node.vers
+                        if vers:
+                            for t, v in vers:
+                                if t._ver[0] != v:
+                                    _check_versions(node)  # raises, naming the tensor
+                        in_grads = node.op.vjp(grads[0], *saved)
+                        if type(in_grads) is not tuple:
+                            in_grads = (in_grads,)
+                    else:
+                        in_grads = _run_node(node, grads)
                     if node.post_hooks:
                         for h in node.post_hooks:
                             h(in_grads, tuple(grads))

@@ -279,7 +279,10 @@ def _make_public(od: OpDef):
         need_grad = named = mixed = False
         first = None
         for t in ins:
-            if type(t) is Tensor or isinstance(t, Tensor):
+            tt = type(t)
+            if tt is float or tt is int:  # a Python scalar: the common second operand
+                arrays.append(t)
+            elif tt is Tensor or isinstance(t, Tensor):
                 a = t._data
                 if first is None:
                     first = a
@@ -304,7 +307,12 @@ def _make_public(od: OpDef):
         if casts and (mixed or first.dtype.kind not in "fc") and _needs_promotion(od, ins, arrays):
             _promote_arrays(od, ins, arrays)
         try:
-            r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
+            if seq:
+                r = kernel(xp, arrays, *opts, **kw)
+            elif opts or kw:
+                r = kernel(xp, *arrays, *opts, **kw)
+            else:
+                r = kernel(xp, *arrays)
         except (ValueError, IndexError) as e:
             err = _translate_error(od, e, arrays)
             if err is None:
@@ -340,7 +348,73 @@ def _make_public(od: OpDef):
                 res._extra = None
             outs = (res,)
         if need_grad and _state.enabled and od.vjp is not None:
-            _record(od, ins, opts, kw, outs)
+            # record the node (inline: this is the per-op cost of the tape)
+            edges = []
+            vers = None
+            for t in ins:
+                if (type(t) is Tensor or isinstance(t, Tensor)) and t.requires_grad:
+                    fn = t.grad_fn
+                    if fn is None:
+                        edges.append((t, 0))
+                    else:
+                        ex = t._extra
+                        edges.append((fn, ex.get("nr", 0) if ex else 0))
+                else:
+                    edges.append(None)
+            saved = []
+            bound = None
+            has_res = False
+            for kind, key in od.spec:
+                if kind == 0:
+                    t = ins[key]
+                    saved.append(t)
+                    if type(t) is Tensor or isinstance(t, Tensor):
+                        if vers is None:
+                            vers = [(t, t._ver[0])]
+                        else:
+                            vers.append((t, t._ver[0]))
+                elif kind == 2:
+                    if bound is None:
+                        bound = _bind_options(od, opts, kw) if (opts or kw) else od.opt_defaults
+                    saved.append(bound.get(key))
+                elif kind == 4:
+                    saved.append(tuple([e is not None for e in edges]))
+                elif kind == 1:
+                    saved.append(_RESULT)
+                    has_res = True
+                elif od.seq:  # kind 3 of a sequence op (cat): the shapes of all its tensors
+                    saved.append(tuple(getattr(x, "shape", ()) for x in ins))
+                else:  # kind 3: an input's shape
+                    t = ins[key]
+                    saved.append(t._data.shape if isinstance(t, Tensor) else ())
+            node = Node(od, edges, saved, vers, None)
+            if len(outs) == 1:
+                t = outs[0]
+                a = t._data
+                if a.dtype.kind in _FLOAT_KINDS:
+                    t.requires_grad = True
+                    t.grad_fn = node
+                node.meta = ((a.shape, a.dtype, t._names),)
+            else:
+                meta = []
+                for k, t in enumerate(outs):
+                    a = t._data
+                    if k < od.n_diff_out and a.dtype.kind in _FLOAT_KINDS:
+                        t.requires_grad = True
+                        t.grad_fn = node
+                    meta.append((a.shape, a.dtype, t._names))
+                node.meta = meta
+            if has_res:
+                node.res = [t._data for t in outs]
+                if vers is None:
+                    vers = []
+                for t in outs:
+                    vers.append((t, t._ver[0]))
+                node.vers = vers
+            if _state.anomaly:
+                from ..autograd.anomaly import capture_trace
+
+                node.trace = capture_trace()
         if out is not None:
             return _write_out(od, out, res)
         return res
@@ -431,77 +505,6 @@ def _wrap_many(od, ins, rs, names):
             t._extra = {"nr": k} if k else None
         outs.append(t)
     return od.out_type(*outs) if od.out_type is not None else tuple(outs)
-
-
-def _record(od, ins, opts, kw, outs):
-    """Put a node on the tape for a differentiable call."""
-    edges = []
-    for t in ins:
-        if (type(t) is Tensor or isinstance(t, Tensor)) and t.requires_grad:
-            fn = t.grad_fn
-            if fn is None:
-                edges.append((t, 0))
-            else:
-                ex = t._extra
-                edges.append((fn, ex.get("nr", 0) if ex else 0))
-        else:
-            edges.append(None)
-    saved = []
-    vers = None
-    bound = None
-    has_res = False
-    for kind, key in od.spec:
-        if kind == 0:
-            t = ins[key]
-            saved.append(t)
-            if type(t) is Tensor or isinstance(t, Tensor):
-                if vers is None:
-                    vers = [(t, t._ver[0])]
-                else:
-                    vers.append((t, t._ver[0]))
-        elif kind == 2:
-            if bound is None:
-                bound = _bind_options(od, opts, kw) if (opts or kw) else od.opt_defaults
-            saved.append(bound.get(key))
-        elif kind == 1:
-            saved.append(_RESULT)
-            has_res = True
-        elif kind == 3:
-            if od.seq:  # a sequence op (cat): the shapes of all its tensors
-                saved.append(tuple(getattr(x, "shape", ()) for x in ins))
-                continue
-            t = ins[key]
-            saved.append(t._data.shape if isinstance(t, Tensor) else ())
-        else:
-            saved.append(tuple(e is not None for e in edges))
-    node = Node(od, edges, saved, vers, None)
-    if len(outs) == 1:
-        t = outs[0]
-        a = t._data
-        if a.dtype.kind in _FLOAT_KINDS:
-            t.requires_grad = True
-            t.grad_fn = node
-        node.meta = [(a.shape, a.dtype, t._names)]
-    else:
-        meta = []
-        for k, t in enumerate(outs):
-            a = t._data
-            if k < od.n_diff_out and a.dtype.kind in _FLOAT_KINDS:
-                t.requires_grad = True
-                t.grad_fn = node
-            meta.append((a.shape, a.dtype, t._names))
-        node.meta = meta
-    if has_res:
-        node.res = [t._data for t in outs]
-        if vers is None:
-            vers = []
-        for t in outs:
-            vers.append((t, t._ver[0]))
-        node.vers = vers
-    if _state.anomaly:
-        from ..autograd.anomaly import capture_trace
-
-        node.trace = capture_trace()
 
 
 def _bind_options(od, opts, kw) -> dict:
