@@ -212,8 +212,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                 if type(target) is Node:
                     if g is not None:
                         meta = target.meta[nr]
-                        if g._data.shape != meta[0] or g._data.dtype is not meta[1] or \
-                                g._names is not meta[2]:
+                        gd = g._data
+                        if gd.shape != meta[0] or gd.dtype is not meta[1] or g._names is not meta[2]:
                             g = _conform(g, meta)
                         buf = buffers.get(target)
                         if buf is None:

@@ -301,7 +301,7 @@ def _make_public(od: OpDef):
                 raise _bad_input(od, len(arrays), t)
         if first is None:
             raise TypeError(f"{od.name}(): expected at least one Tensor argument")
-        xp = _XP.get(type(first)) or array_module(first)
+        xp = np if type(first) is _ndarray else (_XP.get(type(first)) or array_module(first))
         if dim_args and (opts or kw):
             opts, kw = _resolve_dims(od, ins[0], opts, kw)
         if casts and (mixed or first.dtype.kind not in "fc") and _needs_promotion(od, ins, arrays):
@@ -387,7 +387,11 @@ def _make_public(od: OpDef):
                 else:  # kind 3: an input's shape
                     t = ins[key]
                     saved.append(t._data.shape if isinstance(t, Tensor) else ())
-            node = Node(od, edges, saved, vers, None)
+            node = _new(Node)  # no __init__ call: the slots are set right here
+            node.op = od
+            node.edges = edges
+            node.saved = saved
+            node.vers = vers
             if len(outs) == 1:
                 t = outs[0]
                 a = t._data
