@@ -15,6 +15,11 @@ from .core.layout import (channels_last, channels_last_3d, contiguous_format, la
 from .core.printing import set_printoptions
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
+
+# every registered op is a function of the ember namespace (ember.add, ember.exp, ...); the family
+# modules' __all__ (imported next) add their other public functions and may refine an op's entry
+globals().update({_n: _od.public for _n, _od in _OPS.items() if not _n.startswith("_")})
+
 from .core.ops.creation import *  # noqa: F401,F403  (each family module lists its __all__)
 from .core.ops.random import *  # noqa: F401,F403
 from .core import random  # noqa: F401  (torch.random: manual_seed, fork_rng, get_rng_state, ...)
@@ -32,8 +37,5 @@ from . import autograd
 half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64
-
-# every registered op is a function of the ember namespace (ember.add, ember.exp, ...)
-globals().update({_n: _od.public for _n, _od in _OPS.items() if not _n.startswith("_")})
 
 __version__ = "0.1.0"

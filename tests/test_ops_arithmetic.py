@@ -442,3 +442,26 @@ def test_fmod_scalar_input_error():
     with pytest.raises(TypeError, match=re.escape(
             "fmod(): argument 'input' (position 1) must be Tensor, not int")):
         ember.fmod(2, ember.ones(3))
+
+
+def test_pow_scalar_exponent_saves_input_not_result():
+    # torch's PowBackward0 saves the base only: changing the output in place keeps the graph valid
+    grads = []
+    for m in (ember, torch) if torch is not None else (ember,):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x ** 3
+        assert y.grad_fn.name() == "PowBackward0"
+        y.mul_(2)
+        y.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == [6.0, 24.0, 54.0]
+    assert all(g == grads[0] for g in grads)
+
+
+def test_pow_tensor_exponent_saves_result():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = ember.tensor(2.0) ** x
+    assert y.grad_fn.name() == "PowBackward1"
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -9,7 +9,7 @@ from ..names import keep, unify_inputs
 from ..registry import apply_inplace, op, promote_arrays as promote_raw, reflected, scalar_name
 from ..tensor import Tensor
 
-__all__ = ["arctan2", "divide", "multiply", "negative", "subtract", "true_divide"]
+__all__ = ["arctan2", "divide", "multiply", "negative", "pow", "subtract", "true_divide"]
 
 _LN2 = math.log(2.0)
 _FROM_NP = _dt._FROM_NP
@@ -229,9 +229,7 @@ negative = neg
 
 
 # ---------------------------------------------------------------------- powers
-@op(names=unify_inputs, promote=True, dunders=("__pow__",), inplace="pow_")
-def pow(xp, input, exponent):
-    """out = input ** exponent."""
+def _pow_kernel(xp, input, exponent):
     kind = _kind(input, exponent)
     if kind == "b":
         if hasattr(exponent, "dtype") or not hasattr(input, "dtype"):
@@ -274,9 +272,40 @@ def _pow_grads(grad, input, exponent, result, needs):
     return gi, ge
 
 
-@pow.vjp
+@op(names=unify_inputs, promote=True, method=False, inplace="pow_")
+def _pow_tensor(xp, input, exponent):
+    """input ** exponent with a tensor operand on either side (PowBackward1 saves the result)."""
+    return _pow_kernel(xp, input, exponent)
+
+
+@_pow_tensor.vjp
 def _(grad, input, exponent, result, needs):
     return _pow_grads(grad, input, exponent, result, needs)
+
+
+@op(names=unify_inputs, promote=True, method=False)
+def _pow_scalar(xp, input, exponent):
+    """tensor ** Python number: like torch's PowBackward0, saves only the input (not the result),
+    so an in-place change of the output does not invalidate the graph."""
+    return _pow_kernel(xp, input, exponent)
+
+
+@_pow_scalar.vjp
+def _(grad, input, exponent):
+    return _pow_grads(grad, input, exponent, None, (True, False))[0]
+
+
+_pow_tensor.op.backward_name = "PowBackward1"
+_pow_scalar.op.backward_name = "PowBackward0"
+
+
+def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """out = input ** exponent (tensors or Python numbers on either side, torch's promotion)."""
+    if type(exponent) in (int, float) and isinstance(input, Tensor):
+        fn = _pow_scalar
+    else:
+        fn = _pow_tensor
+    return fn(input, exponent) if out is None else fn(input, exponent, out=out)
 
 
 @op(names=unify_inputs)
@@ -594,6 +623,8 @@ def _install():
     Tensor.__rsub__ = reflected(sub)
     Tensor.__rmul__ = reflected(mul)
     Tensor.__rtruediv__ = reflected(div)
+    Tensor.pow = Tensor.__pow__ = pow
+    Tensor.__ipow__ = Tensor.pow_
     Tensor.__rpow__ = reflected(pow)
     Tensor.__rfloordiv__ = reflected(floor_divide)
     Tensor.__rmod__ = reflected(remainder)
