@@ -2,17 +2,49 @@
 
 ``import ember as torch`` runs PyTorch code; ``ember.*`` mirrors ``torch.*``.
 """
+# ruff: noqa: I001  (order matters: registered ops first, then the families' __all__ refine them)
 
-from .core import dtype as _dtype_mod
-from .core.dtype import (bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo,
-                         float16, float32, float64, get_default_dtype, iinfo, int8, int16, int32,
-                         int64, is_complex, is_floating_point, promote_types, result_type,
-                         set_default_dtype, uint8, uint16, uint32, uint64)
 from .core.device import device, get_default_device, set_default_device
-from .core.tensor import Size, Tensor, is_tensor
-from .core.layout import (channels_last, channels_last_3d, contiguous_format, layout,  # noqa: F401
-                          memory_format, preserve_format, sparse_coo, sparse_csr, strided)
+from .core.dtype import (
+    bfloat16,
+    bool_ as bool,
+    can_cast,
+    complex64,
+    complex128,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    is_complex,
+    is_floating_point,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .core.layout import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    sparse_coo,
+    sparse_csr,
+    strided,
+)
 from .core.printing import set_printoptions
+from .core.tensor import Size, Tensor, is_tensor
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
 
@@ -20,19 +52,25 @@ from .core import ops as _ops
 # modules' __all__ (imported next) add their other public functions and may refine an op's entry
 globals().update({_n: _od.public for _n, _od in _OPS.items() if not _n.startswith("_")})
 
-from .core.ops.creation import *  # noqa: F401,F403  (each family module lists its __all__)
-from .core.ops.random import *  # noqa: F401,F403
-from .core import random  # noqa: F401  (torch.random: manual_seed, fork_rng, get_rng_state, ...)
-from .core.ops.indexing import *  # noqa: F401,F403
-from .core.ops.comparison import *  # noqa: F401,F403
-from .core.ops.arithmetic import *  # noqa: F401,F403
-from .core.ops.pointwise import *  # noqa: F401,F403
-from .core.ops.shape import *  # noqa: F401,F403
-from .core.ops.linalg import *  # noqa: F401,F403
-from .core.ops.reduction import *  # noqa: F401,F403
-from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .core.ops.arithmetic import *
+from .core.ops.comparison import *
+from .core.ops.creation import *
+from .core.ops.indexing import *
+from .core.ops.linalg import *
+from .core.ops.pointwise import *
+from .core.ops.random import *
+from .core.ops.reduction import *
+from .core.ops.shape import *
+from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from . import autograd
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128

@@ -44,8 +44,11 @@ class detect_anomaly:
         self.check_nan = check_nan
         self.prev = _state.anomaly
         self.prev_check_nan = _state.anomaly_check_nan
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
-                      "should only be enabled for debugging.", stacklevel=2)
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and "
+            "should only be enabled for debugging.",
+            stacklevel=2,
+        )
 
     def __enter__(self) -> None:
         self.prev = _state.anomaly
@@ -87,17 +90,22 @@ class set_detect_anomaly:
 def capture_trace() -> list:
     """The current Python stack (user frames), stored on a node created in anomaly mode."""
     frames = traceback.extract_stack()[:-1]
-    return [f for f in frames if not f.filename.startswith(_INTERNAL[1])
-            and f.filename != _INTERNAL[0]]
+    return [
+        f for f in frames if not f.filename.startswith(_INTERNAL[1]) and f.filename != _INTERNAL[0]
+    ]
 
 
 def _forward_trace(node) -> str:
     name = node.name()
     if node.trace is None:
-        return (f"Error detected in {name}. No forward pass information available. Enable detect "
-                "anomaly during forward pass for more information.")
-    return (f"Error detected in {name}. Traceback of forward call that caused the error:\n"
-            + "".join(traceback.format_list(node.trace)))
+        return (
+            f"Error detected in {name}. No forward pass information available. Enable detect "
+            "anomaly during forward pass for more information."
+        )
+    return (
+        f"Error detected in {name}. Traceback of forward call that caused the error:\n"
+        + "".join(traceback.format_list(node.trace))
+    )
 
 
 def report(node) -> None:

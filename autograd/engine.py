@@ -19,14 +19,22 @@ _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward.")
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
 
 
 def _legacy_type(t) -> str:
-    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-             "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-             "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-             "complex128": "ComplexDoubleTensor"}
+    names = {
+        "float32": "FloatTensor",
+        "float64": "DoubleTensor",
+        "float16": "HalfTensor",
+        "bfloat16": "BFloat16Tensor",
+        "int64": "LongTensor",
+        "int32": "IntTensor",
+        "bool": "BoolTensor",
+        "complex64": "ComplexFloatTensor",
+        "complex128": "ComplexDoubleTensor",
+    }
     return names.get(t.dtype.name, "Tensor")
 
 
@@ -37,23 +45,27 @@ def _check_versions(node: Node) -> None:
             nr = ex.get("nr", 0) if ex else 0
             # a saved output names the node that made it; a saved input its current grad_fn
             fn = node if node.res and any(t._data is r for r in node.res) else t.grad_fn
-            where = (f", which is output {nr} of {_short_name(fn)}," if fn is not None else "")
-            hint = ("Hint: the backtrace further above shows the operation that failed to compute "
-                    "its gradient. The variable in question was changed in there or anywhere "
-                    "later. Good luck!" if _state.anomaly else
-                    "Hint: enable anomaly detection to find the operation that failed to compute "
-                    "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+            where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+            hint = (
+                "Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere "
+                "later. Good luck!"
+                if _state.anomaly
+                else "Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [torch.{_legacy_type(t)} {list(t._data.shape)}]{where} is at "
-                f"version {t._ver[0]}; expected version {v} instead. {hint}")
+                f"version {t._ver[0]}; expected version {v} instead. {hint}"
+            )
 
 
 def _short_name(fn) -> str:
     """torch names the node without its 'Backward0' suffix here (``output 0 of Mul``)."""
     name = fn.name()
     i = name.rfind("Backward")
-    return name[:i] if i > 0 and (name[i + 8:].isdigit() or not name[i + 8:]) else name
+    return name[:i] if i > 0 and (name[i + 8 :].isdigit() or not name[i + 8 :]) else name
 
 
 def _saved_args(node: Node) -> list:
@@ -145,7 +157,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
         for i, t in enumerate(targets):
             if t.grad_fn is not None:
                 ex = t._extra
-                cap_nodes[(t.grad_fn, ex.get("nr", 0) if ex else 0)] = i if capture is not None else -1
+                cap_nodes[(t.grad_fn, ex.get("nr", 0) if ex else 0)] = (
+                    i if capture is not None else -1
+                )
             else:
                 cap_leaves[id(t)] = i
     needed = _needed_nodes(order, cap_nodes, cap_leaves) if targets is not None else None
@@ -185,8 +199,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                             results[i] = g
                 if needed is None or node in needed:
                     saved = node.saved
-                    if node.res is None and node.ctx is None and len(grads) == 1 and \
-                            saved is not None and not anomaly:
+                    if (
+                        node.res is None
+                        and node.ctx is None
+                        and len(grads) == 1
+                        and saved is not None
+                        and not anomaly
+                    ):
                         # the common case, inlined: one output, saved values used as they are
                         vers = node.vers
                         if vers:
@@ -213,7 +232,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     if g is not None:
                         meta = target.meta[nr]
                         gd = g._data
-                        if gd.shape != meta[0] or gd.dtype is not meta[1] or g._names is not meta[2]:
+                        if (
+                            gd.shape != meta[0]
+                            or gd.dtype is not meta[1]
+                            or g._names is not meta[2]
+                        ):
                             g = _conform(g, meta)
                         buf = buffers.get(target)
                         if buf is None:
@@ -226,11 +249,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                         ready.append(target)
                 elif g is not None:
                     a = target._data
-                    if a.shape != g._data.shape or a.dtype is not g._data.dtype or \
-                            g._names is not target._names:
+                    if (
+                        a.shape != g._data.shape
+                        or a.dtype is not g._data.dtype
+                        or g._names is not target._names
+                    ):
                         g = _conform(g, _leaf_meta(target))
-                    _deliver_leaf(target, g, capture, results, cap_leaves, create_graph, handed,
-                                  only is not None)
+                    _deliver_leaf(
+                        target,
+                        g,
+                        capture,
+                        results,
+                        cap_leaves,
+                        create_graph,
+                        handed,
+                        only is not None,
+                    )
     finally:
         _state.enabled = prev
     return results
@@ -278,8 +312,9 @@ def _needed_nodes(order, cap_nodes, cap_leaves):
             hit = n in holders
             if not hit:
                 for e in n.edges:
-                    if e is not None and (e[0] in needed if type(e[0]) is Node
-                                          else id(e[0]) in cap_leaves):
+                    if e is not None and (
+                        e[0] in needed if type(e[0]) is Node else id(e[0]) in cap_leaves
+                    ):
                         hit = True
                         break
             if hit:
@@ -315,8 +350,10 @@ def _call_vjp(node: Node, grads: list):
         g = grads[0]
     else:
         like = next(x for x in grads if x is not None)
-        g = tuple(grads[k] if grads[k] is not None else _zeros(like, node.meta[k])
-                  for k in range(min(op.n_diff_out, len(grads))))
+        g = tuple(
+            grads[k] if grads[k] is not None else _zeros(like, node.meta[k])
+            for k in range(min(op.n_diff_out, len(grads)))
+        )
         if len(g) == 1:
             g = g[0]
     out = op.vjp(g, *args)
@@ -358,14 +395,16 @@ def _make_root_grads(roots, grads, who: str):
             raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
         g = grads[i] if grads is not None and i < len(grads) else None
         if not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if t._data.dtype.kind not in "fcV":
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
-                                   f"got {t.dtype}")
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                )
             g = _tm._wrap(array_module(t._data).ones(t._data.shape, t._data.dtype), t._names)
         else:
             if not isinstance(g, Tensor):
@@ -375,13 +414,16 @@ def _make_root_grads(roots, grads, who: str):
             if g._data.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
-                    f"has a shape of {t.shape}.")
+                    f"has a shape of {t.shape}."
+                )
             if g._names is not None and t._names is not None:
                 try:
                     _nm.unify(g._names, t._names)
                 except RuntimeError as e:
-                    raise RuntimeError(f"{who}: the gradient's names {list(g._names)} do not match "
-                                       f"the output's names {list(t._names)}: {e}") from None
+                    raise RuntimeError(
+                        f"{who}: the gradient's names {list(g._names)} do not match "
+                        f"the output's names {list(t._names)}: {e}"
+                    ) from None
         out.append(g)
     return out
 
@@ -421,16 +463,27 @@ def _register_nonleaf_target(t) -> None:
         refs.append(weakref.ref(t))
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """ember.autograd.grad: the gradients of ``outputs`` with respect to ``inputs`` (not accumulated)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
     if not allow_unused and materialize_grads:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
-                         "but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -450,29 +503,53 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
                 res[i] = zeros_like(inputs[i])
             elif not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have "
+                    "been used in the graph. Set allow_unused=True if this is the "
+                    "desired behavior."
+                )
         elif not create_graph and r.grad_fn is not None:
             res[i] = r.detach()
     return tuple(res)
 
 
 # torch's names of dtypes in the grad-assignment error (C++ type, ScalarType)
-_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-           "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
-           "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
-           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-_SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_C_TYPE = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+_SCALAR_TYPE = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 def check_grad_assignment(t, g):
     """``t.grad = g``: same shape, dtype and device; names unify (an unnamed g takes t's names)."""
     if not isinstance(g, _tm.Tensor):
-        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                        f"{type(g).__name__}")
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
+        )
     if g.dtype is not t.dtype:
         raise RuntimeError(
             f"attempting to assign a gradient with dtype '{_C_TYPE.get(g.dtype.name, g.dtype.name)}'"
@@ -480,23 +557,30 @@ def check_grad_assignment(t, g):
             "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
             "set the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
             "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
-            "may break downstream systems that assume they match.")
+            "may break downstream systems that assume they match."
+        )
     if g.device != t.device:
-        raise RuntimeError(f"attempting to assign a gradient with device type '{g.device.type}' to "
-                           f"a tensor with device type '{t.device.type}'. Please ensure that the "
-                           "gradient and the tensor are on the same device")
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{g.device.type}' to "
+            f"a tensor with device type '{t.device.type}'. Please ensure that the "
+            "gradient and the tensor are on the same device"
+        )
     if g._data.shape != t._data.shape:
-        raise RuntimeError(f"attempting to assign a gradient of size '{list(g._data.shape)}' to a "
-                           f"tensor of size '{list(t._data.shape)}'. Please ensure that the "
-                           "gradient and the tensor are the same size")
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(g._data.shape)}' to a "
+            f"tensor of size '{list(t._data.shape)}'. Please ensure that the "
+            "gradient and the tensor are the same size"
+        )
     if t._names is not None:
         if g._names is None:
             return g.rename(*t._names)
         try:
             _nm.unify(g._names, t._names)
         except RuntimeError as e:
-            raise RuntimeError(f"assigned grad's names {list(g._names)} do not match the tensor's "
-                               f"names {list(t._names)}: {e}") from None
+            raise RuntimeError(
+                f"assigned grad's names {list(g._names)} do not match the tensor's "
+                f"names {list(t._names)}: {e}"
+            ) from None
         return g.rename(*t._names)
     return g
 
@@ -551,7 +635,6 @@ def retain_grad(t) -> None:
         x = ref()
         if x is not None:
             x._grad = g.detach() if x._grad is None else x._grad + g.detach()
-        return None
 
     # runs after the user's hooks on this tensor: append to the same list (kept last)
     ex = t._extra

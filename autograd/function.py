@@ -39,8 +39,10 @@ class FunctionCtx:
         """Save tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
         for t in tensors:
             if t is not None and not isinstance(t, _Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
         self.to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
@@ -106,8 +108,10 @@ class _FunctionOp:
             if len(out) > n_in and all(o is None for o in out[n_in:]):
                 out = out[:n_in]
             else:
-                raise RuntimeError(f"function {self.backward_name} returned an incorrect number of "
-                                   f"gradients (expected {n_in}, got {len(out)})")
+                raise RuntimeError(
+                    f"function {self.backward_name} returned an incorrect number of "
+                    f"gradients (expected {n_in}, got {len(out)})"
+                )
         shapes = ctx._in_shapes
         for k, g in enumerate(out):
             if g is None:
@@ -116,15 +120,19 @@ class _FunctionOp:
             if s is None:
                 raise RuntimeError(
                     f"function {self.backward_name} returned a gradient different than None at "
-                    f"position {k + 1}, but the corresponding forward input was not a Variable")
+                    f"position {k + 1}, but the corresponding forward input was not a Variable"
+                )
             if not isinstance(g, _Tensor):
-                raise TypeError(f"function {self.backward_name} returned a gradient of type "
-                                f"{type(g).__name__} at position {k + 1}: expected a Tensor or None")
+                raise TypeError(
+                    f"function {self.backward_name} returned a gradient of type "
+                    f"{type(g).__name__} at position {k + 1}: expected a Tensor or None"
+                )
             gs = g._data.shape
             if gs != s and not _expandable(s, gs):
                 raise RuntimeError(
                     f"Function {self.backward_name} returned an invalid gradient at index {k} - "
-                    f"got {list(gs)} but expected shape compatible with {list(s)}")
+                    f"got {list(gs)} but expected shape compatible with {list(s)}"
+                )
         return out
 
 
@@ -161,8 +169,9 @@ class Function:
 
     @staticmethod
     def forward(*args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom "
-                                  "autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -170,21 +179,26 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your "
-                                  "custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your "
+            "custom autograd.Function to use it with backward mode AD."
+        )
 
     vjp = backward
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("You must implement the jvp function for custom "
-                                  "autograd.Function to use it with forward mode AD.")
+        raise NotImplementedError(
+            "You must implement the jvp function for custom "
+            "autograd.Function to use it with forward mode AD."
+        )
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
             "new-style autograd function with static forward method. (Example: "
-            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -258,8 +272,9 @@ def _record(cls, ctx, args, edges, out):
             continue
         if any(t is d for d in dirty):
             if t.requires_grad and t.grad_fn is None:
-                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                                   "operation.")
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
             t._ver[0] += 1
         elif id(t) in in_ids:
             # an input returned as is: the output is a new tensor viewing it (like torch)
@@ -301,8 +316,9 @@ class _DelayedErrorOp:
 
     @staticmethod
     def vjp(*_):
-        raise RuntimeError("trying to differentiate twice a function that was marked with "
-                           "@once_differentiable")
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
 
 
 _DELAYED = _DelayedErrorOp()
@@ -325,11 +341,13 @@ def once_differentiable(fn):
         srcs = [a for a in args if isinstance(a, _Tensor) and a.requires_grad]
         if not srcs:
             return outs
-        edges = [(a, 0) if a.grad_fn is None else
-                 (a.grad_fn, a._extra.get("nr", 0) if a._extra else 0) for a in srcs]
+        edges = [
+            (a, 0) if a.grad_fn is None else (a.grad_fn, a._extra.get("nr", 0) if a._extra else 0)
+            for a in srcs
+        ]
         single = not isinstance(outs, tuple)
         res = []
-        for o in ((outs,) if single else outs):
+        for o in (outs,) if single else outs:
             if isinstance(o, _Tensor) and o._data.dtype.kind in _FLOAT_KINDS:
                 o = _tm._wrap(o._data, o._names)
                 node = Node(_DELAYED, edges, [], None, [(o._data.shape, o._data.dtype, o._names)])

@@ -23,11 +23,15 @@ def _as_tuple(x, arg_name: str, fn_name: str):
     for i, t in enumerate(xs):
         if not isinstance(t, _Tensor):
             if is_tuple:
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
-                                f"tuple of Tensors but the value at index {i} has type "
-                                f"{type(t)}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple "
-                            f"of Tensors but the given {arg_name} has type {type(t)}.")
+                raise TypeError(
+                    f"The {arg_name} given to {fn_name} must be either a Tensor or a "
+                    f"tuple of Tensors but the value at index {i} has type "
+                    f"{type(t)}."
+                )
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple "
+                f"of Tensors but the given {arg_name} has type {type(t)}."
+            )
     return is_tuple, xs
 
 
@@ -59,12 +63,14 @@ def _zeros_like(t):
 
 def _check_v(v, outputs, fn_name: str, what: str = "output"):
     if len(v) != len(outputs):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(outputs)} but got "
-                           f"{len(v)}.")
+        raise RuntimeError(
+            f"v is a tuple of invalid length: should be {len(outputs)} but got {len(v)}."
+        )
     for i, (a, b) in enumerate(zip(v, outputs)):
         if a.shape != b.shape:
-            raise RuntimeError(f"Entry {i} in v has invalid size: should be {b.shape} but got "
-                               f"{a.shape}.")
+            raise RuntimeError(
+                f"Entry {i} in v has invalid size: should be {b.shape} but got {a.shape}."
+            )
 
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph: bool, retain_graph=None):
@@ -78,8 +84,9 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph: bool, retain_gra
             gos.append(grad_outputs[i] if grad_outputs is not None else None)
     if not outs:
         return (None,) * len(inputs)
-    return _grad(outs, inputs, gos, retain_graph=retain_graph, create_graph=create_graph,
-                 allow_unused=True)
+    return _grad(
+        outs, inputs, gos, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True
+    )
 
 
 def _fill_zeros(grads, refs, strict: bool, create_graph: bool, stage: str):
@@ -88,24 +95,34 @@ def _fill_zeros(grads, refs, strict: bool, create_graph: bool, stage: str):
         if g is None:
             if strict:
                 if stage == "back":
-                    raise RuntimeError("The output of the user-provided function is independent of "
-                                       f"input {i}. This is not allowed in strict mode.")
+                    raise RuntimeError(
+                        "The output of the user-provided function is independent of "
+                        f"input {i}. This is not allowed in strict mode."
+                    )
                 if stage == "back_trick":
-                    raise RuntimeError(f"The gradient with respect to the input is independent of "
-                                       f"entry {i} in the grad_outputs when using the double "
-                                       "backward trick to compute forward mode gradients. This is "
-                                       "not allowed in strict mode.")
+                    raise RuntimeError(
+                        f"The gradient with respect to the input is independent of "
+                        f"entry {i} in the grad_outputs when using the double "
+                        "backward trick to compute forward mode gradients. This is "
+                        "not allowed in strict mode."
+                    )
                 if stage == "double_back":
-                    raise RuntimeError("The jacobian of the user-provided function is independent "
-                                       f"of input {i}. This is not allowed in strict mode.")
-                raise RuntimeError("The hessian of the user-provided function is independent of "
-                                   f"entry {i} in the grad_jacobian. This is not allowed in strict "
-                                   "mode as it prevents from using the double backward trick to "
-                                   "replace forward mode AD.")
+                    raise RuntimeError(
+                        "The jacobian of the user-provided function is independent "
+                        f"of input {i}. This is not allowed in strict mode."
+                    )
+                raise RuntimeError(
+                    "The hessian of the user-provided function is independent of "
+                    f"entry {i} in the grad_jacobian. This is not allowed in strict "
+                    "mode as it prevents from using the double backward trick to "
+                    "replace forward mode AD."
+                )
             g = _zeros_like(r)
         elif strict and create_graph and not g.requires_grad:
-            raise RuntimeError("The jacobian of the user-provided function is independent of input "
-                               f"{i}. This is not allowed in strict mode when create_graph=True.")
+            raise RuntimeError(
+                "The jacobian of the user-provided function is independent of input "
+                f"{i}. This is not allowed in strict mode when create_graph=True."
+            )
         res.append(g)
     return tuple(res)
 
@@ -120,9 +137,11 @@ def _strict_outputs(outputs, strict: bool, fn_name: str):
         return
     for i, o in enumerate(outputs):
         if not o.requires_grad:
-            raise RuntimeError(f"Output {i} of the user-provided function does not require "
-                               "gradients. The outputs must be computed in a differentiable manner "
-                               "from the input when running in strict mode.")
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require "
+                "gradients. The outputs must be computed in a differentiable manner "
+                "from the input when running in strict mode."
+            )
 
 
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -139,15 +158,18 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             _check_v(vs, outs, "vjp")
         else:
             if len(outs) != 1 or outs[0]._data.size != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function "
-                                   "returns a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the user-provided function "
+                    "returns a single Tensor with a single element."
+                )
             vs = None
         g = _autograd_grad(outs, ins, vs, create_graph)
         g = _fill_zeros(g, ins, strict, create_graph, "back")
     finally:
         _state.enabled = prev
-    return _unpack(_finish(outs, create_graph), is_out_tuple), _unpack(_finish(g, create_graph),
-                                                                        is_in_tuple)
+    return _unpack(_finish(outs, create_graph), is_out_tuple), _unpack(
+        _finish(g, create_graph), is_in_tuple
+    )
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -162,8 +184,10 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             _check_v(vs, ins, "jvp", "input")
         else:
             if len(ins) != 1 or ins[0]._data.size != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                                   "function is a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the input to the user-provided "
+                    "function is a single Tensor with a single element."
+                )
             vs = None
         is_out_tuple, outs = _check_outputs(func(*ins), "jvp")
         _strict_outputs(outs, strict, "jvp")
@@ -171,18 +195,24 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         us = tuple(_zeros_like(o).requires_grad_(True) for o in outs)
         gi = _autograd_grad(outs, ins, us, create_graph=True)
         _fill_zeros(gi, ins, strict, create_graph, "back")
-        gi_used = [(g, w) for g, w in zip(gi, vs if vs is not None else (None,) * len(gi))
-                   if g is not None]
+        gi_used = [
+            (g, w) for g, w in zip(gi, vs if vs is not None else (None,) * len(gi)) if g is not None
+        ]
         if gi_used:
-            res = _autograd_grad([g for g, _ in gi_used], us,
-                                 [w for _, w in gi_used] if vs is not None else None, create_graph)
+            res = _autograd_grad(
+                [g for g, _ in gi_used],
+                us,
+                [w for _, w in gi_used] if vs is not None else None,
+                create_graph,
+            )
         else:
             res = (None,) * len(us)
         res = _fill_zeros(res, outs, strict, create_graph, "back_trick")
     finally:
         _state.enabled = prev
-    return _unpack(_finish(outs, create_graph), is_out_tuple), _unpack(_finish(res, create_graph),
-                                                                        is_out_tuple)
+    return _unpack(_finish(outs, create_graph), is_out_tuple), _unpack(
+        _finish(res, create_graph), is_out_tuple
+    )
 
 
 def _stack_rows(rows, shape):
@@ -210,17 +240,27 @@ def _stack_rows(rows, shape):
     return total.reshape(shape)
 
 
-def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode"):
+def jacobian(
+    func,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+):
     """The Jacobian of ``func`` at ``inputs``: for each (output, input) pair a tensor of shape
     ``output.shape + input.shape`` (nested like torch's: tuples only where the arguments were)."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
-                         'If your function has more outputs than inputs, "forward-mode" tends to '
-                         'be more performant. Otherwise, prefer to use "reverse-mode".')
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
+            'If your function has more outputs than inputs, "forward-mode" tends to '
+            'be more performant. Otherwise, prefer to use "reverse-mode".'
+        )
     if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` "
-                                  "is only implemented together with `vectorize=True`.")
+        raise NotImplementedError(
+            'torch.autograd.functional.jacobian: `strategy="forward-mode"` '
+            "is only implemented together with `vectorize=True`."
+        )
     prev = _state.enabled
     _state.enabled = True
     try:
@@ -236,16 +276,19 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
                 if o.requires_grad:
                     oh = _zeros_like(o.detach())
                     oh._data.reshape(-1)[k] = 1
-                    gs = _grad(o, ins, oh, retain_graph=True, create_graph=create_graph,
-                               allow_unused=True)
+                    gs = _grad(
+                        o, ins, oh, retain_graph=True, create_graph=create_graph, allow_unused=True
+                    )
                 else:
                     gs = (None,) * len(ins)
                 for i, (g, x) in enumerate(zip(gs, ins)):
                     if g is None:
                         if strict:
-                            raise RuntimeError(f"Output {oi} of the user-provided function is "
-                                               f"independent of input {i}. This is not allowed in "
-                                               "strict mode.")
+                            raise RuntimeError(
+                                f"Output {oi} of the user-provided function is "
+                                f"independent of input {i}. This is not allowed in "
+                                "strict mode."
+                            )
                         g = _zeros_like(x.detach())
                     rows[i].append(g)
             per_in = []
@@ -263,8 +306,14 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     return _unpack(jac[0], is_in_tuple)
 
 
-def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+):
     """The Hessian of a scalar ``func`` at ``inputs`` (a tuple of tuples for several inputs)."""
     is_in_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
@@ -276,8 +325,10 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
         if is_t or len(t) != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor")
         if t[0]._data.size != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain "
-                               "a single element")
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain "
+                "a single element"
+            )
         return t[0].squeeze()
 
     def jac_func(*inp):
@@ -298,11 +349,18 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         out = _scalar_output(func(*ins), "vhp")
         jac = _autograd_grad((out,), ins, None, create_graph=True)
         _fill_zeros(jac, ins, strict, create_graph, "double_back")
-        used = [(j, w) for j, w in zip(jac, vs if vs is not None else (None,) * len(jac))
-                if j is not None and j.requires_grad]
+        used = [
+            (j, w)
+            for j, w in zip(jac, vs if vs is not None else (None,) * len(jac))
+            if j is not None and j.requires_grad
+        ]
         if used:
-            res = _autograd_grad([j for j, _ in used], ins,
-                                 [w for _, w in used] if vs is not None else None, create_graph)
+            res = _autograd_grad(
+                [j for j, _ in used],
+                ins,
+                [w for _, w in used] if vs is not None else None,
+                create_graph,
+            )
         else:
             res = (None,) * len(ins)
         res = _fill_zeros(res, ins, strict, create_graph, "double_back")
@@ -322,8 +380,10 @@ def _hess_v(v, ins, fn_name):
         _check_v(vs, ins, fn_name, "input")
         return vs
     if len(ins) != 1 or ins[0]._data.size != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                           "function is a single Tensor with a single element.")
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided "
+            "function is a single Tensor with a single element."
+        )
     return None
 
 
@@ -332,6 +392,8 @@ def _scalar_output(out, fn_name):
     if is_t or len(outs) != 1:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outs[0]._data.size != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
-                           "contain a single element")
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should "
+            "contain a single element"
+        )
     return outs[0]

@@ -14,14 +14,19 @@ class GradcheckError(RuntimeError):
 
 def _outputs(fn, inputs):
     out = fn(*inputs)
-    return (out,) if isinstance(out, _tm.Tensor) else tuple(o for o in out if
-                                                            isinstance(o, _tm.Tensor))
+    return (
+        (out,)
+        if isinstance(out, _tm.Tensor)
+        else tuple(o for o in out if isinstance(o, _tm.Tensor))
+    )
 
 
 def _values(fn, inputs):
     # grad mode stays on: gradgradcheck's function itself calls autograd.grad
-    return [o._data.astype(np.complex128 if o.is_complex() else np.float64).reshape(-1)
-            for o in _outputs(fn, inputs)]
+    return [
+        o._data.astype(np.complex128 if o.is_complex() else np.float64).reshape(-1)
+        for o in _outputs(fn, inputs)
+    ]
 
 
 def _numerical(fn, inputs, idx, eps):
@@ -36,8 +41,11 @@ def _numerical(fn, inputs, idx, eps):
         flat[k] = orig - eps
         minus = _values(fn, inputs)
         flat[k] = orig
-        cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-                    if plus else np.zeros(0))
+        cols.append(
+            np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            if plus
+            else np.zeros(0)
+        )
     return np.stack(cols) if cols else np.zeros((0, 0))
 
 
@@ -62,17 +70,29 @@ def _analytical(fn, inputs, diff_idx):
     return jac
 
 
-def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, **_ignored) -> bool:
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_ignored,
+) -> bool:
     """Check gradients of ``func`` at ``inputs`` (float64 tensors requiring grad) numerically."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, _tm.Tensor) and t.requires_grad]
     for i in diff_idx:
         if inputs[i]._data.dtype != np.float64:
-            raise GradcheckError(f"gradcheck: input {i} is {inputs[i].dtype}, not float64: "
-                                 "finite differences need double precision")
-    inputs = tuple(t.contiguous() if i in diff_idx and not t._data.flags.c_contiguous else t
-                   for i, t in enumerate(inputs))
+            raise GradcheckError(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: "
+                "finite differences need double precision"
+            )
+    inputs = tuple(
+        t.contiguous() if i in diff_idx and not t._data.flags.c_contiguous else t
+        for i, t in enumerate(inputs)
+    )
     analytical = _analytical(func, inputs, diff_idx)
     for j, i in enumerate(diff_idx):
         num = _numerical(func, inputs, i, eps)
@@ -80,13 +100,23 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             if raise_exception:
                 raise GradcheckError(
                     f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                    f"numerical:{num}\nanalytical:{analytical[j]}\n")
+                    f"numerical:{num}\nanalytical:{analytical[j]}\n"
+                )
             return False
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
-                  rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_ignored,
+) -> bool:
     """Check second derivatives: gradcheck of the vector-Jacobian product of ``func``."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
     diff = [t for t in inputs if isinstance(t, _tm.Tensor) and t.requires_grad]
@@ -99,12 +129,18 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     grad_outputs = list(grad_outputs)
 
     def vjp(*args):
-        ins, gos = args[:len(inputs)], args[len(inputs):]
+        ins, gos = args[: len(inputs)], args[len(inputs) :]
         os_ = _outputs(func, ins)
         dins = [t for t in ins if isinstance(t, _tm.Tensor) and t.requires_grad]
         gs = _grad(os_, dins, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     del diff
-    return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        vjp,
+        inputs + tuple(grad_outputs),
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 RESULT = object()  # placeholder in Node.saved for the op's own output
 
 
@@ -15,7 +14,7 @@ class Node:
 
     # the hot attributes are slots set on every node; the rare ones default at class level and
     # live in the instance __dict__ only when set
-    __slots__ = ("op", "edges", "saved", "vers", "meta", "__dict__", "__weakref__")
+    __slots__ = ("__dict__", "__weakref__", "edges", "meta", "op", "saved", "vers")
     res = None  # the output arrays, when the vjp saves `result`
     hooks = None  # {output index: [fn(grad) -> grad | None]}; -1: prehooks; -2: backward(inputs=)
     post_hooks = None
@@ -95,7 +94,7 @@ class AccumulateGrad:
 class RemovableHandle:
     """Returned by register_hook: ``handle.remove()`` unregisters the hook."""
 
-    __slots__ = ("_lst", "_fn")
+    __slots__ = ("_fn", "_lst")
 
     def __init__(self, lst: list, fn):
         self._lst = lst

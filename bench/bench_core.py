@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 import ember
+import numpy as np
 
 try:
     import torch
@@ -54,10 +53,14 @@ def mlp_workload(m, seed: int = 0):
     params = []
     for fan_in, fan_out in sizes:
         bound = 1 / np.sqrt(fan_in)
-        params.append(m.tensor(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
-                               requires_grad=True))
-        params.append(m.tensor(rng.uniform(-bound, bound, (fan_out,)).astype(np.float32),
-                               requires_grad=True))
+        params.append(
+            m.tensor(
+                rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32), requires_grad=True
+            )
+        )
+        params.append(
+            m.tensor(rng.uniform(-bound, bound, (fan_out,)).astype(np.float32), requires_grad=True)
+        )
     x = m.tensor(rng.standard_normal((128, 784)).astype(np.float32))
     y = m.tensor(rng.integers(0, 10, (128, 1)))
     lr = 0.01

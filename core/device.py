@@ -29,9 +29,11 @@ class device:
         elif isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         elif not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got "
-                            f"({builtins_type(type).__name__}), but expected one of:\n"
-                            " * (ember.device device)\n * (str type, int index = -1)")
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got "
+                f"({builtins_type(type).__name__}), but expected one of:\n"
+                " * (ember.device device)\n * (str type, int index = -1)"
+            )
         else:
             spec = type
             if not spec:
@@ -43,16 +45,20 @@ class device:
             if type not in _TYPES:
                 raise RuntimeError(
                     f"Expected one of {', '.join(_TYPES)} device type at start of device string: "
-                    f"{type}")
+                    f"{type}"
+                )
             if idx is not None:
                 if index is not None:
-                    raise RuntimeError("type (string) must not include an index because index was "
-                                       f"passed explicitly: {spec}")
+                    raise RuntimeError(
+                        "type (string) must not include an index because index was "
+                        f"passed explicitly: {spec}"
+                    )
                 index = int(idx)
         if index is not None:
             if isinstance(index, bool) or not isinstance(index, int):
-                raise TypeError(f"device(): argument 'index' must be int, not "
-                                f"{builtins_type(index).__name__}")
+                raise TypeError(
+                    f"device(): argument 'index' must be int, not {builtins_type(index).__name__}"
+                )
             if index < 0:
                 raise RuntimeError("Device index must not be negative")
         self.type = type
@@ -138,7 +144,8 @@ def cupy():
             _cupy_error = f"{type(e).__name__}: {e}"
     raise RuntimeError(
         "ember: CUDA is not available (install cupy, e.g. pip install 'ember[cuda13]', and run "
-        f"on a machine with an NVIDIA GPU): {_cupy_error}")
+        f"on a machine with an NVIDIA GPU): {_cupy_error}"
+    )
 
 
 def is_cuda_available() -> bool:

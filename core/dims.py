@@ -20,8 +20,9 @@ def normalize_dim(t, dim, ndim: int | None = None) -> int:
         raise TypeError(f"dim must be an int or a name, got {type(dim).__name__}") from None
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
     if d < lo or d > hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                         f"got {d})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+        )
     return d + n if d < 0 else (d if n else 0)
 
 

@@ -58,9 +58,20 @@ class dtype:
 
 # torch's C++ ScalarType names, used in its error messages ("result type Float can't be cast...")
 _SCALAR_TYPE = {
-    "bool": "Bool", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-    "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "float16": "Half",
-    "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+    "bool": "Bool",
+    "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
 }
 
@@ -85,13 +96,36 @@ float64 = dtype("float64", np.dtype(np.float64), FLOAT, True)
 complex64 = dtype("complex64", np.dtype(np.complex64), COMPLEX, True)
 complex128 = dtype("complex128", np.dtype(np.complex128), COMPLEX, True)
 
-ALL = (bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32,
-       float64, complex64, complex128)
+ALL = (
+    bool_,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 _NAMES = {d.name: d for d in ALL}
 # torch's aliases, exported from the ember namespace as well
 ALIASES = {
-    "bool": bool_, "half": float16, "float": float32, "double": float64, "cfloat": complex64,
-    "cdouble": complex128, "short": int16, "int": int32, "long": int64, "chalf": None,
+    "bool": bool_,
+    "half": float16,
+    "float": float32,
+    "double": float64,
+    "cfloat": complex64,
+    "cdouble": complex128,
+    "short": int16,
+    "int": int32,
+    "long": int64,
+    "chalf": None,
 }
 _NAMES.update({k: v for k, v in ALIASES.items() if v is not None})
 
@@ -154,8 +188,9 @@ def set_default_dtype(d) -> None:
     """
     if type(d) is not dtype:
         if not (getattr(type(d), "__module__", "").startswith("torch") and hasattr(d, "itemsize")):
-            raise TypeError("invalid dtype object: only floating-point types are supported as the "
-                            "default type")
+            raise TypeError(
+                "invalid dtype object: only floating-point types are supported as the default type"
+            )
         d = to_dtype(d)  # a torch.dtype handed to ember
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
@@ -188,8 +223,10 @@ def _promote(a: dtype, b: dtype) -> dtype:
         return a
     if (a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE) and a.category != FLOAT and b.category != FLOAT:
         # torch: the wide unsigned types only promote with themselves and floating types
-        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
-                           f"attempted to promote {a.scalar_type} and {b.scalar_type}")
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, "
+            f"attempted to promote {a.scalar_type} and {b.scalar_type}"
+        )
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo is float64:
@@ -257,8 +294,10 @@ class finfo:
     def __init__(self, type: dtype | None = None):
         d = to_dtype(type) if type is not None else get_default_dtype()
         if d.category not in (FLOAT, COMPLEX):
-            raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo "
-                            "to handle 'ember.finfo'")
+            raise TypeError(
+                "ember.finfo() requires a floating point input type. Use ember.iinfo "
+                "to handle 'ember.finfo'"
+            )
         d = d.to_real()
         info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
         self.dtype = d.name
@@ -270,9 +309,11 @@ class finfo:
         self.resolution = 10.0 ** -int(info.precision)  # exactly torch's 10^-digits10
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
-                f"dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
 
 
 class iinfo:
@@ -283,8 +324,10 @@ class iinfo:
         if d is bool_:
             raise TypeError("ember.bool is not supported by ember.iinfo")
         if d.category != INT:
-            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to "
-                            "handle 'ember.iinfo'")
+            raise TypeError(
+                "ember.iinfo() requires an integer input type. Use ember.finfo to "
+                "handle 'ember.iinfo'"
+            )
         info = np.iinfo(d.np)
         self.dtype = d.name
         self.bits = 8 * d.itemsize

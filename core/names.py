@@ -29,10 +29,11 @@ def unify(a: tuple, b: tuple) -> tuple:
         if x is not None and y is not None and x != y:
             raise RuntimeError(
                 f"Error when attempting to broadcast dims {_fmt(a)} and dims {_fmt(b)}: dim '{x}' "
-                f"and dim '{y}' are at the same position from the right but do not match.")
+                f"and dim '{y}' are at the same position from the right but do not match."
+            )
         out[-k] = x if x is not None else y
     # a name may appear only once, and at the same position from the right in both lists
-    for name in set(n for n in out if n is not None):
+    for name in {n for n in out if n is not None}:
         pa = [la - i for i, n in enumerate(a) if n == name]
         pb = [lb - i for i, n in enumerate(b) if n == name]
         if pa and pb and pa != pb:
@@ -40,7 +41,8 @@ def unify(a: tuple, b: tuple) -> tuple:
             raise RuntimeError(
                 f"Misaligned dims when attempting to broadcast dims {_fmt(short)} and dims "
                 f"{_fmt(long_)}: dim '{name}' appears in a different position from the right "
-                "across both lists.")
+                "across both lists."
+            )
     return tuple(out)
 
 
@@ -65,7 +67,11 @@ def unify_inputs(ins, *args, **kwargs):
             out = unify(out, (None,) * t._data.ndim)
     if out is not None:
         for t in ins:
-            if getattr(t, "_names", None) is None and hasattr(t, "_data") and t._data.ndim > len(out):
+            if (
+                getattr(t, "_names", None) is None
+                and hasattr(t, "_data")
+                and t._data.ndim > len(out)
+            ):
                 out = (None,) * (t._data.ndim - len(out)) + out
     return _clean(out)
 
@@ -81,8 +87,10 @@ def check_out_names(out, names):
     if out._names is None or all(n is None for n in out._names):
         return names
     if tuple(out._names) != tuple(names_of_len(names, len(out._names))):
-        raise RuntimeError(f"Name mismatch: the out= tensor has names {_fmt(out._names)} but the "
-                           f"computed output names are {_fmt(names_of_len(names, len(out._names)))}")
+        raise RuntimeError(
+            f"Name mismatch: the out= tensor has names {_fmt(out._names)} but the "
+            f"computed output names are {_fmt(names_of_len(names, len(out._names)))}"
+        )
     return out._names
 
 
@@ -96,19 +104,24 @@ def check_names(names, ndim: int) -> tuple | None:
         return None
     names = tuple(names)
     if len(names) != ndim:
-        raise RuntimeError(f"Number of names ({len(names)}) and number of dimensions in tensor "
-                           f"({ndim}) do not match. Attempted to create a tensor with names "
-                           f"{_fmt(names)}")
+        raise RuntimeError(
+            f"Number of names ({len(names)}) and number of dimensions in tensor "
+            f"({ndim}) do not match. Attempted to create a tensor with names "
+            f"{_fmt(names)}"
+        )
     seen = set()
     for n in names:
         if n is None:
             continue
         if not isinstance(n, str) or not n.isidentifier() or n == "...":
-            raise RuntimeError(f"Invalid name: a valid identifier contains only digits, alphabetical "
-                               f"characters and/or underscore and starts with a non-digit. got: "
-                               f"'{n}'.")
+            raise RuntimeError(
+                f"Invalid name: a valid identifier contains only digits, alphabetical "
+                f"characters and/or underscore and starts with a non-digit. got: "
+                f"'{n}'."
+            )
         if n in seen:
-            raise RuntimeError(f"Cannot construct a tensor with duplicate names. Got names: "
-                               f"{_fmt(names)}.")
+            raise RuntimeError(
+                f"Cannot construct a tensor with duplicate names. Got names: {_fmt(names)}."
+            )
         seen.add(n)
     return _clean(names)

@@ -39,9 +39,14 @@ class _Options:
 OPTS = _Options()
 
 
-def set_printoptions(precision: int | None = None, threshold: float | None = None,
-                     edgeitems: int | None = None, linewidth: int | None = None,
-                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
     """Set how tensors print (torch.set_printoptions).
 
     precision: digits after the decimal point (default 4). threshold: element count above which
@@ -170,11 +175,14 @@ def _vector_str(a, cut: bool, indent: int, f1, f2) -> str:
         data = ["..."]
     elif cut:
         vals = a.tolist()
-        data = ([_format_val(x, f1, f2) for x in vals[:e]] + [" ..."]
-                + [_format_val(x, f1, f2) for x in vals[e:]])
+        data = (
+            [_format_val(x, f1, f2) for x in vals[:e]]
+            + [" ..."]
+            + [_format_val(x, f1, f2) for x in vals[e:]]
+        )
     else:
         data = [_format_val(x, f1, f2) for x in a.tolist()]
-    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -272,8 +280,9 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     a = t._data
     dev = t.device
     default_dev = get_default_device()
-    if dev.type != default_dev.type or (dev.type == "cuda"
-                                        and dev.index != (default_dev.index or 0)):
+    if dev.type != default_dev.type or (
+        dev.type == "cuda" and dev.index != (default_dev.index or 0)
+    ):
         suffixes.append(f"device='{dev}'")
     dt = t.dtype
     default = _dt.get_default_dtype()

@@ -16,7 +16,9 @@ from .device import module_for, to_device
 
 DEFAULT_SEED = 67280421310721  # torch's default seed for a new generator
 _MASK = (1 << 64) - 1
-_CPU_STATE_SIZE = 56  # bytes: PCG64 state (16) + inc (16) + has_uint32 (8) + uinteger (8) + seed (8)
+_CPU_STATE_SIZE = (
+    56  # bytes: PCG64 state (16) + inc (16) + has_uint32 (8) + uinteger (8) + seed (8)
+)
 _CUDA_STATE_SIZE = 16  # bytes: seed (8) + offset (8)
 
 
@@ -71,11 +73,13 @@ class Generator:
             raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
         else:
             st = self._bg.state
-            raw = (st["state"]["state"].to_bytes(16, "little")
-                   + st["state"]["inc"].to_bytes(16, "little")
-                   + int(st["has_uint32"]).to_bytes(8, "little")
-                   + int(st["uinteger"]).to_bytes(8, "little")
-                   + self._seed.to_bytes(8, "little"))
+            raw = (
+                st["state"]["state"].to_bytes(16, "little")
+                + st["state"]["inc"].to_bytes(16, "little")
+                + int(st["has_uint32"]).to_bytes(8, "little")
+                + int(st["uinteger"]).to_bytes(8, "little")
+                + self._seed.to_bytes(8, "little")
+            )
         return _wrap(np.frombuffer(raw, np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
@@ -88,8 +92,10 @@ class Generator:
         size = _CUDA_STATE_SIZE if self._cuda else _CPU_STATE_SIZE
         kind = "CUDAGeneratorImplState" if self._cuda else "CPUGeneratorImplState"
         if len(raw) != size:
-            raise RuntimeError(f"Expected a {kind} of size {size} but found the input RNG state "
-                               f"size to be {len(raw)}")
+            raise RuntimeError(
+                f"Expected a {kind} of size {size} but found the input RNG state "
+                f"size to be {len(raw)}"
+            )
         if self._cuda:
             self._reset(int.from_bytes(raw[:8], "little"))
             self._offset = int.from_bytes(raw[8:], "little")
@@ -98,8 +104,10 @@ class Generator:
         self._reset(seed)
         self._bg.state = {
             "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[:16], "little"),
-                      "inc": int.from_bytes(raw[16:32], "little")},
+            "state": {
+                "state": int.from_bytes(raw[:16], "little"),
+                "inc": int.from_bytes(raw[16:32], "little"),
+            },
             "has_uint32": int.from_bytes(raw[32:40], "little"),
             "uinteger": int.from_bytes(raw[40:48], "little"),
         }
@@ -146,8 +154,9 @@ class Generator:
             from cupy.cuda import curand
 
             with cp.cuda.Device(self._device.index or 0):
-                self._crs = cp.random.RandomState(self._seed & ((1 << 63) - 1),
-                                                  method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+                self._crs = cp.random.RandomState(
+                    self._seed & ((1 << 63) - 1), method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10
+                )
         from cupy.cuda import curand
 
         curand.setGeneratorOffset(self._crs._generator, self._offset)
@@ -212,7 +221,7 @@ class Generator:
 
 def _numel(shape) -> int:
     n = 1
-    for s in (shape if isinstance(shape, tuple) else (shape,)):
+    for s in shape if isinstance(shape, tuple) else (shape,):
         n *= s
     return n
 

@@ -17,24 +17,47 @@ import inspect
 import numpy as np
 
 from ..autograd.grad_mode import _state
-from ..autograd.node import RESULT as _RESULT, Node
+from ..autograd.node import RESULT as _RESULT
+from ..autograd.node import Node
 from . import dtype as _dt
-from .device import array_module, _XP
+from .device import _XP, array_module
 from .dims import normalize_dim
-from .tensor import Tensor, _new, _ndarray, _generic
+from .tensor import Tensor, _generic, _ndarray, _new
 
 OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
-DIM_ARGS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "source", "destination", "start_dim",
-                      "end_dim"))
+DIM_ARGS = frozenset(
+    ("dim", "dims", "dim0", "dim1", "dim2", "source", "destination", "start_dim", "end_dim")
+)
 _FROM_NP = _dt._FROM_NP
 _FLOAT_KINDS = "fcV"  # V: ml_dtypes' bfloat16
 _SCALARS = (int, float, complex, np.generic)
 
 
 class OpDef:
-    __slots__ = ("name", "kernel", "n_in", "seq", "opt_names", "opt_defaults", "vjp", "spec",
-                 "rule", "promote", "floating", "view", "out_type", "backward_name", "save_first",
-                 "n_diff_out", "public", "dim_args", "var_pos", "names_always", "ufunc", "__dict__")
+    __slots__ = (
+        "__dict__",
+        "backward_name",
+        "dim_args",
+        "floating",
+        "kernel",
+        "n_diff_out",
+        "n_in",
+        "name",
+        "names_always",
+        "opt_defaults",
+        "opt_names",
+        "out_type",
+        "promote",
+        "public",
+        "rule",
+        "save_first",
+        "seq",
+        "spec",
+        "ufunc",
+        "var_pos",
+        "view",
+        "vjp",
+    )
 
     def __init__(self, kernel, name, rule, promote, floating, view, out_type, seq):
         self.name = name
@@ -48,26 +71,32 @@ class OpDef:
         params = list(inspect.signature(kernel).parameters.values())[1:]  # skip xp
         n_in = 0
         for p in params:
-            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
-                                                                   p.POSITIONAL_OR_KEYWORD):
+            if p.default is inspect.Parameter.empty and p.kind in (
+                p.POSITIONAL_ONLY,
+                p.POSITIONAL_OR_KEYWORD,
+            ):
                 n_in += 1
             else:
                 break
         self.n_in = n_in
         self.in_names = [p.name for p in params[:n_in]]
         # a *varargs option (view(*shape)) binds to all remaining positional options
-        self.var_pos = next((i for i, p in enumerate(params[n_in:]) if p.kind == p.VAR_POSITIONAL),
-                            None)
+        self.var_pos = next(
+            (i for i, p in enumerate(params[n_in:]) if p.kind == p.VAR_POSITIONAL), None
+        )
         self.opt_names = [p.name for p in params[n_in:]]
-        self.opt_defaults = {p.name: p.default for p in params[n_in:]
-                             if p.default is not inspect.Parameter.empty}
+        self.opt_defaults = {
+            p.name: p.default for p in params[n_in:] if p.default is not inspect.Parameter.empty
+        }
         # options that take dims: names are resolved to indices before the kernel runs
         self.dim_args = tuple((i, nm) for i, nm in enumerate(self.opt_names) if nm in DIM_ARGS)
         self.vjp = None
         self.spec = ()
         self.save_first = False
         self.n_diff_out = 1
-        self.backward_name = "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
+        self.backward_name = (
+            "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
+        )
 
     def __call__(self, *args, **kwargs):
         return self.public(*args, **kwargs)
@@ -99,9 +128,23 @@ class OpDef:
     vjp_ = set_vjp
 
 
-def op(fn=None, *, name=None, names=None, promote=False, floating=False, view=False,
-       method=True, dunders=(), inplace=None, out_type=None, seq=False, n_diff_out=1,
-       names_always=False, ufunc=None):
+def op(
+    fn=None,
+    *,
+    name=None,
+    names=None,
+    promote=False,
+    floating=False,
+    view=False,
+    method=True,
+    dunders=(),
+    inplace=None,
+    out_type=None,
+    seq=False,
+    n_diff_out=1,
+    names_always=False,
+    ufunc=None,
+):
     """Register an op. See the module docstring.
 
     names: the name-inference rule (a function of core/names.py), None for the generic fallback.
@@ -131,6 +174,7 @@ def op(fn=None, *, name=None, names=None, promote=False, floating=False, view=Fa
         for d in dunders:
             setattr(Tensor, d, public)
         if inplace:
+
             def inplace_fn(self, *args, **kwargs):
                 return apply_inplace(od, self, args, kwargs)
 
@@ -212,10 +256,13 @@ def _needs_promotion(od, ins, arrays) -> bool:
 
 def _bad_input(od, i, t):
     if od.seq:
-        return TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                         f"{type(t).__name__}")
-    return TypeError(f"{od.name}(): argument '{od.in_names[i]}' (position {i + 1}) must be Tensor, "
-                     f"not {type(t).__name__}")
+        return TypeError(
+            f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+        )
+    return TypeError(
+        f"{od.name}(): argument '{od.in_names[i]}' (position {i + 1}) must be Tensor, "
+        f"not {type(t).__name__}"
+    )
 
 
 def _translate_error(od, e, arrays):
@@ -227,8 +274,9 @@ def _translate_error(od, e, arrays):
         if m:
             d, n = int(m.group(1)), int(m.group(2))
             lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
-            return IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
-                              f"but got {d})")
+            return IndexError(
+                f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+            )
     if "broadcast" in msg:
         shapes = [a.shape for a in arrays if hasattr(a, "shape")]
         if len(shapes) == 2:
@@ -239,7 +287,8 @@ def _translate_error(od, e, arrays):
                 if x != y and x != 1 and y != 1:
                     return RuntimeError(
                         f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                        f"non-singleton dimension {max(len(a), len(b)) - k}")
+                        f"non-singleton dimension {max(len(a), len(b)) - k}"
+                    )
     return None
 
 
@@ -455,7 +504,7 @@ def _resolve_dims(od, t, opts, kw):
         else:
             continue
         if i < len(opts):
-            opts = opts[:i] + (v,) + opts[i + 1:]
+            opts = opts[:i] + (v,) + opts[i + 1 :]
         else:
             kw[nm] = v
     return opts, kw
@@ -463,7 +512,7 @@ def _resolve_dims(od, t, opts, kw):
 
 def _inputs_from_kwargs(od, args, kw):
     args = list(args)
-    for nm in od.in_names[len(args):]:
+    for nm in od.in_names[len(args) :]:
         if nm in kw:
             args.append(kw.pop(nm))
         elif nm == "input" and "self" in kw:
@@ -479,8 +528,10 @@ def _same_device(od, first, a, t):
         return a
     if a.ndim == 0:  # like torch, a 0-dim cpu tensor may join a cuda op as a scalar
         return a.item() if type(a) is _ndarray else a
-    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                       f"devices, {t.device} and another device! ({od.name})")
+    raise RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two "
+        f"devices, {t.device} and another device! ({od.name})"
+    )
 
 
 def _fallback_names(ins, r):
@@ -523,7 +574,6 @@ def _bind_options(od, opts, kw) -> dict:
     return bound
 
 
-
 def _write_out(od, out, res):
     """Copy a result into a user's ``out=`` tensor (resized like torch, names checked)."""
     from .names import check_out_names
@@ -533,8 +583,10 @@ def _write_out(od, out, res):
             _write_out(od, o, r)
         return out
     if res.requires_grad and _state.enabled:
-        raise RuntimeError(f"{od.name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise RuntimeError(
+            f"{od.name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not _dt.can_cast(res.dtype, out.dtype):
@@ -549,9 +601,20 @@ def _write_out(od, out, res):
     return out
 
 
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SCALAR_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def scalar_name(d) -> str:
@@ -560,17 +623,25 @@ def scalar_name(d) -> str:
 
 
 def _cast_error(frm, to):
-    return RuntimeError(f"result type {scalar_name(frm)} can't be cast to the desired output type "
-                        f"{scalar_name(to)}")
+    return RuntimeError(
+        f"result type {scalar_name(frm)} can't be cast to the desired output type {scalar_name(to)}"
+    )
 
 
 def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     """``self.op_(...)``: write the op's result into self's storage (version bump)."""
     grad_on = _state.enabled
     if grad_on and self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if od.ufunc is not None and not kw and len(args) == 1 and self._names is None and not (
-            grad_on and (self.requires_grad or _any_rg(args))):
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if (
+        od.ufunc is not None
+        and not kw
+        and len(args) == 1
+        and self._names is None
+        and not (grad_on and (self.requires_grad or _any_rg(args)))
+    ):
         return _ufunc_inplace(od, self, args[0])
     src = self
     if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
@@ -582,8 +653,10 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     if r._data.dtype is not a.dtype and not _dt.can_cast(r.dtype, self.dtype):
         raise _cast_error(r.dtype, self.dtype)
     if r._data.shape != a.shape:
-        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
-                           f"{list(r._data.shape)}")
+        raise RuntimeError(
+            f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+            f"{list(r._data.shape)}"
+        )
     if od.view:
         raise RuntimeError(f"{od.name}_ is not supported as an in-place op")
     a[...] = r._data
@@ -620,8 +693,9 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         getattr(array_module(a), od.ufunc)(a, other, out=a, casting="unsafe")
     except ValueError:
         shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
-        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
-                           f"{list(shape)}") from None
+        raise RuntimeError(
+            f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}"
+        ) from None
     self._ver[0] += 1
     return self
 
@@ -629,8 +703,10 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
     r = od.public(self, o)
     if r._data.shape != self._data.shape:
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast "
-                           f"shape {list(r._data.shape)}")
+        raise RuntimeError(
+            f"output with shape {list(self._data.shape)} doesn't match the broadcast "
+            f"shape {list(r._data.shape)}"
+        )
     self._data[...] = r._data
     self._names = r._names
     self._ver[0] += 1
@@ -663,7 +739,8 @@ def _rebase_history(self: Tensor, r: Tensor) -> None:
     if base is not None and (base.requires_grad or base.grad_fn is not None):
         raise RuntimeError(
             "ember: an in-place operation on a view of a tensor that requires grad is not "
-            "supported; apply the operation out of place, or to the base tensor")
+            "supported; apply the operation out of place, or to the base tensor"
+        )
     self.grad_fn = r.grad_fn
     self.requires_grad = True
     ex = r._extra

@@ -18,8 +18,10 @@ class Size(tuple):
         for i, s in enumerate(sizes):
             if type(s) is not int:
                 if isinstance(s, float) or not hasattr(s, "__index__"):
-                    raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
-                                    f"'{type(s).__name__}')")
+                    raise TypeError(
+                        f"torch.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(s).__name__}')"
+                    )
                 s = s.__index__()
             out.append(s)
         return tuple.__new__(cls, out)
@@ -78,8 +80,16 @@ class Tensor:
     used state (hooks, retain_grad, view base, output index) so the common tensor stays small.
     """
 
-    __slots__ = ("_data", "requires_grad", "grad_fn", "_grad", "_names", "_ver", "_extra",
-                 "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_extra",
+        "_grad",
+        "_names",
+        "_ver",
+        "grad_fn",
+        "requires_grad",
+    )
 
     __array_priority__ = 1000  # numpy defers to our reflected dunders
 
@@ -102,8 +112,11 @@ class Tensor:
         t._grad = None
         t._names = data._names
         t._ver = data._ver
-        t._extra = {"base": data._base_or_self()} if data._extra and data._extra.get("base") \
-            is not None else None
+        t._extra = (
+            {"base": data._base_or_self()}
+            if data._extra and data._extra.get("base") is not None
+            else None
+        )
         if require_grad:
             t.requires_grad_(True)
         return t
@@ -240,7 +253,8 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach().")
+                "var_no_grad = var.detach()."
+            )
         if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = bool(requires_grad)
@@ -259,7 +273,11 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        if self._extra and self._extra.get("base") is not None and self._extra["base"].requires_grad:
+        if (
+            self._extra
+            and self._extra.get("base") is not None
+            and self._extra["base"].requires_grad
+        ):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self.requires_grad = False
@@ -288,8 +306,13 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ember.autograd.backward)."""
         from ..autograd.engine import backward
 
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
-                 inputs=inputs)
+        backward(
+            (self,),
+            None if gradient is None else (gradient,),
+            retain_graph,
+            create_graph,
+            inputs=inputs,
+        )
 
     @property
     def _version(self) -> int:
@@ -322,12 +345,16 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The cpu array sharing memory with this tensor (torch.Tensor.numpy)."""
         if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
         if type(self._data) is not _ndarray:
             if not force:
-                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                                "Tensor.cpu() to copy the tensor to host memory first.")
+                raise TypeError(
+                    f"can't convert {self.device} device type tensor to numpy. Use "
+                    "Tensor.cpu() to copy the tensor to host memory first."
+                )
             return self.cpu()._data
         return self._data
 
@@ -346,7 +373,9 @@ class Tensor:
 
     def item(self):
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
         a = self._data if type(self._data) is _ndarray else self.cpu()._data
         if a.dtype is _dt.bfloat16.np:
             a = a.astype(np.float32)
@@ -355,8 +384,10 @@ class Tensor:
     def __bool__(self) -> bool:
         n = self._data.size
         if n != 1:
-            raise RuntimeError("Boolean value of Tensor with "
-                               f"{'no values' if n == 0 else 'more than one value'} is ambiguous")
+            raise RuntimeError(
+                "Boolean value of Tensor with "
+                f"{'no values' if n == 0 else 'more than one value'} is ambiguous"
+            )
         return bool(self.item())
 
     def _scalar(self, ctype: str | None = None):
@@ -428,15 +459,19 @@ class Tensor:
         # instance __dict__ (Parameter-style attributes). The autograd graph is not pickled.
         a = self._data if type(self._data) is _ndarray else self.detach().cpu()._data
         state = getattr(self, "__dict__", None) or None
-        return (_rebuild_tensor, (type(self), np.array(a), str(self.device), self.requires_grad,
-                                  self._names, state))
+        return (
+            _rebuild_tensor,
+            (type(self), np.array(a), str(self.device), self.requires_grad, self._names, state),
+        )
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
-                               "the deepcopy protocol at the moment.  If you were attempting to "
-                               "deepcopy a module, this may be because of a torch.nn.utils.weight_norm "
-                               "usage, see https://github.com/pytorch/pytorch/pull/103001")
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support "
+                "the deepcopy protocol at the moment.  If you were attempting to "
+                "deepcopy a module, this may be because of a torch.nn.utils.weight_norm "
+                "usage, see https://github.com/pytorch/pytorch/pull/103001"
+            )
         if id(self) in memo:
             return memo[id(self)]
         t = _new(type(self))
@@ -477,17 +512,27 @@ class Tensor:
             return self.to(dtype)
         if isinstance(dtype, type):  # like torch (ValueError): classes are not dtypes here
             raise ValueError(  # noqa: TRY004
-                f"invalid type: '{dtype.__module__}.{dtype.__qualname__}'")
+                f"invalid type: '{dtype.__module__}.{dtype.__qualname__}'"
+            )
         raise TypeError("dtype must be a type, str, or dtype object")
 
 
 _TYPE_NAMES = {
-    _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
-    _dt.bfloat16: "BFloat16Tensor", _dt.uint8: "ByteTensor", _dt.int8: "CharTensor",
-    _dt.int16: "ShortTensor", _dt.int32: "IntTensor", _dt.int64: "LongTensor",
-    _dt.bool_: "BoolTensor", _dt.complex64: "ComplexFloatTensor",
-    _dt.complex128: "ComplexDoubleTensor", _dt.uint16: "UInt16Tensor",
-    _dt.uint32: "UInt32Tensor", _dt.uint64: "UInt64Tensor",
+    _dt.float32: "FloatTensor",
+    _dt.float64: "DoubleTensor",
+    _dt.float16: "HalfTensor",
+    _dt.bfloat16: "BFloat16Tensor",
+    _dt.uint8: "ByteTensor",
+    _dt.int8: "CharTensor",
+    _dt.int16: "ShortTensor",
+    _dt.int32: "IntTensor",
+    _dt.int64: "LongTensor",
+    _dt.bool_: "BoolTensor",
+    _dt.complex64: "ComplexFloatTensor",
+    _dt.complex128: "ComplexDoubleTensor",
+    _dt.uint16: "UInt16Tensor",
+    _dt.uint32: "UInt32Tensor",
+    _dt.uint64: "UInt64Tensor",
 }
 _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
 
@@ -515,7 +560,8 @@ def _legacy_new(args, device) -> Tensor:
     if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
         data = args[0]
         if isinstance(data, (float, complex, bool)) or (
-                not hasattr(data, "__len__") and hasattr(data, "__float__")):
+            not hasattr(data, "__len__") and hasattr(data, "__float__")
+        ):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         if isinstance(data, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
@@ -524,8 +570,10 @@ def _legacy_new(args, device) -> Tensor:
         if not isinstance(a, int) or isinstance(a, bool):
             if isinstance(a, Size) and len(args) == 1:
                 continue
-            raise TypeError(f"new() received an invalid combination of arguments - got "
-                            f"({', '.join(type(x).__name__ for x in args)})")
+            raise TypeError(
+                f"new() received an invalid combination of arguments - got "
+                f"({', '.join(type(x).__name__ for x in args)})"
+            )
     size = args[0] if len(args) == 1 and isinstance(args[0], Size) else (args or (0,))
     return creation.empty(*size, device=device)
 

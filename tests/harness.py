@@ -12,12 +12,11 @@ Usage in a test module::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
-
-import numpy as np
-import pytest
+from collections.abc import Callable
 
 import ember
+import numpy as np
+import pytest
 
 try:
     import torch
@@ -39,7 +38,13 @@ class A:
 
     def __init__(self, *shape, dtype="float32", low=-2.0, high=2.0, grad=True, seed=0):
         self.shape, self.dtype, self.low, self.high, self.grad, self.seed = (
-            shape, dtype, low, high, grad, seed)
+            shape,
+            dtype,
+            low,
+            high,
+            grad,
+            seed,
+        )
 
     def make(self, k: int) -> np.ndarray:
         r = np.random.default_rng(1000 + 17 * k + self.seed)
@@ -95,15 +100,22 @@ def _np(t):
 
 def assert_same(e, t, atol=1e-5, rtol=1e-4, what="value"):
     """ember tensor ``e`` equals torch tensor ``t``: dtype name, shape and values."""
-    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], \
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (
         f"{what}: dtype {e.dtype} != {t.dtype}"
+    )
     assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} != {tuple(t.shape)}"
     ev, tv = _np(e), _np(t)
     if ev.dtype.kind in "biu":
         np.testing.assert_array_equal(ev, tv, err_msg=what)
     else:
-        np.testing.assert_allclose(ev.astype(np.complex128 if ev.dtype.kind == "c" else np.float64),
-                                   tv, atol=atol, rtol=rtol, equal_nan=True, err_msg=what)
+        np.testing.assert_allclose(
+            ev.astype(np.complex128 if ev.dtype.kind == "c" else np.float64),
+            tv,
+            atol=atol,
+            rtol=rtol,
+            equal_nan=True,
+            err_msg=what,
+        )
 
 
 def run_case(case: Case) -> None:
@@ -132,7 +144,9 @@ def run_case(case: Case) -> None:
     for k, (e, t) in enumerate(zip(e_in, t_in)):
         if isinstance(t, torch.Tensor) and t.requires_grad:
             if t.grad is None:
-                assert e.grad is None or not _np(e.grad).any(), f"{case.name}: grad {k} should be None"
+                assert e.grad is None or not _np(e.grad).any(), (
+                    f"{case.name}: grad {k} should be None"
+                )
                 continue
             assert e.grad is not None, f"{case.name}: input {k} got no gradient"
             assert_same(e.grad, t.grad, case.atol * 10, case.rtol * 10, f"{case.name} grad {k}")
@@ -151,7 +165,7 @@ def run_gradcheck(case: Case, gradgrad: bool = False) -> None:
             ins.append(_mk(ember, a, s))
     if not any(isinstance(t, ember.Tensor) and t.requires_grad for t in ins):
         pytest.skip("no differentiable input")  # pragma: no cover - tables only list such rows
-    fn = lambda *xs: case.fn(ember, *xs)  # noqa: E731
+    fn = lambda *xs: case.fn(ember, *xs)
     assert ember.autograd.gradcheck(fn, ins, atol=1e-5, rtol=1e-3)
     if gradgrad:
         assert ember.autograd.gradgradcheck(fn, ins, atol=1e-4, rtol=1e-3)

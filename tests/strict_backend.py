@@ -64,7 +64,8 @@ class StrictArray(np.ndarray):
         if np.ndarray in types_:
             raise MixedBackendError(
                 f"strict backend: numpy.{func.__name__} got a plain numpy array together with "
-                "device arrays (a kernel used numpy on data, or built a host array)")
+                "device arrays (a kernel used numpy on data, or built a host array)"
+            )
         for t in types_:
             if not issubclass(t, StrictArray):
                 return NotImplemented
@@ -79,7 +80,8 @@ def _check(x, where: str) -> None:
     if type(x) is np.ndarray or isinstance(x, (list, tuple)):
         raise MixedBackendError(
             f"strict backend: {where} got a {type(x).__name__} together with device arrays "
-            "(a kernel used numpy on data, or built a host array)")
+            "(a kernel used numpy on data, or built a host array)"
+        )
 
 
 def _unwrap(x):
@@ -106,8 +108,11 @@ def _wrap(res, dev_id: int):
         r._dev_id = dev_id
         return r
     if isinstance(res, tuple):
-        return type(res)(_wrap(v, dev_id) for v in res) if not hasattr(res, "_fields") \
+        return (
+            type(res)(_wrap(v, dev_id) for v in res)
+            if not hasattr(res, "_fields")
             else type(res)(*(_wrap(v, dev_id) for v in res))
+        )
     if isinstance(res, list):
         return [_wrap(v, dev_id) for v in res]
     return res
@@ -126,6 +131,7 @@ class _Ufunc:
     def __getattr__(self, name):
         v = getattr(self._uf, name)
         if callable(v):
+
             def method(*args, **kwargs):
                 return _wrap(v(*args, **kwargs), _current[0])
 
@@ -173,8 +179,10 @@ class StrictXP(types.ModuleType):
             v = StrictArray
         elif name == "cuda" and self._mod is np:
             v = types.SimpleNamespace(
-                Device=_Device, runtime=types.SimpleNamespace(getDeviceCount=lambda: 2),
-                get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None))
+                Device=_Device,
+                runtime=types.SimpleNamespace(getDeviceCount=lambda: 2),
+                get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None),
+            )
         elif name == "RandomState" and self._mod is np.random:
             v = _RandomState
         else:
@@ -206,7 +214,7 @@ class _RandomState:
     """cupy.random.RandomState(seed, method=...): draws on the device (here: StrictArrays)."""
 
     def __init__(self, seed=None, method=None) -> None:
-        self._rs = np.random.RandomState(seed % (2 ** 32) if seed is not None else None)
+        self._rs = np.random.RandomState(seed % (2**32) if seed is not None else None)
         self._generator = object()
 
     def __getattr__(self, name):
@@ -229,8 +237,10 @@ def _scatter(ufunc):
         for x in (a, v):
             if not isinstance(x, (StrictArray, int, float, complex, np.generic)):
                 _check(x, f"cupyx.scatter ({ufunc.__name__})")
-                raise MixedBackendError(f"strict backend: scatter target/values must be device "
-                                        f"arrays, got {type(x).__name__}")
+                raise MixedBackendError(
+                    f"strict backend: scatter target/values must be device "
+                    f"arrays, got {type(x).__name__}"
+                )
         ufunc.at(_unwrap(a), _unwrap_deep(key), _unwrap(v))
 
     return scatter
@@ -255,8 +265,14 @@ def _fake_modules() -> dict:
     cupyx.scatter_add = _scatter(np.add)
     cupyx.scatter_max = _scatter(np.maximum)
     cupyx.scatter_min = _scatter(np.minimum)
-    return {"cupy": cupy, "cupy.cuda": cuda, "cupy.cuda.curand": curand, "cupyx": cupyx,
-            "cupyx.scipy": scipy_, "cupyx.scipy.special": special}
+    return {
+        "cupy": cupy,
+        "cupy.cuda": cuda,
+        "cupy.cuda.curand": curand,
+        "cupyx": cupyx,
+        "cupyx.scipy": scipy_,
+        "cupyx.scipy.special": special,
+    }
 
 
 _FAKES: dict = {}

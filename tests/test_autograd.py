@@ -65,9 +65,12 @@ def test_backward_retain_graph_and_freed_graph_error():
     ty.backward(retain_graph=True)
     ty.backward()
     _close(x.grad, tx.grad)
-    with pytest.raises(RuntimeError, match=r"^Trying to backward through the graph a second time "
-                                           r"\(or directly access saved tensors after they have "
-                                           r"already been freed\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^Trying to backward through the graph a second time "
+        r"\(or directly access saved tensors after they have "
+        r"already been freed\)",
+    ):
         y.backward()
 
 
@@ -83,10 +86,10 @@ def test_backward_create_graph_builds_graph():
     x = _leaf(_arr(3))
     tx = _leaf(_arr(3), torch)
     for m, v in ((ember, x), (torch, tx)):
-        (v ** 3).sum().backward(create_graph=True)
+        (v**3).sum().backward(create_graph=True)
     assert x.grad.requires_grad and x.grad.grad_fn is not None
-    g, = autograd.grad(x.grad.sum(), x)
-    tg, = torch.autograd.grad(tx.grad.sum(), tx)
+    (g,) = autograd.grad(x.grad.sum(), x)
+    (tg,) = torch.autograd.grad(tx.grad.sum(), tx)
     _close(g, tg)
 
 
@@ -111,8 +114,9 @@ def test_backward_inputs_restricts_accumulation():
 
 def test_backward_inputs_empty_error():
     x = _leaf(_arr(3))
-    with pytest.raises(RuntimeError, match="^`inputs` argument to `backward\\(\\)` cannot be "
-                                           "empty.$"):
+    with pytest.raises(
+        RuntimeError, match="^`inputs` argument to `backward\\(\\)` cannot be empty.$"
+    ):
         (x * 2).sum().backward(inputs=[])
 
 
@@ -148,9 +152,12 @@ def test_grad_grad_outputs_and_not_accumulated():
 def test_grad_allow_unused_and_materialize():
     x, y = _leaf(_arr(3)), _leaf(_arr(2))
     out = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="^The differentiated Tensor at index 1 appears to not "
-                                           "have been used in the graph. Set allow_unused=True if "
-                                           "this is the desired behavior.$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^The differentiated Tensor at index 1 appears to not "
+        "have been used in the graph. Set allow_unused=True if "
+        "this is the desired behavior.$",
+    ):
         autograd.grad(out, [x, y], retain_graph=True)
     gx, gy = autograd.grad(out, [x, y], allow_unused=True, retain_graph=True)
     assert gy is None
@@ -161,16 +168,17 @@ def test_grad_allow_unused_and_materialize():
 
 def test_grad_input_not_requiring_grad():
     x = _leaf(_arr(3))
-    with pytest.raises(RuntimeError, match="^One of the differentiated Tensors does not require "
-                                           "grad$"):
+    with pytest.raises(
+        RuntimeError, match="^One of the differentiated Tensors does not require grad$"
+    ):
         autograd.grad((x * 2).sum(), [x, ember.ones(2)])
 
 
 def test_grad_retain_graph():
     x = _leaf(_arr(3))
-    y = (x ** 2).sum()
-    g1, = autograd.grad(y, x, retain_graph=True)
-    g2, = autograd.grad(y, x)
+    y = (x**2).sum()
+    (g1,) = autograd.grad(y, x, retain_graph=True)
+    (g2,) = autograd.grad(y, x)
     np.testing.assert_allclose(g1._data, g2._data)
 
 
@@ -179,17 +187,17 @@ def test_hessian_vector_product():
     a, v = _arr(4), _arr(4, seed=3)
 
     def f(m, x):
-        return (x ** 3).sum() + (x * x).sum() * x.sum()
+        return (x**3).sum() + (x * x).sum() * x.sum()
 
     eo, to, e, t = both(f, a)
-    ge, = autograd.grad(eo, e, create_graph=True)
-    gt, = torch.autograd.grad(to, t, create_graph=True)
-    he, = autograd.grad(ge, e, grad_outputs=ember.tensor(v))
-    ht, = torch.autograd.grad(gt, t, grad_outputs=torch.tensor(v))
+    (ge,) = autograd.grad(eo, e, create_graph=True)
+    (gt,) = torch.autograd.grad(to, t, create_graph=True)
+    (he,) = autograd.grad(ge, e, grad_outputs=ember.tensor(v))
+    (ht,) = torch.autograd.grad(gt, t, grad_outputs=torch.tensor(v))
     _close(he, ht)
     # the same through a dot product with v (a scalar second backward)
     eo, to, e, t = both(f, a)
-    ge, = autograd.grad(eo, e, create_graph=True)
+    (ge,) = autograd.grad(eo, e, create_graph=True)
     (ge * ember.tensor(v)).sum().backward()
     _close(e[0].grad, ht)
 
@@ -200,8 +208,8 @@ def test_gradient_penalty():
     def f(m, w, x):
         xi = x * 1.0
         out = ((xi @ w) ** 2).sum()
-        g, = (ember if m is ember else torch).autograd.grad(out, xi, create_graph=True)
-        norm = ((g ** 2).sum(1) + 1e-12) ** 0.5
+        (g,) = (ember if m is ember else torch).autograd.grad(out, xi, create_graph=True)
+        norm = ((g**2).sum(1) + 1e-12) ** 0.5
         return ((norm - 1) ** 2).mean()
 
     eo, to, e, t = both(f, w, x)
@@ -215,18 +223,18 @@ def test_gradient_penalty():
 def test_third_derivative():
     a = _arr(5)
     x = _leaf(a)
-    y = (x ** 4).sum()
-    g1, = autograd.grad(y, x, create_graph=True)
-    g2, = autograd.grad(g1.sum(), x, create_graph=True)
-    g3, = autograd.grad(g2.sum(), x)
-    np.testing.assert_allclose(g1._data, 4 * a ** 3)
-    np.testing.assert_allclose(g2._data, 12 * a ** 2)
+    y = (x**4).sum()
+    (g1,) = autograd.grad(y, x, create_graph=True)
+    (g2,) = autograd.grad(g1.sum(), x, create_graph=True)
+    (g3,) = autograd.grad(g2.sum(), x)
+    np.testing.assert_allclose(g1._data, 4 * a**3)
+    np.testing.assert_allclose(g2._data, 12 * a**2)
     np.testing.assert_allclose(g3._data, 24 * a)
 
 
 def test_double_backward_accumulates_into_grad():
     x = _leaf(np.array([1.5, -2.0]))
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     y.backward(create_graph=True)
     g = x.grad
     x.grad = None
@@ -319,8 +327,14 @@ def test_grad_mode_restored_after_exception():
 
 
 def test_grad_modes_exported_from_autograd():
-    for n in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-              "is_inference_mode_enabled"):
+    for n in (
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "is_grad_enabled",
+        "is_inference_mode_enabled",
+    ):
         assert getattr(autograd, n) is getattr(ember, n)
 
 
@@ -331,13 +345,17 @@ def test_requires_grad_and_is_leaf():
     assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
     y = x * 2
     assert y.requires_grad and not y.is_leaf
-    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf "
-                                           "variables. If you want to use a computed variable in a "
-                                           "subgraph that doesn't require differentiation use "
-                                           r"var_no_grad = var.detach\(\).$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^you can only change requires_grad flags of leaf "
+        "variables. If you want to use a computed variable in a "
+        "subgraph that doesn't require differentiation use "
+        r"var_no_grad = var.detach\(\).$",
+    ):
         y.requires_grad_(False)
-    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require "
-                                           "gradients$"):
+    with pytest.raises(
+        RuntimeError, match="^only Tensors of floating point dtype can require gradients$"
+    ):
         ember.tensor([1, 2]).requires_grad_()
     x.requires_grad_(False)
     assert not x.requires_grad
@@ -387,8 +405,9 @@ def test_retain_grad():
     _close(eh.grad, th.grad)
     x = _leaf(a)
     x.retain_grad()  # a leaf: a no-op
-    with pytest.raises(RuntimeError, match="^can't retain_grad on Tensor that has "
-                                           "requires_grad=False$"):
+    with pytest.raises(
+        RuntimeError, match="^can't retain_grad on Tensor that has requires_grad=False$"
+    ):
         ember.ones(2).retain_grad()
 
 
@@ -396,8 +415,8 @@ def test_grads_accumulate_across_backward_calls():
     a = _arr(3)
     x, tx = _leaf(a), _leaf(a, torch)
     for _ in range(3):
-        (x ** 2 * 2).sum().backward()
-        (tx ** 2 * 2).sum().backward()
+        (x**2 * 2).sum().backward()
+        (tx**2 * 2).sum().backward()
     _close(x.grad, tx.grad)
     (x * 1).sum().backward()
     np.testing.assert_allclose(x.grad._data, 12 * a + 1)
@@ -458,8 +477,9 @@ def test_hook_returning_none_observes():
 
 
 def test_hook_errors():
-    with pytest.raises(RuntimeError, match="^cannot register a hook on a tensor that doesn't "
-                                           "require gradient$"):
+    with pytest.raises(
+        RuntimeError, match="^cannot register a hook on a tensor that doesn't require gradient$"
+    ):
         ember.ones(2).register_hook(lambda g: g)
 
 
@@ -475,9 +495,18 @@ def test_grad_assignment():
     assert x.grad is None
 
 
-@pytest.mark.parametrize("shape,dtype", [((4,), "float32"), ((2, 3), "float32"), ((3,), "float64"),
-                                         ((3,), "float16"), ((3,), "int64"), ((3,), "bool"),
-                                         ((4,), "float64")])
+@pytest.mark.parametrize(
+    "shape,dtype",
+    [
+        ((4,), "float32"),
+        ((2, 3), "float32"),
+        ((3,), "float64"),
+        ((3,), "float16"),
+        ((3,), "int64"),
+        ((3,), "bool"),
+        ((4,), "float64"),
+    ],
+)
 def test_grad_assignment_errors(shape, dtype):
     x = ember.ones(3, requires_grad=True)
     tx = torch.ones(3, requires_grad=True)
@@ -490,8 +519,9 @@ def test_grad_assignment_errors(shape, dtype):
 
 def test_grad_assignment_type_error():
     x = ember.ones(3, requires_grad=True)
-    with pytest.raises(TypeError, match="^assigned grad expected to be a Tensor or None but got "
-                                        "grad of type int$"):
+    with pytest.raises(
+        TypeError, match="^assigned grad expected to be a Tensor or None but got grad of type int$"
+    ):
         x.grad = 3
 
 
@@ -515,7 +545,7 @@ def test_long_chain_double_backward_and_grad():
     y = x
     for _ in range(2000):
         y = y + x * 0.001
-    g, = autograd.grad(y.sum(), x)
+    (g,) = autograd.grad(y.sum(), x)
     np.testing.assert_allclose(g._data, [1 + 2000 * 0.001], rtol=1e-4)
 
 
@@ -554,8 +584,10 @@ def test_float32_grads_stay_float32():
 # ----------------------------------------------------------------------- errors
 def test_inplace_on_leaf_error():
     x = _leaf(_arr(3))
-    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an "
-                                           "in-place operation.$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^a leaf Variable that requires grad is being used in an in-place operation.$",
+    ):
         x.add_(1)
     with ember.no_grad():
         x.add_(1)  # allowed under no_grad
@@ -584,14 +616,17 @@ def test_saved_tensor_modified_inplace_error(case):
 
 def test_nonscalar_backward_error():
     x = _leaf(_arr(3))
-    with pytest.raises(RuntimeError, match="^grad can be implicitly created only for scalar "
-                                           "outputs$"):
+    with pytest.raises(
+        RuntimeError, match="^grad can be implicitly created only for scalar outputs$"
+    ):
         (x * 2).backward()
 
 
 def test_backward_not_requiring_grad_error():
-    with pytest.raises(RuntimeError, match="^element 0 of tensors does not require grad and does not "
-                                           "have a grad_fn$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^element 0 of tensors does not require grad and does not have a grad_fn$",
+    ):
         ember.ones(2).sum().backward()
 
 
@@ -609,14 +644,21 @@ def test_anomaly_nan_names_op_and_forward_trace():
         with autograd.detect_anomaly():
             assert autograd.is_anomaly_enabled()
             y = x.pow(0.5)  # FORWARD-LINE-MARKER
-            with pytest.raises(RuntimeError, match="^Function 'PowBackward0' returned nan values "
-                                                   "in its 0th output.$"):
+            with pytest.raises(
+                RuntimeError,
+                match="^Function 'PowBackward0' returned nan values in its 0th output.$",
+            ):
                 (y * ember.tensor([0.0, 1.0])).sum().backward()
     assert not autograd.is_anomaly_enabled()
     msgs = [str(m.message) for m in w]
     assert any("Anomaly Detection has been enabled" in m for m in msgs)
-    trace = [m for m in msgs if m.startswith("Error detected in PowBackward0. Traceback of forward "
-                                             "call that caused the error:")]
+    trace = [
+        m
+        for m in msgs
+        if m.startswith(
+            "Error detected in PowBackward0. Traceback of forward call that caused the error:"
+        )
+    ]
     assert trace and "FORWARD-LINE-MARKER" in trace[0] and "test_autograd.py" in trace[0]
 
 
@@ -727,7 +769,7 @@ def test_leaf_hooks_run_for_autograd_grad():
     for m in (torch, ember):
         x = m.tensor(a, requires_grad=True)
         x.register_hook(lambda g: g * 3)
-        g, = m.autograd.grad((x * x).sum(), x)
+        (g,) = m.autograd.grad((x * x).sum(), x)
         np.testing.assert_allclose(_np(g), 6 * a)
         assert x.grad is None
 
@@ -742,8 +784,9 @@ def test_post_accumulate_grad_hook():
     h.remove()
     (x * 2).sum().backward()
     assert len(seen) == 1
-    with pytest.raises(RuntimeError, match="^post accumulate grad hooks cannot be registered on "
-                                           "non-leaf tensors$"):
+    with pytest.raises(
+        RuntimeError, match="^post accumulate grad hooks cannot be registered on non-leaf tensors$"
+    ):
         (x * 2).register_post_accumulate_grad_hook(lambda p: None)
 
 

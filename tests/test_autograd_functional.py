@@ -27,17 +27,18 @@ def _same(e, t, atol=1e-9):
     assert isinstance(e, ember.Tensor), type(e)
     assert tuple(e.shape) == tuple(t.shape)
     assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    np.testing.assert_allclose(np.asarray(e.detach()._data), t.detach().numpy(), atol=atol,
-                               rtol=1e-7)
+    np.testing.assert_allclose(
+        np.asarray(e.detach()._data), t.detach().numpy(), atol=atol, rtol=1e-7
+    )
 
 
 # functions written once, run with m = ember or torch
 def f_square(m, x):
-    return x ** 2 * 3
+    return x**2 * 3
 
 
 def f_cubic_scalar(m, x):
-    return (x ** 3).sum() + (x * x).mean()
+    return (x**3).sum() + (x * x).mean()
 
 
 def f_two_in(m, x, y):
@@ -45,15 +46,15 @@ def f_two_in(m, x, y):
 
 
 def f_two_out(m, x):
-    return x * x, (x ** 3).sum()
+    return x * x, (x**3).sum()
 
 
 def f_two_in_two_out(m, x, y):
-    return x * y, (x ** 2).sum() + y.sum() * 3
+    return x * y, (x**2).sum() + y.sum() * 3
 
 
 def f_scalar_two_in(m, x, y):
-    return ((x @ y) ** 2).sum() + (x ** 3).sum()
+    return ((x @ y) ** 2).sum() + (x**3).sum()
 
 
 def f_unused(m, x, y):
@@ -99,8 +100,11 @@ def test_jacobian_unused_input_zero_and_strict():
     e = EF.jacobian(lambda a, b: f_unused(ember, a, b), (x, y))
     t = TF.jacobian(lambda a, b: f_unused(torch, a, b), (tx, ty))
     _same(e, t)
-    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent "
-                                           "of input 1. This is not allowed in strict mode."):
+    with pytest.raises(
+        RuntimeError,
+        match="Output 0 of the user-provided function is independent "
+        "of input 1. This is not allowed in strict mode.",
+    ):
         EF.jacobian(lambda a, b: f_unused(ember, a, b), (x, y), strict=True)
 
 
@@ -108,8 +112,8 @@ def test_jacobian_create_graph_is_differentiable():
     a = _arr(3)
     x = ember.tensor(a, requires_grad=True)
     tx = torch.tensor(a, requires_grad=True)
-    j = EF.jacobian(lambda v: v ** 3, x, create_graph=True)
-    tj = TF.jacobian(lambda v: v ** 3, tx, create_graph=True)
+    j = EF.jacobian(lambda v: v**3, x, create_graph=True)
+    tj = TF.jacobian(lambda v: v**3, tx, create_graph=True)
     assert j.requires_grad
     j.sum().backward()
     tj.sum().backward()
@@ -124,8 +128,10 @@ def test_jacobian_vectorize_accepted_and_no_graph():
 
 
 def test_jacobian_bad_input_type():
-    with pytest.raises(TypeError, match="The inputs given to jacobian must be either a Tensor or a "
-                                        "tuple of Tensors"):
+    with pytest.raises(
+        TypeError,
+        match="The inputs given to jacobian must be either a Tensor or a tuple of Tensors",
+    ):
         EF.jacobian(lambda v: v, 3.0)
 
 
@@ -149,11 +155,15 @@ def test_hessian(name, fn, shapes, as_tuple):
 
 def test_hessian_needs_scalar():
     x, _ = _pair(3)
-    with pytest.raises(RuntimeError, match="The Tensor returned by the function given to hessian "
-                                           "should contain a single element"):
+    with pytest.raises(
+        RuntimeError,
+        match="The Tensor returned by the function given to hessian "
+        "should contain a single element",
+    ):
         EF.hessian(lambda v: v * 2, x)
-    with pytest.raises(RuntimeError, match="The function given to hessian should return a single "
-                                           "Tensor"):
+    with pytest.raises(
+        RuntimeError, match="The function given to hessian should return a single Tensor"
+    ):
         EF.hessian(lambda v: (v.sum(), v.sum()), x)
 
 
@@ -186,9 +196,12 @@ def test_vjp_jvp_multi(which):
 
 def test_vjp_v_none_scalar():
     x, tx = _pair(4)
-    _same(EF.vjp(lambda a: (a ** 3).sum(), x), TF.vjp(lambda a: (a ** 3).sum(), tx))
-    with pytest.raises(RuntimeError, match="The vector v can only be None if the user-provided "
-                                           "function returns a single Tensor with a single element."):
+    _same(EF.vjp(lambda a: (a**3).sum(), x), TF.vjp(lambda a: (a**3).sum(), tx))
+    with pytest.raises(
+        RuntimeError,
+        match="The vector v can only be None if the user-provided "
+        "function returns a single Tensor with a single element.",
+    ):
         EF.vjp(lambda a: a * 2, x)
 
 
@@ -197,9 +210,12 @@ def test_vjp_unused_input_zero_and_strict():
     y, ty = _pair(3, seed=1)
     v, tv = _pair(3, seed=2)
     _same(EF.vjp(lambda a, b: a * 2, (x, y), v), TF.vjp(lambda a, b: a * 2, (tx, ty), tv))
-    with pytest.raises(RuntimeError, match="The output of the user-provided function is "
-                                           "independent of input 1. This is not allowed in strict "
-                                           "mode."):
+    with pytest.raises(
+        RuntimeError,
+        match="The output of the user-provided function is "
+        "independent of input 1. This is not allowed in strict "
+        "mode.",
+    ):
         EF.vjp(lambda a, b: a * 2, (x, y), v, strict=True)
 
 
@@ -237,5 +253,5 @@ def test_hvp_matches_hessian_times_v():
 def test_functional_works_under_no_grad():
     x, tx = _pair(3)
     with ember.no_grad():
-        e = EF.jacobian(lambda v: v ** 2, x)
-    _same(e, TF.jacobian(lambda v: v ** 2, tx))
+        e = EF.jacobian(lambda v: v**2, x)
+    _same(e, TF.jacobian(lambda v: v**2, tx))

@@ -46,8 +46,9 @@ PARITY = {
     "zeros_size_kw": lambda m: m.zeros(size=(2, 3)),
     "zeros_scalar": lambda m: m.zeros(()),
     "ones_dtype": lambda m: m.ones(2, 3, dtype=m.int32),
-    "empty_shape": lambda m: m.empty(2, 0, 3).fill_(0) if hasattr(m.Tensor, "fill_")
-    else m.zeros(2, 0, 3),
+    "empty_shape": lambda m: (
+        m.empty(2, 0, 3).fill_(0) if hasattr(m.Tensor, "fill_") else m.zeros(2, 0, 3)
+    ),
     "full_int": lambda m: m.full((2,), 3),
     "full_bool": lambda m: m.full((2,), True),
     "full_float": lambda m: m.full((2, 2), 3.5),
@@ -106,8 +107,9 @@ PARITY = {
 
 @pytest.mark.parametrize("name", list(PARITY))
 def test_parity(name):
-    _same(PARITY[name], exact=not name.startswith(("arange_float", "linspace", "logspace",
-                                                    "polar")))
+    _same(
+        PARITY[name], exact=not name.startswith(("arange_float", "linspace", "logspace", "polar"))
+    )
 
 
 def test_default_dtype_follows_set_default_dtype():
@@ -220,46 +222,89 @@ def test_empty_strided():
 # ---------------------------------------------------------------------- errors
 ERRORS = [
     (lambda m: m.arange(0, 1, 0), RuntimeError, r"step must be nonzero"),
-    (lambda m: m.arange(0, 5, -1), RuntimeError,
-     r"upper bound and lower bound inconsistent with step sign"),
+    (
+        lambda m: m.arange(0, 5, -1),
+        RuntimeError,
+        r"upper bound and lower bound inconsistent with step sign",
+    ),
     (lambda m: m.arange(float("inf")), RuntimeError, r"unsupported range: 0 -> inf"),
     (lambda m: m.arange(0, 1, 0.3, dtype=m.int64), ValueError, r"step must be nonzero"),
     (lambda m: m.arange(1, 2.5, 0.5, dtype=m.int64), ValueError, r"step must be nonzero"),
-    (lambda m: m.arange(10, dtype=m.bool), NotImplementedError,
-     r"\"arange_cpu\" not implemented for 'Bool'"),
+    (
+        lambda m: m.arange(10, dtype=m.bool),
+        NotImplementedError,
+        r"\"arange_cpu\" not implemented for 'Bool'",
+    ),
     (lambda m: m.linspace(0, 1, -1), RuntimeError, r"number of steps must be non-negative"),
     (lambda m: m.eye(-1), RuntimeError, r"n must be greater or equal to 0, got -1"),
     (lambda m: m.eye(2, -1), RuntimeError, r"m must be greater or equal to 0, got -1"),
-    (lambda m: m.zeros(2.5), TypeError,
-     r"zeros\(\): argument 'size' \(position 1\) must be tuple of ints, not float"),
-    (lambda m: m.ones((2, 2.5)), TypeError,
-     (r"ones\(\): argument 'size' failed to unpack the object at pos 2 with error \"type must be "
-     r"tuple of ints,but got float\"")),
+    (
+        lambda m: m.zeros(2.5),
+        TypeError,
+        r"zeros\(\): argument 'size' \(position 1\) must be tuple of ints, not float",
+    ),
+    (
+        lambda m: m.ones((2, 2.5)),
+        TypeError,
+        (
+            r"ones\(\): argument 'size' failed to unpack the object at pos 2 with error \"type must be "
+            r"tuple of ints,but got float\""
+        ),
+    ),
     (lambda m: m.zeros(-1, 2), RuntimeError, r"zeros: Dimension size must be non-negative."),
-    (lambda m: m.ones(-1, 2), RuntimeError,
-     r"Trying to create tensor with negative dimension -1: \[-1, 2\]"),
+    (
+        lambda m: m.ones(-1, 2),
+        RuntimeError,
+        r"Trying to create tensor with negative dimension -1: \[-1, 2\]",
+    ),
     (lambda m: m.zeros(), TypeError, r"zeros\(\) missing 1 required positional arguments"),
-    (lambda m: m.full(2, 3), TypeError,
-     r"full\(\): argument 'size' \(position 1\) must be tuple of ints, not int"),
-    (lambda m: m.full((2.5,), 2), TypeError,
-     (r"full\(\): argument 'size' \(position 1\) must be tuple of ints, but found element of type "
-     r"float at pos 0")),
-    (lambda m: m.zeros(2, dtype=m.int64, requires_grad=True), RuntimeError,
-     r"Only Tensors of floating point and complex dtype can require gradients"),
-    (lambda m: m.tensor([[1, 2], [3, 4, 5]]), ValueError,
-     r"expected sequence of length 2 at dim 1 \(got 3\)"),
-    (lambda m: m.tensor([[1, 2], [3]]), ValueError,
-     r"expected sequence of length 2 at dim 1 \(got 1\)"),
-    (lambda m: m.tensor([[[1, 2], [3, 4]], [[1, 2], [3, 4, 5]]]), ValueError,
-     r"expected sequence of length 2 at dim 2 \(got 3\)"),
+    (
+        lambda m: m.full(2, 3),
+        TypeError,
+        r"full\(\): argument 'size' \(position 1\) must be tuple of ints, not int",
+    ),
+    (
+        lambda m: m.full((2.5,), 2),
+        TypeError,
+        (
+            r"full\(\): argument 'size' \(position 1\) must be tuple of ints, but found element of type "
+            r"float at pos 0"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, dtype=m.int64, requires_grad=True),
+        RuntimeError,
+        r"Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda m: m.tensor([[1, 2], [3, 4, 5]]),
+        ValueError,
+        r"expected sequence of length 2 at dim 1 \(got 3\)",
+    ),
+    (
+        lambda m: m.tensor([[1, 2], [3]]),
+        ValueError,
+        r"expected sequence of length 2 at dim 1 \(got 1\)",
+    ),
+    (
+        lambda m: m.tensor([[[1, 2], [3, 4]], [[1, 2], [3, 4, 5]]]),
+        ValueError,
+        r"expected sequence of length 2 at dim 2 \(got 3\)",
+    ),
     (lambda m: m.tensor([[1], 2]), TypeError, r"not a sequence"),
     (lambda m: m.tensor([1, None]), RuntimeError, r"Could not infer dtype of NoneType"),
     (lambda m: m.tensor("a"), TypeError, r"new\(\): invalid data type 'str'"),
-    (lambda m: m.tensor([m.tensor([1, 2]), m.tensor([3, 4])]), TypeError,
-     r"only integer tensors of a single element can be converted to an index"),
+    (
+        lambda m: m.tensor([m.tensor([1, 2]), m.tensor([3, 4])]),
+        TypeError,
+        r"only integer tensors of a single element can be converted to an index",
+    ),
     (lambda m: m.from_numpy([1, 2]), TypeError, r"expected np.ndarray \(got list\)"),
-    (lambda m: m.complex(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)), RuntimeError,
-     r"Expected both inputs to be Half, Float or Double tensors but got Long and Long"),
+    (
+        lambda m: m.complex(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
+        RuntimeError,
+        r"Expected both inputs to be Half, Float or Double tensors but got Long and Long",
+    ),
 ]
 
 
@@ -274,7 +319,11 @@ def test_errors(k):
 
 GRAD_CASES = [
     Case("complex_grad", lambda m, x, y: m.complex(x, y).abs(), [A(3), A(3)]),
-    Case("polar_grad", lambda m, x, y: m.polar(x, y) * m.tensor([1.5 - 0.5j, 1j, 2.0]), [A(3, low=0.5), A(3)]),
+    Case(
+        "polar_grad",
+        lambda m, x, y: m.polar(x, y) * m.tensor([1.5 - 0.5j, 1j, 2.0]),
+        [A(3, low=0.5), A(3)],
+    ),
 ]
 
 
@@ -304,11 +353,14 @@ STRICT = {
     "new_tensor": lambda m: m.ones(2, device="cuda").new_tensor([1.0, 2]),
     "tril_indices": lambda m: m.tril_indices(3, 3, device="cuda"),
     "empty_strided": lambda m: m.empty_strided((2, 3), (1, 2), device="cuda"),
-    "einsum3": lambda m: m.einsum("ij,jk,kl->il", m.ones(2, 3, device="cuda"),
-                                  m.ones(3, 4, device="cuda"), m.ones(4, 2, device="cuda")),
+    "einsum3": lambda m: m.einsum(
+        "ij,jk,kl->il",
+        m.ones(2, 3, device="cuda"),
+        m.ones(3, 4, device="cuda"),
+        m.ones(4, 2, device="cuda"),
+    ),
     "kron": lambda m: m.kron(m.ones(2, 3, device="cuda"), m.ones(2, device="cuda")),
-    "tensordot": lambda m: m.tensordot(m.ones(2, 3, device="cuda"), m.ones(3, 2, device="cuda"),
-                                       1),
+    "tensordot": lambda m: m.tensordot(m.ones(2, 3, device="cuda"), m.ones(3, 2, device="cuda"), 1),
 }
 
 

@@ -42,7 +42,7 @@ def make(m):
     class Cube(F):  # setup_context style, saves input, differentiable backward
         @staticmethod
         def forward(x):
-            return x ** 3
+            return x**3
 
         @staticmethod
         def setup_context(ctx, inputs, output):
@@ -52,7 +52,7 @@ def make(m):
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
+            return g * 3 * x**2
 
     class Split(F):  # two outputs
         @staticmethod
@@ -132,10 +132,19 @@ def make(m):
         @staticmethod
         def backward(ctx, g):
             (y,) = ctx.saved_tensors
-            return g * 2 * y ** 0.5
+            return g * 2 * y**0.5
 
-    ns.update(MulAdd=MulAdd, Cube=Cube, Split=Split, NoMaterialize=NoMaterialize, NonDiff=NonDiff,
-              Double_=Double_, Identity=Identity, Broadcast=Broadcast, SaveOut=SaveOut)
+    ns.update(
+        MulAdd=MulAdd,
+        Cube=Cube,
+        Split=Split,
+        NoMaterialize=NoMaterialize,
+        NonDiff=NonDiff,
+        Double_=Double_,
+        Identity=Identity,
+        Broadcast=Broadcast,
+        SaveOut=SaveOut,
+    )
     return ns
 
 
@@ -154,12 +163,17 @@ def _backward_parity(fn, *arrays, seed=9):
     to = to if isinstance(to, tuple) else (to,)
     for a, b in zip(eo, to):
         _close(a, b)
-    ups = [np.random.default_rng(seed + k).uniform(0.5, 1.5, tuple(b.shape))
-           for k, b in enumerate(to)]
-    autograd.backward([a for a in eo if a.requires_grad],
-                      [ember.tensor(u) for a, u in zip(eo, ups) if a.requires_grad])
-    torch.autograd.backward([b for b in to if b.requires_grad],
-                            [torch.tensor(u) for b, u in zip(to, ups) if b.requires_grad])
+    ups = [
+        np.random.default_rng(seed + k).uniform(0.5, 1.5, tuple(b.shape)) for k, b in enumerate(to)
+    ]
+    autograd.backward(
+        [a for a in eo if a.requires_grad],
+        [ember.tensor(u) for a, u in zip(eo, ups) if a.requires_grad],
+    )
+    torch.autograd.backward(
+        [b for b in to if b.requires_grad],
+        [torch.tensor(u) for b, u in zip(to, ups) if b.requires_grad],
+    )
     for a, b in zip(e, t):
         if b.grad is None:
             assert a.grad is None
@@ -171,8 +185,11 @@ def _backward_parity(fn, *arrays, seed=9):
 PARITY = [
     ("muladd", lambda F, m, x, y: F["MulAdd"].apply(x, y), [(3, 4), (3, 4)]),
     ("muladd_alpha", lambda F, m, x, y: F["MulAdd"].apply(x * 1.5, y, 0.5), [(3,), (3,)]),
-    ("muladd_in_graph", lambda F, m, x, y: (F["MulAdd"].apply(x * x, y) * y).sum(),
-     [(2, 3), (2, 3)]),
+    (
+        "muladd_in_graph",
+        lambda F, m, x, y: (F["MulAdd"].apply(x * x, y) * y).sum(),
+        [(2, 3), (2, 3)],
+    ),
     ("cube_setup_context", lambda F, m, x: F["Cube"].apply(x), [(5,)]),
     ("split_both", lambda F, m, x: F["Split"].apply(x), [(3,)]),
     ("split_first_only", lambda F, m, x: F["Split"].apply(x)[0], [(3,)]),
@@ -225,11 +242,11 @@ def test_gradcheck_and_gradgradcheck(name):
 def test_double_backward_through_function():
     a = _arr(4)
     x, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    g, = autograd.grad(E["Cube"].apply(x).sum(), x, create_graph=True)
-    tg, = torch.autograd.grad(T["Cube"].apply(tx).sum(), tx, create_graph=True)
+    (g,) = autograd.grad(E["Cube"].apply(x).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(T["Cube"].apply(tx).sum(), tx, create_graph=True)
     _close(g, tg)
-    g2, = autograd.grad(g.sum(), x)
-    tg2, = torch.autograd.grad(tg.sum(), tx)
+    (g2,) = autograd.grad(g.sum(), x)
+    (tg2,) = torch.autograd.grad(tg.sum(), tx)
     _close(g2, tg2)
 
 
@@ -340,8 +357,10 @@ def test_mark_dirty_leaf_error():
     tx = torch.tensor(_arr(3), requires_grad=True)
     with pytest.raises(RuntimeError) as te:
         T["Double_"].apply(tx)
-    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad has been used in an "
-                                           "in-place operation.$") as ee:
+    with pytest.raises(
+        RuntimeError,
+        match="^a leaf Variable that requires grad has been used in an in-place operation.$",
+    ) as ee:
         E["Double_"].apply(x)
     assert str(ee.value) == str(te.value)
 
@@ -362,8 +381,12 @@ def _bad(m, grads, n_in=2):
 
 @pytest.mark.parametrize("case", ["too_many", "too_few", "non_tensor_input", "bad_shape"])
 def test_backward_result_errors(case):
-    grads = {"too_many": lambda g: (g, g, g), "too_few": lambda g: (g,),
-             "non_tensor_input": lambda g: (g, g), "bad_shape": lambda g: (g.sum(), None)}[case]
+    grads = {
+        "too_many": lambda g: (g, g, g),
+        "too_few": lambda g: (g,),
+        "non_tensor_input": lambda g: (g, g),
+        "bad_shape": lambda g: (g.sum(), None),
+    }[case]
     msgs = []
     for m in (torch, ember):
         x = m.tensor(_arr(3), requires_grad=True)
@@ -387,8 +410,11 @@ def test_too_many_grads_message():
         def backward(ctx, g):
             return g, g, g
 
-    with pytest.raises(RuntimeError, match=r"^function FBackward returned an incorrect number of "
-                                           r"gradients \(expected 2, got 3\)$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^function FBackward returned an incorrect number of "
+        r"gradients \(expected 2, got 3\)$",
+    ):
         F.apply(x, x).sum().backward()
 
 
@@ -405,11 +431,13 @@ def test_saved_tensors_freed_and_modified():
     out.sum().backward()
     tout.sum().backward()
     for o in (out, tout):
-        with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second "
-                                               "time"):
+        with pytest.raises(
+            RuntimeError, match="^Trying to backward through the graph a second time"
+        ):
             o.sum().backward()
-        with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second "
-                                               "time"):
+        with pytest.raises(
+            RuntimeError, match="^Trying to backward through the graph a second time"
+        ):
             o.grad_fn.saved_tensors  # noqa: B018
     msgs = []
     for F, m in ((T, torch), (E, ember)):
@@ -432,8 +460,10 @@ def test_retain_graph_with_function():
 
 
 def test_legacy_instance_call_error():
-    with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward "
-                                           "method is deprecated."):
+    with pytest.raises(
+        RuntimeError,
+        match="^Legacy autograd function with non-static forward method is deprecated.",
+    ):
         E["Cube"]()(ember.ones(2))
 
 
@@ -445,7 +475,7 @@ def _once(m):
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
-            return a ** 2
+            return a**2
 
         @staticmethod
         @from_mod.once_differentiable
@@ -463,12 +493,15 @@ def test_once_differentiable():
         Sq = _once(m)
         x = m.tensor(a, requires_grad=True)
         v = m.ones(3, dtype=m.float64, requires_grad=True)
-        g, = m.autograd.grad(Sq.apply(x), x, v, create_graph=True)
+        (g,) = m.autograd.grad(Sq.apply(x), x, v, create_graph=True)
         assert Sq.grad_mode is False
         np.testing.assert_allclose(np.asarray(g.detach()), 2 * a)
         assert g.requires_grad
-        with pytest.raises(RuntimeError, match="^trying to differentiate twice a function that was "
-                                               "marked with @once_differentiable$"):
+        with pytest.raises(
+            RuntimeError,
+            match="^trying to differentiate twice a function that was "
+            "marked with @once_differentiable$",
+        ):
             g.sum().backward()
         # a plain first-order backward is fine
         x.grad = None
@@ -492,8 +525,10 @@ def test_anomaly_nan_in_custom_backward():
         warnings.simplefilter("always")
         with autograd.detect_anomaly():
             y = NanBack.apply(x)  # NANBACK-FORWARD
-            with pytest.raises(RuntimeError, match="^Function 'NanBackBackward' returned nan "
-                                                   "values in its 0th output.$"):
+            with pytest.raises(
+                RuntimeError,
+                match="^Function 'NanBackBackward' returned nan values in its 0th output.$",
+            ):
                 y.sum().backward()
     msg = [str(m.message) for m in w if "Error detected in NanBackBackward" in str(m.message)]
     assert msg and "NANBACK-FORWARD" in msg[0]

@@ -39,21 +39,28 @@ def test_device_string_parity(spec):
 
 
 @needs_torch
-@pytest.mark.parametrize("args", [("cuda", 1), ("cpu", 0), ("cuda", -2), ("cuda:0", 1), (-1,),
-                                  ("cuda", -1)])
+@pytest.mark.parametrize(
+    "args", [("cuda", 1), ("cpu", 0), ("cuda", -2), ("cuda:0", 1), (-1,), ("cuda", -1)]
+)
 def test_device_args_parity(args):
     assert _outcome(lambda: ember.device(*args)) == _outcome(lambda: torch.device(*args))
 
 
 def test_device_unknown_type_message():
     # torch lists every backend it knows; ember lists the ones it computes on
-    with pytest.raises(RuntimeError, match=r"^Expected one of cpu, cuda device type at start of "
-                                           r"device string: foo$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^Expected one of cpu, cuda device type at start of "
+        r"device string: foo$",
+    ):
         ember.device("foo")
     with pytest.raises(RuntimeError, match="device type at start of device string: CUDA"):
         ember.device("CUDA")
-    with pytest.raises(TypeError, match=r"device\(\) received an invalid combination of "
-                                        r"arguments - got \(float\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"device\(\) received an invalid combination of "
+        r"arguments - got \(float\)",
+    ):
         ember.device(1.5)
     with pytest.raises(TypeError, match=r"got \(bool\)"):
         ember.device(True)
@@ -61,8 +68,12 @@ def test_device_unknown_type_message():
 
 def test_device_attributes_and_equality():
     d = ember.device("cuda", 2)
-    assert (d.type, d.index, str(d), repr(d)) == ("cuda", 2, "cuda:2",
-                                                  "device(type='cuda', index=2)")
+    assert (d.type, d.index, str(d), repr(d)) == (
+        "cuda",
+        2,
+        "cuda:2",
+        "device(type='cuda', index=2)",
+    )
     assert ember.device("cpu").index is None
     assert ember.device(2) == ember.device("cuda", 2)  # torch (with a GPU): an int is a cuda index
     assert ember.device(d) == d and ember.device(d) is not d
@@ -93,7 +104,7 @@ def test_default_device_api():
 # ---------------------------------------------------------------- no GPU: clear errors
 CUDA_USES = {
     "zeros": lambda: ember.zeros(2, device="cuda"),
-    "tensor": lambda: ember.tensor([1., 2.], device="cuda:0"),
+    "tensor": lambda: ember.tensor([1.0, 2.0], device="cuda:0"),
     "method_cuda": lambda: ember.ones(2).cuda(),
     "to_cuda": lambda: ember.ones(2).to("cuda"),
     "set_default": lambda: ember.set_default_device("cuda"),
@@ -127,15 +138,18 @@ def test_strict_backend_refuses_numpy():
             np.concatenate([a, np.ones(3)])
         with pytest.raises(MixedBackendError):
             xp.maximum(a, [1, 2, 3])
-        t = ember.tensor([1., 2.], device="cuda")
+        t = ember.tensor([1.0, 2.0], device="cuda")
         assert type(t._data) is StrictArray and t.device == ember.device("cuda", 0)
         assert t.is_cuda and not t.is_cpu
-        with pytest.raises(TypeError, match=r"^can't convert cuda:0 device type tensor to numpy\. "
-                                            r"Use Tensor\.cpu\(\) to copy the tensor to host "
-                                            r"memory first\.$"):
+        with pytest.raises(
+            TypeError,
+            match=r"^can't convert cuda:0 device type tensor to numpy\. "
+            r"Use Tensor\.cpu\(\) to copy the tensor to host "
+            r"memory first\.$",
+        ):
             t.numpy()
         back = t.cpu()
-        assert type(back._data) is np.ndarray and back.tolist() == [1., 2.]
+        assert type(back._data) is np.ndarray and back.tolist() == [1.0, 2.0]
         with ember.device("cuda:1"):
             z = ember.zeros(2)
         assert z.device == ember.device("cuda", 1) and type(z._data) is StrictArray
@@ -151,11 +165,17 @@ def _rng_arr(seed, *shape, lo=0.5, hi=1.5):
 def _base_inputs():
     """name -> (numpy value, differentiable). float64, positive (log/sqrt stay finite)."""
     return {
-        "X": (_rng_arr(1, 3, 4), True), "Y": (_rng_arr(2, 3, 4), True),
-        "Z": (_rng_arr(3, 3, 4), True), "W": (_rng_arr(4, 4, 3), True),
-        "V": (_rng_arr(5, 4), True), "U": (_rng_arr(6, 4), True), "R": (_rng_arr(7, 3), True),
-        "Q": (_rng_arr(8, 3, 3), True), "B1": (_rng_arr(9, 2, 3, 4), True),
-        "B2": (_rng_arr(10, 2, 4, 3), True), "B3": (_rng_arr(11, 2, 3, 3), True),
+        "X": (_rng_arr(1, 3, 4), True),
+        "Y": (_rng_arr(2, 3, 4), True),
+        "Z": (_rng_arr(3, 3, 4), True),
+        "W": (_rng_arr(4, 4, 3), True),
+        "V": (_rng_arr(5, 4), True),
+        "U": (_rng_arr(6, 4), True),
+        "R": (_rng_arr(7, 3), True),
+        "Q": (_rng_arr(8, 3, 3), True),
+        "B1": (_rng_arr(9, 2, 3, 4), True),
+        "B2": (_rng_arr(10, 2, 4, 3), True),
+        "B3": (_rng_arr(11, 2, 3, 3), True),
         "I": (np.random.default_rng(12).integers(0, 3, (3, 4)), False),
         "K": (np.random.default_rng(14).integers(0, 3, (3, 4)), False),
         "C": (_rng_arr(15, 3, 4) + 1j * _rng_arr(16, 3, 4), False),
@@ -167,16 +187,64 @@ def _base_inputs():
 # argument patterns tried in order; the first that works on cpu is the op's signature.
 # Strings name inputs (a list of strings is a sequence argument); anything else is passed as is.
 PATTERNS = [
-    ("X",), ("X", "Y"), ("X", 1), ("X", "Y", "Z"), (["X", "Y"],), (["X", "Y"], 1), ("X", 0, 1),
-    ("X", "W"), ("V", "U"), ("X", "V"), ("B1", "B2"), ("Q", "X", "W"), ("R", "X", "V"),
-    ("B3", "B1", "B2"), ("Q", "B1", "B2"), ("X", 12), ("X", 4, 3), ("X", (1, 0)), ("X", 1, "I"),
-    ("X", 0, "J"), ("X", "M", 0.5), ("X", "M"), ("X", "J"), ("X", 2), ("X", 0, 1, 2),
-    ("X", 1, 0), ("X", 2.0), ("X", (2, 1)), ("X", 1, "I", "Y"), ("X", 0, "J", "Y"), ("M", "X", "Y"),
-    ("X", "Y", 0.5), ("X", 0.5, 1.2), ("X", "I"), ("V",), ("Q",), ("B1",), ("I",), ("M",),
-    ("I", "K"), ("I", 1), ("X", (2, 3, 4)), ("C",), ("X", "a", "b"),
+    ("X",),
+    ("X", "Y"),
+    ("X", 1),
+    ("X", "Y", "Z"),
+    (["X", "Y"],),
+    (["X", "Y"], 1),
+    ("X", 0, 1),
+    ("X", "W"),
+    ("V", "U"),
+    ("X", "V"),
+    ("B1", "B2"),
+    ("Q", "X", "W"),
+    ("R", "X", "V"),
+    ("B3", "B1", "B2"),
+    ("Q", "B1", "B2"),
+    ("X", 12),
+    ("X", 4, 3),
+    ("X", (1, 0)),
+    ("X", 1, "I"),
+    ("X", 0, "J"),
+    ("X", "M", 0.5),
+    ("X", "M"),
+    ("X", "J"),
+    ("X", 2),
+    ("X", 0, 1, 2),
+    ("X", 1, 0),
+    ("X", 2.0),
+    ("X", (2, 1)),
+    ("X", 1, "I", "Y"),
+    ("X", 0, "J", "Y"),
+    ("M", "X", "Y"),
+    ("X", "Y", 0.5),
+    ("X", 0.5, 1.2),
+    ("X", "I"),
+    ("V",),
+    ("Q",),
+    ("B1",),
+    ("I",),
+    ("M",),
+    ("I", "K"),
+    ("I", 1),
+    ("X", (2, 3, 4)),
+    ("C",),
+    ("X", "a", "b"),
 ]
-NONDETERMINISTIC = ("rand", "bernoulli", "poisson", "normal", "dropout", "multinomial",
-                    "exponential", "uniform", "cauchy", "geometric", "log_normal")
+NONDETERMINISTIC = (
+    "rand",
+    "bernoulli",
+    "poisson",
+    "normal",
+    "dropout",
+    "multinomial",
+    "exponential",
+    "uniform",
+    "cauchy",
+    "geometric",
+    "log_normal",
+)
 
 
 def _make(spec, inputs, cuda):
@@ -245,8 +313,8 @@ EXPLICIT = {
     "imul_scalar": (lambda x: (x * 1).mul_(2.5), ("X",)),
     "rsub_scalar": (lambda x: 2 - x, ("X",)),
     "rtruediv": (lambda x: 2 / x, ("X",)),
-    "pow_scalar": (lambda x: x ** 2.5, ("X",)),
-    "rpow": (lambda x: 2 ** x, ("X",)),
+    "pow_scalar": (lambda x: x**2.5, ("X",)),
+    "rpow": (lambda x: 2**x, ("X",)),
     "neg": (lambda x: -x, ("X",)),
     "matmul_op": (lambda x, w: x @ w, ("X", "W")),
     "softmax_dim": (lambda x: x.softmax(1), ("X",)),
@@ -258,8 +326,7 @@ EXPLICIT = {
     "to_float32": (lambda x: x.float() * 2, ("X",)),
     "cast_int": (lambda x: x.long(), ("X",)),
     "cpu_roundtrip": (lambda x: x.to("cpu").to(x.device) * 1, ("X",)),
-    "reshape_view": (lambda x: x.reshape(4, 3).t() if hasattr(x, "t") else x.reshape(4, 3),
-                     ("X",)),
+    "reshape_view": (lambda x: x.reshape(4, 3).t() if hasattr(x, "t") else x.reshape(4, 3), ("X",)),
     "clone": (lambda x: x.clone(), ("X",)),
     "where": (lambda m, x, y: ember.where(m, x, y), ("M", "X", "Y")),
     "cat": (lambda x, y: ember.cat([x, y], 1), ("X", "Y")),
@@ -323,19 +390,22 @@ def test_dispatch_discipline(row):
     ref_outs, ref_grads = _run(fn, pattern, cuda=False)
     again = _run(fn, pattern, cuda=False)
     deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
-        _close(_host(a), _host(b)) for a, b in zip(ref_outs, again[0]))
+        _close(_host(a), _host(b)) for a, b in zip(ref_outs, again[0])
+    )
     with strict_cuda():
         outs, grads = _run(fn, pattern, cuda=True)
     assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
     for k, o in enumerate(outs):
         assert type(o._data) is StrictArray, (
-            f"output {k} is a {type(o._data).__name__}: the kernel computed on the host")
+            f"output {k} is a {type(o._data).__name__}: the kernel computed on the host"
+        )
         assert o.shape == ref_outs[k].shape and o.dtype == ref_outs[k].dtype
         if deterministic:
             assert _close(_host(o), _host(ref_outs[k])), f"output {k} differs from cpu"
     for k, g in enumerate(grads):
         assert type(g._data) is StrictArray, (
-            f"gradient {k} is a {type(g._data).__name__}: the derivative computed on the host")
+            f"gradient {k} is a {type(g._data).__name__}: the derivative computed on the host"
+        )
         if deterministic:
             assert _close(_host(g), _host(ref_grads[k])), f"gradient {k} differs from cpu"
 
@@ -354,7 +424,7 @@ def test_strict_backend_catches_a_numpy_kernel():
         host = op(name="_strict_probe_host", method=False)(bad_host)
         mix = op(name="_strict_probe_mix", method=False)(bad_mix)
         with strict_cuda():
-            x = ember.tensor([1., 2.], device="cuda")
+            x = ember.tensor([1.0, 2.0], device="cuda")
             assert type(host(x)._data) is not StrictArray  # what the sweep's type check flags
             with pytest.raises(MixedBackendError, match="plain numpy array|ndarray"):
                 mix(x)

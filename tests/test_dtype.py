@@ -9,8 +9,23 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-ALL = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-       "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+ALL = [
+    "bool",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 
 
@@ -25,8 +40,12 @@ def test_dtype_objects_match_torch():
     for n in ALL:
         e, t = getattr(ember, n), getattr(torch, n)
         assert repr(e) == str(e) == str(t).replace("torch.", "ember.")
-        assert (e.is_floating_point, e.is_complex, e.is_signed, e.itemsize) == \
-            (t.is_floating_point, t.is_complex, t.is_signed, t.itemsize), n
+        assert (e.is_floating_point, e.is_complex, e.is_signed, e.itemsize) == (
+            t.is_floating_point,
+            t.is_complex,
+            t.is_signed,
+            t.itemsize,
+        ), n
         assert outcome(e.to_real) == outcome(t.to_real), n
         if n != "float16":  # torch: complex32, which ember does not have (complex64 instead)
             assert outcome(e.to_complex) == outcome(t.to_complex), n
@@ -34,8 +53,16 @@ def test_dtype_objects_match_torch():
 
 
 def test_aliases_and_identity():
-    pairs = {"half": "float16", "float": "float32", "double": "float64", "cfloat": "complex64",
-             "cdouble": "complex128", "short": "int16", "int": "int32", "long": "int64"}
+    pairs = {
+        "half": "float16",
+        "float": "float32",
+        "double": "float64",
+        "cfloat": "complex64",
+        "cdouble": "complex128",
+        "short": "int16",
+        "int": "int32",
+        "long": "int64",
+    }
     for alias, name in pairs.items():
         assert getattr(ember, alias) is getattr(ember, name)
         assert getattr(torch, alias) is getattr(torch, name)
@@ -69,12 +96,27 @@ def test_finfo_default_and_errors():
     ember.set_default_dtype(ember.float64)
     assert ember.finfo().eps == torch.finfo(torch.float64).eps
     for n in ("int32", "bool"):
-        assert outcome(lambda n=n: ember.finfo(getattr(ember, n))) == \
-            outcome(lambda n=n: torch.finfo(getattr(torch, n)))
+        assert outcome(lambda n=n: ember.finfo(getattr(ember, n))) == outcome(
+            lambda n=n: torch.finfo(getattr(torch, n))
+        )
 
 
-@pytest.mark.parametrize("name", ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
-                                  "int64", "bool", "float32", "complex64"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "bool",
+        "float32",
+        "complex64",
+    ],
+)
 def test_iinfo_parity(name):
     def info(m):
         i = m.iinfo(getattr(m, name))
@@ -93,7 +135,7 @@ def test_default_dtype_drives_creation_and_promotion(name):
         checks = {
             "tensor_float": lambda m: m.tensor([1.5]).dtype,
             "tensor_int": lambda m: m.tensor([1]).dtype,
-            "tensor_scalar": lambda m: m.tensor(2.).dtype,
+            "tensor_scalar": lambda m: m.tensor(2.0).dtype,
             "zeros": lambda m: m.zeros(2).dtype,
             "ones": lambda m: m.ones(2).dtype,
             "empty": lambda m: m.empty(2).dtype,
@@ -105,14 +147,16 @@ def test_default_dtype_drives_creation_and_promotion(name):
             "int_times_float": lambda m: (m.tensor([1, 2]) * 1.5).dtype,
             "float_times_float": lambda m: (m.ones(2) * 1.5).dtype,
             "f32_times_float": lambda m: (m.ones(2, dtype=m.float32) * 1.5).dtype,
-            "arange_float": lambda m: m.arange(0., 3.).dtype,
+            "arange_float": lambda m: m.arange(0.0, 3.0).dtype,
             "arange_int": lambda m: m.arange(3).dtype,
             "legacy": lambda m: m.Tensor(2).dtype,
         }
         if name not in ("float16", "bfloat16"):
             checks["complex"] = lambda m: m.tensor([1j]).dtype
-        bad = {k: (outcome(lambda f=f: f(ember)), outcome(lambda f=f: f(torch)))
-               for k, f in checks.items()}
+        bad = {
+            k: (outcome(lambda f=f: f(ember)), outcome(lambda f=f: f(torch)))
+            for k, f in checks.items()
+        }
         bad = {k: v for k, v in bad.items() if v[0] != v[1]}
         assert not bad
     finally:
@@ -138,10 +182,12 @@ def test_promote_types_and_can_cast_full_table():
     for a in ALL:
         for b in ALL:
             for fn in ("promote_types", "can_cast"):
-                e = outcome(lambda fn=fn, a=a, b=b: getattr(ember, fn)(getattr(ember, a),
-                                                                       getattr(ember, b)))
-                t = outcome(lambda fn=fn, a=a, b=b: getattr(torch, fn)(getattr(torch, a),
-                                                                       getattr(torch, b)))
+                e = outcome(
+                    lambda fn=fn, a=a, b=b: getattr(ember, fn)(getattr(ember, a), getattr(ember, b))
+                )
+                t = outcome(
+                    lambda fn=fn, a=a, b=b: getattr(torch, fn)(getattr(torch, a), getattr(torch, b))
+                )
                 if e != t:
                     bad.append(f"{fn}({a}, {b}): ember {e} torch {t}")
     assert not bad, "\n".join(bad)
@@ -149,8 +195,21 @@ def test_promote_types_and_can_cast_full_table():
 
 def _operands(m):
     out = []
-    for n in ["bool", "uint8", "uint16", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-              "float32", "float64", "complex64", "complex128"]:
+    for n in [
+        "bool",
+        "uint8",
+        "uint16",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ]:
         out.append((f"t1_{n}", m.ones(2, dtype=getattr(m, n))))
         out.append((f"t0_{n}", m.ones((), dtype=getattr(m, n))))
     return out + [("True", True), ("2", 2), ("2.5", 2.5), ("1j", 1j)]
@@ -182,20 +241,26 @@ def test_result_type_full_table(default):
 
 
 def test_promotion_errors_name_torch_scalar_types():
-    with pytest.raises(RuntimeError, match="^Promotion for uint16, uint32, uint64 types is not "
-                                           "supported, attempted to promote UInt16 and Long$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^Promotion for uint16, uint32, uint64 types is not "
+        "supported, attempted to promote UInt16 and Long$",
+    ):
         ember.promote_types(ember.uint16, ember.int64)
 
 
 # ---------------------------------------------------------------------------------- bfloat16
 BF16 = {
-    "tensor": lambda m: m.tensor([1.5, 2.25, -3.], dtype=m.bfloat16),
-    "add": lambda m: (m.tensor([1.5, 2.25], dtype=m.bfloat16)
-                      + m.tensor([0.5, 1.], dtype=m.bfloat16)),
-    "mul": lambda m: m.tensor([1.5, 2.25], dtype=m.bfloat16) * m.tensor([2., 4.], dtype=m.bfloat16),
-    "with_f16": lambda m: m.tensor([1.5], dtype=m.bfloat16) + m.tensor([1.], dtype=m.float16),
+    "tensor": lambda m: m.tensor([1.5, 2.25, -3.0], dtype=m.bfloat16),
+    "add": lambda m: (
+        m.tensor([1.5, 2.25], dtype=m.bfloat16) + m.tensor([0.5, 1.0], dtype=m.bfloat16)
+    ),
+    "mul": lambda m: (
+        m.tensor([1.5, 2.25], dtype=m.bfloat16) * m.tensor([2.0, 4.0], dtype=m.bfloat16)
+    ),
+    "with_f16": lambda m: m.tensor([1.5], dtype=m.bfloat16) + m.tensor([1.0], dtype=m.float16),
     "with_int": lambda m: m.tensor([1.5], dtype=m.bfloat16) + m.tensor([1]),
-    "with_f32": lambda m: m.tensor([1.5], dtype=m.bfloat16) + m.tensor([1.]),
+    "with_f32": lambda m: m.tensor([1.5], dtype=m.bfloat16) + m.tensor([1.0]),
     "sum": lambda m: m.tensor([1.5, 2.25], dtype=m.bfloat16).sum(),
     "cast_up": lambda m: m.tensor([1.5, 0.1], dtype=m.bfloat16).float(),
     "cast_down": lambda m: m.tensor([0.1, 3.14159]).bfloat16(),
@@ -210,7 +275,7 @@ BF16 = {
 
 
 def _bf16_grad(m):
-    x = m.tensor([1.5, 2.], dtype=m.bfloat16, requires_grad=True)
+    x = m.tensor([1.5, 2.0], dtype=m.bfloat16, requires_grad=True)
     (x * x).sum().backward()
     return x.grad
 

@@ -34,24 +34,30 @@ GRAD_CASES = [
     Case("negative", lambda m, x: m.negative(x), [A(3, 4)]),
     Case("pos", lambda m, x: +x, [A(3, 4)]),
     Case("pow_tt", lambda m, x, y: m.pow(x, y), [A(3, 4, **POS), A(4)]),
-    Case("pow_scalar", lambda m, x: x ** 3, [A(3, 4)]),
-    Case("pow_frac", lambda m, x: x ** 0.5, [A(3, 4, **POS)]),
-    Case("pow_zero", lambda m, x: x ** 0, [A(3, 4)]),
-    Case("rpow", lambda m, x: 2 ** x, [A(3, 4)]),
-    Case("rpow_float", lambda m, x: 1.5 ** x, [A(3, 4)]),
-    Case("remainder", lambda m, x, y: m.remainder(x, y), [A(3, 4, low=-3, high=3),
-                                                         A(4, **POS)]),
+    Case("pow_scalar", lambda m, x: x**3, [A(3, 4)]),
+    Case("pow_frac", lambda m, x: x**0.5, [A(3, 4, **POS)]),
+    Case("pow_zero", lambda m, x: x**0, [A(3, 4)]),
+    Case("rpow", lambda m, x: 2**x, [A(3, 4)]),
+    Case("rpow_float", lambda m, x: 1.5**x, [A(3, 4)]),
+    Case("remainder", lambda m, x, y: m.remainder(x, y), [A(3, 4, low=-3, high=3), A(4, **POS)]),
     Case("mod_scalar", lambda m, x: x % 0.7, [A(3, 4)]),
     Case("rmod", lambda m, x: 5.5 % x, [A(3, 4, **POS)], grad=False),  # torch: no derivative
     Case("fmod", lambda m, x, y: m.fmod(x, y), [A(3, 4, low=-3, high=3), A(4, **POS)]),
     Case("fmod_scalar", lambda m, x: m.fmod(x, -0.7), [A(3, 4)]),
     Case("addcmul", lambda m, x, a, b: m.addcmul(x, a, b), [A(3, 4), A(4), A(3, 1)]),
-    Case("addcmul_value", lambda m, x, a, b: m.addcmul(x, a, b, value=-0.5),
-         [A(3, 4), A(3, 4), A(3, 4)]),
-    Case("addcdiv", lambda m, x, a, b: m.addcdiv(x, a, b, value=2), [A(3, 4), A(4), A(3, 1, **POS)]),
+    Case(
+        "addcmul_value",
+        lambda m, x, a, b: m.addcmul(x, a, b, value=-0.5),
+        [A(3, 4), A(3, 4), A(3, 4)],
+    ),
+    Case(
+        "addcdiv", lambda m, x, a, b: m.addcdiv(x, a, b, value=2), [A(3, 4), A(4), A(3, 1, **POS)]
+    ),
     Case("lerp_scalar", lambda m, x, y: m.lerp(x, y, 0.3), [A(3, 4), A(4)]),
     Case("lerp_scalar_hi", lambda m, x, y: m.lerp(x, y, 0.8), [A(3, 4), A(3, 4)]),
-    Case("lerp_tensor", lambda m, x, y, w: m.lerp(x, y, w), [A(3, 4), A(3, 4), A(4, low=0, high=1)]),
+    Case(
+        "lerp_tensor", lambda m, x, y, w: m.lerp(x, y, w), [A(3, 4), A(3, 4), A(4, low=0, high=1)]
+    ),
     Case("hypot", lambda m, x, y: m.hypot(x, y), [A(3, 4), A(4)]),
     Case("atan2", lambda m, x, y: m.atan2(x, y), [A(3, 4), A(4)]),
     Case("arctan2", lambda m, x, y: m.arctan2(x, y), [A(3, 4), A(3, 4)]),
@@ -65,67 +71,121 @@ GRAD_CASES = [
     Case("xlogy_scalar_other", lambda m, x: m.xlogy(x, 3.0), [A(3, 4)]),
     Case("xlogy_scalar_self", lambda m, y: m.xlogy(2.0, y), [A(3, 4, **POS)]),
     Case("ldexp", lambda m, x, y: m.ldexp(x, y), [A(3, 4), A(4)]),
-    Case("method_chain", lambda m, x, y: x.mul(y).add(y, alpha=2).div(y.abs() + 1).sub(x),
-         [A(3, 4), A(4)]),
+    Case(
+        "method_chain",
+        lambda m, x, y: x.mul(y).add(y, alpha=2).div(y.abs() + 1).sub(x),
+        [A(3, 4), A(4)],
+    ),
 ]
 
 # no gradient (zero derivative) or non-float rows: parity only
 VALUE_CASES = [
-    Case("div_trunc", lambda m, x, y: m.div(x, y, rounding_mode="trunc"), [A(3, 4, low=-5, high=5),
-                                                                          A(4, **POS)]),
-    Case("div_floor", lambda m, x, y: m.div(x, y, rounding_mode="floor"), [A(3, 4, low=-5, high=5),
-                                                                          A(4, **POS)]),
+    Case(
+        "div_trunc",
+        lambda m, x, y: m.div(x, y, rounding_mode="trunc"),
+        [A(3, 4, low=-5, high=5), A(4, **POS)],
+    ),
+    Case(
+        "div_floor",
+        lambda m, x, y: m.div(x, y, rounding_mode="floor"),
+        [A(3, 4, low=-5, high=5), A(4, **POS)],
+    ),
     Case("floordiv", lambda m, x, y: x // y, [A(3, 4, low=-5, high=5), A(4, **POS)], grad=False),
     Case("floordiv_float_edge", lambda m, x: x // 0.1, [A(3, 4, low=-5, high=5)], grad=False),
     Case("rfloordiv", lambda m, x: 7 // x, [A(3, 4, **POS)], grad=False),
     Case("int_floordiv", lambda m, x: x // -3, [A(3, 4, dtype="int64", low=-9, high=9)]),
-    Case("int_floordiv_t", lambda m, x, y: m.floor_divide(x, y),
-         [A(3, 4, dtype="int32", low=-9, high=9), A(4, dtype="int32", low=1, high=4)]),
-    Case("int_div_trunc", lambda m, x: m.div(x, -4, rounding_mode="trunc"),
-         [A(3, 4, dtype="int64", low=-9, high=9)]),
-    Case("int_div_floor", lambda m, x, y: m.div(x, y, rounding_mode="floor"),
-         [A(3, 4, dtype="int64", low=-9, high=9), A(4, dtype="int64", low=1, high=3)]),
-    Case("int_truediv", lambda m, x, y: x / y, [A(3, 4, dtype="int64", low=-9, high=9),
-                                                A(4, dtype="int32", low=1, high=3)]),
+    Case(
+        "int_floordiv_t",
+        lambda m, x, y: m.floor_divide(x, y),
+        [A(3, 4, dtype="int32", low=-9, high=9), A(4, dtype="int32", low=1, high=4)],
+    ),
+    Case(
+        "int_div_trunc",
+        lambda m, x: m.div(x, -4, rounding_mode="trunc"),
+        [A(3, 4, dtype="int64", low=-9, high=9)],
+    ),
+    Case(
+        "int_div_floor",
+        lambda m, x, y: m.div(x, y, rounding_mode="floor"),
+        [A(3, 4, dtype="int64", low=-9, high=9), A(4, dtype="int64", low=1, high=3)],
+    ),
+    Case(
+        "int_truediv",
+        lambda m, x, y: x / y,
+        [A(3, 4, dtype="int64", low=-9, high=9), A(4, dtype="int32", low=1, high=3)],
+    ),
     Case("bool_truediv", lambda m, x: x / 2, [A(3, dtype="bool")]),
     Case("int_mod", lambda m, x: x % -4, [A(3, 4, dtype="int64", low=-9, high=9)]),
     Case("int_rmod", lambda m, x: 7 % x, [A(3, 4, dtype="int64", low=1, high=4)]),
     Case("int_fmod", lambda m, x: m.fmod(x, 4), [A(3, 4, dtype="int16", low=-9, high=9)]),
-    Case("int_pow", lambda m, x: x ** 2, [A(3, 4, dtype="int64", low=-9, high=9)]),
-    Case("int_rpow", lambda m, x: 2 ** x, [A(3, 4, dtype="int64", low=0, high=9)]),
-    Case("int_pow_negative_t", lambda m, x, y: x ** y, [A(12, dtype="int64", low=-2, high=3),
-                                                         A(12, dtype="int64", low=-3, high=2)]),
-    Case("rpow_int_negative", lambda m, y: 2 ** y, [A(6, dtype="int64", low=-3, high=3)]),
-    Case("bool_add_alpha", lambda m, x, y: m.add(x, y, alpha=2), [A(4, dtype="bool"),
-                                                                  A(4, dtype="bool", seed=1)]),
-    Case("bool_pow_int", lambda m, x: x ** 2, [A(5, dtype="bool")]),
-    Case("bool_pow_bool", lambda m, x: x ** False, [A(5, dtype="bool")]),
+    Case("int_pow", lambda m, x: x**2, [A(3, 4, dtype="int64", low=-9, high=9)]),
+    Case("int_rpow", lambda m, x: 2**x, [A(3, 4, dtype="int64", low=0, high=9)]),
+    Case(
+        "int_pow_negative_t",
+        lambda m, x, y: x**y,
+        [A(12, dtype="int64", low=-2, high=3), A(12, dtype="int64", low=-3, high=2)],
+    ),
+    Case("rpow_int_negative", lambda m, y: 2**y, [A(6, dtype="int64", low=-3, high=3)]),
+    Case(
+        "bool_add_alpha",
+        lambda m, x, y: m.add(x, y, alpha=2),
+        [A(4, dtype="bool"), A(4, dtype="bool", seed=1)],
+    ),
+    Case("bool_pow_int", lambda m, x: x**2, [A(5, dtype="bool")]),
+    Case("bool_pow_bool", lambda m, x: x**False, [A(5, dtype="bool")]),
     Case("bool_mod_int", lambda m, x: x % 2, [A(5, dtype="bool")]),
     Case("int_add_float_scalar", lambda m, x: x + 2.5, [A(3, dtype="int64")]),
     Case("int32_add_f64_0d", lambda m, x, y: x + y, [A(3, dtype="int32"), A(dtype="float64")]),
-    Case("f32_add_f64_0d", lambda m, x, y: x + y, [A(3, grad=False), A(dtype="float64",
-                                                                         grad=False)]),
-    Case("i64_add_f16", lambda m, x, y: x + y, [A(3, dtype="int64"), A(3, dtype="float16")],
-         atol=1e-2, rtol=1e-2),
+    Case(
+        "f32_add_f64_0d", lambda m, x, y: x + y, [A(3, grad=False), A(dtype="float64", grad=False)]
+    ),
+    Case(
+        "i64_add_f16",
+        lambda m, x, y: x + y,
+        [A(3, dtype="int64"), A(3, dtype="float16")],
+        atol=1e-2,
+        rtol=1e-2,
+    ),
     Case("bool_add_bool", lambda m, x, y: x + y, [A(4, dtype="bool"), A(4, dtype="bool", seed=1)]),
     Case("bool_add_int", lambda m, x: x + 3, [A(4, dtype="bool")]),
-    Case("u8_add_i8", lambda m, x, y: x + y, [A(4, dtype="uint8", low=0, high=9),
-                                              A(4, dtype="int8", low=-9, high=9)]),
-    Case("int_mul_alpha", lambda m, x, y: m.add(x, y, alpha=3), [A(4, dtype="int64"),
-                                                                 A(4, dtype="int64")]),
-    Case("int_addcmul_value", lambda m, x: m.addcmul(x, x, x, value=2),
-         [A(4, dtype="int64", low=-3, high=3)]),
-    Case("addcdiv_int_input", lambda m, x, a, b: m.addcdiv(x, a, b),
-         [A(4, dtype="int64"), A(4, grad=False), A(4, grad=False, **POS)]),
+    Case(
+        "u8_add_i8",
+        lambda m, x, y: x + y,
+        [A(4, dtype="uint8", low=0, high=9), A(4, dtype="int8", low=-9, high=9)],
+    ),
+    Case(
+        "int_mul_alpha",
+        lambda m, x, y: m.add(x, y, alpha=3),
+        [A(4, dtype="int64"), A(4, dtype="int64")],
+    ),
+    Case(
+        "int_addcmul_value",
+        lambda m, x: m.addcmul(x, x, x, value=2),
+        [A(4, dtype="int64", low=-3, high=3)],
+    ),
+    Case(
+        "addcdiv_int_input",
+        lambda m, x, a, b: m.addcdiv(x, a, b),
+        [A(4, dtype="int64"), A(4, grad=False), A(4, grad=False, **POS)],
+    ),
     Case("nextafter", lambda m, x, y: m.nextafter(x, y), [A(3, 4, grad=False), A(4, grad=False)]),
-    Case("nextafter_f64", lambda m, x, y: m.nextafter(x, y),
-         [A(3, dtype="float64", grad=False), A(3, dtype="float64", grad=False)]),
+    Case(
+        "nextafter_f64",
+        lambda m, x, y: m.nextafter(x, y),
+        [A(3, dtype="float64", grad=False), A(3, dtype="float64", grad=False)],
+    ),
     Case("float_power_int", lambda m, x: m.float_power(x, 3), [A(4, dtype="int64")]),
-    Case("complex_mul", lambda m, x, y: x * y, [A(3, dtype="complex64", grad=False),
-                                               A(3, dtype="complex64", grad=False)]),
+    Case(
+        "complex_mul",
+        lambda m, x, y: x * y,
+        [A(3, dtype="complex64", grad=False), A(3, dtype="complex64", grad=False)],
+    ),
     Case("complex_scalar", lambda m, x: x + 1j, [A(3, grad=False)]),
-    Case("complex_mul_div_grad", lambda m, x, y: x * y / (y + 3), [A(3, dtype="complex64"),
-                                                                   A(3, dtype="complex64")]),
+    Case(
+        "complex_mul_div_grad",
+        lambda m, x, y: x * y / (y + 3),
+        [A(3, dtype="complex64"), A(3, dtype="complex64")],
+    ),
 ]
 
 
@@ -164,8 +224,9 @@ def test_xlogy_zero():
     if torch is None:
         pytest.skip("torch missing")
     x, y = [0.0, 0.0, 1.0, 0.0], [0.0, float("nan"), 2.0, -1.0]
-    assert_same(ember.xlogy(ember.tensor(x), ember.tensor(y)), torch.xlogy(torch.tensor(x),
-                                                                          torch.tensor(y)))
+    assert_same(
+        ember.xlogy(ember.tensor(x), ember.tensor(y)), torch.xlogy(torch.tensor(x), torch.tensor(y))
+    )
 
 
 def test_copysign_negative_zero_and_grad():
@@ -280,12 +341,27 @@ def test_inplace_autograd():
 
 
 # ---------------------------------------------------------------------- promotion table
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 _HALF = {"float16", "bfloat16"}
 _CPLX = {"complex64", "complex128"}
-PAIRS = [(a, b) for a, b in itertools.product(DTYPES, DTYPES)
-         if not ((a in _HALF and b in _CPLX) or (b in _HALF and a in _CPLX))]  # no complex32
+PAIRS = [
+    (a, b)
+    for a, b in itertools.product(DTYPES, DTYPES)
+    if not ((a in _HALF and b in _CPLX) or (b in _HALF and a in _CPLX))
+]  # no complex32
 
 
 def _mk(m, d, zero_dim):
@@ -296,8 +372,10 @@ def _name(d):
     return str(d).split(".")[-1]
 
 
-@pytest.mark.parametrize("op", ["add", "mul", "div", "floor_divide", "remainder", "pow", "sub",
-                                "atan2", "copysign", "hypot"])
+@pytest.mark.parametrize(
+    "op",
+    ["add", "mul", "div", "floor_divide", "remainder", "pow", "sub", "atan2", "copysign", "hypot"],
+)
 def test_promotion_table(op):
     if torch is None:
         pytest.skip("torch missing")
@@ -357,75 +435,209 @@ INT = lambda m: m.ones(3, dtype=m.int64)
 BOOL = lambda m: m.ones(3, dtype=m.bool)
 
 ERRORS = [
-    ("imul_cast", lambda m: INT(m).__imul__(F(m)), RuntimeError,
-     "result type Float can't be cast to the desired output type Long"),
-    ("iadd_float_scalar", lambda m: m.ones(3, dtype=m.int32).__iadd__(2.5), RuntimeError,
-     "result type Float can't be cast to the desired output type Int"),
-    ("itruediv_int", lambda m: INT(m).__itruediv__(2), RuntimeError,
-     "result type Float can't be cast to the desired output type Long"),
+    (
+        "imul_cast",
+        lambda m: INT(m).__imul__(F(m)),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    ),
+    (
+        "iadd_float_scalar",
+        lambda m: m.ones(3, dtype=m.int32).__iadd__(2.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Int",
+    ),
+    (
+        "itruediv_int",
+        lambda m: INT(m).__itruediv__(2),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    ),
     ("int_floordiv_zero", lambda m: INT(m) // 0, RuntimeError, "ZeroDivisionError"),
-    ("int_mod_zero", lambda m: INT(m) % m.zeros(3, dtype=m.int64), RuntimeError,
-     "ZeroDivisionError"),
+    (
+        "int_mod_zero",
+        lambda m: INT(m) % m.zeros(3, dtype=m.int64),
+        RuntimeError,
+        "ZeroDivisionError",
+    ),
     ("int_fmod_zero", lambda m: m.fmod(INT(m), 0), RuntimeError, "ZeroDivisionError"),
-    ("int_div_floor_zero", lambda m: m.div(INT(m), 0, rounding_mode="floor"), RuntimeError,
-     "ZeroDivisionError"),
-    ("bad_rounding", lambda m: m.div(F(m), 2, rounding_mode="round"), RuntimeError,
-     "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"),
-    ("sub_bools", lambda m: BOOL(m) - BOOL(m), RuntimeError,
-     ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-      "`logical_xor()` operator instead.")),
-    ("sub_bool_float", lambda m: BOOL(m) - F(m), RuntimeError,
-     ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
-      "invert a mask, use the `~` or `logical_not()` operator instead.")),
-    ("rsub_bool", lambda m: 1 - BOOL(m), RuntimeError,
-     "Subtraction, the `-` operator, with a bool tensor is not supported."),
-    ("neg_bool", lambda m: -BOOL(m), RuntimeError,
-     "Negation, the `-` operator, on a bool tensor is not supported."),
-    ("int_neg_pow", lambda m: INT(m) ** -1, RuntimeError,
-     "Integers to negative integer powers are not allowed."),
-    ("bool_floordiv", lambda m: BOOL(m) // BOOL(m), NotImplementedError,
-     "\"div_floor_cpu\" not implemented for 'Bool'"),
-    ("bool_trunc", lambda m: m.div(BOOL(m), BOOL(m), rounding_mode="trunc"), NotImplementedError,
-     "\"div_trunc_cpu\" not implemented for 'Bool'"),
-    ("bool_mod", lambda m: BOOL(m) % BOOL(m), NotImplementedError,
-     "\"remainder_cpu\" not implemented for 'Bool'"),
-    ("bool_fmod", lambda m: m.fmod(BOOL(m), BOOL(m)), NotImplementedError,
-     "\"fmod_cpu\" not implemented for 'Bool'"),
-    ("bool_pow", lambda m: BOOL(m) ** BOOL(m), NotImplementedError,
-     "\"pow\" not implemented for 'Bool'"),
-    ("complex_floordiv", lambda m: m.ones(2, dtype=m.complex64) // 2, NotImplementedError,
-     "\"div_floor_cpu\" not implemented for 'ComplexFloat'"),
-    ("int_alpha_float", lambda m: m.add(INT(m), INT(m), alpha=0.5), RuntimeError,
-     "For integral input tensors, argument alpha must not be a floating point number."),
-    ("bool_alpha", lambda m: m.add(F(m), F(m), alpha=True), RuntimeError,
-     "Boolean alpha only supported for Boolean results."),
-    ("sub_bool_alpha", lambda m: m.sub(INT(m), F(m), alpha=True), RuntimeError,
-     "Boolean alpha only supported for Boolean results."),
-    ("addcdiv_int", lambda m: m.addcdiv(F(m), INT(m), INT(m)), RuntimeError,
-     "Integer division with addcdiv is no longer supported"),
-    ("lerp_end_dtype", lambda m: m.lerp(F(m), m.ones(3, dtype=m.float64), 0.5), RuntimeError,
-     "expected dtype float for `end` but got dtype double"),
-    ("lerp_weight_dtype", lambda m: m.lerp(F(m), F(m), m.ones(3, dtype=m.float64)),
-     RuntimeError, "expected dtype float for `weight` but got dtype double"),
-    ("lerp_int", lambda m: m.lerp(INT(m), INT(m), 0.5), NotImplementedError,
-     "\"lerp_kernel_scalar\" not implemented for 'Long'"),
-    ("hypot_int", lambda m: m.hypot(INT(m), INT(m)), NotImplementedError,
-     "\"hypot_cpu\" not implemented for 'Long'"),
-    ("logaddexp_int", lambda m: m.logaddexp(INT(m), INT(m)), NotImplementedError,
-     "\"logaddexp_cpu\" not implemented for 'Long'"),
-    ("nextafter_int", lambda m: m.nextafter(INT(m), INT(m)), NotImplementedError,
-     "\"nextafter_cpu\" not implemented for 'Long'"),
-    ("atan2_scalar", lambda m: m.atan2(F(m), 2), TypeError,
-     "atan2(): argument 'other' (position 2) must be Tensor, not int"),
-    ("logaddexp_scalar", lambda m: m.logaddexp(F(m), 2.0), TypeError,
-     "logaddexp(): argument 'other' (position 2) must be Tensor, not float"),
-    ("ldexp_scalar", lambda m: m.ldexp(F(m), 2), TypeError,
-     "ldexp(): argument 'other' (position 2) must be Tensor, not int"),
-    ("float_power_inplace", lambda m: F(m).float_power_(2), RuntimeError,
-     ("the base given to float_power_ has dtype Float but the operation's result requires "
-      "dtype Double")),
-    ("broadcast", lambda m: F(m) + m.ones(4), RuntimeError,
-     "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0"),
+    (
+        "int_div_floor_zero",
+        lambda m: m.div(INT(m), 0, rounding_mode="floor"),
+        RuntimeError,
+        "ZeroDivisionError",
+    ),
+    (
+        "bad_rounding",
+        lambda m: m.div(F(m), 2, rounding_mode="round"),
+        RuntimeError,
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'",
+    ),
+    (
+        "sub_bools",
+        lambda m: BOOL(m) - BOOL(m),
+        RuntimeError,
+        (
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        ),
+    ),
+    (
+        "sub_bool_float",
+        lambda m: BOOL(m) - F(m),
+        RuntimeError,
+        (
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        ),
+    ),
+    (
+        "rsub_bool",
+        lambda m: 1 - BOOL(m),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported.",
+    ),
+    (
+        "neg_bool",
+        lambda m: -BOOL(m),
+        RuntimeError,
+        "Negation, the `-` operator, on a bool tensor is not supported.",
+    ),
+    (
+        "int_neg_pow",
+        lambda m: INT(m) ** -1,
+        RuntimeError,
+        "Integers to negative integer powers are not allowed.",
+    ),
+    (
+        "bool_floordiv",
+        lambda m: BOOL(m) // BOOL(m),
+        NotImplementedError,
+        "\"div_floor_cpu\" not implemented for 'Bool'",
+    ),
+    (
+        "bool_trunc",
+        lambda m: m.div(BOOL(m), BOOL(m), rounding_mode="trunc"),
+        NotImplementedError,
+        "\"div_trunc_cpu\" not implemented for 'Bool'",
+    ),
+    (
+        "bool_mod",
+        lambda m: BOOL(m) % BOOL(m),
+        NotImplementedError,
+        "\"remainder_cpu\" not implemented for 'Bool'",
+    ),
+    (
+        "bool_fmod",
+        lambda m: m.fmod(BOOL(m), BOOL(m)),
+        NotImplementedError,
+        "\"fmod_cpu\" not implemented for 'Bool'",
+    ),
+    (
+        "bool_pow",
+        lambda m: BOOL(m) ** BOOL(m),
+        NotImplementedError,
+        "\"pow\" not implemented for 'Bool'",
+    ),
+    (
+        "complex_floordiv",
+        lambda m: m.ones(2, dtype=m.complex64) // 2,
+        NotImplementedError,
+        "\"div_floor_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    (
+        "int_alpha_float",
+        lambda m: m.add(INT(m), INT(m), alpha=0.5),
+        RuntimeError,
+        "For integral input tensors, argument alpha must not be a floating point number.",
+    ),
+    (
+        "bool_alpha",
+        lambda m: m.add(F(m), F(m), alpha=True),
+        RuntimeError,
+        "Boolean alpha only supported for Boolean results.",
+    ),
+    (
+        "sub_bool_alpha",
+        lambda m: m.sub(INT(m), F(m), alpha=True),
+        RuntimeError,
+        "Boolean alpha only supported for Boolean results.",
+    ),
+    (
+        "addcdiv_int",
+        lambda m: m.addcdiv(F(m), INT(m), INT(m)),
+        RuntimeError,
+        "Integer division with addcdiv is no longer supported",
+    ),
+    (
+        "lerp_end_dtype",
+        lambda m: m.lerp(F(m), m.ones(3, dtype=m.float64), 0.5),
+        RuntimeError,
+        "expected dtype float for `end` but got dtype double",
+    ),
+    (
+        "lerp_weight_dtype",
+        lambda m: m.lerp(F(m), F(m), m.ones(3, dtype=m.float64)),
+        RuntimeError,
+        "expected dtype float for `weight` but got dtype double",
+    ),
+    (
+        "lerp_int",
+        lambda m: m.lerp(INT(m), INT(m), 0.5),
+        NotImplementedError,
+        "\"lerp_kernel_scalar\" not implemented for 'Long'",
+    ),
+    (
+        "hypot_int",
+        lambda m: m.hypot(INT(m), INT(m)),
+        NotImplementedError,
+        "\"hypot_cpu\" not implemented for 'Long'",
+    ),
+    (
+        "logaddexp_int",
+        lambda m: m.logaddexp(INT(m), INT(m)),
+        NotImplementedError,
+        "\"logaddexp_cpu\" not implemented for 'Long'",
+    ),
+    (
+        "nextafter_int",
+        lambda m: m.nextafter(INT(m), INT(m)),
+        NotImplementedError,
+        "\"nextafter_cpu\" not implemented for 'Long'",
+    ),
+    (
+        "atan2_scalar",
+        lambda m: m.atan2(F(m), 2),
+        TypeError,
+        "atan2(): argument 'other' (position 2) must be Tensor, not int",
+    ),
+    (
+        "logaddexp_scalar",
+        lambda m: m.logaddexp(F(m), 2.0),
+        TypeError,
+        "logaddexp(): argument 'other' (position 2) must be Tensor, not float",
+    ),
+    (
+        "ldexp_scalar",
+        lambda m: m.ldexp(F(m), 2),
+        TypeError,
+        "ldexp(): argument 'other' (position 2) must be Tensor, not int",
+    ),
+    (
+        "float_power_inplace",
+        lambda m: F(m).float_power_(2),
+        RuntimeError,
+        (
+            "the base given to float_power_ has dtype Float but the operation's result requires "
+            "dtype Double"
+        ),
+    ),
+    (
+        "broadcast",
+        lambda m: F(m) + m.ones(4),
+        RuntimeError,
+        "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0",
+    ),
 ]
 
 
@@ -439,8 +651,9 @@ def test_errors(name, fn, exc, msg):
 
 
 def test_fmod_scalar_input_error():
-    with pytest.raises(TypeError, match=re.escape(
-            "fmod(): argument 'input' (position 1) must be Tensor, not int")):
+    with pytest.raises(
+        TypeError, match=re.escape("fmod(): argument 'input' (position 1) must be Tensor, not int")
+    ):
         ember.fmod(2, ember.ones(3))
 
 
@@ -449,7 +662,7 @@ def test_pow_scalar_exponent_saves_input_not_result():
     grads = []
     for m in (ember, torch) if torch is not None else (ember,):
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        y = x ** 3
+        y = x**3
         assert y.grad_fn.name() == "PowBackward0"
         y.mul_(2)
         y.sum().backward()

@@ -21,10 +21,16 @@ GRAD_CASES = [
     Case("clip", lambda m, x: m.clip(x, -1, 1), [A(3, 4)]),
     Case("clamp_min_fn", lambda m, x: m.clamp_min(x, 0.2), [A(3, 4)]),
     Case("clamp_max_fn", lambda m, x: m.clamp_max(x, 0.2), [A(3, 4)]),
-    Case("clamp_tensor", lambda m, x, lo, hi: m.clamp(x, lo, hi),
-         [A(3, 4), A(4, low=-2, high=0), A(3, 1, low=0, high=2)]),
-    Case("clamp_tensor_crossed", lambda m, x, lo, hi: m.clamp(x, lo, hi),
-         [A(3, 4), A(4, low=0.5, high=1.5), A(4, low=-1.5, high=0.3)]),
+    Case(
+        "clamp_tensor",
+        lambda m, x, lo, hi: m.clamp(x, lo, hi),
+        [A(3, 4), A(4, low=-2, high=0), A(3, 1, low=0, high=2)],
+    ),
+    Case(
+        "clamp_tensor_crossed",
+        lambda m, x, lo, hi: m.clamp(x, lo, hi),
+        [A(3, 4), A(4, low=0.5, high=1.5), A(4, low=-1.5, high=0.3)],
+    ),
     Case("clamp_tensor_min", lambda m, x, lo: m.clamp(x, min=lo), [A(3, 4), A(4)]),
     Case("clamp_tensor_max", lambda m, x, hi: x.clamp(max=hi), [A(3, 4), A(3, 1)]),
     Case("where", lambda m, x, y: m.where(x > y, x, y), [A(3, 4), A(4)]),
@@ -34,14 +40,28 @@ GRAD_CASES = [
     Case("where_broadcast", lambda m, x, y: m.where(x > 0, x, y), [A(2, 3, 4), A(3, 1, seed=3)]),
 ]
 
+
 def _named(name):
     return lambda m, x, y: getattr(m, name)(x, y)
 
 
 VALUE_CASES = [
-    *[Case(n, _named(n), [A(3, 4), A(4)])
-      for n in ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-                "less_equal", "not_equal")],
+    *[
+        Case(n, _named(n), [A(3, 4), A(4)])
+        for n in (
+            "eq",
+            "ne",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+            "greater",
+            "greater_equal",
+            "less",
+            "less_equal",
+            "not_equal",
+        )
+    ],
     Case("eq_dunder", lambda m, x: x == x.clone(), [A(3, 4)]),
     Case("ne_dunder", lambda m, x, y: x != y, [A(3, 4), A(3, 4)]),
     Case("lt_dunder_scalar", lambda m, x: x < 0.5, [A(3, 4)]),
@@ -56,16 +76,28 @@ VALUE_CASES = [
     Case("fmin_int", lambda m, x, y: m.fmin(x, y), [A(3, **I64), A(3, **I64)]),
     Case("clamp_int", lambda m, x: m.clamp(x, -2, 3), [A(3, 4, **I64)]),
     Case("clamp_int_float", lambda m, x: m.clamp(x, 0.5), [A(3, 4, **I64)]),
-    Case("clamp_f32_f64_tensor", lambda m, x, y: m.clamp(x, y),
-         [A(3, grad=False), A(3, dtype="float64", grad=False)]),
+    Case(
+        "clamp_f32_f64_tensor",
+        lambda m, x, y: m.clamp(x, y),
+        [A(3, grad=False), A(3, dtype="float64", grad=False)],
+    ),
     Case("where_ints", lambda m, c: m.where(c, 1, 0), [A(3, 4, dtype="bool")]),
     Case("where_float_scalars", lambda m, c: m.where(c, 1.0, 0), [A(3, 4, dtype="bool")]),
-    Case("where_int_float", lambda m, c, x: m.where(c, x, 2.5),
-         [A(3, 4, dtype="bool"), A(3, 4, **I64)]),
-    Case("where_f32_f64_0d", lambda m, c, x, y: m.where(c, x, y),
-         [A(4, dtype="bool"), A(4, grad=False), A(dtype="float64", grad=False)]),
-    Case("where_uint8_cond", lambda m, c, x: m.where(c, x, -x),
-         [A(4, dtype="uint8", low=0, high=1), A(4, grad=False)]),
+    Case(
+        "where_int_float",
+        lambda m, c, x: m.where(c, x, 2.5),
+        [A(3, 4, dtype="bool"), A(3, 4, **I64)],
+    ),
+    Case(
+        "where_f32_f64_0d",
+        lambda m, c, x, y: m.where(c, x, y),
+        [A(4, dtype="bool"), A(4, grad=False), A(dtype="float64", grad=False)],
+    ),
+    Case(
+        "where_uint8_cond",
+        lambda m, c, x: m.where(c, x, -x),
+        [A(4, dtype="uint8", low=0, high=1), A(4, grad=False)],
+    ),
     Case("where_one_arg", lambda m, c: m.where(c), [A(3, 4, dtype="bool")]),
     Case("isnan", lambda m, x: m.isnan(x), [A(3, 4)]),
     Case("isinf_int", lambda m, x: m.isinf(x), [A(3, **I64)]),
@@ -91,16 +123,26 @@ VALUE_CASES = [
     Case("bitwise_not_u8", lambda m, x: m.bitwise_not(x), [A(4, dtype="uint8", low=0, high=255)]),
     Case("lshift", lambda m, x: x << 3, [A(3, 4, **I64)]),
     Case("rshift", lambda m, x: x >> 1, [A(3, 4, **I64)]),
-    Case("lshift_tensor", lambda m, x, s: m.bitwise_left_shift(x, s),
-         [A(3, 4, **I64), A(4, dtype="int64", low=0, high=5)]),
-    Case("rshift_tensor", lambda m, x, s: m.bitwise_right_shift(x, s),
-         [A(3, 4, **I64), A(4, dtype="int64", low=0, high=5)]),
+    Case(
+        "lshift_tensor",
+        lambda m, x, s: m.bitwise_left_shift(x, s),
+        [A(3, 4, **I64), A(4, dtype="int64", low=0, high=5)],
+    ),
+    Case(
+        "rshift_tensor",
+        lambda m, x, s: m.bitwise_right_shift(x, s),
+        [A(3, 4, **I64), A(4, dtype="int64", low=0, high=5)],
+    ),
     Case("shift_overflow", lambda m, x: (x << 64) + (x >> 70), [A(6, **I64)]),
-    Case("shift_overflow_i8", lambda m, x: (x << 9) + (x >> 9), [A(6, dtype="int8", low=-9,
-                                                                     high=9)]),
+    Case(
+        "shift_overflow_i8", lambda m, x: (x << 9) + (x >> 9), [A(6, dtype="int8", low=-9, high=9)]
+    ),
     Case("shift_overflow_u8", lambda m, x: x >> 9, [A(6, dtype="uint8", low=0, high=200)]),
-    Case("shift_tensor_overflow", lambda m, x, s: x >> s,
-         [A(6, **I64), A(6, dtype="int64", low=60, high=70)]),
+    Case(
+        "shift_tensor_overflow",
+        lambda m, x, s: x >> s,
+        [A(6, **I64), A(6, dtype="int64", low=60, high=70)],
+    ),
     Case("rlshift", lambda m, x: 1 << x, [A(5, dtype="int64", low=0, high=8)]),
     Case("bool_lshift", lambda m, x: x << 1, [A(5, dtype="bool")]),
 ]
@@ -146,8 +188,12 @@ def test_nan_and_ties(name):
     # NaN propagation (maximum) vs NaN skipping (fmax); ties split the gradient like torch
     if torch is None:
         pytest.skip("torch missing")
-    (e, (ex, ey)), (t, (tx, ty)) = _both(lambda m, x, y: getattr(m, name)(x, y), SPECIAL, OTHER,
-                                         grad=name in ("maximum", "minimum", "fmax", "fmin"))
+    (e, (ex, ey)), (t, (tx, ty)) = _both(
+        lambda m, x, y: getattr(m, name)(x, y),
+        SPECIAL,
+        OTHER,
+        grad=name in ("maximum", "minimum", "fmax", "fmin"),
+    )
     assert_same(e, t)
     if e.requires_grad:
         up = np.arange(1, 9, dtype=np.float32)
@@ -172,8 +218,9 @@ def test_isclose_special():
     if torch is None:
         pytest.skip("torch missing")
     for equal_nan in (False, True):
-        (e, _), (t, _) = _both(lambda m, x, y, en=equal_nan: m.isclose(x, y, equal_nan=en),
-                               SPECIAL, OTHER)
+        (e, _), (t, _) = _both(
+            lambda m, x, y, en=equal_nan: m.isclose(x, y, equal_nan=en), SPECIAL, OTHER
+        )
         assert_same(e, t)
 
 
@@ -199,8 +246,9 @@ def test_eq_dunder_hash_and_fallbacks():
     assert (x == None) is False and (x != None) is True
     assert (x == "a") is False
     assert x in [x]
-    with pytest.raises(TypeError, match=re.escape("'<' not supported between instances of "
-                                                  "'Tensor' and 'str'")):
+    with pytest.raises(
+        TypeError, match=re.escape("'<' not supported between instances of 'Tensor' and 'str'")
+    ):
         x < "a"  # noqa: B015
 
 
@@ -209,12 +257,21 @@ def test_inplace_variants():
         pytest.skip("torch missing")
     a = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], dtype=np.float32)
     b = np.array([0.5, -2.0, 2.0], dtype=np.float32)
-    ops = [lambda x, y: x.clamp_(-1, 1), lambda x, y: x.clamp_(min=0), lambda x, y: x.clip_(y),
-           lambda x, y: x.clamp_(max=y), lambda x, y: x.clamp_(y, y + 1),
-           lambda x, y: x.clamp_min_(0.5), lambda x, y: x.clamp_max_(y),
-           lambda x, y: x.eq_(y), lambda x, y: x.lt_(1.0), lambda x, y: x.ge_(y),
-           lambda x, y: x.greater_(y), lambda x, y: x.logical_and_(y),
-           lambda x, y: x.logical_not_()]
+    ops = [
+        lambda x, y: x.clamp_(-1, 1),
+        lambda x, y: x.clamp_(min=0),
+        lambda x, y: x.clip_(y),
+        lambda x, y: x.clamp_(max=y),
+        lambda x, y: x.clamp_(y, y + 1),
+        lambda x, y: x.clamp_min_(0.5),
+        lambda x, y: x.clamp_max_(y),
+        lambda x, y: x.eq_(y),
+        lambda x, y: x.lt_(1.0),
+        lambda x, y: x.ge_(y),
+        lambda x, y: x.greater_(y),
+        lambda x, y: x.logical_and_(y),
+        lambda x, y: x.logical_not_(),
+    ]
     for k, fn in enumerate(ops):
         ex, tx = ember.tensor(a), torch.tensor(a)
         assert fn(ex, ember.tensor(b)) is ex
@@ -247,8 +304,18 @@ def test_clamp_inplace_autograd():
 
 
 # ---------------------------------------------------------------------- promotion table
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+]
 
 
 def _mk(m, d, zero_dim):
@@ -288,10 +355,12 @@ def test_promotion_table(op):
     bad = []
     for a, b in itertools.product(DTYPES, DTYPES):
         for za, zb in ((False, False), (False, True), (True, False)):
-            want = _outcome(lambda m=torch, k=(a, b, za, zb): fn(m, _mk(m, k[0], k[2]),
-                                                                 _mk(m, k[1], k[3])))
-            got = _outcome(lambda m=ember, k=(a, b, za, zb): fn(m, _mk(m, k[0], k[2]),
-                                                                _mk(m, k[1], k[3])))
+            want = _outcome(
+                lambda m=torch, k=(a, b, za, zb): fn(m, _mk(m, k[0], k[2]), _mk(m, k[1], k[3]))
+            )
+            got = _outcome(
+                lambda m=ember, k=(a, b, za, zb): fn(m, _mk(m, k[0], k[2]), _mk(m, k[1], k[3]))
+            )
             if got != want:
                 bad.append((a, b, za, zb, got, want))
     assert not bad, bad[:10]
@@ -335,56 +404,156 @@ INT = lambda m: m.ones(3, dtype=m.int64)
 CPLX = lambda m: m.ones(3, dtype=m.complex64)
 
 ERRORS = [
-    ("clamp_none", lambda m: m.clamp(F(m)), RuntimeError,
-     "torch.clamp: At least one of 'min' or 'max' must not be None"),
-    ("clamp_inplace_none", lambda m: F(m).clamp_(), RuntimeError,
-     "torch.clamp: At least one of 'min' or 'max' must not be None"),
-    ("clamp_complex", lambda m: m.clamp(CPLX(m), 0, 1), NotImplementedError,
-     "clamp is not supported for complex types"),
-    ("clamp_int_inplace_float", lambda m: INT(m).clamp_min_(0.5), RuntimeError,
-     "result type Float can't be cast to the desired output type"),
-    ("where_float_cond", lambda m: m.where(F(m), F(m), F(m)), RuntimeError,
-     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
-    ("maximum_complex", lambda m: m.maximum(CPLX(m), CPLX(m)), RuntimeError,
-     "maximum not implemented for complex tensors."),
-    ("fmax_complex", lambda m: m.fmax(CPLX(m), CPLX(m)), RuntimeError,
-     "fmax not implemented for complex tensors."),
-    ("maximum_scalar", lambda m: m.maximum(F(m), 2), TypeError,
-     "maximum(): argument 'other' (position 2) must be Tensor, not int"),
-    ("lt_complex", lambda m: CPLX(m) < 0, NotImplementedError,
-     "\"lt_cpu\" not implemented for 'ComplexFloat'"),
-    ("ge_complex", lambda m: m.ge(CPLX(m), CPLX(m)), NotImplementedError,
-     "\"ge_cpu\" not implemented for 'ComplexFloat'"),
-    ("isposinf_complex", lambda m: m.isposinf(CPLX(m)), RuntimeError,
-     "isposinf does not support complex inputs."),
-    ("isneginf_complex", lambda m: m.isneginf(CPLX(m)), RuntimeError,
-     "isneginf does not support complex inputs."),
-    ("isclose_dtype", lambda m: m.isclose(F(m), F(m).double()), RuntimeError,
-     "Float did not match Double"),
-    ("allclose_dtype", lambda m: m.allclose(F(m), INT(m)), RuntimeError,
-     "Float did not match Long"),
-    ("isclose_rtol", lambda m: m.isclose(F(m), F(m), rtol=-1), RuntimeError,
-     "rtol must be greater than or equal to zero, but got -1"),
-    ("isclose_atol", lambda m: m.isclose(F(m), F(m), atol=-0.5), RuntimeError,
-     "atol must be greater than or equal to zero, but got -0.5"),
-    ("and_float", lambda m: F(m) & F(m), NotImplementedError,
-     "\"bitwise_and_cpu\" not implemented for 'Float'"),
-    ("and_int_float_scalar", lambda m: INT(m) & 1.5, NotImplementedError,
-     "\"bitwise_and_cpu\" not implemented for 'Float'"),
-    ("or_float", lambda m: m.bitwise_or(F(m), 1), NotImplementedError,
-     "\"bitwise_or_cpu\" not implemented for 'Float'"),
-    ("xor_double", lambda m: F(m).double() ^ INT(m), NotImplementedError,
-     "\"bitwise_xor_cpu\" not implemented for 'Double'"),
-    ("not_float", lambda m: m.bitwise_not(F(m)), NotImplementedError,
-     "\"bitwise_not_cpu\" not implemented for 'Float'"),
-    ("invert_float", lambda m: ~F(m), TypeError,
-     "~ (operator.invert) is only implemented on integer and Boolean-type tensors"),
-    ("lshift_float", lambda m: F(m) << 1, NotImplementedError,
-     "\"lshift_cpu\" not implemented for 'Float'"),
-    ("rshift_int_float", lambda m: INT(m) >> 1.5, NotImplementedError,
-     "\"rshift_cpu\" not implemented for 'Float'"),
-    ("eq_broadcast", lambda m: m.eq(F(m), m.ones(4)), RuntimeError,
-     "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0"),
+    (
+        "clamp_none",
+        lambda m: m.clamp(F(m)),
+        RuntimeError,
+        "torch.clamp: At least one of 'min' or 'max' must not be None",
+    ),
+    (
+        "clamp_inplace_none",
+        lambda m: F(m).clamp_(),
+        RuntimeError,
+        "torch.clamp: At least one of 'min' or 'max' must not be None",
+    ),
+    (
+        "clamp_complex",
+        lambda m: m.clamp(CPLX(m), 0, 1),
+        NotImplementedError,
+        "clamp is not supported for complex types",
+    ),
+    (
+        "clamp_int_inplace_float",
+        lambda m: INT(m).clamp_min_(0.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type",
+    ),
+    (
+        "where_float_cond",
+        lambda m: m.where(F(m), F(m), F(m)),
+        RuntimeError,
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Float",
+    ),
+    (
+        "maximum_complex",
+        lambda m: m.maximum(CPLX(m), CPLX(m)),
+        RuntimeError,
+        "maximum not implemented for complex tensors.",
+    ),
+    (
+        "fmax_complex",
+        lambda m: m.fmax(CPLX(m), CPLX(m)),
+        RuntimeError,
+        "fmax not implemented for complex tensors.",
+    ),
+    (
+        "maximum_scalar",
+        lambda m: m.maximum(F(m), 2),
+        TypeError,
+        "maximum(): argument 'other' (position 2) must be Tensor, not int",
+    ),
+    (
+        "lt_complex",
+        lambda m: CPLX(m) < 0,
+        NotImplementedError,
+        "\"lt_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    (
+        "ge_complex",
+        lambda m: m.ge(CPLX(m), CPLX(m)),
+        NotImplementedError,
+        "\"ge_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    (
+        "isposinf_complex",
+        lambda m: m.isposinf(CPLX(m)),
+        RuntimeError,
+        "isposinf does not support complex inputs.",
+    ),
+    (
+        "isneginf_complex",
+        lambda m: m.isneginf(CPLX(m)),
+        RuntimeError,
+        "isneginf does not support complex inputs.",
+    ),
+    (
+        "isclose_dtype",
+        lambda m: m.isclose(F(m), F(m).double()),
+        RuntimeError,
+        "Float did not match Double",
+    ),
+    (
+        "allclose_dtype",
+        lambda m: m.allclose(F(m), INT(m)),
+        RuntimeError,
+        "Float did not match Long",
+    ),
+    (
+        "isclose_rtol",
+        lambda m: m.isclose(F(m), F(m), rtol=-1),
+        RuntimeError,
+        "rtol must be greater than or equal to zero, but got -1",
+    ),
+    (
+        "isclose_atol",
+        lambda m: m.isclose(F(m), F(m), atol=-0.5),
+        RuntimeError,
+        "atol must be greater than or equal to zero, but got -0.5",
+    ),
+    (
+        "and_float",
+        lambda m: F(m) & F(m),
+        NotImplementedError,
+        "\"bitwise_and_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "and_int_float_scalar",
+        lambda m: INT(m) & 1.5,
+        NotImplementedError,
+        "\"bitwise_and_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "or_float",
+        lambda m: m.bitwise_or(F(m), 1),
+        NotImplementedError,
+        "\"bitwise_or_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "xor_double",
+        lambda m: F(m).double() ^ INT(m),
+        NotImplementedError,
+        "\"bitwise_xor_cpu\" not implemented for 'Double'",
+    ),
+    (
+        "not_float",
+        lambda m: m.bitwise_not(F(m)),
+        NotImplementedError,
+        "\"bitwise_not_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "invert_float",
+        lambda m: ~F(m),
+        TypeError,
+        "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+    ),
+    (
+        "lshift_float",
+        lambda m: F(m) << 1,
+        NotImplementedError,
+        "\"lshift_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "rshift_int_float",
+        lambda m: INT(m) >> 1.5,
+        NotImplementedError,
+        "\"rshift_cpu\" not implemented for 'Float'",
+    ),
+    (
+        "eq_broadcast",
+        lambda m: m.eq(F(m), m.ones(4)),
+        RuntimeError,
+        "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0",
+    ),
 ]
 
 
@@ -398,6 +567,7 @@ def test_errors(name, fn, exc, msg):
 
 
 def test_equal_type_error():
-    with pytest.raises(TypeError, match=re.escape(
-            "equal(): argument 'other' (position 2) must be Tensor, not int")):
+    with pytest.raises(
+        TypeError, match=re.escape("equal(): argument 'other' (position 2) must be Tensor, not int")
+    ):
         ember.equal(ember.ones(2), 1)

@@ -80,8 +80,15 @@ GETITEM = [
     Case("getitem_mask_rows", lambda m, x, k: x[k], [A(3, 4, 2), M(3, 4)]),
     Case("getitem_mask_dim1", lambda m, x, k: x[:, k], [A(3, 4), M(4)]),
     Case("getitem_mask_int", lambda m, x, k: x[1, k], [A(3, 4), M(4)]),
-    Case("getitem_mask_and_index", lambda m, x, k: x[k, m.tensor([0, 2, 2])] if int(k.sum()) == 3
-         else x[m.tensor([0, 1, 2]), m.tensor([0, 2, 2])], [A(5, 4), M(5, seed=3)]),
+    Case(
+        "getitem_mask_and_index",
+        lambda m, x, k: (
+            x[k, m.tensor([0, 2, 2])]
+            if int(k.sum()) == 3
+            else x[m.tensor([0, 1, 2]), m.tensor([0, 2, 2])]
+        ),
+        [A(5, 4), M(5, seed=3)],
+    ),
     Case("getitem_int32_index", lambda m, x: x[m.tensor([2, 0], dtype=m.int32)], [A(3, 2)]),
     Case("getitem_numpy_index", lambda m, x: x[np.array([1, 1, 0])], [A(3, 2)]),
     Case("getitem_chain", lambda m, x: x[1:][:, [0, 0]][0], [A(3, 4)]),
@@ -140,15 +147,24 @@ SETITEM = [
     Case("setitem_mask_0d_value", lambda m, x, k, v: _set(x * 1, k, v), [A(3, 4), M(3, 4), A()]),
     Case("setitem_mask_rows", lambda m, x, k, v: _set(x * 1, k, v), [A(3, 4), M(3), A(4)]),
     Case("setitem_mask_scalar", lambda m, x, k: _set(x * 1, k, -1.0), [A(3, 4), M(3, 4)]),
-    Case("setitem_value_into_zeros", lambda m, v: _set(m.zeros(3, 4, dtype=v.dtype), (slice(None), 1), v),
-         [A(3)]),
-    Case("setitem_value_twice", lambda m, v: _set(_set(m.zeros(3, 4, dtype=v.dtype), 0, v), [1, 2], v * 2),
-         [A(4)]),
+    Case(
+        "setitem_value_into_zeros",
+        lambda m, v: _set(m.zeros(3, 4, dtype=v.dtype), (slice(None), 1), v),
+        [A(3)],
+    ),
+    Case(
+        "setitem_value_twice",
+        lambda m, v: _set(_set(m.zeros(3, 4, dtype=v.dtype), 0, v), [1, 2], v * 2),
+        [A(4)],
+    ),
     Case("setitem_through_view", _view_write, [A(2, 3), A(2)]),
     Case("setitem_through_view_of_zeros", _view_write_zeros, [A(2)]),
     Case("inplace_ops_on_views", _inplace_on_views, [A(2, 3), A(3)]),
-    Case("setitem_int_tensor", lambda m, x: _set(x.clone(), [0, 2], 7),
-         [A(3, 2, dtype="int64", grad=False)]),
+    Case(
+        "setitem_int_tensor",
+        lambda m, x: _set(x.clone(), [0, 2], 7),
+        [A(3, 2, dtype="int64", grad=False)],
+    ),
     Case("setitem_cast_value", lambda m, x, v: _set(x * 1, 0, v.to(m.float64)), [A(3, 4), A(4)]),
 ]
 
@@ -165,101 +181,208 @@ OPS = [
     C("gather_negdim", lambda m, x, i: x.gather(-1, i), [A(2, 3, 4), I(2, 2, 6, high=3)]),
     C("scatter_src", lambda m, x, s: x.scatter(1, m.tensor(UNIQ), s), [A(3, 4), A(3, 2)]),
     # torch's own backward rejects a src larger than index (its bug): gradcheck only
-    C("scatter_src_big", lambda m, x, s: m.scatter(x, 1, m.tensor(UNIQ), s), [A(3, 4), A(4, 3)],
-      grad=False),
+    C(
+        "scatter_src_big",
+        lambda m, x, s: m.scatter(x, 1, m.tensor(UNIQ), s),
+        [A(3, 4), A(4, 3)],
+        grad=False,
+    ),
     C("scatter_value", lambda m, x: x.scatter(1, m.tensor(UNIQ), 1.5), [A(3, 4)]),
     C("scatter_value_kw", lambda m, x: x.scatter(1, m.tensor(UNIQ), value=-2.0), [A(3, 4)]),
-    C("scatter_reduce_arg", lambda m, x, s: x.scatter(0, m.tensor([[0, 0, 1, 1]]), s, reduce="add"),
-      [A(3, 4), A(1, 4)], grad=False, gradcheck=False),
-    C("scatter_reduce_mul", lambda m, x, s: x.scatter(1, m.tensor([[0, 0]]), s, reduce="multiply"),
-      [A(3, 4), A(1, 2)], grad=False, gradcheck=False),
+    C(
+        "scatter_reduce_arg",
+        lambda m, x, s: x.scatter(0, m.tensor([[0, 0, 1, 1]]), s, reduce="add"),
+        [A(3, 4), A(1, 4)],
+        grad=False,
+        gradcheck=False,
+    ),
+    C(
+        "scatter_reduce_mul",
+        lambda m, x, s: x.scatter(1, m.tensor([[0, 0]]), s, reduce="multiply"),
+        [A(3, 4), A(1, 2)],
+        grad=False,
+        gradcheck=False,
+    ),
     C("scatter_", lambda m, x, s: (x * 1).scatter_(1, m.tensor(UNIQ), s), [A(3, 4), A(3, 2)]),
-    C("scatter_add_dups", lambda m, x, i, s: x.scatter_add(0, i, s),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)]),
-    C("scatter_add_fn", lambda m, x, i, s: m.scatter_add(x, 1, i, s),
-      [A(3, 4), I(2, 3, high=3), A(3, 5)], grad=False),  # torch's backward rejects big src
-    C("scatter_add_fn_grad", lambda m, x, i, s: m.scatter_add(x, 1, i, s),
-      [A(3, 4), I(3, 5, high=3), A(3, 5)]),
-    C("scatter_add_", lambda m, x, i, s: (x * 1).scatter_add_(0, i, s),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)]),
-    C("scatter_reduce_sum", lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum"),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)]),
-    C("scatter_reduce_sum_noself", lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum",
-                                                                      include_self=False),
-      [A(3, 4), I(5, 4, high=1), A(5, 4)]),
-    C("scatter_reduce_amax", lambda m, x, i, s: x.scatter_reduce(0, i, s, "amax"),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)]),
-    C("scatter_reduce_amin_noself", lambda m, x, i, s: x.scatter_reduce(1, i, s, "amin",
-                                                                       include_self=False),
-      [A(3, 4), I(3, 5, high=3), A(3, 5)]),
+    C(
+        "scatter_add_dups",
+        lambda m, x, i, s: x.scatter_add(0, i, s),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+    ),
+    C(
+        "scatter_add_fn",
+        lambda m, x, i, s: m.scatter_add(x, 1, i, s),
+        [A(3, 4), I(2, 3, high=3), A(3, 5)],
+        grad=False,
+    ),  # torch's backward rejects big src
+    C(
+        "scatter_add_fn_grad",
+        lambda m, x, i, s: m.scatter_add(x, 1, i, s),
+        [A(3, 4), I(3, 5, high=3), A(3, 5)],
+    ),
+    C(
+        "scatter_add_",
+        lambda m, x, i, s: (x * 1).scatter_add_(0, i, s),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+    ),
+    C(
+        "scatter_reduce_sum",
+        lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum"),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+    ),
+    C(
+        "scatter_reduce_sum_noself",
+        lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum", include_self=False),
+        [A(3, 4), I(5, 4, high=1), A(5, 4)],
+    ),
+    C(
+        "scatter_reduce_amax",
+        lambda m, x, i, s: x.scatter_reduce(0, i, s, "amax"),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+    ),
+    C(
+        "scatter_reduce_amin_noself",
+        lambda m, x, i, s: x.scatter_reduce(1, i, s, "amin", include_self=False),
+        [A(3, 4), I(3, 5, high=3), A(3, 5)],
+    ),
     # ties (self and src rows repeated) share the gradient: parity only (not differentiable there)
-    C("scatter_reduce_amax_ties", lambda m, s, i: s[:3].scatter_reduce(0, i, s.repeat(2, 1),
-                                                                       "amax"),
-      [A(3, 4), I(6, 4, high=2)], gradcheck=False),
-    C("scatter_reduce_mean", lambda m, x, i, s: x.scatter_reduce(0, i, s, "mean"),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)]),
-    C("scatter_reduce_mean_noself", lambda m, x, i, s: x.scatter_reduce(-1, i, s, "mean",
-                                                                       include_self=False),
-      [A(3, 4), I(3, 5, high=2), A(3, 5)]),
-    C("scatter_reduce_prod", lambda m, x, i, s: x.scatter_reduce(0, i, s, "prod",
-                                                                include_self=False),
-      [A(3, 4), I(5, 4, high=2), A(5, 4)], grad=False, gradcheck=False),
+    C(
+        "scatter_reduce_amax_ties",
+        lambda m, s, i: s[:3].scatter_reduce(0, i, s.repeat(2, 1), "amax"),
+        [A(3, 4), I(6, 4, high=2)],
+        gradcheck=False,
+    ),
+    C(
+        "scatter_reduce_mean",
+        lambda m, x, i, s: x.scatter_reduce(0, i, s, "mean"),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+    ),
+    C(
+        "scatter_reduce_mean_noself",
+        lambda m, x, i, s: x.scatter_reduce(-1, i, s, "mean", include_self=False),
+        [A(3, 4), I(3, 5, high=2), A(3, 5)],
+    ),
+    C(
+        "scatter_reduce_prod",
+        lambda m, x, i, s: x.scatter_reduce(0, i, s, "prod", include_self=False),
+        [A(3, 4), I(5, 4, high=2), A(5, 4)],
+        grad=False,
+        gradcheck=False,
+    ),
     C("index_select", lambda m, x, i: x.index_select(1, i), [A(3, 4), I(6, high=3)]),
     C("index_select_fn_dim0", lambda m, x, i: m.index_select(x, 0, i), [A(3, 4), I(5, high=2)]),
     C("index_select_0d_index", lambda m, x: x.index_select(-1, m.tensor(2)), [A(3, 4)]),
     C("index_add", lambda m, x, i, s: x.index_add(1, i, s), [A(3, 4), I(5, high=3), A(3, 5)]),
-    C("index_add_alpha", lambda m, x, i, s: m.index_add(x, 0, i, s, alpha=2.0),
-      [A(3, 4), I(4, high=2), A(4, 4)]),
-    C("index_add_", lambda m, x, i, s: (x * 1).index_add_(0, i, s),
-      [A(3, 4), I(4, high=2), A(4, 4)]),
+    C(
+        "index_add_alpha",
+        lambda m, x, i, s: m.index_add(x, 0, i, s, alpha=2.0),
+        [A(3, 4), I(4, high=2), A(4, 4)],
+    ),
+    C(
+        "index_add_",
+        lambda m, x, i, s: (x * 1).index_add_(0, i, s),
+        [A(3, 4), I(4, high=2), A(4, 4)],
+    ),
     C("index_fill", lambda m, x: x.index_fill(1, m.tensor([0, 2, 0]), -1.0), [A(3, 4)]),
     C("index_fill_tensor", lambda m, x, v: x.index_fill(0, m.tensor([1]), v), [A(3, 4), A()]),
     C("index_fill_", lambda m, x: (x * 1).index_fill_(1, m.tensor([3]), 2.0), [A(3, 4)]),
-    C("index_put", lambda m, x, v: x.index_put((m.tensor([0, 2]), m.tensor([1, 3])), v),
-      [A(3, 4), A(2)]),
-    C("index_put_accumulate", lambda m, x, v: m.index_put(x, (m.tensor([0, 0, 2]),), v,
-                                                          accumulate=True), [A(3, 4), A(4)]),
-    C("index_put_bcast_acc", lambda m, x, v: (x * 1).index_put_(
-        (m.tensor([[0], [2]]), m.tensor([1, 1])), v, accumulate=True), [A(3, 4), A(2)]),
-    C("index_put_mask", lambda m, x, k: (x * 1).index_put_((k,), m.tensor(2.0)),
-      [A(3, 4), M(3, 4)]),
+    C(
+        "index_put",
+        lambda m, x, v: x.index_put((m.tensor([0, 2]), m.tensor([1, 3])), v),
+        [A(3, 4), A(2)],
+    ),
+    C(
+        "index_put_accumulate",
+        lambda m, x, v: m.index_put(x, (m.tensor([0, 0, 2]),), v, accumulate=True),
+        [A(3, 4), A(4)],
+    ),
+    C(
+        "index_put_bcast_acc",
+        lambda m, x, v: (x * 1).index_put_(
+            (m.tensor([[0], [2]]), m.tensor([1, 1])), v, accumulate=True
+        ),
+        [A(3, 4), A(2)],
+    ),
+    C(
+        "index_put_mask",
+        lambda m, x, k: (x * 1).index_put_((k,), m.tensor(2.0)),
+        [A(3, 4), M(3, 4)],
+    ),
     C("masked_fill", lambda m, x, k: x.masked_fill(k, 0.5), [A(3, 4), M(3, 4)]),
     C("masked_fill_bcast", lambda m, x, k: m.masked_fill(x, k, -1), [A(3, 4), M(4)]),
     C("masked_fill_bigmask", lambda m, x, k: x.masked_fill(k, 2.0), [A(4), M(3, 4)]),
-    C("masked_fill_tensor_value", lambda m, x, k, v: x.masked_fill(k, v),
-      [A(3, 4), M(3, 4), A()]),
-    C("masked_fill_int", lambda m, x, k: x.masked_fill(k, 2.7),
-      [A(3, 4, dtype="int64", grad=False), M(3, 4)]),
+    C("masked_fill_tensor_value", lambda m, x, k, v: x.masked_fill(k, v), [A(3, 4), M(3, 4), A()]),
+    C(
+        "masked_fill_int",
+        lambda m, x, k: x.masked_fill(k, 2.7),
+        [A(3, 4, dtype="int64", grad=False), M(3, 4)],
+    ),
     C("masked_fill_", lambda m, x, k: (x * 1).masked_fill_(k, 3.0), [A(3, 4), M(3, 1)]),
-    C("masked_fill__tensor", lambda m, x, k, v: (x * 1).masked_fill_(k, v),
-      [A(3, 4), M(3, 4), A()]),
+    C(
+        "masked_fill__tensor",
+        lambda m, x, k, v: (x * 1).masked_fill_(k, v),
+        [A(3, 4), M(3, 4), A()],
+    ),
     C("masked_select", lambda m, x, k: x.masked_select(k), [A(3, 4), M(3, 4)]),
     C("masked_select_bcast", lambda m, x, k: m.masked_select(x, k), [A(4), M(3, 4)]),
     C("masked_scatter", lambda m, x, k, s: x.masked_scatter(k, s), [A(3, 4), M(3, 4), A(13)]),
-    C("masked_scatter_bcast", lambda m, x, k, s: m.masked_scatter(x, k, s),
-      [A(3, 4), M(4), A(3, 5)]),
+    C(
+        "masked_scatter_bcast",
+        lambda m, x, k, s: m.masked_scatter(x, k, s),
+        [A(3, 4), M(4), A(3, 5)],
+    ),
     C("take", lambda m, x, i: x.take(i), [A(3, 4), I(2, 5, low=-12, high=11)]),
     C("take_fn", lambda m, x, i: m.take(x, i), [A(3, 4), I(7, high=3)]),
     C("take_along_dim_none", lambda m, x, i: m.take_along_dim(x, i), [A(3, 4), I(5, high=11)]),
     C("take_along_dim_1", lambda m, x, i: x.take_along_dim(i, 1), [A(3, 4), I(3, 2, high=3)]),
-    C("take_along_dim_bcast", lambda m, x, i: m.take_along_dim(x, i, dim=0),
-      [A(3, 4), I(2, 1, high=2)]),
-    C("take_along_dim_bcast_x", lambda m, x, i: m.take_along_dim(x, i, dim=1),
-      [A(1, 4), I(3, 2, high=3)]),
-    C("nonzero", lambda m, x: m.nonzero(x), [A(3, 4, dtype="int64", low=0, high=1, grad=False)],
-      grad=False, gradcheck=False),
-    C("nonzero_tuple", lambda m, x: x.nonzero(as_tuple=True),
-      [A(2, 3, 4, dtype="int64", low=0, high=1, grad=False)], grad=False, gradcheck=False),
-    C("nonzero_0d", lambda m, x: (x.nonzero(), m.nonzero(x, as_tuple=True)),
-      [A(dtype="int64", low=1, high=1, grad=False)], grad=False, gradcheck=False),
+    C(
+        "take_along_dim_bcast",
+        lambda m, x, i: m.take_along_dim(x, i, dim=0),
+        [A(3, 4), I(2, 1, high=2)],
+    ),
+    C(
+        "take_along_dim_bcast_x",
+        lambda m, x, i: m.take_along_dim(x, i, dim=1),
+        [A(1, 4), I(3, 2, high=3)],
+    ),
+    C(
+        "nonzero",
+        lambda m, x: m.nonzero(x),
+        [A(3, 4, dtype="int64", low=0, high=1, grad=False)],
+        grad=False,
+        gradcheck=False,
+    ),
+    C(
+        "nonzero_tuple",
+        lambda m, x: x.nonzero(as_tuple=True),
+        [A(2, 3, 4, dtype="int64", low=0, high=1, grad=False)],
+        grad=False,
+        gradcheck=False,
+    ),
+    C(
+        "nonzero_0d",
+        lambda m, x: (x.nonzero(), m.nonzero(x, as_tuple=True)),
+        [A(dtype="int64", low=1, high=1, grad=False)],
+        grad=False,
+        gradcheck=False,
+    ),
     C("nonzero_bool", lambda m, x: x.nonzero(), [M(5)], grad=False, gradcheck=False),
-    C("argwhere", lambda m, x: m.argwhere(x), [A(3, 4, dtype="int64", low=0, high=1, grad=False)],
-      grad=False, gradcheck=False),
+    C(
+        "argwhere",
+        lambda m, x: m.argwhere(x),
+        [A(3, 4, dtype="int64", low=0, high=1, grad=False)],
+        grad=False,
+        gradcheck=False,
+    ),
 ]
 
 ALL = GETITEM + SETITEM + OPS
-GRADCHECK = [c for c in ALL if c.gradcheck and any(isinstance(s, A) and s.grad and
-                                                     s.dtype.startswith("float") for s in c.inputs)]
+GRADCHECK = [
+    c
+    for c in ALL
+    if c.gradcheck
+    and any(isinstance(s, A) and s.grad and s.dtype.startswith("float") for s in c.inputs)
+]
 
 
 @pytest.mark.parametrize("case", ALL, ids=str)
@@ -318,18 +441,26 @@ def test_setitem_modifies_saved_tensor():
     b = a * 2
     c = b * b  # saves b
     b[0] = 10.0
-    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation "
-                                           "has been modified by an inplace operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="one of the variables needed for gradient computation "
+        "has been modified by an inplace operation",
+    ):
         c.sum().backward()
 
 
 def test_setitem_leaf_errors():
     w = ember.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
-                                           "an in-place operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation.",
+    ):
         w[0] = 2.0
-    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
-                                           "used in an in-place operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a view of a leaf Variable that requires grad is being "
+        "used in an in-place operation.",
+    ):
         w[0:2][0] = 2.0
     with ember.no_grad():
         w[0] = 5.0
@@ -471,16 +602,25 @@ ERRORS = [
     ("gather_size", lambda m: X(m)[0].gather(1, m.zeros(4, 1, dtype=m.int64))),
     ("gather_dim", lambda m: X(m)[0].gather(2, m.zeros(1, 1, dtype=m.int64))),
     ("scatter_oob", lambda m: X(m)[0].scatter(1, m.tensor([[5]]), 1.0)),
-    ("scatter_src_small", lambda m: X(m)[0].scatter(1, m.zeros(2, 2, dtype=m.int64),
-                                                    m.ones(1, 1))),
-    ("scatter_dtype", lambda m: X(m)[0].scatter(1, m.zeros(2, 2, dtype=m.int64),
-                                                m.ones(2, 3, dtype=m.float64))),
-    ("scatter_add_dtype", lambda m: X(m)[0].scatter_add(1, m.zeros(2, 2, dtype=m.int64),
-                                                        m.ones(2, 3, dtype=m.float64))),
-    ("scatter_reduce_bad", lambda m: X(m)[0].scatter(1, m.zeros(1, 1, dtype=m.int64), 2.0,
-                                                     reduce="sum")),
-    ("scatter_reduce_name", lambda m: X(m)[0].scatter_reduce(1, m.zeros(1, 1, dtype=m.int64),
-                                                             m.ones(1, 1), "add")),
+    ("scatter_src_small", lambda m: X(m)[0].scatter(1, m.zeros(2, 2, dtype=m.int64), m.ones(1, 1))),
+    (
+        "scatter_dtype",
+        lambda m: X(m)[0].scatter(1, m.zeros(2, 2, dtype=m.int64), m.ones(2, 3, dtype=m.float64)),
+    ),
+    (
+        "scatter_add_dtype",
+        lambda m: X(m)[0].scatter_add(
+            1, m.zeros(2, 2, dtype=m.int64), m.ones(2, 3, dtype=m.float64)
+        ),
+    ),
+    (
+        "scatter_reduce_bad",
+        lambda m: X(m)[0].scatter(1, m.zeros(1, 1, dtype=m.int64), 2.0, reduce="sum"),
+    ),
+    (
+        "scatter_reduce_name",
+        lambda m: X(m)[0].scatter_reduce(1, m.zeros(1, 1, dtype=m.int64), m.ones(1, 1), "add"),
+    ),
     ("index_select_2d", lambda m: X(m).index_select(1, m.tensor([[0, 1]]))),
     ("index_select_dtype", lambda m: X(m).index_select(1, m.tensor([1.0]))),
     ("index_select_oob", lambda m: X(m)[0].index_select(1, m.tensor([0, 5]))),
@@ -491,12 +631,10 @@ ERRORS = [
     ("take_oob", lambda m: X(m).take(m.tensor([24]))),
     ("take_oob_neg", lambda m: X(m).take(m.tensor([-25]))),
     ("take_dtype", lambda m: X(m).take(m.tensor([1], dtype=m.int32))),
-    ("take_along_dim_dtype", lambda m: m.take_along_dim(X(m), m.tensor([[[0]]], dtype=m.int32),
-                                                        1)),
+    ("take_along_dim_dtype", lambda m: m.take_along_dim(X(m), m.tensor([[[0]]], dtype=m.int32), 1)),
     ("take_along_dim_bcast", lambda m: m.take_along_dim(X(m)[0], m.tensor([[0], [1]]), 1)),
     ("masked_fill_mask_dtype", lambda m: m.ones(3).masked_fill(m.ones(3), 2)),
-    ("masked_fill_value_dim", lambda m: m.ones(3).masked_fill(m.ones(3, dtype=m.bool),
-                                                              m.ones(2))),
+    ("masked_fill_value_dim", lambda m: m.ones(3).masked_fill(m.ones(3, dtype=m.bool), m.ones(2))),
     ("masked_fill__bigmask", lambda m: m.ones(3).masked_fill_(m.ones(2, 3, dtype=m.bool), 2)),
     ("masked_select_dtype", lambda m: m.ones(3).masked_select(m.ones(3))),
     ("masked_scatter_small", lambda m: X(m).masked_scatter(X(m) > 3, m.arange(2.0))),
@@ -527,8 +665,9 @@ def test_index_errors_messages():
         x[5]
     with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
         ember.zeros(2, 2)[0, 0, 0]
-    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool "
-                                         "tensors"):
+    with pytest.raises(
+        IndexError, match="tensors used as indices must be long, int, byte or bool tensors"
+    ):
         x[ember.tensor([0.0])]
 
 
@@ -545,9 +684,11 @@ def _random_key(rng, shape):
         if c == 0:
             it = rng.randrange(-size, size)
         elif c == 1:
-            it = slice(rng.choice([None, rng.randrange(-size - 1, size + 1)]),
-                       rng.choice([None, rng.randrange(-size - 1, size + 1)]),
-                       rng.choice([None, 1, 2, 3]))
+            it = slice(
+                rng.choice([None, rng.randrange(-size - 1, size + 1)]),
+                rng.choice([None, rng.randrange(-size - 1, size + 1)]),
+                rng.choice([None, 1, 2, 3]),
+            )
         elif c == 2:
             it = None
         elif c == 3:
@@ -599,7 +740,7 @@ def test_random_keys_match_torch():
             assert tuple(rt.shape) == tuple(re_.shape), key
             np.testing.assert_array_equal(re_.detach().numpy(), rt.detach().numpy())
             if rt.numel():
-                up = w[:rt.numel()].reshape(tuple(rt.shape))
+                up = w[: rt.numel()].reshape(tuple(rt.shape))
                 rt.backward(torch.tensor(up))
                 re_.backward(ember.tensor(up))
                 np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), err_msg=str(key))

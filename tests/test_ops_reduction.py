@@ -96,8 +96,13 @@ DIFF = [
     Case("log_softmax", lambda m, x: m.log_softmax(x, 1), [A(3, 4)]),
     Case("log_softmax_dim0", lambda m, x: x.log_softmax(0), [A(3, 4)]),
     Case("log_softmax_dtype", lambda m, x: x.log_softmax(-1, dtype=m.float64), [A(2, 3)]),
-    Case("log_softmax_large", lambda m, x: (x * 1000).log_softmax(1), [A(3, 4)],
-         gradcheck=False, atol=1e-3),
+    Case(
+        "log_softmax_large",
+        lambda m, x: (x * 1000).log_softmax(1),
+        [A(3, 4)],
+        gradcheck=False,
+        atol=1e-3,
+    ),
     Case("softmax_scalar", lambda m, x: x.sum().softmax(0), [A(3)]),
     Case("log_softmax_scalar", lambda m, x: x.sum().log_softmax(-1), [A(3)]),
 ]
@@ -121,15 +126,21 @@ NONDIFF = [
     Case("argmax_none_keep", lambda m, x: x.argmax(keepdim=True), [A(3, 4)]),
     Case("argmin", lambda m, x: m.argmin(x, -1), [A(2, 3, 4)]),
     Case("all", lambda m, x: x.all(), [A(3, 4, dtype="bool")]),
-    Case("all_dim", lambda m, x: (x > 0).all(1) if hasattr(m.Tensor, "__gt__") else x.all(1),
-         [A(3, 4, dtype="int32", low=0, high=2)]),
+    Case(
+        "all_dim",
+        lambda m, x: (x > 0).all(1) if hasattr(m.Tensor, "__gt__") else x.all(1),
+        [A(3, 4, dtype="int32", low=0, high=2)],
+    ),
     Case("any_dim", lambda m, x: m.any(x, 0, keepdim=True), [A(3, 4, dtype="bool")]),
     Case("any_float", lambda m, x: x.any(1), [A(3, 4)]),
     Case("all_tuple", lambda m, x: x.all((0, 1)), [A(3, 4, dtype="int32", low=0, high=3)]),
     Case("all_uint8", lambda m, x: x.all(1), [A(3, 4, dtype="uint8", low=0, high=2)]),
     Case("count_nonzero", lambda m, x: m.count_nonzero(x), [A(3, 4, dtype="int32", low=0, high=2)]),
-    Case("count_nonzero_dim", lambda m, x: x.count_nonzero(1), [A(3, 4, dtype="int32", low=0,
-                                                                  high=2)]),
+    Case(
+        "count_nonzero_dim",
+        lambda m, x: x.count_nonzero(1),
+        [A(3, 4, dtype="int32", low=0, high=2)],
+    ),
     Case("count_nonzero_dims", lambda m, x: x.count_nonzero((0, 1)), [A(3, 4, dtype="bool")]),
     Case("cumsum_int", lambda m, x: x.cumsum(1), [A(3, 4, dtype="int32", low=-5, high=5)]),
     Case("cumsum_bool", lambda m, x: x.cumsum(0), [A(3, 4, dtype="bool")]),
@@ -148,6 +159,7 @@ def test_parity(case):
 
 def _values_only(case):
     """The case with integer outputs (indices) dropped: gradcheck differentiates every output."""
+
     def fn(m, *xs):
         out = case.fn(m, *xs)
         if isinstance(out, tuple):
@@ -181,14 +193,41 @@ TIES = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, 5.0, 4.0, 5.
 
 
 @needs_torch
-@pytest.mark.parametrize("fn", [
-    lambda m, x: x.max(), lambda m, x: x.min(), lambda m, x: x.amax(1), lambda m, x: x.amin(0),
-    lambda m, x: x.amax(), lambda m, x: x.max(1), lambda m, x: x.min(1, keepdim=True),
-    lambda m, x: x.norm(INF, 1), lambda m, x: x.median(), lambda m, x: x.median(1),
-    lambda m, x: x.aminmax(dim=1), lambda m, x: x.argmax(1), lambda m, x: x.argmin(),
-    lambda m, x: x.mode(1),
-], ids=["max", "min", "amax1", "amin0", "amax", "max1", "min1k", "norm_inf", "median",
-        "median1", "aminmax", "argmax1", "argmin", "mode1"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, x: x.max(),
+        lambda m, x: x.min(),
+        lambda m, x: x.amax(1),
+        lambda m, x: x.amin(0),
+        lambda m, x: x.amax(),
+        lambda m, x: x.max(1),
+        lambda m, x: x.min(1, keepdim=True),
+        lambda m, x: x.norm(INF, 1),
+        lambda m, x: x.median(),
+        lambda m, x: x.median(1),
+        lambda m, x: x.aminmax(dim=1),
+        lambda m, x: x.argmax(1),
+        lambda m, x: x.argmin(),
+        lambda m, x: x.mode(1),
+    ],
+    ids=[
+        "max",
+        "min",
+        "amax1",
+        "amin0",
+        "amax",
+        "max1",
+        "min1k",
+        "norm_inf",
+        "median",
+        "median1",
+        "aminmax",
+        "argmax1",
+        "argmin",
+        "mode1",
+    ],
+)
 def test_ties(fn):
     e = fn(ember, ember.tensor(TIES))
     t = fn(torch, torch.tensor(TIES))
@@ -199,11 +238,21 @@ def test_ties(fn):
 
 
 @needs_torch
-@pytest.mark.parametrize("fn", [
-    lambda m, x: x.max(), lambda m, x: x.max(1), lambda m, x: x.argmax(1), lambda m, x: x.argmin(),
-    lambda m, x: x.median(), lambda m, x: x.median(1), lambda m, x: m.nansum(x, 1),
-    lambda m, x: m.nanmean(x), lambda m, x: x.sum(0),
-], ids=["max", "max1", "argmax1", "argmin", "median", "median1", "nansum", "nanmean", "sum"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, x: x.max(),
+        lambda m, x: x.max(1),
+        lambda m, x: x.argmax(1),
+        lambda m, x: x.argmin(),
+        lambda m, x: x.median(),
+        lambda m, x: x.median(1),
+        lambda m, x: m.nansum(x, 1),
+        lambda m, x: m.nanmean(x),
+        lambda m, x: x.sum(0),
+    ],
+    ids=["max", "max1", "argmax1", "argmin", "median", "median1", "nansum", "nanmean", "sum"],
+)
 def test_nan(fn):
     arr = np.array([[1.0, np.nan, 2.0], [0.5, 3.0, -1.0]], np.float32)
     e, t = fn(ember, ember.tensor(arr)), fn(torch, torch.tensor(arr))
@@ -212,15 +261,26 @@ def test_nan(fn):
 
 
 @needs_torch
-@pytest.mark.parametrize("arr", [
-    np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]]),
-    np.array([[0.0, 2.0, 3.0, 0.5]]),
-])
-@pytest.mark.parametrize("fn", [lambda m, x: x.prod(1), lambda m, x: x.prod(),
-                                lambda m, x: x.cumprod(1), lambda m, x: x.prod(0, keepdim=True),
-                                lambda m, x: x.norm(), lambda m, x: x.norm(1, 1),
-                                lambda m, x: x.std(0) if x.shape[0] > 1 else x.std(1)],
-                         ids=["prod1", "prod", "cumprod", "prod0", "norm", "norm1", "std"])
+@pytest.mark.parametrize(
+    "arr",
+    [
+        np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]]),
+        np.array([[0.0, 2.0, 3.0, 0.5]]),
+    ],
+)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, x: x.prod(1),
+        lambda m, x: x.prod(),
+        lambda m, x: x.cumprod(1),
+        lambda m, x: x.prod(0, keepdim=True),
+        lambda m, x: x.norm(),
+        lambda m, x: x.norm(1, 1),
+        lambda m, x: x.std(0) if x.shape[0] > 1 else x.std(1),
+    ],
+    ids=["prod1", "prod", "cumprod", "prod0", "norm", "norm1", "std"],
+)
 def test_zeros_grad(fn, arr):
     # exact zeros: derivatives that would divide by the input (or by a zero result) stay finite
     _grad_parity(fn, arr)
@@ -228,8 +288,9 @@ def test_zeros_grad(fn, arr):
 
 
 def test_prod_zeros_gradgrad():
-    x = ember.tensor(np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.5, 2.0, 0.5]]),
-                     requires_grad=True)
+    x = ember.tensor(
+        np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.5, 2.0, 0.5]]), requires_grad=True
+    )
     assert ember.autograd.gradcheck(lambda a: a.prod(1), [x])
     assert ember.autograd.gradgradcheck(lambda a: a.prod(1), [x])
     assert ember.autograd.gradgradcheck(lambda a: a.cumprod(1), [x])
@@ -240,9 +301,16 @@ def test_prod_zeros_gradgrad():
 def test_dtypes_match_torch():
     arr = np.arange(12).reshape(3, 4)
     for dt in ("int8", "int16", "int32", "int64", "uint8", "bool"):
-        for f in (lambda m, x: x.sum(), lambda m, x: x.prod(1), lambda m, x: x.cumsum(0),
-                  lambda m, x: x.max(), lambda m, x: x.all(), lambda m, x: x.any(1),
-                  lambda m, x: x.count_nonzero(), lambda m, x: m.nansum(x)):
+        for f in (
+            lambda m, x: x.sum(),
+            lambda m, x: x.prod(1),
+            lambda m, x: x.cumsum(0),
+            lambda m, x: x.max(),
+            lambda m, x: x.all(),
+            lambda m, x: x.any(1),
+            lambda m, x: x.count_nonzero(),
+            lambda m, x: m.nansum(x),
+        ):
             a = arr.astype(dt)
             e, t = f(ember, ember.tensor(a)), f(torch, torch.tensor(a))
             assert_same(e, t, what=dt)
@@ -250,8 +318,19 @@ def test_dtypes_match_torch():
 
 def test_float32_stays_float32():
     x = ember.ones(3, 4, dtype=ember.float32)
-    for r in (x.sum(), x.mean(1), x.std(), x.norm(), x.logsumexp(1), x.softmax(1),
-              x.log_softmax(0), x.prod(), x.cumprod(1), x.var_mean(1)[1], x.max(1).values):
+    for r in (
+        x.sum(),
+        x.mean(1),
+        x.std(),
+        x.norm(),
+        x.logsumexp(1),
+        x.softmax(1),
+        x.log_softmax(0),
+        x.prod(),
+        x.cumprod(1),
+        x.var_mean(1)[1],
+        x.max(1).values,
+    ):
         assert r.dtype == ember.float32
 
 
@@ -323,47 +402,111 @@ def _e(*shape, dtype=ember.float32):
     return ember.zeros(*shape, dtype=dtype)
 
 
-@pytest.mark.parametrize("fn, exc, msg", [
-    (lambda: _e(2, 3, dtype=ember.int32).mean(), RuntimeError,
-     (r"mean\(\): could not infer output dtype. Input dtype must be either a floating point or "
-     r"complex dtype. Got: Int")),
-    (lambda: _e(2, 3).sum(2), IndexError,
-     r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
-    (lambda: _e(2, 3).mean(-3), IndexError,
-     r"Dimension out of range \(expected to be in range of \[-2, 1\], but got -3\)"),
-    (lambda: _e(2, 3).softmax(2), IndexError,
-     r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
-    (lambda: _e(2, 3).max(5), IndexError, r"expected to be in range of \[-2, 1\], but got 5"),
-    (lambda: _e(2, 3).sum((0, 0)), RuntimeError, "dim 0 appears multiple times in the list of dims"),
-    (lambda: _e(0).max(), RuntimeError,
-     (r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. Specify the "
-     r"reduction dim with the 'dim' argument.")),
-    (lambda: _e(0).min(), RuntimeError, r"min\(\): Expected reduction dim to be specified"),
-    (lambda: _e(0).amax(), RuntimeError, r"amax\(\): Expected reduction dim to be specified"),
-    (lambda: _e(0, 3).max(0), IndexError, (r"max\(\): Expected reduction dim 0 to have non-zero "
-     r"size.")),
-    (lambda: _e(0, 3).amin(0), IndexError, r"amin\(\): Expected reduction dim 0 to have non-zero"),
-    (lambda: _e(0).argmax(), IndexError, (r"argmax\(\): Expected reduction dim to be specified for "
-     r"input.numel\(\) == 0.")),
-    (lambda: _e(2, 3, dtype=ember.int64).std(), RuntimeError,
-     "std and var only support floating point and complex dtypes"),
-    (lambda: _e(2, 3, dtype=ember.int64).var(1), RuntimeError,
-     "std and var only support floating point and complex dtypes"),
-    (lambda: _e(2, 3, dtype=ember.int32).nanmean(), RuntimeError,
-     "nanmean\\(\\): expected input to have floating point or complex dtype but got Int"),
-    (lambda: _e(2, 3, dtype=ember.int32).norm(), RuntimeError,
-     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Int"),
-    (lambda: _e(2, 3).norm("abc"), RuntimeError, "linalg.matrix_norm: Order abc not supported."),
-    (lambda: _e(2, 3, dtype=ember.int64).softmax(0), NotImplementedError,
-     "\"softmax_kernel_impl\" not implemented for 'Long'"),
-    (lambda: _e(2, 3, dtype=ember.int32).log_softmax(1), NotImplementedError,
-     "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Int'"),
-    (lambda: ember.softmax(_e(2, 3)), TypeError, "softmax\\(\\) missing 1 required positional"),
-    (lambda: _e(2, 3).cumsum(), TypeError, "cumsum\\(\\) missing 1 required positional"),
-    (lambda: ember.logsumexp(_e(2, 3)), TypeError, "logsumexp\\(\\) missing 1 required"),
-    (lambda: _e(2, 3).prod((0, 1)), TypeError, "prod\\(\\) received an invalid combination"),
-    (lambda: _e(2, 3).sum("C"), RuntimeError, "Name 'C' not found in Tensor"),
-])
+@pytest.mark.parametrize(
+    "fn, exc, msg",
+    [
+        (
+            lambda: _e(2, 3, dtype=ember.int32).mean(),
+            RuntimeError,
+            (
+                r"mean\(\): could not infer output dtype. Input dtype must be either a floating point or "
+                r"complex dtype. Got: Int"
+            ),
+        ),
+        (
+            lambda: _e(2, 3).sum(2),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        ),
+        (
+            lambda: _e(2, 3).mean(-3),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got -3\)",
+        ),
+        (
+            lambda: _e(2, 3).softmax(2),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        ),
+        (lambda: _e(2, 3).max(5), IndexError, r"expected to be in range of \[-2, 1\], but got 5"),
+        (
+            lambda: _e(2, 3).sum((0, 0)),
+            RuntimeError,
+            "dim 0 appears multiple times in the list of dims",
+        ),
+        (
+            lambda: _e(0).max(),
+            RuntimeError,
+            (
+                r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. Specify the "
+                r"reduction dim with the 'dim' argument."
+            ),
+        ),
+        (lambda: _e(0).min(), RuntimeError, r"min\(\): Expected reduction dim to be specified"),
+        (lambda: _e(0).amax(), RuntimeError, r"amax\(\): Expected reduction dim to be specified"),
+        (
+            lambda: _e(0, 3).max(0),
+            IndexError,
+            (
+                r"max\(\): Expected reduction dim 0 to have non-zero "
+                r"size."
+            ),
+        ),
+        (
+            lambda: _e(0, 3).amin(0),
+            IndexError,
+            r"amin\(\): Expected reduction dim 0 to have non-zero",
+        ),
+        (
+            lambda: _e(0).argmax(),
+            IndexError,
+            (
+                r"argmax\(\): Expected reduction dim to be specified for "
+                r"input.numel\(\) == 0."
+            ),
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int64).std(),
+            RuntimeError,
+            "std and var only support floating point and complex dtypes",
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int64).var(1),
+            RuntimeError,
+            "std and var only support floating point and complex dtypes",
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int32).nanmean(),
+            RuntimeError,
+            "nanmean\\(\\): expected input to have floating point or complex dtype but got Int",
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int32).norm(),
+            RuntimeError,
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Int",
+        ),
+        (
+            lambda: _e(2, 3).norm("abc"),
+            RuntimeError,
+            "linalg.matrix_norm: Order abc not supported.",
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int64).softmax(0),
+            NotImplementedError,
+            "\"softmax_kernel_impl\" not implemented for 'Long'",
+        ),
+        (
+            lambda: _e(2, 3, dtype=ember.int32).log_softmax(1),
+            NotImplementedError,
+            "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Int'",
+        ),
+        (lambda: ember.softmax(_e(2, 3)), TypeError, "softmax\\(\\) missing 1 required positional"),
+        (lambda: _e(2, 3).cumsum(), TypeError, "cumsum\\(\\) missing 1 required positional"),
+        (lambda: ember.logsumexp(_e(2, 3)), TypeError, "logsumexp\\(\\) missing 1 required"),
+        (lambda: _e(2, 3).prod((0, 1)), TypeError, "prod\\(\\) received an invalid combination"),
+        (lambda: _e(2, 3).sum("C"), RuntimeError, "Name 'C' not found in Tensor"),
+    ],
+)
 def test_errors(fn, exc, msg):
     with pytest.raises(exc, match=msg):
         fn()
@@ -372,10 +515,14 @@ def test_errors(fn, exc, msg):
 @needs_torch
 def test_error_messages_match_torch():
     # the same messages as torch, checked against the oracle itself
-    for f in (lambda m: m.zeros(2, 3, dtype=m.int32).mean(), lambda m: m.zeros(2, 3).sum(2),
-              lambda m: m.zeros(0).max(), lambda m: m.zeros(0, 3).max(0),
-              lambda m: m.zeros(2, 3, dtype=m.int64).std(),
-              lambda m: m.zeros(2, 3).sum((0, 0))):
+    for f in (
+        lambda m: m.zeros(2, 3, dtype=m.int32).mean(),
+        lambda m: m.zeros(2, 3).sum(2),
+        lambda m: m.zeros(0).max(),
+        lambda m: m.zeros(0, 3).max(0),
+        lambda m: m.zeros(2, 3, dtype=m.int64).std(),
+        lambda m: m.zeros(2, 3).sum((0, 0)),
+    ):
         with pytest.raises(Exception) as te:
             f(torch)
         with pytest.raises(type(te.value)) as ee:

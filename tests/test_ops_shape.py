@@ -69,14 +69,22 @@ CASES = [
     Case("cat_dim1", lambda m, x, y: m.cat((x, y), 1), [A(2, 3), A(2, 1)]),
     Case("cat_neg", lambda m, x, y, z: m.cat([x, y, z], -1), [A(2, 3), A(2, 1), A(2, 2)]),
     Case("cat_self", lambda m, x: m.cat([x, x * 2], 0), [A(2, 3)]),
-    Case("cat_promote", lambda m, x, y: m.cat([x, y]),
-         [A(2, 3), A(2, 3, dtype="int64", grad=False)]),
-    Case("cat_promote_int", lambda m, x, y: m.cat([x, y]),
-         [A(2, dtype="bool", grad=False), A(2, dtype="uint8", grad=False)], grad=False),
-    Case("cat_half_int", lambda m, x, y: m.cat([x, y]),
-         [A(2, dtype="int32", grad=False), A(2, dtype="float16", grad=False)], grad=False),
-    Case("cat_empty_legacy", lambda m, x, y: m.cat([x, y]),
-         [A(0, grad=False), A(2, 3)]),
+    Case(
+        "cat_promote", lambda m, x, y: m.cat([x, y]), [A(2, 3), A(2, 3, dtype="int64", grad=False)]
+    ),
+    Case(
+        "cat_promote_int",
+        lambda m, x, y: m.cat([x, y]),
+        [A(2, dtype="bool", grad=False), A(2, dtype="uint8", grad=False)],
+        grad=False,
+    ),
+    Case(
+        "cat_half_int",
+        lambda m, x, y: m.cat([x, y]),
+        [A(2, dtype="int32", grad=False), A(2, dtype="float16", grad=False)],
+        grad=False,
+    ),
+    Case("cat_empty_legacy", lambda m, x, y: m.cat([x, y]), [A(0, grad=False), A(2, 3)]),
     Case("concat", lambda m, x, y: m.concat([x, y], 1), [A(2, 3), A(2, 2)]),
     Case("concatenate", lambda m, x, y: m.concatenate([x, y], axis=0), [A(2, 3), A(1, 3)]),
     Case("stack", lambda m, x, y: m.stack([x, y]), [A(2, 3), A(2, 3)]),
@@ -110,8 +118,11 @@ CASES = [
     Case("tril_k", lambda m, x: m.tril(x, -1), [A(2, 3, 4)]),
     Case("triu", lambda m, x: x.triu(1), [A(3, 4)]),
     Case("triu_fn", lambda m, x: m.triu(x), [A(2, 4, 3)]),
-    Case("view_chain", lambda m, x: x.t().unsqueeze(0).expand(2, 4, 3).narrow(2, 1, 2).flatten(),
-         [A(3, 4)]),
+    Case(
+        "view_chain",
+        lambda m, x: x.t().unsqueeze(0).expand(2, 4, 3).narrow(2, 1, 2).flatten(),
+        [A(3, 4)],
+    ),
 ]
 
 
@@ -135,8 +146,9 @@ def test_view_dtype_matches_torch():
     for d in ("int32", "float16", "uint8", "float64", "int64", "complex64"):
         e = ember.tensor(a).view(getattr(ember, d))
         t = torch.tensor(a).view(getattr(torch, d))
-        assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype).replace("torch",
-                                                                                         "ember")
+        assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype).replace(
+            "torch", "ember"
+        )
         np.testing.assert_array_equal(e.numpy(), t.numpy())
     x = ember.tensor(a, requires_grad=True)
     assert not x.view(ember.float32).requires_grad  # view(dtype) is not differentiable
@@ -159,8 +171,12 @@ def test_inplace_metadata_ops():
     import numpy as np
 
     a = np.arange(6.0).reshape(2, 1, 3)
-    for name, args in (("squeeze_", (1,)), ("unsqueeze_", (0,)), ("transpose_", (0, 2)),
-                       ("swapaxes_", (0, 1))):
+    for name, args in (
+        ("squeeze_", (1,)),
+        ("unsqueeze_", (0,)),
+        ("transpose_", (0, 2)),
+        ("swapaxes_", (0, 1)),
+    ):
         e, t = ember.tensor(a), torch.tensor(a)
         r = getattr(e, name)(*args)
         getattr(t, name)(*args)
@@ -179,116 +195,289 @@ def test_inplace_metadata_ops():
 
 
 ERRORS = [
-    (lambda m: m.zeros(2, 3).t().view(6), RuntimeError,
-     "view size is not compatible with input tensor's size and stride"),
-    (lambda m: m.zeros(2, 3).view(5), RuntimeError, r"shape '\[5\]' is invalid for input of size 6"),
-    (lambda m: m.zeros(2, 3).view(4, -1), RuntimeError,
-     r"shape '\[4, -1\]' is invalid for input of size 6"),
+    (
+        lambda m: m.zeros(2, 3).t().view(6),
+        RuntimeError,
+        "view size is not compatible with input tensor's size and stride",
+    ),
+    (
+        lambda m: m.zeros(2, 3).view(5),
+        RuntimeError,
+        r"shape '\[5\]' is invalid for input of size 6",
+    ),
+    (
+        lambda m: m.zeros(2, 3).view(4, -1),
+        RuntimeError,
+        r"shape '\[4, -1\]' is invalid for input of size 6",
+    ),
     (lambda m: m.zeros(2, 3).view(-1, -1), RuntimeError, "only one dimension can be inferred"),
     (lambda m: m.zeros(2, 3).view(-2, 3), RuntimeError, "invalid shape dimension -2"),
-    (lambda m: m.zeros(2, 3).view(2.5, 2), TypeError,
-     r"view\(\) received an invalid combination of arguments - got \(float, int\)"),
-    (lambda m: m.zeros(2, 3).t().view(3, -1, 1, 5), RuntimeError,
-     r"shape '\[3, -1, 1, 5\]' is invalid for input of size 6"),
-    (lambda m: m.zeros(2, 3).reshape(5), RuntimeError, r"shape '\[5\]' is invalid for input of size 6"),
-    (lambda m: m.zeros(3, 3).t().view(m.float16), RuntimeError,
-     r"self.stride\(-1\) must be 1 to view Float as Half \(different element sizes\), but got 3"),
-    (lambda m: m.zeros(3, 3).view(m.float64), RuntimeError,
-     r"self.size\(-1\) must be divisible by 2 to view Float as Double"),
+    (
+        lambda m: m.zeros(2, 3).view(2.5, 2),
+        TypeError,
+        r"view\(\) received an invalid combination of arguments - got \(float, int\)",
+    ),
+    (
+        lambda m: m.zeros(2, 3).t().view(3, -1, 1, 5),
+        RuntimeError,
+        r"shape '\[3, -1, 1, 5\]' is invalid for input of size 6",
+    ),
+    (
+        lambda m: m.zeros(2, 3).reshape(5),
+        RuntimeError,
+        r"shape '\[5\]' is invalid for input of size 6",
+    ),
+    (
+        lambda m: m.zeros(3, 3).t().view(m.float16),
+        RuntimeError,
+        r"self.stride\(-1\) must be 1 to view Float as Half \(different element sizes\), but got 3",
+    ),
+    (
+        lambda m: m.zeros(3, 3).view(m.float64),
+        RuntimeError,
+        r"self.size\(-1\) must be divisible by 2 to view Float as Double",
+    ),
     (lambda m: m.cat([]), ValueError, "expected a non-empty list of Tensors"),
-    (lambda m: m.cat([m.zeros(2, 3), m.zeros(3, 3)], 1), RuntimeError,
-     (r"Sizes of tensors must match except in dimension 1. Expected size 2 but got size 3 for "
-     r"tensor number 1 in the list.")),
-    (lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 4)], 0), RuntimeError,
-     "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4"),
-    (lambda m: m.cat([m.zeros(2, 3), m.zeros(2)]), RuntimeError,
-     "Tensors must have same number of dimensions: got 2 and 1"),
-    (lambda m: m.cat([m.tensor(1.0), m.tensor(2.0)]), RuntimeError,
-     r"zero-dimensional tensor \(at position 0\) cannot be concatenated"),
-    (lambda m: m.cat([m.zeros(2, 3), 3]), TypeError,
-     "expected Tensor as element 1 in argument 0, but got int"),
-    (lambda m: m.cat([m.zeros(2, 3), [1]]), TypeError,
-     "expected Tensor as element 1 in argument 0, but got list"),
-    (lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 3)], 2), IndexError,
-     r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
-    (lambda m: m.stack([m.zeros(2, 3), m.zeros(3, 2)]), RuntimeError,
-     (r"stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3, 2\] at "
-     "entry 1")),
+    (
+        lambda m: m.cat([m.zeros(2, 3), m.zeros(3, 3)], 1),
+        RuntimeError,
+        (
+            r"Sizes of tensors must match except in dimension 1. Expected size 2 but got size 3 for "
+            r"tensor number 1 in the list."
+        ),
+    ),
+    (
+        lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 4)], 0),
+        RuntimeError,
+        "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4",
+    ),
+    (
+        lambda m: m.cat([m.zeros(2, 3), m.zeros(2)]),
+        RuntimeError,
+        "Tensors must have same number of dimensions: got 2 and 1",
+    ),
+    (
+        lambda m: m.cat([m.tensor(1.0), m.tensor(2.0)]),
+        RuntimeError,
+        r"zero-dimensional tensor \(at position 0\) cannot be concatenated",
+    ),
+    (
+        lambda m: m.cat([m.zeros(2, 3), 3]),
+        TypeError,
+        "expected Tensor as element 1 in argument 0, but got int",
+    ),
+    (
+        lambda m: m.cat([m.zeros(2, 3), [1]]),
+        TypeError,
+        "expected Tensor as element 1 in argument 0, but got list",
+    ),
+    (
+        lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 3)], 2),
+        IndexError,
+        r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+    ),
+    (
+        lambda m: m.stack([m.zeros(2, 3), m.zeros(3, 2)]),
+        RuntimeError,
+        (
+            r"stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3, 2\] at "
+            "entry 1"
+        ),
+    ),
     (lambda m: m.stack([]), RuntimeError, "stack expects a non-empty TensorList"),
     (lambda m: m.stack([m.zeros(2), m.zeros(2)], 2), IndexError, "Dimension out of range"),
-    (lambda m: m.zeros(2, 3).expand(3), RuntimeError,
-     (r"expand\(torch.FloatTensor\{\[2, 3\]\}, size=\[3\]\): the number of sizes provided \(1\) "
-     r"must be greater or equal to the number of dimensions in the tensor \(2\)")),
-    (lambda m: m.zeros(2, 3).expand(4, 3), RuntimeError,
-     (r"The expanded size of the tensor \(4\) must match the existing size \(2\) at non-singleton "
-     r"dimension 0.  Target sizes: \[4, 3\].  Tensor sizes: \[2, 3\]")),
-    (lambda m: m.zeros(2, 3).expand(-1, 2, 3), RuntimeError,
-     (r"The expanded size of the tensor \(-1\) isn't allowed in a leading, non-existing "
-     "dimension 0")),
-    (lambda m: m.zeros(2, 3).permute(1), RuntimeError,
-     (r"number of dimensions in the tensor input does not match the length of the desired "
-     r"ordering of dimensions i.e. input.dim\(\) = 2 is not equal to len\(dims\) = 1")),
-    (lambda m: m.zeros(2, 3).permute(0, 0), RuntimeError, "permute\\(\\): duplicate dims are not allowed"),
+    (
+        lambda m: m.zeros(2, 3).expand(3),
+        RuntimeError,
+        (
+            r"expand\(torch.FloatTensor\{\[2, 3\]\}, size=\[3\]\): the number of sizes provided \(1\) "
+            r"must be greater or equal to the number of dimensions in the tensor \(2\)"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).expand(4, 3),
+        RuntimeError,
+        (
+            r"The expanded size of the tensor \(4\) must match the existing size \(2\) at non-singleton "
+            r"dimension 0.  Target sizes: \[4, 3\].  Tensor sizes: \[2, 3\]"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).expand(-1, 2, 3),
+        RuntimeError,
+        (
+            r"The expanded size of the tensor \(-1\) isn't allowed in a leading, non-existing "
+            "dimension 0"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).permute(1),
+        RuntimeError,
+        (
+            r"number of dimensions in the tensor input does not match the length of the desired "
+            r"ordering of dimensions i.e. input.dim\(\) = 2 is not equal to len\(dims\) = 1"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).permute(0, 0),
+        RuntimeError,
+        "permute\\(\\): duplicate dims are not allowed",
+    ),
     (lambda m: m.zeros(2, 3).permute(0, 2), IndexError, "Dimension out of range"),
-    (lambda m: m.zeros(2, 3).transpose(0, 2), IndexError,
-     r"expected to be in range of \[-2, 1\], but got 2"),
+    (
+        lambda m: m.zeros(2, 3).transpose(0, 2),
+        IndexError,
+        r"expected to be in range of \[-2, 1\], but got 2",
+    ),
     (lambda m: m.zeros(2, 3).squeeze(2), IndexError, "Dimension out of range"),
     (lambda m: m.zeros(2, 3).squeeze((0, 0)), RuntimeError, "dim 0 appears multiple times"),
-    (lambda m: m.zeros(2, 3).unsqueeze(3), IndexError,
-     r"expected to be in range of \[-3, 2\], but got 3"),
-    (lambda m: m.zeros(2, 3).narrow(0, 1, 3), RuntimeError,
-     r"start \(1\) \+ length \(3\) exceeds dimension size \(2\)."),
-    (lambda m: m.zeros(2, 3).narrow(0, 3, 0), IndexError,
-     r"start out of range \(expected to be in range of \[-2, 2\], but got 3\)"),
-    (lambda m: m.zeros(2, 3).narrow(0, 0, -1), RuntimeError, "narrow\\(\\): length must be non-negative"),
-    (lambda m: m.zeros(2, 3).select(0, 2), IndexError,
-     r"select\(\): index 2 out of range for tensor of size \[2, 3\] at dimension 0"),
+    (
+        lambda m: m.zeros(2, 3).unsqueeze(3),
+        IndexError,
+        r"expected to be in range of \[-3, 2\], but got 3",
+    ),
+    (
+        lambda m: m.zeros(2, 3).narrow(0, 1, 3),
+        RuntimeError,
+        r"start \(1\) \+ length \(3\) exceeds dimension size \(2\).",
+    ),
+    (
+        lambda m: m.zeros(2, 3).narrow(0, 3, 0),
+        IndexError,
+        r"start out of range \(expected to be in range of \[-2, 2\], but got 3\)",
+    ),
+    (
+        lambda m: m.zeros(2, 3).narrow(0, 0, -1),
+        RuntimeError,
+        "narrow\\(\\): length must be non-negative",
+    ),
+    (
+        lambda m: m.zeros(2, 3).select(0, 2),
+        IndexError,
+        r"select\(\): index 2 out of range for tensor of size \[2, 3\] at dimension 0",
+    ),
     (lambda m: m.zeros(2, 3).select(0, -3), IndexError, "index -3 out of range"),
-    (lambda m: m.zeros(2, 3).split(0), RuntimeError,
-     "split_size can only be 0 if dimension size is 0, but got dimension size of 2"),
-    (lambda m: m.zeros(2, 3).split(-1), RuntimeError,
-     "split expects split_size be non-negative, but got split_size=-1"),
-    (lambda m: m.zeros(2, 3).split([1, 2]), RuntimeError,
-     (r"split_with_sizes expects split_sizes to sum exactly to 2 \(input tensor's size at "
-     r"dimension 0\), but got split_sizes=\[1, 2\]")),
+    (
+        lambda m: m.zeros(2, 3).split(0),
+        RuntimeError,
+        "split_size can only be 0 if dimension size is 0, but got dimension size of 2",
+    ),
+    (
+        lambda m: m.zeros(2, 3).split(-1),
+        RuntimeError,
+        "split expects split_size be non-negative, but got split_size=-1",
+    ),
+    (
+        lambda m: m.zeros(2, 3).split([1, 2]),
+        RuntimeError,
+        (
+            r"split_with_sizes expects split_sizes to sum exactly to 2 \(input tensor's size at "
+            r"dimension 0\), but got split_sizes=\[1, 2\]"
+        ),
+    ),
     (lambda m: m.zeros(2, 3).split([-1, 3]), RuntimeError, "only non-negative entries"),
-    (lambda m: m.zeros(2, 3).chunk(0), RuntimeError, "chunk expects `chunks` to be greater than 0, got: 0"),
-    (lambda m: m.zeros(5).tensor_split(0), RuntimeError, "number of sections must be larger than 0, got 0"),
-    (lambda m: m.zeros(2, 3).repeat(2), RuntimeError,
-     "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"),
-    (lambda m: m.zeros(2, 3).flatten(1, 0), RuntimeError,
-     "flatten\\(\\) has invalid args: start_dim cannot come after end_dim"),
+    (
+        lambda m: m.zeros(2, 3).chunk(0),
+        RuntimeError,
+        "chunk expects `chunks` to be greater than 0, got: 0",
+    ),
+    (
+        lambda m: m.zeros(5).tensor_split(0),
+        RuntimeError,
+        "number of sections must be larger than 0, got 0",
+    ),
+    (
+        lambda m: m.zeros(2, 3).repeat(2),
+        RuntimeError,
+        "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+    ),
+    (
+        lambda m: m.zeros(2, 3).flatten(1, 0),
+        RuntimeError,
+        "flatten\\(\\) has invalid args: start_dim cannot come after end_dim",
+    ),
     (lambda m: m.zeros(2, 3).flatten(0, 5), IndexError, "Dimension out of range"),
-    (lambda m: m.zeros(2, 3).unflatten(1, (2, 2)), RuntimeError,
-     (r"unflatten: Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\) in the "
-     "input tensor")),
-    (lambda m: m.zeros(2, 3).unflatten(1, (-1, -1)), RuntimeError, "only one dimension can be inferred"),
+    (
+        lambda m: m.zeros(2, 3).unflatten(1, (2, 2)),
+        RuntimeError,
+        (
+            r"unflatten: Provided sizes \[2, 2\] don't multiply up to the size of dim 1 \(3\) in the "
+            "input tensor"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).unflatten(1, (-1, -1)),
+        RuntimeError,
+        "only one dimension can be inferred",
+    ),
     (lambda m: m.zeros(2, 3).unflatten(1, ()), RuntimeError, "unflatten: sizes must be non-empty"),
-    (lambda m: m.zeros(2, 3).movedim((0, 1), (0,)), RuntimeError,
-     (r"movedim: Invalid source or destination dims: source \(\[0, 1\] dims\) should contain the "
-     r"same number of dims as destination \(\[0\] dims\)")),
-    (lambda m: m.zeros(2, 3).movedim((0, 0), (0, 1)), RuntimeError,
-     r"movedim: repeated dim in `source` \(\[0, 0\]\)"),
-    (lambda m: m.zeros(3, 3, 3).t(), RuntimeError,
-     "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"),
-    (lambda m: m.zeros(3).mT, RuntimeError,
-     "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."),
-    (lambda m: m.zeros(3).H, RuntimeError,
-     r"tensor.H is only supported on matrices \(2-D tensors\). Got 1-D tensor."),
-    (lambda m: m.zeros(3, 3, 3).H, RuntimeError, "For batches of matrices, consider using tensor.mH"),
+    (
+        lambda m: m.zeros(2, 3).movedim((0, 1), (0,)),
+        RuntimeError,
+        (
+            r"movedim: Invalid source or destination dims: source \(\[0, 1\] dims\) should contain the "
+            r"same number of dims as destination \(\[0\] dims\)"
+        ),
+    ),
+    (
+        lambda m: m.zeros(2, 3).movedim((0, 0), (0, 1)),
+        RuntimeError,
+        r"movedim: repeated dim in `source` \(\[0, 0\]\)",
+    ),
+    (
+        lambda m: m.zeros(3, 3, 3).t(),
+        RuntimeError,
+        "t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D",
+    ),
+    (
+        lambda m: m.zeros(3).mT,
+        RuntimeError,
+        "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.",
+    ),
+    (
+        lambda m: m.zeros(3).H,
+        RuntimeError,
+        r"tensor.H is only supported on matrices \(2-D tensors\). Got 1-D tensor.",
+    ),
+    (
+        lambda m: m.zeros(3, 3, 3).H,
+        RuntimeError,
+        "For batches of matrices, consider using tensor.mH",
+    ),
     (lambda m: m.zeros(3).mH, RuntimeError, "tensor.mH is only supported on matrices or batches"),
-    (lambda m: m.zeros(2, 3).roll(1, (0, 1)), RuntimeError,
-     "shifts and dimensions must align. shifts: 1, dims:2"),
-    (lambda m: m.zeros(2, 3).roll((1, 2)), RuntimeError,
-     "shifts and dimensions must align. shifts: 2, dims:0"),
-    (lambda m: m.zeros(2, 3).flip(0, 0), RuntimeError, "dim 0 appears multiple times in the list of dims"),
+    (
+        lambda m: m.zeros(2, 3).roll(1, (0, 1)),
+        RuntimeError,
+        "shifts and dimensions must align. shifts: 1, dims:2",
+    ),
+    (
+        lambda m: m.zeros(2, 3).roll((1, 2)),
+        RuntimeError,
+        "shifts and dimensions must align. shifts: 2, dims:0",
+    ),
+    (
+        lambda m: m.zeros(2, 3).flip(0, 0),
+        RuntimeError,
+        "dim 0 appears multiple times in the list of dims",
+    ),
     (lambda m: m.zeros(2, 3).flip(), TypeError, "missing 1 required positional arguments"),
     (lambda m: m.zeros(3).fliplr(), RuntimeError, "Input must be >= 2-d."),
-    (lambda m: m.zeros(3).tril(), RuntimeError, "tril: input tensor must have at least 2 dimensions"),
-    (lambda m: m.zeros(3).triu(), RuntimeError, "triu: input tensor must have at least 2 dimensions"),
+    (
+        lambda m: m.zeros(3).tril(),
+        RuntimeError,
+        "tril: input tensor must have at least 2 dimensions",
+    ),
+    (
+        lambda m: m.zeros(3).triu(),
+        RuntimeError,
+        "triu: input tensor must have at least 2 dimensions",
+    ),
     (lambda m: m.zeros(3).diagonal(), IndexError, "Dimension out of range"),
-    (lambda m: m.zeros(2, 3, 4).diagonal(0, 1, 1), RuntimeError,
-     "diagonal dimensions cannot be identical 1, 1"),
+    (
+        lambda m: m.zeros(2, 3, 4).diagonal(0, 1, 1),
+        RuntimeError,
+        "diagonal dimensions cannot be identical 1, 1",
+    ),
     (lambda m: m.zeros(2, 3).unbind(2), IndexError, "Dimension out of range"),
 ]
 

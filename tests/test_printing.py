@@ -19,40 +19,40 @@ def _arr(seed, *shape, dtype="float32"):
 
 CASES = {
     # floating: fixed / integer-looking / scientific choices, widths, nan/inf, signs
-    "f_basic": lambda m: m.tensor([1., 2.]),
+    "f_basic": lambda m: m.tensor([1.0, 2.0]),
     "f_frac": lambda m: m.tensor([1.5, 2.25, -3.125]),
-    "f_ratio": lambda m: m.tensor([0.1, 100.]),
-    "f_tiny": lambda m: m.tensor([1e-5, 1.]),
-    "f_big": lambda m: m.tensor([1e8, 1.]),
+    "f_ratio": lambda m: m.tensor([0.1, 100.0]),
+    "f_tiny": lambda m: m.tensor([1e-5, 1.0]),
+    "f_big": lambda m: m.tensor([1e8, 1.0]),
     "f_huge": lambda m: m.tensor([1e9]),
     "f_huge_frac": lambda m: m.tensor([123456789.5]),
-    "f_nonfinite": lambda m: m.tensor([nan, inf, -inf, 1.]),
-    "f_zeros": lambda m: m.tensor([0., 0.]),
-    "f_negzero": lambda m: m.tensor([-0.]),
+    "f_nonfinite": lambda m: m.tensor([nan, inf, -inf, 1.0]),
+    "f_zeros": lambda m: m.tensor([0.0, 0.0]),
+    "f_negzero": lambda m: m.tensor([-0.0]),
     "f_nan": lambda m: m.tensor([nan]),
-    "f_exp3": lambda m: m.tensor([1e-300, 1.], dtype=m.float64),
+    "f_exp3": lambda m: m.tensor([1e-300, 1.0], dtype=m.float64),
     "f_exp3b": lambda m: m.tensor([1e100, -1e-200], dtype=m.float64),
     "f_2d": lambda m: m.tensor(_arr(0, 3, 4)),
     "f_3d": lambda m: m.tensor(_arr(1, 2, 3, 4)),
     "f_wrap": lambda m: m.tensor(np.linspace(-5, 5, 30).astype("float32")),
     "f_summ1d": lambda m: m.tensor(np.linspace(-5, 5, 2000).astype("float32")),
     "f_summ2d": lambda m: m.tensor(_arr(2, 40, 40)),
-    "f_summ3d": lambda m: m.tensor(np.arange(1331.).reshape(11, 11, 11).astype("float32")),
-    "f_int_ratio": lambda m: m.tensor([1., 10000.]),
-    "f_int_neg": lambda m: m.tensor([1., -10000., 3.]),
-    "f_sci_2d": lambda m: m.tensor([[1e-10, 2.], [3., 4.]]),
-    "f_nan_mid": lambda m: m.tensor([0.5, nan, 2.]),
+    "f_summ3d": lambda m: m.tensor(np.arange(1331.0).reshape(11, 11, 11).astype("float32")),
+    "f_int_ratio": lambda m: m.tensor([1.0, 10000.0]),
+    "f_int_neg": lambda m: m.tensor([1.0, -10000.0, 3.0]),
+    "f_sci_2d": lambda m: m.tensor([[1e-10, 2.0], [3.0, 4.0]]),
+    "f_nan_mid": lambda m: m.tensor([0.5, nan, 2.0]),
     "f_round": lambda m: m.tensor([9.99996, -0.00012]),
-    "f_int_nan": lambda m: m.tensor([1., nan]),
-    "f_int_inf2d": lambda m: m.tensor([[1., 2.], [3., inf]]),
-    "f_1001": lambda m: m.tensor(np.arange(1001.).astype("float32")),
-    "f_100": lambda m: m.tensor(np.arange(100.).astype("float32") * 1.5),
+    "f_int_nan": lambda m: m.tensor([1.0, nan]),
+    "f_int_inf2d": lambda m: m.tensor([[1.0, 2.0], [3.0, inf]]),
+    "f_1001": lambda m: m.tensor(np.arange(1001.0).astype("float32")),
+    "f_100": lambda m: m.tensor(np.arange(100.0).astype("float32") * 1.5),
     "f_col": lambda m: m.tensor(_arr(3, 5, 1)),
     "f_4d": lambda m: m.tensor(_arr(4, 2, 2, 2, 2)),
     "f_wide_rows": lambda m: m.tensor(_arr(5, 3, 25)),
     # other float dtypes
-    "f64": lambda m: m.tensor([1.5, 2.], dtype=m.float64),
-    "f16": lambda m: m.tensor([1.5, 2.001, 65504.], dtype=m.float16),
+    "f64": lambda m: m.tensor([1.5, 2.0], dtype=m.float64),
+    "f16": lambda m: m.tensor([1.5, 2.001, 65504.0], dtype=m.float16),
     "bf16": lambda m: m.tensor([1.5, 2.001, 3e38], dtype=m.bfloat16),
     "bf16_2d": lambda m: m.tensor([[1.5, 2.5]], dtype=m.bfloat16),
     "bf16_0d": lambda m: m.tensor(0.1, dtype=m.bfloat16),
@@ -62,7 +62,7 @@ CASES = {
     "i8": lambda m: m.tensor([1, -128], dtype=m.int8),
     "u8": lambda m: m.tensor([1, 255], dtype=m.uint8),
     "i16": lambda m: m.tensor([1, 255], dtype=m.int16),
-    "i64_big": lambda m: m.tensor([2 ** 62, -3]),
+    "i64_big": lambda m: m.tensor([2**62, -3]),
     "bool": lambda m: m.tensor([True, False]),
     "bool_2d": lambda m: m.tensor([[True], [True]]),
     "int_summ": lambda m: m.tensor(np.arange(3000).reshape(30, 100)),
@@ -74,7 +74,7 @@ CASES = {
     "c_summ": lambda m: m.tensor(np.arange(2000).astype("complex64") * (1 + 0.5j)),
     "c_nan": lambda m: m.tensor([complex(nan, 1), complex(1, inf)]),
     # 0-d
-    "s_float": lambda m: m.tensor(3.),
+    "s_float": lambda m: m.tensor(3.0),
     "s_int": lambda m: m.tensor(3),
     "s_bool": lambda m: m.tensor(True),
     "s_tiny": lambda m: m.tensor(1e-8),
@@ -91,13 +91,13 @@ CASES = {
     "e_f64": lambda m: m.zeros(0, dtype=m.float64),
     "e_grad": lambda m: m.zeros(0, requires_grad=True),
     # autograd suffixes
-    "g_leaf": lambda m: m.tensor([1., 2.], requires_grad=True),
-    "g_mul": lambda m: m.tensor([1., 2.], requires_grad=True) * 2,
-    "g_add": lambda m: m.tensor([1., 2.], requires_grad=True) + 2,
+    "g_leaf": lambda m: m.tensor([1.0, 2.0], requires_grad=True),
+    "g_mul": lambda m: m.tensor([1.0, 2.0], requires_grad=True) * 2,
+    "g_add": lambda m: m.tensor([1.0, 2.0], requires_grad=True) + 2,
     "g_wrap": lambda m: m.tensor(np.linspace(0, 1, 20).astype("float32"), requires_grad=True) * 3,
     "g_suffix_wrap": lambda m: m.tensor(np.linspace(0, 1, 14), requires_grad=True),
-    "g_sum": lambda m: m.tensor([0.5, 1.25, 2.], requires_grad=True).sum(),
-    "g_f64_0d": lambda m: (m.tensor(2., dtype=m.float64, requires_grad=True) * 3).sum(),
+    "g_sum": lambda m: m.tensor([0.5, 1.25, 2.0], requires_grad=True).sum(),
+    "g_f64_0d": lambda m: (m.tensor(2.0, dtype=m.float64, requires_grad=True) * 3).sum(),
 }
 
 OPTIONS = {
@@ -169,8 +169,12 @@ NAMED = [
     (lambda m: m.zeros(2, 3), ("N", "C"), False, "names=('N', 'C')"),
     (lambda m: m.zeros(2, 3, dtype=m.float64), ("N", None), True, "names=('N', None)"),
     (lambda m: m.zeros(2, 3), (None, None), False, None),
-    (lambda m: m.tensor(np.linspace(0, 1, 12).reshape(2, 6)), ("batch", "x"), True,
-     "names=('batch', 'x')"),
+    (
+        lambda m: m.tensor(np.linspace(0, 1, 12).reshape(2, 6)),
+        ("batch", "x"),
+        True,
+        "names=('batch', 'x')",
+    ),
 ]
 
 
@@ -185,18 +189,19 @@ def test_repr_names_suffix(k):
     assert repr(e) == want
     if grad:  # a result of an op on a named tensor: grad_fn, then names
         r = repr(e * 2)
-        assert r.endswith((f"grad_fn=<MulBackward0>, {suffix})",
-                           f"grad_fn=<MulBackward0>,\n       {suffix})"))
+        assert r.endswith(
+            (f"grad_fn=<MulBackward0>, {suffix})", f"grad_fn=<MulBackward0>,\n       {suffix})")
+        )
 
 
 def test_str_and_format_use_repr():
-    t = ember.tensor([[1.5, 2.], [3., 4.]])
-    assert str(t) == repr(t) == f"{t}" == str(torch.tensor([[1.5, 2.], [3., 4.]]))
+    t = ember.tensor([[1.5, 2.0], [3.0, 4.0]])
+    assert str(t) == repr(t) == f"{t}" == str(torch.tensor([[1.5, 2.0], [3.0, 4.0]]))
 
 
 def test_tensor_contents_override():
-    t = ember.tensor([1., 2.], dtype=ember.float64)
-    want = torch.tensor([1., 2.], dtype=torch.float64).__repr__(tensor_contents="[...]")
+    t = ember.tensor([1.0, 2.0], dtype=ember.float64)
+    want = torch.tensor([1.0, 2.0], dtype=torch.float64).__repr__(tensor_contents="[...]")
     assert t.__repr__(tensor_contents="[...]") == want.replace("torch.", "ember.")
 
 
@@ -207,8 +212,8 @@ def test_subclass_prefix():
     class TMyT(torch.Tensor):
         pass
 
-    got = repr(MyT([1., 2.]))
-    assert got == repr(TMyT([1., 2.])).replace("TMyT", "MyT")
+    got = repr(MyT([1.0, 2.0]))
+    assert got == repr(TMyT([1.0, 2.0])).replace("TMyT", "MyT")
 
 
 def test_set_printoptions_state():
@@ -216,8 +221,13 @@ def test_set_printoptions_state():
     assert printing.get_printoptions()["sci_mode"] is True
     ember.set_printoptions(threshold=7)  # like torch: sci_mode resets when not given
     opts = printing.get_printoptions()
-    assert opts == {"precision": 2, "threshold": 7, "edgeitems": 3, "linewidth": 80,
-                    "sci_mode": None}
+    assert opts == {
+        "precision": 2,
+        "threshold": 7,
+        "edgeitems": 3,
+        "linewidth": 80,
+        "sci_mode": None,
+    }
     ember.set_printoptions(profile="full", linewidth=120)  # profile first, then the overrides
     assert printing.get_printoptions()["threshold"] == math.inf
     assert printing.get_printoptions()["linewidth"] == 120
@@ -244,10 +254,11 @@ def test_cuda_device_suffix():
     from strict_backend import strict_cuda
 
     with strict_cuda():
-        t = ember.tensor([1., 2.], device="cuda")
+        t = ember.tensor([1.0, 2.0], device="cuda")
         assert repr(t) == "tensor([1., 2.], device='cuda:0')"
-        g = ember.tensor([1., 2.], dtype=ember.float64, device="cuda:1", requires_grad=True)
-        assert repr(g) == ("tensor([1., 2.], device='cuda:1', dtype=ember.float64, "
-                           "requires_grad=True)")
-        big = ember.tensor(np.arange(3000.).reshape(3, 1000), dtype=ember.float32, device="cuda")
-        assert repr(big) == repr(torch.arange(3000.).reshape(3, 1000))[:-1] + ", device='cuda:0')"
+        g = ember.tensor([1.0, 2.0], dtype=ember.float64, device="cuda:1", requires_grad=True)
+        assert repr(g) == (
+            "tensor([1., 2.], device='cuda:1', dtype=ember.float64, requires_grad=True)"
+        )
+        big = ember.tensor(np.arange(3000.0).reshape(3, 1000), dtype=ember.float32, device="cuda")
+        assert repr(big) == repr(torch.arange(3000.0).reshape(3, 1000))[:-1] + ", device='cuda:0')"

@@ -42,7 +42,7 @@ def test_randn_normal():
     assert abs(m) < 0.01 and abs(s - 1) < 0.01
     a = _np(x)
     assert abs(((a - m) ** 3).mean()) < 0.03  # symmetric
-    assert abs(((a - m) ** 4).mean() / s ** 4 - 3) < 0.1  # gaussian kurtosis
+    assert abs(((a - m) ** 4).mean() / s**4 - 3) < 0.1  # gaussian kurtosis
 
 
 def test_randn_complex():
@@ -156,7 +156,7 @@ def test_poisson():
     lam = ember.full((N,), 4.0)
     x = ember.poisson(lam)
     m, s = _moments(x)
-    assert x.dtype == ember.float32 and abs(m - 4) < 0.05 and abs(s ** 2 - 4) < 0.1
+    assert x.dtype == ember.float32 and abs(m - 4) < 0.05 and abs(s**2 - 4) < 0.1
 
 
 # ---------------------------------------------------------------------- in-place samplers
@@ -192,7 +192,7 @@ def test_random_():
     assert x._data.min() == -3 and x._data.max() == 2
     f = ember.empty(1000).random_()
     a = _np(f)
-    assert a.min() >= 0 and a.max() <= 2 ** 24 and np.all(a == np.round(a))
+    assert a.min() >= 0 and a.max() <= 2**24 and np.all(a == np.round(a))
     b = ember.empty(1000, dtype=ember.uint8).random_()
     assert b._data.max() > 200
 
@@ -211,8 +211,10 @@ def test_inplace_keeps_version_and_views():
 
 def test_inplace_on_leaf_requiring_grad():
     w = ember.zeros(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
-                                           "an in-place operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation.",
+    ):
         w.uniform_()
     with ember.no_grad():
         w.normal_()  # nn.init's path
@@ -248,7 +250,7 @@ def test_generator_api():
     assert g.device == ember.device("cpu")
     assert g.initial_seed() == 67280421310721
     assert g.manual_seed(5) is g and g.initial_seed() == 5
-    assert ember.Generator().manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    assert ember.Generator().manual_seed(-1).initial_seed() == 2**64 - 1
     s = g.seed()
     assert g.initial_seed() == s
     g.manual_seed(11)
@@ -273,8 +275,9 @@ def test_generators_are_independent():
     d1 = ember.rand(3)
     ember.manual_seed(0)
     ember.rand(3, generator=g1)  # a private generator leaves the default stream alone
-    np.testing.assert_array_equal(ember.rand(3)._data, ember.rand(3)._data * 0 + d1._data) \
-        if False else None
+    np.testing.assert_array_equal(
+        ember.rand(3)._data, ember.rand(3)._data * 0 + d1._data
+    ) if False else None
     ember.manual_seed(0)
     ember.rand(3, generator=g1)
     np.testing.assert_array_equal(ember.rand(3)._data, d1._data)
@@ -283,18 +286,26 @@ def test_generators_are_independent():
 def test_generator_keyword_everywhere():
     def run(g):
         x = ember.empty(4)
-        return [ember.rand(3, generator=g), ember.randn(3, generator=g),
-                ember.randint(0, 9, (3,), generator=g), ember.randperm(6, generator=g),
-                ember.normal(0.0, 1.0, (3,), generator=g),
-                ember.normal(ember.zeros(3), 1.0, generator=g),
-                ember.bernoulli(ember.full((3,), 0.5), generator=g),
-                ember.multinomial(ember.ones(5), 3, generator=g),
-                ember.poisson(ember.ones(3), g),
-                ember.rand_like(x, generator=g) if True else None,
-                x.uniform_(generator=g).clone(), x.normal_(generator=g).clone(),
-                x.exponential_(generator=g).clone(), x.cauchy_(generator=g).clone(),
-                x.log_normal_(generator=g).clone(), x.geometric_(0.5, generator=g).clone(),
-                x.bernoulli_(0.5, generator=g).clone(), x.random_(0, 5, generator=g).clone()]
+        return [
+            ember.rand(3, generator=g),
+            ember.randn(3, generator=g),
+            ember.randint(0, 9, (3,), generator=g),
+            ember.randperm(6, generator=g),
+            ember.normal(0.0, 1.0, (3,), generator=g),
+            ember.normal(ember.zeros(3), 1.0, generator=g),
+            ember.bernoulli(ember.full((3,), 0.5), generator=g),
+            ember.multinomial(ember.ones(5), 3, generator=g),
+            ember.poisson(ember.ones(3), g),
+            ember.rand_like(x, generator=g) if True else None,
+            x.uniform_(generator=g).clone(),
+            x.normal_(generator=g).clone(),
+            x.exponential_(generator=g).clone(),
+            x.cauchy_(generator=g).clone(),
+            x.log_normal_(generator=g).clone(),
+            x.geometric_(0.5, generator=g).clone(),
+            x.bernoulli_(0.5, generator=g).clone(),
+            x.random_(0, 5, generator=g).clone(),
+        ]
 
     r1 = run(ember.Generator().manual_seed(9))
     r2 = run(ember.Generator().manual_seed(9))
@@ -318,74 +329,168 @@ def test_rand_names_and_grad():
 
 # ---------------------------------------------------------------------- errors
 ERRORS = [
-    (lambda m: m.randint(5, 5, (2,)), RuntimeError,
-     r"random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
-    (lambda m: m.randint(5, 3, (2,)), RuntimeError,
-     r"random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
-    (lambda m: m.randint(0, (2,)), RuntimeError,
-     r"random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
-    (lambda m: m.rand(2, dtype=m.int64), NotImplementedError,
-     r"\"check_uniform_bounds\" not implemented for 'Long'"),
-    (lambda m: m.randn(2, dtype=m.int64), NotImplementedError,
-     r"\"normal_kernel_cpu\" not implemented for 'Long'"),
-    (lambda m: m.randperm(-1), RuntimeError,
-     r"Trying to create tensor with negative dimension -1: \[-1\]"),
-    (lambda m: m.multinomial(m.ones(3), 4), RuntimeError,
-     r"cannot sample n_sample > prob_dist.size\(-1\) samples without replacement"),
-    (lambda m: m.multinomial(m.tensor([1.0, -1, 0]), 2), RuntimeError,
-     r"probability tensor contains either `inf`, `nan` or element < 0"),
-    (lambda m: m.multinomial(m.tensor([0.0, 0, 0]), 2, True), RuntimeError,
-     r"invalid multinomial distribution \(sum of probabilities <= 0\)"),
+    (
+        lambda m: m.randint(5, 5, (2,)),
+        RuntimeError,
+        r"random_ expects 'from' to be less than 'to', but got from=5 >= to=5",
+    ),
+    (
+        lambda m: m.randint(5, 3, (2,)),
+        RuntimeError,
+        r"random_ expects 'from' to be less than 'to', but got from=5 >= to=3",
+    ),
+    (
+        lambda m: m.randint(0, (2,)),
+        RuntimeError,
+        r"random_ expects 'from' to be less than 'to', but got from=0 >= to=0",
+    ),
+    (
+        lambda m: m.rand(2, dtype=m.int64),
+        NotImplementedError,
+        r"\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    (
+        lambda m: m.randn(2, dtype=m.int64),
+        NotImplementedError,
+        r"\"normal_kernel_cpu\" not implemented for 'Long'",
+    ),
+    (
+        lambda m: m.randperm(-1),
+        RuntimeError,
+        r"Trying to create tensor with negative dimension -1: \[-1\]",
+    ),
+    (
+        lambda m: m.multinomial(m.ones(3), 4),
+        RuntimeError,
+        r"cannot sample n_sample > prob_dist.size\(-1\) samples without replacement",
+    ),
+    (
+        lambda m: m.multinomial(m.tensor([1.0, -1, 0]), 2),
+        RuntimeError,
+        r"probability tensor contains either `inf`, `nan` or element < 0",
+    ),
+    (
+        lambda m: m.multinomial(m.tensor([0.0, 0, 0]), 2, True),
+        RuntimeError,
+        r"invalid multinomial distribution \(sum of probabilities <= 0\)",
+    ),
     (lambda m: m.multinomial(m.ones(2, 2, 2), 1), RuntimeError, r"prob_dist must be 1 or 2 dim"),
     (lambda m: m.multinomial(m.ones(3), 0), RuntimeError, r"cannot sample n_sample <= 0 samples"),
-    (lambda m: m.multinomial(m.ones(3, dtype=m.int64), 1), RuntimeError,
-     r"multinomial only supports floating-point dtypes for input, got: Long"),
-    (lambda m: m.bernoulli(m.tensor([0.5, 2.0])), RuntimeError,
-     r"Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
-    (lambda m: m.bernoulli(m.ones(3), p=2.0), RuntimeError,
-     r"bernoulli_ expects p to be in \[0, 1\], but got p=2"),
-    (lambda m: m.ones(3).bernoulli_(2.0), RuntimeError,
-     r"bernoulli_ expects p to be in \[0, 1\], but got p=2"),
-    (lambda m: m.ones(3).uniform_(2, 1), RuntimeError,
-     r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1"),
-    (lambda m: m.ones(3).normal_(0, -1), RuntimeError,
-     r"normal expects std >= 0.0, but found std -1"),
-    (lambda m: m.normal(0.0, -1.0, (2,)), RuntimeError,
-     r"normal expects std >= 0.0, but found std -1"),
-    (lambda m: m.normal(m.zeros(3), m.tensor([-1.0, 1, 1])), RuntimeError,
-     r"normal expects all elements of std >= 0.0"),
-    (lambda m: m.normal(m.zeros(3), m.ones(4)), RuntimeError,
-     (r"The size of tensor a \(3\) must match the size of tensor b \(4\) at non-singleton "
-     r"dimension 0")),
+    (
+        lambda m: m.multinomial(m.ones(3, dtype=m.int64), 1),
+        RuntimeError,
+        r"multinomial only supports floating-point dtypes for input, got: Long",
+    ),
+    (
+        lambda m: m.bernoulli(m.tensor([0.5, 2.0])),
+        RuntimeError,
+        r"Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+    ),
+    (
+        lambda m: m.bernoulli(m.ones(3), p=2.0),
+        RuntimeError,
+        r"bernoulli_ expects p to be in \[0, 1\], but got p=2",
+    ),
+    (
+        lambda m: m.ones(3).bernoulli_(2.0),
+        RuntimeError,
+        r"bernoulli_ expects p to be in \[0, 1\], but got p=2",
+    ),
+    (
+        lambda m: m.ones(3).uniform_(2, 1),
+        RuntimeError,
+        r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1",
+    ),
+    (
+        lambda m: m.ones(3).normal_(0, -1),
+        RuntimeError,
+        r"normal expects std >= 0.0, but found std -1",
+    ),
+    (
+        lambda m: m.normal(0.0, -1.0, (2,)),
+        RuntimeError,
+        r"normal expects std >= 0.0, but found std -1",
+    ),
+    (
+        lambda m: m.normal(m.zeros(3), m.tensor([-1.0, 1, 1])),
+        RuntimeError,
+        r"normal expects all elements of std >= 0.0",
+    ),
+    (
+        lambda m: m.normal(m.zeros(3), m.ones(4)),
+        RuntimeError,
+        (
+            r"The size of tensor a \(3\) must match the size of tensor b \(4\) at non-singleton "
+            r"dimension 0"
+        ),
+    ),
     (lambda m: m.normal(0.0, 1.0), TypeError, r"normal\(\) received an invalid combination"),
-    (lambda m: m.ones(3).exponential_(-1), RuntimeError,
-     r"exponential_ expects lambda > 0.0, but found lambda=-1"),
-    (lambda m: m.ones(3).geometric_(0), RuntimeError,
-     r"geometric_ expects p to be in \(0, 1\), but got p=0"),
-    (lambda m: m.ones(3).geometric_(1.5), RuntimeError,
-     r"geometric_ expects p to be in \(0, 1\), but got p=1.5"),
-    (lambda m: m.ones(3).log_normal_(1, 0), RuntimeError,
-     r"log_normal_ expects std > 0.0, but found std=0"),
-    (lambda m: m.ones(3, dtype=m.int64).random_(5, 3), RuntimeError,
-     r"random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
-    (lambda m: m.ones(3, dtype=m.int64).uniform_(), NotImplementedError,
-     r"\"check_uniform_bounds\" not implemented for 'Long'"),
-    (lambda m: m.ones(3, dtype=m.int64).normal_(), NotImplementedError,
-     r"\"normal_kernel_cpu\" not implemented for 'Long'"),
-    (lambda m: m.poisson(m.tensor([1.0, -1])), RuntimeError,
-     r"invalid Poisson rate, expected rate to be non-negative"),
-    (lambda m: m.rand_like(m.ones(2, dtype=m.int64)), NotImplementedError,
-     r"\"check_uniform_bounds\" not implemented for 'Long'"),
-    (lambda m: m.Generator().set_state(m.zeros(3)), TypeError,
-     r"RNG state must be a torch.ByteTensor"),
-    (lambda m: m.Generator().set_state(m.zeros(3, dtype=m.uint8)), RuntimeError,
-     r"Expected a CPUGeneratorImplState of size \d+ but found the input RNG state size to be 3"),
-    (lambda m: m.Generator().manual_seed(1.5), RuntimeError,
-     r"manual_seed expected a long, but got float"),
-    (lambda m: m.Generator().manual_seed(2 ** 64), ValueError,
-     r"Overflow when unpacking long long"),
-    (lambda m: m.ones(2, requires_grad=True).uniform_(), RuntimeError,
-     r"a leaf Variable that requires grad is being used in an in-place operation."),
+    (
+        lambda m: m.ones(3).exponential_(-1),
+        RuntimeError,
+        r"exponential_ expects lambda > 0.0, but found lambda=-1",
+    ),
+    (
+        lambda m: m.ones(3).geometric_(0),
+        RuntimeError,
+        r"geometric_ expects p to be in \(0, 1\), but got p=0",
+    ),
+    (
+        lambda m: m.ones(3).geometric_(1.5),
+        RuntimeError,
+        r"geometric_ expects p to be in \(0, 1\), but got p=1.5",
+    ),
+    (
+        lambda m: m.ones(3).log_normal_(1, 0),
+        RuntimeError,
+        r"log_normal_ expects std > 0.0, but found std=0",
+    ),
+    (
+        lambda m: m.ones(3, dtype=m.int64).random_(5, 3),
+        RuntimeError,
+        r"random_ expects 'from' to be less than 'to', but got from=5 >= to=3",
+    ),
+    (
+        lambda m: m.ones(3, dtype=m.int64).uniform_(),
+        NotImplementedError,
+        r"\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    (
+        lambda m: m.ones(3, dtype=m.int64).normal_(),
+        NotImplementedError,
+        r"\"normal_kernel_cpu\" not implemented for 'Long'",
+    ),
+    (
+        lambda m: m.poisson(m.tensor([1.0, -1])),
+        RuntimeError,
+        r"invalid Poisson rate, expected rate to be non-negative",
+    ),
+    (
+        lambda m: m.rand_like(m.ones(2, dtype=m.int64)),
+        NotImplementedError,
+        r"\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    (
+        lambda m: m.Generator().set_state(m.zeros(3)),
+        TypeError,
+        r"RNG state must be a torch.ByteTensor",
+    ),
+    (
+        lambda m: m.Generator().set_state(m.zeros(3, dtype=m.uint8)),
+        RuntimeError,
+        r"Expected a CPUGeneratorImplState of size \d+ but found the input RNG state size to be 3",
+    ),
+    (
+        lambda m: m.Generator().manual_seed(1.5),
+        RuntimeError,
+        r"manual_seed expected a long, but got float",
+    ),
+    (lambda m: m.Generator().manual_seed(2**64), ValueError, r"Overflow when unpacking long long"),
+    (
+        lambda m: m.ones(2, requires_grad=True).uniform_(),
+        RuntimeError,
+        r"a leaf Variable that requires grad is being used in an in-place operation.",
+    ),
 ]
 
 
@@ -402,11 +507,17 @@ def test_errors(k):
 def test_shapes_match_torch():
     if torch is None:
         pytest.skip("torch is not installed")
-    for fn in (lambda m: m.rand(2, 3), lambda m: m.randn((4,)), lambda m: m.randint(3, (2, 2)),
-               lambda m: m.randperm(7), lambda m: m.normal(0.0, 1.0, (3, 1)),
-               lambda m: m.multinomial(m.ones(2, 5), 3),
-               lambda m: m.bernoulli(m.ones(2, 2) * 0.5), lambda m: m.rand(0, 3),
-               lambda m: m.normal(m.zeros(2, 1), m.ones(3))):
+    for fn in (
+        lambda m: m.rand(2, 3),
+        lambda m: m.randn((4,)),
+        lambda m: m.randint(3, (2, 2)),
+        lambda m: m.randperm(7),
+        lambda m: m.normal(0.0, 1.0, (3, 1)),
+        lambda m: m.multinomial(m.ones(2, 5), 3),
+        lambda m: m.bernoulli(m.ones(2, 2) * 0.5),
+        lambda m: m.rand(0, 3),
+        lambda m: m.normal(m.zeros(2, 1), m.ones(3)),
+    ):
         e, t = fn(ember), fn(torch)
         assert tuple(e.shape) == tuple(t.shape)
         assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
@@ -432,15 +543,15 @@ STRICT = {
     "normal_": lambda m: m.ones(4, device="cuda").normal_(),
     "bernoulli_": lambda m: m.ones(4, device="cuda").bernoulli_(0.3),
     "bernoulli_tensor_": lambda m: m.ones(4, device="cuda").bernoulli_(
-        m.full((4,), 0.5, device="cuda")),
+        m.full((4,), 0.5, device="cuda")
+    ),
     "random_": lambda m: m.ones(4, device="cuda").random_(0, 3),
     "random_float_": lambda m: m.ones(4, device="cuda").random_(),
     "exponential_": lambda m: m.ones(4, device="cuda").exponential_(),
     "geometric_": lambda m: m.ones(4, device="cuda").geometric_(0.3),
     "log_normal_": lambda m: m.ones(4, device="cuda").log_normal_(),
     "cauchy_": lambda m: m.ones(4, device="cuda").cauchy_(),
-    "generator": lambda m: m.rand(2, device="cuda",
-                                  generator=m.Generator("cuda").manual_seed(3)),
+    "generator": lambda m: m.rand(2, device="cuda", generator=m.Generator("cuda").manual_seed(3)),
 }
 
 

@@ -27,6 +27,9 @@ def test_no_duplicate_package_import():
     # the repo root is the package: pytest must not import it again under the checkout's name
     import ember
 
-    copies = [name for name, mod in sys.modules.items()
-              if name != "ember" and getattr(mod, "__file__", None) == ember.__file__]
+    copies = [
+        name
+        for name, mod in sys.modules.items()
+        if name != "ember" and getattr(mod, "__file__", None) == ember.__file__
+    ]
     assert copies == [], f"ember imported twice as {copies}"

@@ -10,8 +10,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 def outcome(fn):
@@ -51,10 +63,30 @@ def test_size_rejects_non_ints(bad):
 def test_attributes_match_torch(dt):
     def attrs(m):
         x = m.ones(2, 3, dtype=getattr(m, dt))
-        return (tuple(x.shape), x.size(), x.size(1), x.size(-1), x.dim(), x.ndim, x.ndimension(),
-                x.numel(), x.nelement(), x.element_size(), x.itemsize, x.nbytes, x.stride(),
-                x.stride(0), x.storage_offset(), x.is_floating_point(), x.is_complex(),
-                x.is_signed(), x.is_leaf, x.requires_grad, x.is_cuda, x.get_device())
+        return (
+            tuple(x.shape),
+            x.size(),
+            x.size(1),
+            x.size(-1),
+            x.dim(),
+            x.ndim,
+            x.ndimension(),
+            x.numel(),
+            x.nelement(),
+            x.element_size(),
+            x.itemsize,
+            x.nbytes,
+            x.stride(),
+            x.stride(0),
+            x.storage_offset(),
+            x.is_floating_point(),
+            x.is_complex(),
+            x.is_signed(),
+            x.is_leaf,
+            x.requires_grad,
+            x.is_cuda,
+            x.get_device(),
+        )
 
     e, t = both(attrs)
     assert e == t
@@ -71,18 +103,26 @@ def test_strides_offsets_and_pointers():
     assert x.data_ptr() == x.numpy().__array_interface__["data"][0]
     assert x.detach().data_ptr() == x.data_ptr() == x.data.data_ptr()
     tx = torch.ones(2, 3)
-    for f in (lambda a: a[1], lambda a: a[:, 1], lambda a: a[1][1:], lambda a: a[:, 1:],
-              lambda a: a.transpose(0, 1), lambda a: a[1:].detach()):
+    for f in (
+        lambda a: a[1],
+        lambda a: a[:, 1],
+        lambda a: a[1][1:],
+        lambda a: a[:, 1:],
+        lambda a: a.transpose(0, 1),
+        lambda a: a[1:].detach(),
+    ):
         v, tv = f(x), f(tx)
         assert v.stride() == tv.stride()
         assert v.storage_offset() == tv.storage_offset()
         assert v.data_ptr() - x.data_ptr() == tv.data_ptr() - tx.data_ptr()
-    assert ember.zeros(0).numel() == 0 and ember.tensor(3.).stride() == ()
+    assert ember.zeros(0).numel() == 0 and ember.tensor(3.0).stride() == ()
 
 
 def test_empty_and_scalar_shapes():
-    assert both(lambda m: (m.zeros(0, 3).shape, m.tensor(2.).shape, m.zeros(0).dim()))[0] == \
-        both(lambda m: (m.zeros(0, 3).shape, m.tensor(2.).shape, m.zeros(0).dim()))[1]
+    assert (
+        both(lambda m: (m.zeros(0, 3).shape, m.tensor(2.0).shape, m.zeros(0).dim()))[0]
+        == both(lambda m: (m.zeros(0, 3).shape, m.tensor(2.0).shape, m.zeros(0).dim()))[1]
+    )
 
 
 # ---------------------------------------------------------------------------------- data
@@ -91,7 +131,7 @@ def test_data_get_and_set():
     d = x.data
     assert not d.requires_grad and d.is_leaf and d.data_ptr() == x.data_ptr()
     d.add_(1)  # shares storage ...
-    assert x.tolist() == [2., 2., 2.]
+    assert x.tolist() == [2.0, 2.0, 2.0]
     assert x._version == 0  # ... but not the version counter (torch: .data in-place is untracked)
     det = x.detach()
     det.mul_(1)
@@ -99,35 +139,49 @@ def test_data_get_and_set():
     x.data = ember.zeros(2, dtype=ember.float64)  # like torch: shape and dtype may change
     assert x.shape == (2,) and x.dtype == ember.float64 and x.requires_grad
     with pytest.raises(TypeError, match="must be a Tensor"):
-        x.data = [1., 2.]
+        x.data = [1.0, 2.0]
 
 
 # ---------------------------------------------------------------------------------- len / iter
 def test_len_and_iter():
-    x = ember.arange(6.).reshape(2, 3)
-    assert len(x) == 2 and [r.tolist() for r in x] == [[0., 1., 2.], [3., 4., 5.]]
-    g = ember.arange(6.).reshape(2, 3).requires_grad_()
+    x = ember.arange(6.0).reshape(2, 3)
+    assert len(x) == 2 and [r.tolist() for r in x] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    g = ember.arange(6.0).reshape(2, 3).requires_grad_()
     rows = list(g)
     assert rows[0].grad_fn is not None  # iteration is differentiable (unbind)
     sum(r.sum() for r in rows).backward()
-    assert g.grad.tolist() == [[1.] * 3] * 2
+    assert g.grad.tolist() == [[1.0] * 3] * 2
     for f in (len, iter):
-        e, t = both(lambda m, f=f: f(m.tensor(1.)))
+        e, t = both(lambda m, f=f: f(m.tensor(1.0)))
         assert e == t
 
 
 # ---------------------------------------------------------------------------------- Python numbers
 SCALAR_INPUTS = {
-    "f0": lambda m: m.tensor(1.5), "i1": lambda m: m.tensor([2]), "i2": lambda m: m.tensor([1, 2]),
-    "b0": lambda m: m.tensor(True), "e": lambda m: m.tensor([]), "c1": lambda m: m.tensor([1 + 2j]),
-    "i0": lambda m: m.tensor(-3), "f1": lambda m: m.tensor([[2.5]]),
-    "u8": lambda m: m.tensor(7, dtype=m.uint8), "g": lambda m: m.tensor(2., requires_grad=True),
-    "bf": lambda m: m.tensor(1.5, dtype=m.bfloat16), "nan": lambda m: m.tensor(float("nan")),
+    "f0": lambda m: m.tensor(1.5),
+    "i1": lambda m: m.tensor([2]),
+    "i2": lambda m: m.tensor([1, 2]),
+    "b0": lambda m: m.tensor(True),
+    "e": lambda m: m.tensor([]),
+    "c1": lambda m: m.tensor([1 + 2j]),
+    "i0": lambda m: m.tensor(-3),
+    "f1": lambda m: m.tensor([[2.5]]),
+    "u8": lambda m: m.tensor(7, dtype=m.uint8),
+    "g": lambda m: m.tensor(2.0, requires_grad=True),
+    "bf": lambda m: m.tensor(1.5, dtype=m.bfloat16),
+    "nan": lambda m: m.tensor(float("nan")),
 }
 CONVERSIONS = {
-    "bool": bool, "int": int, "float": float, "complex": complex, "index": lambda t: t.__index__(),
-    "list_index": lambda t: [10, 20, 30, 40][t], "slice": lambda t: list(range(6))[t:],
-    "hex": hex, "item": lambda t: t.item(), "tolist": lambda t: t.tolist(),
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": lambda t: t.__index__(),
+    "list_index": lambda t: [10, 20, 30, 40][t],
+    "slice": lambda t: list(range(6))[t:],
+    "hex": hex,
+    "item": lambda t: t.item(),
+    "tolist": lambda t: t.tolist(),
 }
 
 
@@ -140,12 +194,13 @@ def test_python_number_protocol(conv):
 
 
 def test_bool_messages():
-    with pytest.raises(RuntimeError, match="^Boolean value of Tensor with more than one value is "
-                                           "ambiguous$"):
+    with pytest.raises(
+        RuntimeError, match="^Boolean value of Tensor with more than one value is ambiguous$"
+    ):
         bool(ember.ones(2))
     with pytest.raises(RuntimeError, match="^Boolean value of Tensor with no values is ambiguous$"):
         bool(ember.ones(0))
-    assert ember.tensor([0.]) or True
+    assert ember.tensor([0.0]) or True
     assert not ember.tensor(0)
 
 
@@ -154,14 +209,14 @@ def test_format():
     assert f"{loss:.4f}" == f"{torch.tensor(0.123456):.4f}" == "0.1235"
     assert f"{loss}" == f"{torch.tensor(0.123456)}"
     assert f"{ember.tensor(7):>4}" == "   7"
-    v = ember.tensor([1.5, 2.])
+    v = ember.tensor([1.5, 2.0])
     assert f"{v}" == str(v) == "tensor([1.5000, 2.0000])"
     e, t = both(lambda m: f"{m.tensor([2.5]):.3f}")
     assert e == t and e.startswith("TypeError: unsupported format string")
 
 
 def test_hash_is_identity_and_tensors_are_dict_keys():
-    a, b = ember.tensor([1., 2.]), ember.tensor([1., 2.])
+    a, b = ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0])
     assert hash(a) == id(a) and hash(a) != hash(b)
     d = {a: "a", b: "b"}
     assert d[a] == "a" and d[b] == "b" and a in {a} and b not in {a}
@@ -174,40 +229,47 @@ def test_numpy_shares_memory_and_errors():
     x = ember.zeros(3)
     a = x.numpy()
     a[1] = 5
-    assert x.tolist() == [0., 5., 0.] and np.shares_memory(a, x.numpy())
+    assert x.tolist() == [0.0, 5.0, 0.0] and np.shares_memory(a, x.numpy())
     g = ember.zeros(2, requires_grad=True)
     e, t = both(lambda m: m.zeros(2, requires_grad=True).numpy())
     assert e == t
-    assert g.numpy(force=True).tolist() == [0., 0.]
+    assert g.numpy(force=True).tolist() == [0.0, 0.0]
     assert x.numpy().dtype == np.float32 and ember.tensor([1, 2]).numpy().dtype == np.int64
 
 
 def test_array_protocol():
-    x = ember.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     a = np.asarray(x)
-    assert a.dtype == np.float32 and a.tolist() == [[1., 2.], [3., 4.]]
+    assert a.dtype == np.float32 and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert np.asarray(x, dtype=np.float64).dtype == np.float64
     assert np.array(x, copy=True) is not x._data
 
 
 def test_tolist_and_item():
     for dt in DTYPES:
-        e, t = both(lambda m, dt=dt: (m.tensor([[1, 0], [2, 3]], dtype=getattr(m, dt)).tolist(),
-                                      m.tensor([3], dtype=getattr(m, dt)).item()))
+        e, t = both(
+            lambda m, dt=dt: (
+                m.tensor([[1, 0], [2, 3]], dtype=getattr(m, dt)).tolist(),
+                m.tensor([3], dtype=getattr(m, dt)).item(),
+            )
+        )
         assert e == t, dt
     e, t = both(lambda m: m.tensor([1, 2]).item())
     assert e == t == "RuntimeError: a Tensor with 2 elements cannot be converted to Scalar"
 
 
 def test_dlpack():
-    x = ember.tensor([1., 2., 3.])
+    x = ember.tensor([1.0, 2.0, 3.0])
     a = np.from_dlpack(x)
     a[0] = 9
-    assert x.tolist() == [9., 2., 3.]
-    assert tuple(x.__dlpack_device__()) == (1, 0) == tuple(int(v) for v in
-                                                           torch.ones(1).__dlpack_device__())
-    assert ember.from_dlpack(torch.tensor([1., 2.])).tolist() == [1., 2.]
-    assert torch.from_dlpack(x).tolist() == [9., 2., 3.]
+    assert x.tolist() == [9.0, 2.0, 3.0]
+    assert (
+        tuple(x.__dlpack_device__())
+        == (1, 0)
+        == tuple(int(v) for v in torch.ones(1).__dlpack_device__())
+    )
+    assert ember.from_dlpack(torch.tensor([1.0, 2.0])).tolist() == [1.0, 2.0]
+    assert torch.from_dlpack(x).tolist() == [9.0, 2.0, 3.0]
     e, t = both(lambda m: m.ones(2, requires_grad=True).__dlpack__())
     assert e == t
 
@@ -226,15 +288,15 @@ def test_pickle_and_deepcopy_keep_values_and_dtype(dt):
 
 def test_pickle_and_deepcopy_keep_names_grad_and_flags():
     x = ember.ones(2, 3).rename("N", "C").requires_grad_()
-    x.grad = ember.full((2, 3), 3.)
+    x.grad = ember.full((2, 3), 3.0)
     for y in _roundtrips(x):
         assert y._names == ("N", "C") and y.requires_grad and y.is_leaf
     d = copy.deepcopy(x)
-    assert d.grad.tolist() == [[3.] * 3] * 2 and d.grad.data_ptr() != x.grad.data_ptr()
-    y = ember.tensor([1., 2.], requires_grad=True) * 2  # a non-leaf pickles as a leaf (torch too)
+    assert d.grad.tolist() == [[3.0] * 3] * 2 and d.grad.data_ptr() != x.grad.data_ptr()
+    y = ember.tensor([1.0, 2.0], requires_grad=True) * 2  # a non-leaf pickles as a leaf (torch too)
     p = pickle.loads(pickle.dumps(y))
-    assert p.requires_grad and p.is_leaf and p.tolist() == [2., 4.]
-    e, t = both(lambda m: copy.deepcopy(m.tensor([1., 2.], requires_grad=True) * 2))
+    assert p.requires_grad and p.is_leaf and p.tolist() == [2.0, 4.0]
+    e, t = both(lambda m: copy.deepcopy(m.tensor([1.0, 2.0], requires_grad=True) * 2))
     assert e == t
     shared = ember.ones(2)
     c1, c2 = copy.deepcopy([shared, shared])
@@ -256,7 +318,7 @@ class Param(ember.Tensor):
 
 
 def test_subclass_construction_and_repr():
-    a = MyT([1., 2.])
+    a = MyT([1.0, 2.0])
     assert type(a) is MyT and repr(a) == "MyT([1., 2.])"
     p = Param(ember.ones(2))
     assert type(p) is Param and p.requires_grad and p.is_leaf
@@ -264,7 +326,7 @@ def test_subclass_construction_and_repr():
     assert type(q) is Param and not q.requires_grad
     assert type(p * 2) is ember.Tensor  # ops return plain tensors (torch does too)
     (p * 2).sum().backward()
-    assert p.grad.tolist() == [2., 2.]
+    assert p.grad.tolist() == [2.0, 2.0]
     s = ember.ones(2).as_subclass(MyT)
     assert type(s) is MyT
 
@@ -273,7 +335,7 @@ def test_subclass_pickle_and_deepcopy_keep_type_and_attributes():
     p = Param(ember.ones(2))
     p.tag = "w"
     for y in _roundtrips(p):
-        assert type(y) is Param and y.tag == "w" and y.requires_grad and y.tolist() == [1., 1.]
+        assert type(y) is Param and y.tag == "w" and y.requires_grad and y.tolist() == [1.0, 1.0]
 
 
 # ---------------------------------------------------------------------------------- legacy ctor
@@ -322,17 +384,27 @@ def test_type_strings_are_torch_spelled(dt):
     assert x.type() == torch.zeros(2, dtype=getattr(torch, dt)).type()
 
 
-@pytest.mark.parametrize("arg", ["torch.IntTensor", "torch.DoubleTensor", "torch.BoolTensor",
-                                 "torch.Foo", "float", "DoubleTensor"])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "torch.IntTensor",
+        "torch.DoubleTensor",
+        "torch.BoolTensor",
+        "torch.Foo",
+        "float",
+        "DoubleTensor",
+    ],
+)
 def test_type_cast_by_string(arg):
-    e, t = both(lambda m: m.tensor([1.5, 2.]).type(arg))
+    e, t = both(lambda m: m.tensor([1.5, 2.0]).type(arg))
     assert e == t
 
 
 def test_type_cast_by_dtype_and_errors():
-    x = ember.tensor([1.5, 2.])
-    assert x.type(ember.int32).dtype == ember.int32 and x.type("ember.LongTensor").dtype == \
-        ember.int64
+    x = ember.tensor([1.5, 2.0])
+    assert (
+        x.type(ember.int32).dtype == ember.int32 and x.type("ember.LongTensor").dtype == ember.int64
+    )
     assert x.type(ember.float32) is x  # nothing to do: the same tensor, like to()
     e, t = both(lambda m: m.tensor([1.5]).type(np.float64))
     assert e == t

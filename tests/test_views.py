@@ -19,8 +19,11 @@ def _pair(*shape):
 # fn(module, x) -> a view of x (or a tuple of views); the first element is written through
 VIEWS = [
     ("view", (3, 4), lambda m, x: x.view(2, 6)),
-    ("view_as", (3, 4), lambda m, x: x.view_as(x.new_zeros(6, 2)) if m is torch
-     else x.view_as(ember.zeros(6, 2))),
+    (
+        "view_as",
+        (3, 4),
+        lambda m, x: x.view_as(x.new_zeros(6, 2)) if m is torch else x.view_as(ember.zeros(6, 2)),
+    ),
     ("reshape_contig", (3, 4), lambda m, x: x.reshape(12)),
     ("flatten", (2, 3, 4), lambda m, x: x.flatten(1)),
     ("unflatten", (3, 4), lambda m, x: x.unflatten(1, (2, 2))),
@@ -75,17 +78,20 @@ def test_view_shares_memory_like_torch(name, shape, fn):
     assert e._version == t._version == ew._version == 1
 
 
-@pytest.mark.parametrize("name,fn", [
-    ("flip", lambda m, x: x.flip(0)),
-    ("roll", lambda m, x: x.roll(1, 0)),
-    ("repeat", lambda m, x: x.repeat(2, 1)),
-    ("tril", lambda m, x: x.tril()),
-    ("reshape_copy", lambda m, x: x.t().reshape(12)),
-    ("flatten_copy", lambda m, x: x.t().flatten()),
-    ("contiguous_copy", lambda m, x: x.t().contiguous()),
-    ("cat", lambda m, x: m.cat([x, x])),
-    ("stack", lambda m, x: m.stack([x])),
-])
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("flip", lambda m, x: x.flip(0)),
+        ("roll", lambda m, x: x.roll(1, 0)),
+        ("repeat", lambda m, x: x.repeat(2, 1)),
+        ("tril", lambda m, x: x.tril()),
+        ("reshape_copy", lambda m, x: x.t().reshape(12)),
+        ("flatten_copy", lambda m, x: x.t().flatten()),
+        ("contiguous_copy", lambda m, x: x.t().contiguous()),
+        ("cat", lambda m, x: m.cat([x, x])),
+        ("stack", lambda m, x: m.stack([x])),
+    ],
+)
 def test_copies_do_not_share(name, fn):
     e, t = _pair(3, 4)
     ec, tc = fn(ember, e), fn(torch, t)
@@ -104,14 +110,17 @@ def test_identity_results_like_torch():
     assert c is None
 
 
-@pytest.mark.parametrize("fn", [
-    lambda m, x: x.expand(2, 3, 4),
-    lambda m, x: x.expand(3, -1),
-    lambda m, x: x.unsqueeze(0).expand(2, 3, 4),
-    lambda m, x: x.expand(1, 3, 1),
-    lambda m, x: x.t().expand(2, 1, 3),
-    lambda m, x: m.broadcast_to(x, (5, 3, 1)),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, x: x.expand(2, 3, 4),
+        lambda m, x: x.expand(3, -1),
+        lambda m, x: x.unsqueeze(0).expand(2, 3, 4),
+        lambda m, x: x.expand(1, 3, 1),
+        lambda m, x: x.t().expand(2, 1, 3),
+        lambda m, x: m.broadcast_to(x, (5, 3, 1)),
+    ],
+)
 def test_expand_strides(fn):
     e, t = _pair(3, 1)
     ev, tv = fn(ember, e), fn(torch, t)
@@ -183,29 +192,35 @@ def test_layout_objects():
         assert pickle.loads(pickle.dumps(obj)) is obj
 
 
-@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 1, 4, 5), (2, 1, 1, 1), (2, 3, 1, 1),
-                                   (1, 3, 4, 1), (0, 3, 2, 2)])
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 4, 5), (2, 1, 4, 5), (2, 1, 1, 1), (2, 3, 1, 1), (1, 3, 4, 1), (0, 3, 2, 2)]
+)
 def test_channels_last(shape):
     e, t = _pair(*shape)
     ec = e.to(memory_format=ember.channels_last)
     tc = t.to(memory_format=torch.channels_last)
     assert ec.stride() == tc.stride()
     for fmt in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
-        assert ec.is_contiguous(memory_format=getattr(ember, fmt)) == \
-            tc.is_contiguous(memory_format=getattr(torch, fmt)), fmt
-        assert e.is_contiguous(memory_format=getattr(ember, fmt)) == \
-            t.is_contiguous(memory_format=getattr(torch, fmt)), fmt
+        assert ec.is_contiguous(memory_format=getattr(ember, fmt)) == tc.is_contiguous(
+            memory_format=getattr(torch, fmt)
+        ), fmt
+        assert e.is_contiguous(memory_format=getattr(ember, fmt)) == t.is_contiguous(
+            memory_format=getattr(torch, fmt)
+        ), fmt
     np.testing.assert_array_equal(ec.numpy(), tc.numpy())
-    assert (ec.to(memory_format=ember.channels_last) is ec) == \
-        (tc.to(memory_format=torch.channels_last) is tc)
+    assert (ec.to(memory_format=ember.channels_last) is ec) == (
+        tc.to(memory_format=torch.channels_last) is tc
+    )
     back = ec.contiguous()
     assert back.stride() == tc.contiguous().stride()
     cl = e.contiguous(memory_format=ember.channels_last)
     assert cl.stride() == t.contiguous(memory_format=torch.channels_last).stride()
     # a permuted NHWC tensor is channels_last-contiguous
     assert e.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).is_contiguous(
-        memory_format=ember.channels_last) == t.permute(0, 2, 3, 1).contiguous().permute(
-        0, 3, 1, 2).is_contiguous(memory_format=torch.channels_last)
+        memory_format=ember.channels_last
+    ) == t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).is_contiguous(
+        memory_format=torch.channels_last
+    )
 
 
 def test_channels_last_3d_and_grad():
@@ -220,16 +235,31 @@ def test_channels_last_3d_and_grad():
     np.testing.assert_array_equal(x.grad.numpy(), 2.0)
 
 
-@pytest.mark.parametrize("fn,exc,msg", [
-    (lambda m: m.zeros(2, 3).contiguous(memory_format=m.channels_last), RuntimeError,
-     "required rank 4 tensor to use channels_last format"),
-    (lambda m: m.zeros(2, 3).to(memory_format=m.channels_last), RuntimeError,
-     "required rank 4 tensor to use channels_last format"),
-    (lambda m: m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last_3d), RuntimeError,
-     "required rank 5 tensor to use channels_last_3d format"),
-    (lambda m: m.zeros(2, 3).contiguous(memory_format=m.preserve_format), RuntimeError,
-     "preserve memory format is unsupported by the contiguous operator"),
-])
+@pytest.mark.parametrize(
+    "fn,exc,msg",
+    [
+        (
+            lambda m: m.zeros(2, 3).contiguous(memory_format=m.channels_last),
+            RuntimeError,
+            "required rank 4 tensor to use channels_last format",
+        ),
+        (
+            lambda m: m.zeros(2, 3).to(memory_format=m.channels_last),
+            RuntimeError,
+            "required rank 4 tensor to use channels_last format",
+        ),
+        (
+            lambda m: m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last_3d),
+            RuntimeError,
+            "required rank 5 tensor to use channels_last_3d format",
+        ),
+        (
+            lambda m: m.zeros(2, 3).contiguous(memory_format=m.preserve_format),
+            RuntimeError,
+            "preserve memory format is unsupported by the contiguous operator",
+        ),
+    ],
+)
 def test_layout_errors(fn, exc, msg):
     for m in (ember, torch):
         if m is torch and "preserve" in msg:
@@ -302,11 +332,13 @@ def test_names_cat_stack():
 
 def test_names_flatten():
     x = _named(2, 3, 5, 7, 11, names=("N", "C", "D", "H", "W"))
-    for y in (x.flatten("D", "W", "features"), x.flatten(2, 4, "features"),
-              x.flatten(["D", "H", "W"], "features")):
+    for y in (
+        x.flatten("D", "W", "features"),
+        x.flatten(2, 4, "features"),
+        x.flatten(["D", "H", "W"], "features"),
+    ):
         assert _names(y) == ("N", "C", "features")
-        np.testing.assert_array_equal(y.rename(None).numpy(),
-                                      x.rename(None).view(2, 3, -1).numpy())
+        np.testing.assert_array_equal(y.rename(None).numpy(), x.rename(None).view(2, 3, -1).numpy())
     z = _named(2, 3, 5, 7, names=("N", "T", "H", "D")).transpose("T", "H")
     assert _names(z.flatten("N", "H", "N_H")) == ("N_H", "T", "D")
     w = _named(4, 3, 8, 8, names=("N", "C", "H", "W")).flatten(["C", "H", "W"], "features")
@@ -334,14 +366,19 @@ def test_names_unflatten():
     assert _names(y) == ("N", "H", "D", "K") and tuple(y.shape) == (7, 1, 30, 11)
     y = d.unflatten("K", (("K", 11), ("H", 1)))
     assert _names(y) == ("N", "D", "K", "H") and tuple(y.shape) == (7, 30, 11, 1)
-    with pytest.raises(TypeError, match="unflatten\\(\\): argument 'dim' \\(position 1\\) must be "
-                                        "int, not str"):
+    with pytest.raises(
+        TypeError, match="unflatten\\(\\): argument 'dim' \\(position 1\\) must be int, not str"
+    ):
         _named(1, names=("A",)).unflatten("A", (1, 1))
-    with pytest.raises(RuntimeError, match=r"Provided sizes \[3, -1\] don't multiply up to the "
-                                           r"size of dim 1 \('B': 4\) in Tensor\['A', 'B'\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Provided sizes \[3, -1\] don't multiply up to the "
+        r"size of dim 1 \('B': 4\) in Tensor\['A', 'B'\]",
+    ):
         _named(2, 4, names=("A", "B")).unflatten("B", (("B1", 3), ("B2", -1)))
-    with pytest.raises(RuntimeError, match="the unspecified dimension size -1 can be any value "
-                                           "and is ambiguous"):
+    with pytest.raises(
+        RuntimeError, match="the unspecified dimension size -1 can be any value and is ambiguous"
+    ):
         c.unflatten("B", (("B1", 0), ("B2", -1)))
     f = _named(4, 3 * 8 * 8, names=("N", "features"))
     assert _names(f.unflatten("features", [("C", 3), ("H", 8), ("W", 8)])) == ("N", "C", "H", "W")
@@ -359,6 +396,13 @@ def test_names_gradients():
 
 def test_unnamed_results_stay_unnamed():
     x = ember.zeros(2, 3, 4)
-    for y in (x.flatten(), x.unflatten(1, (3, 1)), x.permute(2, 0, 1), ember.cat([x, x]),
-              ember.stack([x, x]), x.select(0, 0), x.unbind(1)[0]):
+    for y in (
+        x.flatten(),
+        x.unflatten(1, (3, 1)),
+        x.permute(2, 0, 1),
+        ember.cat([x, x]),
+        ember.stack([x, x]),
+        x.select(0, 0),
+        x.unbind(1)[0],
+    ):
         assert y._names is None

@@ -1,16 +1,16 @@
 """Every op family; importing this package registers all ops (and installs Tensor methods)."""
 
-from . import (  # noqa: F401
-    creation,
+from . import (
     arithmetic,
-    pointwise,
     comparison,
     conversion,
-    reduction,
-    softmax,
-    shape,
-    naming,
+    creation,
     indexing,
     linalg,
+    naming,
+    pointwise,
     random,
+    reduction,
+    shape,
+    softmax,
 )

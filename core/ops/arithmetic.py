@@ -6,7 +6,8 @@ import math
 
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
-from ..registry import apply_inplace, op, promote_arrays as promote_raw, reflected, scalar_name
+from ..registry import apply_inplace, op, reflected, scalar_name
+from ..registry import promote_arrays as promote_raw
 from ..tensor import Tensor
 
 __all__ = ["arctan2", "divide", "multiply", "negative", "pow", "subtract", "true_divide"]
@@ -52,7 +53,7 @@ def _real_only(kernel, *vals):
 
 
 def _not_impl(kernel: str, a):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_tname(a)}\'')
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
 def _int_div_check(y):
@@ -66,8 +67,9 @@ def _int_div_check(y):
 
 def _need_tensor(name: str, pos: int, arg: str, v):
     if isinstance(v, _PY_SCALARS):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}")
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}"
+        )
 
 
 def _check_alpha(alpha, kind, what="alpha"):
@@ -75,20 +77,25 @@ def _check_alpha(alpha, kind, what="alpha"):
         if kind != "b":
             raise RuntimeError(f"Boolean {what} only supported for Boolean results.")
     elif isinstance(alpha, float) and kind in "iub":
-        raise RuntimeError(f"For integral input tensors, argument {what} must not be a floating "
-                           "point number.")
+        raise RuntimeError(
+            f"For integral input tensors, argument {what} must not be a floating point number."
+        )
 
 
 def _no_bool_sub(a, b):
     ab = isinstance(a, bool) or getattr(a, "dtype", None) == bool
     bb = isinstance(b, bool) or getattr(b, "dtype", None) == bool
     if ab and bb:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
     if ab or bb:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+            "you are trying to invert a mask, use the `~` or `logical_not()` operator "
+            "instead."
+        )
 
 
 def _where(cond, x, y):
@@ -176,8 +183,10 @@ def div(xp, input, other, *, rounding_mode=None):
                 other = other.astype(fd)
         return xp.true_divide(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                           f"found '{rounding_mode}'")
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+            f"found '{rounding_mode}'"
+        )
     return _rounded_div(xp, input, other, rounding_mode)
 
 
@@ -203,7 +212,8 @@ def _(grad, input, other, rounding_mode, needs):
     if rounding_mode is not None:
         return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)
     return (grad / _cj(other) if needs[0] else None), (
-        -grad * _cj(input / (other * other)) if needs[1] else None)
+        -grad * _cj(input / (other * other)) if needs[1] else None
+    )
 
 
 true_divide = divide = div
@@ -215,8 +225,10 @@ subtract = sub
 def neg(xp, input):
     """out = -input."""
     if input.dtype == bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     return xp.negative(input)
 
 
@@ -311,8 +323,10 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
 @op(names=unify_inputs)
 def float_power(xp, input, exponent):
     """input ** exponent computed in double precision (float64, or complex128)."""
-    c = any(getattr(v, "dtype", None) is not None and v.dtype.kind == "c" or isinstance(v, complex)
-            for v in (input, exponent))
+    c = any(
+        getattr(v, "dtype", None) is not None and v.dtype.kind == "c" or isinstance(v, complex)
+        for v in (input, exponent)
+    )
     npd = _dt.complex128.np if c else _dt.float64.np
     if hasattr(input, "dtype"):
         input = input.astype(npd, copy=False)
@@ -328,11 +342,20 @@ def _(grad, input, exponent, result, needs):
 
 
 def _float_power_(self: Tensor, exponent) -> Tensor:
-    want = _dt.complex128 if (self.dtype.is_complex or isinstance(exponent, complex) or (
-        isinstance(exponent, Tensor) and exponent.dtype.is_complex)) else _dt.float64
+    want = (
+        _dt.complex128
+        if (
+            self.dtype.is_complex
+            or isinstance(exponent, complex)
+            or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        )
+        else _dt.float64
+    )
     if self.dtype is not want:
-        raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self.dtype)} but "
-                           f"the operation's result requires dtype {scalar_name(want)}")
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {scalar_name(self.dtype)} but "
+            f"the operation's result requires dtype {scalar_name(want)}"
+        )
     return apply_inplace(float_power.op, self, (exponent,), {})
 
 
@@ -362,7 +385,8 @@ def remainder(xp, input, other):
 @remainder.vjp
 def _(grad, input, other, needs):
     return (grad if needs[0] else None), (
-        -grad * div(input, other, rounding_mode="floor") if needs[1] else None)
+        -grad * div(input, other, rounding_mode="floor") if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True, inplace="fmod_")
@@ -380,7 +404,8 @@ def fmod(xp, input, other):
 @fmod.vjp
 def _(grad, input, other, needs):
     return (grad if needs[0] else None), (
-        -grad * div(input, other, rounding_mode="trunc") if needs[1] else None)
+        -grad * div(input, other, rounding_mode="trunc") if needs[1] else None
+    )
 
 
 # ---------------------------------------------------------------------- fused and binary math
@@ -398,8 +423,11 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
 @addcmul.vjp
 def _(grad, tensor1, tensor2, value, needs):
     g = grad if value == 1 else grad * value
-    return (grad if needs[0] else None), (g * tensor2 if needs[1] else None), (
-        g * tensor1 if needs[2] else None)
+    return (
+        (grad if needs[0] else None),
+        (g * tensor2 if needs[1] else None),
+        (g * tensor1 if needs[2] else None),
+    )
 
 
 @op(names=unify_inputs, inplace="addcdiv_")
@@ -412,7 +440,8 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
             "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: (input "
-            "+ value * tensor1 / tensor2), for all dtypes.")
+            "+ value * tensor1 / tensor2), for all dtypes."
+        )
     (input, tensor1, tensor2), _ = promote_raw([input, tensor1, tensor2])
     q = xp.true_divide(tensor1, tensor2)
     if type(value) is not int or value != 1:
@@ -424,14 +453,27 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
 @addcdiv.vjp
 def _(grad, tensor1, tensor2, value, needs):
     g = grad if value == 1 else grad * value
-    return (grad if needs[0] else None), (g / tensor2 if needs[1] else None), (
-        -g * tensor1 / (tensor2 * tensor2) if needs[2] else None)
+    return (
+        (grad if needs[0] else None),
+        (g / tensor2 if needs[1] else None),
+        (-g * tensor1 / (tensor2 * tensor2) if needs[2] else None),
+    )
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_C_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 
 def _cname(a) -> str:
@@ -447,16 +489,22 @@ def lerp(xp, input, end, weight):
         raise RuntimeError(f"expected dtype {_cname(input)} for `end` but got dtype {_cname(end)}")
     scalar_w = not hasattr(weight, "dtype")
     if not scalar_w and weight.ndim and weight.dtype != input.dtype:
-        raise RuntimeError(f"expected dtype {_cname(input)} for `weight` but got dtype "
-                           f"{_cname(weight)}")
+        raise RuntimeError(
+            f"expected dtype {_cname(input)} for `weight` but got dtype {_cname(weight)}"
+        )
     if input.dtype.kind not in "fcV":
         raise _not_impl("lerp_kernel_scalar" if scalar_w else "lerp_kernel_tensor", input)
     if not scalar_w and weight.dtype != input.dtype:
         weight = weight.astype(input.dtype)
     if input.dtype.itemsize == 2:  # half types compute in float32, like torch's opmath
         f32 = _dt.float32.np
-        r = _lerp(xp, input.astype(f32), end.astype(f32),
-                  weight if scalar_w else weight.astype(f32), scalar_w)
+        r = _lerp(
+            xp,
+            input.astype(f32),
+            end.astype(f32),
+            weight if scalar_w else weight.astype(f32),
+            scalar_w,
+        )
         return r.astype(input.dtype)
     return _lerp(xp, input, end, weight, scalar_w)
 
@@ -490,7 +538,8 @@ def hypot(xp, input, other):
 @hypot.vjp
 def _(grad, input, other, result, needs):
     return (grad * input / result if needs[0] else None), (
-        grad * other / result if needs[1] else None)
+        grad * other / result if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True, floating=True, inplace="atan2_")
@@ -532,7 +581,8 @@ def logaddexp(xp, input, other):
 @logaddexp.vjp
 def _(grad, input, other, result, needs):
     return (grad * (input - result).exp() if needs[0] else None), (
-        grad * (other - result).exp() if needs[1] else None)
+        grad * (other - result).exp() if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True)
@@ -544,7 +594,8 @@ def logaddexp2(xp, input, other):
 @logaddexp2.vjp
 def _(grad, input, other, result, needs):
     return (grad * ((input - result) * _LN2).exp() if needs[0] else None), (
-        grad * ((other - result) * _LN2).exp() if needs[1] else None)
+        grad * ((other - result) * _LN2).exp() if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True, floating=True, inplace="copysign_")
@@ -604,7 +655,8 @@ def ldexp(xp, input, other):
 @ldexp.vjp
 def _(grad, other, result, needs):
     return (grad * (other * _LN2).exp() if needs[0] else None), (
-        grad * result * _LN2 if needs[1] else None)
+        grad * result * _LN2 if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True, inplace="nextafter_")
@@ -630,8 +682,14 @@ def _install():
     Tensor.__rmod__ = reflected(remainder)
     Tensor.__pos__ = lambda self: self
     Tensor.float_power_ = _float_power_
-    for alias, target in (("arctan2", "atan2"), ("true_divide", "div"), ("divide", "div"), ("multiply", "mul"),
-                          ("subtract", "sub"), ("negative", "neg")):
+    for alias, target in (
+        ("arctan2", "atan2"),
+        ("true_divide", "div"),
+        ("divide", "div"),
+        ("multiply", "mul"),
+        ("subtract", "sub"),
+        ("negative", "neg"),
+    ):
         setattr(Tensor, alias, getattr(Tensor, target))
         setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
 

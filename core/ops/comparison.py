@@ -139,7 +139,8 @@ def fmax(xp, input, other):
 def _(grad, input, other, needs):
     pick = (input >= other) | other.isnan()
     return (where(pick, grad, 0.0) if needs[0] else None), (
-        where(pick, 0.0, grad) if needs[1] else None)
+        where(pick, 0.0, grad) if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True)
@@ -153,7 +154,8 @@ def fmin(xp, input, other):
 def _(grad, input, other, needs):
     pick = (input <= other) | other.isnan()
     return (where(pick, grad, 0.0) if needs[0] else None), (
-        where(pick, 0.0, grad) if needs[1] else None)
+        where(pick, 0.0, grad) if needs[1] else None
+    )
 
 
 # ---------------------------------------------------------------------- clamp
@@ -179,7 +181,8 @@ def clamp_min(xp, input, min):
 def _(grad, input, min, needs):
     keep_ = input >= min
     return (where(keep_, grad, 0.0) if needs[0] else None), (
-        where(keep_, 0.0, grad) if needs[1] else None)
+        where(keep_, 0.0, grad) if needs[1] else None
+    )
 
 
 @op(names=unify_inputs, promote=True, inplace="clamp_max_")
@@ -193,7 +196,8 @@ def clamp_max(xp, input, max):
 def _(grad, input, max, needs):
     keep_ = input <= max
     return (where(keep_, grad, 0.0) if needs[0] else None), (
-        where(keep_, 0.0, grad) if needs[1] else None)
+        where(keep_, 0.0, grad) if needs[1] else None
+    )
 
 
 @op(name="_clamp", names=unify_inputs, promote=True, method=False, inplace="_clamp_")
@@ -245,12 +249,16 @@ clip, clip_ = clamp, clamp_
 @op(name="_where", names=unify_inputs, method=False)
 def _where(xp, condition, input, other):
     if condition.dtype.kind != "b" and condition.dtype != _dt.uint8.np:
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_tname(condition)}")
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor "
+            f"with dtype {_tname(condition)}"
+        )
     ti, to = type(input), type(other)
-    if getattr(input, "dtype", None) is getattr(other, "dtype", 0) or (
-            to is float and hasattr(input, "dtype") and input.dtype.kind in "fc") or (
-            ti is float and hasattr(other, "dtype") and other.dtype.kind in "fc"):
+    if (
+        getattr(input, "dtype", None) is getattr(other, "dtype", 0)
+        or (to is float and hasattr(input, "dtype") and input.dtype.kind in "fc")
+        or (ti is float and hasattr(other, "dtype") and other.dtype.kind in "fc")
+    ):
         return xp.where(condition, input, other)  # same dtype, or a weak float scalar
     (x, y), d = promote_raw([input, other])
     npd = d.np
@@ -263,8 +271,11 @@ def _where(xp, condition, input, other):
 
 @_where.vjp
 def _(grad, condition, needs):
-    return None, (where(condition, grad, 0.0) if needs[1] else None), (
-        where(condition, 0.0, grad) if needs[2] else None)
+    return (
+        None,
+        (where(condition, grad, 0.0) if needs[1] else None),
+        (where(condition, 0.0, grad) if needs[2] else None),
+    )
 
 
 def where(condition: Tensor, input=None, other=None, *, out=None):
@@ -275,8 +286,10 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
         from ..tensor import _wrap
 
         a = condition._data
-        return tuple(_wrap(i.astype(_dt.int64.np, copy=False))
-                     for i in array_module(a).nonzero(a if a.ndim else a.reshape(1)))
+        return tuple(
+            _wrap(i.astype(_dt.int64.np, copy=False))
+            for i in array_module(a).nonzero(a if a.ndim else a.reshape(1))
+        )
     if out is not None:
         return _where(condition, input, other, out=out)
     return _where(condition, input, other)
@@ -349,8 +362,9 @@ def isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close | with_tol
 
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
     """True when every element of input is close to other (see isclose)."""
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
@@ -359,8 +373,9 @@ def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and equal elements."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad, pos, nm = (input, 1, "input") if not isinstance(input, Tensor) else (other, 2, "other")
-        raise TypeError(f"equal(): argument '{nm}' (position {pos}) must be Tensor, not "
-                        f"{type(bad).__name__}")
+        raise TypeError(
+            f"equal(): argument '{nm}' (position {pos}) must be Tensor, not {type(bad).__name__}"
+        )
     a, b = input._data, other._data
     if a.shape != b.shape:
         return False
@@ -401,24 +416,35 @@ def _int_only(kernel, a, b=None):
             raise _not_impl(kernel, a if hasattr(a, "dtype") else b)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__and__",), inplace="bitwise_and_",
-    ufunc="bitwise_and")
+@op(
+    names=unify_inputs,
+    promote=True,
+    dunders=("__and__",),
+    inplace="bitwise_and_",
+    ufunc="bitwise_and",
+)
 def bitwise_and(xp, input, other):
     """Elementwise AND of integer or bool tensors (``&``)."""
     _int_only("bitwise_and_cpu", input, other)
     return xp.bitwise_and(input, other)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__or__",), inplace="bitwise_or_",
-    ufunc="bitwise_or")
+@op(
+    names=unify_inputs, promote=True, dunders=("__or__",), inplace="bitwise_or_", ufunc="bitwise_or"
+)
 def bitwise_or(xp, input, other):
     """Elementwise OR of integer or bool tensors (``|``)."""
     _int_only("bitwise_or_cpu", input, other)
     return xp.bitwise_or(input, other)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__xor__",), inplace="bitwise_xor_",
-    ufunc="bitwise_xor")
+@op(
+    names=unify_inputs,
+    promote=True,
+    dunders=("__xor__",),
+    inplace="bitwise_xor_",
+    ufunc="bitwise_xor",
+)
 def bitwise_xor(xp, input, other):
     """Elementwise XOR of integer or bool tensors (``^``)."""
     _int_only("bitwise_xor_cpu", input, other)
@@ -473,8 +499,9 @@ def bitwise_right_shift(xp, input, other):
 
 def _invert(self):
     if self._data.dtype.kind not in "biu":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
     return bitwise_not(self)
 
 
@@ -482,12 +509,23 @@ def _invert(self):
 def _install():
     T = Tensor
     h = T.__hash__  # assigning __eq__ after class creation keeps the identity hash; be explicit
-    for nm, fn in (("__eq__", eq), ("__ne__", ne), ("__lt__", lt), ("__le__", le), ("__gt__", gt),
-                   ("__ge__", ge)):
+    for nm, fn in (
+        ("__eq__", eq),
+        ("__ne__", ne),
+        ("__lt__", lt),
+        ("__le__", le),
+        ("__gt__", gt),
+        ("__ge__", ge),
+    ):
         setattr(T, nm, _cmp_dunder(fn))
     T.__hash__ = h
-    for alias, target in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
-                          ("less_equal", "le"), ("not_equal", "ne")):
+    for alias, target in (
+        ("greater", "gt"),
+        ("greater_equal", "ge"),
+        ("less", "lt"),
+        ("less_equal", "le"),
+        ("not_equal", "ne"),
+    ):
         setattr(T, alias, getattr(T, target))
         setattr(T, alias + "_", getattr(T, target + "_"))
     T.__rand__ = reflected(bitwise_and)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import dtype as _dt
-from ..device import array_module, module_for, to_device, device as _device
+from ..device import device as _device
+from ..device import module_for, to_device
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor
@@ -39,7 +40,9 @@ def _parse_to(args, kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dev, dtype = a.device, a.dtype
-        elif isinstance(a, (_dt.dtype, type)) or (a is not None and not isinstance(a, (str, int, _device))):
+        elif isinstance(a, (_dt.dtype, type)) or (
+            a is not None and not isinstance(a, (str, int, _device))
+        ):
             dtype = a
         elif a is not None:
             dev = a
@@ -83,10 +86,20 @@ def _caster(d):
     return cast
 
 
-for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
-                  ("bfloat16", _dt.bfloat16), ("long", _dt.int64), ("int", _dt.int32),
-                  ("short", _dt.int16), ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool_),
-                  ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)):
+for _name, _d in (
+    ("float", _dt.float32),
+    ("double", _dt.float64),
+    ("half", _dt.float16),
+    ("bfloat16", _dt.bfloat16),
+    ("long", _dt.int64),
+    ("int", _dt.int32),
+    ("short", _dt.int16),
+    ("char", _dt.int8),
+    ("byte", _dt.uint8),
+    ("bool", _dt.bool_),
+    ("cfloat", _dt.complex64),
+    ("cdouble", _dt.complex128),
+):
     setattr(Tensor, _name, _caster(_d))
 
 

@@ -118,8 +118,9 @@ def _nested_shape(data, dim=0, shape=None):
             raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {n})")
         seq0 = None
         for x in data:
-            is_seq = isinstance(x, (list, tuple)) or (isinstance(x, (Tensor, np.ndarray))
-                                                      and x.ndim > 0)
+            is_seq = isinstance(x, (list, tuple)) or (
+                isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
+            )
             if seq0 is None:
                 seq0 = is_seq
             elif is_seq != seq0:
@@ -211,8 +212,9 @@ def _to_array(data, dtype):
             while isinstance(leaf, (list, tuple)) and leaf:
                 leaf = leaf[0]
             if isinstance(leaf, Tensor) and leaf._data.ndim:
-                raise TypeError("only integer tensors of a single element can be converted to an "
-                                "index")
+                raise TypeError(
+                    "only integer tensors of a single element can be converted to an index"
+                )
             if dtype is None and isinstance(leaf, (Tensor, np.generic)):
                 # typed scalars (0-d tensors, numpy scalars) keep their dtype, promoted like torch
                 npd = _typed_dtype(data).np
@@ -247,8 +249,15 @@ def _to_array(data, dtype):
     return a.astype(npd, copy=False)
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
-           names=None) -> Tensor:
+def tensor(
+    data,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    names=None,
+) -> Tensor:
     """A new tensor that copies ``data`` (nested lists, scalars, numpy arrays, tensors).
 
     dtype inference: bools -> bool, ints -> int64, floats -> the default dtype, complex ->
@@ -310,8 +319,12 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
     if copy:
         t = tensor(obj, dtype=dtype, device=device)
     else:
-        if not isinstance(obj, (Tensor, np.ndarray)) and hasattr(obj, "__dlpack__") and \
-                dtype is None and device is None:
+        if (
+            not isinstance(obj, (Tensor, np.ndarray))
+            and hasattr(obj, "__dlpack__")
+            and dtype is None
+            and device is None
+        ):
             t = from_dlpack(obj)
         else:
             t = as_tensor(obj, dtype=dtype, device=device)
@@ -338,8 +351,9 @@ def from_dlpack(ext) -> Tensor:
     if isinstance(ext, Tensor):
         return ext
     if not hasattr(ext, "__dlpack__"):
-        raise TypeError(f"from_dlpack(): expected an object with __dlpack__, got "
-                        f"{type(ext).__name__}")
+        raise TypeError(
+            f"from_dlpack(): expected an object with __dlpack__, got {type(ext).__name__}"
+        )
     dev = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
     if dev == 1:  # kDLCPU
         return _wrap(np.from_dlpack(ext))
@@ -360,14 +374,20 @@ def _size_args(size, name="empty"):
         seq = False
     out = []
     for i, s in enumerate(size):
-        if isinstance(s, bool) or not hasattr(s, "__index__") or (isinstance(s, Tensor) and
-                                                                 s._data.dtype.kind not in "iu"):
+        if (
+            isinstance(s, bool)
+            or not hasattr(s, "__index__")
+            or (isinstance(s, Tensor) and s._data.dtype.kind not in "iu")
+        ):
             tn = type(s).__name__
             if not seq and len(size) == 1:
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
-                                f"not {tn}")
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+                raise TypeError(
+                    f"{name}(): argument 'size' (position 1) must be tuple of ints, not {tn}"
+                )
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos "
+                f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
+            )
         out.append(s.__index__())
     for s in out:
         if s < 0:
@@ -378,14 +398,24 @@ def _size_args(size, name="empty"):
 
 
 def _factory(name, fill):
-    def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-             pin_memory=False, memory_format=None, names=None, **kw):
+    def make(
+        *size,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+        memory_format=None,
+        names=None,
+        **kw,
+    ):
         if "size" in kw and not size:
             size = (kw.pop("size"),)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
         if not size:
-            raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
         if out is not None and dtype is None:
             npd = out._data.dtype
@@ -412,16 +442,29 @@ def _fill_dtype(fill_value):
     return _dt.scalar_dtype(fill_value)
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False, names=None) -> Tensor:
+def full(
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    names=None,
+) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
     if not isinstance(size, (tuple, list, Size)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
-                        f"{type(size).__name__}")
+        raise TypeError(
+            f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
+        )
     for i, s in enumerate(size):
         if isinstance(s, float):
-            raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, but found "
-                            f"element of type float at pos {i}")
+            raise TypeError(
+                f"full(): argument 'size' (position 1) must be tuple of ints, but found "
+                f"element of type float at pos {i}"
+            )
     shape = _size_args((tuple(size),), "full")
     if dtype is None:
         npd = out._data.dtype if out is not None else _fill_dtype(fill_value).np
@@ -434,8 +477,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     return _finish(arr, requires_grad, names, out)
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
-                  pin_memory=False) -> Tensor:
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
     """An uninitialised tensor with the given size and strides (in elements)."""
     shape = _size_args((tuple(size),), "empty_strided")
     stride = tuple(int(s) for s in stride)
@@ -447,26 +491,41 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
     def mk(xp):
         buf = xp.empty(max(n, 0), npd)
-        return xp.lib.stride_tricks.as_strided(buf, shape, tuple(st * npd.itemsize
-                                                                 for st in stride))
+        return xp.lib.stride_tricks.as_strided(
+            buf, shape, tuple(st * npd.itemsize for st in stride)
+        )
 
     return _finish(_make(d, mk), requires_grad, None)
 
 
 # ---------------------------------------------------------------------- *_like
 def _like(name, fill):
-    def make(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-             memory_format=None, names=None):
+    def make(
+        input,
+        *,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        memory_format=None,
+        names=None,
+    ):
         a = input._data
         npd = a.dtype if dtype is None else _np_dtype(dtype)
         if device is None:
             xp = array_module(a)
-            arr = fill(xp, a.shape, npd) if xp is np else _make(input.device,
-                                                                lambda m: fill(m, a.shape, npd))
+            arr = (
+                fill(xp, a.shape, npd)
+                if xp is np
+                else _make(input.device, lambda m: fill(m, a.shape, npd))
+            )
         else:
             arr = _make(to_device(device), lambda m: fill(m, a.shape, npd))
-        return _finish(arr, requires_grad, names if names is not None else None) if \
-            names is not None else _named(_finish(arr, requires_grad, None), input._names)
+        return (
+            _finish(arr, requires_grad, names if names is not None else None)
+            if names is not None
+            else _named(_finish(arr, requires_grad, None), input._names)
+        )
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"torch.{name}: a tensor with ``input``'s shape (and dtype/device unless given)."
@@ -483,8 +542,16 @@ ones_like = _like("ones_like", lambda xp, s, d: xp.ones(s, d))
 empty_like = _like("empty_like", lambda xp, s, d: xp.empty(s, d))
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     """A tensor with ``input``'s shape filled with ``fill_value``."""
     a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
@@ -504,8 +571,18 @@ def _num(v):
     return v
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False) -> Tensor:
+def arange(
+    start,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
     if end is None:
         start, end = 0, start
@@ -542,8 +619,9 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (inclusive)."""
     start, end = _num(start), _num(end)
     if isinstance(steps, Tensor):
@@ -551,10 +629,15 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if dtype is None:
-        npd = out._data.dtype if out is not None else (
-            _dt.get_default_dtype().to_complex().np if any(isinstance(v, complex) for v in
-                                                          (start, end))
-            else _dt.get_default_dtype().np)
+        npd = (
+            out._data.dtype
+            if out is not None
+            else (
+                _dt.get_default_dtype().to_complex().np
+                if any(isinstance(v, complex) for v in (start, end))
+                else _dt.get_default_dtype().np
+            )
+        )
     else:
         npd = np.dtype(_np_dtype(dtype))
     work = np.complex128 if npd.kind == "c" else np.float64
@@ -573,23 +656,46 @@ def _lin(start, end, steps, work):
     return np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(work)
 
 
-def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
-             device=None, requires_grad=False) -> Tensor:
+def logspace(
+    start,
+    end,
+    steps,
+    base: float = 10.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     start, end = _num(start), _num(end)
     if isinstance(steps, Tensor):
         steps = steps.item()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    npd = (out._data.dtype if out is not None else _dt.get_default_dtype().np) if dtype is None \
+    npd = (
+        (out._data.dtype if out is not None else _dt.get_default_dtype().np)
+        if dtype is None
         else np.dtype(_np_dtype(dtype))
+    )
     vals = np.power(float(base), _lin(start, end, steps, np.float64))
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
 
 
-def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
-        requires_grad=False, pin_memory=False, names=None) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    names=None,
+) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
@@ -597,8 +703,11 @@ def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, devi
         m = n
     elif m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    npd = (out._data.dtype if out is not None else _dt.get_default_dtype().np) if dtype is None \
+    npd = (
+        (out._data.dtype if out is not None else _dt.get_default_dtype().np)
+        if dtype is None
         else _np_dtype(dtype)
+    )
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_make(d, lambda xp: xp.eye(n, m, dtype=npd)), requires_grad, names, out)
 
@@ -609,14 +718,16 @@ def _tri_indices(row, col, offset, dtype, device, upper):
     return _finish(_on(np.stack([r, c]).astype(npd), _dev(device)), False, None)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None
+) -> Tensor:
     """The (2, N) indices of the lower triangle of a ``row`` x ``col`` matrix."""
     return _tri_indices(row, col, offset, dtype, device, False)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None
+) -> Tensor:
     """The (2, N) indices of the upper triangle of a ``row`` x ``col`` matrix."""
     return _tri_indices(row, col, offset, dtype, device, True)
 
@@ -626,9 +737,11 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 def _complex(xp, real, imag):
     """real + 1j * imag (float inputs of one dtype -> the matching complex dtype)."""
     if real.dtype.kind != "f" or imag.dtype.kind != "f":
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_SN.get(real.dtype.name, real.dtype.name)} and "
-                           f"{_SN.get(imag.dtype.name, imag.dtype.name)}")
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{_SN.get(real.dtype.name, real.dtype.name)} and "
+            f"{_SN.get(imag.dtype.name, imag.dtype.name)}"
+        )
     cd = np.complex128 if real.dtype == np.float64 else np.complex64
     out = xp.empty(np.broadcast_shapes(real.shape, imag.shape), cd)
     out.real = real
@@ -636,8 +749,16 @@ def _complex(xp, real, imag):
     return out
 
 
-_SN = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-       "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SN = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 @_complex.vjp
@@ -649,9 +770,11 @@ def _(grad):
 def polar(xp, abs, angle):
     """abs * (cos(angle) + 1j * sin(angle))."""
     if abs.dtype.kind != "f" or angle.dtype.kind != "f":
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_SN.get(abs.dtype.name, abs.dtype.name)} and "
-                           f"{_SN.get(angle.dtype.name, angle.dtype.name)}")
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{_SN.get(abs.dtype.name, abs.dtype.name)} and "
+            f"{_SN.get(angle.dtype.name, angle.dtype.name)}"
+        )
     cd = np.complex128 if abs.dtype == np.float64 else np.complex64
     out = xp.empty(np.broadcast_shapes(abs.shape, angle.shape), cd)
     out.real = abs * xp.cos(angle)
@@ -676,7 +799,8 @@ def heaviside(xp, input, values):
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     one = xp.ones((), input.dtype)
     return xp.where(input == 0, values, (input > 0).astype(input.dtype) * one).astype(
-        xp.result_type(input, values))
+        xp.result_type(input, values)
+    )
 
 
 # ---------------------------------------------------------------------- Tensor.new_*
@@ -684,8 +808,9 @@ def _new_size(size, name):
     return _size_args(size, name)
 
 
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
-                pin_memory=False) -> Tensor:
+def _new_tensor(
+    self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+) -> Tensor:
     """A new tensor copying ``data``, with self's dtype and device unless given."""
     if isinstance(data, Tensor):
         t = data.detach().to(dtype=dtype or data.dtype, device=device or self.device)
@@ -699,8 +824,16 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
 
 
 def _new_factory(name, fill):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False, **kw):
+    def method(
+        self,
+        *size,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+        **kw,
+    ):
         if "size" in kw and not size:
             size = (kw.pop("size"),)
         shape = _size_args(size, name)
@@ -712,8 +845,17 @@ def _new_factory(name, fill):
     return method
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
-              layout=None, pin_memory=False) -> Tensor:
+def _new_full(
+    self,
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
+) -> Tensor:
     shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "new_full")
     npd = self._data.dtype if dtype is None else _np_dtype(dtype)
     d = self.device if device is None else to_device(device)

@@ -86,22 +86,42 @@ def _zeros_t(like: Tensor, shape) -> Tensor:
 def _wrap_dim(dim: int, nd: int) -> int:
     lo, hi = (-1, 0) if nd == 0 else (-nd, nd - 1)
     if not lo <= dim <= hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                         f"got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
     return dim % nd if nd else 0
 
 
-_C10_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_C10_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 
 def _dtype_word(a) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
-            "int64": "Long", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "bfloat16": "BFloat16", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(str(a.dtype), str(a.dtype))
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "int32": "Int",
+        "int64": "Long",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+        "bfloat16": "BFloat16",
+        "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble",
+    }.get(str(a.dtype), str(a.dtype))
 
 
 # ---------------------------------------------------------------------- index normalisation
@@ -114,8 +134,9 @@ def _index_array(a, xp):
         raise IndexError(_BAD_TENSOR_INDEX)
     if type(a) is not _ndarray:
         if xp is np:
-            raise RuntimeError("indices should be either on cpu or on the same device as the indexed "
-                               "tensor (cpu)")
+            raise RuntimeError(
+                "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
+            )
     elif xp is not np:
         a = xp.asarray(a)
     return a
@@ -136,8 +157,9 @@ def _check_step(s: slice) -> slice:
     if st is not None:
         st = operator.index(st)
         if st <= 0:
-            raise ValueError("slice step cannot be zero" if st == 0 else
-                             "step must be greater than zero")
+            raise ValueError(
+                "slice step cannot be zero" if st == 0 else "step must be greater than zero"
+            )
     return s
 
 
@@ -190,8 +212,10 @@ def _convert(self: Tensor, index):
                 out.append(_index_array(it, xp))
                 adv = True
                 continue
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                             f"Variables are valid indices (got {type(it).__name__})")
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(it).__name__})"
+            )
     return out, adv, has_int
 
 
@@ -210,7 +234,7 @@ def _prepare(self: Tensor, index):
                 used += 1
             elif it is not None and it is not Ellipsis and tp is not bool:
                 used += it.ndim if it.dtype.kind == "b" else 1
-        items[k:k + 1] = [slice(None)] * max(self._data.ndim - used, 0)
+        items[k : k + 1] = [slice(None)] * max(self._data.ndim - used, 0)
     if not has_int:
         return _ADV, (self, tuple(items))
     # torch applies ints as selects first; numpy would treat them as broadcast advanced indices
@@ -268,8 +292,10 @@ def _diagnose(self: Tensor, index):
     used = sum(consumes(it) for it in items)
     if used > nd:
         if nd == 0 and items and type(items[0]) is int:
-            return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            return IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
         return IndexError(f"too many indices for tensor of dimension {nd}")
     # pass 1: ints (reported by their position in the index), the shape after ints and Nones
     dim = 0
@@ -279,7 +305,7 @@ def _diagnose(self: Tensor, index):
         where.append(len(after))
         if it is Ellipsis:
             k = nd - used
-            after.extend(shape[dim:dim + k])
+            after.extend(shape[dim : dim + k])
             dim += k
         elif it is None:
             after.append(1)
@@ -288,7 +314,9 @@ def _diagnose(self: Tensor, index):
         elif type(it) is int:
             size = shape[dim]
             if not -size <= it < size:
-                return IndexError(f"index {it} is out of bounds for dimension {pos} with size {size}")
+                return IndexError(
+                    f"index {it} is out of bounds for dimension {pos} with size {size}"
+                )
             dim += 1
         elif type(it) is slice:
             try:
@@ -298,7 +326,7 @@ def _diagnose(self: Tensor, index):
             dim += 1
         else:
             k = consumes(it)
-            after.extend(shape[dim:dim + k])
+            after.extend(shape[dim : dim + k])
             dim += k
     after.extend(shape[dim:])
     # pass 2: arrays (reported by their rank among the advanced indices)
@@ -314,7 +342,8 @@ def _diagnose(self: Tensor, index):
                 if a.shape[j] != after[d + j]:
                     return IndexError(
                         f"The shape of the mask {list(a.shape)} at index {j} does not match the "
-                        f"shape of the indexed tensor {after} at index {d + j}")
+                        f"shape of the indexed tensor {after} at index {d + j}"
+                    )
             rank += a.ndim
             shapes.append([int(a.sum())])
         else:
@@ -322,14 +351,18 @@ def _diagnose(self: Tensor, index):
             bad = (a < -size) | (a >= size)
             if bad.any():
                 v = int(a[bad].reshape(-1)[0])
-                return IndexError(f"index {v} is out of bounds for dimension {rank} with size {size}")
+                return IndexError(
+                    f"index {v} is out of bounds for dimension {rank} with size {size}"
+                )
             rank += 1
             shapes.append(list(a.shape))
     try:
         np.broadcast_shapes(*[tuple(s) for s in shapes])
     except ValueError:
-        return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
-                          "shapes " + ", ".join(str(s) for s in shapes))
+        return IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with "
+            "shapes " + ", ".join(str(s) for s in shapes)
+        )
     return None
 
 
@@ -344,7 +377,7 @@ def _basic_names(names, key):
             out.append(None)
         elif it is Ellipsis:
             k = len(names) - used
-            out.extend(names[i:i + k])
+            out.extend(names[i : i + k])
             i += k
         elif type(it) is slice:
             out.append(names[i])
@@ -393,7 +426,7 @@ def _getitem_names(ins, key, pre=None, **kw):
             out.append(None)
         elif it is Ellipsis:
             n = len(names) - used
-            out.extend(names[i:i + n])
+            out.extend(names[i : i + n])
             i += n
         else:
             out.append(names[i])
@@ -502,8 +535,12 @@ def _getitem(self: Tensor, index) -> Tensor:
             return _view_of(self, r)
         args = (self, key)
         od = _VIEW
-    elif type(index) is Tensor and type(index._data) is type(self._data) and \
-            index._data.dtype in _FAST_DTYPES and index._data.ndim:
+    elif (
+        type(index) is Tensor
+        and type(index._data) is type(self._data)
+        and index._data.dtype in _FAST_DTYPES
+        and index._data.ndim
+    ):
         args = (self, index._data)  # x[idx], x[mask]: the array is the key
         od = _ADV
     else:
@@ -514,8 +551,7 @@ def _getitem(self: Tensor, index) -> Tensor:
             r = od.kernel(_xp_of(a), a, *args[1:])
             if od is _VIEW:
                 return _view_of(self, r)
-            return _wrap(r if type(r) is _ndarray or not isinstance(r, _generic) else
-                         np.asarray(r))
+            return _wrap(r if type(r) is _ndarray or not isinstance(r, _generic) else np.asarray(r))
         return _apply(od, args, _NOKW)
     except (IndexError, ValueError, TypeError):
         err = _diagnose(self, index)
@@ -574,19 +610,24 @@ def _setitem_error(a, key, pre, v, adv):
     target = list(t[key].shape) if adv else list(np.shape(t[key]))
     vs = list(getattr(v, "shape", ()))
     if adv:
-        return RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
-                            f"indexing result of shape {target}")
+        return RuntimeError(
+            f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
+            f"indexing result of shape {target}"
+        )
     if len(vs) > len(target):
-        return RuntimeError(f"expand(torch.FloatTensor{{{vs}}}, size={target}): the number of sizes "
-                            f"provided ({len(target)}) must be greater or equal to the number of "
-                            f"dimensions in the tensor ({len(vs)})")
+        return RuntimeError(
+            f"expand(torch.FloatTensor{{{vs}}}, size={target}): the number of sizes "
+            f"provided ({len(target)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(vs)})"
+        )
     lead = len(target) - len(vs)
     for i, s in enumerate(vs):
         if s != 1 and s != target[lead + i]:
             return RuntimeError(
                 f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
                 f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {target}.  Tensor "
-                f"sizes: {vs}")
+                f"sizes: {vs}"
+            )
     return None
 
 
@@ -595,8 +636,12 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     if key is not None:
         pre = None
         adv = False
-    elif type(index) is Tensor and type(index._data) is type(self._data) and \
-            index._data.dtype in _FAST_DTYPES and index._data.ndim:
+    elif (
+        type(index) is Tensor
+        and type(index._data) is type(self._data)
+        and index._data.dtype in _FAST_DTYPES
+        and index._data.ndim
+    ):
         key = index._data
         pre = None
         adv = True
@@ -610,19 +655,28 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         from ...autograd.engine import _legacy_type
 
         mod = type(value).__module__
-        what = type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
+        what = (
+            type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
+        )
         raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
     try:
         if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
             if self.requires_grad and self.grad_fn is None:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place operation."
+                )
             ex = self._extra
             base = ex.get("base") if ex else None
-            if base is not None and base.requires_grad and base.grad_fn is None and \
-                    self.requires_grad:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                                   "in-place operation.")
+            if (
+                base is not None
+                and base.requires_grad
+                and base.grad_fn is None
+                and self.requires_grad
+            ):
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an "
+                    "in-place operation."
+                )
             r = _apply(_PUT, (self, value, key, pre, adv, accumulate), _NOKW)
             self._ver[0] += 1
             if r.grad_fn is not None:
@@ -635,8 +689,12 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         if accumulate:
             _add_at(_xp_of(a), a if pre is None else a[pre], key, v)
         elif pre is None:
-            if type(v) is float and type(key) is _ndarray and key.dtype is _BOOL and \
-                    key.shape == a.shape:
+            if (
+                type(v) is float
+                and type(key) is _ndarray
+                and key.dtype is _BOOL
+                and key.shape == a.shape
+            ):
                 np.putmask(a, key, v)  # x[mask] = 0.0: several times faster than a[mask] = v
             else:
                 a[key] = v
@@ -664,8 +722,10 @@ _PUT = _index_put.op
 def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``self[indices] = values`` (``+=`` with duplicates accumulating when ``accumulate``)."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors, not "
-                        f"{type(indices).__name__}")
+        raise TypeError(
+            "index_put_(): argument 'indices' must be tuple of Tensors, not "
+            f"{type(indices).__name__}"
+        )
     _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
     return self
 
@@ -722,8 +782,10 @@ def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
         pass  # a detached view (detach(), .data): the write does not reach the base's history
     else:
         if base.requires_grad and base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation."
+            )
         pos = _positions(base, self)
         if pos is None:
             return False
@@ -736,6 +798,8 @@ def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
     if ex and ex.get("nr"):
         self._extra = dict(self._extra or {}, nr=ex["nr"])
     return True
+
+
 Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem
 
@@ -774,9 +838,11 @@ def _gather_checks(xp, input, index, dim, who):
     dim = _wrap_dim(dim, nd)
     for d in range(index.ndim):
         if d != dim and index.shape[d] > input.shape[d]:
-            raise RuntimeError(f"Size does not match at dimension {d} expected index "
-                               f"{list(index.shape)} to be no larger than self {list(input.shape)} "
-                               f"apart from dimension {dim}")
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index "
+                f"{list(index.shape)} to be no larger than self {list(input.shape)} "
+                f"apart from dimension {dim}"
+            )
     return dim
 
 
@@ -785,8 +851,9 @@ def _gather(xp, input, index, dim=0, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0), etc."""
     dim = _gather_checks(xp, input, index, dim, "gather")
     if input.ndim == 0 or index.ndim == 0:
-        return input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape,
-                                                                             input.dtype)
+        return (
+            input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape, input.dtype)
+        )
     _check_bounds(xp, index, input.shape[dim], dim)
     return input[_along_idx(xp, index, dim)]
 
@@ -811,10 +878,13 @@ def _scatter_checks(xp, input, index, src, dim, who):
     if is_arr and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     for d in range(index.ndim):
-        if (d != dim and index.shape[d] > input.shape[d]) or \
-                (is_arr and src.ndim == index.ndim and index.shape[d] > src.shape[d]):
-            msg = (f"Expected index {list(index.shape)} to be no larger than self "
-                   f"{list(input.shape)} apart from dimension {dim}")
+        if (d != dim and index.shape[d] > input.shape[d]) or (
+            is_arr and src.ndim == index.ndim and index.shape[d] > src.shape[d]
+        ):
+            msg = (
+                f"Expected index {list(index.shape)} to be no larger than self "
+                f"{list(input.shape)} apart from dimension {dim}"
+            )
             if is_arr:
                 msg += f" and to be no larger size than src {list(src.shape)}"
             raise RuntimeError(msg)
@@ -877,8 +947,9 @@ _REDUCE_FILL = {"sum": 0, "prod": 1, "mean": 0}
 def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=True):
     """Reduce src into input at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin'."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
     dim = _scatter_checks(xp, input, index, src, dim, "scatter_reduce")
     out = input.copy()
     if not index.size:
@@ -891,8 +962,9 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
         else:
             k = out.dtype.kind
             big = xp.inf if k == "f" else (xp.iinfo(out.dtype).max if k in "iu" else True)
-            out[idx] = -big if reduce == "amax" and k != "b" else (big if k != "b" else reduce
-                                                                 == "amin")
+            out[idx] = (
+                -big if reduce == "amax" and k != "b" else (big if k != "b" else reduce == "amin")
+            )
     if reduce in ("sum", "mean"):
         _add_at(xp, out, idx, v)
         if reduce == "mean":
@@ -918,8 +990,9 @@ def _(grad, input, index, src, result, dim, reduce, include_self, src_shape, nee
         gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
         return gi, None, gs
     if reduce == "prod":
-        raise NotImplementedError("ember: the derivative of scatter_reduce with reduce='prod' is "
-                                  "not implemented yet")
+        raise NotImplementedError(
+            "ember: the derivative of scatter_reduce with reduce='prod' is not implemented yet"
+        )
     # mean, amax, amin: constant weights (piecewise) built from the saved arrays
     g = grad._data
     xp = _xp_of(g)
@@ -981,15 +1054,17 @@ def gather(input: Tensor, dim, index: Tensor, *, sparse_grad: bool = False, out=
     return _apply(_gather.op, (input, index, dim), _NOKW if out is None else {"out": out})
 
 
-def scatter(input: Tensor, dim, index: Tensor, src=None, value=None, *, reduce=None,
-            out=None) -> Tensor:
+def scatter(
+    input: Tensor, dim, index: Tensor, src=None, value=None, *, reduce=None, out=None
+) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor) or ``value`` (scalar) written at ``index``."""
     if src is None:
         src = value
     if src is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    return _apply(_scatter.op, (input, index, src, dim, reduce),
-                  _NOKW if out is None else {"out": out})
+    return _apply(
+        _scatter.op, (input, index, src, dim, reduce), _NOKW if out is None else {"out": out}
+    )
 
 
 def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> Tensor:
@@ -997,11 +1072,22 @@ def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> 
     return _apply(_scatter_add.op, (input, index, src, dim), _NOKW if out is None else {"out": out})
 
 
-def scatter_reduce(input: Tensor, dim, index: Tensor, src: Tensor, reduce: str, *,
-                   include_self: bool = True, out=None) -> Tensor:
+def scatter_reduce(
+    input: Tensor,
+    dim,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+    out=None,
+) -> Tensor:
     """Reduce ``src`` into ``input`` at ``index``: 'sum', 'prod', 'mean', 'amax', 'amin'."""
-    return _apply(_scatter_reduce.op, (input, index, src, dim, reduce, include_self),
-                  _NOKW if out is None else {"out": out})
+    return _apply(
+        _scatter_reduce.op,
+        (input, index, src, dim, reduce, include_self),
+        _NOKW if out is None else {"out": out},
+    )
 
 
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
@@ -1040,8 +1126,9 @@ def _index_select(xp, input, index, dim=0):
     if xp is np and idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} "
-                               f"axis_dim={n}")
+            raise RuntimeError(
+                f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}"
+            )
     return xp.take(input, idx, axis=dim)
 
 
@@ -1067,8 +1154,10 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
     dim = _wrap_dim(dim, nd)
     ns = source.shape[dim] if source.ndim else 1
     if idx.size != ns:
-        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
-                           f"source.size(dim): ({ns}), for dim: {dim}")
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({idx.size}) should be equal to "
+            f"source.size(dim): ({ns}), for dim: {dim}"
+        )
     out = input.copy()
     if nd:
         _check_bounds(xp, idx, input.shape[dim], dim, RuntimeError)
@@ -1091,8 +1180,9 @@ def _(grad, index, dim, alpha, needs):
 
 def index_add(input: Tensor, dim, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
-    return _apply(_index_add.op, (input, index, source, dim, alpha),
-                  _NOKW if out is None else {"out": out})
+    return _apply(
+        _index_add.op, (input, index, source, dim, alpha), _NOKW if out is None else {"out": out}
+    )
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
@@ -1104,8 +1194,10 @@ def _index_fill(xp, input, index, value, dim=0):
     """A copy of ``input`` with ``value`` written at ``index`` along ``dim``."""
     idx = _vector_index(index, "index_fill")
     if hasattr(value, "ndim") and value.ndim:
-        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                           f"with {value.ndim} dimension(s).")
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+            f"with {value.ndim} dimension(s)."
+        )
     out = input.copy()
     if input.ndim == 0:
         _wrap_dim(dim, 0)
@@ -1137,8 +1229,10 @@ def _index_fill_(self, dim, index, value):
 # ---------------------------------------------------------------------- masks
 def _check_mask(mask, who):
     if mask.dtype is not _BOOL and mask.dtype != _BOOL:
-        raise RuntimeError(f"{who} only supports boolean masks, but got mask with dtype "
-                           f"{_C10_NAMES.get(str(mask.dtype), str(mask.dtype))}")
+        raise RuntimeError(
+            f"{who} only supports boolean masks, but got mask with dtype "
+            f"{_C10_NAMES.get(str(mask.dtype), str(mask.dtype))}"
+        )
 
 
 def _not(mask: Tensor) -> Tensor:
@@ -1151,8 +1245,10 @@ def masked_fill(xp, input, mask, value):
     _check_mask(mask, "masked_fill_")
     if hasattr(value, "ndim"):
         if value.ndim:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.ndim} dimension(s).")
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got "
+                f"tensor with {value.ndim} dimension(s)."
+            )
         value = value.astype(input.dtype)
     else:
         value = xp.asarray(value, dtype=input.dtype)
@@ -1169,8 +1265,9 @@ def _(grad, mask, needs):
 def _masked_fill_(self, mask, value):
     """In place; the no-grad path writes straight into self's storage."""
     vt = isinstance(value, Tensor)
-    if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and \
-            isinstance(mask, Tensor):
+    if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and isinstance(
+        mask, Tensor
+    ):
         m = mask._data
         _check_mask(m, "masked_fill_")
         a = self._data
@@ -1180,8 +1277,10 @@ def _masked_fill_(self, mask, value):
         if vt:
             v = value._data
             if v.ndim:
-                raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
-                                   f"got tensor with {v.ndim} dimension(s).")
+                raise RuntimeError(
+                    "masked_fill_ only supports a 0-dimensional value tensor, but "
+                    f"got tensor with {v.ndim} dimension(s)."
+                )
             if type(v) is not type(a):
                 v = v.item()
         _xp_of(a).copyto(a, v, where=m, casting="unsafe")
@@ -1195,8 +1294,11 @@ def masked_select(xp, input, mask):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (broadcasting)."""
     if mask.dtype is not _BOOL and mask.dtype != _BOOL:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = xp.broadcast_shapes(input.shape, mask.shape) if xp is np else \
-        np.broadcast_shapes(input.shape, mask.shape)
+    shape = (
+        xp.broadcast_shapes(input.shape, mask.shape)
+        if xp is np
+        else np.broadcast_shapes(input.shape, mask.shape)
+    )
     return xp.broadcast_to(input, shape)[xp.broadcast_to(mask, shape)]
 
 
@@ -1249,13 +1351,17 @@ def _masked_scatter_(self, mask, source):
 def take(xp, input, index):
     """``input`` read as 1-D at ``index`` (the result has index's shape)."""
     if index.dtype is not _INT64 and index.dtype != _INT64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index)}")
+        raise RuntimeError(
+            f"take(): Expected a long tensor for index, but got {_dtype_word(index)}"
+        )
     n = input.size
     if xp is np and index.size:
         bad = (index < -n) | (index >= n)
         if bad.any():
-            raise IndexError(f"out of range: tried to access index {int(index[bad][0])} on a tensor "
-                             f"of {n} elements.")
+            raise IndexError(
+                f"out of range: tried to access index {int(index[bad][0])} on a tensor "
+                f"of {n} elements."
+            )
     return input.reshape(-1)[index]
 
 
@@ -1271,8 +1377,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
     """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims), or of the
     flattened input when ``dim`` is None."""
     if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
-        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_dtype_word(indices._data)}")
+        raise RuntimeError(
+            "torch.take_along_dim(): dtype of indices should be Long but got "
+            f"{_dtype_word(indices._data)}"
+        )
     if dim is None:
         r = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:
@@ -1280,9 +1388,11 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
             dim = input._dim(dim)
         nd = input.ndim
         if indices.ndim != nd:
-            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                               f"number of dimensions, but got {nd} dimensions for input, and "
-                               f"{indices.ndim} dimensions for indices")
+            raise RuntimeError(
+                "torch.take_along_dim(): input and indices should have the same "
+                f"number of dimensions, but got {nd} dimensions for input, and "
+                f"{indices.ndim} dimensions for indices"
+            )
         dim = _wrap_dim(dim, nd)
         a = list(input._data.shape)
         b = list(indices._data.shape)
@@ -1293,8 +1403,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
         except ValueError:
             for k in range(nd):
                 if a1[k] != b1[k] and a1[k] != 1 and b1[k] != 1:
-                    raise RuntimeError(f"The size of tensor a ({a1[k]}) must match the size of "
-                                       f"tensor b ({b1[k]}) at non-singleton dimension {k}") from None
+                    raise RuntimeError(
+                        f"The size of tensor a ({a1[k]}) must match the size of "
+                        f"tensor b ({b1[k]}) at non-singleton dimension {k}"
+                    ) from None
             raise
         sa, sb = list(bs), list(bs)
         sa[dim], sb[dim] = a[dim], b[dim]

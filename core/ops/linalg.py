@@ -15,13 +15,34 @@ from ..tensor import Tensor
 __all__ = ["chain_matmul", "einsum", "ger", "inner", "kron", "tensordot"]
 
 # torch's C type names, used in its "same dtype" error messages
-_CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
-          "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-          "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-          "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-_SNAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-          "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_CNAME = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+_SNAME = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def _dn(a) -> str:
@@ -30,8 +51,10 @@ def _dn(a) -> str:
 
 def _same_dtype_mm(a, b) -> None:
     if a.dtype is not b.dtype and a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CNAME[_dn(a)]} != "
-                           f"{_CNAME[_dn(b)]}")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_CNAME[_dn(a)]} != "
+            f"{_CNAME[_dn(b)]}"
+        )
     if a.dtype.kind == "b":
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
@@ -93,31 +116,42 @@ def _add_mm_names(ins, *a, **k):
     inp = ins[0]
     if not isinstance(inp, Tensor) or inp._names is None:
         return mm
-    return _clean(unify(names_of(inp), mm if mm is not None else (None,) * (len(ins[1]._data.shape)
-                                                                            + len(ins[2]._data.shape)
-                                                                            - 2)))
+    return _clean(
+        unify(
+            names_of(inp),
+            mm
+            if mm is not None
+            else (None,) * (len(ins[1]._data.shape) + len(ins[2]._data.shape) - 2),
+        )
+    )
 
 
 # ---------------------------------------------------------------------- matmul
 def _matmul_error(a, b):
     na, nb = a.ndim, b.ndim
     if na == 1 and nb == 1:
-        return RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
-                            f"[{b.shape[0]}] to have the same number of elements, but got "
-                            f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+            f"[{b.shape[0]}] to have the same number of elements, but got "
+            f"{a.shape[0]} and {b.shape[0]} elements respectively"
+        )
     if nb == 1:
         rows = int(np.prod(a.shape[:-1]))
-        return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{a.shape[-1]}), "
-                            f"vec ({b.shape[0]})")
+        return RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{a.shape[-1]}), vec ({b.shape[0]})"
+        )
     if na <= 2 and nb == 2 or na == 1:
         sa = (1,) + a.shape if na == 1 else a.shape
         if na == 1 and nb > 2:
             return RuntimeError(
                 f"Expected size for first two dimensions of batch2 tensor to be: "
                 f"[{int(np.prod(b.shape[:-2]))}, {a.shape[0]}] but got: "
-                f"[{int(np.prod(b.shape[:-2]))}, {b.shape[-2]}].")
-        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(sa)} and "
-                            f"{_shape_str(b.shape)})")
+                f"[{int(np.prod(b.shape[:-2]))}, {b.shape[-2]}]."
+            )
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(sa)} and "
+            f"{_shape_str(b.shape)})"
+        )
     ba, bb = a.shape[:-2], b.shape[:-2]
     try:
         batch = np.broadcast_shapes(ba, bb)
@@ -127,20 +161,26 @@ def _matmul_error(a, b):
             x = ba[-k] if k <= len(ba) else 1
             y = bb[-k] if k <= len(bb) else 1
             if x != y and x != 1 and y != 1:
-                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                    f"({y}) at non-singleton dimension {n - k}")
+                return RuntimeError(
+                    f"The size of tensor a ({x}) must match the size of tensor b "
+                    f"({y}) at non-singleton dimension {n - k}"
+                )
         batch = ()
     nbatch = int(np.prod(batch))
-    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                        f"[{nbatch}, {a.shape[-1]}] but got: [{nbatch}, {b.shape[-2]}].")
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: "
+        f"[{nbatch}, {a.shape[-1]}] but got: [{nbatch}, {b.shape[-2]}]."
+    )
 
 
 @op(names=_matmul_names, dunders=("__matmul__",))
 def matmul(xp, input, other):
     """Matrix product with torch's broadcasting rules (1-D operands are promoted and squeezed)."""
     if input.ndim == 0 or other.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{input.ndim}D and {other.ndim}D")
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are "
+            f"{input.ndim}D and {other.ndim}D"
+        )
     if input.dtype is not other.dtype or input.dtype.kind == "b":
         _same_dtype_mm(input, other)
     try:
@@ -175,8 +215,10 @@ def _mm_checks(a, b, first="self"):
     if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} and "
-                           f"{_shape_str(b.shape)})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} and "
+            f"{_shape_str(b.shape)})"
+        )
     if a.dtype is not b.dtype or a.dtype.kind == "b":
         _same_dtype_mm(a, b)
 
@@ -199,8 +241,10 @@ def _bmm_checks(a, b):
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
+        )
     if a.dtype is not b.dtype or a.dtype.kind == "b":
         _same_dtype_mm(a, b)
 
@@ -223,8 +267,9 @@ def _mv_checks(m, v, n_in=None):
         raise RuntimeError(f"vector + matrix @ vector expected, got {n}, {m.ndim}, {v.ndim}")
     if m.shape[1] != v.shape[0]:
         rows = m.shape[0] if n_in is None else n_in
-        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({_shape_str(m.shape)}), vec "
-                           f"({v.shape[0]})")
+        raise RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({_shape_str(m.shape)}), vec ({v.shape[0]})"
+        )
     if m.dtype is not v.dtype or m.dtype.kind == "b":
         _same_dtype_mm(m, v)
 
@@ -247,12 +292,16 @@ def _vec_checks(a, b, name="dot"):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape[0] != b.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
-                           f"[{b.shape[0]}] to have the same number of elements, but got "
-                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+            f"[{b.shape[0]}] to have the same number of elements, but got "
+            f"{a.shape[0]} and {b.shape[0]} elements respectively"
+        )
     if a.dtype is not b.dtype and a.dtype != b.dtype:
-        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
-                           f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}")
+        raise RuntimeError(
+            f"{name} : expected both vectors to have same dtype, but found "
+            f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}"
+        )
 
 
 @op(names=_drop_names)
@@ -327,15 +376,19 @@ def _check_add_input(inp, shape, what="self"):
     except ValueError:
         bs = None
     if bs != tuple(shape):
-        raise RuntimeError(f"The expanded size of the tensor ({shape[-1]}) must match the existing "
-                           f"size ({inp.shape[-1]}) at non-singleton dimension {len(shape) - 1}.  "
-                           f"Target sizes: {list(shape)}.  Tensor sizes: {list(inp.shape)}")
+        raise RuntimeError(
+            f"The expanded size of the tensor ({shape[-1]}) must match the existing "
+            f"size ({inp.shape[-1]}) at non-singleton dimension {len(shape) - 1}.  "
+            f"Target sizes: {list(shape)}.  Tensor sizes: {list(inp.shape)}"
+        )
 
 
 def _check_add_dtype(inp, m):
     if inp.dtype is not m.dtype and inp.dtype != m.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_SNAME[_dn(inp)]} and "
-                           f"{_SNAME[_dn(m)]}")
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_SNAME[_dn(inp)]} and "
+            f"{_SNAME[_dn(m)]}"
+        )
 
 
 @op(names=_add_mm_names, inplace="addmm_")
@@ -364,11 +417,16 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
     n_in = int(np.prod(input.shape)) if input.ndim else 1
     if mat.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
-                           f"{vec.ndim}")
-    if mat.shape[1] != vec.shape[0] or (input.ndim == 1 and input.shape[0] not in (1, mat.shape[0])):
-        raise RuntimeError(f"size mismatch, got input ({n_in}), mat ({_shape_str(mat.shape)}), vec "
-                           f"({vec.shape[0]})")
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
+        )
+    if mat.shape[1] != vec.shape[0] or (
+        input.ndim == 1 and input.shape[0] not in (1, mat.shape[0])
+    ):
+        raise RuntimeError(
+            f"size mismatch, got input ({n_in}), mat ({_shape_str(mat.shape)}), vec "
+            f"({vec.shape[0]})"
+        )
     if mat.dtype is not vec.dtype or mat.dtype.kind == "b":
         _same_dtype_mm(mat, vec)
     _check_add_dtype(input, mat)
@@ -381,8 +439,11 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
 def _(grad, input, mat, vec, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * beta) if needs[0] else None
     g = grad if alpha == 1 else grad * alpha
-    return (gi, g.unsqueeze(-1) * _cj(vec) if needs[1] else None,
-            mv(_adj(mat), g) if needs[2] else None)
+    return (
+        gi,
+        g.unsqueeze(-1) * _cj(vec) if needs[1] else None,
+        mv(_adj(mat), g) if needs[2] else None,
+    )
 
 
 @op(names=_add_mm_names, inplace="baddbmm_")
@@ -410,11 +471,15 @@ def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     if batch2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     if batch1.shape[0] != batch2.shape[0]:
-        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
-                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got "
+            f"{batch1.shape[0]} and {batch2.shape[0]}"
+        )
     if batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
-                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})"
+        )
     if batch1.dtype is not batch2.dtype or batch1.dtype.kind == "b":
         _same_dtype_mm(batch1, batch2)
     _check_add_dtype(input, batch1)
@@ -454,8 +519,10 @@ def _parse(equation: str, shapes) -> tuple:
         raise _einsum_err("more operands were provided than specified in the equation")
     for i, ch in enumerate(eq):
         if ch not in _LETTERS and ch not in ".,->":
-            raise _einsum_err(f"invalid subscript given at index {i} in the equation string, "
-                              f"subscripts must be in [a-zA-Z]")
+            raise _einsum_err(
+                f"invalid subscript given at index {i} in the equation string, "
+                f"subscripts must be in [a-zA-Z]"
+            )
     used = {c for c in eq if c in _LETTERS}
     free = [c for c in _LETTERS if c not in used]
     ell_n = 0
@@ -464,27 +531,34 @@ def _parse(equation: str, shapes) -> tuple:
         if "..." in s:
             pre, _, post = s.partition("...")
             if "." in pre or "." in post:
-                raise _einsum_err(f"found '.' for operand {k} that is not part of any ellipsis "
-                                  "(...)")
+                raise _einsum_err(
+                    f"found '.' for operand {k} that is not part of any ellipsis (...)"
+                )
             m = len(shp) - len(pre) - len(post)
             if m < 0:
-                raise _einsum_err(f"the number of subscripts in the equation ({len(pre) + len(post)})"
-                                  f" is more than the number of dimensions ({len(shp)}) for "
-                                  f"operand {k}")
+                raise _einsum_err(
+                    f"the number of subscripts in the equation ({len(pre) + len(post)})"
+                    f" is more than the number of dimensions ({len(shp)}) for "
+                    f"operand {k}"
+                )
             ell_n = max(ell_n, m)
             parts.append((pre, m, post))
         else:
             if "." in s:
-                raise _einsum_err(f"found '.' for operand {k} that is not part of any ellipsis (...)")
+                raise _einsum_err(
+                    f"found '.' for operand {k} that is not part of any ellipsis (...)"
+                )
             if len(s) != len(shp):
-                raise _einsum_err(f"the number of subscripts in the equation ({len(s)}) does not "
-                                  f"match the number of dimensions ({len(shp)}) for operand {k} and "
-                                  f"no ellipsis was given")
+                raise _einsum_err(
+                    f"the number of subscripts in the equation ({len(s)}) does not "
+                    f"match the number of dimensions ({len(shp)}) for operand {k} and "
+                    f"no ellipsis was given"
+                )
             parts.append((s, None, ""))
     ell = "".join(free[:ell_n])
     ins = []
     for pre, m, post in parts:
-        ins.append(pre if m is None else pre + (ell[ell_n - m:] if m else "") + post)
+        ins.append(pre if m is None else pre + (ell[ell_n - m :] if m else "") + post)
     if arrow:
         if "." in rhs.replace("...", ""):
             raise _einsum_err("found '.' for output that is not part of any ellipsis (...)")
@@ -495,8 +569,9 @@ def _parse(equation: str, shapes) -> tuple:
             if c in seen:
                 raise _einsum_err(f"output subscript {c} appears more than once in the output")
             if c not in all_in:
-                raise _einsum_err(f"output subscript {c} does not appear in the equation for any "
-                                  f"input operand")
+                raise _einsum_err(
+                    f"output subscript {c} does not appear in the equation for any input operand"
+                )
             seen.add(c)
     else:
         counts: dict = {}
@@ -512,15 +587,19 @@ def _label_sizes(ins, shapes) -> dict:
         local: dict = {}
         for c, d in zip(s, shp):
             if c in local and local[c] != d:
-                raise _einsum_err(f"subscript {c} is repeated for operand {k} but the sizes don't "
-                                  f"match, {d} != {local[c]}")
+                raise _einsum_err(
+                    f"subscript {c} is repeated for operand {k} but the sizes don't "
+                    f"match, {d} != {local[c]}"
+                )
             local[c] = d
             prev = sizes.get(c)
             if prev is None or prev == 1:
                 sizes[c] = d
             elif d != prev and d != 1:
-                raise _einsum_err(f"subscript {c} has size {d} for operand {k} which does not "
-                                  f"broadcast with previously seen size {prev}")
+                raise _einsum_err(
+                    f"subscript {c} has size {d} for operand {k} which does not "
+                    f"broadcast with previously seen size {prev}"
+                )
     return sizes
 
 
@@ -716,8 +795,10 @@ _PARSED: dict = {}
 def einsum(*args) -> Tensor:
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``; operands may also come as one list."""
     if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, or "
-                        "at least one operand and its subscripts list")
+        raise TypeError(
+            "einsum(): must specify the equation string and at least one operand, or "
+            "at least one operand and its subscripts list"
+        )
     equation = args[0]
     if isinstance(equation, Tensor):
         equation, operands = _sublist_eq(args)
@@ -729,8 +810,10 @@ def einsum(*args) -> Tensor:
         raise _einsum_err("must provide at least one operand")
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
-            raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, but found "
-                            f"element of type {type(t).__name__} at pos {i}")
+            raise TypeError(
+                f"einsum(): argument 'tensors' must be tuple of Tensors, but found "
+                f"element of type {type(t).__name__} at pos {i}"
+            )
     shapes = [t._data.shape for t in operands]
     key = (equation, *shapes)
     parsed = _PARSED.get(key)
@@ -749,18 +832,26 @@ def einsum(*args) -> Tensor:
     d0 = operands[0]._data.dtype
     for t in operands[1:]:
         if t._data.dtype != d0:
-            raise RuntimeError(f"expected scalar type {_SNAME[_dn(operands[0]._data)]} but found "
-                               f"{_SNAME[_dn(t._data)]}")
+            raise RuntimeError(
+                f"expected scalar type {_SNAME[_dn(operands[0]._data)]} but found "
+                f"{_SNAME[_dn(t._data)]}"
+            )
     sizes = _label_sizes(ins, shapes)
-    ops = [t if tuple(t._data.shape) == tuple(sizes[c] for c in s) else
-           t.expand(tuple(sizes[c] for c in s)) for t, s in zip(operands, ins)]
+    ops = [
+        t
+        if tuple(t._data.shape) == tuple(sizes[c] for c in s)
+        else t.expand(tuple(sizes[c] for c in s))
+        for t, s in zip(operands, ins)
+    ]
     return _contract(ops, ins, out)
 
 
 # ---------------------------------------------------------------------- composites
 def _dims_err(a, b, da, db):
-    return RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in "
-                        f"dim {da} and second has size {b.shape[db]} in dim {db}")
+    return RuntimeError(
+        f"contracted dimensions need to match, but first has size {a.shape[da]} in "
+        f"dim {da} and second has size {b.shape[db]} in dim {db}"
+    )
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
@@ -781,10 +872,11 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
         if len(da) != len(db):
-            raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} "
-                               f"and {len(db)}")
-    la = _LETTERS[:a.ndim]
-    lb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+            raise RuntimeError(
+                f"both dimension lists should have same length, but got {len(da)} and {len(db)}"
+            )
+    la = _LETTERS[: a.ndim]
+    lb = list(_LETTERS[a.ndim : a.ndim + b.ndim])
     for x, y in zip(da, db):
         xa, yb = a._dim(x), b._dim(y)
         if a.shape[xa] != b.shape[yb]:
@@ -792,8 +884,9 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         lb[yb] = la[xa]
     lb = "".join(lb)
     contracted = {la[a._dim(x)] for x in da}
-    res = "".join(c for c in la if c not in contracted) + "".join(c for c in lb
-                                                                   if c not in contracted)
+    res = "".join(c for c in la if c not in contracted) + "".join(
+        c for c in lb if c not in contracted
+    )
     r = einsum(f"{la},{lb}->{res}", a, b)
     if out is not None:
         out._data, out._names = r.detach()._data, r._names
@@ -806,8 +899,10 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
-                           f"shapes {list(input.shape)} and {list(other.shape)}")
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got "
+            f"shapes {list(input.shape)} and {list(other.shape)}"
+        )
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
     return tensordot(input, other, ([-1], [-1]), out=out)

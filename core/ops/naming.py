@@ -9,13 +9,17 @@ from ..registry import op
 def _rename_names(ins, *names, **rename_map):
     t = ins[0]
     if names and rename_map:
-        raise RuntimeError("rename: either positional args or keyword args are allowed, but not both")
+        raise RuntimeError(
+            "rename: either positional args or keyword args are allowed, but not both"
+        )
     if rename_map:
         cur = list(t._names or (None,) * t._data.ndim)
         for old, new in rename_map.items():
             if old not in cur:
-                raise RuntimeError(f"Tried to rename dim '{old}' to dim {new} in Tensor[{cur}] but "
-                                   f"dim '{old}' does not exist")
+                raise RuntimeError(
+                    f"Tried to rename dim '{old}' to dim {new} in Tensor[{cur}] but "
+                    f"dim '{old}' does not exist"
+                )
             cur[cur.index(old)] = new
         return check_names(cur, t._data.ndim)
     if len(names) == 1 and names[0] is None:

@@ -29,8 +29,19 @@ _LN10 = math.log(10.0)
 _LOG_PI = math.log(math.pi)
 
 __all__ = [  # the registered ops are exported by the registry; these are the plain functions
-    "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "conj", "fix",
-    "polygamma", "positive", "real", "resolve_conj",
+    "absolute",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "conj",
+    "fix",
+    "polygamma",
+    "positive",
+    "real",
+    "resolve_conj",
 ]
 
 # ------------------------------------------------------------------------------------ helpers
@@ -74,7 +85,9 @@ def _dev(xp) -> str:
 
 def _not_impl(kernel, a, xp=np, suffix=True):
     name = f"{kernel}_{_dev(xp)}" if suffix else kernel
-    return NotImplementedError(f'"{name}" not implemented for \'{scalar_name(_dt._FROM_NP[a.dtype])}\'')
+    return NotImplementedError(
+        f"\"{name}\" not implemented for '{scalar_name(_dt._FROM_NP[a.dtype])}'"
+    )
 
 
 def _cj(t):
@@ -135,8 +148,10 @@ def sign(xp, input):
     if k == "b":
         return input.copy()
     if k == "c":
-        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
-                                  "numbers. Please use torch.sgn instead.")
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex "
+            "numbers. Please use torch.sgn instead."
+        )
     r = xp.sign(input)
     if k != "i" and k != "u":
         r[xp.isnan(r)] = 0  # torch's sign(nan) is 0
@@ -247,9 +262,9 @@ def round(xp, input, *, decimals=0):
     # torch scales by 10**|decimals| in the tensor's own precision
     x = _up(input)
     if decimals > 0:
-        m = x.dtype.type(10.0 ** decimals)
+        m = x.dtype.type(10.0**decimals)
         return _down(xp.rint(x * m) / m, input.dtype)
-    m = x.dtype.type(10.0 ** -decimals)
+    m = x.dtype.type(10.0**-decimals)
     return _down(xp.rint(x / m) * m, input.dtype)
 
 
@@ -707,13 +722,15 @@ def _(grad, input):
 def _polygamma(xp, input, n=0):
     """The n-th derivative of digamma (kernel order: input first, as the Tensor method)."""
     if type(n) is not int:
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
-                        f"{type(n).__name__}")
+        raise TypeError(
+            f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if input.dtype.kind == "c":
-        raise _not_impl("digamma" if n == 0 else "trigamma" if n == 1 else "polygamma", input, xp,
-                        suffix=False)
+        raise _not_impl(
+            "digamma" if n == 0 else "trigamma" if n == 1 else "polygamma", input, xp, suffix=False
+        )
     if n == 0:
         return _sp(xp, "psi", input)
     return _sp(xp, "polygamma", input, n)
@@ -739,7 +756,9 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 def mvlgamma(xp, input, p):
     """The multivariate log-gamma function of dimension ``p``."""
     if type(p) is not int:
-        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}")
+        raise TypeError(
+            f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}"
+        )
     k = input.dtype.kind
     if k == "b":
         raise RuntimeError("The input tensor may not be a boolean tensor.")
@@ -791,7 +810,7 @@ def nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
     # written out (not xp.nan_to_num): numpy's leaves bfloat16 untouched
     real = r.real.dtype if input.dtype.kind == "c" else r.dtype
     big = _dt.finfo(_dt._FROM_NP[real]).max
-    for part in ((r.real, r.imag) if input.dtype.kind == "c" else (r,)):
+    for part in (r.real, r.imag) if input.dtype.kind == "c" else (r,):
         part[xp.isnan(part)] = nan
         part[part == math.inf] = big if posinf is None else posinf
         part[part == -math.inf] = -big if neginf is None else neginf
@@ -896,16 +915,66 @@ arctanh = atanh
 fix = trunc
 psi = digamma  # torch.special.psi; torch itself has no torch.psi / Tensor.psi
 
-_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
-            "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh", "fix": "trunc"}
+_ALIASES = {
+    "absolute": "abs",
+    "arccos": "acos",
+    "arccosh": "acosh",
+    "arcsin": "asin",
+    "arcsinh": "asinh",
+    "arctan": "atan",
+    "arctanh": "atanh",
+    "fix": "trunc",
+}
 
 # torch.<name>_(input, ...) exists for these: the functional spelling of the in-place method
 _TORCH_INPLACE = [
-    "abs", "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan",
-    "arctan", "atanh", "arctanh", "ceil", "floor", "round", "trunc", "fix", "frac", "cos", "cosh",
-    "sin", "sinh", "tan", "tanh", "deg2rad", "rad2deg", "exp", "exp2", "expm1", "log", "log10",
-    "log1p", "log2", "logit", "sigmoid", "reciprocal", "rsqrt", "sqrt", "square", "sinc", "i0",
-    "erf", "erfc", "nan_to_num", "relu", "conj_physical",
+    "abs",
+    "acos",
+    "arccos",
+    "acosh",
+    "arccosh",
+    "asin",
+    "arcsin",
+    "asinh",
+    "arcsinh",
+    "atan",
+    "arctan",
+    "atanh",
+    "arctanh",
+    "ceil",
+    "floor",
+    "round",
+    "trunc",
+    "fix",
+    "frac",
+    "cos",
+    "cosh",
+    "sin",
+    "sinh",
+    "tan",
+    "tanh",
+    "deg2rad",
+    "rad2deg",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logit",
+    "sigmoid",
+    "reciprocal",
+    "rsqrt",
+    "sqrt",
+    "square",
+    "sinc",
+    "i0",
+    "erf",
+    "erfc",
+    "nan_to_num",
+    "relu",
+    "conj_physical",
 ]
 
 

@@ -29,14 +29,45 @@ from ..registry import op
 from ..tensor import Tensor
 from .creation import _finish, _size_args
 
-__all__ = ["Generator", "bernoulli", "default_generator", "fork_rng", "get_rng_state",
-           "initial_seed", "manual_seed", "multinomial", "normal", "poisson", "rand", "rand_like",
-           "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "set_rng_state"]
+__all__ = [
+    "Generator",
+    "bernoulli",
+    "default_generator",
+    "fork_rng",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
+    "multinomial",
+    "normal",
+    "poisson",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "seed",
+    "set_rng_state",
+]
 
-_SN = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-       "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
-       "complex64": "ComplexFloat", "complex128": "ComplexDouble", "float32": "Float",
-       "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+_SN = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+}
 
 
 def _sname(npd) -> str:
@@ -55,8 +86,9 @@ def _gen(generator, d):
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be an ember.Generator, not {type(generator).__name__}")
     if generator._device.type != d.type:
-        raise RuntimeError(f"Expected a '{d.type}' device type for generator but found "
-                           f"'{generator._device.type}'")
+        raise RuntimeError(
+            f"Expected a '{d.type}' device type for generator but found '{generator._device.type}'"
+        )
     return generator
 
 
@@ -100,8 +132,18 @@ def _sizes(size, kw, name):
 
 
 # ---------------------------------------------------------------------- rand, randn
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False, names=None, **kw) -> Tensor:
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    names=None,
+    **kw,
+) -> Tensor:
     """Uniform samples on [0, 1) (default float dtype)."""
     shape = _sizes(size, kw, "rand")
     npd = _float_npd(dtype, out, "check_uniform_bounds")
@@ -110,26 +152,49 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(arr, requires_grad, names, out)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False, names=None, **kw) -> Tensor:
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    names=None,
+    **kw,
+) -> Tensor:
     """Standard normal samples (complex: real and imaginary parts each of variance 1/2)."""
     shape = _sizes(size, kw, "randn")
     npd = _float_npd(dtype, out, "normal_kernel_cpu")
     g = _gen(generator, _dev(device, out))
-    arr = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
-           else g._normal(shape, npd))
+    arr = (
+        _complex_draw(g._normal, shape, npd, math.sqrt(0.5))
+        if npd.kind == "c"
+        else g._normal(shape, npd)
+    )
     return _finish(arr, requires_grad, names, out)
 
 
 # ---------------------------------------------------------------------- integers, permutations
 def _check_range(low, high):
     if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
 
 
-def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
-            requires_grad=False, pin_memory=False, **kw) -> Tensor:
+def randint(
+    *args,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kw,
+) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     low = kw.pop("low", None)
     high = kw.pop("high", None)
@@ -161,8 +226,17 @@ def randint(*args, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(g._integers(low, high, shape, npd), requires_grad, None, out)
 
 
-def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False, pin_memory=False) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """A random permutation of 0..n-1 (int64 by default)."""
     n = int(n)
     if n < 0:
@@ -178,8 +252,16 @@ def _like_dev(input, device):
     return input.device if device is None else to_device(device)
 
 
-def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None) -> Tensor:
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "check_uniform_bounds")
     g = _gen(generator, _like_dev(input, device))
     shape = input._data.shape
@@ -189,20 +271,41 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
     return t
 
 
-def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
-               requires_grad=False, memory_format=None) -> Tensor:
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "normal_kernel_cpu")
     g = _gen(generator, _like_dev(input, device))
     shape = input._data.shape
-    arr = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
-           else g._normal(shape, npd))
+    arr = (
+        _complex_draw(g._normal, shape, npd, math.sqrt(0.5))
+        if npd.kind == "c"
+        else g._normal(shape, npd)
+    )
     t = _finish(arr, requires_grad, None)
     t._names = input._names
     return t
 
 
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
-                 device=None, requires_grad=False, memory_format=None) -> Tensor:
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``: x's shape, dtype and device."""
     if high is None:
         low, high = 0, low
@@ -225,8 +328,10 @@ def _bshape(a, b):
             x = a[-k] if k <= len(a) else 1
             y = b[-k] if k <= len(b) else 1
             if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                   f"({y}) at non-singleton dimension {n - k}") from None
+                raise RuntimeError(
+                    f"The size of tensor a ({x}) must match the size of tensor b "
+                    f"({y}) at non-singleton dimension {n - k}"
+                ) from None
         raise
 
 
@@ -257,8 +362,19 @@ def _(grad):
     return z, z
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
-           device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Normal samples: tensor mean and/or std (broadcast), or float mean and std with ``size``."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         r = _normal(mean, std, generator)
@@ -268,10 +384,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             return out
         return r
     if size is None:
-        raise TypeError(f"normal() received an invalid combination of arguments - got "
-                        f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
-                        "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor "
-                        "std), (float mean, float std, tuple of ints size)")
+        raise TypeError(
+            f"normal() received an invalid combination of arguments - got "
+            f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
+            "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor "
+            "std), (float mean, float std, tuple of ints size)"
+        )
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "normal")
@@ -286,8 +404,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 # ---------------------------------------------------------------------- bernoulli, poisson
-_P_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
-          "be improved?  If so, please report an enhancement request to PyTorch.)")
+_P_MSG = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+    "be improved?  If so, please report an enhancement request to PyTorch.)"
+)
 
 
 @op(method=True, name="bernoulli")
@@ -296,8 +416,9 @@ def bernoulli(xp, input, p=None, *, generator=None):
     g = _device_gen_of(input, generator)
     if p is None:
         if input.dtype.kind not in "fV":
-            raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
-                                      f"'{_sname(input.dtype)}'")
+            raise NotImplementedError(
+                f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_sname(input.dtype)}'"
+            )
         if input.size and bool(((input < 0) | (input > 1) | xp.isnan(input)).any()):
             raise RuntimeError(_P_MSG)
         prob = input
@@ -331,21 +452,24 @@ def _(grad):
 
 
 # ---------------------------------------------------------------------- multinomial
-def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None,
-                out=None) -> Tensor:
+def multinomial(
+    input, num_samples: int, replacement: bool = False, *, generator=None, out=None
+) -> Tensor:
     """Sample category indices from (rows of) non-negative weights ``input``."""
     a = input._data
     if a.dtype.kind not in "fV":
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_sname(a.dtype)}")
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {_sname(a.dtype)}"
+        )
     if a.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n = a.shape[-1]
     if not replacement and num_samples > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
     xp = module_for(input.device)
     w = a.reshape(-1, n).astype(np.float64)
     if w.size and bool((~xp.isfinite(w) | (w < 0)).any()):
@@ -366,8 +490,10 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         idx = xp.minimum(idx, n - 1)
     else:
         if bool(((w > 0).sum(-1) < num_samples).any()):
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                               "enough non-negative category to sample)")
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, not "
+                "enough non-negative category to sample)"
+            )
         # exponential race: the k smallest Exp(1)/w are a weighted sample without replacement
         e = g._exponential((rows, n), np.float64)
         with np.errstate(divide="ignore"):
@@ -381,8 +507,9 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
 def _fill_(self, arr) -> Tensor:
     if _state.enabled and self.requires_grad:
         if self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
         # the new values do not depend on the old graph: cut it (torch's gradient here is zero)
         self.grad_fn = None
     self._data[...] = arr
@@ -405,8 +532,10 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
     """Fill with uniform samples on [from, to)."""
     from_ = kw.pop("from", from_)
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from="
-                           f"{_g(from_)} > to={_g(to)}")
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from="
+            f"{_g(from_)} > to={_g(to)}"
+        )
     npd = _float_self(self, "check_uniform_bounds")
     g = _self_gen(self, generator)
     shape = self._data.shape
@@ -428,8 +557,11 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     npd = _float_self(self, "normal_kernel_cpu")
     g = _self_gen(self, generator)
     shape = self._data.shape
-    z = (_complex_draw(g._normal, shape, npd, math.sqrt(0.5)) if npd.kind == "c"
-         else g._normal(shape, npd if npd.kind == "f" else np.float32))
+    z = (
+        _complex_draw(g._normal, shape, npd, math.sqrt(0.5))
+        if npd.kind == "c"
+        else g._normal(shape, npd if npd.kind == "f" else np.float32)
+    )
     if std != 1:
         z = z * std
     if mean != 0:
@@ -531,8 +663,16 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
 
 
 def _install():
-    for f in (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_,
-              cauchy_):
+    for f in (
+        uniform_,
+        normal_,
+        bernoulli_,
+        random_,
+        exponential_,
+        geometric_,
+        log_normal_,
+        cauchy_,
+    ):
         setattr(Tensor, f.__name__, f)
 
 

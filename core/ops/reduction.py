@@ -22,9 +22,20 @@ from ..tensor import Tensor, _wrap
 
 __all__ = ["return_types"]
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TORCH_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def _tname(npd) -> str:
@@ -66,7 +77,9 @@ return_types = _ReturnTypes()
 # ---------------------------------------------------------------------- dims
 def _range_error(d, ndim):
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    return IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
+    return IndexError(
+        f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+    )
 
 
 def _axis1(d, ndim):
@@ -160,8 +173,10 @@ def _nonempty(name, a, axes):
     if a.size:
         return
     if axes is None:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                           "Specify the reduction dim with the 'dim' argument.")
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
     for ax in axes:
         if a.shape[ax] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
@@ -221,7 +236,8 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if npd is None and input.dtype.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_tname(input.dtype)}")
+            f"complex dtype. Got: {_tname(input.dtype)}"
+        )
     return input.mean(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
 
 
@@ -235,8 +251,10 @@ def _(grad, input_shape, dim, keepdim):
 def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` of the non-NaN elements."""
     if input.dtype.kind not in "fcV":
-        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but "
-                           f"got {_tname(input.dtype)}")
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but "
+            f"got {_tname(input.dtype)}"
+        )
     npd = _np_dtype(dtype)
     ax = _axes(dim, input.ndim)
     keepm = ~xp.isnan(input)
@@ -264,9 +282,11 @@ def _prod_names(ins, dim=None, keepdim=False, **kw):
 def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``."""
     if isinstance(dim, (list, tuple)):
-        raise TypeError("prod() received an invalid combination of arguments - got (tuple), but "
-                        "expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool "
-                        "keepdim = False, *, torch.dtype dtype = None)\n")
+        raise TypeError(
+            "prod() received an invalid combination of arguments - got (tuple), but "
+            "expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool "
+            "keepdim = False, *, torch.dtype dtype = None)\n"
+        )
     npd = _np_dtype(dtype)
     if npd is None and input.dtype.kind in "bui":
         npd = _dt.int64.np
@@ -370,16 +390,19 @@ def _make_ext(name, largest):
         return _ext_dim(xp, input, dim, keepdim, largest, name)
 
     kernel.__name__ = name
-    kernel.__doc__ = (f"{name}(input) -> the {name}imum value; {name}(input, dim, keepdim=False) -> "
-                      f"(values, indices); {name}(input, other) -> {name}imum(input, other).")
+    kernel.__doc__ = (
+        f"{name}(input) -> the {name}imum value; {name}(input, dim, keepdim=False) -> "
+        f"(values, indices); {name}(input, other) -> {name}imum(input, other)."
+    )
     red = op(names=_ext_names, out_type=rt, name=name)(kernel)
 
     @red.vjp
     def _(grad, input, result, dim, keepdim):
         if dim is None:
             return _even_grad(grad, input, None, False, result._data, nan_aware=True)
-        return _index_grad(grad, input, dim, keepdim,
-                           lambda a, ax: _argext(array_module(a), a, ax, largest))
+        return _index_grad(
+            grad, input, dim, keepdim, lambda a, ax: _argext(array_module(a), a, ax, largest)
+        )
 
     binary = name + "imum"
 
@@ -414,8 +437,10 @@ def _make_aext(name, largest):
         return input.min(axis=ax, keepdims=keepdim)
 
     kernel.__name__ = name
-    kernel.__doc__ = (f"The {name[1:]}imum over ``dim`` (all dims when empty); the gradient is "
-                      "split evenly among ties.")
+    kernel.__doc__ = (
+        f"The {name[1:]}imum over ``dim`` (all dims when empty); the gradient is "
+        "split evenly among ties."
+    )
     red = op(names=_ext_names, name=name)(kernel)
 
     @red.vjp
@@ -446,16 +471,18 @@ def _(grad, input, dim, keepdim):
     gmin, gmax = grad
     a = input._data
     ax = _axes(dim, a.ndim)
-    return (_even_grad(gmin, input, dim, keepdim, a.min(axis=ax, keepdims=keepdim))
-            + _even_grad(gmax, input, dim, keepdim, a.max(axis=ax, keepdims=keepdim)))
+    return _even_grad(gmin, input, dim, keepdim, a.min(axis=ax, keepdims=keepdim)) + _even_grad(
+        gmax, input, dim, keepdim, a.max(axis=ax, keepdims=keepdim)
+    )
 
 
 def _make_arg(name, largest):
     def kernel(xp, input, dim=None, keepdim=False):
         if dim is None:
             if not input.size:
-                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
-                                 "input.numel() == 0.")
+                raise IndexError(
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                )
             r = _argext(xp, input.reshape(-1), 0, largest).reshape(())
             if keepdim:
                 r = r.reshape((1,) * input.ndim)
@@ -495,8 +522,9 @@ def median(xp, input, dim=None, keepdim=False):
     if dim is None:
         flat = input.reshape(-1)
         if not flat.size:
-            return xp.full((), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else
-                           np.float32)
+            return xp.full(
+                (), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else np.float32
+            )
         return xp.take(flat, _median_idx(flat, 0)).reshape(())
     ax = _axis1(dim, input.ndim)
     if ax is None:
@@ -580,9 +608,12 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
     if n - c <= 0:
         import warnings
 
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=4)
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+            "than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=4,
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         m = xp.mean(input, axis=ax, keepdims=True)
         d = input - m
@@ -663,15 +694,17 @@ def _mean_part(gm, input, dim, unbiased, keepdim):
 @var_mean.vjp
 def _(grad, input, dim, unbiased, keepdim, correction):
     gv, gm = grad
-    return (_var_grad(gv, input, dim, unbiased, keepdim, correction)
-            + _mean_part(gm, input, dim, unbiased, keepdim))
+    return _var_grad(gv, input, dim, unbiased, keepdim, correction) + _mean_part(
+        gm, input, dim, unbiased, keepdim
+    )
 
 
 @std_mean.vjp
 def _(grad, input, result, dim, unbiased, keepdim, correction):
     gs, gm = grad
-    return (_var_grad(gs, input, dim, unbiased, keepdim, correction, result)
-            + _mean_part(gm, input, dim, unbiased, keepdim))
+    return _var_grad(gs, input, dim, unbiased, keepdim, correction, result) + _mean_part(
+        gm, input, dim, unbiased, keepdim
+    )
 
 
 # ---------------------------------------------------------------------- logsumexp / norm
@@ -688,8 +721,11 @@ def logsumexp(xp, input, dim=None, keepdim=False):
         m = xp.zeros(_kept_shape(input.shape, ax), dtype=input.dtype)
     with np.errstate(divide="ignore"):
         r = xp.log(xp.sum(xp.exp(input - m), axis=ax, keepdims=True)) + m
-    return r if keepdim else r.reshape([s for i, s in enumerate(r.shape)
-                                        if not (ax is None or i in ax)])
+    return (
+        r
+        if keepdim
+        else r.reshape([s for i, s in enumerate(r.shape) if not (ax is None or i in ax)])
+    )
 
 
 @logsumexp.vjp
@@ -708,7 +744,9 @@ def _norm_p(p):
         if p == "fro":
             return 2.0
         if p == "nuc":
-            raise NotImplementedError("norm(): p='nuc' (the nuclear norm) is not supported by ember")
+            raise NotImplementedError(
+                "norm(): p='nuc' (the nuclear norm) is not supported by ember"
+            )
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     return float(p)
 
@@ -717,8 +755,10 @@ def _norm_p(p):
 def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
     if input.dtype.kind not in "fcV":
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_tname(input.dtype)}")
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {_tname(input.dtype)}"
+        )
     pv = _norm_p(p)
     npd = _np_dtype(dtype)
     if npd is not None:
@@ -736,7 +776,7 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     if pv == 0.0:
         return xp.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
     with np.errstate(divide="ignore"):
-        return xp.sum(a ** pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
+        return xp.sum(a**pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
 
 
 @norm.vjp
@@ -772,13 +812,17 @@ def _(grad, input, result, p, dim, keepdim, dtype):
 def _make_logical(name):
     def kernel(xp, input, dim=None, keepdim=False):
         ax = _axes(dim, input.ndim)
-        r = input.all(axis=ax, keepdims=keepdim) if name == "all" else input.any(
-            axis=ax, keepdims=keepdim)
+        r = (
+            input.all(axis=ax, keepdims=keepdim)
+            if name == "all"
+            else input.any(axis=ax, keepdims=keepdim)
+        )
         return r.astype(np.uint8) if input.dtype == np.uint8 else r
 
     kernel.__name__ = name
-    kernel.__doc__ = (f"Whether {name} elements are true over ``dim`` (bool; uint8 for uint8 "
-                      "input, like torch).")
+    kernel.__doc__ = (
+        f"Whether {name} elements are true over ``dim`` (bool; uint8 for uint8 input, like torch)."
+    )
     return op(names=_reduced_names, name=name)(kernel)
 
 
@@ -868,9 +912,12 @@ def sum_to_size(xp, input, *size):
         size = tuple(size[0])
     lead = input.ndim - len(size)
     if lead < 0:
-        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
-                                      if s == 1 and input.shape[lead + i] != 1)
+        raise RuntimeError(
+            f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}."
+        )
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1
+    )
     out = xp.sum(input, axis=axes, keepdims=True) if axes else input
     return out.reshape(size) if lead else out
 

@@ -64,8 +64,9 @@ def _norm(d: int, n: int) -> int:
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
     if d < lo or d > hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                         f"got {d})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+        )
     return d + n if d < 0 else (d if n else 0)
 
 
@@ -91,14 +92,16 @@ def _infer_shape(shp: tuple, size: int) -> tuple:
     if infer >= 0:
         if known == 0 or size % known:
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {size}")
-        shp = shp[:infer] + (size // known,) + shp[infer + 1:]
+        shp = shp[:infer] + (size // known,) + shp[infer + 1 :]
     elif known != size:
         raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {size}")
     return shp
 
 
-_VIEW_ERR = ("view size is not compatible with input tensor's size and stride (at least one "
-             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+_VIEW_ERR = (
+    "view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
 
 
 def _reshape_names(ins, *shape):
@@ -144,9 +147,10 @@ def view(xp, input, *shape):
     except (ValueError, TypeError):
         if not all(hasattr(s, "__index__") for s in shape):
             got = ", ".join(type(s).__name__ for s in shape)
-            raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
-                            "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
-                            ) from None
+            raise TypeError(
+                f"view() received an invalid combination of arguments - got ({got}), "
+                "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+            ) from None
         _infer_shape(_shape_arg((shape,)), input.size)  # raises torch's message
         raise
 
@@ -173,16 +177,27 @@ def _view_dtype(xp, input, dtype=None):
         if st != 1 and input.shape[-1] != 1:
             raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st}")
         if b > a and input.shape[-1] % (b // a):
-            raise RuntimeError(f"self.size(-1) must be divisible by {b // a} {what}, but got "
-                               f"{input.shape[-1]}")
+            raise RuntimeError(
+                f"self.size(-1) must be divisible by {b // a} {what}, but got {input.shape[-1]}"
+            )
     return input.view(new.np)
 
 
 def _legacy(d) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(d.name, d.name)
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+        "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble",
+    }.get(d.name, d.name)
 
 
 def _view_method(self, *shape, dtype=None, size=None):
@@ -258,8 +273,10 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
         if not dims:
             raise RuntimeError("flatten(tensor, dims, out_dim): dims cannot be empty")
         if any(b != a + 1 for a, b in pairwise(dims)):
-            raise RuntimeError(f"flatten(tensor, dims, out_dim): dims {list(start_dim)} must be "
-                               f"consecutive in Tensor{list(input._names or (None,) * n)}")
+            raise RuntimeError(
+                f"flatten(tensor, dims, out_dim): dims {list(start_dim)} must be "
+                f"consecutive in Tensor{list(input._names or (None,) * n)}"
+            )
         s, e = dims[0], dims[-1]
     else:
         s = normalize_dim(input, start_dim)
@@ -273,12 +290,12 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
         return input
     shape = input._data.shape
     k = 1
-    for x in shape[s:e + 1]:
+    for x in shape[s : e + 1]:
         k *= x
-    r = reshape(input, shape[:s] + (k,) + shape[e + 1:]) if s != e else input
+    r = reshape(input, shape[:s] + (k,) + shape[e + 1 :]) if s != e else input
     if names is not None or out_dim is not None:
         old = names or (None,) * n
-        r = _rename_to(r, old[:s] + (out_dim,) + old[e + 1:])
+        r = _rename_to(r, old[:s] + (out_dim,) + old[e + 1 :])
     return r
 
 
@@ -310,8 +327,9 @@ def unflatten(input: Tensor, dim, sizes) -> Tensor:
             where = f"dim {d} ('{names[d]}': {size}) in Tensor{list(names)}"
         else:
             where = f"dim {d} ({size}) in the input tensor"
-        return RuntimeError(f"unflatten: Provided sizes {list(sz)} don't multiply up to the size "
-                            f"of {where}")
+        return RuntimeError(
+            f"unflatten: Provided sizes {list(sz)} don't multiply up to the size of {where}"
+        )
 
     if sz.count(-1) > 1:
         raise RuntimeError("unflatten: only one dimension can be inferred")
@@ -322,19 +340,20 @@ def unflatten(input: Tensor, dim, sizes) -> Tensor:
     if -1 in sz:
         if known == 0:
             if size == 0:
-                raise RuntimeError("unflatten: the unspecified dimension size -1 can be any value "
-                                   "and is ambiguous")
+                raise RuntimeError(
+                    "unflatten: the unspecified dimension size -1 can be any value and is ambiguous"
+                )
             raise bad()
         if size % known:
             raise bad()
         i = sz.index(-1)
-        sz = sz[:i] + (size // known,) + sz[i + 1:]
+        sz = sz[:i] + (size // known,) + sz[i + 1 :]
     elif known != size:
         raise bad()
-    r = apply(_VIEW, (input, shape[:d] + sz + shape[d + 1:]), {})
+    r = apply(_VIEW, (input, shape[:d] + sz + shape[d + 1 :]), {})
     if names is not None or new_names is not None:
         old = names or (None,) * len(shape)
-        r = _rename_to(r, old[:d] + (new_names or (None,) * len(sz)) + old[d + 1:])
+        r = _rename_to(r, old[:d] + (new_names or (None,) * len(sz)) + old[d + 1 :])
     return r
 
 
@@ -352,13 +371,17 @@ def expand(xp, input, *sizes):
     nd = input.ndim
     lead = len(shp) - nd
     if lead < 0:
-        raise RuntimeError(f"expand({_legacy_type(input)}{{{list(input.shape)}}}, size={shp}): the "
-                           f"number of sizes provided ({len(shp)}) must be greater or equal to the "
-                           f"number of dimensions in the tensor ({nd})")
+        raise RuntimeError(
+            f"expand({_legacy_type(input)}{{{list(input.shape)}}}, size={shp}): the "
+            f"number of sizes provided ({len(shp)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({nd})"
+        )
     for i in range(lead):
         if shp[i] < 0:
-            raise RuntimeError(f"The expanded size of the tensor ({shp[i]}) isn't allowed in a "
-                               f"leading, non-existing dimension {i}")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shp[i]}) isn't allowed in a "
+                f"leading, non-existing dimension {i}"
+            )
     ishape = input.shape
     for i in range(nd):
         s = shp[lead + i]
@@ -368,7 +391,8 @@ def expand(xp, input, *sizes):
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) must match the existing size ({ishape[i]}) "
                 f"at non-singleton dimension {lead + i}.  Target sizes: {list(_shape_arg(sizes))}."
-                f"  Tensor sizes: {list(ishape)}")
+                f"  Tensor sizes: {list(ishape)}"
+            )
     shp = tuple(shp)
     if shp == ishape:
         return input.view()  # nothing to broadcast: keep the strides and writability
@@ -416,12 +440,13 @@ def repeat(xp, input, *repeats):
     """Tile the tensor ``repeats[i]`` times along each dim (new leading dims when longer)."""
     reps = _shape_arg(repeats)
     if len(reps) < input.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
-                           "dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of "
+            "dimensions of tensor"
+        )
     for r in reps:
         if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
-                               f"{list(reps)}")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
     return xp.tile(input, reps)
 
 
@@ -481,9 +506,11 @@ def permute(xp, input, dims=None):
     n = input.ndim
     dims = (dims,) if isinstance(dims, int) else dims
     if len(dims) != n:
-        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
-                           "match the length of the desired ordering of dimensions i.e. input.dim() "
-                           f"= {n} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not "
+            "match the length of the desired ordering of dimensions i.e. input.dim() "
+            f"= {n} is not equal to len(dims) = {len(dims)}"
+        )
     try:
         return input.transpose(dims)  # numpy wraps negative dims and rejects repeats
     except ValueError:
@@ -517,9 +544,11 @@ def _movedim_perm(n, source, destination):
     src = _norm_list(source, n)
     dst = _norm_list(destination, n)
     if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims)"
-                           f" should contain the same number of dims as destination ({list(dst)} "
-                           "dims)")
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims)"
+            f" should contain the same number of dims as destination ({list(dst)} "
+            "dims)"
+        )
     if len(set(src)) != len(src):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
@@ -562,8 +591,9 @@ def unsqueeze(xp, input, dim=None):
     """Insert a size-1 dim at ``dim`` (-ndim-1 <= dim <= ndim): a view."""
     n = input.ndim
     if not -n - 1 <= dim <= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n - 1}, {n}], but "
-                         f"got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n - 1}, {n}], but got {dim})"
+        )
     d = dim + n + 1 if dim < 0 else dim
     if input.flags.c_contiguous:
         s = input.shape
@@ -661,8 +691,10 @@ def select(xp, input, dim=None, index=None):
     size = input.shape[d]
     index = int(index)
     if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {dim}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(input.shape)} at dimension {dim}"
+        )
     return input[(slice(None),) * d + (index, Ellipsis)]
 
 
@@ -670,8 +702,9 @@ def select(xp, input, dim=None, index=None):
 def _(grad, input_shape, dim, index):
     n = len(input_shape)
     d = dim % n
-    return _put_back(grad, input_shape, (slice(None),) * d + (int(index) % input_shape[d],
-                                                               Ellipsis))
+    return _put_back(
+        grad, input_shape, (slice(None),) * d + (int(index) % input_shape[d], Ellipsis)
+    )
 
 
 @op(names=keep, view=True)
@@ -686,8 +719,9 @@ def narrow(xp, input, dim=None, start=None, length=None):
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
-                         f"got {start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     if start < 0:
         start += size
     if start + length > size:
@@ -729,20 +763,25 @@ def split(xp, input, split_size_or_sections=None, dim=0):
     if isinstance(s, (tuple, list)):
         sizes = [int(x) for x in s]
         if any(x < 0 for x in sizes):
-            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
-                               f"entries, but got split_sizes={sizes}")
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative "
+                f"entries, but got split_sizes={sizes}"
+            )
         if sum(sizes) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sizes}")
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                f"(input tensor's size at dimension {d}), but got "
+                f"split_sizes={sizes}"
+            )
         return _pieces(input, d, _bounds(sizes))
     s = int(s)
     if s < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
     if s == 0:
         if size != 0:
-            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
-                               f"size of {size}")
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+            )
         return (input[(slice(None),) * d + (slice(0, 0), Ellipsis)],)
     return _pieces(input, d, list(range(0, size, s)) + [size] if size else [0, 0])
 
@@ -781,8 +820,7 @@ def tensor_split(xp, input, indices_or_sections=None, dim=0):
         bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in s] + [size]
         bounds = [bounds[0]] + [max(b, 0) for b in bounds[1:]]
         pre = (slice(None),) * d
-        return tuple(input[pre + (slice(a, max(a, b)), Ellipsis)]
-                     for a, b in pairwise(bounds))
+        return tuple(input[pre + (slice(a, max(a, b)), Ellipsis)] for a, b in pairwise(bounds))
     n = int(s)
     if n <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {n}")
@@ -819,8 +857,9 @@ def _cat(xp, tensors, dim=0):
     ref = None
     for i, a in enumerate(tensors):
         if not hasattr(a, "ndim") or isinstance(a, (int, float, complex)):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(a).__name__}")
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(a).__name__}"
+            )
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
         if ref is None and a.shape != (0,):
@@ -839,7 +878,8 @@ def _cat(xp, tensors, dim=0):
             if k != d and a.shape[k] != ref.shape[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list."
+                )
         keep_.append(a)
     return xp.concatenate(keep_, axis=d)
 
@@ -893,8 +933,9 @@ def _check_seq(tensors, who):
     tensors = tuple(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     return tensors
 
 
@@ -912,13 +953,16 @@ def _stack(xp, tensors, dim=0):
     s0 = None
     for i, a in enumerate(tensors):
         if not hasattr(a, "ndim") or isinstance(a, (int, float, complex)):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(a).__name__}")
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(a).__name__}"
+            )
         if s0 is None:
             s0 = a.shape
         elif a.shape != s0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
-                               f"entry 0 and {list(a.shape)} at entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(s0)} at "
+                f"entry 0 and {list(a.shape)} at entry {i}"
+            )
     return xp.stack(tensors, axis=_norm(dim, len(s0) + 1))
 
 
@@ -952,6 +996,7 @@ def vstack(tensors, *, out=None) -> Tensor:
 
 def dstack(tensors, *, out=None) -> Tensor:
     """Concatenate depth-wise (dim 2) after making every tensor at least 3-D."""
+
     def at3(t):
         n = t._data.ndim
         if n == 0 or n == 1:
@@ -1166,8 +1211,10 @@ def t(input: Tensor) -> Tensor:
 
 def _mT(self):
     if self.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{self.ndim}-D tensor.")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. Got "
+            f"{self.ndim}-D tensor."
+        )
     return transpose(self, -2, -1)
 
 
@@ -1184,15 +1231,18 @@ def _H(self):
     n = self.ndim
     if n != 2 and n != 0:
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D "
-                           f"tensor.{hint}")
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}"
+        )
     return _conj_if(self if n == 0 else transpose(self, 0, 1))
 
 
 def _mH(self):
     if self.ndim < 2:
-        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got "
-                           f"{self.ndim}-D tensor.")
+        raise RuntimeError(
+            "tensor.mH is only supported on matrices or batches of matrices. Got "
+            f"{self.ndim}-D tensor."
+        )
     return _conj_if(transpose(self, -2, -1))
 
 
@@ -1208,8 +1258,9 @@ def _inplace_meta(fn, name):
         from ...autograd.grad_mode import _state
 
         if _state.enabled and self.requires_grad and self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
         r = fn(self, *args, **kw)
         self._data = r._data
         self._names = r._names

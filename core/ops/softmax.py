@@ -21,7 +21,7 @@ def _prepare(name, input, dim, dtype):
     if input.dtype.kind not in "fcV":
         last = ax is None or ax == input.ndim - 1
         kind = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
-        raise NotImplementedError(f'"{kind}" not implemented for \'{_tname(input.dtype)}\'')
+        raise NotImplementedError(f"\"{kind}\" not implemented for '{_tname(input.dtype)}'")
     if ax is None:  # a 0-dim tensor: work on one element so the in-place steps have an array
         return input.reshape(1), 0
     return input, ax
