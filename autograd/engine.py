@@ -24,18 +24,7 @@ _FREED_MSG = (
 
 
 def _legacy_type(t) -> str:
-    names = {
-        "float32": "FloatTensor",
-        "float64": "DoubleTensor",
-        "float16": "HalfTensor",
-        "bfloat16": "BFloat16Tensor",
-        "int64": "LongTensor",
-        "int32": "IntTensor",
-        "bool": "BoolTensor",
-        "complex64": "ComplexFloatTensor",
-        "complex128": "ComplexDoubleTensor",
-    }
-    return names.get(t.dtype.name, "Tensor")
+    return _dtm.legacy_type_name(t.dtype)
 
 
 def _check_versions(node: Node) -> None:

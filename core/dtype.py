@@ -130,6 +130,37 @@ ALIASES = {
 _NAMES.update({k: v for k, v in ALIASES.items() if v is not None})
 
 # numpy dtype -> ember dtype; keyed by numpy dtype objects (the hot path reads array.dtype)
+# torch's C++ scalar-type names (Float, Long, ...), as its error messages and legacy tensor type
+# strings ('torch.FloatTensor') spell them
+SCALAR_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def scalar_name(d) -> str:
+    """torch's scalar-type name of an ember dtype (``Float`` for float32, ``Long`` for int64)."""
+    return SCALAR_NAMES[d.name]
+
+
+def legacy_type_name(d) -> str:
+    """The legacy tensor-type name (``FloatTensor``) of an ember dtype."""
+    return SCALAR_NAMES[d.name] + "Tensor"
+
+
 _FROM_NP = {d.np: d for d in ALL if d.np is not None}
 _UNSIGNED_WIDE = (uint16, uint32, uint64)
 

@@ -22,6 +22,7 @@ from ..autograd.node import Node
 from . import dtype as _dt
 from .device import _XP, array_module
 from .dims import normalize_dim
+from .dtype import scalar_name
 from .tensor import Tensor, _generic, _ndarray, _new
 
 OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
@@ -599,27 +600,6 @@ def _write_out(od, out, res):
     out._names = names
     out._ver[0] += 1
     return out
-
-
-_SCALAR_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
-def scalar_name(d) -> str:
-    """torch's C++ scalar-type name of a dtype (Float, Long, ...), as its error messages use."""
-    return _SCALAR_NAMES.get(d.name, d.name.capitalize())
 
 
 def _cast_error(frm, to):

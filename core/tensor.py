@@ -517,23 +517,7 @@ class Tensor:
         raise TypeError("dtype must be a type, str, or dtype object")
 
 
-_TYPE_NAMES = {
-    _dt.float32: "FloatTensor",
-    _dt.float64: "DoubleTensor",
-    _dt.float16: "HalfTensor",
-    _dt.bfloat16: "BFloat16Tensor",
-    _dt.uint8: "ByteTensor",
-    _dt.int8: "CharTensor",
-    _dt.int16: "ShortTensor",
-    _dt.int32: "IntTensor",
-    _dt.int64: "LongTensor",
-    _dt.bool_: "BoolTensor",
-    _dt.complex64: "ComplexFloatTensor",
-    _dt.complex128: "ComplexDoubleTensor",
-    _dt.uint16: "UInt16Tensor",
-    _dt.uint32: "UInt32Tensor",
-    _dt.uint64: "UInt64Tensor",
-}
+_TYPE_NAMES = {d: _dt.legacy_type_name(d) for d in _dt.ALL}
 _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
 
 

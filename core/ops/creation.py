@@ -749,16 +749,7 @@ def _complex(xp, real, imag):
     return out
 
 
-_SN = {
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_SN = _dt.SCALAR_NAMES
 
 
 @_complex.vjp

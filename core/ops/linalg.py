@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtype as _dt
 from ..registry import op
 from ..tensor import Tensor
 
@@ -29,20 +30,7 @@ _CNAME = {
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
-_SNAME = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_SNAME = _dt.SCALAR_NAMES
 
 
 def _dn(a) -> str:

@@ -51,23 +51,7 @@ __all__ = [
     "set_rng_state",
 ]
 
-_SN = {
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "uint16": "UInt16",
-    "uint32": "UInt32",
-    "uint64": "UInt64",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-}
+_SN = _dt.SCALAR_NAMES
 
 
 def _sname(npd) -> str:

@@ -22,20 +22,7 @@ from ..tensor import Tensor, _wrap
 
 __all__ = ["return_types"]
 
-_TORCH_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_TORCH_NAMES = _dt.SCALAR_NAMES
 
 
 def _tname(npd) -> str:

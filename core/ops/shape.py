@@ -183,21 +183,7 @@ def _view_dtype(xp, input, dtype=None):
     return input.view(new.np)
 
 
-def _legacy(d) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "bfloat16": "BFloat16",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-    }.get(d.name, d.name)
+_legacy = _dt.scalar_name
 
 
 def _view_method(self, *shape, dtype=None, size=None):
