@@ -151,6 +151,23 @@ SCALAR_NAMES = {
 }
 
 
+# torch's C++ element type names, as its "expected the same dtype" messages spell them
+C_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
 def scalar_name(d) -> str:
     """torch's scalar-type name of an ember dtype (``Float`` for float32, ``Long`` for int64)."""
     return SCALAR_NAMES[d.name]

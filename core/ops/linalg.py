@@ -16,20 +16,7 @@ from ..tensor import Tensor
 __all__ = ["chain_matmul", "einsum", "ger", "inner", "kron", "tensordot"]
 
 # torch's C type names, used in its "same dtype" error messages
-_CNAME = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+_CNAME = _dt.C_NAMES
 _SNAME = _dt.SCALAR_NAMES
 
 
