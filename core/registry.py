@@ -1,7 +1,8 @@
 """The @op decorator: one registry entry per op = kernel + derivative + name rule.
 
 A kernel is ``fn(xp, *inputs, *options)``: parameters after ``xp`` without defaults are tensor inputs
-(or one sequence of tensors with ``seq=True``), the rest are options. ``@fn.vjp`` registers the
+(or one sequence of tensors with ``seq=True``), the rest are options. So an option must have a
+default (``dim=0``), or the registry treats it as an input (promoting and version-checking it). ``@fn.vjp`` registers the
 derivative, written in ember ops; its parameters after ``grad`` name what to save: an input's
 parameter name, ``result`` (the output), or an option's name. It returns one gradient per input
 (a tuple when there are several; None for an input with no gradient).
@@ -602,6 +603,16 @@ def _write_out(od, out, res):
     return out
 
 
+def _check_writable(a) -> None:
+    """In-place writes into an expanded (broadcast) view would hit one element many times."""
+    w = getattr(a.flags, "writeable", None)  # numpy marks broadcast views read-only; cupy has none
+    if w is False or (w is None and a.size > 1 and 0 in a.strides):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
 def _cast_error(frm, to):
     return RuntimeError(
         f"result type {scalar_name(frm)} can't be cast to the desired output type {scalar_name(to)}"
@@ -639,6 +650,7 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         )
     if od.view:
         raise RuntimeError(f"{od.name}_ is not supported as an in-place op")
+    _check_writable(a)
     a[...] = r._data
     self._ver[0] += 1
     if r._names is not None or self._names is not None:
@@ -670,6 +682,7 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         if not _dt.can_cast(target, self.dtype):
             raise _cast_error(target, self.dtype)
     try:
+        _check_writable(a)
         getattr(array_module(a), od.ufunc)(a, other, out=a, casting="unsafe")
     except ValueError:
         shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
@@ -687,6 +700,7 @@ def apply_inplace_slow(od: OpDef, self: Tensor, o):
             f"output with shape {list(self._data.shape)} doesn't match the broadcast "
             f"shape {list(r._data.shape)}"
         )
+    _check_writable(self._data)
     self._data[...] = r._data
     self._names = r._names
     self._ver[0] += 1

@@ -95,7 +95,11 @@ def _flat(out):
 def _np(t):
     if isinstance(t, ember.Tensor):
         return np.asarray(t.detach().cpu()._data)
-    return t.detach().cpu().numpy()
+    # torch may hand back lazily conjugated/negated views or an efficient "zero tensor" gradient
+    t = t.detach().cpu()
+    if t._is_zerotensor():
+        return np.zeros(tuple(t.shape), str(t.dtype).split(".")[-1])
+    return t.resolve_conj().resolve_neg().numpy()
 
 
 def assert_same(e, t, atol=1e-5, rtol=1e-4, what="value"):

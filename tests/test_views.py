@@ -406,3 +406,27 @@ def test_unnamed_results_stay_unnamed():
         x.unbind(1)[0],
     ):
         assert y._names is None
+
+
+@pytest.mark.parametrize("fmt", [None, "contiguous_format", "channels_last", "preserve_format"])
+def test_clone_memory_format_strides_match_torch(fmt):
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    strides = []
+    for m in (ember, torch):
+        x = m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last)
+        y = x.clone() if fmt is None else x.clone(memory_format=getattr(m, fmt))
+        strides.append(tuple(y.stride()))
+    assert strides[0] == strides[1]
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "exp_"])
+def test_inplace_on_expanded_view_errors_like_torch(op):
+    msgs = []
+    for m in (ember, torch):
+        x = m.zeros(3).expand(2, 3)
+        args = {"add_": (1,), "mul_": (m.ones(2, 3),), "exp_": ()}[op]
+        with pytest.raises(RuntimeError, match="more than one element of the written-to") as e:
+            getattr(x, op)(*args)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
+from ..layout import format_array, preserve_format
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor
@@ -126,8 +127,9 @@ Tensor.type_as = type_as
 
 @op(names=keep)
 def clone(xp, input, *, memory_format=None):
-    """A copy with its own storage (gradient flows back unchanged)."""
-    return input.copy()
+    """A copy with its own storage, laid out like the input (``preserve_format``, the default:
+    a channels_last input stays channels_last) or in ``memory_format``."""
+    return format_array(xp, input, preserve_format if memory_format is None else memory_format)
 
 
 @clone.vjp

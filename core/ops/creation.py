@@ -860,26 +860,3 @@ Tensor.new_zeros = _new_factory("new_zeros", lambda xp, s, d: xp.zeros(s, d))
 Tensor.new_ones = _new_factory("new_ones", lambda xp, s, d: xp.ones(s, d))
 Tensor.new_empty = _new_factory("new_empty", lambda xp, s, d: xp.empty(s, d))
 Tensor.new_full = _new_full
-
-
-# ---------------------------------------------------------------------- constructors
-def _legacy_new(cls, *args, device=None, **kwargs):
-    """``Tensor(2, 3)`` (uninitialised float) or ``Tensor(data)`` (a float copy)."""
-    if not args:
-        t = empty(0, device=device)
-    elif len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
-        t = tensor(args[0], dtype=_dt.get_default_dtype(), device=device)
-    else:
-        t = empty(*args, device=device)
-    if cls is not Tensor:
-        return cls(t, **kwargs)
-    return t
-
-
-def _rebuild(arr, device, requires_grad, names):
-    t = _wrap(arr, names)
-    if device != "cpu":
-        t = t.to(device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
