@@ -35,6 +35,10 @@ def _(grad, input):
     return grad.to(input.device)
 
 
+# torch names both the dtype cast and the device move "ToCopyBackward0"
+_cast.op.backward_name = _to_device.op.backward_name = "ToCopyBackward0"
+
+
 def _parse_to(args, kwargs):
     dev = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
