@@ -1,0 +1,47 @@
+"""The demo and the benchmark workloads run end to end (no timing here: bench/ measures speed)."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import ember
+from ember.examples import mlp_demo
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _bench_module():
+    spec = importlib.util.spec_from_file_location("bench_core", ROOT / "bench" / "bench_core.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mlp_demo_loss_falls(capsys):
+    losses = mlp_demo.main(epochs=30)
+    assert len(losses) == 30
+    assert losses[-1] < 0.5 * losses[0]
+    assert "accuracy" in capsys.readouterr().out
+
+
+def test_bench_mlp_step_matches_torch():
+    # the benchmarked MLP step is the same computation in both frameworks: same losses
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    bench = _bench_module()
+    e_step, t_step = bench.mlp_workload(ember), bench.mlp_workload(torch)
+    for _ in range(3):
+        le, lt = e_step().item(), t_step().item()
+        np.testing.assert_allclose(le, lt, rtol=1e-4)
+
+
+def test_bench_overhead_chain_runs():
+    bench = _bench_module()
+    bench.overhead_workload(ember)()
