@@ -3,10 +3,9 @@
 import importlib.util
 import pathlib
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember.examples import mlp_demo
 
 try:

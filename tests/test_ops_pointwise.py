@@ -922,3 +922,79 @@ def test_errors(name, fn, exc, msg):
     if torch is not None:  # the expectation is torch's own message
         with pytest.raises(exc, match="^" + re.escape(msg) + "$"):
             fn(torch, _maker(torch))
+
+
+# ----------------------------------------------------------------- frexp, igamma, gradient
+EXTRA = [
+    Case("frexp_mantissa", lambda m, x: m.frexp(x)[0], [A(3, 4, low=-40, high=40)]),
+    Case(
+        "igamma",
+        lambda m, a, x: m.igamma(a, x),
+        [A(5, low=0.5, high=3, grad=False), A(5, low=0.1, high=4)],
+    ),
+    Case(
+        "igammac",
+        lambda m, a, x: m.igammac(a, x),
+        [A(5, low=0.5, high=3, grad=False), A(5, low=0.1, high=4)],
+    ),
+    Case("gradient", lambda m, x: m.gradient(x)[1], [A(4, 5)]),
+    Case(
+        "gradient_spacing_edge2",
+        lambda m, x: m.gradient(x, spacing=0.5, dim=0, edge_order=2)[0],
+        [A(4, 5)],
+    ),
+    Case(
+        "gradient_coordinates",
+        lambda m, x: m.gradient(
+            x, spacing=(m.tensor([0.0, 0.5, 2.0, 2.5, 4.0]),), dim=1, edge_order=2
+        )[0],
+        [A(3, 5)],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", EXTRA, ids=str)
+def test_extra_parity(case):
+    run_case(case)
+
+
+@pytest.mark.parametrize("case", EXTRA, ids=str)
+def test_extra_gradcheck(case):
+    run_gradcheck(case, gradgrad=case.name.startswith("gradient"))
+
+
+def test_frexp_exponent_and_errors():
+    x = ember.tensor([1.5, -3.0, 0.2, 0.0])
+    m, e = ember.frexp(x)
+    assert e.dtype is ember.int32 and e.tolist() == [1, 2, -2, 0]
+    assert (m * ember.tensor(2.0) ** e.float()).tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match=r"torch.frexp\(\) only supports floating-point dtypes"):
+        ember.frexp(ember.tensor([1, 2]))
+
+
+def test_igamma_input_derivative_not_implemented():
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = ember.igamma(a, ember.tensor([0.5, 3.0]))
+    with pytest.raises(
+        NotImplementedError, match="the derivative for 'igamma: input' is not implemented"
+    ):
+        y.sum().backward()
+
+
+def test_gradient_errors():
+    with pytest.raises(RuntimeError, match="at least edge_order\\+1"):
+        ember.gradient(ember.tensor([1.0, 2.0]), edge_order=2)
+    with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
+        ember.gradient(ember.tensor([1.0, 2.0, 3.0]), edge_order=3)
+
+
+@pytest.mark.parametrize("dim", [None, (0, 1)])
+def test_gradient_spacing_length_error_matches_torch(dim):
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    msgs = []
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="torch.gradient expected spacing") as e:
+            m.gradient(m.ones(3, 3), spacing=[1.0, 2.0, 3.0], dim=dim)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

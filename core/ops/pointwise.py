@@ -18,10 +18,12 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..kernels.select import keep_where
-from ..names import keep
+from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
+from ..return_types import return_types
 from ..tensor import Tensor
 from .creation import zeros_like
+from .shape import cat
 
 _PI = math.pi
 _LN2 = math.log(2.0)
@@ -38,6 +40,7 @@ __all__ = [  # the registered ops are exported by the registry; these are the pl
     "arctanh",
     "conj",
     "fix",
+    "gradient",
     "polygamma",
     "positive",
     "real",
@@ -1015,3 +1018,139 @@ def _install():
 
 _abs_inplace_registered = Tensor.abs_
 _install()
+
+
+# --------------------------------------------------------------------- frexp, igamma
+@op(names=keep, out_type=return_types.frexp)
+def frexp(xp, input):
+    """Split into mantissa in [0.5, 1) (same dtype) and int32 exponent: input = m * 2**e."""
+    if input.dtype.kind not in "fV":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = xp.frexp(_up(input))
+    return m.astype(input.dtype, copy=False), e.astype(_dt.int32.np)
+
+
+@frexp.vjp
+def _(grad, input):
+    # d mantissa / d input = 2**-exponent (the exponent is piecewise constant)
+    return grad / frexp(input.detach())[1].to(grad.dtype).exp2()
+
+
+def _igamma_kernel(xp, name, a, x):
+    if a.dtype.kind not in "fV" or x.dtype.kind not in "fV":
+        raise RuntimeError(
+            f"\"{name}_cpu\" not implemented for '{scalar_name(_dt._FROM_NP[a.dtype])}'"
+        )
+    return _sp(xp, "gammainc" if name == "igamma" else "gammaincc", x, a)
+
+
+def _igamma_grad(grad, input, other, needs, sign):
+    if needs[0]:
+        raise NotImplementedError(
+            f"the derivative for '{'igamma' if sign > 0 else 'igammac'}: input' is not implemented."
+        )
+    # d/dx P(a, x) = x**(a-1) e**-x / Gamma(a); Q = 1 - P
+    d = (other.log() * (input - 1) - other - input.lgamma()).exp()
+    return None, grad * d if sign > 0 else -grad * d
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="igamma_")
+def igamma(xp, input, other):
+    """The regularized lower incomplete gamma function P(input, other) (gammainc)."""
+    return _igamma_kernel(xp, "igamma", input, other)
+
+
+@igamma.vjp
+def _(grad, input, other, needs):
+    return _igamma_grad(grad, input, other, needs, 1)
+
+
+@op(names=unify_inputs, promote=True, floating=True, inplace="igammac_")
+def igammac(xp, input, other):
+    """The regularized upper incomplete gamma function Q(input, other) (gammaincc)."""
+    return _igamma_kernel(xp, "igammac", input, other)
+
+
+@igammac.vjp
+def _(grad, input, other, needs):
+    return _igamma_grad(grad, input, other, needs, -1)
+
+
+# --------------------------------------------------------------------- gradient
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """Estimate the derivative of ``input`` along each of ``dim`` by finite differences:
+    second-order central differences inside, ``edge_order`` one-sided at the edges.
+
+    spacing: a number (same step everywhere), a list of numbers (one per dim), or a list of 1-D
+    coordinate tensors (one per dim). Built from differentiable ops, so it has a gradient.
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dim is None:
+        dims = list(range(input.ndim))
+    elif isinstance(dim, (list, tuple)):
+        dims = [input._dim(d) for d in dim]
+    else:
+        dims = [input._dim(dim)]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            if dim is None:
+                raise RuntimeError(
+                    "torch.gradient expected spacing to be unspecified, a scalar, or a list of "
+                    f"length equal to 'self.dim() = {input.ndim}', since dim argument was not "
+                    f"given, but got a list of length {len(spacing)}"
+                )
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+                "dim arguments to have the same length, but got a spacing argument of length "
+                f"{len(spacing)} and a dim argument of length {len(dims)}."
+            )
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    return tuple(_gradient_1d(input, d, s, edge_order) for d, s in zip(dims, steps))
+
+
+def _gradient_1d(f: Tensor, d: int, step, edge_order: int) -> Tensor:
+    n = f.shape[d]
+    if n < edge_order + 1:
+        raise RuntimeError(
+            "torch.gradient expected each dimension size to be at least edge_order+1"
+        )
+    if not f.is_floating_point() and not f.is_complex():
+        f = f.to(_dt.get_default_dtype())
+    shape = [1] * f.ndim
+    shape[d] = -1
+
+    def sl(start, length):
+        return f.narrow(d, start, length)
+
+    if isinstance(step, Tensor):  # coordinates: non-uniform steps, broadcast along dim d
+        h = (step[1:] - step[:-1]).to(f.dtype)
+        h1, h2 = h[:-1].reshape(shape), h[1:].reshape(shape)
+        first, last = h[0], h[-1]
+        second, penult = (h[1], h[-2]) if n > 2 else (h[0], h[-1])
+    else:
+        h1 = h2 = first = last = second = penult = step
+    inner = (
+        sl(0, n - 2) * (-h2 / (h1 * (h1 + h2)))
+        + sl(1, n - 2) * ((h2 - h1) / (h1 * h2))
+        + sl(2, n - 2) * (h1 / (h2 * (h1 + h2)))
+    )
+    if edge_order == 1:
+        lo = (sl(1, 1) - sl(0, 1)) / first
+        hi = (sl(n - 1, 1) - sl(n - 2, 1)) / last
+    else:
+        a, b = first, second
+        lo = (
+            sl(0, 1) * (-(2 * a + b) / (a * (a + b)))
+            + sl(1, 1) * ((a + b) / (a * b))
+            + sl(2, 1) * (-a / (b * (a + b)))
+        )
+        a, b = penult, last
+        hi = (
+            sl(n - 3, 1) * (b / (a * (a + b)))
+            + sl(n - 2, 1) * (-(a + b) / (a * b))
+            + sl(n - 1, 1) * ((2 * b + a) / (b * (a + b)))
+        )
+    return cat([lo, inner, hi], d) if n > 2 else cat([lo, hi], d)

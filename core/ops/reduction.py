@@ -9,7 +9,6 @@ comparison ops.
 
 from __future__ import annotations
 
-import collections
 import math
 
 import numpy as np
@@ -18,6 +17,7 @@ from .. import dtype as _dt
 from ..device import array_module
 from ..names import keep, remove_dims
 from ..registry import OPS, op
+from ..return_types import return_types
 from ..tensor import Tensor, _wrap
 
 __all__ = ["return_types"]
@@ -28,37 +28,6 @@ _TORCH_NAMES = _dt.SCALAR_NAMES
 def _tname(npd) -> str:
     d = _dt._FROM_NP[npd]
     return _TORCH_NAMES.get(d.name, d.name.capitalize())
-
-
-# ---------------------------------------------------------------------- named tuple results
-class _ReturnType(tuple):
-    """Base of the (values, indices)-style results, printed like torch.return_types."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ember.return_types.{type(self).__name__}(\n{body})"
-
-
-def _return_type(name: str, fields: tuple = ("values", "indices")):
-    base = collections.namedtuple(name, fields)
-    cls = type(name, (_ReturnType, base), {"__slots__": (), "__repr__": _ReturnType.__repr__})
-    cls.__module__ = "ember.return_types"
-    return cls
-
-
-class _ReturnTypes:
-    """``ember.return_types``: the named tuple classes of multi-output reductions."""
-
-    max = _return_type("max")
-    min = _return_type("min")
-    median = _return_type("median")
-    mode = _return_type("mode")
-    aminmax = _return_type("aminmax", ("min", "max"))
-
-
-return_types = _ReturnTypes()
 
 
 # ---------------------------------------------------------------------- dims
