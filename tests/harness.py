@@ -24,6 +24,24 @@ except ImportError:  # the oracle is optional: parity checks skip, gradchecks st
     torch = None
 
 
+# dtype names, in torch's order; ALL_DTYPES adds the limited unsigned ones
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64", "complex64", "complex128"]  # fmt: skip
+ALL_DTYPES = DTYPES[:2] + ["uint16", "uint32", "uint64"] + DTYPES[2:]
+REAL_DTYPES = DTYPES[:-2]
+
+
+def raises_like_torch(fn, exc, msg: str) -> None:
+    """``fn(ember)`` raises ``exc`` with ``msg``, and so does ``fn(torch)`` (where installed)."""
+    import re
+
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(ember)
+    if torch is not None:
+        with pytest.raises(exc, match=re.escape(msg)):
+            fn(torch)
+
+
 @dataclasses.dataclass
 class A:
     """An input array spec: shape, dtype, value range, and whether it is differentiable."""

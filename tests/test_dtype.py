@@ -6,26 +6,11 @@ import warnings
 import ember
 import numpy as np
 import pytest
+from harness import ALL_DTYPES
 
 torch = pytest.importorskip("torch")
 
-ALL = [
-    "bool",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+ALL = ALL_DTYPES
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 
 

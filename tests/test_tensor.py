@@ -5,25 +5,13 @@ import copy
 import pickle
 
 import ember
+import harness
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+DTYPES = harness.DTYPES
 
 
 def outcome(fn):
