@@ -224,6 +224,23 @@ class Tensor:
     def is_signed(self) -> bool:
         return self.dtype.is_signed
 
+    # ------------------------------------------------------------------ names
+    @property
+    def names(self) -> tuple:
+        """The dimension names: a tuple of ``str | None``, one per dim (all None when unnamed)."""
+        n = self._names
+        return (None,) * self._data.ndim if n is None else n
+
+    @names.setter
+    def names(self, names) -> None:
+        from .names import check_names
+
+        self._names = None if names is None else check_names(names, self._data.ndim)
+
+    def has_names(self) -> bool:
+        """True when any dim has a name."""
+        return self._names is not None
+
     def is_inference(self) -> bool:
         return False
 
