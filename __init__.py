@@ -61,7 +61,18 @@ from .core.ops.pointwise import *
 from .core.ops.random import *
 from .core.ops.reduction import *
 from .core.ops.shape import *
+from .core.ops.decompositions import *
+from .core import linalg  # torch.linalg
+from .core.ops.spectral import *
+from .core.ops.joining import *
+from .core.ops.misc import *
+from .core.ops.sorting import *
+from .core.ops.statistics import *
+from .core import fft  # torch.fft
+from .core import special  # torch.special
+from .core.ops.foreach import *  # torch._foreach_*
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
+from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
 from . import autograd
 from .autograd.grad_mode import (
     enable_grad,

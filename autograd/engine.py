@@ -12,6 +12,7 @@ from ..core import dtype as _dtm
 from ..core import names as _nm
 from ..core import tensor as _tm
 from ..core.device import array_module
+from ..core.named import _by_name
 from .grad_mode import _state
 from .node import RESULT, Node, RemovableHandle
 
@@ -159,6 +160,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     for t, g in zip(roots, root_grads):
         fn = t.grad_fn
         if fn is None:
+            if g._names is not t._names and g._names != t._names:
+                g = _conform(g, _leaf_meta(t))  # a view: still the caller's, never stored as-is
+                handed.add(id(g))
             _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed)
             continue
         ex = t._extra
@@ -173,6 +177,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     anomaly = _state.anomaly
     prev = _state.enabled
     _state.enabled = create_graph
+    by_name = _by_name.on
+    _by_name.on = False  # derivatives broadcast by position, as they were recorded
     try:
         while ready:
             node = ready.pop()
@@ -256,6 +262,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     )
     finally:
         _state.enabled = prev
+        _by_name.on = by_name
     return results
 
 
@@ -369,6 +376,8 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
         handed.add(id(g))
         leaf._grad = g
     else:
+        if old._names is not g._names and old._names != g._names:
+            old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
         leaf._grad = old + g
     ex = leaf._extra
     if ex and ex.get("post_acc_hooks"):
@@ -405,16 +414,27 @@ def _make_root_grads(roots, grads, who: str):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                     f"has a shape of {t.shape}."
                 )
-            if g._names is not None and t._names is not None:
-                try:
-                    _nm.unify(g._names, t._names)
-                except RuntimeError as e:
-                    raise RuntimeError(
-                        f"{who}: the gradient's names {list(g._names)} do not match "
-                        f"the output's names {list(t._names)}: {e}"
-                    ) from None
+            if g._names is not t._names and g._names != t._names:
+                g = _named_root_grad(g, t, i, who)
         out.append(g)
     return out
+
+
+_GRAD_ARG = {"backward": "grad_tensors", "grad": "grad_outputs"}
+
+
+def _named_root_grad(g, t, i: int, who: str):
+    """An upstream gradient must unify with its output's names (a mismatch is an error naming
+    both lists); it then carries the output's names, so every gradient below is named alike."""
+    if g._names is not None and t._names is not None:
+        try:
+            _nm.unify(g._names, t._names)
+        except RuntimeError as e:
+            raise RuntimeError(
+                f"{who}: the gradient's names {list(g._names)} ({_GRAD_ARG[who]}[{i}]) do not match "
+                f"the output's names {list(t._names)}: {e}"
+            ) from None
+    return g.rename(*t._names) if t._names is not None else g.rename(None)
 
 
 def _as_tuple(x):
@@ -560,9 +580,11 @@ def check_grad_assignment(t, g):
             f"tensor of size '{list(t._data.shape)}'. Please ensure that the "
             "gradient and the tensor are the same size"
         )
-    if t._names is not None:
-        if g._names is None:
-            return g.rename(*t._names)
+    if g._names is t._names or g._names == t._names:
+        return g
+    if t._names is None:
+        return g.rename(None)  # the gradient is named like its tensor: unnamed here
+    if g._names is not None:
         try:
             _nm.unify(g._names, t._names)
         except RuntimeError as e:
@@ -570,8 +592,7 @@ def check_grad_assignment(t, g):
                 f"assigned grad's names {list(g._names)} do not match the tensor's "
                 f"names {list(t._names)}: {e}"
             ) from None
-        return g.rename(*t._names)
-    return g
+    return g.rename(*t._names)
 
 
 def register_tensor_hook(t, hook):

@@ -16,6 +16,11 @@ def _fmt(names) -> str:
     return "[" + ", ".join("None" if n is None else repr(n) for n in names) + "]"
 
 
+_HINT = (
+    " Align the tensors by name with `align_as`/`align_to`, or `rename` a dim so the names agree."
+)
+
+
 def unify(a: tuple, b: tuple) -> tuple:
     """Unify two name lists from the right (None is a wildcard), with PyTorch's errors."""
     if a is None:
@@ -29,7 +34,7 @@ def unify(a: tuple, b: tuple) -> tuple:
         if x is not None and y is not None and x != y:
             raise RuntimeError(
                 f"Error when attempting to broadcast dims {_fmt(a)} and dims {_fmt(b)}: dim '{x}' "
-                f"and dim '{y}' are at the same position from the right but do not match."
+                f"and dim '{y}' are at the same position from the right but do not match." + _HINT
             )
         out[-k] = x if x is not None else y
     # a name may appear only once, and at the same position from the right in both lists
@@ -41,7 +46,7 @@ def unify(a: tuple, b: tuple) -> tuple:
             raise RuntimeError(
                 f"Misaligned dims when attempting to broadcast dims {_fmt(short)} and dims "
                 f"{_fmt(long_)}: dim '{name}' appears in a different position from the right "
-                "across both lists."
+                "across both lists." + _HINT
             )
     return tuple(out)
 
@@ -82,16 +87,21 @@ def remove_dims(names: tuple, dims) -> tuple | None:
     return _clean(tuple(n for i, n in enumerate(names) if i not in drop))
 
 
-def check_out_names(out, names):
-    """out= semantics: an unnamed out takes the computed names; a named one must match exactly."""
-    if out._names is None or all(n is None for n in out._names):
+def check_out_names(out, names, op: str | None = None):
+    """out= and in-place semantics: a tensor with no named dim takes the computed names; one with
+    a named dim must already carry exactly the computed names (PyTorch's "Name mismatch")."""
+    cur = out._names
+    if cur is None or all(n is None for n in cur):
         return names
-    if tuple(out._names) != tuple(names_of_len(names, len(out._names))):
+    if tuple(cur) != tuple(names_of_len(names, len(cur))):
+        where = f"{op}: " if op else ""
         raise RuntimeError(
-            f"Name mismatch: the out= tensor has names {_fmt(out._names)} but the "
-            f"computed output names are {_fmt(names_of_len(names, len(out._names)))}"
+            f"{where}Name mismatch: specified out tensor with names {_fmt(cur)} are not the "
+            f"same as the computed output names {_fmt(names_of_len(names, len(cur)))}. Please "
+            "rename the out tensor's dims with `Tensor.rename` (or `refine_names` to name "
+            "its None dims)."
         )
-    return out._names
+    return cur
 
 
 def names_of_len(names, n) -> tuple:
@@ -102,6 +112,11 @@ def check_names(names, ndim: int) -> tuple | None:
     """Validate a ``names=`` argument: one per dim, identifiers or None, no duplicates."""
     if names is None:
         return None
+    if isinstance(names, str) or not hasattr(names, "__iter__"):
+        raise TypeError(
+            f"names must be a tuple or list of str or None (one per dim), not "
+            f"{type(names).__name__}"
+        )
     names = tuple(names)
     if len(names) != ndim:
         raise RuntimeError(
@@ -113,7 +128,9 @@ def check_names(names, ndim: int) -> tuple | None:
     for n in names:
         if n is None:
             continue
-        if not isinstance(n, str) or not n.isidentifier() or n == "...":
+        if not isinstance(n, str):
+            raise TypeError(f"a name must be a str or None, not {type(n).__name__}: {_fmt(names)}")
+        if not n.isidentifier():
             raise RuntimeError(
                 f"Invalid name: a valid identifier contains only digits, alphabetical "
                 f"characters and/or underscore and starts with a non-digit. got: "
@@ -125,3 +142,157 @@ def check_names(names, ndim: int) -> tuple | None:
             )
         seen.add(n)
     return _clean(names)
+
+
+# ------------------------------------------------------------------ the generic fallback (4.2)
+class _Fallback:
+    """``@op(names=FALLBACK)``: the op has no specific rule (spec 4.2). A result with the shape of
+    the first named input keeps its names; any other result is unnamed. The registry runs this
+    choice itself (registry._fallback_names); the marker makes the choice explicit."""
+
+    __name__ = "fallback"
+
+    def __repr__(self) -> str:
+        return "FALLBACK"
+
+
+FALLBACK = _Fallback()
+
+
+def rule_name(rule) -> str | None:
+    """The coverage-table name of a rule: its function name, 'fallback', or None (undeclared)."""
+    if rule is None:
+        return None
+    return getattr(rule, "__name__", None) or type(rule).__name__
+
+
+# ------------------------------------------------------------------ contraction (matmul family)
+def _unify_batch(nx: tuple, ny: tuple, bx: tuple, by: tuple) -> tuple:
+    """Unify batch names ``bx``/``by`` from the right; the misalignment check looks at the whole
+    name lists ``nx``/``ny`` (a batch name may not sit elsewhere in the other operand)."""
+    lb = max(len(bx), len(by))
+    out = [None] * lb
+    for k in range(1, lb + 1):
+        x = bx[-k] if k <= len(bx) else None
+        y = by[-k] if k <= len(by) else None
+        if x is not None and y is not None and x != y:
+            raise RuntimeError(
+                f"Error when attempting to broadcast dims {_fmt(nx)} and dims {_fmt(ny)}: dim "
+                f"'{x}' and dim '{y}' are at the same position from the right but do not match."
+                " Align the operands' batch dims by name with `align_to`/`align_as`, or `rename`."
+            )
+        if (x is None) != (y is None):
+            name, other, pos = (x, ny, len(ny) - k) if x is not None else (y, nx, len(nx) - k)
+            if name in other and (pos < 0 or other[pos] != name):
+                raise RuntimeError(
+                    f"Misaligned dims when attempting to broadcast dims {_fmt(nx)} and dims "
+                    f"{_fmt(ny)}: dim '{name}' appears in a different position from the right "
+                    "across both lists. Align the operands by name with `align_to`/`align_as`."
+                )
+        out[-k] = x if x is not None else y
+    return tuple(out)
+
+
+def _contract(nx: tuple, ny: tuple) -> tuple:
+    """Output names of ``matmul(x, y)`` from the operands' full name lists (contracted dims
+    vanish unchecked; batch dims unify; the output may not repeat a name)."""
+    dx, dy = len(nx), len(ny)
+    if dx == 0 or dy == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {dx}D and {dy}D"
+        )
+    bx = nx[:-2] if dx > 2 else ()
+    by = ny[:-2] if dy > 2 else ()
+    out = _unify_batch(nx, ny, bx, by) if (bx or by) else ()
+    if dx >= 2:
+        out += (nx[-2],)
+    if dy >= 2:
+        out += (ny[-1],)
+    named = [n for n in out if n is not None]
+    if len(set(named)) != len(named):
+        raise RuntimeError(
+            f"Matrix multiplying Tensor{_fmt(nx)} with Tensor{_fmt(ny)} would produce output "
+            f"tensor with duplicate names {_fmt(out)}. Please rename the input tensors with "
+            "`Tensor.rename` to prevent this."
+        )
+    return out
+
+
+def contract(ins, *args, **kwargs):
+    """Contracts away dims (mm, bmm, mv, matmul): unify the batch names, then (x[-2], y[-1])."""
+    return _clean(_contract(names_of(ins[0]), names_of(ins[1])))
+
+
+def add_contract(ins, *args, **kwargs):
+    """addmm/addmv/baddbmm: the product's names (``contract``) unified with the added input's."""
+    mm = _contract(names_of(ins[1]), names_of(ins[2]))
+    inp = ins[0]
+    if getattr(inp, "_names", None) is None:
+        return _clean(mm)
+    return _clean(unify(names_of(inp), mm))
+
+
+def add_contract_batch_sum(ins, *args, **kwargs):
+    """addbmm: the batch dim is summed away; (batch1[-2], batch2[-1]) unified with the input's."""
+    n1, n2 = names_of(ins[1]), names_of(ins[2])
+    mm = _contract(n1[-2:], n2[-2:])
+    inp = ins[0]
+    if getattr(inp, "_names", None) is None:
+        return _clean(mm)
+    return _clean(unify(names_of(inp), mm))
+
+
+def cdist_names(ins, *args, **kwargs):
+    """cdist(x1 [..., P, M], x2 [..., R, M]) -> [..., P, R]: batch dims unify, the feature dim is
+    contracted (unchecked), P comes from x1 and R from x2."""
+    n1, n2 = names_of(ins[0]), names_of(ins[1])
+    batch = _unify_batch(n1, n2, n1[:-2], n2[:-2]) if (n1[:-2] or n2[:-2]) else ()
+    out = batch + (n1[-2], n2[-2])
+    named = [n for n in out if n is not None]
+    if len(set(named)) != len(named):
+        raise RuntimeError(
+            f"cdist: Tensor{_fmt(n1)} and Tensor{_fmt(n2)} would produce an output tensor with "
+            f"duplicate names {_fmt(out)}. Please rename the input tensors with `Tensor.rename` "
+            "to prevent this."
+        )
+    return _clean(out)
+
+
+# ------------------------------------------------------------------ other specific rules
+def align_mask_unify(ins, *args, **kwargs):
+    """masked_select: the mask is aligned (broadcast from the right) up to the input and their
+    names unified, which checks them; the 1-D result is unnamed (the rule returns None)."""
+    unify(names_of(ins[0]), names_of(ins[1]))
+
+
+def first_input(ins, *args, **kwargs):
+    """The names of the first input, which the result's shape copies (resize_as_)."""
+    return ins[0]._names
+
+
+def check_resize(t, size) -> None:
+    """resize_/resize_as_ on a tensor with named dims: only resizes that keep the shape."""
+    cur = t._names
+    if cur is None or all(n is None for n in cur):
+        return
+    if tuple(size) != tuple(t._data.shape):
+        raise RuntimeError(
+            f"Cannot resize named tensor with resize_ or resize_as_ (tried to resize "
+            f"Tensor{_fmt(cur)} with size {list(t._data.shape)} to {list(size)}). This may be "
+            "caused by passing a named tensor as an `out=` argument to a function whose result "
+            "has another shape; pass an unnamed or correctly-shaped out tensor, or drop the "
+            "names with `rename(None)`."
+        )
+
+
+def broadcast_to_self(ins, *args, **kwargs):
+    """masked_fill, masked_scatter (Keeps input names): the mask broadcasts to the input; the
+    unified names must be the input's own when it has named dims (the in-place rule)."""
+    x = ins[0]
+    out = names_of(x)
+    n = getattr(ins[1], "_names", None)
+    if n is not None:
+        out = unify(out, n)
+    if x._names is not None:
+        check_out_names(x, out)
+    return _clean(out)

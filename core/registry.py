@@ -24,6 +24,8 @@ from . import dtype as _dt
 from .device import _XP, array_module
 from .dims import normalize_dim
 from .dtype import scalar_name
+from .named import _UNALIGNED, _align_call, _by_name
+from .names import unify_inputs as _unify_inputs
 from .tensor import Tensor, _generic, _ndarray, _new
 
 OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
@@ -149,7 +151,8 @@ def op(
 ):
     """Register an op. See the module docstring.
 
-    names: the name-inference rule (a function of core/names.py), None for the generic fallback.
+    names: the name-inference rule (a function of core/names.py), or names.FALLBACK for the
+    generic fallback (spec 4.2); every op declares one (see names_coverage()).
     promote: inputs are promoted to torch's result_type first. floating: integer inputs become the
     default float dtype. view: the output shares storage with the first input. method: install as
     a Tensor method. dunders: dunder names to install (e.g. '__add__'). inplace: the in-place
@@ -159,7 +162,13 @@ def op(
     """
 
     def deco(kernel):
-        od = OpDef(kernel, name or kernel.__name__, names, promote, floating, view, out_type, seq)
+        from .names import FALLBACK, rule_name
+
+        # names=FALLBACK declares "no specific rule" (the registry's generic fallback runs);
+        # names=None leaves the op undeclared, which the coverage test refuses
+        rule = None if names is FALLBACK else names
+        od = OpDef(kernel, name or kernel.__name__, rule, promote, floating, view, out_type, seq)
+        od.rule_name = rule_name(names)
         od.n_diff_out = n_diff_out
         od.names_always = names_always  # the rule runs for unnamed inputs too (rename, factories)
         od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
@@ -313,6 +322,8 @@ def _make_public(od: OpDef):
     view = od.view
     rule = od.rule
     names_always = od.names_always
+    # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name
+    by_name = rule is _unify_inputs and not seq and od.name not in _UNALIGNED
 
     def public(*args, **kw):
         if len(args) < n:
@@ -352,6 +363,10 @@ def _make_public(od: OpDef):
                 raise _bad_input(od, len(arrays), t)
         if first is None:
             raise TypeError(f"{od.name}(): expected at least one Tensor argument")
+        if named and by_name and _by_name.on:
+            r = _align_call(od, ins, opts, kw, out)
+            if r is not None:
+                return r
         xp = np if type(first) is _ndarray else (_XP.get(type(first)) or array_module(first))
         if dim_args and (opts or kw):
             opts, kw = _resolve_dims(od, ins[0], opts, kw)
@@ -374,7 +389,13 @@ def _make_public(od: OpDef):
             _wrap_int_scalars(arrays)
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
         if named:
-            names = rule(ins, *opts, **kw) if rule is not None else _fallback_names(ins, r)
+            if rule is None:
+                names = _fallback_names(ins, r)
+            else:
+                try:
+                    names = rule(ins, *opts, **kw)
+                except RuntimeError as e:
+                    raise _name_error(od, e) from None
         elif names_always:
             names = rule(ins, *opts, **kw)
         else:
@@ -578,7 +599,7 @@ def _bind_options(od, opts, kw) -> dict:
 
 def _write_out(od, out, res):
     """Copy a result into a user's ``out=`` tensor (resized like torch, names checked)."""
-    from .names import check_out_names
+    from .names import check_out_names, check_resize
 
     if isinstance(res, tuple):
         for o, r in zip(out, res):
@@ -593,8 +614,10 @@ def _write_out(od, out, res):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not _dt.can_cast(res.dtype, out.dtype):
         raise _cast_error(res.dtype, out.dtype)
-    names = check_out_names(out, res._names)
+    names = check_out_names(out, res._names, od.name)
     if out._data.shape != res._data.shape:
+        if out._names is not None:
+            check_resize(out, res._data.shape)
         out._data = res._data.astype(out._data.dtype)
     else:
         out._data[...] = res._data
@@ -650,11 +673,13 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         )
     if od.view:
         raise RuntimeError(f"{od.name}_ is not supported as an in-place op")
+    if r._names is not None or self._names is not None:
+        names = _inplace_names(od, self, r._names)
     _check_writable(a)
     a[...] = r._data
     self._ver[0] += 1
     if r._names is not None or self._names is not None:
-        self._names = r._names
+        self._names = names
     if r.grad_fn is not None:
         _rebase_history(self, r)
     return self
@@ -700,11 +725,28 @@ def apply_inplace_slow(od: OpDef, self: Tensor, o):
             f"output with shape {list(self._data.shape)} doesn't match the broadcast "
             f"shape {list(r._data.shape)}"
         )
+    names = _inplace_names(od, self, r._names)
     _check_writable(self._data)
     self._data[...] = r._data
-    self._names = r._names
+    self._names = names
     self._ver[0] += 1
     return self
+
+
+def _inplace_names(od: OpDef, self: Tensor, names):
+    """In-place names (spec 3): a self with no named dim takes the computed names; a named self
+    must already carry exactly them (the out= rule, self being the out tensor)."""
+    from .names import check_out_names
+
+    return check_out_names(self, names, od.name + "_")
+
+
+def _name_error(od: OpDef, e: RuntimeError) -> RuntimeError:
+    """A rule's error names the op (spec 4.10)."""
+    msg, name = str(e), od.name.lstrip("_")
+    if msg.startswith(name):
+        return e
+    return RuntimeError(f"{name}: {msg}")
 
 
 def _any_rg(args) -> bool:
@@ -740,3 +782,57 @@ def _rebase_history(self: Tensor, r: Tensor) -> None:
     ex = r._extra
     if ex and ex.get("nr"):
         self._extra = dict(self._extra or {}, nr=ex["nr"])
+
+
+# ---------------------------------------------------------------------- named-tensor coverage
+def names_coverage() -> list:
+    """[(op name, rule name)] for every registered op, sorted by op name. The rule name is the
+    rule function's name, 'fallback' for ops declaring ``names=FALLBACK`` (spec 4.2), or None for
+    an op that declares nothing (the coverage test refuses those)."""
+    return [(n, OPS[n].rule_name) for n in sorted(OPS)]
+
+
+def coverage_markdown() -> str:
+    """The named-tensor coverage table as markdown (docs/named_coverage.md)."""
+    from . import names as _names_mod
+
+    lines = [
+        "# Named-tensor coverage",
+        "",
+        "Generated by `python -m ember.core.registry` from the op registry: every registered op",
+        "with its name-inference rule (see ../shared/spec/named_tensors.md). `fallback` is the",
+        "generic rule of spec 4.2 (a result with the input's shape keeps its names, any other",
+        "result is unnamed). Rules are the functions of `core/names.py` or of the op's family",
+        "module.",
+        "",
+        "| op | rule | rule module |",
+        "|----|------|-------------|",
+    ]
+    for n, rn in names_coverage():
+        rule = OPS[n].rule
+        mod = "core.registry" if rule is None else rule.__module__.replace("ember.", "")
+        if rule is not None and getattr(_names_mod, rule.__name__, None) is rule:
+            mod = "core.names"
+        lines.append(f"| {n} | {rn} | {mod} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_coverage(path=None) -> str:
+    """Write docs/named_coverage.md (or ``path``); return the path written."""
+    import os
+
+    import ember  # noqa: F401  (registers every op family)
+
+    if path is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.path.join(root, "docs", "named_coverage.md")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(coverage_markdown())
+    return path
+
+
+if __name__ == "__main__":  # run as a script, this file is a second module: use the real one
+    from ember.core.registry import write_coverage as _write
+
+    print(_write())

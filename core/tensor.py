@@ -68,6 +68,7 @@ def _size(shape) -> Size:
 
 _new = object.__new__
 _ndarray = np.ndarray
+_ALL = object()  # size()/stride() without a dim (None is a dim lookup on a named tensor)
 _generic = np.generic
 
 
@@ -151,8 +152,12 @@ class Tensor:
     def shape(self) -> Size:
         return _size(self._data.shape)
 
-    def size(self, dim=None):
+    def size(self, dim=_ALL):
+        if dim is _ALL:
+            return _size(self._data.shape)
         if dim is None:
+            if self._names is not None:  # a named tensor: size(None) is a lookup of no name
+                self._dim(None)
             return _size(self._data.shape)
         return self._data.shape[self._dim(dim)]
 
@@ -181,9 +186,15 @@ class Tensor:
     def nbytes(self) -> int:
         return self._data.nbytes
 
-    def stride(self, dim=None):
+    def stride(self, dim=_ALL):
         st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[self._dim(dim)]
+        if dim is _ALL:
+            return st
+        if dim is None:
+            if self._names is not None:  # as in size(None)
+                self._dim(None)
+            return st
+        return st[self._dim(dim)]
 
     def storage_offset(self) -> int:
         base = self._extra.get("base") if self._extra else None
@@ -224,6 +235,22 @@ class Tensor:
     def is_signed(self) -> bool:
         return self.dtype.is_signed
 
+    def is_nonzero(self) -> bool:
+        """The truth value of a one-element tensor (torch.Tensor.is_nonzero)."""
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError(
+                "Boolean value of Tensor with "
+                f"{'no values' if n == 0 else 'more than one value'} is ambiguous"
+            )
+        return bool(self.item())
+
+    def is_pinned(self, device=None) -> bool:
+        return False  # ember has no pinned host memory
+
+    def is_shared(self) -> bool:
+        return False
+
     # ------------------------------------------------------------------ names
     @property
     def names(self) -> tuple:
@@ -235,7 +262,11 @@ class Tensor:
     def names(self, names) -> None:
         from .names import check_names
 
-        self._names = None if names is None else check_names(names, self._data.ndim)
+        new = None if names is None else check_names(names, self._data.ndim)
+        self._names = new
+        g = self._grad
+        if g is not None and g._data.shape == self._data.shape:
+            g._names = new  # keep t.grad.names == t.names
 
     def has_names(self) -> bool:
         """True when any dim has a name."""

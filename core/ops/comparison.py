@@ -379,6 +379,8 @@ def equal(input: Tensor, other: Tensor) -> bool:
     a, b = input._data, other._data
     if a.shape != b.shape:
         return False
+    if (input._names is not None or other._names is not None) and input.names != other.names:
+        return False  # named tensors are equal only with the same names (names spec P20)
     return bool((a == b).all())
 
 

@@ -6,8 +6,8 @@ from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..layout import format_array, preserve_format
-from ..names import keep
-from ..registry import op
+from ..names import check_out_names, check_resize, keep, unify_inputs
+from ..registry import apply_inplace, op
 from ..tensor import Tensor
 
 
@@ -139,3 +139,72 @@ def clone(xp, input, *, memory_format=None):
 @clone.vjp
 def _(grad):
     return grad
+
+
+# ---------------------------------------------------------------------- copy_, resize_
+@op(names=unify_inputs, method=False, name="_copy_")
+def _copy_from(xp, input, src):
+    """``src`` broadcast to ``input``'s shape, in ``input``'s dtype: the value ``copy_`` writes."""
+    if getattr(src, "ndim", 0) > input.ndim:
+        raise RuntimeError(
+            f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+            f"{list(xp.broadcast_shapes(input.shape, src.shape))}"
+        )
+    return xp.broadcast_to(xp.asarray(src), input.shape).astype(input.dtype)
+
+
+@_copy_from.vjp
+def _(grad):
+    return None, grad  # the engine sums broadcast dims away and casts to src's dtype
+
+
+_copy_from.op.backward_name = "CopyBackwards"
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, cast to self's dtype) into self; names unify (spec 3)."""
+    if isinstance(src, Tensor):
+        if src.device != self.device:
+            src = src.to(self.device)
+    elif not isinstance(src, (bool, int, float, complex)):
+        raise TypeError(
+            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+        )
+    return apply_inplace(_copy_from.op, self, (src,), {})
+
+
+def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
+    """Resize in place, keeping the leading elements (new ones are zero). A tensor with named
+    dims only allows resizes that keep its shape."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    check_resize(self, size)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in size):
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(size)}: {list(size)}"
+        )
+    a = self._data
+    if size != a.shape:
+        xp = module_for(self.device)
+        new = xp.zeros(size, dtype=a.dtype)
+        n = min(new.size, a.size)
+        new.reshape(-1)[:n] = a.reshape(-1)[:n]
+        self._data = new
+        self._names = None
+        self._ver[0] += 1
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """Resize to ``the_template``'s shape; its names propagate (the out= rule, spec 3)."""
+    resize_(self, the_template._data.shape)
+    self._names = check_out_names(self, the_template._names, "resize_as_")
+    return self
+
+
+Tensor.copy_ = copy_
+Tensor.resize_ = resize_
+Tensor.resize_as_ = resize_as_

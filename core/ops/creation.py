@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module, get_default_device, module_for, to_device
-from ..names import check_names
+from ..names import check_names, unify_inputs
 from ..registry import op
 from ..tensor import Size, Tensor, _wrap
 
@@ -551,14 +551,17 @@ def full_like(
     device=None,
     requires_grad=False,
     memory_format=None,
+    names=None,
 ) -> Tensor:
-    """A tensor with ``input``'s shape filled with ``fill_value``."""
+    """A tensor with ``input``'s shape filled with ``fill_value`` (and its names unless given)."""
     a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
     d = input.device if device is None else to_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     arr = _make(d, lambda xp: xp.full(a.shape, fill_value, npd))
+    if names is not None:
+        return _finish(arr, requires_grad, names)
     return _named(_finish(arr, requires_grad, None), input._names)
 
 
@@ -733,7 +736,7 @@ def triu_indices(
 
 
 # ---------------------------------------------------------------------- complex, polar
-@op(promote=True, method=False, name="complex")
+@op(names=unify_inputs, promote=True, method=False, name="complex")
 def _complex(xp, real, imag):
     """real + 1j * imag (float inputs of one dtype -> the matching complex dtype)."""
     if real.dtype.kind != "f" or imag.dtype.kind != "f":
@@ -757,7 +760,7 @@ def _(grad):
     return grad.real, grad.imag
 
 
-@op(promote=True, method=False)
+@op(names=unify_inputs, promote=True, method=False)
 def polar(xp, abs, angle):
     """abs * (cos(angle) + 1j * sin(angle))."""
     if abs.dtype.kind != "f" or angle.dtype.kind != "f":
@@ -783,7 +786,7 @@ def _(grad, abs, angle, needs):
     return g_abs, g_ang
 
 
-@op(promote=True, inplace="heaviside_")
+@op(names=unify_inputs, promote=True, inplace="heaviside_")
 def heaviside(xp, input, values):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (not differentiable)."""
     if input.dtype.kind == "c":

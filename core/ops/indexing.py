@@ -18,7 +18,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state
 from ..device import _XP, array_module
-from ..names import keep, unify_inputs
+from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
 from ..registry import _rebase_history, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
@@ -166,16 +166,20 @@ def _check_step(s: slice) -> slice:
 def _convert(self: Tensor, index):
     """The index as a list of plain items (ints, slices, None, ..., bools, arrays).
 
-    Returns (items, advanced, has_int)."""
+    Returns (items, advanced, has_int, index_names): index_names lists the names of the integer
+    index tensors when one of them is named (they name the indexed dims), else None."""
     if type(index) is tuple:
         items = index
     elif type(index) is list and _seq_as_tuple(index):
         items = tuple(index)
+    elif type(index) is dict:
+        items = _dict_items(self, index)  # x[{'C': 0}]: select by name
     else:
         items = (index,)
     xp = _xp_of(self._data)
     out = []
     adv = has_int = False
+    inames = None
     for it in items:
         tp = type(it)
         if tp is int:
@@ -195,6 +199,8 @@ def _convert(self: Tensor, index):
             else:
                 out.append(_index_array(a, xp))
                 adv = True
+                if it._names is not None and a.dtype.kind != "b":
+                    inames = (inames or []) + [it._names]
         elif tp is bool or tp is np.bool_:
             out.append(bool(it))
             adv = True
@@ -216,14 +222,37 @@ def _convert(self: Tensor, index):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                 f"Variables are valid indices (got {type(it).__name__})"
             )
-    return out, adv, has_int
+    return out, adv, has_int, inames
+
+
+def _dict_items(self: Tensor, index: dict) -> tuple:
+    """A dict index ``{dim: item}`` (dims by name or position) as a positional index tuple."""
+    from ..dims import normalize_dim
+
+    nd = self._data.ndim
+    items = [slice(None)] * nd
+    given = [False] * nd
+    for d, it in index.items():
+        k = normalize_dim(self, d, nd)
+        if given[k]:
+            raise IndexError(f"dim {d!r} is indexed more than once (dim {k} in a dict index)")
+        if it is None or it is Ellipsis:
+            raise IndexError(
+                f"a dict index selects within existing dims: got {it!r} for dim {d!r}; "
+                "use a tuple index (or unsqueeze) to insert dims"
+            )
+        given[k] = True
+        items[k] = it
+    while items and not given[len(items) - 1]:
+        items.pop()  # trailing full slices: keep the key short (and basic when it can be)
+    return tuple(items)
 
 
 def _prepare(self: Tensor, index):
-    """(op, args) for reading ``self[index]``."""
-    items, adv, has_int = _convert(self, index)
+    """(op, args, index_names) for reading ``self[index]`` (index_names: see _convert)."""
+    items, adv, has_int, inames = _convert(self, index)
     if not adv:
-        return _VIEW, (self, tuple(items))
+        return _VIEW, (self, tuple(items)), None
     k = next((i for i, it in enumerate(items) if it is Ellipsis), -1)
     if k >= 0:
         # spell ... out: numpy treats advanced indices around an empty ... as separated, torch not
@@ -236,7 +265,7 @@ def _prepare(self: Tensor, index):
                 used += it.ndim if it.dtype.kind == "b" else 1
         items[k : k + 1] = [slice(None)] * max(self._data.ndim - used, 0)
     if not has_int:
-        return _ADV, (self, tuple(items))
+        return _ADV, (self, tuple(items)), inames
     # torch applies ints as selects first; numpy would treat them as broadcast advanced indices
     pre = []
     key = []
@@ -253,7 +282,7 @@ def _prepare(self: Tensor, index):
             n = it.ndim if tp is not slice and it.dtype.kind == "b" else 1
             pre.extend((slice(None),) * n)
             key.append(it)
-    return _ADV, (self, tuple(key), tuple(pre))
+    return _ADV, (self, tuple(key), tuple(pre)), inames
 
 
 def _fast_key(index):
@@ -479,7 +508,7 @@ def _has_int_array(key) -> bool:
     return False
 
 
-@op(method=False)
+@op(names=FALLBACK, method=False)
 def _index_grad(xp, grad, shape=None, key=None, pre=None, adv=False):
     """Zeros of ``shape`` with ``grad`` added at ``[pre][key]`` (duplicates accumulate)."""
     z = xp.zeros(shape, grad.dtype)
@@ -535,6 +564,7 @@ def _getitem(self: Tensor, index) -> Tensor:
             return _view_of(self, r)
         args = (self, key)
         od = _VIEW
+        inames = None
     elif (
         type(index) is Tensor
         and type(index._data) is type(self._data)
@@ -543,15 +573,18 @@ def _getitem(self: Tensor, index) -> Tensor:
     ):
         args = (self, index._data)  # x[idx], x[mask]: the array is the key
         od = _ADV
+        inames = None if index._names is None or index._data.dtype.kind == "b" else [index._names]
     else:
-        od, args = _prepare(self, index)
+        od, args, inames = _prepare(self, index)
     try:
-        if self._names is None and not (self.requires_grad and _state.enabled):
+        if self._names is None and inames is None and not (self.requires_grad and _state.enabled):
             a = self._data
             r = od.kernel(_xp_of(a), a, *args[1:])
             if od is _VIEW:
                 return _view_of(self, r)
             return _wrap(r if type(r) is _ndarray or not isinstance(r, _generic) else np.asarray(r))
+        if inames is not None:
+            return _name_by_index(_apply(od, args, _NOKW), args, inames)
         return _apply(od, args, _NOKW)
     except (IndexError, ValueError, TypeError):
         err = _diagnose(self, index)
@@ -562,6 +595,63 @@ def _getitem(self: Tensor, index) -> Tensor:
 
 _VIEW = _index_view.op
 _ADV = _index.op
+
+
+def _name_by_index(r: Tensor, args: tuple, inames: list) -> Tensor:
+    """``x[idx]`` with named index tensors: the indexed (advanced) dims of the result take the
+    index tensors' names (unified from the right, like their broadcast), spec 4.6."""
+    from ..names import check_names, unify
+
+    key = args[1]
+    nd = args[0]._data.ndim
+    if len(args) > 2:  # ints were applied first as selects
+        nd -= sum(1 for it in args[2] if type(it) is int)
+    items = key if type(key) is tuple else (key,)
+
+    def consumes(it):
+        if it is None or it is Ellipsis or type(it) is bool:
+            return 0
+        if hasattr(it, "dtype"):
+            return it.ndim if it.dtype.kind == "b" else 1
+        return 1
+
+    used = sum(consumes(it) for it in items)
+    pos = 0
+    first = last = None
+    gaps = False
+    bnd = 0
+    for k, it in enumerate(items):
+        if hasattr(it, "dtype") or type(it) is bool:
+            if first is None:
+                first = pos
+            elif last != k - 1:
+                gaps = True
+            last = k
+            bnd = max(bnd, 1 if type(it) is bool or it.dtype.kind == "b" else it.ndim)
+        elif it is Ellipsis:
+            pos += nd - used
+        else:  # a slice or None: one result dim
+            pos += 1
+    at = 0 if gaps else first
+    block = None
+    for n in inames:
+        block = n if block is None else unify(block, n)
+    block = (None,) * (bnd - len(block)) + tuple(block[-bnd:] if bnd else ())
+    names = list(r._names or (None,) * r._data.ndim)
+    names[at : at + bnd] = block
+    try:
+        new = check_names(names, r._data.ndim)
+    except RuntimeError as e:
+        raise RuntimeError(
+            f"index: the index tensor's names {list(block)} clash with the indexed tensor's "
+            f"remaining dims: {e} Rename the index tensor (.rename(...)) first."
+        ) from None
+    r._names = new  # a fresh result: its node's record of the output's names follows
+    fn = r.grad_fn
+    if fn is not None and fn.op is _ADV:
+        shape, dtype, _ = fn.meta[0]
+        fn.meta = ((shape, dtype, new),)
+    return r
 
 
 # ---------------------------------------------------------------------- setitem
@@ -591,7 +681,7 @@ def _(grad, key, pre, adv, accumulate, values_shape, needs):
     return gs, gv
 
 
-@op(method=False)
+@op(names=FALLBACK, method=False)
 def _index_zero(xp, grad, key=None, pre=None):
     """A copy of ``grad`` with ``[pre][key]`` zeroed (self-adjoint)."""
     out = grad.copy()
@@ -646,7 +736,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         pre = None
         adv = True
     else:
-        od, args = _prepare(self, index)
+        od, args, _ = _prepare(self, index)
         key = args[1]
         pre = args[2] if len(args) > 2 else None
         adv = od is _ADV
@@ -756,7 +846,7 @@ def _positions(base: Tensor, view: Tensor):
     return pos
 
 
-@op(method=False)
+@op(names=FALLBACK, method=False)
 def _copy_slices(xp, base, src, positions=None):
     """Records that ``src`` was written into ``base`` at flat ``positions`` (already done)."""
     return base
@@ -1031,7 +1121,7 @@ def _(grad, input, index, src, result, dim, reduce, include_self, src_shape, nee
     return gi, None, gs
 
 
-@op(method=False)
+@op(names=keep, method=False)
 def _pad(xp, input, shape=()):
     """Zeros of ``shape`` holding ``input`` at its leading corner (identity when shapes match)."""
     shape = tuple(shape)
@@ -1239,7 +1329,7 @@ def _not(mask: Tensor) -> Tensor:
     return _wrap(~mask._data)
 
 
-@op(names=unify_inputs, inplace="masked_fill_")
+@op(names=broadcast_to_self, inplace="masked_fill_")
 def masked_fill(xp, input, mask, value):
     """``input`` with ``value`` (scalar or 0-d tensor) where ``mask`` is True (broadcasting)."""
     _check_mask(mask, "masked_fill_")
@@ -1271,8 +1361,13 @@ def _masked_fill_(self, mask, value):
         m = mask._data
         _check_mask(m, "masked_fill_")
         a = self._data
-        if m.ndim > a.ndim or any(s != 1 and s != t for s, t in zip(m.shape[::-1], a.shape[::-1])):
-            return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)  # raises like torch
+        if (
+            m.ndim > a.ndim
+            or any(s != 1 and s != t for s, t in zip(m.shape[::-1], a.shape[::-1]))
+            or self._names is not None
+            or mask._names is not None
+        ):  # torch's shape errors, and name inference (spec 3), live in the op
+            return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
         v = value
         if vt:
             v = value._data
@@ -1289,7 +1384,7 @@ def _masked_fill_(self, mask, value):
     return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
 
 
-@op(method=True)
+@op(names=align_mask_unify, method=True)
 def masked_select(xp, input, mask):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (broadcasting)."""
     if mask.dtype is not _BOOL and mask.dtype != _BOOL:
@@ -1310,7 +1405,7 @@ def _(grad, input_shape, mask):
     return _index_grad(grad, shape, (mb,), None, True), None
 
 
-@op(names=unify_inputs, method=False, name="_masked_scatter")
+@op(names=broadcast_to_self, method=False, name="_masked_scatter")
 def _masked_scatter(xp, input, mask, source):
     """A copy of ``input`` with the leading elements of ``source`` where ``mask`` is True."""
     _check_mask(mask, "masked_scatter_")
@@ -1347,7 +1442,7 @@ def _masked_scatter_(self, mask, source):
 
 
 # ---------------------------------------------------------------------- take & nonzero
-@op(method=True)
+@op(names=FALLBACK, method=True)
 def take(xp, input, index):
     """``input`` read as 1-D at ``index`` (the result has index's shape)."""
     if index.dtype is not _INT64 and index.dtype != _INT64:

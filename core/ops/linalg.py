@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..names import add_contract, add_contract_batch_sum, cdist_names, contract
 from ..registry import op
 from ..tensor import Tensor
 
-__all__ = ["chain_matmul", "einsum", "ger", "inner", "kron", "tensordot"]
+__all__ = ["chain_matmul", "dot", "einsum", "ger", "inner", "kron", "tensordot"]
 
 # torch's C type names, used in its "same dtype" error messages
 _CNAME = _dt.C_NAMES
@@ -61,19 +62,8 @@ def _cj(t):
 
 
 # ---------------------------------------------------------------------- names
-def _matmul_names(ins, *a, **k):
-    from ..names import names_of, unify
-
-    x, y = ins
-    nx, ny = names_of(x), names_of(y)
-    if x._data.ndim == 1 and y._data.ndim == 1:
-        return None
-    if y._data.ndim == 1:
-        return _clean(nx[:-1])
-    if x._data.ndim == 1:
-        return _clean(ny[:-2] + ny[-1:])
-    batch = unify(nx[:-2], ny[:-2]) if (nx[:-2] or ny[:-2]) else ()
-    return _clean(tuple(batch) + (nx[-2], ny[-1]))
+_matmul_names = contract  # the contraction rules live in core/names.py
+_add_mm_names = add_contract
 
 
 def _clean(n):
@@ -82,23 +72,6 @@ def _clean(n):
 
 def _drop_names(ins, *a, **k):
     return None
-
-
-def _add_mm_names(ins, *a, **k):
-    from ..names import names_of, unify
-
-    mm = _matmul_names(ins[1:])
-    inp = ins[0]
-    if not isinstance(inp, Tensor) or inp._names is None:
-        return mm
-    return _clean(
-        unify(
-            names_of(inp),
-            mm
-            if mm is not None
-            else (None,) * (len(ins[1]._data.shape) + len(ins[2]._data.shape) - 2),
-        )
-    )
 
 
 # ---------------------------------------------------------------------- matmul
@@ -291,6 +264,89 @@ def _(grad, input, tensor, needs):
     return (grad * _cj(tensor) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
 
 
+_DOT = dot  # the registered 1-D op; ember.dot / Tensor.dot below add contraction by name
+
+
+def dot(input: Tensor, tensor: Tensor, *, dim=None, out=None) -> Tensor:
+    """Inner product of two 1-D tensors; with names, a contraction by name (names spec 4.7).
+
+    ``dot(x, y, dim='H')`` (or a list of names) sums the product over the named dim(s), which both
+    tensors must have; with ``dim=None``, named inputs that are not both 1-D contract all the names
+    they share. Other shared names are batch dims (kept once); the result lists ``input``'s
+    remaining dims, then ``tensor``'s. Unnamed 1-D inputs behave exactly as ``torch.dot``.
+    """
+    if dim is None and (
+        getattr(input, "_names", None) is None
+        or getattr(tensor, "_names", None) is None
+        or (input._data.ndim == 1 and tensor._data.ndim == 1)
+    ):
+        return _DOT(input, tensor) if out is None else _DOT(input, tensor, out=out)
+    return _dot_by_name(input, tensor, dim, out)
+
+
+dot.op = _DOT.op
+
+
+def _dot_by_name(x: Tensor, y: Tensor, dim, out):
+    from ..dims import normalize_dim
+    from ..names import names_of
+
+    for i, t in enumerate((x, y)):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"dot(): argument '{('input', 'tensor')[i]}' (position {i + 1}) must be Tensor, "
+                f"not {type(t).__name__}"
+            )
+    nx, ny = names_of(x), names_of(y)
+    if dim is None:
+        dims = [n for n in nx if n is not None and n in ny]
+        if not dims:
+            raise RuntimeError(
+                f"dot(): the inputs share no dim names to contract: Tensor{list(nx)} and "
+                f"Tensor{list(ny)}. Pass dim=... or rename a dim so the names agree."
+            )
+    else:
+        dims = [dim] if isinstance(dim, str) else list(dim)
+        if not dims or not all(isinstance(d, str) for d in dims):
+            raise TypeError(f"dot(): dim= takes a dim name or a list of names, got {dim!r}")
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dot(): dim {dims} names a dim more than once")
+        for d in dims:
+            normalize_dim(x, d)  # torch's "Name 'H' not found in Tensor[...]" for a missing name
+            normalize_dim(y, d)
+    for d in dims:
+        a, b = x.shape[nx.index(d)], y.shape[ny.index(d)]
+        if a != b:
+            raise RuntimeError(
+                f"dot(): dim '{d}' has size {a} in Tensor{list(nx)} but size {b} in "
+                f"Tensor{list(ny)}"
+            )
+    letters = iter(_LETTERS)
+    by_name: dict = {}
+
+    def label(n):
+        if n is None:
+            return next(letters)  # an unnamed dim pairs with nothing
+        if n not in by_name:
+            by_name[n] = next(letters)
+        return by_name[n]
+
+    sx = "".join(label(n) for n in nx)
+    sy = "".join(label(n) for n in ny)
+    gone = set(dims)
+    keep_x = [(c, n) for c, n in zip(sx, nx) if n not in gone or n is None]
+    keep_y = [(c, n) for c, n in zip(sy, ny) if (n is None or (n not in gone and n not in nx))]
+    res = "".join(c for c, _ in keep_x + keep_y)
+    names = [n for _, n in keep_x + keep_y]
+    r = einsum(f"{sx},{sy}->{res}", x, y)
+    r = r.rename(*names) if any(n is not None for n in names) else r.rename(None)
+    if out is not None:
+        from ..registry import _write_out
+
+        return _write_out(_DOT.op, out, r)
+    return r
+
+
 @op(names=_drop_names)
 def vdot(xp, input, other):
     """Inner product of two 1-D tensors, conjugating the first."""
@@ -438,7 +494,7 @@ def _(grad, input, batch1, batch2, beta, alpha, needs):
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
 
 
-@op(names=_drop_names, inplace="addbmm_")
+@op(names=add_contract_batch_sum, inplace="addbmm_")
 def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
     if batch1.ndim != 3:
@@ -793,6 +849,9 @@ def einsum(*args) -> Tensor:
     key = (equation, *shapes)
     parsed = _PARSED.get(key)
     if parsed is None:
+        labels = _named_labels(equation, operands)
+        if labels is not None:  # 'N C, C O -> N O': dims labelled by name (never cached here)
+            return _einsum_by_name(labels, operands)
         parsed = _parse(equation, shapes)
         if len(operands) == 1:
             _label_sizes(parsed[0], shapes)
@@ -819,6 +878,117 @@ def einsum(*args) -> Tensor:
         for t, s in zip(operands, ins)
     ]
     return _contract(ops, ins, out)
+
+
+def _named_labels(equation: str, operands):
+    """The equation's labels as names when it is written with names (names spec 4.7), else None.
+
+    Names are recognised when an operand (or the output) lists two or more labels separated by
+    spaces ('N C, C O -> N O') and a label is longer than one letter or an operand is named
+    (torch reads 'i j, j k -> i k' as letters: so does ember for unnamed tensors), or when a 1-D
+    operand has a multi-letter label ('batch, batch'), which letters could not mean. Returns
+    (per-operand label lists, output label list or None).
+    """
+    lhs, arrow, rhs = equation.partition("->")
+    groups = [g.split() for g in lhs.split(",")]
+    spaced = (any(len(g) > 1 for g in groups) or len(rhs.split()) > 1) and (
+        any(len(tok) > 1 and tok != "..." for g in groups for tok in g)
+        or any(t._names is not None for t in operands)
+    )
+    shapes = [t._data.shape for t in operands]
+    if not spaced:
+        if len(groups) != len(shapes) or not any(
+            len(g) == 1 and len(g[0]) > 1 and "." not in g[0] and len(shp) == 1
+            for g, shp in zip(groups, shapes)
+        ):
+            return None
+    if len(groups) > len(shapes):
+        raise _einsum_err("fewer operands were provided than specified in the equation")
+    if len(groups) < len(shapes):
+        raise _einsum_err("more operands were provided than specified in the equation")
+    out = rhs.split() if arrow else None
+    for tok in [t for g in groups for t in g] + (out or []):
+        if tok != "..." and not tok.isidentifier():
+            raise _einsum_err(
+                f"invalid label {tok!r} in the equation {equation!r}: with names, labels are "
+                "identifiers (or ...) separated by spaces"
+            )
+    return groups, out
+
+
+def _einsum_by_name(labels, operands):
+    """einsum with dims labelled by name: names are checked against the tensors' names, the
+    contraction runs on letters (the ordinary path), and the result is named by the labels."""
+    groups, out = labels
+    letter: dict = {}
+    free = iter(_LETTERS)
+    subs = []
+    for k, (g, t) in enumerate(zip(groups, operands)):
+        nd = t._data.ndim
+        if "..." in g:
+            e = g.index("...")
+            if "..." in g[e + 1 :]:
+                raise _einsum_err(f"found more than one ellipsis (...) for operand {k}")
+            lead, trail = g[:e], g[e + 1 :]
+            if len(lead) + len(trail) > nd:
+                raise _einsum_err(
+                    f"the number of subscripts in the equation ({len(lead) + len(trail)}) is "
+                    f"more than the number of dimensions ({nd}) for operand {k}"
+                )
+            dims = list(range(len(lead))) + list(range(nd - len(trail), nd))
+            toks = lead + trail
+        else:
+            if len(g) != nd:
+                raise _einsum_err(
+                    f"the number of subscripts in the equation ({len(g)}) does not match the "
+                    f"number of dimensions ({nd}) for operand {k} and no ellipsis was given"
+                )
+            dims, toks = list(range(nd)), g
+        names = t._names
+        if names is not None:
+            for d, tok in zip(dims, toks):
+                if names[d] is not None and names[d] != tok:
+                    raise RuntimeError(
+                        f"einsum(): operand {k} is labelled {g} but its dims are named "
+                        f"{list(names)}: dim {d} is named '{names[d]}', labelled '{tok}'. Label "
+                        "the dims by their names, or rename the tensor (.rename(...))."
+                    )
+        s = ""
+        for tok in g:
+            if tok == "...":
+                s += "..."
+                continue
+            if tok not in letter:
+                try:
+                    letter[tok] = next(free)
+                except StopIteration:
+                    raise _einsum_err("too many distinct labels (at most 52)") from None
+            s += letter[tok]
+        subs.append(s)
+    if out is None:  # implicit output: the labels seen once, in order of first appearance
+        counts: dict = {}
+        for g in groups:
+            for tok in g:
+                if tok != "...":
+                    counts[tok] = counts.get(tok, 0) + 1
+        out = [tok for tok, c in counts.items() if c == 1]
+        if any("..." in g for g in groups):
+            out = ["..."] + out
+    rhs = ""
+    for tok in out:
+        if tok == "...":
+            rhs += "..."
+        elif tok in letter:
+            rhs += letter[tok]
+        else:
+            raise _einsum_err(f"output label '{tok}' does not appear for any input operand")
+    r = einsum(",".join(subs) + "->" + rhs, *operands)
+    named = [n for n in out if n != "..."]
+    e = out.index("...") if "..." in out else len(out)
+    res = out[:e] + [None] * (r._data.ndim - len(named)) + out[e + 1 :]
+    if len(set(named)) != len(named):
+        raise _einsum_err(f"an output label appears more than once in the output {out}")
+    return r.rename(*res) if named else r
 
 
 # ---------------------------------------------------------------------- composites
@@ -917,3 +1087,70 @@ def _install():
 
 
 _install()
+
+
+# ---------------------------------------------------------------------- cdist
+def _cdist_check(x1, x2, p):
+    for nm, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {nm} got: {x.ndim}D")
+    for nm, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind not in "f":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {nm} got: {_SNAME[_dn(x)]}"
+            )
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_SNAME[_dn(x1)]} but found {_SNAME[_dn(x2)]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+
+
+@op(names=cdist_names, method=False)
+def cdist(xp, x1, x2, p=2.0, compute_mode=None):
+    """The p-norm distance between each row of ``x1`` [..., P, M] and of ``x2`` [..., R, M]:
+    [..., P, R] (batch dims broadcast)."""
+    _cdist_check(x1, x2, p)
+    d = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 2:
+        out = xp.sqrt(xp.sum(d * d, axis=-1))
+    elif p == 1:
+        out = xp.sum(d, axis=-1)
+    elif p == 0:
+        out = xp.sum(d != 0, axis=-1).astype(x1.dtype)
+    elif p == float("inf"):
+        out = xp.max(d, axis=-1) if d.shape[-1] else xp.zeros(d.shape[:-1], x1.dtype)
+    else:
+        out = xp.sum(d**p, axis=-1) ** (1.0 / p)
+    return out.astype(x1.dtype, copy=False)
+
+
+@cdist.vjp
+def _(grad, x1, x2, result, p, needs):
+    # d dist_pr / d x1_p = w_pr = sign(diff) |diff|^(p-1) / dist^(p-1) (0 where dist is 0)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # [..., P, R, M]
+    if p == 0 or not diff.numel():
+        g = diff * 0.0
+    else:
+        zero = result == 0
+        if p == 1:
+            w = diff.sign()
+        elif p == float("inf"):
+            w = diff.sign() * (diff.abs() == result.unsqueeze(-1)).to(diff.dtype)
+        elif p == 2:
+            w = diff / result.masked_fill(zero, 1.0).unsqueeze(-1)
+        else:
+            scale = result.masked_fill(zero, 1.0).unsqueeze(-1) ** (p - 1)
+            w = diff.sign() * diff.abs() ** (p - 1) / scale
+        if p != 1 and p != float("inf"):
+            w = w.masked_fill(zero.unsqueeze(-1), 0.0)
+        g = grad.unsqueeze(-1) * w
+    g1 = g.sum(-2) if needs[0] else None
+    g2 = -g.sum(-3) if needs[1] else None
+    return g1, g2
+
+
+Tensor.dot = dot  # contraction by name (the registry installed the plain 1-D op)

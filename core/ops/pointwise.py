@@ -787,6 +787,19 @@ def _(grad, input, p):
 
 
 # ---------------------------------------------------------------------------- activations
+@op(names=keep, inplace="threshold_")
+def threshold(xp, input, threshold=None, value=None):
+    """``value`` where input <= ``threshold``, else input (NaN passes, like torch)."""
+    if input.dtype.kind == "b":
+        raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+    return xp.where(input <= threshold, input.dtype.type(value), input)
+
+
+@threshold.vjp
+def _(grad, input, threshold):
+    return _where_ok(grad, input.detach() - threshold, test="pos")
+
+
 @op(names=keep, inplace="relu_")
 def relu(xp, input):
     """max(x, 0) for each element (integer tensors stay integer)."""

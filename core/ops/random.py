@@ -14,6 +14,7 @@ import numpy as np
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from ..device import get_default_device, module_for, to_device
+from ..names import keep, unify_inputs
 from ..random import (
     Generator,
     default_generator,
@@ -177,6 +178,7 @@ def randint(
     device=None,
     requires_grad=False,
     pin_memory=False,
+    names=None,
     **kw,
 ) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -207,7 +209,7 @@ def randint(
     if dtype is None and out is not None:
         npd = out._data.dtype
     g = _gen(generator, _dev(device, out))
-    return _finish(g._integers(low, high, shape, npd), requires_grad, None, out)
+    return _finish(g._integers(low, high, shape, npd), requires_grad, names, out)
 
 
 def randperm(
@@ -245,13 +247,15 @@ def rand_like(
     device=None,
     requires_grad=False,
     memory_format=None,
+    names=None,
 ) -> Tensor:
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "check_uniform_bounds")
     g = _gen(generator, _like_dev(input, device))
     shape = input._data.shape
     arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
-    t = _finish(arr, requires_grad, None)
-    t._names = input._names
+    t = _finish(arr, requires_grad, names)
+    if names is None:
+        t._names = input._names
     return t
 
 
@@ -264,6 +268,7 @@ def randn_like(
     device=None,
     requires_grad=False,
     memory_format=None,
+    names=None,
 ) -> Tensor:
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "normal_kernel_cpu")
     g = _gen(generator, _like_dev(input, device))
@@ -273,8 +278,9 @@ def randn_like(
         if npd.kind == "c"
         else g._normal(shape, npd)
     )
-    t = _finish(arr, requires_grad, None)
-    t._names = input._names
+    t = _finish(arr, requires_grad, names)
+    if names is None:
+        t._names = input._names
     return t
 
 
@@ -289,6 +295,7 @@ def randint_like(
     device=None,
     requires_grad=False,
     memory_format=None,
+    names=None,
 ) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``: x's shape, dtype and device."""
     if high is None:
@@ -297,8 +304,9 @@ def randint_like(
     _check_range(low, high)
     npd = input._data.dtype if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     g = _gen(generator, _like_dev(input, device))
-    t = _finish(g._integers(low, high, input._data.shape, npd), requires_grad, None)
-    t._names = input._names
+    t = _finish(g._integers(low, high, input._data.shape, npd), requires_grad, names)
+    if names is None:
+        t._names = input._names
     return t
 
 
@@ -325,7 +333,7 @@ def _device_gen_of(arr, generator):
     return _gen(generator, device_of(arr))
 
 
-@op(promote=True, floating=True, method=False, name="_normal")
+@op(names=unify_inputs, promote=True, floating=True, method=False, name="_normal")
 def _normal(xp, mean, std, generator=None):
     shape = _bshape(getattr(mean, "shape", ()), getattr(std, "shape", ()))
     ref = mean if hasattr(mean, "dtype") else std
@@ -394,7 +402,7 @@ _P_MSG = (
 )
 
 
-@op(method=True, name="bernoulli")
+@op(names=keep, method=True, name="bernoulli")
 def bernoulli(xp, input, p=None, *, generator=None):
     """0/1 samples with probability ``input`` (or the scalar ``p``), in input's dtype."""
     g = _device_gen_of(input, generator)
@@ -421,7 +429,7 @@ def _(grad):
     return grad * 0
 
 
-@op(method=False, name="poisson")
+@op(names=keep, method=False, name="poisson")
 def poisson(xp, input, generator=None):
     """Poisson samples with rate ``input`` (same dtype)."""
     if input.size and bool((input < 0).any()):

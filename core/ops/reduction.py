@@ -518,7 +518,11 @@ def _mode_idx(a, ax):
     return xp.moveaxis(pos, -1, ax).astype(np.int64)
 
 
-@op(names=_reduced_names, out_type=return_types.mode)
+def _mode_names(ins, dim=-1, keepdim=False):
+    return _drop(ins[0], dim, keepdim)
+
+
+@op(names=_mode_names, out_type=return_types.mode)
 def mode(xp, input, dim=-1, keepdim=False):
     """(values, indices) of the most frequent value along ``dim``."""
     ax = _axis1(dim, input.ndim)
@@ -861,7 +865,15 @@ def _(grad, input, result, dim):
 
 
 # ---------------------------------------------------------------------- sum_to_size
-@op(names=keep)
+def _sum_to_size_names(ins, *size):
+    """Summed-away leading dims drop their names; the kept dims keep theirs."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    names = ins[0]._names
+    return remove_dims(names, range(len(names) - len(size)))
+
+
+@op(names=_sum_to_size_names)
 def sum_to_size(xp, input, *size):
     """Sum ``input`` down to ``size`` (the shape it was broadcast from)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
@@ -881,3 +893,96 @@ def sum_to_size(xp, input, *size):
 @sum_to_size.vjp
 def _(grad, input_shape):
     return grad.expand(input_shape)
+
+
+# ---------------------------------------------------------------------- logcumsumexp
+def _float_only(name, a):
+    if a.dtype.kind not in "fcV":
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for '{_tname(a.dtype)}'")
+
+
+@op(names=keep)
+def logcumsumexp(xp, input, dim=None):
+    """log(cumsum(exp(input))) along ``dim``, computed stably (a running logaddexp)."""
+    if dim is None:
+        raise TypeError('logcumsumexp() missing 1 required positional arguments: "dim"')
+    _float_only("logcumsumexp", input)
+    ax = _axis1(dim, input.ndim)
+    if ax is None:
+        return input.copy()
+    if input.dtype.kind == "V" or input.dtype.itemsize == 2:  # numpy: no half accumulate
+        return xp.logaddexp.accumulate(input.astype(np.float32), axis=ax).astype(input.dtype)
+    return xp.logaddexp.accumulate(input, axis=ax)
+
+
+def _rev_lcse(x, d):
+    return x.flip(d).logcumsumexp(d).flip(d)
+
+
+@logcumsumexp.vjp
+def _(grad, input, result, dim):
+    # d r_k / d x_i = exp(x_i - r_k) for k >= i: split grad by sign so every term is a stable
+    # (reversed) logcumsumexp; the floor stands in for log(0) and keeps double backward finite
+    if input.ndim == 0:
+        return grad
+    d = _axis1(dim, input.ndim)
+    a = input._data
+    fi = np.finfo(a.dtype) if a.dtype.kind == "f" else np.finfo(np.float32)
+    floor, tiny = float(fi.min) / 4, float(fi.tiny)
+    la = grad.abs().clamp_min(tiny).log()
+    lp = _where_t(grad > 0, la, floor)
+    ln = _where_t(grad < 0, la, floor)
+    return (_rev_lcse(lp - result, d) + input).exp() - (_rev_lcse(ln - result, d) + input).exp()
+
+
+def _where_t(cond, x, y):
+    return OPS["_where"].public(cond, x, y)
+
+
+# ---------------------------------------------------------------------- cummax / cummin
+def _cum_idx(xp, a, vals, ax):
+    """Indices of the running max/min: the latest position holding it (NaN sticks, like torch)."""
+    shape = [1] * a.ndim
+    shape[ax] = a.shape[ax]
+    pos = xp.arange(a.shape[ax]).reshape(shape)
+    hit = a == vals
+    if a.dtype.kind in "fc":
+        hit = hit | xp.isnan(a)
+    return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=ax).astype(np.int64)
+
+
+def _make_cum(name, largest):
+    ufunc = "maximum" if largest else "minimum"
+
+    def kernel(xp, input, dim=None):
+        if dim is None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        ax = _axis1(dim, input.ndim)
+        if ax is None:
+            return input.copy(), xp.zeros((), dtype=np.int64)
+        if not input.shape[ax]:
+            return input.copy(), xp.zeros(input.shape, dtype=np.int64)
+        a = input.astype(np.float32) if input.dtype.kind == "V" else input
+        vals = getattr(xp, ufunc).accumulate(a, axis=ax)
+        return vals.astype(input.dtype, copy=False), _cum_idx(xp, a, vals, ax)
+
+    kernel.__name__ = name
+    kernel.__doc__ = f"(values, indices) of the running {name[3:]}imum along ``dim``."
+    cum = op(names=keep, out_type=getattr(return_types, name), name=name)(kernel)
+
+    @cum.vjp
+    def _(grad, input, dim):
+        a = input._data
+        ax = _axis1(dim, a.ndim)
+        if ax is None or not a.size:
+            return grad
+        xp = array_module(a)
+        b = a.astype(np.float32) if a.dtype.kind == "V" else a
+        idx = _cum_idx(xp, b, getattr(xp, ufunc).accumulate(b, axis=ax), ax)
+        return grad.new_zeros(a.shape).scatter_add(ax, _const(idx), grad)
+
+    return cum
+
+
+cummax = _make_cum("cummax", True)
+cummin = _make_cum("cummin", False)

@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 from .. import dtype as _dt
 from .. import layout as _layout
 from ..dims import normalize_dim
-from ..names import keep, remove_dims, unify_inputs
+from ..names import FALLBACK, keep, remove_dims, unify_inputs
 from ..registry import apply, op
 from ..tensor import Tensor
 
@@ -421,7 +421,7 @@ def broadcast_to(input: Tensor, size) -> Tensor:
     return expand(input, tuple(size))
 
 
-@op()
+@op(names=FALLBACK)
 def repeat(xp, input, *repeats):
     """Tile the tensor ``repeats[i]`` times along each dim (new leading dims when longer)."""
     reps = _shape_arg(repeats)
@@ -634,7 +634,7 @@ def _(grad, input_shape):
 
 
 # ---------------------------------------------------------------------- indexing-like views
-@op(method=False, view=True)
+@op(names=FALLBACK, method=False, view=True)
 def _take(xp, input, key=None):
     # input[key] for a tuple of slices/ints ending with Ellipsis (a view); pairs with _put_back
     return input[key]
@@ -645,7 +645,7 @@ def _(grad, input_shape, key):
     return _put_back(grad, input_shape, key)
 
 
-@op(method=False)
+@op(names=FALLBACK, method=False)
 def _put_back(xp, grad, shape=None, key=None):
     # zeros of ``shape`` with ``grad`` written at ``key``: the derivative of _take/narrow/select
     out = xp.zeros(tuple(shape), grad.dtype)
@@ -1131,7 +1131,7 @@ def _(grad, input_shape, offset, dim1, dim2):
     return _diagonal_backward(grad, input_shape, offset, dim1, dim2)
 
 
-@op(method=False)
+@op(names=FALLBACK, method=False)
 def _diagonal_backward(xp, grad, shape=None, offset=0, dim1=0, dim2=1):
     out = xp.zeros(tuple(shape), grad.dtype)
     n = len(shape)
@@ -1144,7 +1144,7 @@ def _(grad, offset, dim1, dim2):
     return grad.diagonal(offset, dim1, dim2)
 
 
-@op()
+@op(names=FALLBACK)
 def diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals over ``dim1``, ``dim2`` hold the last dim of ``input``."""
     n = input.ndim + 1

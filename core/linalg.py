@@ -1,0 +1,491 @@
+"""``ember.linalg``: torch.linalg's functions, names and signatures.
+
+Thin functions over the decomposition ops of core/ops/decompositions.py (which hold the kernels and
+derivatives) and over ember's reductions and matmul; composites are differentiable because the ops
+they call are. Batch dims keep their names; the matrix dims of results are unnamed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .ops import decompositions as _d
+from .ops.decompositions import LinAlgError, _out
+from .return_types import return_types
+from .tensor import Tensor
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]
+
+solve_triangular = _d.solve_triangular
+matrix_exp = _d.matrix_exp
+matrix_power = _d.matrix_power
+
+
+def _e():
+    import ember
+
+    return ember
+
+
+def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Alias of ember.matmul."""
+    return _e().matmul(input, other, out=out)
+
+
+# ---------------------------------------------------------------------- determinants / inverses
+def det(A: Tensor, *, out=None) -> Tensor:
+    """The determinant of (a batch of) square matrices."""
+    return _d.det(A, out=out) if out is not None else _d.det(A)
+
+
+def slogdet(A: Tensor, *, out=None):
+    """(sign, logabsdet): the sign (phase) and log of the absolute value of the determinant."""
+    s, la = _d.slogdet(A)
+    r = return_types.linalg_slogdet(s, la)
+    return _many_out(out, r)
+
+
+def _many_out(out, r):
+    if out is None:
+        return r
+    for o, v in zip(out, r):
+        _out(o, v)
+    return out
+
+
+def inv(A: Tensor, *, out=None) -> Tensor:
+    """The inverse of (a batch of) square matrices; LinAlgError when one is singular."""
+    return _d.inverse(A, out=out)
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
+    """(inverse, info): info > 0 marks a singular matrix (no error unless check_errors)."""
+    return _many_out(out, _d._linalg_inv_ex(A, check_errors))
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * s_max) drop."""
+    e = _e()
+    _d._check_matrix("linalg.pinv", A._data)
+    _d._check_float("linalg.pinv", A._data)
+    m, n = A.shape[-2], A.shape[-1]
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and _pos(atol)) else np.finfo(A._data.real.dtype).eps * max(m, n)
+    if hermitian:
+        L, Q = eigh(A)
+        s = L.abs()
+    else:
+        U, s, Vh = svd(A, full_matrices=False)
+    if s.shape[-1] == 0:
+        return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)))
+    smax = s.amax(-1, keepdim=True).detach()
+    tol = rtol * smax
+    if atol is not None:
+        tol = e.maximum(tol, atol if isinstance(atol, Tensor) else e.tensor(atol, dtype=s.dtype))
+    keep = (s > tol).to(s.dtype)
+    sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere (no inf in the graph)
+    if hermitian:
+        sinv = sinv * e.sgn(L) if not L.is_complex() else sinv / e.sgn(L)
+        r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
+    else:
+        r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
+    return _out(out, r)
+
+
+def _pos(v) -> bool:
+    return bool((v > 0).all()) if isinstance(v, Tensor) else v > 0
+
+
+# ---------------------------------------------------------------------- solvers
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+    """X with A X = B (or X A = B when not left); B may be a (batch of) vector."""
+    return _out(out, _d._solve_ex(A, B, left, True)[0])
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
+    """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
+    X, info = _d._solve_ex(A, B, left, check_errors)
+    return _many_out(out, return_types.linalg_solve_ex(X, info))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values): the least-squares solution of A X = B."""
+    e = _e()
+    if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    driver = driver or "gelsy"
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if not (A.ndim >= B.ndim and A.ndim - B.ndim <= 1):
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+            "(input.dim() - other.dim()) <= 1"
+        )
+    vec = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vec else B
+    if Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.size(-2) should match other.size(-2) if other is a "
+            f"matrix, or other.size(-1) if other is a vector. Got {A.shape[-2]} and "
+            f"{Bm.shape[-2]}"
+        )
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+            f"input's dtype {A.dtype} and other's dtype {B.dtype}"
+        )
+    m, n = A.shape[-2], A.shape[-1]
+    eps = np.finfo(A._data.real.dtype).eps
+    rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    X = pinv(A, rtol=rc) @ Bm
+    batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
+    real = A._data.real.dtype
+    empty = e.empty(0, dtype=A.dtype).real if A.is_complex() else e.empty(0, dtype=A.dtype)
+    sv = _d._linalg_svdvals(A.detach()) if driver in ("gelsd", "gelss", "gelsy") else None
+    rank = e.empty(0, dtype=e.int64)
+    if driver != "gels" and sv is not None:
+        smax = sv.amax(-1, keepdim=True) if sv.shape[-1] else sv.sum(-1, keepdim=True)
+        rank = (sv > rc * smax).sum(-1).to(e.int64)
+    resid = empty
+    if m > n and driver != "gelsy":
+        full = bool((rank == n).all()) if rank.numel() else True
+        if full:
+            r = A @ X - Bm
+            resid = (r.abs() ** 2).sum(-2)
+            if vec:
+                resid = resid.squeeze(-1)
+    svals = sv if driver in ("gelsd", "gelss") else empty
+    _ = (batch, real)
+    return return_types.linalg_lstsq(X.squeeze(-1) if vec else X, resid, rank, svals)
+
+
+# ---------------------------------------------------------------------- decompositions
+def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper."""
+    return _out(out, _d._linalg_cholesky_ex(A, upper, True)[0])
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
+    return _many_out(out, _d._linalg_cholesky_ex(A, upper, check_errors))
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out=None):
+    """(Q, R) with A = Q R; mode 'reduced' (default), 'complete' or 'r' (Q is empty)."""
+    return _many_out(out, _d._linalg_qr(A, mode))
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+    """(U, S, Vh) with A = U diag(S) Vh and S descending."""
+    return _many_out(out, _d._linalg_svd(A, full_matrices))
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values, descending."""
+    return _out(out, _d._linalg_svdvals(A))
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+    """(eigenvalues ascending, eigenvectors) of Hermitian matrices; only the UPLO triangle is
+    read."""
+    return _many_out(out, _d._linalg_eigh(A, UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """The eigenvalues (ascending) of Hermitian matrices."""
+    return _out(out, _d._linalg_eigh(A, UPLO)[0])
+
+
+def eig(A: Tensor, *, out=None):
+    """(eigenvalues, eigenvectors) of square matrices, complex, eigenvectors of unit norm."""
+    return _many_out(out, _d._linalg_eig(A))
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """The (complex) eigenvalues of square matrices."""
+    return _out(out, _d._linalg_eig(A)[0])
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
+    """(LU, pivots): the packed LU decomposition with partial pivoting (1-based int32 pivots)."""
+    LU, piv, _ = _d._linalg_lu_factor_ex(A, pivot, True)
+    return _many_out(out, return_types.linalg_lu_factor(LU, piv))
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
+    """(LU, pivots, info) of lu_factor; info > 0 marks an exactly singular U."""
+    return _many_out(out, _d._linalg_lu_factor_ex(A, pivot, check_errors))
+
+
+def lu(A: Tensor, *, pivot: bool = True, out=None):
+    """(P, L, U) with A = P L U."""
+    P, L, U = _d._linalg_lu(A, pivot)
+    return _many_out(out, return_types.linalg_lu(P.detach(), L, U))  # P is not differentiable
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
+             out=None) -> Tensor:  # fmt: skip
+    """X with A X = B (or X A = B; A^H when adjoint) from A's lu_factor."""
+    return _out(out, _d._lu_solve(LU, pivots, B, left, adjoint))
+
+
+# ---------------------------------------------------------------------- norms
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None):
+    """The vector ord-norm over ``dim`` (all elements when None): inf, -inf, 0 or any real."""
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Expected a number for ord, got {ord}")
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    r = _e().norm(x, float(ord), dim, keepdim, dtype=dtype)
+    return _out(out, r)
+
+
+def _mdims(A, dim, name):
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    from .dims import normalize_dim
+
+    d0, d1 = (normalize_dim(A, d) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,
+                out=None) -> Tensor:  # fmt: skip
+    """The matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
+    name = "linalg.matrix_norm"
+    _d._check_float(name, A._data)
+    d0, d1 = _mdims(A, tuple(dim), name)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return _out(out, vector_norm(A, 2, (d0, d1), keepdim))
+    if ord == "nuc" or ord in (2, -2, 2.0, -2.0):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        if ord == "nuc":
+            r = s.sum(-1)
+        else:
+            r = s.amax(-1) if ord > 0 else s.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return _out(out, r)
+    if ord in (1, -1, math.inf, -math.inf):
+        s_dim, m_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        r = A.abs().sum(s_dim, keepdim=True)
+        r = r.amax(m_dim, keepdim=True) if ord > 0 else r.amin(m_dim, keepdim=True)
+        if not keepdim:
+            r = r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+        return _out(out, r)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None):
+    """The vector or matrix norm, chosen like torch.linalg.norm from ``ord`` and ``dim``."""
+    if isinstance(dim, int) or isinstance(dim, str):
+        dim = (dim,)
+    if dim is not None:
+        dim = tuple(dim)
+        if len(dim) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+    if A.ndim not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+            f"{A.ndim}D."
+        )
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+
+
+def cond(A: Tensor, p=None, *, out=None) -> Tensor:
+    """The condition number of A in the p-norm (2-norm by default)."""
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        r = s[..., 0] / s[..., -1] if p in (None, 2) else s[..., -1] / s[..., 0]
+        return _out(out, r)
+    return _out(out, matrix_norm(A, p) * matrix_norm(inv(A), p))
+
+
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
+    """The number of singular values above max(atol, rtol * s_max) (int64)."""
+    e = _e()
+    _d._check_matrix("linalg.matrix_rank", A._data)
+    _d._check_float("linalg.matrix_rank", A._data)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    m, n = A.shape[-2], A.shape[-1]
+    with e.no_grad():
+        s = eigvalsh(A).abs() if hermitian else svdvals(A)
+        if rtol is None:
+            pos = atol is not None and _pos(atol)
+            rtol = 0.0 if pos else np.finfo(A._data.real.dtype).eps * max(m, n)
+        smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+        tol_ = rtol * smax
+        if atol is not None:
+            tol_ = e.maximum(tol_, e.as_tensor(atol, dtype=s.dtype))
+        r = (s > tol_).sum(-1).to(e.int64)
+    return _out(out, r)
+
+
+# ---------------------------------------------------------------------- products
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """The 3-vector cross product along ``dim`` (inputs broadcast)."""
+    e = _e()
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} "
+            f"and {other.ndim}"
+        )
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim]} and {other.shape[dim]}"
+        )
+    a0, a1, a2 = (input.select(dim, i) for i in range(3))
+    b0, b1, b2 = (other.select(dim, i) for i in range(3))
+    nd = max(input.ndim, other.ndim)
+    d = dim if dim < 0 else dim - nd
+    r = e.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return _out(out, r)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """sum(conj(x) * y) over ``dim`` (inputs broadcast)."""
+    xc = x.conj() if x.is_complex() else x
+    return _out(out, (xc * y).sum(dim))
+
+
+def multi_dot(tensors, *, out=None) -> Tensor:
+    """The product of a chain of matrices (the first/last may be vectors)."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        first, last = i == 0, i == len(ts) - 1
+        ok = t.ndim == 2 or (t.ndim == 1 and (first or last))
+        if not ok:
+            if first or last:
+                pos = "first" if first else "last"
+                raise RuntimeError(
+                    f"multi_dot(): the {pos} tensor must be 1D or 2D but got {t.ndim}D"
+                )
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    row = ts[0].ndim == 1
+    col = ts[-1].ndim == 1
+    if row:
+        ts[0] = ts[0].unsqueeze(0)
+    if col:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    r = ts[0]
+    for t in ts[1:]:
+        r = r @ t
+    if row:
+        r = r.squeeze(0)
+    if col:
+        r = r.squeeze(-1)
+    return _out(out, r)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The (batched) diagonal, a view: torch.diagonal with matrix-friendly defaults."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vander(x: Tensor, *, N=None) -> Tensor:
+    """The Vandermonde matrix: columns x**0, x**1, ..., x**(N-1) (increasing powers)."""
+    e = _e()
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        if n < 1:
+            raise RuntimeError("N must be greater than 1.")
+        return e.ones_like(x).unsqueeze(-1)
+    cols = [e.ones_like(x)]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)
+    return e.stack(cols, -1)
+
+
+# ---------------------------------------------------------------------- tensor equations
+def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
+    """The tensor inverse w.r.t. tensordot over ``ind`` dims."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape = tuple(A.shape[ind:]) + tuple(A.shape[:ind])
+    rows = int(np.prod(A.shape[:ind]))
+    cols = int(np.prod(A.shape[ind:]))
+    if rows != cols:
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {cols} != {rows}"
+        )
+    return _out(out, inv(A.reshape(rows, cols)).reshape(out_shape))
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B."""
+    if dims is not None:
+        nd = A.ndim
+        dims = [d % nd for d in dims]
+        A = A.movedim(tuple(dims), tuple(range(nd - len(dims), nd)))
+    xs = tuple(A.shape[B.ndim :])
+    rows = int(np.prod(tuple(B.shape)))
+    cols = int(np.prod(xs))
+    if rows != cols:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+            f"prod(self.shape[:other.ndim]), but got {cols} != {rows}"
+        )
+    X = solve(A.reshape(rows, cols), B.reshape(rows))
+    return _out(out, X.reshape(xs))

@@ -1,0 +1,1026 @@
+"""Matrix decompositions and solvers: the kernels (and derivatives) behind ``ember.linalg``.
+
+Kernels call ``xp.linalg`` (numpy.linalg / cupy.linalg) and fall back to ``scipy.linalg``
+(``cupyx.scipy.linalg`` on cuda) only where numpy has no batched routine (triangular solves, LU,
+the matrix exponential). Every kernel batches over leading dims. Derivatives are written in ember
+ops (mostly these same ops), so double backward works. Multi-output decompositions (eigh, svd,
+qr, eig) recompute the factorization inside their derivative: the node saves only the input, and
+the recomputed factors carry their own graph under ``create_graph=True``.
+
+Names: batch dims keep their names, the matrix dims of the results are unnamed.
+This module also holds the torch-level functions (``torch.det``, ``torch.inverse``, ``torch.svd``
+returning V, ``torch.triangular_solve``, ...); ``ember.linalg`` (core/linalg.py) is the namespace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..names import _clean, unify
+from ..registry import op
+from ..return_types import return_types
+from ..tensor import Tensor
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "det",
+    "inverse",
+    "logdet",
+    "lu",
+    "lu_solve",
+    "lu_unpack",
+    "matrix_exp",
+    "matrix_power",
+    "pca_lowrank",
+    "pinverse",
+    "qr",
+    "slogdet",
+    "svd",
+    "svd_lowrank",
+    "triangular_solve",
+]
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed (singular or non positive-definite input), like
+    ``torch.linalg.LinAlgError`` (a RuntimeError)."""
+
+
+LinAlgError.__module__ = "ember.linalg"
+
+
+# ---------------------------------------------------------------------- helpers
+def _sp(xp):
+    """scipy.linalg for numpy arrays, cupyx.scipy.linalg for cupy arrays."""
+    if xp is np:
+        import scipy.linalg as sl
+
+        return sl
+    import cupyx.scipy.linalg as csl  # pragma: no cover - cuda only
+
+    return csl  # pragma: no cover
+
+
+def _host(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _check_float(name, a, what="input"):
+    k = a.dtype.kind
+    if k not in "fc":
+        if k == "V" or a.dtype.itemsize == 2:
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as {what}. Got {_sname(a)}"
+        )
+    if a.dtype.itemsize == 2:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
+
+
+def _sname(a) -> str:
+    return _dt.SCALAR_NAMES["bfloat16" if a.dtype.kind == "V" else a.dtype.name]
+
+
+def _check_matrix(name, a, arg="A"):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def _check_square(name, a, arg="A"):
+    _check_matrix(name, a, arg)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            f"{name}: {arg} must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+
+
+def _check_square_float(name, a, arg="A"):
+    _check_square(name, a, arg)
+    _check_float(name, a)
+
+
+def _batch_prefix(shape, idx) -> str:
+    if len(shape) <= 2:
+        return ""
+    flat = int(np.ravel_multi_index(idx, shape[:-2])) if shape[:-2] else 0
+    return f"(Batch element {flat}): "
+
+
+def _first_zero_pivots(a):
+    """Per matrix (host arrays): the 1-based index of the first zero pivot of its LU, 0 if none."""
+    import scipy.linalg as sl
+
+    a = _host(a)
+    info = np.zeros(a.shape[:-2], np.int32)
+    for idx in np.ndindex(*a.shape[:-2]):
+        m = a[idx]
+        if not np.all(np.isfinite(m)):
+            continue
+        (getrf,) = sl.get_lapack_funcs(("getrf",), (m,))
+        _, _, inf = getrf(m)
+        info[idx] = max(int(inf), 0)
+    return info
+
+
+def _chol_info(a, upper):
+    """Per matrix: the order of the first leading minor that is not positive-definite, or 0."""
+    import scipy.linalg as sl
+
+    a = _host(a)
+    info = np.zeros(a.shape[:-2], np.int32)
+    for idx in np.ndindex(*a.shape[:-2]):
+        m = a[idx]
+        (potrf,) = sl.get_lapack_funcs(("potrf",), (m,))
+        _, inf = potrf(m, lower=not upper, clean=True)
+        info[idx] = max(int(inf), 0)
+    return info
+
+
+def _raise_first(info, shape, fmt):
+    nz = np.argwhere(info != 0) if info.ndim else (np.zeros((1, 0), int) if info else [])
+    if len(nz):
+        idx = tuple(int(i) for i in nz[0])
+        v = int(info[idx]) if info.ndim else int(info)
+        name, rest = fmt.format(v).split(": ", 1)
+        raise LinAlgError(f"{name}: {_batch_prefix(shape, idx)}{rest}")
+
+
+# ---------------------------------------------------------------------- name rules
+def _batch(t):
+    n = t._names
+    return None if n is None else n[:-2]
+
+
+def _batch_of(ins):
+    out = None
+    for t in ins:
+        if isinstance(t, Tensor) and t._data.ndim >= 2:
+            b = _batch(t)
+            if b is not None:
+                out = b if out is None else unify(out, b)
+            elif out is not None and t._data.ndim - 2 > len(out):
+                out = (None,) * (t._data.ndim - 2 - len(out)) + out
+    return out
+
+
+def _rule(*trail):
+    """Names of outputs that are batch dims + ``trail[k]`` unnamed dims (one entry per output)."""
+
+    def rule(ins, *a, **k):
+        b = _batch_of(ins)
+        if b is None:
+            return None
+        outs = [_clean(b + (None,) * n) for n in trail]
+        return outs if len(outs) > 1 else outs[0]
+
+    return rule
+
+
+_mat, _scalar = _rule(2), _rule(0)
+
+
+# ---------------------------------------------------------------------- small ember helpers
+def _mh(t):
+    t = t.transpose(-2, -1)
+    return t.conj() if t.is_complex() else t
+
+
+def _sym_lower(t):
+    """The Hermitian matrix whose lower triangle is ``t``'s (what LAPACK reads with UPLO='L')."""
+    return t.tril() + _mh(t.tril(-1))
+
+
+def _eye_like(t, n=None):
+    from .creation import eye
+
+    n = t.shape[-1] if n is None else n
+    return eye(n, dtype=t.dtype)
+
+
+def _real_if(g, like):
+    return g.real if g.is_complex() and not like.is_complex() else g
+
+
+# ---------------------------------------------------------------------- inverse
+@op(names=_rule(2, 0), out_type=return_types.linalg_inv_ex, method=False, name="_linalg_inv_ex")
+def _linalg_inv_ex(xp, A, check_errors=False):
+    """(inverse, info) of square matrices; info > 0: the (1-based) zero pivot of a singular one."""
+    _check_square_float("linalg.inv", A)
+    info = xp.zeros(A.shape[:-2], np.int32)
+    try:
+        return xp.linalg.inv(A), info
+    except np.linalg.LinAlgError:
+        inf = _first_zero_pivots(A)
+        if check_errors:
+            _raise_first(
+                inf,
+                A.shape,
+                "linalg.inv: The diagonal element {} is zero, the inversion could not be "
+                "completed because the input matrix is singular.",
+            )
+        with np.errstate(all="ignore"):
+            safe = xp.where(xp.asarray(inf != 0)[..., None, None], xp.nan, A)
+            fin = xp.isfinite(safe).all(axis=(-2, -1), keepdims=True)
+            r = xp.linalg.inv(xp.where(fin, safe, xp.eye(A.shape[-1], dtype=A.dtype)))
+        return xp.where(fin, r, xp.nan).astype(A.dtype, copy=False), xp.asarray(inf)
+
+
+@_linalg_inv_ex.vjp
+def _(grad, result):
+    ri = _mh(result)
+    return -(ri @ grad @ ri)
+
+
+def inverse(input: Tensor, *, out=None) -> Tensor:
+    """The inverse of square matrices (torch.inverse, linalg.inv)."""
+    r = _linalg_inv_ex(input, True)[0]
+    return _out(out, r)
+
+
+def _out(out, r):
+    if out is None:
+        return r
+    from ..registry import OPS, _write_out
+
+    return _write_out(OPS["_linalg_inv_ex"], out, r)
+
+
+# ---------------------------------------------------------------------- det / slogdet
+@op(names=_scalar)
+def det(xp, input):
+    """The determinant of square matrices."""
+    _check_square_float("linalg.det", input)
+    return xp.linalg.det(input)
+
+
+@det.vjp
+def _(grad, input, result):
+    g = (grad * result.conj()).unsqueeze(-1).unsqueeze(-1)
+    return g * _mh(inverse(input))
+
+
+@op(names=_rule(0, 0), out_type=return_types.slogdet, n_diff_out=2)
+def slogdet(xp, input):
+    """(sign, log|det|) of square matrices."""
+    _check_square_float("linalg.slogdet", input)
+    s, la = xp.linalg.slogdet(input)
+    return s.astype(input.dtype, copy=False), la
+
+
+@slogdet.vjp
+def _(grad, input):
+    _, gl = grad
+    return gl.unsqueeze(-1).unsqueeze(-1) * _mh(inverse(input))
+
+
+def logdet(input: Tensor) -> Tensor:
+    """log(det(input)): nan for a negative determinant, -inf for a zero one (real input)."""
+    from .pointwise import log
+
+    s, la = slogdet(input)
+    if input.is_complex():
+        return la + log(s)
+    return la + log(s)
+
+
+# ---------------------------------------------------------------------- cholesky
+@op(
+    names=_rule(2, 0),
+    out_type=return_types.linalg_cholesky_ex,
+    method=False,
+    name="_linalg_cholesky_ex",
+)
+def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
+    """(L, info) with A = L L^H (or U^H U when upper); info: the first bad leading minor."""
+    _check_square_float("linalg.cholesky", A)
+    info = xp.zeros(A.shape[:-2], np.int32)
+    low = xp.tril(A) if not upper else xp.swapaxes(xp.triu(A), -1, -2).conj()
+    try:
+        L = xp.linalg.cholesky(low + xp.swapaxes(xp.tril(low, -1), -1, -2).conj())
+    except np.linalg.LinAlgError:
+        inf = _chol_info(A, upper)
+        if check_errors:
+            _raise_first(
+                inf,
+                A.shape,
+                "linalg.cholesky: The factorization could not be completed because the input "
+                "is not positive-definite (the leading minor of order {} is not "
+                "positive-definite).",
+            )
+        import scipy.linalg as sl
+
+        h = _host(A)
+        L = np.zeros_like(h)
+        for idx in np.ndindex(*h.shape[:-2]):
+            (potrf,) = sl.get_lapack_funcs(("potrf",), (h[idx],))
+            c, _ = potrf(h[idx], lower=not upper, clean=True)
+            L[idx] = c if not upper else c.conj().T
+        L, info = xp.asarray(L), xp.asarray(inf)
+    if upper:
+        return xp.swapaxes(L, -1, -2).conj(), info
+    return L, info
+
+
+@_linalg_cholesky_ex.vjp
+def _(grad, result, upper):
+    # A = L L^H:  gA = sym(L^{-H} Phi(L^H gL) L^{-1}), Phi: the lower triangle, diagonal halved
+    L = _mh(result) if upper else result
+    gL = _mh(grad) if upper else grad
+    P = _mh(L) @ gL
+    P = P.tril() - 0.5 * P.diagonal(0, -2, -1).diag_embed()
+    S = solve_triangular(_mh(L), P, upper=True)
+    S = solve_triangular(L, S, upper=False, left=False)
+    return 0.5 * (S + _mh(S))
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """torch.cholesky (deprecated in torch): the Cholesky factor."""
+    return _out(out, _linalg_cholesky_ex(input, upper, True)[0])
+
+
+# ---------------------------------------------------------------------- triangular solve
+@op(names=_mat, method=False, name="_linalg_solve_triangular")
+def _linalg_solve_triangular(xp, A, B, upper=False, left=True, unitriangular=False):
+    """X with op(A) X = B (left) or X A = B: A triangular (the other triangle is ignored)."""
+    _check_float("linalg.solve_triangular", A)
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
+            f"type {_sname(A)} and B of type {_sname(B)} instead"
+        )
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        A, B, upper = xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2), not upper
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = xp.broadcast_to(A, batch + A.shape[-2:])
+    B = xp.broadcast_to(B, batch + B.shape[-2:])
+    with np.errstate(all="ignore"):
+        if A.shape[-1] == 0 or B.size == 0:
+            X = xp.zeros(B.shape, A.dtype)
+        else:
+            X = _sp(xp).solve_triangular(
+                A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+            )
+    X = X.astype(A.dtype, copy=False)
+    return xp.swapaxes(X, -1, -2) if not left else X
+
+
+@_linalg_solve_triangular.vjp
+def _(grad, A, result, upper, left, unitriangular, needs):
+    gB = gA = None
+    tri = Tensor.triu if upper else Tensor.tril
+    if left:  # A X = B: gB = A^{-H} g, gA = -gB X^H
+        gB = solve_triangular(_mh(A), grad, upper=not upper, unitriangular=unitriangular)
+        if needs[0]:
+            gA = -(gB @ _mh(result))
+    else:  # X A = B: gB = g A^{-H}, gA = -X^H gB
+        gB = solve_triangular(
+            _mh(A), grad, upper=not upper, left=False, unitriangular=unitriangular
+        )
+        if needs[0]:
+            gA = -(_mh(result) @ gB)
+    if gA is not None:
+        gA = tri(gA, 1 if unitriangular else 0) if upper else tri(gA, -1 if unitriangular else 0)
+    return gA, gB
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False, out=None
+) -> Tensor:
+    """linalg.solve_triangular: X with A X = B (left) or X A = B, A upper/lower triangular."""
+    if A.ndim < 2 or B.ndim < 2:
+        which = "A" if A.ndim < 2 else "B"
+        raise RuntimeError(
+            f"linalg.solve_triangular: The input tensor {which} must have at least 2 dimensions."
+        )
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            "linalg.solve_triangular: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
+            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    return _out(out, _linalg_solve_triangular(A, B, upper, left, unitriangular))
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """torch.triangular_solve: (solution, cloned_coefficient) of op(A) X = b."""
+    M = A.mT if transpose else A
+    x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    r = return_types.triangular_solve(x, A.clone())
+    if out is not None:
+        for o, v in zip(out, r):
+            _out(o, v)
+        return out
+    return r
+
+
+# ---------------------------------------------------------------------- solve
+@op(names=_rule(2, 0), out_type=return_types.linalg_solve_ex, method=False, name="_linalg_solve_ex")
+def _linalg_solve_ex(xp, A, B, check_errors=False):
+    """(X, info) with A X = B; B is a (batch of) matrix, broadcast against A's batch."""
+    _check_square_float("linalg.solve", A)
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_sname(A)} and B of type {_sname(B)} instead"
+        )
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    info = xp.zeros(batch, np.int32)
+    try:
+        return xp.linalg.solve(A, B), info
+    except np.linalg.LinAlgError:
+        full = xp.broadcast_to(A, batch + A.shape[-2:])
+        inf = _first_zero_pivots(full)
+        if check_errors:
+            _raise_first(
+                inf,
+                full.shape,
+                "torch.linalg.solve: The solver failed because the input matrix is singular.",
+            )
+        bad = xp.asarray(inf != 0)[..., None, None]
+        with np.errstate(all="ignore"):
+            Af = xp.where(bad, xp.eye(A.shape[-1], dtype=A.dtype), full)
+            X = xp.linalg.solve(Af, B)
+        return xp.where(bad, xp.nan, X).astype(A.dtype, copy=False), xp.asarray(inf)
+
+
+@_linalg_solve_ex.vjp
+def _(grad, A, result, needs):
+    gB = _linalg_solve_ex(_mh(A), grad)[0]
+    gA = -(gB @ _mh(result)) if needs[0] else None
+    return gA, gB
+
+
+def _solve_prep(name, A, B, left):
+    _check_matrix(name, A._data)
+    vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vec:
+        B = B.unsqueeze(-1) if left else B.unsqueeze(-2)
+    if A.shape[-1] != A.shape[-2]:
+        _check_square(name, A._data)
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        bs = f"{B.shape[-1 if vec and not left else -2]}x{1 if vec else B.shape[-1]}"
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {bs})"
+        )
+    return B, vec
+
+
+def _solve_ex(A, B, left, check):
+    B, vec = _solve_prep("linalg.solve", A, B, left)
+    if left:
+        X, info = _linalg_solve_ex(A, B, check)
+        return (X.squeeze(-1) if vec else X), info
+    X, info = _linalg_solve_ex(A.mT, B.mT, check)
+    X = X.mT
+    return (X.squeeze(-2) if vec else X), info
+
+
+# ---------------------------------------------------------------------- eigh
+@op(names=_rule(1, 2), out_type=return_types.linalg_eigh, n_diff_out=2, method=False,
+    name="_linalg_eigh")  # fmt: skip
+def _linalg_eigh(xp, A, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors) of Hermitian matrices (one triangle is read)."""
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_square_float("linalg.eigh", A)
+    if A.shape[-1] == 0:
+        return xp.zeros(A.shape[:-1], A.real.dtype), xp.zeros(A.shape, A.dtype)
+    w, v = xp.linalg.eigh(A, UPLO=UPLO.upper())
+    return w, v
+
+
+def _safe_gaps(d):
+    """d with zeros replaced by ones (degenerate pairs get no off-diagonal contribution)."""
+    from .comparison import eq
+
+    z = eq(d, 0)
+    return d + z.to(d.dtype)
+
+
+@_linalg_eigh.vjp
+def _(grad, A, UPLO):
+    gL, gV = grad
+    L, V = _linalg_eigh(A, UPLO)
+    Vh = _mh(V)
+    VhgV = Vh @ gV
+    VhgV = 0.5 * (VhgV - _mh(VhgV))  # the skew-Hermitian part: the tangent space of U(n)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1)  # E_ij = L_j - L_i
+    inner = VhgV / _safe_gaps(E).to(VhgV.dtype)
+    n = L.shape[-1]
+    offdiag = 1 - _eye_like(L, n)
+    inner = inner * offdiag.to(inner.dtype) + gL.to(inner.dtype).diag_embed()
+    return _real_if(V @ inner @ Vh, A)
+
+
+# ---------------------------------------------------------------------- eig
+@op(names=_rule(1, 2), out_type=return_types.linalg_eig, n_diff_out=2, method=False,
+    name="_linalg_eig")  # fmt: skip
+def _linalg_eig(xp, A):
+    """(eigenvalues, eigenvectors) of general square matrices, always complex."""
+    _check_square_float("linalg.eig", A)
+    cd = np.complex64 if A.dtype in (np.float32, np.complex64) else np.complex128
+    h = _host(A)
+    if h.shape[-1] == 0:
+        w, v = np.zeros(h.shape[:-1], cd), np.zeros(h.shape, cd)
+    else:
+        if not np.all(np.isfinite(h)):
+            raise LinAlgError("linalg.eig: The algorithm failed to converge")
+        w, v = np.linalg.eig(h)  # cupy has no general eig: host LAPACK (like torch's magma path)
+    w, v = w.astype(cd, copy=False), v.astype(cd, copy=False)
+    return (w, v) if xp is np else (xp.asarray(w), xp.asarray(v))
+
+
+@_linalg_eig.vjp
+def _(grad, A):
+    gL, gV = grad
+    L, V = _linalg_eig(A)
+    Vh = _mh(V)
+    VhgV = Vh @ gV
+    d = VhgV.diagonal(0, -2, -1).real
+    VhgV = VhgV - Vh @ (V * d.unsqueeze(-2))  # the gauge: eigenvectors have unit norm
+    E = (L.conj().unsqueeze(-2) - L.conj().unsqueeze(-1))
+    n = L.shape[-1]
+    off = (1 - _eye_like(L.real, n)).to(VhgV.dtype)
+    inner = VhgV / _safe_gaps(E) * off + gL.diag_embed()
+    gA = _linalg_solve_ex(Vh, inner @ Vh)[0]
+    return _real_if(gA, A)
+
+
+# ---------------------------------------------------------------------- svd
+@op(names=_rule(2, 1, 2), out_type=return_types.linalg_svd, n_diff_out=3, method=False,
+    name="_linalg_svd")  # fmt: skip
+def _linalg_svd(xp, A, full_matrices=True):
+    """(U, S, Vh) with A = U diag(S) Vh, S descending."""
+    _check_matrix("linalg.svd", A)
+    _check_float("linalg.svd", A)
+    m, n = A.shape[-2:]
+    if m == 0 or n == 0:
+        k = min(m, n)
+        mu, nv = (m, n) if full_matrices else (k, k)
+        b = A.shape[:-2]
+        U = xp.broadcast_to(xp.eye(m, mu, dtype=A.dtype), b + (m, mu)).copy()
+        Vh = xp.broadcast_to(xp.eye(nv, n, dtype=A.dtype), b + (nv, n)).copy()
+        return U, xp.zeros(b + (k,), A.real.dtype), Vh
+    U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    return U, S, Vh
+
+
+def _svd_grad(A, gU, gS, gVh, U, S, Vh):
+    k = S.shape[-1]
+    m, n = A.shape[-2], A.shape[-1]
+    U, Vh = U[..., :, :k], Vh[..., :k, :]
+    gU = gU[..., :, :k] if gU is not None else None
+    gVh = gVh[..., :k, :] if gVh is not None else None
+    V = _mh(Vh)
+    Sc = S.to(A.dtype)
+    core = gS.to(A.dtype).diag_embed()
+    if gU is not None or gVh is not None:
+        S2 = S * S
+        F = 1 / _safe_gaps(S2.unsqueeze(-2) - S2.unsqueeze(-1))  # 1/(s_j^2 - s_i^2)
+        F = (F * (1 - _eye_like(S, k))).to(A.dtype)
+        Sr = Sc.unsqueeze(-2)  # scales columns
+        Sl = Sc.unsqueeze(-1)  # scales rows
+        if gU is not None:
+            UhgU = _mh(U) @ gU
+            core = core + (F * (UhgU - _mh(UhgU))) * Sr
+        if gVh is not None:
+            gV = _mh(gVh)
+            VhgV = Vh @ gV
+            core = core + Sl * (F * (VhgV - _mh(VhgV)))
+    gA = U @ core @ Vh
+    if gU is not None and m > k:
+        proj = gU - U @ (_mh(U) @ gU)
+        gA = gA + (proj / Sr) @ Vh
+    if gVh is not None and n > k:
+        gV = _mh(gVh)
+        proj = gV - V @ (Vh @ gV)
+        gA = gA + (U / Sr) @ _mh(proj)
+    return gA
+
+
+@_linalg_svd.vjp
+def _(grad, A, full_matrices):
+    gU, gS, gVh = grad
+    U, S, Vh = _linalg_svd(A, False)
+    return _svd_grad(A, gU, gS, gVh, U, S, Vh)
+
+
+@op(names=_rule(1), method=False, name="_linalg_svdvals")
+def _linalg_svdvals(xp, A):
+    """The singular values (descending)."""
+    _check_matrix("linalg.svd", A)
+    _check_float("linalg.svd", A)
+    if A.size == 0:
+        return xp.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.real.dtype)
+    return xp.linalg.svd(A, compute_uv=False)
+
+
+@_linalg_svdvals.vjp
+def _(grad, A):
+    U, S, Vh = _linalg_svd(A, False)
+    return _svd_grad(A, None, grad, None, U, S, Vh)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch.svd: (U, S, V) — V, not Vh; ``some=False`` gives the full U and V."""
+    if not compute_uv:
+        S = _linalg_svdvals(input)
+        m, n = input.shape[-2:]
+        b = tuple(input.shape[:-2])
+        z = input.new_zeros(b + ((m, m) if not some else (m, min(m, n))))
+        zv = input.new_zeros(b + ((n, n) if not some else (n, min(m, n))))
+        r = return_types.svd(z, S, zv)
+    else:
+        U, S, Vh = _linalg_svd(input, not some)
+        r = return_types.svd(U, S, _mh(Vh))
+    if out is not None:
+        for o, v in zip(out, r):
+            _out(o, v)
+        return out
+    return r
+
+
+# ---------------------------------------------------------------------- qr
+@op(names=_rule(2, 2), out_type=return_types.linalg_qr, n_diff_out=2, method=False,
+    name="_linalg_qr")  # fmt: skip
+def _linalg_qr(xp, A, mode="reduced"):
+    """(Q, R) with A = Q R; mode 'reduced', 'complete' or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+    _check_matrix("linalg.qr", A)
+    _check_float("linalg.qr", A)
+    m, n = A.shape[-2:]
+    if A.size == 0:
+        k = m if mode == "complete" else min(m, n)
+        b = A.shape[:-2]
+        Q = xp.broadcast_to(xp.eye(m, k, dtype=A.dtype), b + (m, k)).copy()
+        R = xp.zeros(b + (k, n), A.dtype)
+    else:
+        Q, R = xp.linalg.qr(A, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        Q = xp.zeros((0,), A.dtype)
+    return Q, R
+
+
+def _qr_grad_tall(gQ, gR, Q, R):
+    # m >= n: gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q
+    M = R @ _mh(gR) - _mh(gQ) @ Q
+    low = M.tril(-1)
+    c = low + _mh(low) + M.diagonal(0, -2, -1).real.to(M.dtype).diag_embed()
+    return solve_triangular(_mh(R), gQ + Q @ c, upper=False, left=False)
+
+
+@_linalg_qr.vjp
+def _(grad, A, mode):
+    gQ, gR = grad
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r":
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+            "linalg.qr."
+        )
+    if mode == "complete" and m > n:
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
+    Q, R = _linalg_qr(A, mode)
+    if m >= n:
+        return _qr_grad_tall(gQ, gR, Q, R)
+    # wide: A = [X | Y], X = Q U (square), Y = Q V
+    U, V = R[..., :, :m], R[..., :, m:]
+    Y = A[..., :, m:]
+    gU, gV = gR[..., :, :m], gR[..., :, m:]
+    gY = Q @ gV
+    gX = _qr_grad_tall(gQ + Y @ _mh(gV), gU, Q, U)
+    from .shape import cat
+
+    return cat([gX, gY], -1)
+
+
+# ---------------------------------------------------------------------- matrix exponential
+@op(names=_mat)
+def matrix_exp(xp, input):
+    """exp(A) of square matrices (Pade approximation with scaling and squaring)."""
+    _check_square("linalg.matrix_exp", input)
+    _check_float("linalg.matrix_exp", input)
+    if input.size == 0:
+        return input.copy()
+    r = _sp(xp).expm(input)
+    return r.astype(input.dtype, copy=False)
+
+
+@matrix_exp.vjp
+def _(grad, input):
+    # d/dA <G, exp(A)> = the upper-right block of exp([[A^H, G], [0, A^H]])
+    from .shape import cat
+
+    Ah = _mh(input)
+    top = cat([Ah, grad], -1)
+    bot = cat([input.new_zeros(tuple(Ah.shape)).expand(tuple(grad.shape)), Ah], -1)
+    if tuple(top.shape[:-2]) != tuple(bot.shape[:-2]):
+        shp = tuple(np.broadcast_shapes(tuple(top.shape[:-2]), tuple(bot.shape[:-2])))
+        top, bot = top.expand(shp + tuple(top.shape[-2:])), bot.expand(shp + tuple(bot.shape[-2:]))
+    n = input.shape[-1]
+    return matrix_exp(cat([top, bot], -2))[..., :n, n:]
+
+
+# ---------------------------------------------------------------------- LU
+@op(names=_rule(2, 1, 0), out_type=return_types.linalg_lu_factor_ex, n_diff_out=1, method=False,
+    name="_linalg_lu_factor_ex")  # fmt: skip
+def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
+    """(LU, pivots, info): the packed partial-pivoting LU; pivots are 1-based int32."""
+    _check_matrix("linalg.lu_factor", A)
+    _check_float("linalg.lu_factor", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    if A.size == 0:
+        piv = xp.broadcast_to(xp.arange(1, k + 1, dtype=np.int32), A.shape[:-2] + (k,))
+        return A.copy(), piv.copy(), xp.zeros(A.shape[:-2], np.int32)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu_, piv = _sp(xp).lu_factor(A, check_finite=False)
+    piv = piv.astype(np.int32) + 1
+    d = xp.diagonal(lu_, 0, -2, -1)
+    z = d == 0
+    first = xp.argmax(z, axis=-1).astype(np.int32) + 1
+    info = xp.where(z.any(axis=-1), first, 0).astype(np.int32)
+    if check_errors:
+        _raise_first(
+            _host(info),
+            A.shape,
+            "linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would result in a "
+            "division by zero. If you still want to perform the factorization, consider calling "
+            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
+        )
+    return lu_.astype(A.dtype, copy=False), piv, info
+
+
+def _lu_grad(A, gL, gU, L, U, P):
+    # square: A = P L U, gA = P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    if m == n:
+        phi = (_mh(L) @ gL).tril(-1) + (gU @ _mh(U)).triu()
+        x = solve_triangular(_mh(L), phi, upper=True, unitriangular=True)
+        x = solve_triangular(_mh(U), x, upper=False, left=False)
+        return P @ x
+    if m < n:  # wide: A = P L [U1 | U2]
+        U1, U2 = U[..., :, :k], U[..., :, k:]
+        gU1, gU2 = gU[..., :, :k], gU[..., :, k:]
+        phi = (_mh(L) @ gL).tril(-1) + (gU1 @ _mh(U1)).triu() - (gU2 @ _mh(U2)).tril(-1)
+        x = solve_triangular(_mh(L), phi, upper=True, unitriangular=True)
+        g1 = solve_triangular(_mh(U1), x, upper=False, left=False)
+        g2 = solve_triangular(_mh(L), gU2, upper=True, unitriangular=True)
+        from .shape import cat
+
+        return P @ cat([g1, g2], -1)
+    # tall: A = P [L1; L2] U
+    L1, L2 = L[..., :k, :], L[..., k:, :]
+    gL1, gL2 = gL[..., :k, :], gL[..., k:, :]
+    phi = (_mh(L1) @ gL1).tril(-1) + (gU @ _mh(U)).triu() - (_mh(L2) @ gL2).triu()
+    x = solve_triangular(_mh(U), phi, upper=False, left=False)
+    g1 = solve_triangular(_mh(L1), x, upper=True, unitriangular=True)
+    g2 = solve_triangular(_mh(U), gL2, upper=False, left=False)
+    from .shape import cat
+
+    return P @ cat([g1, g2], -2)
+
+
+def _pivots_to_perm(xp, piv, m):
+    """Row permutation (..., m) with A[perm] = L U from LAPACK's sequential 1-based swaps."""
+    b = piv.shape[:-1]
+    perm = xp.broadcast_to(xp.arange(m), b + (m,)).copy()
+    idx = piv.astype(np.int64) - 1
+    for i in range(piv.shape[-1]):
+        j = idx[..., i : i + 1]
+        a = perm[..., i : i + 1].copy()
+        bj = xp.take_along_axis(perm, j, -1)
+        perm[..., i : i + 1] = bj
+        xp.put_along_axis(perm, j, a, -1)
+    return perm
+
+
+@op(names=_rule(2), method=False, name="_lu_perm_matrix")
+def _lu_perm_matrix(xp, pivots, m=0, dtype=None):
+    """The permutation matrix P (A = P L U) of LAPACK pivots."""
+    perm = _pivots_to_perm(xp, pivots, m)
+    eye = xp.eye(m, dtype=dtype)
+    return xp.swapaxes(eye[perm], -1, -2)
+
+
+@_linalg_lu_factor_ex.vjp
+def _(grad, A, pivot):
+    LU, piv = _linalg_lu_factor_ex(A, pivot)[:2]
+    L, U = _unpack_lu(LU)
+    P = _lu_perm_matrix(piv, A.shape[-2], LU.dtype.np)
+    return _lu_grad(A, grad.tril(-1)[..., :, : L.shape[-1]], grad.triu()[..., : U.shape[-2], :],
+                    L, U, P)  # fmt: skip
+
+
+def _unpack_lu(LU):
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    L = LU[..., :, :k].tril(-1) + _eye_rect(LU, m, k)
+    U = LU[..., :k, :].triu()
+    return L, U
+
+
+def _eye_rect(like, m, k):
+    from .creation import eye
+
+    return eye(m, k, dtype=like.dtype)
+
+
+@op(names=_rule(2, 2, 2), out_type=return_types.linalg_lu, n_diff_out=3, method=False,
+    name="_linalg_lu")  # fmt: skip
+def _linalg_lu(xp, A, pivot=True):
+    """(P, L, U) with A = P L U."""
+    _check_matrix("linalg.lu", A)
+    _check_float("linalg.lu", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    if A.size == 0:
+        b = A.shape[:-2]
+        P = xp.broadcast_to(xp.eye(m, dtype=A.dtype), b + (m, m)).copy()
+        L = xp.broadcast_to(xp.eye(m, k, dtype=A.dtype), b + (m, k)).copy()
+        return P, L, xp.zeros(b + (k, n), A.dtype)
+    with np.errstate(all="ignore"):
+        P, L, U = _sp(xp).lu(A, check_finite=False)
+    return P.astype(A.dtype, copy=False), L, U
+
+
+@_linalg_lu.vjp
+def _(grad, A, pivot):
+    _, gL, gU = grad
+    P, L, U = _linalg_lu(A, pivot)
+    return _lu_grad(A, gL, gU, L, U, P)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) from a packed LU and its pivots (torch.lu_unpack)."""
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    if unpack_data:
+        L, U = _unpack_lu(LU_data)
+    else:
+        L = U = LU_data.new_zeros((0,))
+    if unpack_pivots:
+        P = _lu_perm_matrix(LU_pivots, m, LU_data.dtype.np)
+    else:
+        P = LU_data.new_zeros((0,))
+    r = return_types.lu_unpack(P, L, U)
+    if out is not None:
+        for o, v in zip(out, r):
+            _out(o, v)
+        return out
+    return r
+
+
+def _lu_solve(LU, pivots, B, left=True, adjoint=False):
+    L, U = _unpack_lu(LU)
+    P = _lu_perm_matrix(pivots, LU.shape[-2], LU.dtype.np)
+    if left and not adjoint:  # P L U X = B
+        y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    if left:  # U^H L^H P^T X = B
+        y = solve_triangular(_mh(U), B, upper=False)
+        y = solve_triangular(_mh(L), y, upper=True, unitriangular=True)
+        return P @ y
+    if not adjoint:  # X P L U = B
+        y = solve_triangular(U, B, upper=True, left=False)
+        y = solve_triangular(L, y, upper=False, left=False, unitriangular=True)
+        return y @ P.mT
+    # X U^H L^H P^T = B
+    y = solve_triangular(_mh(L), B @ P, upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mh(U), y, upper=False, left=False)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve (deprecated in torch): X with A X = b, from A's packed LU."""
+    return _out(out, _lu_solve(LU_data, LU_pivots, b))
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu (deprecated in torch): (LU, pivots[, infos])."""
+    LU, piv, info = _linalg_lu_factor_ex(A, pivot, not get_infos)
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+# ---------------------------------------------------------------------- torch-level aliases
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """torch.pinverse: the pseudo-inverse, singular values below rcond * max are dropped."""
+    from ..linalg import pinv
+
+    return pinv(input, rtol=rcond)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B where A = L L^H (or U^H U when upper) is given by its Cholesky factor."""
+    if upper:
+        y = solve_triangular(_mh(L), B, upper=False)
+        return _out(out, solve_triangular(L, y, upper=True))
+    y = solve_triangular(L, B, upper=False)
+    return _out(out, solve_triangular(_mh(L), y, upper=True))
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
+    eye = _eye_like(L).expand(tuple(L.shape))
+    return _out(out, cholesky_solve(eye, L, upper))
+
+
+def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
+    """input**n by repeated squaring (n < 0: of the inverse)."""
+    a = input._data
+    _check_square("linalg.matrix_power", a)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
+        )
+    if n == 0:
+        r = _eye_like(input).expand(tuple(input.shape)).clone()
+        if input.requires_grad:
+            r = r + 0 * input
+        return _out(out, r)
+    if n < 0:
+        input = inverse(input)
+        n = -n
+    r = None
+    base = input
+    while n:
+        if n & 1:
+            r = base if r is None else r @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return _out(out, r)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of the rank-q approximation of A - M (through the full SVD)."""
+    if M is not None:
+        A = A - M
+    U, S, V = svd(A)
+    q = min(q, S.shape[-1]) if q is not None else S.shape[-1]
+    return U[..., :q], S[..., :q], V[..., :q]
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of the principal components of A (rows are samples)."""
+    m, n = A.shape[-2], A.shape[-1]
+    q = min(6, m, n) if q is None else q
+    if center:
+        A = A - A.mean(-2, keepdim=True)
+    return svd_lowrank(A, q, niter)
+
+
+def qr(input: Tensor, some: bool = True, *, out=None):
+    """torch.qr (deprecated in torch): (Q, R), reduced when ``some``."""
+    Q, R = _linalg_qr(input, "reduced" if some else "complete")
+    return return_types.qr(Q, R)
+
+
+def _install() -> None:
+    methods = {
+        "logdet": logdet,
+        "inverse": inverse,
+        "pinverse": pinverse,
+        "cholesky": cholesky,
+        "cholesky_solve": cholesky_solve,
+        "cholesky_inverse": cholesky_inverse,
+        "triangular_solve": triangular_solve,
+        "svd": svd,
+        "qr": qr,
+        "lu": lu,
+        "lu_solve": lu_solve,
+        "matrix_power": matrix_power,
+    }
+    for k, f in methods.items():
+        if not hasattr(Tensor, k):
+            setattr(Tensor, k, f)
+
+
+_install()

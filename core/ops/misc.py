@@ -1,0 +1,524 @@
+"""torch's "other operations": cross, diag, diagflat, diff, rot90, gcd, lcm, renorm,
+repeat_interleave, trace, vander, view_as_real/view_as_complex, resolve_neg, trapezoid,
+cumulative_trapezoid, addr.
+
+Ops with their own kernel are registered with a derivative in ember ops; the rest are compositions
+of registered ops, so their gradients (and double gradients) come from those.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..names import remove_dims, unify_inputs
+from ..registry import op
+from ..tensor import Tensor, _wrap
+from .comparison import where
+from .indexing import _dtype_word, _index_select, _wrap_dim, _xp_of
+from .shape import _conj_if, cat, diag_embed
+
+__all__ = [
+    "addr",
+    "cross",
+    "cumulative_trapezoid",
+    "diag",
+    "diagflat",
+    "diff",
+    "gcd",
+    "is_neg",
+    "lcm",
+    "renorm",
+    "repeat_interleave",
+    "resolve_neg",
+    "rot90",
+    "trace",
+    "trapezoid",
+    "trapz",
+    "vander",
+    "view_as_complex",
+    "view_as_real",
+]
+
+
+def _no_names(ins, *args, **kwargs):
+    # the output's dims are new (outer products, ...): unnamed
+    return None
+
+
+# ---------------------------------------------------------------------- cross
+def _cross_dim(shape, dim):
+    if dim is None:
+        for k, s in enumerate(shape):
+            if s == 3:
+                return k
+        raise RuntimeError("no dimension of size 3 in input")
+    return _wrap_dim(dim, len(shape))
+
+
+@op(names=unify_inputs)
+def cross(xp, input, other, dim=None):
+    """The cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_dtype_word(input)} but found {_dtype_word(other)}"
+        )
+    shape = np.broadcast_shapes(input.shape, other.shape)
+    d = _cross_dim(shape, dim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]} and "
+            f"{other.shape[d]}"
+        )
+    return xp.cross(input, other, axis=d)
+
+
+@cross.vjp
+def _(grad, input, other, dim, needs):
+    d = _cross_dim(tuple(grad.shape), dim)
+    gi = cross(_conj_if(other), grad, d) if needs[0] else None
+    go = cross(grad, _conj_if(input), d) if needs[1] else None
+    return gi, go
+
+
+# ---------------------------------------------------------------------- gcd / lcm
+def _int_check(input, other, who):
+    if not hasattr(other, "dtype") or not hasattr(input, "dtype"):
+        bad = other if not hasattr(other, "dtype") else input
+        pos, nm = (2, "other") if bad is other else (1, "input")
+        raise TypeError(
+            f"{who}(): argument '{nm}' (position {pos}) must be Tensor, not {type(bad).__name__}"
+        )
+    if input.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"{who}_cpu\" not implemented for '{_dtype_word(input)}'")
+
+
+@op(names=unify_inputs, promote=True, inplace="gcd_")
+def gcd(xp, input, other):
+    """The element-wise greatest common divisor (non-negative) of integer tensors."""
+    _int_check(input, other, "gcd")
+    return xp.gcd(input, other)
+
+
+@op(names=unify_inputs, promote=True, inplace="lcm_")
+def lcm(xp, input, other):
+    """The element-wise least common multiple (non-negative) of integer tensors."""
+    _int_check(input, other, "lcm")
+    return xp.lcm(input, other)
+
+
+# ---------------------------------------------------------------------- complex views
+def _real_names(ins, *args, **kwargs):
+    n = ins[0]._names
+    return None if n is None else tuple(n) + (None,)
+
+
+def _complex_names(ins, *args, **kwargs):
+    n = ins[0]._names
+    return None if n is None else remove_dims(n, (len(n) - 1,))
+
+
+@op(names=_real_names, view=True, method=False)
+def view_as_real(xp, input):
+    """A real view of a complex tensor, with a last dim of size 2 (real, imaginary)."""
+    if input.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    f = np.float32 if input.dtype == np.complex64 else np.float64
+    return input[..., None].view(f)
+
+
+@view_as_real.vjp
+def _(grad):
+    return view_as_complex(grad.contiguous())
+
+
+@op(names=_complex_names, view=True, method=False)
+def view_as_complex(xp, input):
+    """A complex view of a real tensor whose last dim has size 2 (real, imaginary)."""
+    dt = input.dtype
+    if dt not in (np.float32, np.float64):
+        word = "Half" if dt == np.float16 else _dtype_word(input)
+        if dt == np.float16:
+            raise RuntimeError(
+                "ember: complex32 (a view_as_complex of a half tensor) is not supported"
+            )
+        raise RuntimeError(
+            "view_as_complex is only supported for half, float and double tensors, but got a "
+            f"tensor of scalar type: {word}"
+        )
+    if input.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    size = dt.itemsize
+    if input.strides[-1] != size:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % (2 * size) for s, n in zip(input.strides[:-1], input.shape[:-1]) if n > 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    c = np.complex64 if dt == np.float32 else np.complex128
+    return input.view(c)[..., 0]
+
+
+@view_as_complex.vjp
+def _(grad):
+    return view_as_real(grad)
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: ember never stores a lazy negation bit."""
+    return input
+
+
+def is_neg(input: Tensor) -> bool:
+    """False: ember never stores a lazy negation bit."""
+    return False
+
+
+# ---------------------------------------------------------------------- diag & co
+def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """1-D input: a square matrix with ``input`` on its ``diagonal``; 2-D input: that diagonal."""
+    n = input._data.ndim
+    if n == 1:
+        r = diag_embed(input, diagonal, 0, 1)
+    elif n == 2:
+        r = input.diagonal(diagonal).clone()
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+    return r if out is None else _copy_out(out, r, "diag")
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened ``input`` on its ``offset`` diagonal."""
+    return diag_embed(input.reshape(-1), offset, 0, 1)
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a matrix (integers sum to int64)."""
+    n = input._data.ndim
+    if n != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {n}")
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return input.diagonal().sum()
+
+
+def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
+    from ..registry import _write_out
+
+    class _Who:  # _write_out only reads the op's name
+        name = who
+
+    return _write_out(_Who, out, r)
+
+
+# ---------------------------------------------------------------------- diff / rot90
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
+    nd = input._data.ndim
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if nd == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if isinstance(dim, str):
+        dim = input._dim(dim)
+    d = _wrap_dim(dim, nd)
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            continue
+        if extra._data.ndim != nd:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for k in range(nd):
+            if k != d and extra._data.shape[k] != input._data.shape[k]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension; input.size({k}) = "
+                    f"{input._data.shape[k]}, but got tensor.size({k}) = {extra._data.shape[k]}"
+                )
+    if prepend is not None or append is not None:
+        parts = [t for t in (prepend, input, append) if t is not None]
+        x = cat(parts, d)
+    else:
+        x = input
+    is_bool = x._data.dtype.kind == "b"
+    for _ in range(n):
+        size = x._data.shape[d]
+        if size == 0:
+            break
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+        x = hi.logical_xor(lo) if is_bool else hi - lo
+    return x
+
+
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from dims[0] towards dims[1])."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    if isinstance(dims[0], str) or isinstance(dims[1], str):
+        dims = [input._dim(x) if isinstance(x, str) else x for x in dims]
+    if dims[0] == dims[1]:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
+    d0, d1 = _wrap_dim(dims[0], nd), _wrap_dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
+    k %= 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip((d0, d1))
+    if k == 3:
+        return input.flip(d0).transpose(d0, d1)
+    return input.clone()
+
+
+# ---------------------------------------------------------------------- renorm
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Each slice along ``dim`` rescaled so that its ``p``-norm is at most ``maxnorm``."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    nd = input._data.ndim
+    if nd <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
+    if input._data.dtype.kind not in "fcV":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_dtype_word(input._data)}"
+        )
+    if isinstance(dim, str):
+        dim = input._dim(dim)
+    d = _wrap_dim(dim, nd)
+    dims = tuple(i for i in range(nd) if i != d)
+    norm = input.norm(p, dims, keepdim=True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor
+
+
+def _renorm_(self: Tensor, p, dim, maxnorm) -> Tensor:
+    from .joining import _inplace_composite
+
+    return _inplace_composite(self, lambda s: renorm(s, p, dim, maxnorm))
+
+
+# ---------------------------------------------------------------------- repeat_interleave
+def _repeats_array(repeats, size, who="repeat_interleave"):
+    a = repeats._data
+    if a.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f"\"repeat_interleave_cpu\" not implemented for '{_dtype_word(a)}'"
+        )
+    if a.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    a = np.asarray(a.get() if hasattr(a, "get") else a).reshape(-1)
+    if a.size == 1:
+        a = np.broadcast_to(a, (size,))
+    elif a.size != size:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{a.size} and input.size(0) = {size}"
+        )
+    if a.size and int(a.min()) < 0:
+        raise RuntimeError("repeats can not be negative")
+    return a
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Repeat each element (or slice along ``dim``) ``repeats`` times in place, like
+    ``numpy.repeat``; with a single int64 tensor, repeat its positions by its values."""
+    xp = _xp_of(input._data)
+    if repeats is None:  # repeat_interleave(repeats): the positions repeated
+        if input._data.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        reps = _repeats_array(input, input._data.shape[0])
+        idx = np.repeat(np.arange(reps.size, dtype=np.int64), reps)
+        if output_size is not None and output_size != idx.size:
+            raise RuntimeError("allocated size does not match required size")
+        return _wrap(xp.asarray(idx))
+    if dim is None:
+        input = input.reshape(-1)
+        d = 0
+    else:
+        if isinstance(dim, str):
+            dim = input._dim(dim)
+        d = _wrap_dim(dim, input._data.ndim)
+    if input._data.ndim == 0:
+        input = input.reshape(1)
+    size = input._data.shape[d]
+    if isinstance(repeats, Tensor):
+        reps = _repeats_array(repeats, size)
+    else:
+        if int(repeats) < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        reps = int(repeats)
+    idx = np.repeat(np.arange(size, dtype=np.int64), reps)
+    if output_size is not None and output_size != idx.size:
+        raise RuntimeError("allocated size does not match required size")
+    return _index_select(input, _wrap(xp.asarray(idx)), d)
+
+
+# ---------------------------------------------------------------------- vander
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (or increasing)."""
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0]
+    if N is None:
+        N = n
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "biu":
+        x = x.to(_dt.int64)
+    ones = _wrap(_xp_of(x._data).ones((n, min(N, 1)), x._data.dtype))
+    if N <= 1:
+        r = ones
+    else:
+        powers = x.unsqueeze(1).expand(n, N - 1).cumprod(1)
+        r = cat([ones, powers], 1)
+    return r if increasing else r.flip(1)
+
+
+# ---------------------------------------------------------------------- trapezoid
+def _as_float(y: Tensor) -> Tensor:
+    return y if y._data.dtype.kind in "fcV" else y.to(_dt.get_default_dtype())
+
+
+def _trapz_parts(y: Tensor, x, dim, who):
+    nd = y._data.ndim
+    if nd == 0:
+        if who == "trapezoid":
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(dim, str):
+        dim = y._dim(dim)
+    d = _wrap_dim(dim, nd)
+    size = y._data.shape[d]
+    if isinstance(x, Tensor):
+        if x._data.ndim == 1:
+            if x._data.shape[0] != size:
+                raise RuntimeError(f"{who}: There must be one `x` value for each sample point")
+            shape = [1] * nd
+            shape[d] = size
+            x = x.reshape(shape)
+        elif x._data.shape[d if x._data.ndim == nd else -1] != size:
+            raise RuntimeError(f"{who}: There must be one `x` value for each sample point")
+    return _as_float(y), x, d, size
+
+
+def _halves(y: Tensor, d: int, size: int) -> Tensor:
+    return (y.narrow(d, 1, size - 1) + y.narrow(d, 0, size - 1)) / 2
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx``."""
+    y, x, d, size = _trapz_parts(y, x, dim, "trapezoid")
+    if size == 0:
+        return y.sum(d)
+    avg = _halves(y, d, size)
+    if isinstance(x, Tensor):
+        xd = x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1)
+        return (avg * xd).sum(d)
+    s = avg.sum(d)
+    return s if dx is None or (not isinstance(dx, Tensor) and dx == 1) else s * dx
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """Alias of ``trapezoid``."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal integral along ``dim`` (one element shorter than ``y``)."""
+    y, x, d, size = _trapz_parts(y, x, dim, "cumulative_trapezoid")
+    if size == 0:
+        return y
+    avg = _halves(y, d, size)
+    if isinstance(x, Tensor):
+        avg = avg * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
+    elif dx is not None and (isinstance(dx, Tensor) or dx != 1):
+        avg = avg * dx
+    return avg.cumsum(d)
+
+
+# ---------------------------------------------------------------------- addr
+@op(names=_no_names, promote=True, inplace="addr_")
+def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast to the outer shape)."""
+    for nm, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {nm}, but got {v.ndim}-D")
+    kind = input.dtype.kind
+    if kind in "biu":
+        for nm, s in (("beta", beta), ("alpha", alpha)):
+            if isinstance(s, float):
+                raise RuntimeError(  # noqa: TRY004  (torch raises RuntimeError)
+                    f"For integral input tensors, argument {nm} must not be a floating point "
+                    "number."
+                )
+    shape = (vec1.shape[0], vec2.shape[0])
+    if input.shape != shape:
+        ok = input.ndim <= 2 and all(
+            a == b or a == 1 for a, b in zip(input.shape[::-1], shape[::-1])
+        )
+        if not ok:
+            for k in range(1, max(input.ndim, 2) + 1):
+                a = input.shape[-k] if k <= input.ndim else 1
+                b = shape[-k] if k <= 2 else 1
+                if a != b and a != 1:
+                    raise RuntimeError(
+                        f"The expanded size of the tensor ({b}) must match the existing size "
+                        f"({a}) at non-singleton dimension {2 - k}.  Target sizes: "
+                        f"{list(shape)}.  Tensor sizes: {list(input.shape)}"
+                    )
+        input = xp.broadcast_to(input, shape)
+    if kind == "b":
+        o = xp.logical_and.outer(vec1, vec2) if xp is np else vec1[:, None] & vec2[None, :]
+        return (input & bool(beta)) | (o & bool(alpha))
+    o = xp.multiply.outer(vec1, vec2) if xp is np else vec1[:, None] * vec2[None, :]
+    if alpha != 1:
+        o = o * alpha
+    if beta == 0:
+        return xp.ascontiguousarray(o.astype(input.dtype, copy=False))
+    return (input * beta if beta != 1 else input) + o
+
+
+@addr.vjp
+def _(grad, vec1, vec2, beta, alpha, needs):
+    gi = g1 = g2 = None
+    if needs[0]:
+        gi = grad if beta == 1 else grad * beta
+    if needs[1]:
+        g1 = grad.mv(_conj_if(vec2))
+        if alpha != 1:
+            g1 = g1 * alpha
+    if needs[2]:
+        g2 = grad.t().mv(_conj_if(vec1))
+        if alpha != 1:
+            g2 = g2 * alpha
+    return gi, g1, g2
+
+
+def _install():
+    Tensor.diag = diag
+    Tensor.diagflat = diagflat
+    Tensor.diff = diff
+    Tensor.rot90 = rot90
+    Tensor.renorm = renorm
+    Tensor.renorm_ = _renorm_
+    Tensor.repeat_interleave = repeat_interleave
+    Tensor.trace = trace
+    Tensor.resolve_neg = resolve_neg
+    Tensor.is_neg = is_neg
+
+
+_install()

@@ -1,0 +1,415 @@
+"""Sorting, selection, sets and search: sort, argsort, msort, topk, kthvalue, unique,
+unique_consecutive, isin, searchsorted, bucketize.
+
+Every sort here is stable and treats NaN as the largest value, like torch. The derivatives of the
+value-selecting ops (sort, msort, topk, kthvalue) send the upstream gradient back to the selected
+positions with gather/scatter_add, which are themselves differentiable, so double backward works.
+The positions are recomputed from the saved input (the same deterministic stable sort).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..device import array_module
+from ..names import keep
+from ..registry import op
+from ..return_types import return_types
+from ..tensor import Tensor, _wrap
+from .indexing import gather, scatter_add
+
+__all__ = [
+    "argsort",
+    "bucketize",
+    "isin",
+    "kthvalue",
+    "msort",
+    "searchsorted",
+    "sort",
+    "topk",
+    "unique",
+    "unique_consecutive",
+]
+
+_INT64 = np.dtype(np.int64)
+
+
+# ---------------------------------------------------------------------- helpers
+def _tname(a) -> str:
+    return _dt.SCALAR_NAMES.get(_dt._FROM_NP[a.dtype].name, str(a.dtype))
+
+
+def _axis(dim, ndim: int):
+    """A dim as a non-negative axis; a 0-dim tensor accepts 0 and -1 and has no axis (None)."""
+    try:
+        d = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"dim must be an int or a name, got {type(dim).__name__}") from None
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if d < lo or d > hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+        )
+    if ndim == 0:
+        return None
+    return d + ndim if d < 0 else d
+
+
+def _argsort(xp, a, ax: int, descending: bool = False):
+    """Stable sorting indices along ``ax`` (NaN counts as the largest value, like torch)."""
+    kw = {"kind": "stable"} if xp is np else {}
+    if not descending:
+        return xp.argsort(a, axis=ax, **kw)
+    # stable descending: sort the reversed array ascending, reverse back, map the positions
+    o = xp.argsort(xp.flip(a, ax), axis=ax, **kw)
+    return (a.shape[ax] - 1) - xp.flip(o, ax)
+
+
+def _no_complex(a, what: str) -> None:
+    if a.dtype.kind == "c":
+        raise RuntimeError(f"{what} does not support complex dtypes on CPU")
+
+
+def _const(arr) -> Tensor:
+    return _wrap(arr)
+
+
+def _zeros(like: Tensor, shape) -> Tensor:
+    a = like._data
+    return _wrap(array_module(a).zeros(tuple(shape), dtype=a.dtype))
+
+
+def _unnamed(ins, *args, **kwargs):
+    """Results whose dims are new (unique's values, counts, histograms): unnamed."""
+    return None
+
+
+def _drop_dim_names(ins, k=None, dim=-1, keepdim=False):
+    """kthvalue: the reduced dim loses its name unless keepdim."""
+    names = ins[0]._names
+    if keepdim or names is None:
+        return names
+    ax = _axis(dim, len(names))
+    out = tuple(n for i, n in enumerate(names) if i != ax)
+    return None if all(n is None for n in out) else out
+
+
+def _first_tensor_names(ins, *args, **kwargs):
+    """isin/bucketize: the result has the shape of the first argument (when it is a tensor)."""
+    t = ins[0]
+    return t._names if isinstance(t, Tensor) else None
+
+
+def _values_names(ins, *args, **kwargs):
+    """searchsorted: the result has the shape of the values (the second argument)."""
+    t = ins[1]
+    return t._names if isinstance(t, Tensor) else None
+
+
+# ---------------------------------------------------------------------- sort / argsort / msort
+@op(names=keep, out_type=return_types.sort)
+def sort(xp, input, dim=-1, descending=False, *, stable=False):
+    """(values, indices) of ``input`` sorted along ``dim`` (stable; NaN sorts as the largest)."""
+    _no_complex(input, "Sort")
+    ax = _axis(dim, input.ndim)
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=_INT64)
+    idx = _argsort(xp, input, ax, descending)
+    return xp.take_along_axis(input, idx, axis=ax), idx.astype(_INT64, copy=False)
+
+
+def _perm_grad(grad, input, ax, descending):
+    """Gradient of a sort along ``ax``: the grad gathered through the inverse permutation."""
+    if ax is None:
+        return grad
+    a = input._data
+    xp = array_module(a)
+    idx = _argsort(xp, a, ax, descending)
+    inv = xp.argsort(idx, axis=ax).astype(_INT64, copy=False)
+    return gather(grad, ax, _const(inv))
+
+
+@sort.vjp
+def _(grad, input, dim, descending):
+    return _perm_grad(grad, input, _axis(dim, input._data.ndim), descending)
+
+
+@op(names=keep)
+def argsort(xp, input, dim=-1, descending=False, *, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)."""
+    _no_complex(input, "Sort")
+    ax = _axis(dim, input.ndim)
+    if ax is None:
+        return xp.zeros((), dtype=_INT64)
+    return _argsort(xp, input, ax, descending).astype(_INT64, copy=False)
+
+
+@op(names=keep)
+def msort(xp, input):
+    """``input`` sorted along its first dim (``sort(input, 0).values``)."""
+    _no_complex(input, "Sort")
+    if input.ndim == 0:
+        return input.copy()
+    return xp.take_along_axis(input, _argsort(xp, input, 0), axis=0)
+
+
+@msort.vjp
+def _(grad, input):
+    return _perm_grad(grad, input, 0 if input._data.ndim else None, False)
+
+
+# ---------------------------------------------------------------------- topk / kthvalue
+def _topk_idx(xp, a, k, ax, largest):
+    idx = _argsort(xp, a, ax, largest)
+    sl = [slice(None)] * a.ndim
+    sl[ax] = slice(0, k)
+    return idx[tuple(sl)]
+
+
+@op(names=keep, out_type=return_types.topk)
+def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), sorted."""
+    if k is None:
+        raise TypeError('topk() missing 1 required positional arguments: "k"')
+    _no_complex(input, " topk")
+    ax = _axis(dim, input.ndim)
+    n = 1 if ax is None else input.shape[ax]
+    if k < 0 or k > n:
+        raise RuntimeError("selected index k out of range")
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=_INT64)
+    idx = _topk_idx(xp, input, k, ax, largest)
+    return xp.take_along_axis(input, idx, axis=ax), idx.astype(_INT64, copy=False)
+
+
+@topk.vjp
+def _(grad, input, k, dim, largest):
+    a = input._data
+    ax = _axis(dim, a.ndim)
+    if ax is None:
+        return grad
+    idx = _topk_idx(array_module(a), a, k, ax, largest).astype(_INT64, copy=False)
+    return scatter_add(_zeros(grad, a.shape), ax, _const(idx), grad)
+
+
+def _kth_idx(xp, a, k, ax):
+    """keepdim int64 indices of the k-th smallest element along ``ax``."""
+    idx = _argsort(xp, a, ax)
+    sl = [slice(None)] * a.ndim
+    sl[ax] = slice(k - 1, k)
+    return idx[tuple(sl)].astype(_INT64, copy=False)
+
+
+@op(names=_drop_dim_names, out_type=return_types.kthvalue)
+def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
+    """(values, indices) of the ``k``-th smallest element along ``dim``."""
+    if k is None:
+        raise TypeError('kthvalue() missing 1 required positional arguments: "k"')
+    if input.dtype.kind == "c":
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
+    ax = _axis(dim, input.ndim)
+    n = 1 if ax is None else input.shape[ax]
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {ax} to have non-zero size.")
+    if k < 1 or k > n:
+        raise RuntimeError(
+            f"kthvalue(): selected number k out of range for dimension {0 if ax is None else ax}"
+        )
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=_INT64)
+    idx = _kth_idx(xp, input, k, ax)
+    vals = xp.take_along_axis(input, idx, axis=ax)
+    if not keepdim:
+        idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    return vals, idx
+
+
+@kthvalue.vjp
+def _(grad, input, k, dim, keepdim):
+    a = input._data
+    ax = _axis(dim, a.ndim)
+    if ax is None:
+        return grad
+    idx = _kth_idx(array_module(a), a, k, ax)
+    g = grad if keepdim else grad.unsqueeze(ax)
+    return scatter_add(_zeros(grad, a.shape), ax, _const(idx), g)
+
+
+# ---------------------------------------------------------------------- unique
+def _unique_flat(xp, a, return_inverse, return_counts):
+    flat = a.reshape(-1)
+    order = _argsort(xp, flat, 0)
+    s = flat[order]
+    if s.size:
+        # NaN != NaN: every NaN is its own value, like torch
+        new = xp.concatenate([xp.ones(1, dtype=bool), s[1:] != s[:-1]])
+    else:
+        new = xp.zeros(0, dtype=bool)
+    vals = s[new]
+    out = [vals]
+    if return_inverse:
+        inv = xp.empty(flat.shape, dtype=_INT64)
+        inv[order] = xp.cumsum(new) - 1
+        out.append(inv.reshape(a.shape))
+    if return_counts:
+        starts = xp.flatnonzero(new)
+        out.append(xp.diff(xp.append(starts, s.size)).astype(_INT64))
+    return out
+
+
+def _unique_dim(xp, a, ax, return_inverse, return_counts):
+    b = xp.moveaxis(a, ax, 0)
+    rows = b.reshape(b.shape[0], -1)
+    n = rows.shape[0]
+    # lexicographic order of the slices: sort by the last column first (stable), then earlier ones
+    order = xp.arange(n)
+    for c in range(rows.shape[1] - 1, -1, -1):
+        col = rows[order, c]
+        order = order[_argsort(xp, col, 0)]
+    s = rows[order]
+    if n:
+        new = xp.concatenate([xp.ones(1, dtype=bool), (s[1:] != s[:-1]).any(axis=1)])
+    else:
+        new = xp.zeros(0, dtype=bool)
+    vals = xp.moveaxis(b[order][new], 0, ax)
+    out = [xp.ascontiguousarray(vals)]
+    if return_inverse:
+        inv = xp.empty(n, dtype=_INT64)
+        inv[order] = xp.cumsum(new) - 1
+        out.append(inv)
+    if return_counts:
+        starts = xp.flatnonzero(new)
+        out.append(xp.diff(xp.append(starts, n)).astype(_INT64))
+    return out
+
+
+def _one_or_tuple(out):
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@op(names=_unnamed)
+def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The unique elements (sorted), and optionally the inverse indices and the counts."""
+    if dim is None:
+        out = _unique_flat(xp, input, return_inverse, return_counts)
+    else:
+        ax = _axis(dim, input.ndim)
+        if ax is None:
+            out = _unique_flat(xp, input, return_inverse, return_counts)
+        else:
+            out = _unique_dim(xp, input, ax, return_inverse, return_counts)
+    return _one_or_tuple(out)
+
+
+@op(names=_unnamed)
+def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``) to one."""
+    if dim is None or input.ndim == 0:
+        if dim is not None:
+            _axis(dim, 0)
+        flat = input.reshape(-1)
+        n = flat.shape[0]
+        new = xp.ones(n, dtype=bool)
+        if n:
+            new[1:] = flat[1:] != flat[:-1]
+        vals = flat[new]
+        shape = input.shape
+    else:
+        ax = _axis(dim, input.ndim)
+        b = xp.moveaxis(input, ax, 0)
+        rows = b.reshape(b.shape[0], -1)
+        n = rows.shape[0]
+        new = xp.ones(n, dtype=bool)
+        if n:
+            new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        vals = xp.ascontiguousarray(xp.moveaxis(b[new], 0, ax))
+        shape = (n,)
+    out = [vals]
+    if return_inverse:
+        out.append((xp.cumsum(new) - 1).astype(_INT64).reshape(shape))
+    if return_counts:
+        out.append(xp.diff(xp.append(xp.flatnonzero(new), n)).astype(_INT64))
+    return _one_or_tuple(out)
+
+
+# ---------------------------------------------------------------------- isin
+@op(names=_first_tensor_names, method=False)
+def isin(xp, elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements`` (bool, elements' shape)."""
+    e = xp.asarray(elements)
+    t = xp.asarray(test_elements).reshape(-1)
+    if e.dtype.kind == "c" or t.dtype.kind == "c":
+        raise NotImplementedError("isin(): complex inputs are not supported")
+    return xp.isin(e, t, invert=invert)
+
+
+# ---------------------------------------------------------------------- searchsorted / bucketize
+def _search(xp, seq, vals, right):
+    """Insertion positions of ``vals`` into the sorted last dim of ``seq`` (batched)."""
+    v = xp.asarray(vals)
+    side = "right" if right else "left"
+    if seq.ndim == 1:
+        return xp.searchsorted(seq, v.reshape(-1), side=side).reshape(v.shape)
+    # batched: count the boundaries below each value (<= for right); vectorized over the batch
+    cmp = xp.less_equal if right else xp.less
+    return cmp(seq[..., None, :], v[..., :, None]).sum(axis=-1)
+
+
+def _search_dtype(r, out_int32):
+    return r.astype(np.int32 if out_int32 else _INT64, copy=False)
+
+
+@op(names=_values_names, method=False)
+def searchsorted(
+    xp, sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None
+):
+    """Indices where ``input`` would be inserted into the innermost dim of ``sorted_sequence``."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of "
+                "left while right was True"
+            )
+        right = side == "right"
+    seq = sorted_sequence
+    v = xp.asarray(input)
+    if seq.ndim == 0:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+            "dimension"
+        )
+    if seq.ndim > 1 and (v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor {list(v.shape)}"
+        )
+    if sorter is not None:
+        s = sorter._data if isinstance(sorter, Tensor) else xp.asarray(sorter)
+        if s.dtype != _INT64:
+            raise RuntimeError(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                f"{_tname(s)}"
+            )
+        if s.shape != seq.shape:
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got "
+                f"boundary tensor {list(seq.shape)}and got sorter tensor {list(s.shape)}"
+            )
+        seq = xp.take_along_axis(seq, s, axis=-1)
+    return _search_dtype(_search(xp, seq, v, right), out_int32)
+
+
+@op(names=_first_tensor_names, method=False)
+def bucketize(xp, input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each element of ``input`` among the sorted 1-D ``boundaries``."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(
+            f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})"
+        )
+    return _search_dtype(_search(xp, boundaries, xp.asarray(input), right), out_int32)

@@ -1,0 +1,439 @@
+"""Spectral ops: the discrete Fourier transforms behind ``ember.fft``, window functions, stft/istft.
+
+Three registered transforms do all the work, like torch's internals: ``_fft_c2c`` (complex to
+complex, either direction), ``_fft_r2c`` (real to complex, always forward) and ``_fft_c2r``
+(Hermitian half spectrum to real, always inverse). ``normalization`` is the scale mode: 0 none,
+1 ``1/sqrt(n)``, 2 ``1/n``. Their derivatives are the adjoint transforms, written with the same
+three ops, so double backward works. Kernels run scipy.fft on cpu (it keeps complex64 in single
+precision, unlike numpy.fft) and cupy.fft on cuda.
+
+The ``ember.fft`` functions (core/fft.py) resize inputs (``n``/``s``) with differentiable ops and
+then call one of the three transforms. Window functions are factories; stft/istft are composites.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..names import keep
+from ..registry import op
+from ..tensor import Tensor
+from .creation import _dev, _finish, _make
+
+__all__ = [
+    "bartlett_window",
+    "blackman_window",
+    "hamming_window",
+    "hann_window",
+    "istft",
+    "kaiser_window",
+    "stft",
+]
+
+_FWD_NORM = ("backward", "ortho", "forward")  # scipy's norm for a forward transform, by mode
+_INV_NORM = ("forward", "ortho", "backward")  # ... and for an inverse transform
+_FFTMOD: dict = {}
+
+
+def _fftmod(xp):
+    m = _FFTMOD.get(xp)
+    if m is None:
+        if xp is np:
+            import scipy.fft as m
+        else:
+            m = xp.fft
+        _FFTMOD[xp] = m
+    return m
+
+
+def _unnamed(ins, *args, **kwargs):
+    """The shape changes along the transformed dims: the result is unnamed (spec 4.2)."""
+
+
+def _cast_like(r, d):
+    return r if r.dtype == d else r.astype(d)
+
+
+# ------------------------------------------------------------------------ the three transforms
+@op(names=keep, method=False)
+def _fft_c2c(xp, input, dim=(), normalization=0, forward=True):
+    """Complex-to-complex DFT over ``dim`` (forward: exp(-i...), else exp(+i...))."""
+    if not dim:
+        return input.copy()
+    m = _fftmod(xp)
+    if forward:
+        r = m.fftn(input, axes=dim, norm=_FWD_NORM[normalization])
+    else:
+        r = m.ifftn(input, axes=dim, norm=_INV_NORM[normalization])
+    return _cast_like(r, input.dtype)
+
+
+@_fft_c2c.vjp
+def _(grad, dim, normalization, forward):
+    # the adjoint of a scaled DFT is the opposite-direction DFT with the same scale
+    return _fft_c2c(grad, dim, normalization, not forward)
+
+
+@op(names=_unnamed, method=False)
+def _fft_r2c(xp, input, dim=(), normalization=0, onesided=True):
+    """Real-to-complex forward DFT over ``dim``; ``onesided`` keeps n//2+1 bins of the last dim."""
+    m = _fftmod(xp)
+    cd = np.result_type(input.dtype, np.complex64)
+    if onesided:
+        r = m.rfftn(input, axes=dim, norm=_FWD_NORM[normalization])
+    else:
+        r = m.fftn(input, axes=dim, norm=_FWD_NORM[normalization])
+    return _cast_like(r, cd)
+
+
+@_fft_r2c.vjp
+def _(grad, input_shape, dim, normalization, onesided):
+    if onesided:  # the dropped bins had no gradient: zero-pad back to the full length
+        last = dim[-1]
+        n = input_shape[last]
+        missing = n - grad.shape[last]
+        if missing > 0:
+            shape = list(grad.shape)
+            shape[last] = missing
+            grad = _cat([grad, grad.new_zeros(shape)], last)
+    return _fft_c2c(grad, dim, normalization, False).real
+
+
+@op(names=_unnamed, method=False)
+def _fft_c2r(xp, input, dim=(), normalization=0, last_dim_size=1):
+    """Inverse DFT of a Hermitian half spectrum over ``dim``; the last dim's output length is
+    ``last_dim_size`` (the input holds ``last_dim_size // 2 + 1`` bins there)."""
+    m = _fftmod(xp)
+    s = [input.shape[d] for d in dim[:-1]] + [last_dim_size]
+    r = m.irfftn(input, s=s, axes=dim, norm=_INV_NORM[normalization])
+    return _cast_like(r, np.empty(0, input.dtype).real.dtype)
+
+
+@_fft_c2r.vjp
+def _(grad, dim, normalization, last_dim_size):
+    g = _fft_r2c(grad, dim, normalization, True)
+    # the bins that stand for two conjugate bins of the full spectrum count twice
+    nb = last_dim_size // 2 + 1
+    w = np.full(nb, 2.0)
+    w[0] = 1.0
+    if last_dim_size % 2 == 0:
+        w[-1] = 1.0
+    shape = [1] * g.ndim
+    shape[dim[-1]] = nb
+    real = _dt.float64 if g.dtype == _dt.complex128 else _dt.float32
+    return g * g.new_tensor(w.reshape(shape), dtype=real)
+
+
+def _cat(ts, dim):
+    from .shape import cat
+
+    return cat(ts, dim)
+
+
+# ---------------------------------------------------------------------------- window functions
+def _window_dtype(name, dtype):
+    d = _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
+    if d.category < _dt.FLOAT or d.np.kind == "c":
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {d}")
+    return d
+
+
+def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
+    if type(window_length) is not int and not isinstance(window_length, np.integer):
+        raise TypeError(
+            f"{name}(): argument 'window_length' (position 1) must be int, not "
+            f"{type(window_length).__name__}"
+        )
+    if window_length < 0:
+        raise RuntimeError(
+            f"{name} requires non-negative window_length, got window_length={window_length}"
+        )
+    d = _window_dtype(name, dtype)
+    if window_length == 0:
+        vals = np.zeros(0)
+    elif window_length == 1:
+        vals = np.ones(1)
+    else:
+        n = window_length + 1 if periodic else window_length
+        k = np.arange(n, dtype=np.float64)
+        vals = fn(k, n)[:window_length]
+    arr = vals.astype(d.np)
+    dev = _dev(device)
+    return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None)
+
+
+def hann_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """The Hann window: 0.5 - 0.5 cos(2 pi k / (N - 1)); ``periodic`` drops the last sample of N+1."""
+    return _window(
+        "hann_window", window_length, periodic, dtype, device, requires_grad,
+        lambda k, n: 0.5 - 0.5 * np.cos(2 * math.pi * k / (n - 1)),
+    )  # fmt: skip
+
+
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """The Hamming window: alpha - beta cos(2 pi k / (N - 1))."""
+    return _window(
+        "hamming_window", window_length, periodic, dtype, device, requires_grad,
+        lambda k, n: alpha - beta * np.cos(2 * math.pi * k / (n - 1)),
+    )  # fmt: skip
+
+
+def blackman_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """The Blackman window: 0.42 - 0.5 cos(2 pi k/(N-1)) + 0.08 cos(4 pi k/(N-1))."""
+    return _window(
+        "blackman_window", window_length, periodic, dtype, device, requires_grad,
+        lambda k, n: 0.42 - 0.5 * np.cos(2 * math.pi * k / (n - 1))
+        + 0.08 * np.cos(4 * math.pi * k / (n - 1)),
+    )  # fmt: skip
+
+
+def bartlett_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """The Bartlett (triangular) window: 1 - |2k/(N-1) - 1|."""
+    return _window(
+        "bartlett_window", window_length, periodic, dtype, device, requires_grad,
+        lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1),
+    )  # fmt: skip
+
+
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """The Kaiser window: I0(beta sqrt(1 - ((k - (N-1)/2) / ((N-1)/2))^2)) / I0(beta)."""
+
+    def f(k, n):
+        a = (n - 1) / 2
+        return np.i0(beta * np.sqrt(np.clip(1 - ((k - a) / a) ** 2, 0, None))) / np.i0(beta)
+
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, f)
+
+
+# ---------------------------------------------------------------------------------- stft/istft
+def _pad_window(window, win_length, n_fft, like):
+    if window is None:
+        window = like.new_ones(win_length, dtype=like.real.dtype if like.is_complex() else None)
+    if window.ndim != 1 or window.shape[0] != win_length:
+        raise RuntimeError(
+            f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but "
+            f"got window with size {list(window.shape)}"
+        )
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        z = window.new_zeros
+        window = _cat([z(left), window, z(n_fft - win_length - left)], 0)
+    return window
+
+
+def _pad_signal(x, pad, mode):
+    """Pad the last dim by ``pad`` on each side (reflect, constant, replicate, circular)."""
+    from .creation import arange
+    from .indexing import index_select
+
+    n = x.shape[-1]
+    if mode == "constant":
+        z = x.new_zeros((*x.shape[:-1], pad))
+        return _cat([z, x, z], -1)
+    i = np.arange(-pad, n + pad)
+    if mode == "reflect":
+        if pad >= n:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input dimension,"
+                f" but got: padding ({pad}, {pad}) at dimension {x.ndim - 1} of input "
+                f"{list(x.shape)}"
+            )
+        i = np.abs(i)
+        i = np.where(i > n - 1, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    elif mode == "circular":
+        i = i % n
+    else:
+        raise NotImplementedError(f"stft: unsupported pad_mode {mode!r}")
+    idx = arange(0, 1, device=x.device).new_tensor(i)
+    return index_select(x, -1, idx)
+
+
+def stft(
+    input: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+) -> Tensor:
+    """Short-time Fourier transform: (B?, L) -> (B?, n_freq, n_frames), complex."""
+    from .. import fft as _fft
+    from .indexing import index_select
+
+    if return_complex is None:
+        if not (input.is_complex() or (window is not None and window.is_complex())):
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for real inputs, and will "
+                "further require that return_complex=True in a future PyTorch release."
+            )
+        return_complex = True
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    x = input
+    if center:
+        x = _pad_signal(x, n_fft // 2, pad_mode)
+    length = x.shape[-1]
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    w = _pad_window(window, win, n_fft, x)
+    n_frames = 1 + (length - n_fft) // hop
+    idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
+    frames = index_select(x, -1, x.new_tensor(idx.reshape(-1)).long())
+    frames = frames.reshape(*x.shape[:-1], n_frames, n_fft) * w
+    if onesided is None:
+        onesided = not (frames.is_complex())
+    norm = "ortho" if normalized else "backward"
+    if onesided:
+        if frames.is_complex():
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        spec = _fft.rfft(frames, dim=-1, norm=norm)
+    else:
+        spec = _fft.fft(frames, dim=-1, norm=norm)
+    spec = spec.transpose(-1, -2)
+    if not return_complex:
+        from .shape import stack
+
+        return stack([spec.real, spec.imag], -1)
+    return spec
+
+
+def istft(
+    input: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Tensor:
+    """Inverse short-time Fourier transform (overlap-add with window-envelope normalisation)."""
+    from .. import fft as _fft
+
+    if not input.is_complex():
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft with "
+            "return_complex=True."
+        )
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {input.ndim}"
+        )
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    n_freq, n_frames = input.shape[-2], input.shape[-1]
+    if onesided is None:
+        onesided = n_freq != n_fft
+    if onesided and n_freq != n_fft // 2 + 1:
+        raise RuntimeError(
+            "istft: expected the frequency dimension (3rd to the last) of the input tensor to "
+            f"match n_fft / 2 + 1 when onesided=True, but got {n_freq}"
+        )
+    if not onesided and n_freq != n_fft:
+        raise RuntimeError(
+            "istft: expected the frequency dimension (3rd to the last) of the input tensor to "
+            f"match n_fft when onesided=False, but got {n_freq}"
+        )
+    if onesided and return_complex:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    w = _pad_window(window, win, n_fft, input.real)
+    norm = "ortho" if normalized else "backward"
+    x = input.transpose(-1, -2)
+    if not return_complex:
+        if not onesided:  # a real result assumes a Hermitian spectrum: only half of it is read
+            x = x.narrow(-1, 0, n_fft // 2 + 1)
+        frames = _fft.irfft(x, n=n_fft, dim=-1, norm=norm)
+    else:
+        frames = _fft.ifft(x, n=n_fft, dim=-1, norm=norm)
+    frames = frames * w
+    total = n_fft + hop * (n_frames - 1)
+    idx = (np.arange(n_frames)[:, None] * hop + np.arange(n_fft)).reshape(-1)
+    it = frames.new_tensor(idx, dtype=_dt.int64)
+    y = frames.new_zeros((*frames.shape[:-2], total)).index_add(
+        -1, it, frames.reshape(*frames.shape[:-2], n_frames * n_fft)
+    )
+    w2 = w * w
+    env = w2.new_zeros(total).index_add(0, it, w2.repeat(n_frames))
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = total - n_fft // 2 if center else total
+    end = min(end, total)
+    y = y[..., start:end]
+    env = env[start:end]
+    if bool((env.abs() < 1e-11).any()):
+        raise RuntimeError("istft: window overlap add min: 1")
+    y = y / env
+    if length is not None and y.shape[-1] < length:
+        y = _cat([y, y.new_zeros((*y.shape[:-1], length - y.shape[-1]))], -1)
+    return y
+
+
+Tensor.stft = stft  # torch.Tensor.stft / istft: the same functions as methods
+Tensor.istft = istft

@@ -1,0 +1,528 @@
+"""Statistics: nanmedian, quantile, nanquantile, bincount, histc, histogram, dist, cov, corrcoef.
+
+quantile's derivative sends the upstream gradient to the two order statistics it interpolates
+(weights 1 - w and w) with scatter_add, and to ``q`` through the interpolation weight; both are
+written in ember ops, so double backward works. dist, cov and corrcoef are composites of
+registered ops (their gradients come from those ops).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..device import array_module
+from ..registry import op
+from ..return_types import return_types
+from ..tensor import Tensor, _wrap
+from .indexing import gather, scatter_add
+from .sorting import _argsort, _axis, _tname, _unnamed
+
+__all__ = [
+    "bincount",
+    "corrcoef",
+    "cov",
+    "dist",
+    "histc",
+    "histogram",
+    "nanmedian",
+    "nanquantile",
+    "quantile",
+]
+
+_INT64 = np.dtype(np.int64)
+
+
+def _const(arr) -> Tensor:
+    return _wrap(arr)
+
+
+def _reduced_names(ins, dim=None, keepdim=False, *args, **kwargs):
+    """The reduced dim loses its name unless keepdim (all dims when dim is None)."""
+    names = ins[0]._names
+    if names is None or keepdim:
+        return names
+    if dim is None:
+        return None
+    ax = _axis(dim, len(names))
+    out = tuple(n for i, n in enumerate(names) if i != ax)
+    return None if all(n is None for n in out) else out
+
+
+def _quantile_names(ins, dim=None, keepdim=False, *args, **kwargs):
+    """As a reduction; a 1-D ``q`` adds an unnamed leading dim."""
+    names = _reduced_names(ins, dim, keepdim)
+    q = ins[1]
+    if names is not None and isinstance(q, Tensor) and q._data.ndim == 1:
+        names = (None,) + names
+    return names
+
+
+# ---------------------------------------------------------------------- nanmedian
+def _nanmedian_idx(a, ax):
+    """keepdim int64 indices of the lower median of the non-NaN values along ``ax``."""
+    xp = array_module(a)
+    order = _argsort(xp, a, ax)  # NaN last
+    if a.dtype.kind in "fc":
+        m = (~xp.isnan(a)).sum(axis=ax, keepdims=True)
+        k = xp.maximum((m - 1) // 2, 0)
+    else:
+        shape = [1] * a.ndim
+        shape[ax] = 1
+        k = xp.full(shape, (a.shape[ax] - 1) // 2, dtype=_INT64)
+    return xp.take_along_axis(order, k.astype(_INT64, copy=False), axis=ax).astype(_INT64)
+
+
+@op(names=_reduced_names, out_type=return_types.nanmedian)
+def nanmedian(xp, input, dim=None, keepdim=False):
+    """Lower median ignoring NaN: of all elements (dim None), or (values, indices) along ``dim``."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if not flat.size:
+            return xp.full((), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else "f4")
+        return xp.take(flat, _nanmedian_idx(flat, 0)).reshape(())
+    ax = _axis(dim, input.ndim)
+    if ax is None:
+        return input.copy(), xp.zeros((), dtype=_INT64)
+    if not input.shape[ax]:
+        raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
+    idx = _nanmedian_idx(input, ax)
+    vals = xp.take_along_axis(input, idx, axis=ax)
+    if not keepdim:
+        idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    return vals, idx
+
+
+@nanmedian.vjp
+def _(grad, input, result, dim, keepdim):
+    a = input._data
+    xp = array_module(a)
+    if dim is None:
+        # like torch: split evenly among the elements equal to the median (NaN matches NaN)
+        v = result._data
+        m = a == v
+        if a.dtype.kind in "fc" and bool(xp.isnan(v)):
+            m = xp.isnan(a)
+        return grad * _const(m.astype(a.dtype) / max(int(m.sum()), 1))
+    ax = _axis(dim, a.ndim)
+    if ax is None:
+        return grad
+    g = grad if keepdim else grad.unsqueeze(ax)
+    z = _wrap(xp.zeros(a.shape, dtype=grad._data.dtype))
+    return scatter_add(z, ax, _const(_nanmedian_idx(a, ax)), g)
+
+
+# ---------------------------------------------------------------------- quantile
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _q_checks(name, a, q, interpolation):
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if not a.size:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+            f"but got {interpolation}"
+        )
+    xp = array_module(a)
+    if hasattr(q, "dtype") and hasattr(q, "ndim"):
+        if q.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if q.dtype != a.dtype:
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        if q.size and not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+        return q.reshape(-1), q.ndim == 0
+    if not isinstance(q, numbers.Real) or isinstance(q, bool):
+        raise TypeError(f"{name}(): argument 'q' must be float or Tensor, not {type(q).__name__}")
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+    return xp.asarray([q], dtype=a.dtype), True
+
+
+class _QPlan:
+    """What quantile's kernel and derivative share: the rows, their order and the positions."""
+
+    __slots__ = ("ax", "hi", "lo", "m1", "moved", "n", "order", "out_shape", "rows", "w")
+
+
+def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
+    xp = array_module(a)
+    qv, scalar = _q_checks(name, a, q, interpolation)
+    p = _QPlan()
+    ax = None if dim is None else _axis(dim, a.ndim)
+    p.ax = ax
+    b = a.reshape(-1) if ax is None else xp.moveaxis(a, ax, -1)
+    p.moved = b
+    rows = b.shape[:-1]
+    p.rows = rows
+    n = b.shape[-1]
+    p.n = n
+    order = _argsort(xp, b, -1)  # NaN last
+    p.order = order
+    Q = qv.shape[0]
+    qb = qv.reshape((Q,) + (1,) * (len(rows) + 1))
+    if ignore_nan:
+        m = (~xp.isnan(b)).sum(axis=-1, keepdims=True)
+    else:
+        m = xp.full(rows + (1,), n, dtype=_INT64)
+    m1 = (m - 1).astype(a.dtype)
+    p.m1 = m1
+    rank = qb * m1  # in the input's dtype, like torch
+    if interpolation == "lower":
+        lo = hi = xp.floor(rank)
+    elif interpolation == "higher":
+        lo = hi = xp.ceil(rank)
+    elif interpolation == "nearest":
+        lo = hi = xp.round(rank)  # half to even, like torch
+    else:
+        lo, hi = xp.floor(rank), xp.ceil(rank)
+    if interpolation == "linear":
+        w = rank - lo
+    elif interpolation == "midpoint":
+        w = xp.full(rank.shape, 0.5, dtype=a.dtype)
+    else:
+        w = xp.zeros(rank.shape, dtype=a.dtype)
+    p.lo = xp.clip(lo, 0, n - 1).astype(_INT64)
+    p.hi = xp.clip(hi, 0, n - 1).astype(_INT64)
+    p.w = w.astype(a.dtype, copy=False)
+    if keepdim:
+        if ax is None:
+            out = (1,) * a.ndim
+        else:
+            out = rows[:ax] + (1,) + rows[ax:]
+    else:
+        out = rows
+    p.out_shape = out if scalar else (Q,) + out
+    return p
+
+
+def _lerp(xp, lo, hi, w):
+    # torch's lerp: exact at both ends
+    return xp.where(w < 0.5, lo + w * (hi - lo), hi - (hi - lo) * (1 - w))
+
+
+def _make_quantile(name, ignore_nan):
+    def kernel(xp, input, q, dim=None, keepdim=False, *, interpolation="linear"):
+        p = _q_plan(input, q, dim, keepdim, interpolation, ignore_nan, name)
+        s = xp.take_along_axis(p.moved, p.order, axis=-1)[None]
+        shape = p.lo.shape[:-1] + (p.n,)
+        s = xp.broadcast_to(s, shape)
+        v_lo = xp.take_along_axis(s, p.lo, axis=-1)
+        v_hi = xp.take_along_axis(s, p.hi, axis=-1)
+        with np.errstate(invalid="ignore"):
+            r = _lerp(xp, v_lo, v_hi, p.w)[..., 0]
+        if ignore_nan:
+            nan_rows = p.m1[..., 0] < 0  # every value NaN
+        else:
+            nan_rows = xp.isnan(s[..., -1])  # NaN sorts last: any NaN in the row
+        if bool(nan_rows.any()):
+            r = xp.where(nan_rows, xp.nan, r)
+        return r.astype(input.dtype, copy=False).reshape(p.out_shape)
+
+    kernel.__name__ = name
+    kernel.__doc__ = (
+        f"The ``q``-th quantiles of ``input`` along ``dim`` (all elements when None){', ignoring NaN' if ignore_nan else ''}; "  # noqa: E501
+        "``q`` is a float or a 0/1-D tensor; interpolation: linear, lower, higher, midpoint, nearest."
+    )
+    fn = op(names=_quantile_names, name=name)(kernel)
+
+    @fn.vjp
+    def _(grad, input, q, dim, keepdim, interpolation, needs):
+        a = input._data
+        xp = array_module(a)
+        p = _q_plan(a, q._data if isinstance(q, Tensor) else q, dim, keepdim, interpolation,
+                    ignore_nan, name)  # fmt: skip
+        Q = p.lo.shape[0]
+        full = (Q,) + p.rows + (p.n,)
+        order = xp.broadcast_to(p.order[None], full)
+        i_lo = _const(xp.take_along_axis(order, p.lo, axis=-1))
+        i_hi = _const(xp.take_along_axis(order, p.hi, axis=-1))
+        g = grad.reshape((Q,) + p.rows).unsqueeze(-1)
+        q_diff = interpolation == "linear" and isinstance(q, Tensor)
+        if q_diff:  # w = q (m - 1) - floor(...): keep q in the graph (d grad / dq for gradgrad)
+            w = q.reshape((Q,) + (1,) * (len(p.rows) + 1)) * _const(p.m1) - _const(
+                p.lo.astype(a.dtype)
+            )
+        else:
+            w = _const(p.w)
+        g_in = g_q = None
+        if needs[0]:
+            z = _wrap(xp.zeros(full, dtype=grad._data.dtype))
+            if interpolation in ("linear", "midpoint"):
+                gi = scatter_add(scatter_add(z, -1, i_lo, g * (1 - w)), -1, i_hi, g * w)
+            else:
+                gi = scatter_add(z, -1, i_lo, g)
+            gi = gi.sum(0)
+            g_in = gi.reshape(a.shape) if p.ax is None else gi.movedim(-1, p.ax)
+        if len(needs) > 1 and needs[1] and q_diff:
+            x = input.reshape(-1) if p.ax is None else input.movedim(p.ax, -1)
+            xe = x.unsqueeze(0).expand(*full)
+            span = gather(xe, -1, i_hi) - gather(xe, -1, i_lo)
+            gq = g * span * _const(p.m1)
+            g_q = gq.reshape(Q, -1).sum(1).reshape(q.shape)
+        return g_in, g_q
+
+    return fn
+
+
+quantile = _make_quantile("quantile", False)
+nanquantile = _make_quantile("nanquantile", True)
+
+
+# ---------------------------------------------------------------------- bincount / histograms
+@op(names=_unnamed)
+def bincount(xp, input, weights=None, minlength=0):
+    """Count of each non-negative integer value in a 1-D ``input`` (weighted: sum of weights)."""
+    if input.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(input)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim != 1 or (input.size and int(input.min()) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return xp.bincount(input.astype(_INT64, copy=False), minlength=minlength).astype(_INT64)
+    w = weights._data if isinstance(weights, Tensor) else xp.asarray(weights)
+    if w.ndim != 1 or w.shape[0] != input.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out_dt = np.float32 if w.dtype == np.float32 else np.float64
+    r = xp.bincount(input.astype(_INT64, copy=False), weights=w, minlength=minlength)
+    return r.astype(out_dt, copy=False)
+
+
+def _float_only(a, kernel_name):
+    if a.dtype.kind not in "f":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a)}'")
+
+
+def _bins_positive(bins):
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+
+
+@op(names=_unnamed)
+def histc(xp, input, bins=100, min=0, max=0):
+    """Histogram of ``input`` with ``bins`` equal bins over [min, max] (the data's range when
+    min == max); elements outside are ignored."""
+    _float_only(input, "histogram_cpu")
+    _bins_positive(bins)
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo == hi and input.size:
+        lo, hi = float(input.min()), float(input.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_cfmt(lo)}, {_cfmt(hi)}] is not finite")
+    dt = input.dtype
+    x = input.reshape(-1)
+    x = x[(x >= dt.type(lo)) & (x <= dt.type(hi))]
+    pos = ((x - dt.type(lo)) * dt.type(bins) / (dt.type(hi) - dt.type(lo))).astype(_INT64)
+    pos = xp.minimum(pos, bins - 1)
+    return xp.bincount(pos, minlength=bins).astype(dt)
+
+
+def _cfmt(v: float) -> str:
+    # C++'s stream formatting of a double: nan prints as -nan after a min/max reduction
+    return "-nan" if math.isnan(v) else f"{v:g}"
+
+
+def _linspace(xp, lo, hi, steps, dtype):
+    """torch's linspace in ``dtype``: the first half steps up from lo, the rest down from hi."""
+    lo, hi = dtype.type(lo), dtype.type(hi)
+    step = (hi - lo) / dtype.type(steps - 1)
+    i = xp.arange(steps)
+    half = steps // 2
+    up = lo + step * i.astype(dtype)
+    down = hi - step * (steps - 1 - i).astype(dtype)
+    return xp.where(i < half, up, down).astype(dtype)
+
+
+@op(names=_unnamed, out_type=return_types.histogram)
+def histogram(xp, input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range when None), or the
+    given edges tensor; ``weight`` weighs each element; ``density`` normalizes to a density."""
+    _float_only(input, "histogramdd")
+    dt = input.dtype
+    x = input.reshape(-1)
+    if hasattr(bins, "ndim"):
+        if bins.ndim != 1:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have one dimension, but got "
+                f"{bins.ndim} dimensions in the bins tensor for dimension 0"
+            )
+        edges = bins.astype(dt, copy=True)
+        nb = edges.shape[0] - 1
+    else:
+        nb = int(bins)
+        _bins_positive(nb)
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+            if lo > hi:
+                raise RuntimeError(
+                    f"torch.histogramdd: min should not exceed max, but got min {lo:g} max "
+                    f"{hi:g} for dimension 0"
+                )
+        elif x.size:
+            lo, hi = float(x.min()), float(x.max())
+        else:
+            lo = hi = 0.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _linspace(xp, lo, hi, nb + 1, dt)
+    w = None
+    if weight is not None:
+        w = weight._data if isinstance(weight, Tensor) else xp.asarray(weight)
+        if w.shape != input.shape:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with shape "
+                f"{[x.shape[0], 1]} and weight with shape {list(w.shape)}"
+            )
+        w = w.reshape(-1)
+    if nb < 1:
+        hist = xp.zeros(builtins.max(nb, 0), dtype=dt)
+        return hist, edges
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    xi = x[inside]
+    # the bin whose edges hold x (edges[i] <= x < edges[i + 1]); the last bin includes its end
+    pos = xp.searchsorted(edges, xi, side="right") - 1
+    pos = xp.minimum(pos, nb - 1)
+    hist = xp.bincount(pos, weights=None if w is None else w[inside], minlength=nb)
+    hist = hist.astype(dt)
+    if density:
+        widths = xp.diff(edges)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = (hist / (hist.sum() * widths)).astype(dt)
+    return hist, edges
+
+
+# ---------------------------------------------------------------------- dist / cov / corrcoef
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    if not isinstance(p, numbers.Number) or isinstance(p, bool):
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
+    d = input - other
+    if d._data.dtype.kind not in "fcV":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. "
+            f"Got {_tname(d._data)} instead."
+        )
+    return d.norm(p)
+
+
+def _weights_check(w, name, n_obs, integral):
+    a = w._data
+    if a.ndim > 1:
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+            f"{a.ndim} dimensions"
+        )
+    if a.size != n_obs:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the "
+            f"input but got {a.size} != {n_obs}"
+        )
+    if integral and a.dtype.kind not in "iub":
+        raise RuntimeError(
+            f"cov(): expected {name} to have integral dtype but got {name} with {_tname(a)} dtype"
+        )
+    if not integral and a.dtype.kind not in "fV":
+        raise RuntimeError(
+            f"cov(): expected {name} to have floating point dtype but got {name} with "
+            f"{_tname(a)} dtype"
+        )
+    if a.size and bool((a < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """Covariance matrix of the variables in the rows of ``input`` (observations in columns)."""
+    nd = input.dim()
+    if nd > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{nd} dimensions"
+        )
+    x = input if nd == 2 else input.reshape(1, -1)
+    if x._data.dtype.kind not in "fcV":
+        x = x.to(_dt.get_default_dtype())
+    n_obs = x.shape[1]
+    w = None
+    if fweights is not None:
+        _weights_check(fweights, "fweights", n_obs, True)
+        w = fweights
+    if aweights is not None:
+        _weights_check(aweights, "aweights", n_obs, False)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = n_obs
+        norm = float(n_obs - correction)
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if aweights is not None and correction != 0:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+        else:
+            norm = w_sum - correction
+    bad = (norm <= 0) if isinstance(norm, float) else bool((norm <= 0).item())
+    if bad:
+        warnings.warn(
+            "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "number of observations.",
+            UserWarning,
+            stacklevel=2,
+        )
+        norm = norm * 0 if isinstance(norm, Tensor) else 0.0
+    xm = x - avg.unsqueeze(1)
+    xt = xm.transpose(0, 1)
+    if xt._data.dtype.kind == "c":
+        xt = xt.conj()
+    c = (xm if w is None else xm * w).matmul(xt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = c / norm
+    return c.squeeze()
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in the rows of ``input``."""
+    nd = input.dim()
+    if nd > 2:
+        raise RuntimeError(
+            "corrcoef(): expected input to have two or fewer dimensions but got an input with "
+            f"{nd} dimensions"
+        )
+    c = cov(input)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if c.dim() == 0:
+            return c / c
+        d = c.diagonal()
+        if d._data.dtype.kind == "c":
+            d = d.real
+        s = d.sqrt()
+        c = c / s.unsqueeze(1)
+        c = c / s.unsqueeze(0)
+    if c._data.dtype.kind == "c":
+        from .. import ops  # noqa: F401  (complex is a registered op)
+        from ..registry import OPS
+
+        return OPS["complex"].public(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
+    return c.clamp(-1, 1)
+
+
+Tensor.dist = dist
+Tensor.cov = cov
+Tensor.corrcoef = corrcoef

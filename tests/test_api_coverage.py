@@ -1,0 +1,180 @@
+"""API coverage: every ``torch.*`` and ``torch.Tensor.*`` name of the project's API list
+(shared/spec/torch_api.tsv) exists in ember, except those in EXPECTED_MISSING (names that belong to
+later issues, each with its family). The list must stay honest: a listed name that now exists
+fails the test too, so whoever adds it also deletes its entry here."""
+
+from __future__ import annotations
+
+import pathlib
+
+import ember
+import pytest
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+# shared/ sits beside the checkout: <root>/shared/spec/torch_api.tsv, <root>/<checkout>/tests/...
+SPEC = pathlib.Path(__file__).resolve().parents[2] / "shared" / "spec" / "torch_api.tsv"
+
+# The spec's pointwise list stops at log2; its header says the rest of torch's pointwise ops
+# (the torch.html "Pointwise Ops" section, log_softmax .. xlogy) belong to the surface too.
+POINTWISE_REST = """
+    logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logit hypot i0 igamma
+    igammac mul multiply mvlgamma nan_to_num neg negative nextafter polygamma positive pow
+    quantized_batch_norm quantized_max_pool1d quantized_max_pool2d rad2deg real reciprocal
+    remainder round rsqrt sigmoid sign sgn signbit sin sinc sinh softmax sqrt square sub subtract
+    tan tanh true_divide trunc xlogy log_softmax
+""".split()
+
+# name ("torch:<name>" or "Tensor:<name>") -> the family (a later issue) it belongs to
+EXPECTED_MISSING = {
+    "torch:is_storage": "storage",
+    "torch:is_conj": "tensor utilities",
+    "torch:is_nonzero": "tensor utilities",
+    "torch:numel": "tensor utilities",
+    "torch:set_flush_denormal": "runtime utilities",
+    "torch:sparse_coo_tensor": "sparse",
+    "torch:sparse_csr_tensor": "sparse",
+    "torch:sparse_csc_tensor": "sparse",
+    "torch:sparse_bsr_tensor": "sparse",
+    "torch:sparse_bsc_tensor": "sparse",
+    "torch:as_strided": "strided views",
+    "torch:from_file": "storage",
+    "torch:frombuffer": "storage",
+    "torch:range": "creation",
+    "torch:quantize_per_tensor": "quantization",
+    "torch:quantize_per_channel": "quantization",
+    "torch:dequantize": "quantization",
+    "torch:fake_quantize_per_channel_affine": "quantization",
+    "torch:fake_quantize_per_tensor_affine": "quantization",
+    "torch:quantized_batch_norm": "quantization",
+    "torch:quantized_max_pool1d": "quantization",
+    "torch:quantized_max_pool2d": "quantization",
+    "torch:Stream": "cuda runtime",
+    "torch:Event": "cuda runtime",
+    "torch:get_device_module": "cuda runtime",
+    "torch:quasirandom.SobolEngine": "quasirandom",
+    "torch:save": "serialization",
+    "torch:load": "serialization",
+    "torch:get_num_threads": "threading",
+    "torch:set_num_threads": "threading",
+    "torch:get_num_interop_threads": "threading",
+    "torch:set_num_interop_threads": "threading",
+    "torch:inf": "constants",
+    "torch:nan": "constants",
+    "torch:histogramdd": "misc ops",
+    "torch:geqrf": "linalg",
+    "torch:orgqr": "linalg",
+    "torch:ormqr": "linalg",
+    "torch:lobpcg": "linalg",
+    "torch:compiled_with_cxx11_abi": "runtime utilities",
+    "torch:use_deterministic_algorithms": "runtime utilities",
+    "torch:are_deterministic_algorithms_enabled": "runtime utilities",
+    "torch:is_deterministic_algorithms_warn_only_enabled": "runtime utilities",
+    "torch:set_deterministic_debug_mode": "runtime utilities",
+    "torch:get_deterministic_debug_mode": "runtime utilities",
+    "torch:set_float32_matmul_precision": "runtime utilities",
+    "torch:get_float32_matmul_precision": "runtime utilities",
+    "torch:set_warn_always": "runtime utilities",
+    "torch:is_warn_always_enabled": "runtime utilities",
+    "torch:_assert": "runtime utilities",
+    "torch:vmap": "functorch",
+    "torch:sym_float": "symbolic shapes",
+    "torch:sym_int": "symbolic shapes",
+    "torch:sym_max": "symbolic shapes",
+    "torch:sym_min": "symbolic shapes",
+    "torch:sym_not": "symbolic shapes",
+    "torch:sym_sum": "symbolic shapes",
+    "torch:cond": "control flow",
+    "torch:compile": "compiler",
+    "Tensor:sspaddmm": "sparse",
+}
+
+
+def _spec_names() -> list[str]:
+    names = []
+    for line in SPEC.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#") or line.startswith("namespace\t"):
+            continue
+        ns, name = line.split("\t")[:2]
+        if ns in ("torch", "Tensor"):
+            names.append(f"{ns}:{name}")
+    return names
+
+
+def _all_names() -> list[str]:
+    names = _spec_names()
+    seen = set(names)
+    names += [f"torch:{n}" for n in POINTWISE_REST if f"torch:{n}" not in seen]
+    return names
+
+
+def _exists(key: str) -> bool:
+    ns, name = key.split(":", 1)
+    obj = ember if ns == "torch" else ember.Tensor
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+needs_spec = pytest.mark.skipif(
+    not SPEC.is_file(), reason=f"the API list {SPEC} is not there (shared/ beside the checkout)"
+)
+
+
+def _suggestion(keys) -> str:
+    return "\n".join(f'    "{k}": "{EXPECTED_MISSING.get(k, "?")}",' for k in sorted(keys))
+
+
+@needs_spec
+def test_every_listed_name_exists():
+    missing = [k for k in _all_names() if not _exists(k) and k not in EXPECTED_MISSING]
+    assert not missing, (
+        f"{len(missing)} names of the API list are missing from ember (implement them, or list "
+        f"them in EXPECTED_MISSING with their family):\n{_suggestion(missing)}"
+    )
+
+
+@needs_spec
+def test_expected_missing_is_honest():
+    listed = set(_all_names())
+    stale = [k for k in EXPECTED_MISSING if _exists(k)]
+    assert not stale, (
+        f"these names exist now: delete them from EXPECTED_MISSING:\n{_suggestion(stale)}"
+    )
+    unknown = [k for k in EXPECTED_MISSING if k not in listed]
+    assert not unknown, f"EXPECTED_MISSING names that are not in the API list: {unknown}"
+
+
+@needs_spec
+def test_the_spec_is_read():
+    names = _spec_names()
+    assert len(names) > 300  # the file's torch + Tensor rows: a parser bug would drop them
+    assert "torch:stft" in names and "Tensor:abs_" in names
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
+def test_pointwise_rest_are_torch_names():
+    # the extra names must be real torch names, or the list above has a typo
+    assert [n for n in POINTWISE_REST if not hasattr(torch, n)] == []
+
+
+@pytest.mark.parametrize("family", ["fft", "special"])
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
+def test_namespaces_mirror_torch(family):
+    # ember.fft / ember.special offer every public function of torch.fft / torch.special
+    tmod, emod = getattr(torch, family), getattr(ember, family)
+    skip = {"Tensor", "torch", "common_args", "multi_dim_common", "factory_common_args"}
+    names = [n for n in dir(tmod) if not n.startswith("_") and n not in skip]
+    names = [n for n in names if callable(getattr(tmod, n))]
+    assert [n for n in names if not hasattr(emod, n)] == []
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
+def test_foreach_ops_mirror_torch():
+    names = [n for n in dir(torch) if n.startswith("_foreach_")]
+    assert [n for n in names if not hasattr(ember, n)] == []
