@@ -8,11 +8,14 @@ transform is unscaled, the inverse scaled by 1/n), "ortho" (1/sqrt(n) both ways)
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ..autograd.grad_mode import _state
 from . import dtype as _dt
 from .dims import normalize_dim
-from .ops.creation import _dev, _finish, _make
+from .ops.creation import _dev, _finish, _into, _make
 from .ops.pointwise import conj_physical
 from .ops.shape import cat, roll
 from .ops.spectral import _fft_c2c, _fft_c2r, _fft_r2c
@@ -52,6 +55,31 @@ def _mode(norm, forward: bool) -> int:
     if m is None:
         raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return m if forward else 2 - m
+
+
+def _outable(fn):
+    """Adds torch's ``out=`` keyword to a transform (no autograd through ``out``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        r = fn(*args, **kwargs)
+        if out is None:
+            return r
+        if r.requires_grad and _state.enabled:
+            raise RuntimeError(
+                f"fft_{fn.__name__}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+        if not isinstance(out, Tensor):
+            raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+        if r.is_complex() and not out.is_complex():
+            raise RuntimeError(
+                f"{fn.__name__} expects a complex output tensor, but got "
+                f"{_dt.scalar_name(out.dtype)}"
+            )
+        return _into(out, r)
+
+    return wrapper
 
 
 # --------------------------------------------------------------------------------- input checks
@@ -146,6 +174,7 @@ def _c2c(name, x, s, dims, norm, forward):
     return _fft_c2c(x, dims, mode, forward)
 
 
+@_outable
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``."""
     input = _check_dtype(input, "fft")
@@ -153,6 +182,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     return _c2c("fft", input, None if n is None else [n], [d], norm, True)
 
 
+@_outable
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform."""
     input = _check_dtype(input, "ifft")
@@ -160,6 +190,7 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2c("ifft", input, None if n is None else [n], [d], norm, False)
 
 
+@_outable
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (all dims by default)."""
     input = _check_dtype(input, "fftn")
@@ -167,6 +198,7 @@ def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2c("fftn", input, s, dims, norm, True)
 
 
+@_outable
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional inverse discrete Fourier transform."""
     input = _check_dtype(input, "ifftn")
@@ -174,11 +206,13 @@ def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2c("ifftn", input, s, dims, norm, False)
 
 
+@_outable
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional discrete Fourier transform (over the last two dims by default)."""
     return fftn(input, s, dim, norm)
 
 
+@_outable
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional inverse discrete Fourier transform."""
     return ifftn(input, s, dim, norm)
@@ -209,6 +243,7 @@ def _c2r(name, x, s, dims, mode, conj=False):
     return _fft_c2r(x, tuple(dims), mode, n)
 
 
+@_outable
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-sided DFT of a real signal: n // 2 + 1 frequency bins."""
     input = _check_dtype(input, "rfft", real_only=True)
@@ -216,6 +251,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c("rfft", input, None if n is None else [n], [d], _mode(norm, True))
 
 
+@_outable
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of rfft: a real signal of length ``n`` (default 2 * (bins - 1))."""
     input = _check_dtype(input, "irfft")
@@ -223,6 +259,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _c2r("irfft", input, None if n is None else [n], [d], _mode(norm, False))
 
 
+@_outable
 def rfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, name: str = "rfftn"
 ) -> Tensor:
@@ -232,6 +269,7 @@ def rfftn(
     return _r2c(name, input, s, dims, _mode(norm, True))
 
 
+@_outable
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The inverse of rfftn."""
     input = _check_dtype(input, "irfftn")
@@ -239,16 +277,19 @@ def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2r("irfftn", input, s, dims, _mode(norm, False))
 
 
+@_outable
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional DFT of a real signal."""
     return rfftn(input, s, dim, norm, name="rfft2")
 
 
+@_outable
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The inverse of rfft2."""
     return irfftn(input, s, dim, norm)
 
 
+@_outable
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The DFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     input = _check_dtype(input, "hfft")
@@ -257,6 +298,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2r("hfft", input, None if n is None else [n], [d], _mode(norm, True), conj=True)
 
 
+@_outable
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of hfft: the one-sided inverse DFT of a real signal."""
     input = _check_dtype(input, "ihfft", real_only=True)
@@ -265,6 +307,7 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return conj_physical(r)
 
 
+@_outable
 def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional DFT of a Hermitian-symmetric signal (real output)."""
     input = _check_dtype(input, "hfftn")
@@ -272,6 +315,7 @@ def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2r("hfftn", input, s, dims, _mode(norm, True), conj=True)
 
 
+@_outable
 def ihfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, name: str = "ihfftn"
 ) -> Tensor:
@@ -281,11 +325,13 @@ def ihfftn(
     return conj_physical(_r2c(name, input, s, dims, _mode(norm, False)))
 
 
+@_outable
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional hfft."""
     return hfftn(input, s, dim, norm)
 
 
+@_outable
 def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional ihfft."""
     return ihfftn(input, s, dim, norm, name="ihfft2")

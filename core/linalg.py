@@ -28,6 +28,7 @@ __all__ = [
     "eigh",
     "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
     "lstsq",
@@ -60,6 +61,7 @@ __all__ = [
 solve_triangular = _d.solve_triangular
 matrix_exp = _d.matrix_exp
 matrix_power = _d.matrix_power
+householder_product = _d.householder_product
 
 
 def _e():
@@ -111,7 +113,11 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     _d._check_float("linalg.pinv", A._data)
     m, n = A.shape[-2], A.shape[-1]
     if rtol is None:
-        rtol = 0.0 if (atol is not None and _pos(atol)) else np.finfo(A._data.real.dtype).eps * max(m, n)
+        rtol = (
+            0.0
+            if (atol is not None and _pos(atol))
+            else np.finfo(A._data.real.dtype).eps * max(m, n)
+        )
     if hermitian:
         L, Q = eigh(A)
         s = L.abs()
@@ -122,7 +128,10 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     smax = s.amax(-1, keepdim=True).detach()
     tol = rtol * smax
     if atol is not None:
-        tol = e.maximum(tol, atol if isinstance(atol, Tensor) else e.tensor(atol, dtype=s.dtype))
+        tol = e.maximum(
+            tol,
+            atol if isinstance(atol, Tensor) else e.tensor(atol, dtype=s.dtype, device=s.device),
+        )
     keep = (s > tol).to(s.dtype)
     sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere (no inf in the graph)
     if hermitian:
@@ -183,9 +192,10 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     X = pinv(A, rtol=rc) @ Bm
     batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
     real = A._data.real.dtype
-    empty = e.empty(0, dtype=A.dtype).real if A.is_complex() else e.empty(0, dtype=A.dtype)
+    empty = e.empty(0, dtype=A.dtype, device=A.device)
+    empty = empty.real if A.is_complex() else empty
     sv = _d._linalg_svdvals(A.detach()) if driver in ("gelsd", "gelss", "gelsy") else None
-    rank = e.empty(0, dtype=e.int64)
+    rank = e.empty(0, dtype=e.int64, device=A.device)
     if driver != "gels" and sv is not None:
         smax = sv.amax(-1, keepdim=True) if sv.shape[-1] else sv.sum(-1, keepdim=True)
         rank = (sv > rc * smax).sum(-1).to(e.int64)
@@ -266,8 +276,9 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     return _many_out(out, return_types.linalg_lu(P.detach(), L, U))  # P is not differentiable
 
 
-def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
-             out=None) -> Tensor:  # fmt: skip
+def lu_solve(
+    LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out=None
+) -> Tensor:
     """X with A X = B (or X A = B; A^H when adjoint) from A's lu_factor."""
     return _out(out, _d._lu_solve(LU, pivots, B, left, adjoint))
 
@@ -276,7 +287,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     """The vector ord-norm over ``dim`` (all elements when None): inf, -inf, 0 or any real."""
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.vector_norm: Expected a number for ord, got {ord}")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     if isinstance(dim, list):
         dim = tuple(dim)
     r = _e().norm(x, float(ord), dim, keepdim, dtype=dtype)
@@ -296,8 +307,9 @@ def _mdims(A, dim, name):
     return d0, d1
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,
-                out=None) -> Tensor:  # fmt: skip
+def matrix_norm(
+    A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None
+) -> Tensor:
     """The matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
     name = "linalg.matrix_norm"
     _d._check_float(name, A._data)
@@ -328,7 +340,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     """The vector or matrix norm, chosen like torch.linalg.norm from ``ord`` and ``dim``."""
-    if isinstance(dim, int) or isinstance(dim, str):
+    if isinstance(dim, (int, str)):
         dim = (dim,)
     if dim is not None:
         dim = tuple(dim)
@@ -372,7 +384,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
         tol_ = rtol * smax
         if atol is not None:
-            tol_ = e.maximum(tol_, e.as_tensor(atol, dtype=s.dtype))
+            tol_ = e.maximum(tol_, e.as_tensor(atol, dtype=s.dtype, device=s.device))
         r = (s > tol_).sum(-1).to(e.int64)
     return _out(out, r)
 
@@ -382,10 +394,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The 3-vector cross product along ``dim`` (inputs broadcast)."""
     e = _e()
     if input.ndim != other.ndim:
-        raise RuntimeError(
-            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} "
-            f"and {other.ndim}"
-        )
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
@@ -420,6 +429,14 @@ def multi_dot(tensors, *, out=None) -> Tensor:
                     f"multi_dot(): the {pos} tensor must be 1D or 2D but got {t.ndim}D"
                 )
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    shapes = [tuple(t.shape) for t in ts]
+    for i in range(len(ts) - 1):
+        a = shapes[i] if shapes[i] and (i or len(shapes[i]) == 2) else (1,) + shapes[i]
+        if a[-1] != shapes[i + 1][0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(shapes[i])} and "
+                f"{list(shapes[i + 1])} cannot be multiplied"
+            )
     row = ts[0].ndim == 1
     col = ts[-1].ndim == 1
     if row:

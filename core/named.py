@@ -98,9 +98,7 @@ def _align_call(od, ins, opts, kw, out):
     target = tuple(union)
     if all(n == target for n in named):
         return None  # already aligned: the positional path gives the by-name result
-    new = [
-        _align(t, target) if isinstance(t, Tensor) and t._names is not None else t for t in ins
-    ]
+    new = [_align(t, target) if isinstance(t, Tensor) and t._names is not None else t for t in ins]
     if out is not None:
         kw = dict(kw, out=out)
     return od.public(*new, *opts, **kw)

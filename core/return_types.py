@@ -54,6 +54,7 @@ class _ReturnTypes:
     kthvalue = _return_type("kthvalue")
     nanmedian = _return_type("nanmedian")
     histogram = _return_type("histogram", ("hist", "bin_edges"))
+    histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
     cummax = _return_type("cummax")
     cummin = _return_type("cummin")
 

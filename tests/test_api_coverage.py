@@ -26,7 +26,7 @@ POINTWISE_REST = """
     quantized_batch_norm quantized_max_pool1d quantized_max_pool2d rad2deg real reciprocal
     remainder round rsqrt sigmoid sign sgn signbit sin sinc sinh softmax sqrt square sub subtract
     tan tanh true_divide trunc xlogy log_softmax
-""".split()
+""".split()  # noqa: SIM905
 
 # name ("torch:<name>" or "Tensor:<name>") -> the family (a later issue) it belongs to
 EXPECTED_MISSING = {
@@ -47,14 +47,8 @@ EXPECTED_MISSING = {
     "torch:quantize_per_tensor": "quantization",
     "torch:quantize_per_channel": "quantization",
     "torch:dequantize": "quantization",
-    "torch:fake_quantize_per_channel_affine": "quantization",
-    "torch:fake_quantize_per_tensor_affine": "quantization",
-    "torch:quantized_batch_norm": "quantization",
-    "torch:quantized_max_pool1d": "quantization",
-    "torch:quantized_max_pool2d": "quantization",
     "torch:Stream": "cuda runtime",
     "torch:Event": "cuda runtime",
-    "torch:get_device_module": "cuda runtime",
     "torch:quasirandom.SobolEngine": "quasirandom",
     "torch:save": "serialization",
     "torch:load": "serialization",
@@ -64,9 +58,9 @@ EXPECTED_MISSING = {
     "torch:set_num_interop_threads": "threading",
     "torch:inf": "constants",
     "torch:nan": "constants",
-    "torch:histogramdd": "misc ops",
+    "torch:fake_quantize_per_channel_affine": "quantization",
+    "torch:fake_quantize_per_tensor_affine": "quantization",
     "torch:geqrf": "linalg",
-    "torch:orgqr": "linalg",
     "torch:ormqr": "linalg",
     "torch:lobpcg": "linalg",
     "torch:compiled_with_cxx11_abi": "runtime utilities",
@@ -78,9 +72,10 @@ EXPECTED_MISSING = {
     "torch:set_float32_matmul_precision": "runtime utilities",
     "torch:get_float32_matmul_precision": "runtime utilities",
     "torch:set_warn_always": "runtime utilities",
+    "torch:get_device_module": "cuda runtime",
     "torch:is_warn_always_enabled": "runtime utilities",
-    "torch:_assert": "runtime utilities",
     "torch:vmap": "functorch",
+    "torch:_assert": "runtime utilities",
     "torch:sym_float": "symbolic shapes",
     "torch:sym_int": "symbolic shapes",
     "torch:sym_max": "symbolic shapes",
@@ -90,13 +85,16 @@ EXPECTED_MISSING = {
     "torch:cond": "control flow",
     "torch:compile": "compiler",
     "Tensor:sspaddmm": "sparse",
+    "torch:quantized_batch_norm": "quantization",
+    "torch:quantized_max_pool1d": "quantization",
+    "torch:quantized_max_pool2d": "quantization",
 }
 
 
 def _spec_names() -> list[str]:
     names = []
     for line in SPEC.read_text(encoding="utf-8").splitlines():
-        if not line or line.startswith("#") or line.startswith("namespace\t"):
+        if not line or line.startswith(("#", "namespace\t")):
             continue
         ns, name = line.split("\t")[:2]
         if ns in ("torch", "Tensor"):

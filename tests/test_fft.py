@@ -96,17 +96,30 @@ def _istft(m, a, b, **kw):
 STFT_CASES = [
     Case("stft", lambda m, x: _stft(m, x), [A(40)]),
     Case("stft-batch-hop", lambda m, x: _stft(m, x, hop_length=5, win_length=12), [A(2, 37)]),
-    Case("stft-normalized-nocenter", lambda m, x: _stft(m, x, normalized=True, center=False),
-         [A(40)]),  # fmt: skip
-    Case("stft-twosided-constant", lambda m, x: _stft(m, x, onesided=False, pad_mode="constant"),
-         [A(33)]),  # fmt: skip
-    Case("stft-real-out", lambda m, x: m.stft(x, 8, return_complex=False, window=m.ones(8,
-         dtype=x.dtype)), [A(20)]),  # fmt: skip
+    Case(
+        "stft-normalized-nocenter", lambda m, x: _stft(m, x, normalized=True, center=False), [A(40)]
+    ),
+    Case(
+        "stft-twosided-constant",
+        lambda m, x: _stft(m, x, onesided=False, pad_mode="constant"),
+        [A(33)],
+    ),
+    Case(
+        "stft-real-out",
+        lambda m, x: m.stft(x, 8, return_complex=False, window=m.ones(8, dtype=x.dtype)),
+        [A(20)],
+    ),
     Case("istft", lambda m, a, b: _istft(m, a, b), [A(9, 7), A(9, 7, seed=1)]),
-    Case("istft-length", lambda m, a, b: _istft(m, a, b, length=20, normalized=True),
-         [A(2, 9, 7), A(2, 9, 7, seed=1)]),  # fmt: skip
-    Case("istft-twosided", lambda m, a, b: _istft(m, a, b, onesided=False),
-         [A(16, 6), A(16, 6, seed=1)]),  # fmt: skip
+    Case(
+        "istft-length",
+        lambda m, a, b: _istft(m, a, b, length=20, normalized=True),
+        [A(2, 9, 7), A(2, 9, 7, seed=1)],
+    ),
+    Case(
+        "istft-twosided",
+        lambda m, a, b: _istft(m, a, b, onesided=False),
+        [A(16, 6), A(16, 6, seed=1)],
+    ),
 ]
 
 
@@ -256,3 +269,34 @@ def test_istft_nola_error():
                    return_complex=True)  # fmt: skip
     with pytest.raises(RuntimeError, match="window overlap add min"):
         ember.istft(s, 16, window=w, center=False)
+
+
+def test_names():
+    # a transform that keeps the shape keeps the names; a one-sided one is unnamed (spec 4.2)
+    x = ember.ones(2, 4, names=("N", "T"))
+    assert ember.fft.fft(x, dim="T").names == ("N", "T")
+    assert ember.fft.fftn(x.to(ember.complex64), dim=("N", "T")).names == ("N", "T")
+    assert ember.fft.ifft(x).names == ("N", "T")
+    assert ember.fft.fftshift(x, dim="N").names == ("N", "T")
+    assert ember.fft.rfft(x, dim="T").names == (None, None)
+    assert ember.fft.irfft(x).names == (None, None)
+    g = ember.ones(2, 4, names=("N", "T"), requires_grad=True)
+    ember.fft.fft(g).abs().sum().backward()
+    assert g.grad.names == ("N", "T")
+
+
+@needs_torch
+def test_out():
+    outs = []
+    for m in (ember, torch):
+        o = m.empty(0, dtype=m.complex64)
+        m.fft.rfft(m.arange(6.0), out=o)
+        outs.append(o)
+    assert_same(outs[0], outs[1])
+    raises_like_torch(
+        lambda m: m.fft.fft(m.ones(4), out=m.empty(0)),
+        RuntimeError,
+        "fft expects a complex output tensor, but got Float",
+    )
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        ember.fft.fft(ember.ones(4, requires_grad=True), out=ember.empty(0, dtype=ember.complex64))

@@ -56,6 +56,11 @@ def eigh_inv(m, x, uplo="L", junk=False):
     return L, (Q * _w(m, Q.shape[-1], x)) @ Q.mT
 
 
+def torch_svd_inv(m, x):
+    U, S, V = m.svd(x)
+    return S, (U * S) @ V.mT
+
+
 def qr_inv(m, x, mode="reduced"):
     Q, R = m.linalg.qr(x, mode=mode)
     # Q R and Q diag(sign) ... : the sign convention is LAPACK's in both; still check products
@@ -116,8 +121,9 @@ CASES = [
         lambda m, b, x: m.cholesky_solve(b, m.linalg.cholesky(spd(m, x), upper=True), upper=True),
         [A(2, 3, 2), A(3, 3)],
     ),
-    Case("cholesky_inverse", lambda m, x: m.cholesky_inverse(m.linalg.cholesky(spd(m, x))),
-         [A(3, 3)]),  # fmt: skip
+    Case(
+        "cholesky_inverse", lambda m, x: m.cholesky_inverse(m.linalg.cholesky(spd(m, x))), [A(3, 3)]
+    ),
     Case(
         "lstsq_tall",
         lambda m, a, b: m.linalg.lstsq(a, b).solution,
@@ -133,8 +139,11 @@ CASES = [
     ),
     # decompositions
     Case("cholesky", lambda m, x: m.linalg.cholesky(spd(m, x)), [A(3, 3)]),
-    Case("cholesky_batched_upper", lambda m, x: m.linalg.cholesky(spd(m, x), upper=True),
-         [A(2, 4, 4)]),  # fmt: skip
+    Case(
+        "cholesky_batched_upper",
+        lambda m, x: m.linalg.cholesky(spd(m, x), upper=True),
+        [A(2, 4, 4)],
+    ),
     Case("cholesky_lower_read", lambda m, x: m.linalg.cholesky(spd(m, x) + x.triu(1)), [A(3, 3)]),
     Case("cholesky_ex", lambda m, x: m.linalg.cholesky_ex(spd(m, x)), [A(3, 3)]),
     Case("torch_cholesky", lambda m, x: m.cholesky(spd(m, x)), [A(3, 3)]),
@@ -147,16 +156,26 @@ CASES = [
     Case("svd_wide_batched", lambda m, x: svd_inv(m, x), [A(2, 3, 4)], atol=1e-4),
     Case("svd_full", lambda m, x: svd_inv(m, x, True), [A(4, 3)], atol=1e-4),
     Case("svdvals", lambda m, x: m.linalg.svdvals(x), [A(2, 4, 3)]),
-    Case("torch_svd", lambda m, x: (lambda U, S, V: (S, (U * S) @ V.mT))(*m.svd(x)), [A(4, 3)],
-         atol=1e-4),  # fmt: skip
+    Case(
+        "torch_svd",
+        lambda m, x: torch_svd_inv(m, x),
+        [A(4, 3)],
+        atol=1e-4,
+    ),
     Case("qr_tall", lambda m, x: qr_inv(m, x), [A(5, 3)], atol=1e-4),
     Case("qr_square_batched", lambda m, x: qr_inv(m, x), [A(2, 3, 3)], atol=1e-4),
     Case("qr_wide", lambda m, x: qr_inv(m, x), [A(3, 5)], atol=1e-4),
     Case("qr_complete_wide", lambda m, x: qr_inv(m, x, "complete"), [A(2, 4)], atol=1e-4),
     Case("qr_values", lambda m, x: m.linalg.qr(x), [A(4, 3)], atol=1e-4),
     Case("torch_qr", lambda m, x: m.qr(x), [A(4, 3)], atol=1e-4),
-    Case("eigvals", lambda m, x: m.linalg.eigvals(sym(m, x)).real.sort().values, [A(3, 3)],
-         atol=1e-4, grad=False),  # fmt: skip
+    Case("torch_svd_no_uv", lambda m, x: m.svd(x, compute_uv=False), [A(4, 3)], grad=False),
+    Case(
+        "eigvals",
+        lambda m, x: m.linalg.eigvals(sym(m, x)).real.sort().values,
+        [A(3, 3)],
+        atol=1e-4,
+        grad=False,
+    ),
     Case("matrix_exp", lambda m, x: m.linalg.matrix_exp(x), [A(3, 3)]),
     Case("matrix_exp_batched", lambda m, x: m.matrix_exp(x), [A(2, 4, 4)]),
     Case("lu_factor", lambda m, x: m.linalg.lu_factor(x), [A(2, 3, 3)]),
@@ -172,13 +191,17 @@ CASES = [
     ),
     Case(
         "lu_solve_adjoint_right",
-        lambda m, x, b: m.linalg.lu_solve(*m.linalg.lu_factor(wc(m, x)), b, left=False,
-                                          adjoint=True),
+        lambda m, x, b: m.linalg.lu_solve(
+            *m.linalg.lu_factor(wc(m, x)), b, left=False, adjoint=True
+        ),
         [A(3, 3), A(2, 3)],
-    ),  # fmt: skip
+    ),
     Case("lu_unpack", lambda m, x: m.lu_unpack(*m.linalg.lu_factor(x)), [A(2, 3, 3)]),
-    Case("torch_lu_solve", lambda m, x, b: m.lu_solve(b, *m.linalg.lu_factor(wc(m, x))),
-         [A(3, 3), A(3, 1)]),  # fmt: skip
+    Case(
+        "torch_lu_solve",
+        lambda m, x, b: m.lu_solve(b, *m.linalg.lu_factor(wc(m, x))),
+        [A(3, 3), A(3, 1)],
+    ),
     # powers, norms, products
     Case("matrix_power_3", lambda m, x: m.linalg.matrix_power(x, 3), [A(2, 3, 3)]),
     Case("matrix_power_0", lambda m, x: m.linalg.matrix_power(x, 0), [A(3, 3)]),
@@ -192,22 +215,30 @@ CASES = [
 ]
 for _o in ["fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2]:
     CASES.append(
-        Case(f"matrix_norm_{_o}", lambda m, x, o=_o: m.linalg.matrix_norm(x, o), [A(2, 3, 4)],
-             atol=1e-4)  # fmt: skip
+        Case(
+            f"matrix_norm_{_o}",
+            lambda m, x, o=_o: m.linalg.matrix_norm(x, o),
+            [A(2, 3, 4)],
+            atol=1e-4,
+        )
     )
 CASES += [
-    Case("matrix_norm_dims_keep", lambda m, x: m.linalg.matrix_norm(x, 1, (0, 2), True),
-         [A(3, 2, 4)]),  # fmt: skip
-    Case("matrix_norm_nuc_dims", lambda m, x: m.linalg.matrix_norm(x, "nuc", (2, 0)),
-         [A(3, 2, 4)], atol=1e-4),  # fmt: skip
+    Case(
+        "matrix_norm_dims_keep", lambda m, x: m.linalg.matrix_norm(x, 1, (0, 2), True), [A(3, 2, 4)]
+    ),
+    Case(
+        "matrix_norm_nuc_dims",
+        lambda m, x: m.linalg.matrix_norm(x, "nuc", (2, 0)),
+        [A(3, 2, 4)],
+        atol=1e-4,
+    ),
     Case("norm_default", lambda m, x: m.linalg.norm(x), [A(2, 3, 4)]),
     Case("norm_matrix_ord", lambda m, x: m.linalg.norm(x, 2), [A(3, 4)], atol=1e-4),
     Case("norm_vector_ord", lambda m, x: m.linalg.norm(x, -1), [A(4)]),
     Case("norm_dim", lambda m, x: m.linalg.norm(x, dim=(1, 2)), [A(2, 3, 4)]),
     Case("norm_dim_int", lambda m, x: m.linalg.norm(x, 3, dim=1), [A(2, 3, 4)]),
     Case("cond", lambda m, x: m.linalg.cond(wc(m, x)), [A(3, 3)], atol=1e-4),
-    Case("cond_fro", lambda m, x: m.linalg.cond(wc(m, x), "fro"), [A(3, 3)], atol=1e-4,
-         grad=False),  # torch's own backward fails here (in-place on a saved inverse)  # fmt: skip
+    Case("cond_fro", lambda m, x: m.linalg.cond(wc(m, x), "fro"), [A(3, 3)], atol=1e-4, grad=False),
     Case("cross", lambda m, a, b: m.linalg.cross(a, b), [A(4, 3), A(4, 3)]),
     Case("cross_dim_bcast", lambda m, a, b: m.linalg.cross(a, b, dim=0), [A(3, 2), A(3, 1)]),
     Case("vecdot", lambda m, a, b: m.linalg.vecdot(a, b), [A(2, 4), A(4)]),
@@ -219,6 +250,12 @@ CASES += [
     Case("vander_N", lambda m, x: m.linalg.vander(x, N=2), [A(3)]),
     Case("matmul", lambda m, a, b: m.linalg.matmul(a, b), [A(2, 3), A(3, 2)]),
     Case(
+        "householder_product",
+        lambda m, a, t: m.linalg.householder_product(a, t),
+        [A(2, 5, 3), A(2, 2, low=0.2, high=1.5)],
+    ),
+    Case("orgqr", lambda m, a, t: m.orgqr(a, t), [A(4, 4), A(4, low=0.2, high=1.5)]),
+    Case(
         "tensorinv",
         lambda m, x: m.linalg.tensorinv(wc(m, x).reshape(2, 3, 6), ind=2),
         [A(6, 6)],
@@ -229,21 +266,57 @@ CASES += [
         [A(6, 6), A(2, 3)],
     ),
     Case("matrix_rank", lambda m, x: m.linalg.matrix_rank(x @ x.mT), [A(2, 4, 2)], grad=False),
-    Case("matrix_rank_tol", lambda m, x: m.linalg.matrix_rank(x, atol=1.0, rtol=0.0), [A(4, 4)],
-         grad=False),  # fmt: skip
-    Case("matrix_rank_herm", lambda m, x: m.linalg.matrix_rank(sym(m, x), hermitian=True),
-         [A(4, 4)], grad=False),  # fmt: skip
+    Case(
+        "matrix_rank_tol",
+        lambda m, x: m.linalg.matrix_rank(x, atol=1.0, rtol=0.0),
+        [A(4, 4)],
+        grad=False,
+    ),
+    Case(
+        "matrix_rank_herm",
+        lambda m, x: m.linalg.matrix_rank(sym(m, x), hermitian=True),
+        [A(4, 4)],
+        grad=False,
+    ),
 ]
 
 # torch itself cannot differentiate these (or gives sign-dependent results): parity only
-_NO_GRADCHECK = {"lstsq_gelsd", "eigvals", "matrix_rank", "matrix_rank_tol", "matrix_rank_herm",
-                 "lu_factor", "lu_unpack", "vector_norm_0", "matrix_norm_inf", "matrix_norm_-inf",
-                 "matrix_norm_1", "matrix_norm_-1", "matrix_norm_dims_keep", "vector_norm_inf",
-                 # torch's gradient is the symmetric one, not the one-triangle finite difference
-                 "cholesky_lower_read", "eigh_lower_read", "eigh_upper_read"}  # fmt: skip
+_NO_GRADCHECK = {
+    "lstsq_gelsd",
+    "eigvals",
+    "matrix_rank",
+    "matrix_rank_tol",
+    "matrix_rank_herm",
+    "lu_factor",
+    "lu_unpack",
+    "vector_norm_0",
+    "matrix_norm_inf",
+    "matrix_norm_-inf",
+    "matrix_norm_1",
+    "matrix_norm_-1",
+    "matrix_norm_dims_keep",
+    "vector_norm_inf",
+    # torch's gradient is the symmetric one, not the one-triangle finite difference
+    "cholesky_lower_read",
+    "eigh_lower_read",
+    "eigh_upper_read",
+}
 # the derivative is itself differentiable and cheap enough to check twice
-_GRADGRAD = {"det", "inv", "solve", "cholesky", "matrix_exp", "eigh", "svd_tall", "qr_tall",
-             "solve_triangular_upper", "slogdet", "matrix_power_neg", "pinv_tall", "lu_LU"}  # fmt: skip
+_GRADGRAD = {
+    "det",
+    "inv",
+    "solve",
+    "cholesky",
+    "matrix_exp",
+    "eigh",
+    "svd_tall",
+    "qr_tall",
+    "solve_triangular_upper",
+    "slogdet",
+    "matrix_power_neg",
+    "pinv_tall",
+    "lu_LU",
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -284,6 +357,21 @@ def test_complex_values():
         np.testing.assert_allclose(f(ember, e).numpy(), f(torch, t).numpy(), atol=1e-8)
 
 
+def csvd_inv(m, x):
+    U, S, Vh = m.linalg.svd(x, full_matrices=False)
+    return (U * m.arange(1, 4, dtype=m.float64).to(x.dtype)) @ Vh + S.unsqueeze(-1)
+
+
+def ceigh_inv(m, x):
+    L, Q = m.linalg.eigh(x @ x.mH)
+    return (Q * m.arange(1, 4, dtype=m.float64).to(x.dtype)) @ Q.mH + L.unsqueeze(-1)
+
+
+def qr_c(m, x):
+    Q, R = m.linalg.qr(x)
+    return Q @ R.mH
+
+
 COMPLEX_GRADS = [
     ("inv", lambda m, x: m.linalg.inv(x)),
     ("det", lambda m, x: m.linalg.det(x)),
@@ -295,6 +383,9 @@ COMPLEX_GRADS = [
     ("matrix_exp", lambda m, x: m.linalg.matrix_exp(x)),
     ("solve_triangular", lambda m, x: m.linalg.solve_triangular(x, x.mH, upper=True)),
     ("qr_R", lambda m, x: m.linalg.qr(x).R.diagonal(0, -2, -1).abs()),
+    ("svd", lambda m, x: csvd_inv(m, x)),
+    ("eigh", lambda m, x: ceigh_inv(m, x)),
+    ("qr", qr_c),
 ]
 
 
@@ -389,6 +480,21 @@ def test_ex_infos_and_lstsq_drivers():
             np.testing.assert_allclose(er[k].numpy(), tr[k].numpy(), atol=1e-10, err_msg=drv)
 
 
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_lowrank():
+    x = np.random.default_rng(0).uniform(-1, 1, (6, 4))
+    for name, kw in (("svd_lowrank", {"q": 4}), ("pca_lowrank", {"q": 4, "center": False})):
+        U, S, V = getattr(ember, name)(ember.tensor(x), **kw)
+        _tU, tS, _tV = getattr(torch, name)(torch.tensor(x), **kw)
+        np.testing.assert_allclose(S.numpy(), tS.numpy(), atol=1e-8)
+        np.testing.assert_allclose(((U * S) @ V.mT).numpy(), x, atol=1e-10)
+    # centered, full q: exact in torch too; a smaller q keeps the leading components
+    S = ember.pca_lowrank(ember.tensor(x), q=4)[1]
+    ts = torch.pca_lowrank(torch.tensor(x), q=4)[1]
+    np.testing.assert_allclose(S.numpy(), ts.numpy(), atol=1e-8)
+    np.testing.assert_allclose(ember.pca_lowrank(ember.tensor(x), q=2)[1].numpy(), S[:2].numpy())
+
+
 def test_names_batch_dims_kept():
     x = ember.randn(2, 3, 3, names=("B", "R", "C"))
     x = x + 0  # a named non-leaf
@@ -400,8 +506,9 @@ def test_names_batch_dims_kept():
 
 
 def test_double_backward_hvp():
-    x = ember.tensor(np.random.default_rng(0).uniform(-1, 1, (3, 3)) + 3 * np.eye(3),
-                     requires_grad=True)  # fmt: skip
+    x = ember.tensor(
+        np.random.default_rng(0).uniform(-1, 1, (3, 3)) + 3 * np.eye(3), requires_grad=True
+    )
     (g,) = ember.autograd.grad(ember.linalg.det(x), x, create_graph=True)
     (h,) = ember.autograd.grad(g.sum(), x)
     if torch is not None:
@@ -420,76 +527,241 @@ def _t(m, v, dtype=None):
 
 
 ERRORS = [
-    ("inv_singular", lambda m: m.linalg.inv(m.tensor([[1.0, 0.0, 0], [2, 0, 0], [0, 0, 1]])),
-     RuntimeError, "linalg.inv: The diagonal element 2 is zero, the inversion could not be "
-     "completed because the input matrix is singular."),
-    ("inv_batch_singular",
-     lambda m: m.linalg.inv(m.stack([m.eye(3), m.zeros(3, 3)])), RuntimeError,
-     "linalg.inv: (Batch element 1): The diagonal element 1 is zero"),
-    ("inv_not_square", lambda m: m.linalg.inv(m.zeros(2, 3)), RuntimeError,
-     "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
-    ("inv_int", lambda m: m.linalg.inv(m.zeros(3, 3, dtype=m.int64)), RuntimeError,
-     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
-    ("inv_half", lambda m: m.linalg.inv(m.eye(2, dtype=m.float16)), RuntimeError,
-     "linalg.inv: Low precision dtypes not supported. Got Half"),
-    ("cholesky_not_pd", lambda m: m.linalg.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]])),
-     RuntimeError, "linalg.cholesky: The factorization could not be completed because the input "
-     "is not positive-definite (the leading minor of order 2 is not positive-definite)."),
-    ("cholesky_batch", lambda m: m.linalg.cholesky(m.stack([m.eye(3), -m.eye(3)])),
-     RuntimeError, "linalg.cholesky: (Batch element 1): The factorization could not be "
-     "completed because the input is not positive-definite (the leading minor of order 1"),
-    ("cholesky_1d", lambda m: m.linalg.cholesky(m.zeros(3)), RuntimeError,
-     "linalg.cholesky: The input tensor A must have at least 2 dimensions."),
-    ("det_1d", lambda m: m.linalg.det(m.zeros(3)), RuntimeError,
-     "linalg.det: The input tensor A must have at least 2 dimensions."),
-    ("det_not_square", lambda m: m.linalg.det(m.zeros(2, 3)), RuntimeError,
-     "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices"),
-    ("solve_singular", lambda m: m.linalg.solve(m.tensor(_SING), m.ones(3)), RuntimeError,
-     "torch.linalg.solve: The solver failed because the input matrix is singular."),
-    ("solve_batch_singular",
-     lambda m: m.linalg.solve(m.stack([m.eye(3), m.zeros(3, 3)]), m.zeros(3)), RuntimeError,
-     "torch.linalg.solve: (Batch element 1): The solver failed because the input matrix is "
-     "singular."),
-    ("solve_shapes", lambda m: m.linalg.solve(m.eye(3), m.zeros(4)), RuntimeError,
-     "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)"),
-    ("solve_shapes_right", lambda m: m.linalg.solve(m.eye(3), m.zeros(4), left=False),
-     RuntimeError,
-     "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 4x1)"),
-    ("solve_dtypes", lambda m: m.linalg.solve(m.eye(3), m.zeros(3, dtype=m.float64)),
-     RuntimeError, "linalg.solve: Expected A and B to have the same dtype, but found A of type "
-     "Float and B of type Double instead"),
-    ("eigh_uplo", lambda m: m.linalg.eigh(m.eye(3), UPLO="X"), RuntimeError,
-     "Expected UPLO argument to be 'L' or 'U', but got X"),
-    ("eigh_not_square", lambda m: m.linalg.eigh(m.zeros(3, 2)), RuntimeError,
-     "linalg.eigh: A must be batches of square matrices, but they are 3 by 2 matrices"),
-    ("svd_int", lambda m: m.linalg.svd(m.zeros(3, 2, dtype=m.int64)), RuntimeError,
-     "linalg.svd: Expected a floating point or complex tensor as input. Got Long"),
-    ("qr_mode", lambda m: m.linalg.qr(m.eye(3), mode="x"), RuntimeError,
-     "qr received unrecognized mode 'x' but expected one of 'reduced' (default), 'r', or "
-     "'complete'"),
-    ("matrix_norm_ord", lambda m: m.linalg.matrix_norm(m.eye(3), ord=3), RuntimeError,
-     "linalg.matrix_norm: Order 3 not supported."),
-    ("vector_norm_int", lambda m: m.linalg.vector_norm(m.zeros(3, dtype=m.int64)), RuntimeError,
-     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
-    ("norm_3d_ord", lambda m: m.linalg.norm(m.zeros(2, 2, 2), 2), RuntimeError,
-     "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D."),
-    ("cross_len", lambda m: m.linalg.cross(m.zeros(2), m.zeros(2)), RuntimeError,
-     "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
-    ("multi_dot_one", lambda m: m.linalg.multi_dot([m.zeros(2)]), RuntimeError,
-     "multi_dot(): expected at least 2 tensors but got 1"),
-    ("matrix_power_not_square", lambda m: m.linalg.matrix_power(m.zeros(2, 3), 2), RuntimeError,
-     "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"),
-    ("qr_r_backward",
-     lambda m: m.linalg.qr(m.eye(3, requires_grad=True), mode="r").R.sum().backward(),
-     RuntimeError, "The derivative of linalg.qr depends on Q, which is not computed when "
-     "mode='r'."),
-]  # fmt: skip
+    (
+        "inv_singular",
+        lambda m: m.linalg.inv(m.tensor([[1.0, 0.0, 0], [2, 0, 0], [0, 0, 1]])),
+        RuntimeError,
+        (
+            "linalg.inv: The diagonal element 2 is zero, the inversion could not be "
+            "completed because the input matrix is singular."
+        ),
+    ),
+    (
+        "inv_batch_singular",
+        lambda m: m.linalg.inv(m.stack([m.eye(3), m.zeros(3, 3)])),
+        RuntimeError,
+        "linalg.inv: (Batch element 1): The diagonal element 1 is zero",
+    ),
+    (
+        "inv_not_square",
+        lambda m: m.linalg.inv(m.zeros(2, 3)),
+        RuntimeError,
+        "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    (
+        "inv_int",
+        lambda m: m.linalg.inv(m.zeros(3, 3, dtype=m.int64)),
+        RuntimeError,
+        "linalg.inv: Expected a floating point or complex tensor as input. Got Long",
+    ),
+    (
+        "inv_half",
+        lambda m: m.linalg.inv(m.eye(2, dtype=m.float16)),
+        RuntimeError,
+        "linalg.inv: Low precision dtypes not supported. Got Half",
+    ),
+    (
+        "cholesky_not_pd",
+        lambda m: m.linalg.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]])),
+        RuntimeError,
+        (
+            "linalg.cholesky: The factorization could not be completed because the input "
+            "is not positive-definite (the leading minor of order 2 is not positive-definite)."
+        ),
+    ),
+    (
+        "cholesky_batch",
+        lambda m: m.linalg.cholesky(m.stack([m.eye(3), -m.eye(3)])),
+        RuntimeError,
+        (
+            "linalg.cholesky: (Batch element 1): The factorization could not be "
+            "completed because the input is not positive-definite (the leading minor of order 1"
+        ),
+    ),
+    (
+        "cholesky_1d",
+        lambda m: m.linalg.cholesky(m.zeros(3)),
+        RuntimeError,
+        "linalg.cholesky: The input tensor A must have at least 2 dimensions.",
+    ),
+    (
+        "det_1d",
+        lambda m: m.linalg.det(m.zeros(3)),
+        RuntimeError,
+        "linalg.det: The input tensor A must have at least 2 dimensions.",
+    ),
+    (
+        "det_not_square",
+        lambda m: m.linalg.det(m.zeros(2, 3)),
+        RuntimeError,
+        "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    (
+        "solve_singular",
+        lambda m: m.linalg.solve(m.tensor(_SING), m.ones(3)),
+        RuntimeError,
+        "torch.linalg.solve: The solver failed because the input matrix is singular.",
+    ),
+    (
+        "solve_batch_singular",
+        lambda m: m.linalg.solve(m.stack([m.eye(3), m.zeros(3, 3)]), m.zeros(3)),
+        RuntimeError,
+        (
+            "torch.linalg.solve: (Batch element 1): The solver failed because the input matrix is "
+            "singular."
+        ),
+    ),
+    (
+        "solve_shapes",
+        lambda m: m.linalg.solve(m.eye(3), m.zeros(4)),
+        RuntimeError,
+        "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)",
+    ),
+    (
+        "solve_shapes_right",
+        lambda m: m.linalg.solve(m.eye(3), m.zeros(4), left=False),
+        RuntimeError,
+        "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 4x1)",
+    ),
+    (
+        "solve_dtypes",
+        lambda m: m.linalg.solve(m.eye(3), m.zeros(3, dtype=m.float64)),
+        RuntimeError,
+        (
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            "Float and B of type Double instead"
+        ),
+    ),
+    (
+        "eigh_uplo",
+        lambda m: m.linalg.eigh(m.eye(3), UPLO="X"),
+        RuntimeError,
+        "Expected UPLO argument to be 'L' or 'U', but got X",
+    ),
+    (
+        "eigh_not_square",
+        lambda m: m.linalg.eigh(m.zeros(3, 2)),
+        RuntimeError,
+        "linalg.eigh: A must be batches of square matrices, but they are 3 by 2 matrices",
+    ),
+    (
+        "svd_int",
+        lambda m: m.linalg.svd(m.zeros(3, 2, dtype=m.int64)),
+        RuntimeError,
+        "linalg.svd: Expected a floating point or complex tensor as input. Got Long",
+    ),
+    (
+        "qr_mode",
+        lambda m: m.linalg.qr(m.eye(3), mode="x"),
+        RuntimeError,
+        (
+            "qr received unrecognized mode 'x' but expected one of 'reduced' (default), 'r', or "
+            "'complete'"
+        ),
+    ),
+    (
+        "matrix_norm_ord",
+        lambda m: m.linalg.matrix_norm(m.eye(3), ord=3),
+        RuntimeError,
+        "linalg.matrix_norm: Order 3 not supported.",
+    ),
+    (
+        "vector_norm_str",
+        lambda m: m.linalg.vector_norm(m.ones(3), "fro"),
+        TypeError,
+        "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str",
+    ),
+    (
+        "householder_wide",
+        lambda m: m.linalg.householder_product(m.zeros(3, 4), m.zeros(2)),
+        RuntimeError,
+        (
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+            "input.shape[-1]"
+        ),
+    ),
+    (
+        "householder_tau",
+        lambda m: m.linalg.householder_product(m.zeros(4, 3), m.zeros(4)),
+        RuntimeError,
+        (
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+            "tau.shape[-1]"
+        ),
+    ),
+    (
+        "lu_factor_singular",
+        lambda m: m.linalg.lu_factor(m.tensor(_SING)),
+        RuntimeError,
+        (
+            "torch.linalg.lu_factor: U[3,3] is zero and using it on lu_solve would result in a "
+            "division by zero."
+        ),
+    ),
+    (
+        "multi_dot_shapes",
+        lambda m: m.linalg.multi_dot([m.zeros(4, 3), m.zeros(4, 3)]),
+        RuntimeError,
+        "multi_dot(): tensors 0 and 1 with shapes [4, 3] and [4, 3] cannot be multiplied",
+    ),
+    (
+        "cross_ndim",
+        lambda m: m.linalg.cross(m.zeros(2, 1, 3), m.zeros(4, 3)),
+        RuntimeError,
+        "linalg.cross: inputs must have the same number of dimensions.",
+    ),
+    (
+        "vector_norm_int",
+        lambda m: m.linalg.vector_norm(m.zeros(3, dtype=m.int64)),
+        RuntimeError,
+        "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
+    ),
+    (
+        "norm_3d_ord",
+        lambda m: m.linalg.norm(m.zeros(2, 2, 2), 2),
+        RuntimeError,
+        "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.",
+    ),
+    (
+        "cross_len",
+        lambda m: m.linalg.cross(m.zeros(2), m.zeros(2)),
+        RuntimeError,
+        "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2",
+    ),
+    (
+        "multi_dot_one",
+        lambda m: m.linalg.multi_dot([m.zeros(2)]),
+        RuntimeError,
+        "multi_dot(): expected at least 2 tensors but got 1",
+    ),
+    (
+        "matrix_power_not_square",
+        lambda m: m.linalg.matrix_power(m.zeros(2, 3), 2),
+        RuntimeError,
+        "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    (
+        "qr_r_backward",
+        lambda m: m.linalg.qr(m.eye(3, requires_grad=True), mode="r").R.sum().backward(),
+        RuntimeError,
+        ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'."),
+    ),
+]
 
 
 @pytest.mark.parametrize("row", ERRORS, ids=[r[0] for r in ERRORS])
 def test_errors(row):
     _, fn, exc, msg = row
     raises_like_torch(fn, exc, msg)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_det_grad_singular():
+    s = np.array([[[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], [[2.0, 1, 0], [1, 3, 0], [0, 1, 5]]])
+    x, tx = ember.tensor(s, requires_grad=True), torch.tensor(s, requires_grad=True)
+    ember.linalg.det(x).sum().backward()
+    torch.linalg.det(tx).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-12)
 
 
 def test_linalg_error_type():

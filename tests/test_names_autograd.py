@@ -87,21 +87,41 @@ REDUCTIONS = [
 ]
 
 SHAPE = [
-    ("transpose_names", lambda m, x: x.transpose("N", "H") * 2,
-     lambda m, x: x.transpose(0, 2) * 2, [NCH]),  # fmt: skip
+    (
+        "transpose_names",
+        lambda m, x: x.transpose("N", "H") * 2,
+        lambda m, x: x.transpose(0, 2) * 2,
+        [NCH],
+    ),
     ("permute", lambda m, x: x.permute(2, 0, 1).exp(), None, [NCH]),
-    ("align_to", lambda m, x: x.align_to("H", "N", "C").exp(),
-     lambda m, x: x.permute(2, 0, 1).exp(), [NCH]),  # fmt: skip
-    ("align_to_new_dim", lambda m, x: x.align_to("N", "K", "C").exp() * 3,
-     lambda m, x: x.unsqueeze(1).exp() * 3, [NC]),  # fmt: skip
+    (
+        "align_to",
+        lambda m, x: x.align_to("H", "N", "C").exp(),
+        lambda m, x: x.permute(2, 0, 1).exp(),
+        [NCH],
+    ),
+    (
+        "align_to_new_dim",
+        lambda m, x: x.align_to("N", "K", "C").exp() * 3,
+        lambda m, x: x.unsqueeze(1).exp() * 3,
+        [NC],
+    ),
     ("squeeze", lambda m, x: x.squeeze(1).exp(), None, [((2, 1, 4), ("N", "C", "H"))]),
     ("unsqueeze", lambda m, x: x.unsqueeze(1).exp(), None, [NC]),
     ("reshape", lambda m, x: x.reshape(2, 12).exp(), None, [NCH]),
     ("view", lambda m, x: x.view(6, 4).exp(), None, [NCH]),
-    ("flatten_named", lambda m, x: x.flatten(["C", "H"], "CH").exp(),
-     lambda m, x: x.flatten(1).exp(), [NCH]),  # fmt: skip
-    ("unflatten_named", lambda m, x: x.unflatten("C", (("A", 2), ("B", 2))).exp(),
-     lambda m, x: x.unflatten(1, (2, 2)).exp(), [((3, 4), ("N", "C"))]),  # fmt: skip
+    (
+        "flatten_named",
+        lambda m, x: x.flatten(["C", "H"], "CH").exp(),
+        lambda m, x: x.flatten(1).exp(),
+        [NCH],
+    ),
+    (
+        "unflatten_named",
+        lambda m, x: x.unflatten("C", (("A", 2), ("B", 2))).exp(),
+        lambda m, x: x.unflatten(1, (2, 2)).exp(),
+        [((3, 4), ("N", "C"))],
+    ),
     ("expand", lambda m, x: x.expand(5, 2, 3).exp(), None, [NC]),
     ("cat", lambda m, x, y: m.cat([x, y], 0).exp(), None, [NC, NC]),
     ("stack", lambda m, x, y: m.stack([x, y], 1).exp(), None, [NC, NC]),
@@ -115,20 +135,40 @@ SHAPE = [
 
 MATMUL = [
     ("mm", lambda m, x, y: x.mm(y), None, [NC, ((3, 4), ("C", "O"))]),
-    ("matmul_broadcast", lambda m, x, y: x @ y, None,
-     [((5, 2, 3), ("B", "N", "C")), ((3, 4), ("C", "O"))]),  # fmt: skip
-    ("matmul_batch", lambda m, x, y: x @ y, None,
-     [((5, 2, 3), ("B", "N", "C")), ((5, 3, 4), ("B", "C", "O"))]),  # fmt: skip
+    (
+        "matmul_broadcast",
+        lambda m, x, y: x @ y,
+        None,
+        [((5, 2, 3), ("B", "N", "C")), ((3, 4), ("C", "O"))],
+    ),
+    (
+        "matmul_batch",
+        lambda m, x, y: x @ y,
+        None,
+        [((5, 2, 3), ("B", "N", "C")), ((5, 3, 4), ("B", "C", "O"))],
+    ),
     ("matmul_vec", lambda m, x, y: x @ y, None, [NC, ((3,), ("C",))]),
-    ("bmm", lambda m, x, y: x.bmm(y), None,
-     [((5, 2, 3), ("B", "N", "C")), ((5, 3, 4), ("B", "C", "O"))]),  # fmt: skip
+    (
+        "bmm",
+        lambda m, x, y: x.bmm(y),
+        None,
+        [((5, 2, 3), ("B", "N", "C")), ((5, 3, 4), ("B", "C", "O"))],
+    ),
     ("mv", lambda m, x, y: x.mv(y), None, [NC, ((3,), ("C",))]),
     ("dot", lambda m, x, y: x.dot(y), None, [((3,), ("C",)), ((3,), ("C",))]),
-    ("addmm", lambda m, b, x, y: m.addmm(b, x, y), None,
-     [((2, 4), ("N", "O")), NC, ((3, 4), ("C", "O"))]),  # fmt: skip
+    (
+        "addmm",
+        lambda m, b, x, y: m.addmm(b, x, y),
+        None,
+        [((2, 4), ("N", "O")), NC, ((3, 4), ("C", "O"))],
+    ),
     ("outer", lambda m, x, y: m.outer(x, y), None, [((3,), ("A",)), ((4,), ("B",))]),
-    ("einsum_letters", lambda m, x, y: m.einsum("nc,co->no", x, y), None,
-     [NC, ((3, 4), ("C", "O"))]),  # fmt: skip
+    (
+        "einsum_letters",
+        lambda m, x, y: m.einsum("nc,co->no", x, y),
+        None,
+        [NC, ((3, 4), ("C", "O"))],
+    ),
 ]
 
 INDEXING = [
@@ -139,11 +179,19 @@ INDEXING = [
     ("tensor_dim1", lambda m, x: x[:, m.tensor([1, 0, 1, 2])].exp(), None, [NC]),
     ("mask", lambda m, x: x[x > 0].exp(), None, [NC]),
     ("dict", lambda m, x: x[{"C": slice(1, 3)}].exp(), lambda m, x: x[:, 1:3].exp(), [NC]),
-    ("index_select", lambda m, x: x.index_select("C", m.tensor([2, 0])).exp(),
-     lambda m, x: x.index_select(1, m.tensor([2, 0])).exp(), [NC]),  # fmt: skip
+    (
+        "index_select",
+        lambda m, x: x.index_select("C", m.tensor([2, 0])).exp(),
+        lambda m, x: x.index_select(1, m.tensor([2, 0])).exp(),
+        [NC],
+    ),
     ("gather", lambda m, x: x.gather(1, m.tensor([[2, 0], [1, 1]])).exp(), None, [NC]),
-    ("scatter", lambda m, x, y: x.scatter(1, m.tensor([[2, 0], [1, 1]]), y).exp(), None,
-     [NC, ((2, 2), ("N", "C"))]),  # fmt: skip
+    (
+        "scatter",
+        lambda m, x, y: x.scatter(1, m.tensor([[2, 0], [1, 1]]), y).exp(),
+        None,
+        [NC, ((2, 2), ("N", "C"))],
+    ),
     ("masked_fill", lambda m, x: x.masked_fill(x > 0, 0.0).exp(), None, [NC]),
     ("take", lambda m, x: x.take(m.tensor([0, 5])).exp(), None, [NC]),
 ]
@@ -151,8 +199,7 @@ INDEXING = [
 SOFTMAX = [
     ("softmax_name", lambda m, x: x.softmax("C"), lambda m, x: x.softmax(1), [NC]),
     ("log_softmax", lambda m, x: x.log_softmax(0), None, [NC]),
-    ("softmax_3d", lambda m, x: m.softmax(x, dim="H") * x, lambda m, x: m.softmax(x, 2) * x,
-     [NCH]),  # fmt: skip
+    ("softmax_3d", lambda m, x: m.softmax(x, dim="H") * x, lambda m, x: m.softmax(x, 2) * x, [NCH]),
 ]
 
 
@@ -350,3 +397,32 @@ def test_unnamed_graph_stays_unnamed():
     x = ember.randn(2, 3, requires_grad=True)
     ((x * 2).softmax(1) @ ember.randn(3, 4)).sum().backward()
     assert x.grad._names is None
+
+
+def test_retain_grad_hooks_and_custom_function_named():
+    x = ember.randn(2, 3, names=("N", "C"), requires_grad=True)
+    y = x.transpose("N", "C") * 2
+    y.retain_grad()
+    seen = []
+    x.register_hook(lambda g: seen.append(g.names))
+
+    class Twice(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).rename(None)  # an unnamed gradient: the engine names it
+
+    z = Twice.apply(y)
+    assert z.names == ("C", "N")
+    z.sum().backward()
+    assert y.grad.names == ("C", "N")
+    assert seen == [("N", "C")]
+    assert x.grad.names == ("N", "C")
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 4.0))
+    r = x[ember.tensor([1, 1, 0], names=("K",))]
+    r.retain_grad()
+    r.sum().backward()
+    assert r.grad.names == ("K", "C")

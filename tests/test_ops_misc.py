@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover
 pytestmark = [
     pytest.mark.filterwarnings("ignore:index_reduce"),
     pytest.mark.filterwarnings("ignore:Using torch.cross without"),
-    pytest.mark.filterwarnings("ignore:torch.meshgrid"),
+    pytest.mark.filterwarnings("ignore:.*required to pass the indexing argument"),
 ]
 
 
@@ -236,6 +236,14 @@ def test_values(name):
     _check(INT_FNS[name])
 
 
+@pytest.mark.filterwarnings("default")
+def test_warnings_like_torch():
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg"):
+        ember.cross(ember.ones(3), ember.ones(3))
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        ember.meshgrid(ember.ones(2))
+
+
 def test_broadcast_shapes():
     for shapes in [((2,), (3, 1)), (2, (3, 1)), (), ((1, 4), [5, 1], (4,))]:
         e, t = ember.broadcast_shapes(*shapes), torch.broadcast_shapes(*shapes)
@@ -279,6 +287,12 @@ def test_names_kept_and_dropped():
     assert x.index_copy(0, ember.tensor([1]), ember.zeros(1, 4)).names == ("a", "b")
     z = ember.randn(2, 3, dtype=ember.complex64).refine_names("a", "b")
     assert ember.view_as_real(z).names == ("a", "b", None)
+    assert ember.view_as_complex(ember.view_as_real(z)).names == ("a", "b")
+    assert ember.addr(x, ember.ones(3), ember.ones(4)).names == ("a", "b")
+    assert ember.addr(x[0], ember.ones(3), ember.ones(4)).names == (None, None)
+    y = ember.randn(2, 3, names=("n", "c"))
+    assert ember.cross(y, ember.randn(2, 3), dim="c").names == ("n", "c")
+    assert ember.diff(y, dim="c").names == ("n", "c")  # like narrow and sub
 
 
 def test_methods_exist_like_torch():
@@ -505,3 +519,55 @@ ERRORS = [
 def test_errors(row):
     _, fn, exc, msg = row
     raises_like_torch(fn, exc, msg)
+
+
+# ---------------------------------------------------------------------- device discipline
+def _I(*v):
+    return ember.tensor(list(v), device="cuda")
+
+
+STRICT = {
+    "atleast_3d": lambda x: ember.atleast_3d(x[0]),
+    "block_diag": lambda x: ember.block_diag(x, x[0], x[0, 0]),
+    "broadcast_tensors": lambda x: ember.broadcast_tensors(x, x[:1])[1],
+    "cartesian_prod": lambda x: ember.cartesian_prod(x[0], x[1]),
+    "combinations": lambda x: ember.combinations(x[0], 2),
+    "meshgrid": lambda x: ember.meshgrid(x[0], x[1], indexing="xy")[0],
+    "column_stack": lambda x: ember.column_stack([x[:, 0], x]),
+    "hsplit": lambda x: ember.hsplit(x, [1])[1],
+    "narrow_copy": lambda x: ember.narrow_copy(x, 1, 0, 2),
+    "index_copy": lambda x: ember.index_copy(x, 0, _I(1), x[:1] * 2),
+    "index_reduce_prod": lambda x: ember.index_reduce(x, 0, _I(0, 0), x[:2] * 2, "prod"),
+    "index_reduce_mean": lambda x: ember.index_reduce(x, 0, _I(0, 0), x[:2] * 2, "mean"),
+    "slice_scatter": lambda x: ember.slice_scatter(x, x[:1] * 2, 0, 0, 1),
+    "select_scatter": lambda x: ember.select_scatter(x, x[0] * 2, 0, 1),
+    "diagonal_scatter": lambda x: ember.diagonal_scatter(x, x[0, :3] * 2),
+    "cross": lambda x: ember.cross(x[:, :3], x[:, 1:4], dim=1),
+    "diag": lambda x: ember.diag(x[0]) + ember.diag(x).sum(),
+    "diagflat": lambda x: ember.diagflat(x[:, :2]),
+    "diff": lambda x: ember.diff(x, 2, dim=1, prepend=x[:, :1]),
+    "rot90": lambda x: ember.rot90(x, 3),
+    "renorm": lambda x: ember.renorm(x, 2, 0, 1.0),
+    "repeat_interleave": lambda x: ember.repeat_interleave(x, _I(1, 2, 0), dim=0),
+    "trace": lambda x: ember.trace(x),
+    "vander": lambda x: ember.vander(x[0]),
+    "view_as_real": lambda x: ember.view_as_real(ember.view_as_complex(x[:, :2].contiguous()) * 2),
+    "trapezoid": lambda x: ember.trapezoid(x, x[0]),
+    "cumulative_trapezoid": lambda x: ember.cumulative_trapezoid(x, dx=0.5),
+    "addr": lambda x: ember.addr(x[:, :3], x[:, 0], x[0, :3], beta=0.5),
+    "unravel": lambda x: ember.unravel_index(_I(5, 7), (3, 4))[0].float() + x.sum(),
+    "gcd": lambda x: ember.gcd(_I(4, 6), _I(6, 9)).float() + x.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICT))
+def test_strict_device(name):
+    # every kernel and derivative stays on the (strict, cupy-like) device backend
+    from strict_backend import StrictArray, strict_cuda
+
+    with strict_cuda():
+        x = ember.randn(3, 4).to("cuda").requires_grad_(True)
+        y = STRICT[name](x)
+        assert type(y._data) is StrictArray
+        y.sum().backward()
+        assert type(x.grad._data) is StrictArray

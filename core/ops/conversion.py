@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..layout import format_array, preserve_format
 from ..names import check_out_names, check_resize, keep, unify_inputs
-from ..registry import apply_inplace, op
+from ..registry import _check_writable, apply_inplace, op
 from ..tensor import Tensor
 
 
@@ -205,6 +206,56 @@ def resize_as_(self: Tensor, the_template: Tensor, *, memory_format=None) -> Ten
     return self
 
 
+@op(names=keep, method=False, name="_fill")
+def _fill(xp, input, value):
+    """``value`` (a number or 0-dim tensor) in ``input``'s shape and dtype: what fill_ writes."""
+    if getattr(value, "ndim", 0):
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions."
+        )
+    return xp.full(input.shape, value, dtype=input.dtype)
+
+
+@_fill.vjp
+def _(grad, needs):
+    return (grad.new_zeros(grad.shape) if needs[0] else None), (grad.sum() if needs[1] else None)
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill with ``value`` in place; names are unchanged (spec 2: no name semantics)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        if value.device != self.device:
+            value = value.to(self.device)
+    elif not isinstance(value, (bool, int, float, complex)):
+        raise TypeError(
+            f"fill_() received an invalid combination of arguments - got "
+            f"({type(value).__name__}), but expected one of: (Tensor value), (Number value)"
+        )
+    if not (_grad_state.enabled and (self.requires_grad or _rg(value))):
+        _check_writable(self._data)
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+        self._ver[0] += 1
+        return self
+    return apply_inplace(_fill.op, self, (value,), {})
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place; names are unchanged."""
+    return fill_(self, 0)
+
+
+def _rg(v) -> bool:
+    return isinstance(v, Tensor) and v.requires_grad
+
+
 Tensor.copy_ = copy_
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
 Tensor.resize_ = resize_
 Tensor.resize_as_ = resize_as_

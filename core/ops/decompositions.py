@@ -35,6 +35,7 @@ __all__ = [
     "lu_unpack",
     "matrix_exp",
     "matrix_power",
+    "orgqr",
     "pca_lowrank",
     "pinverse",
     "qr",
@@ -54,15 +55,30 @@ LinAlgError.__module__ = "ember.linalg"
 
 
 # ---------------------------------------------------------------------- helpers
-def _sp(xp):
-    """scipy.linalg for numpy arrays, cupyx.scipy.linalg for cupy arrays."""
+def _scipy(xp, name, *arrays, **kw):
+    """``scipy.linalg.<name>`` for numpy arrays; ``cupyx.scipy.linalg.<name>`` for cupy ones (per
+    matrix where it does not batch); on another device backend, on a host copy moved back."""
+    import scipy.linalg as sl
+
     if xp is np:
-        import scipy.linalg as sl
+        return getattr(sl, name)(*arrays, **kw)
+    try:  # pragma: no cover - cuda only
+        import cupyx.scipy.linalg as csl
 
-        return sl
-    import cupyx.scipy.linalg as csl  # pragma: no cover - cuda only
-
-    return csl  # pragma: no cover
+        f = getattr(csl, name)
+    except (ImportError, AttributeError):
+        r = getattr(sl, name)(*[_host(a) for a in arrays], **kw)
+        return tuple(xp.asarray(x) for x in r) if isinstance(r, tuple) else xp.asarray(r)
+    batch = arrays[0].shape[:-2]  # pragma: no cover
+    if not batch:  # pragma: no cover
+        return f(*arrays, **kw)
+    outs = [f(*[a[idx] for a in arrays], **kw) for idx in np.ndindex(*batch)]  # pragma: no cover
+    if isinstance(outs[0], tuple):  # pragma: no cover
+        return tuple(
+            xp.stack([o[k] for o in outs]).reshape(batch + outs[0][k].shape)
+            for k in range(len(outs[0]))
+        )
+    return xp.stack(outs).reshape(batch + outs[0].shape)  # pragma: no cover
 
 
 def _host(a):
@@ -199,7 +215,7 @@ def _eye_like(t, n=None):
     from .creation import eye
 
     n = t.shape[-1] if n is None else n
-    return eye(n, dtype=t.dtype)
+    return eye(n, dtype=t.dtype, device=t.device)
 
 
 def _real_if(g, like):
@@ -261,7 +277,13 @@ def det(xp, input):
 @det.vjp
 def _(grad, input, result):
     g = (grad * result.conj()).unsqueeze(-1).unsqueeze(-1)
-    return g * _mh(inverse(input))
+    inv, info = _linalg_inv_ex(input)
+    if bool((info != 0).any()):  # exactly singular: det is 0 and so is torch's gradient
+        from .comparison import ne
+
+        ok = ne(info, 0).logical_not().unsqueeze(-1).unsqueeze(-1)
+        inv = inv.nan_to_num(0.0, 0.0, 0.0) * ok.to(inv.dtype)
+    return g * _mh(inv)
 
 
 @op(names=_rule(0, 0), out_type=return_types.slogdet, n_diff_out=2)
@@ -283,9 +305,7 @@ def logdet(input: Tensor) -> Tensor:
     from .pointwise import log
 
     s, la = slogdet(input)
-    if input.is_complex():
-        return la + log(s)
-    return la + log(s)
+    return la + log(s)  # log(-1) = nan, log(0) = -inf: torch's logdet values
 
 
 # ---------------------------------------------------------------------- cholesky
@@ -362,8 +382,14 @@ def _linalg_solve_triangular(xp, A, B, upper=False, left=True, unitriangular=Fal
         if A.shape[-1] == 0 or B.size == 0:
             X = xp.zeros(B.shape, A.dtype)
         else:
-            X = _sp(xp).solve_triangular(
-                A, B, lower=not upper, unit_diagonal=unitriangular, check_finite=False
+            X = _scipy(
+                xp,
+                "solve_triangular",
+                A,
+                B,
+                lower=not upper,
+                unit_diagonal=unitriangular,
+                check_finite=False,
             )
     X = X.astype(A.dtype, copy=False)
     return xp.swapaxes(X, -1, -2) if not left else X
@@ -489,8 +515,13 @@ def _solve_ex(A, B, left, check):
 
 
 # ---------------------------------------------------------------------- eigh
-@op(names=_rule(1, 2), out_type=return_types.linalg_eigh, n_diff_out=2, method=False,
-    name="_linalg_eigh")  # fmt: skip
+@op(
+    names=_rule(1, 2),
+    out_type=return_types.linalg_eigh,
+    n_diff_out=2,
+    method=False,
+    name="_linalg_eigh",
+)
 def _linalg_eigh(xp, A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices (one triangle is read)."""
     if UPLO not in ("L", "U", "l", "u"):
@@ -526,8 +557,13 @@ def _(grad, A, UPLO):
 
 
 # ---------------------------------------------------------------------- eig
-@op(names=_rule(1, 2), out_type=return_types.linalg_eig, n_diff_out=2, method=False,
-    name="_linalg_eig")  # fmt: skip
+@op(
+    names=_rule(1, 2),
+    out_type=return_types.linalg_eig,
+    n_diff_out=2,
+    method=False,
+    name="_linalg_eig",
+)
 def _linalg_eig(xp, A):
     """(eigenvalues, eigenvectors) of general square matrices, always complex."""
     _check_square_float("linalg.eig", A)
@@ -551,7 +587,7 @@ def _(grad, A):
     VhgV = Vh @ gV
     d = VhgV.diagonal(0, -2, -1).real
     VhgV = VhgV - Vh @ (V * d.unsqueeze(-2))  # the gauge: eigenvectors have unit norm
-    E = (L.conj().unsqueeze(-2) - L.conj().unsqueeze(-1))
+    E = L.conj().unsqueeze(-2) - L.conj().unsqueeze(-1)
     n = L.shape[-1]
     off = (1 - _eye_like(L.real, n)).to(VhgV.dtype)
     inner = VhgV / _safe_gaps(E) * off + gL.diag_embed()
@@ -560,8 +596,13 @@ def _(grad, A):
 
 
 # ---------------------------------------------------------------------- svd
-@op(names=_rule(2, 1, 2), out_type=return_types.linalg_svd, n_diff_out=3, method=False,
-    name="_linalg_svd")  # fmt: skip
+@op(
+    names=_rule(2, 1, 2),
+    out_type=return_types.linalg_svd,
+    n_diff_out=3,
+    method=False,
+    name="_linalg_svd",
+)
 def _linalg_svd(xp, A, full_matrices=True):
     """(U, S, Vh) with A = U diag(S) Vh, S descending."""
     _check_matrix("linalg.svd", A)
@@ -596,6 +637,9 @@ def _svd_grad(A, gU, gS, gVh, U, S, Vh):
         if gU is not None:
             UhgU = _mh(U) @ gU
             core = core + (F * (UhgU - _mh(UhgU))) * Sr
+            if A.is_complex():  # the phase gauge of each (u_i, v_i) pair
+                d = UhgU.diagonal(0, -2, -1).imag.to(A.dtype) * 1j
+                core = core + (d / Sc).diag_embed()
         if gVh is not None:
             gV = _mh(gVh)
             VhgV = Vh @ gV
@@ -640,8 +684,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
         S = _linalg_svdvals(input)
         m, n = input.shape[-2:]
         b = tuple(input.shape[:-2])
-        z = input.new_zeros(b + ((m, m) if not some else (m, min(m, n))))
-        zv = input.new_zeros(b + ((n, n) if not some else (n, min(m, n))))
+        z = input.new_zeros(b + (m, m))  # torch: zero-filled, full-size U and V
+        zv = input.new_zeros(b + (n, n))
         r = return_types.svd(z, S, zv)
     else:
         U, S, Vh = _linalg_svd(input, not some)
@@ -654,8 +698,13 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
 
 
 # ---------------------------------------------------------------------- qr
-@op(names=_rule(2, 2), out_type=return_types.linalg_qr, n_diff_out=2, method=False,
-    name="_linalg_qr")  # fmt: skip
+@op(
+    names=_rule(2, 2),
+    out_type=return_types.linalg_qr,
+    n_diff_out=2,
+    method=False,
+    name="_linalg_qr",
+)
 def _linalg_qr(xp, A, mode="reduced"):
     """(Q, R) with A = Q R; mode 'reduced', 'complete' or 'r' (Q empty)."""
     if mode not in ("reduced", "complete", "r"):
@@ -704,7 +753,7 @@ def _(grad, A, mode):
     if m >= n:
         return _qr_grad_tall(gQ, gR, Q, R)
     # wide: A = [X | Y], X = Q U (square), Y = Q V
-    U, V = R[..., :, :m], R[..., :, m:]
+    U, _V = R[..., :, :m], R[..., :, m:]
     Y = A[..., :, m:]
     gU, gV = gR[..., :, :m], gR[..., :, m:]
     gY = Q @ gV
@@ -722,7 +771,7 @@ def matrix_exp(xp, input):
     _check_float("linalg.matrix_exp", input)
     if input.size == 0:
         return input.copy()
-    r = _sp(xp).expm(input)
+    r = _scipy(xp, "expm", input)
     return r.astype(input.dtype, copy=False)
 
 
@@ -733,17 +782,19 @@ def _(grad, input):
 
     Ah = _mh(input)
     top = cat([Ah, grad], -1)
-    bot = cat([input.new_zeros(tuple(Ah.shape)).expand(tuple(grad.shape)), Ah], -1)
-    if tuple(top.shape[:-2]) != tuple(bot.shape[:-2]):
-        shp = tuple(np.broadcast_shapes(tuple(top.shape[:-2]), tuple(bot.shape[:-2])))
-        top, bot = top.expand(shp + tuple(top.shape[-2:])), bot.expand(shp + tuple(bot.shape[-2:]))
+    bot = cat([Ah.new_zeros(tuple(Ah.shape)), Ah], -1)
     n = input.shape[-1]
     return matrix_exp(cat([top, bot], -2))[..., :n, n:]
 
 
 # ---------------------------------------------------------------------- LU
-@op(names=_rule(2, 1, 0), out_type=return_types.linalg_lu_factor_ex, n_diff_out=1, method=False,
-    name="_linalg_lu_factor_ex")  # fmt: skip
+@op(
+    names=_rule(2, 1, 0),
+    out_type=return_types.linalg_lu_factor_ex,
+    n_diff_out=1,
+    method=False,
+    name="_linalg_lu_factor_ex",
+)
 def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
     """(LU, pivots, info): the packed partial-pivoting LU; pivots are 1-based int32."""
     _check_matrix("linalg.lu_factor", A)
@@ -760,7 +811,7 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lu_, piv = _sp(xp).lu_factor(A, check_finite=False)
+            lu_, piv = _scipy(xp, "lu_factor", A, check_finite=False)
     piv = piv.astype(np.int32) + 1
     d = xp.diagonal(lu_, 0, -2, -1)
     z = d == 0
@@ -770,7 +821,7 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
         _raise_first(
             _host(info),
             A.shape,
-            "linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would result in a "
+            "torch.linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would result in a "
             "division by zero. If you still want to perform the factorization, consider calling "
             "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
         )
@@ -835,8 +886,9 @@ def _(grad, A, pivot):
     LU, piv = _linalg_lu_factor_ex(A, pivot)[:2]
     L, U = _unpack_lu(LU)
     P = _lu_perm_matrix(piv, A.shape[-2], LU.dtype.np)
-    return _lu_grad(A, grad.tril(-1)[..., :, : L.shape[-1]], grad.triu()[..., : U.shape[-2], :],
-                    L, U, P)  # fmt: skip
+    return _lu_grad(
+        A, grad.tril(-1)[..., :, : L.shape[-1]], grad.triu()[..., : U.shape[-2], :], L, U, P
+    )
 
 
 def _unpack_lu(LU):
@@ -850,11 +902,16 @@ def _unpack_lu(LU):
 def _eye_rect(like, m, k):
     from .creation import eye
 
-    return eye(m, k, dtype=like.dtype)
+    return eye(m, k, dtype=like.dtype, device=like.device)
 
 
-@op(names=_rule(2, 2, 2), out_type=return_types.linalg_lu, n_diff_out=3, method=False,
-    name="_linalg_lu")  # fmt: skip
+@op(
+    names=_rule(2, 2, 2),
+    out_type=return_types.linalg_lu,
+    n_diff_out=3,
+    method=False,
+    name="_linalg_lu",
+)
 def _linalg_lu(xp, A, pivot=True):
     """(P, L, U) with A = P L U."""
     _check_matrix("linalg.lu", A)
@@ -869,7 +926,7 @@ def _linalg_lu(xp, A, pivot=True):
         L = xp.broadcast_to(xp.eye(m, k, dtype=A.dtype), b + (m, k)).copy()
         return P, L, xp.zeros(b + (k, n), A.dtype)
     with np.errstate(all="ignore"):
-        P, L, U = _sp(xp).lu(A, check_finite=False)
+        P, L, U = _scipy(xp, "lu", A, check_finite=False)
     return P.astype(A.dtype, copy=False), L, U
 
 
@@ -882,7 +939,7 @@ def _(grad, A, pivot):
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from a packed LU and its pivots (torch.lu_unpack)."""
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    m, _n = LU_data.shape[-2], LU_data.shape[-1]
     if unpack_data:
         L, U = _unpack_lu(LU_data)
     else:
@@ -977,6 +1034,38 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
         if n:
             base = base @ base
     return _out(out, r)
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H (v_i: column i of A below
+    the diagonal, with a unit diagonal entry), as returned by geqrf."""
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1] if tau.ndim else 1
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if n < k:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+            f"{list(tau.shape[:-1])}"
+        )
+    V = A.tril(-1) + _eye_rect(A, m, n)
+    Q = _eye_rect(A, m, n).expand(tuple(A.shape))
+    for i in range(k - 1, -1, -1):
+        v = V[..., :, i : i + 1]
+        Q = Q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (_mh(v) @ Q))
+    return _out(out, Q)
+
+
+orgqr = householder_product
 
 
 def svd_lowrank(A, q=6, niter=2, M=None):

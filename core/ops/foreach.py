@@ -270,21 +270,10 @@ def _foreach_lerp_(self, tensors1, weight):
 # ------------------------------------------------------------------------ the rest
 def _foreach_norm(self, ord=2, dtype=None):
     """[vector norm of t for t in self] (0-dim tensors)."""
+    from ..linalg import vector_norm
+
     _check_list("_foreach_norm", self)
-    out = []
-    for t in self:
-        x = t if dtype is None else t.to(dtype)
-        if ord == 2:
-            out.append(x.abs().pow(2).sum().sqrt() if x.is_complex() else (x * x).sum().sqrt())
-        elif ord == float("inf"):
-            out.append(x.abs().max())
-        elif ord == 1:
-            out.append(x.abs().sum())
-        elif ord == 0:
-            out.append((x != 0).sum().to(x.real.dtype if x.is_complex() else x.dtype))
-        else:
-            out.append(x.abs().pow(ord).sum().pow(1.0 / ord))
-    return tuple(out)
+    return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
 
 
 def _foreach_max(self):

@@ -24,7 +24,6 @@ from .indexing import (
     _index_fill,
     _index_select,
     _scatter_reduce,
-    _ufunc_at,
     _wrap_dim,
     _xp_of,
 )
@@ -157,6 +156,14 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
+        import warnings
+
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
@@ -453,7 +460,20 @@ def _index_prod(xp, input, index, source, dim=0, include_self=True):
     key = (slice(None),) * dim + (index,)
     if not include_self:
         out[key] = 1
-    _ufunc_at(xp, "multiply", out, key, source)  # duplicate indices multiply in turn
+    n = index.size
+    if not n:
+        return out
+    # duplicates multiply in turn: round r applies each index's r-th occurrence (all distinct,
+    # so a plain fancy-index update is exact); ranks come from a sort, on the device
+    order = xp.argsort(index)
+    srt = index[order]
+    rank = xp.empty(n, srt.dtype)
+    rank[order] = xp.arange(n, dtype=srt.dtype) - xp.searchsorted(srt, srt, side="left")
+    pre = (slice(None),) * dim
+    for r in range(int(rank.max()) + 1):
+        sel = xp.nonzero(rank == r)[0]
+        k = pre + (index[sel],)
+        out[k] = out[k] * source[pre + (sel,)]
     return out
 
 

@@ -306,7 +306,9 @@ def _dot_by_name(x: Tensor, y: Tensor, dim, out):
                 f"Tensor{list(ny)}. Pass dim=... or rename a dim so the names agree."
             )
     else:
-        dims = [dim] if isinstance(dim, str) else list(dim)
+        dims = (
+            [dim] if isinstance(dim, str) else list(dim) if isinstance(dim, (list, tuple)) else []
+        )
         if not dims or not all(isinstance(d, str) for d in dims):
             raise TypeError(f"dot(): dim= takes a dim name or a list of names, got {dim!r}")
         if len(set(dims)) != len(dims):
@@ -896,12 +898,12 @@ def _named_labels(equation: str, operands):
         or any(t._names is not None for t in operands)
     )
     shapes = [t._data.shape for t in operands]
-    if not spaced:
-        if len(groups) != len(shapes) or not any(
-            len(g) == 1 and len(g[0]) > 1 and "." not in g[0] and len(shp) == 1
-            for g, shp in zip(groups, shapes)
-        ):
-            return None
+    one_d_name = len(groups) == len(shapes) and any(
+        len(g) == 1 and len(g[0]) > 1 and "." not in g[0] and len(shp) == 1
+        for g, shp in zip(groups, shapes)
+    )
+    if not spaced and not one_d_name:
+        return None
     if len(groups) > len(shapes):
         raise _einsum_err("fewer operands were provided than specified in the equation")
     if len(groups) < len(shapes):

@@ -41,14 +41,26 @@ __all__ = [
 ]
 
 
-def _no_names(ins, *args, **kwargs):
-    # the output's dims are new (outer products, ...): unnamed
-    return None
+def _addr_names(ins, *args, **kwargs):
+    # the result has input's names when input already has the outer product's shape, else none
+    t, v1, v2 = ins
+    shape = (v1._data.shape[0], v2._data.shape[0]) if v1._data.ndim and v2._data.ndim else None
+    return t._names if t._data.shape == shape else None
 
 
 # ---------------------------------------------------------------------- cross
-def _cross_dim(shape, dim):
+def _cross_dim(shape, dim, warn=False):
     if dim is None:
+        if warn:
+            import warnings
+
+            warnings.warn(
+                "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+                "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
+                "dim will change to agree with that of linalg.cross in a future release.",
+                UserWarning,
+                stacklevel=4,
+            )
         for k, s in enumerate(shape):
             if s == 3:
                 return k
@@ -66,7 +78,7 @@ def cross(xp, input, other, dim=None):
             f"expected scalar type {_dtype_word(input)} but found {_dtype_word(other)}"
         )
     shape = np.broadcast_shapes(input.shape, other.shape)
-    d = _cross_dim(shape, dim)
+    d = _cross_dim(shape, dim, warn=True)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]} and "
@@ -451,7 +463,7 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
 
 
 # ---------------------------------------------------------------------- addr
-@op(names=_no_names, promote=True, inplace="addr_")
+@op(names=_addr_names, promote=True, inplace="addr_")
 def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast to the outer shape)."""
     for nm, v in (("vec1", vec1), ("vec2", vec2)):

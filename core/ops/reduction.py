@@ -901,6 +901,23 @@ def _float_only(name, a):
         raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for '{_tname(a.dtype)}'")
 
 
+def _accumulate(xp, name, a, ax):
+    """``xp.<name>.accumulate(a, axis=ax)`` for an associative ufunc; a log-step (Hillis-Steele)
+    scan where the array module has no ufunc.accumulate (cupy)."""
+    f = getattr(xp, name)
+    if xp is np or hasattr(f, "accumulate"):
+        try:
+            return f.accumulate(a, axis=ax)
+        except (NotImplementedError, TypeError):
+            pass
+    out = xp.moveaxis(a, ax, -1).copy()
+    n, k = out.shape[-1], 1
+    while k < n:
+        out[..., k:] = f(out[..., k:], out[..., :-k])  # the right side is computed first
+        k *= 2
+    return xp.moveaxis(out, -1, ax)
+
+
 @op(names=keep)
 def logcumsumexp(xp, input, dim=None):
     """log(cumsum(exp(input))) along ``dim``, computed stably (a running logaddexp)."""
@@ -911,8 +928,8 @@ def logcumsumexp(xp, input, dim=None):
     if ax is None:
         return input.copy()
     if input.dtype.kind == "V" or input.dtype.itemsize == 2:  # numpy: no half accumulate
-        return xp.logaddexp.accumulate(input.astype(np.float32), axis=ax).astype(input.dtype)
-    return xp.logaddexp.accumulate(input, axis=ax)
+        return _accumulate(xp, "logaddexp", input.astype(np.float32), ax).astype(input.dtype)
+    return _accumulate(xp, "logaddexp", input, ax)
 
 
 def _rev_lcse(x, d):
@@ -948,7 +965,7 @@ def _cum_idx(xp, a, vals, ax):
     hit = a == vals
     if a.dtype.kind in "fc":
         hit = hit | xp.isnan(a)
-    return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=ax).astype(np.int64)
+    return _accumulate(xp, "maximum", xp.where(hit, pos, 0), ax).astype(np.int64)
 
 
 def _make_cum(name, largest):
@@ -963,7 +980,7 @@ def _make_cum(name, largest):
         if not input.shape[ax]:
             return input.copy(), xp.zeros(input.shape, dtype=np.int64)
         a = input.astype(np.float32) if input.dtype.kind == "V" else input
-        vals = getattr(xp, ufunc).accumulate(a, axis=ax)
+        vals = _accumulate(xp, ufunc, a, ax)
         return vals.astype(input.dtype, copy=False), _cum_idx(xp, a, vals, ax)
 
     kernel.__name__ = name
@@ -978,7 +995,7 @@ def _make_cum(name, largest):
             return grad
         xp = array_module(a)
         b = a.astype(np.float32) if a.dtype.kind == "V" else a
-        idx = _cum_idx(xp, b, getattr(xp, ufunc).accumulate(b, axis=ax), ax)
+        idx = _cum_idx(xp, b, _accumulate(xp, ufunc, b, ax), ax)
         return grad.new_zeros(a.shape).scatter_add(ax, _const(idx), grad)
 
     return cum

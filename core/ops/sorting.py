@@ -81,8 +81,7 @@ def _zeros(like: Tensor, shape) -> Tensor:
 
 
 def _unnamed(ins, *args, **kwargs):
-    """Results whose dims are new (unique's values, counts, histograms): unnamed."""
-    return None
+    """Results whose dims are new (unique's values, counts, histograms): unnamed (None)."""
 
 
 def _drop_dim_names(ins, k=None, dim=-1, keepdim=False):
@@ -111,7 +110,7 @@ def _values_names(ins, *args, **kwargs):
 @op(names=keep, out_type=return_types.sort)
 def sort(xp, input, dim=-1, descending=False, *, stable=False):
     """(values, indices) of ``input`` sorted along ``dim`` (stable; NaN sorts as the largest)."""
-    _no_complex(input, "Sort")
+    _no_complex(input, " Sort")
     ax = _axis(dim, input.ndim)
     if ax is None:
         return input.copy(), xp.zeros((), dtype=_INT64)
@@ -138,7 +137,7 @@ def _(grad, input, dim, descending):
 @op(names=keep)
 def argsort(xp, input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)."""
-    _no_complex(input, "Sort")
+    _no_complex(input, " Sort")
     ax = _axis(dim, input.ndim)
     if ax is None:
         return xp.zeros((), dtype=_INT64)
@@ -148,7 +147,7 @@ def argsort(xp, input, dim=-1, descending=False, *, stable=False):
 @op(names=keep)
 def msort(xp, input):
     """``input`` sorted along its first dim (``sort(input, 0).values``)."""
-    _no_complex(input, "Sort")
+    _no_complex(input, " Sort")
     if input.ndim == 0:
         return input.copy()
     return xp.take_along_axis(input, _argsort(xp, input, 0), axis=0)
@@ -160,11 +159,24 @@ def _(grad, input):
 
 
 # ---------------------------------------------------------------------- topk / kthvalue
-def _topk_idx(xp, a, k, ax, largest):
-    idx = _argsort(xp, a, ax, largest)
-    sl = [slice(None)] * a.ndim
-    sl[ax] = slice(0, k)
+def _take(idx, ax, start, stop):
+    sl = [slice(None)] * idx.ndim
+    sl[ax] = slice(start, stop)
     return idx[tuple(sl)]
+
+
+def _topk_idx(xp, a, k, ax, largest):
+    """Indices of the k largest (smallest) along ``ax``, in sorted order (NaN is the largest)."""
+    n = a.shape[ax]
+    if 0 < k and 4 * k < n:
+        # partial selection (O(n)), then sort only the k selected values
+        if largest:
+            sel = _take(xp.argpartition(a, n - k, axis=ax), ax, n - k, n)
+        else:
+            sel = _take(xp.argpartition(a, k - 1, axis=ax), ax, 0, k)
+        vals = xp.take_along_axis(a, sel, axis=ax)
+        return xp.take_along_axis(sel, _argsort(xp, vals, ax, largest), axis=ax)
+    return _take(_argsort(xp, a, ax, largest), ax, 0, k)
 
 
 @op(names=keep, out_type=return_types.topk)
@@ -173,6 +185,8 @@ def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
     if k is None:
         raise TypeError('topk() missing 1 required positional arguments: "k"')
     _no_complex(input, " topk")
+    if input.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     ax = _axis(dim, input.ndim)
     n = 1 if ax is None else input.shape[ax]
     if k < 0 or k > n:
@@ -194,11 +208,12 @@ def _(grad, input, k, dim, largest):
 
 
 def _kth_idx(xp, a, k, ax):
-    """keepdim int64 indices of the k-th smallest element along ``ax``."""
-    idx = _argsort(xp, a, ax)
-    sl = [slice(None)] * a.ndim
-    sl[ax] = slice(k - 1, k)
-    return idx[tuple(sl)].astype(_INT64, copy=False)
+    """keepdim int64 indices of the k-th smallest element along ``ax``.
+
+    A full stable sort rather than a partial selection: among equal values (NaNs included) it
+    picks the same element as torch does in practice.
+    """
+    return _take(_argsort(xp, a, ax), ax, k - 1, k).astype(_INT64, copy=False)
 
 
 @op(names=_drop_dim_names, out_type=return_types.kthvalue)
@@ -206,7 +221,7 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
     """(values, indices) of the ``k``-th smallest element along ``dim``."""
     if k is None:
         raise TypeError('kthvalue() missing 1 required positional arguments: "k"')
-    if input.dtype.kind == "c":
+    if input.dtype.kind in "bc":
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
     ax = _axis(dim, input.ndim)
     n = 1 if ax is None else input.shape[ax]
@@ -260,7 +275,7 @@ def _unique_flat(xp, a, return_inverse, return_counts):
 
 def _unique_dim(xp, a, ax, return_inverse, return_counts):
     b = xp.moveaxis(a, ax, 0)
-    rows = b.reshape(b.shape[0], -1)
+    rows = b.reshape(b.shape[0], _prod(b.shape[1:]))
     n = rows.shape[0]
     # lexicographic order of the slices: sort by the last column first (stable), then earlier ones
     order = xp.arange(n)
@@ -284,6 +299,13 @@ def _unique_dim(xp, a, ax, return_inverse, return_counts):
     return out
 
 
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def _one_or_tuple(out):
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -291,6 +313,8 @@ def _one_or_tuple(out):
 @op(names=_unnamed)
 def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The unique elements (sorted), and optionally the inverse indices and the counts."""
+    if input.dtype.kind == "c":
+        raise NotImplementedError(f"\"unique\" not implemented for '{_tname(input)}'")
     if dim is None:
         out = _unique_flat(xp, input, return_inverse, return_counts)
     else:
@@ -318,7 +342,7 @@ def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim
     else:
         ax = _axis(dim, input.ndim)
         b = xp.moveaxis(input, ax, 0)
-        rows = b.reshape(b.shape[0], -1)
+        rows = b.reshape(b.shape[0], _prod(b.shape[1:]))
         n = rows.shape[0]
         new = xp.ones(n, dtype=bool)
         if n:
@@ -409,7 +433,5 @@ def searchsorted(
 def bucketize(xp, input, boundaries, *, out_int32=False, right=False):
     """The bucket of each element of ``input`` among the sorted 1-D ``boundaries``."""
     if boundaries.ndim != 1:
-        raise RuntimeError(
-            f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})"
-        )
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return _search_dtype(_search(xp, boundaries, xp.asarray(input), right), out_int32)

@@ -53,6 +53,15 @@ def _unnamed(ins, *args, **kwargs):
     """The shape changes along the transformed dims: the result is unnamed (spec 4.2)."""
 
 
+def _r2c_names(ins, dim=(), normalization=0, onesided=True):
+    """A two-sided transform keeps the shape, so the names; a one-sided one is unnamed."""
+    return None if onesided else ins[0]._names
+
+
+def _axes(dim) -> tuple:
+    return (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+
+
 def _cast_like(r, d):
     return r if r.dtype == d else r.astype(d)
 
@@ -61,6 +70,7 @@ def _cast_like(r, d):
 @op(names=keep, method=False)
 def _fft_c2c(xp, input, dim=(), normalization=0, forward=True):
     """Complex-to-complex DFT over ``dim`` (forward: exp(-i...), else exp(+i...))."""
+    dim = _axes(dim)
     if not dim:
         return input.copy()
     m = _fftmod(xp)
@@ -77,9 +87,10 @@ def _(grad, dim, normalization, forward):
     return _fft_c2c(grad, dim, normalization, not forward)
 
 
-@op(names=_unnamed, method=False)
+@op(names=_r2c_names, method=False)
 def _fft_r2c(xp, input, dim=(), normalization=0, onesided=True):
     """Real-to-complex forward DFT over ``dim``; ``onesided`` keeps n//2+1 bins of the last dim."""
+    dim = _axes(dim)
     m = _fftmod(xp)
     cd = np.result_type(input.dtype, np.complex64)
     if onesided:
@@ -92,7 +103,7 @@ def _fft_r2c(xp, input, dim=(), normalization=0, onesided=True):
 @_fft_r2c.vjp
 def _(grad, input_shape, dim, normalization, onesided):
     if onesided:  # the dropped bins had no gradient: zero-pad back to the full length
-        last = dim[-1]
+        last = _axes(dim)[-1]
         n = input_shape[last]
         missing = n - grad.shape[last]
         if missing > 0:
@@ -106,6 +117,7 @@ def _(grad, input_shape, dim, normalization, onesided):
 def _fft_c2r(xp, input, dim=(), normalization=0, last_dim_size=1):
     """Inverse DFT of a Hermitian half spectrum over ``dim``; the last dim's output length is
     ``last_dim_size`` (the input holds ``last_dim_size // 2 + 1`` bins there)."""
+    dim = _axes(dim)
     m = _fftmod(xp)
     s = [input.shape[d] for d in dim[:-1]] + [last_dim_size]
     r = m.irfftn(input, s=s, axes=dim, norm=_INV_NORM[normalization])
@@ -122,7 +134,7 @@ def _(grad, dim, normalization, last_dim_size):
     if last_dim_size % 2 == 0:
         w[-1] = 1.0
     shape = [1] * g.ndim
-    shape[dim[-1]] = nb
+    shape[_axes(dim)[-1]] = nb
     real = _dt.float64 if g.dtype == _dt.complex128 else _dt.float32
     return g * g.new_tensor(w.reshape(shape), dtype=real)
 
@@ -257,12 +269,12 @@ def kaiser_window(
 
 
 # ---------------------------------------------------------------------------------- stft/istft
-def _pad_window(window, win_length, n_fft, like):
+def _pad_window(window, win_length, n_fft, like, name="stft"):
     if window is None:
         window = like.new_ones(win_length, dtype=like.real.dtype if like.is_complex() else None)
     if window.ndim != 1 or window.shape[0] != win_length:
         raise RuntimeError(
-            f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but "
+            f"{name}: expected a 1D window tensor of size equal to win_length={win_length}, but "
             f"got window with size {list(window.shape)}"
         )
     if win_length < n_fft:
@@ -274,7 +286,6 @@ def _pad_window(window, win_length, n_fft, like):
 
 def _pad_signal(x, pad, mode):
     """Pad the last dim by ``pad`` on each side (reflect, constant, replicate, circular)."""
-    from .creation import arange
     from .indexing import index_select
 
     n = x.shape[-1]
@@ -297,8 +308,7 @@ def _pad_signal(x, pad, mode):
         i = i % n
     else:
         raise NotImplementedError(f"stft: unsupported pad_mode {mode!r}")
-    idx = arange(0, 1, device=x.device).new_tensor(i)
-    return index_select(x, -1, idx)
+    return index_select(x, -1, x.new_tensor(i, dtype=_dt.int64))
 
 
 def stft(
@@ -341,7 +351,7 @@ def stft(
     w = _pad_window(window, win, n_fft, x)
     n_frames = 1 + (length - n_fft) // hop
     idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
-    frames = index_select(x, -1, x.new_tensor(idx.reshape(-1)).long())
+    frames = index_select(x, -1, x.new_tensor(idx.reshape(-1), dtype=_dt.int64))
     frames = frames.reshape(*x.shape[:-1], n_frames, n_fft) * w
     if onesided is None:
         onesided = not (frames.is_complex())
@@ -401,7 +411,7 @@ def istft(
         )
     if onesided and return_complex:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
-    w = _pad_window(window, win, n_fft, input.real)
+    w = _pad_window(window, win, n_fft, input.real, "istft")
     norm = "ortho" if normalized else "backward"
     x = input.transpose(-1, -2)
     if not return_complex:

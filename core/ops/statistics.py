@@ -30,6 +30,7 @@ __all__ = [
     "dist",
     "histc",
     "histogram",
+    "histogramdd",
     "nanmedian",
     "nanquantile",
     "quantile",
@@ -81,6 +82,9 @@ def _nanmedian_idx(a, ax):
 @op(names=_reduced_names, out_type=return_types.nanmedian)
 def nanmedian(xp, input, dim=None, keepdim=False):
     """Lower median ignoring NaN: of all elements (dim None), or (values, indices) along ``dim``."""
+    if input.dtype.kind in "bc":
+        kname = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kname}\" not implemented for '{_tname(input)}'")
     if dim is None:
         flat = input.reshape(-1)
         if not flat.size:
@@ -229,8 +233,9 @@ def _make_quantile(name, ignore_nan):
 
     kernel.__name__ = name
     kernel.__doc__ = (
-        f"The ``q``-th quantiles of ``input`` along ``dim`` (all elements when None){', ignoring NaN' if ignore_nan else ''}; "  # noqa: E501
-        "``q`` is a float or a 0/1-D tensor; interpolation: linear, lower, higher, midpoint, nearest."
+        f"The ``q``-th quantiles of ``input`` along ``dim`` (all elements when None)"
+        f"{', ignoring NaN' if ignore_nan else ''}; ``q`` is a float or a 0/1-D tensor; "
+        "interpolation: linear, lower, higher, midpoint or nearest."
     )
     fn = op(names=_quantile_names, name=name)(kernel)
 
@@ -336,14 +341,108 @@ def _cfmt(v: float) -> str:
 
 
 def _linspace(xp, lo, hi, steps, dtype):
-    """torch's linspace in ``dtype``: the first half steps up from lo, the rest down from hi."""
+    """torch's linspace in ``dtype`` (bit-exact): the step is rounded to ``dtype``, the first half
+    steps up from lo and the rest down from hi."""
     lo, hi = dtype.type(lo), dtype.type(hi)
-    step = (hi - lo) / dtype.type(steps - 1)
-    i = xp.arange(steps)
-    half = steps // 2
-    up = lo + step * i.astype(dtype)
-    down = hi - step * (steps - 1 - i).astype(dtype)
-    return xp.where(i < half, up, down).astype(dtype)
+    step = float((hi - lo) / dtype.type(builtins.max(steps - 1, 1)))
+    i = xp.arange(steps, dtype=np.float64)
+    up = float(lo) + step * i
+    down = float(hi) - step * (steps - 1 - i)
+    return xp.where(i < steps // 2, up, down).astype(dtype)
+
+
+def _edges_of(xp, col, bins, rng, d, dt):
+    """The bin edges of dimension ``d``: a given 1-D edges array, or ``bins`` equal bins over
+    ``rng`` (the column's range when None; widened by 0.5 each side when it is one point)."""
+    if hasattr(bins, "ndim"):
+        if bins.ndim != 1:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have one dimension, but got "
+                f"{bins.ndim} dimensions in the bins tensor for dimension {d}"
+            )
+        if bins.dtype != dt:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                f"got input with dtype {_cname(dt)} and bins for dimension {d} with dtype "
+                f"{_cname(bins.dtype)}"
+            )
+        return bins.copy()
+    nb = int(bins)
+    if nb <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {nb} for dimension {d}")
+    if rng is not None:
+        lo, hi = float(rng[0]), float(rng[1])
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                f"dimension {d}"
+            )
+    elif col.size:
+        lo, hi = float(col.min()), float(col.max())
+    else:
+        lo, hi = 0.0, 1.0  # torch's default range for an empty input
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _linspace(xp, lo, hi, nb + 1, dt)
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+
+
+def _cname(npd) -> str:
+    """The C++ type name torch's histogram messages print for a dtype."""
+    name = _dt._FROM_NP[np.dtype(npd)].name
+    return _C_NAMES.get(name, name)
+
+
+def _histdd(xp, x, bins, ranges, weight, density):
+    """(hist, [edges per dim]) of the points in the rows of the 2-D ``x`` (N, D)."""
+    dt = x.dtype
+    n, nd = x.shape
+    edges = [
+        _edges_of(xp, x[:, d], bins[d], None if ranges is None else ranges[d], d, dt)
+        for d in builtins.range(nd)
+    ]
+    w = None
+    if weight is not None:
+        w = weight._data if isinstance(weight, Tensor) else xp.asarray(weight)
+        if w.dtype != dt:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                f"should have the same dtype, but got input({_cname(dt)}), and "
+                f"weight({_cname(w.dtype)})"
+            )
+        if w.shape != (n,):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with shape "
+                f"{[n, nd]} and weight with shape {list(w.shape)}"
+            )
+    shape = tuple(builtins.max(e.shape[0] - 1, 0) for e in edges)
+    if not all(shape):
+        return xp.zeros(shape, dtype=dt), edges
+    inside = xp.ones(n, dtype=bool)
+    for d, e in enumerate(edges):
+        inside &= (x[:, d] >= e[0]) & (x[:, d] <= e[-1])
+    flat = xp.zeros(int(inside.sum()), dtype=_INT64)
+    for d, e in enumerate(edges):
+        # the bin whose edges hold x (e[i] <= x < e[i + 1]); the last bin includes its end
+        pos = xp.minimum(xp.searchsorted(e, x[inside, d], side="right") - 1, shape[d] - 1)
+        flat = flat * shape[d] + pos
+    size = 1
+    for s in shape:
+        size *= s
+    hist = xp.bincount(flat, weights=None if w is None else w[inside], minlength=size)
+    hist = hist.astype(dt).reshape(shape)
+    if density:
+        vol = xp.ones(shape, dtype=dt)
+        for d, e in enumerate(edges):
+            sh = [1] * nd
+            sh[d] = shape[d]
+            vol = vol * xp.diff(e).reshape(sh)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = (hist / (hist.sum() * vol)).astype(dt)
+    return hist, edges
 
 
 @op(names=_unnamed, out_type=return_types.histogram)
@@ -351,58 +450,64 @@ def histogram(xp, input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range when None), or the
     given edges tensor; ``weight`` weighs each element; ``density`` normalizes to a density."""
     _float_only(input, "histogramdd")
-    dt = input.dtype
-    x = input.reshape(-1)
-    if hasattr(bins, "ndim"):
-        if bins.ndim != 1:
+    if weight is not None and getattr(weight, "shape", None) != input.shape:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+            "input tensor excluding its innermost dimension, but got input with shape "
+            f"{[input.size, 1]} and weight with shape {list(weight.shape)}"
+        )
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, edges = _histdd(
+        xp, input.reshape(-1, 1), [bins], None if range is None else [range], w, density
+    )
+    return hist, edges[0]
+
+
+@op(names=_unnamed, method=False)
+def _histogramdd(xp, input, bins=None, range=None, weight=None, density=False):
+    """histogramdd's kernel: (hist, *edges) as one flat tuple."""
+    _float_only(input, "histogramdd")
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    nd = input.shape[-1]
+    x = input.reshape(-1, nd)
+    if isinstance(bins, (list, tuple)):
+        if len(bins) != nd:
             raise RuntimeError(
-                "torch.histogramdd: bins tensor should have one dimension, but got "
-                f"{bins.ndim} dimensions in the bins tensor for dimension 0"
+                "histogramdd: The size of bins must be equal to the innermost dimension of the "
+                "input."
             )
-        edges = bins.astype(dt, copy=True)
-        nb = edges.shape[0] - 1
+        bins = [b._data if isinstance(b, Tensor) else b for b in bins]
     else:
-        nb = int(bins)
-        _bins_positive(nb)
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-            if lo > hi:
-                raise RuntimeError(
-                    f"torch.histogramdd: min should not exceed max, but got min {lo:g} max "
-                    f"{hi:g} for dimension 0"
-                )
-        elif x.size:
-            lo, hi = float(x.min()), float(x.max())
-        else:
-            lo = hi = 0.0
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _linspace(xp, lo, hi, nb + 1, dt)
-    w = None
-    if weight is not None:
-        w = weight._data if isinstance(weight, Tensor) else xp.asarray(weight)
-        if w.shape != input.shape:
+        bins = [bins] * nd
+    ranges = None
+    if range is not None:
+        if len(range) != 2 * nd:
+            raise RuntimeError(
+                f"torch.histogramdd: for a {nd}-dimensional histogram range should have "
+                f"{2 * nd} elements, but got {len(range)}"
+            )
+        ranges = [(range[2 * d], range[2 * d + 1]) for d in builtins.range(nd)]
+    w = weight
+    if w is not None:
+        w = w._data if isinstance(w, Tensor) else xp.asarray(w)
+        if w.shape != input.shape[:-1]:
             raise RuntimeError(
                 "torch.histogramdd: if weight tensor is provided it should have the same shape "
                 "as the input tensor excluding its innermost dimension, but got input with shape "
-                f"{[x.shape[0], 1]} and weight with shape {list(w.shape)}"
+                f"{list(input.shape)} and weight with shape {list(w.shape)}"
             )
         w = w.reshape(-1)
-    if nb < 1:
-        hist = xp.zeros(builtins.max(nb, 0), dtype=dt)
-        return hist, edges
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    xi = x[inside]
-    # the bin whose edges hold x (edges[i] <= x < edges[i + 1]); the last bin includes its end
-    pos = xp.searchsorted(edges, xi, side="right") - 1
-    pos = xp.minimum(pos, nb - 1)
-    hist = xp.bincount(pos, weights=None if w is None else w[inside], minlength=nb)
-    hist = hist.astype(dt)
-    if density:
-        widths = xp.diff(edges)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            hist = (hist / (hist.sum() * widths)).astype(dt)
-    return hist, edges
+    hist, edges = _histdd(xp, x, bins, ranges, w, density)
+    return (hist, *edges)
+
+
+def histogramdd(input: Tensor, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of the points in the innermost dim of ``input`` (one histogram dim per
+    coordinate): ``bins`` an int, a list of ints or a list of edge tensors; ``range`` a flat list
+    of (min, max) pairs."""
+    r = _histogramdd(input, bins, range, weight, density)
+    return return_types.histogramdd(r[0], tuple(r[1:]))
 
 
 # ---------------------------------------------------------------------- dist / cov / corrcoef
