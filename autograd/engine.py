@@ -179,6 +179,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     _state.enabled = create_graph
     by_name = _by_name.on
     _by_name.on = False  # derivatives broadcast by position, as they were recorded
+    names_off = _state.names_off
+    _state.names_off = True
     try:
         while ready:
             node = ready.pop()
@@ -237,7 +239,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                         if buf is None:
                             buf = buffers[target] = [None] * len(target.meta)
                         old = buf[nr]
-                        buf[nr] = g if old is None else old + g
+                        buf[nr] = g if old is None else _named_sum(old, g)
                     c = deps[target] - 1
                     deps[target] = c
                     if c == 0:
@@ -263,7 +265,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     finally:
         _state.enabled = prev
         _by_name.on = by_name
+        _state.names_off = names_off
     return results
+
+
+def _named_sum(a, b):
+    """a + b for two gradients of one tensor (same names): the engine runs with name inference
+    off, so the sum gets the names back here."""
+    s = a + b
+    s._names = b._names
+    return s
 
 
 def _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed, restricted=False):
@@ -271,7 +282,7 @@ def _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed, rest
         i = cap_leaves.get(id(t))
         if i is not None:
             g = _leaf_hooks(t, g)
-            results[i] = g if results[i] is None else results[i] + g
+            results[i] = g if results[i] is None else _named_sum(results[i], g)
     elif not restricted or id(t) in cap_leaves:
         _accumulate(t, g, create_graph, handed)
 
@@ -371,14 +382,16 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
         g = g.detach()
     old = leaf._grad
     if old is None:
-        if id(g) in handed:
-            g = g.detach().clone() if not create_graph else g.clone()
+        if id(g) in handed:  # the caller owns g: store a copy (named like g)
+            c = g.detach().clone() if not create_graph else g.clone()
+            c._names = g._names
+            g = c
         handed.add(id(g))
         leaf._grad = g
     else:
         if old._names is not g._names and old._names != g._names:
             old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
-        leaf._grad = old + g
+        leaf._grad = _named_sum(old, g)
     ex = leaf._extra
     if ex and ex.get("post_acc_hooks"):
         for h in ex["post_acc_hooks"]:

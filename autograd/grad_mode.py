@@ -11,6 +11,9 @@ class _State(threading.local):
     inference = False
     anomaly = False
     anomaly_check_nan = True
+    # set while the engine runs derivatives: intermediate gradient math is done unnamed (the
+    # engine stamps each input's names on its gradient), so name rules cannot reject it
+    names_off = False
 
 
 _state = _State()

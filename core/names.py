@@ -265,11 +265,6 @@ def align_mask_unify(ins, *args, **kwargs):
     unify(names_of(ins[0]), names_of(ins[1]))
 
 
-def first_input(ins, *args, **kwargs):
-    """The names of the first input, which the result's shape copies (resize_as_)."""
-    return ins[0]._names
-
-
 def check_resize(t, size) -> None:
     """resize_/resize_as_ on a tensor with named dims: only resizes that keep the shape."""
     cur = t._names

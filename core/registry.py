@@ -388,7 +388,7 @@ def _make_public(od: OpDef):
             # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
             _wrap_int_scalars(arrays)
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
-        if named:
+        if named and not _state.names_off:
             if rule is None:
                 names = _fallback_names(ins, r)
             else:

@@ -182,6 +182,8 @@ CASES = [
     Case("lu", lambda m, x: m.linalg.lu(x), [A(2, 3, 3)]),
     Case("lu_LU", lambda m, x: m.linalg.lu(x)[1:], [A(3, 3)]),
     Case("lu_factor_LU", lambda m, x: m.linalg.lu_factor(x)[0], [A(4, 4)]),
+    Case("lu_factor_tall", lambda m, x: m.linalg.lu_factor(x)[0], [A(2, 5, 3)]),
+    Case("lu_factor_wide", lambda m, x: m.linalg.lu_factor(x)[0], [A(3, 5)]),
     Case("lu_tall", lambda m, x: m.linalg.lu(x), [A(5, 3)]),
     Case("lu_wide", lambda m, x: m.linalg.lu(x), [A(3, 5)]),
     Case(
@@ -454,9 +456,15 @@ def test_named_tuples():
     assert ember.linalg.qr(x, mode="r").Q.shape == (0,)
     P, L, U = ember.linalg.lu(x)
     np.testing.assert_allclose((P @ L @ U).numpy(), x.numpy(), atol=1e-12)
-    assert ember.linalg.LinAlgError is ember.LinAlgError and issubclass(
-        ember.linalg.LinAlgError, RuntimeError
-    )
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+
+
+def test_module_import():
+    import ember.linalg as L
+    from ember.linalg import norm
+
+    assert L is ember.linalg and norm is ember.linalg.norm
+    assert ember.linalg.matrix_exp is ember.matrix_exp and ember.Tensor.det is ember.det
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
@@ -769,3 +777,70 @@ def test_linalg_error_type():
         ember.linalg.inv(ember.zeros(2, 2))
     with pytest.raises(ember.linalg.LinAlgError):
         ember.linalg.cholesky(-ember.eye(2))
+
+
+# more bad inputs: ember must raise torch's exception type with torch's exact message
+SAME_ERROR = {
+    "st_1d": lambda m: m.linalg.solve_triangular(m.zeros(3), m.zeros(3, 1), upper=True),
+    "st_B1d": lambda m: m.linalg.solve_triangular(m.eye(3), m.zeros(3), upper=True),
+    "st_notsq": lambda m: m.linalg.solve_triangular(m.zeros(3, 2), m.zeros(3, 1), upper=True),
+    "st_incompat": lambda m: m.linalg.solve_triangular(m.eye(3), m.zeros(2, 1), upper=True),
+    "st_incompat_right": lambda m: m.linalg.solve_triangular(
+        m.eye(3), m.zeros(2, 2), upper=True, left=False
+    ),
+    "lstsq_driver": lambda m: m.linalg.lstsq(m.eye(3), m.zeros(3, 1), driver="foo"),
+    "lstsq_shape": lambda m: m.linalg.lstsq(m.eye(3), m.zeros(2, 1)),
+    "lstsq_shape_vec": lambda m: m.linalg.lstsq(m.eye(3), m.zeros(2)),
+    "lstsq_dim": lambda m: m.linalg.lstsq(m.eye(3), m.zeros(2, 3, 1)),
+    "lstsq_dtype": lambda m: m.linalg.lstsq(m.eye(3), m.zeros(3, 1, dtype=m.float64)),
+    "tensorinv_ind": lambda m: m.linalg.tensorinv(m.eye(4).reshape(2, 2, 4), ind=0),
+    "tensorinv_shape": lambda m: m.linalg.tensorinv(m.zeros(2, 3, 4), ind=1),
+    "tensorsolve_shape": lambda m: m.linalg.tensorsolve(m.zeros(2, 3, 4), m.zeros(2, 3)),
+    "matrix_power_float": lambda m: m.linalg.matrix_power(m.eye(3), 2.0),
+    "matrix_norm_1d": lambda m: m.linalg.matrix_norm(m.zeros(3)),
+    "matrix_norm_dims": lambda m: m.linalg.matrix_norm(m.zeros(3, 3), dim=(0, 0)),
+    "matrix_norm_int": lambda m: m.linalg.matrix_norm(m.zeros(3, 3, dtype=m.int64)),
+    "norm_str_1d": lambda m: m.linalg.norm(m.zeros(3), "fro"),
+    "svd_1d": lambda m: m.linalg.svd(m.zeros(3)),
+    "qr_1d": lambda m: m.linalg.qr(m.zeros(3)),
+    "eig_1d": lambda m: m.linalg.eig(m.zeros(3)),
+    "eig_not_square": lambda m: m.linalg.eig(m.zeros(3, 2)),
+    "lu_factor_1d": lambda m: m.linalg.lu_factor(m.zeros(3)),
+    "lu_factor_int": lambda m: m.linalg.lu_factor(m.zeros(3, 3, dtype=m.int64)),
+    "lu_1d": lambda m: m.linalg.lu(m.zeros(3)),
+    "pinv_int": lambda m: m.linalg.pinv(m.zeros(3, 3, dtype=m.int64)),
+    "pinv_1d": lambda m: m.linalg.pinv(m.zeros(3)),
+    "matrix_rank_int": lambda m: m.linalg.matrix_rank(m.zeros(3, 3, dtype=m.int64)),
+    "multi_dot_3d": lambda m: m.linalg.multi_dot([m.zeros(2, 2, 2), m.zeros(2, 2)]),
+    "multi_dot_middle_1d": lambda m: m.linalg.multi_dot([m.zeros(2, 2), m.zeros(2), m.zeros(2, 2)]),
+    "vander_0d": lambda m: m.linalg.vander(m.tensor(1.0)),
+    "cholesky_not_square": lambda m: m.linalg.cholesky(m.zeros(2, 3)),
+    "slogdet_not_square": lambda m: m.linalg.slogdet(m.zeros(2, 3)),
+    "matrix_exp_not_square": lambda m: m.linalg.matrix_exp(m.zeros(2, 3)),
+    "matrix_exp_int": lambda m: m.linalg.matrix_exp(m.eye(3, dtype=m.int64)),
+    "det_int": lambda m: m.det(m.zeros(3, 3, dtype=m.int64)),
+    "householder_batch": lambda m: m.linalg.householder_product(m.zeros(2, 4, 3), m.zeros(3, 2)),
+    "cross_dim": lambda m: m.linalg.cross(m.zeros(3, 2), m.zeros(3, 2), dim=1),
+    "inv_bfloat16": lambda m: m.linalg.inv(m.zeros(2, 2, dtype=m.bfloat16)),
+}
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("name", sorted(SAME_ERROR))
+def test_same_error_as_torch(name):
+    import re
+
+    fn = SAME_ERROR[name]
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    exc = RuntimeError if isinstance(te.value, RuntimeError) else type(te.value)
+    with pytest.raises(exc, match="^" + re.escape(str(te.value)) + "$"):
+        fn(ember)
+
+
+def test_solve_triangular_mixed_dtypes():
+    # torch solves in A's dtype (no promotion, no error)
+    r = ember.linalg.solve_triangular(
+        ember.eye(3), ember.ones(3, 1, dtype=ember.float64), upper=True
+    )
+    assert r.dtype == ember.float32

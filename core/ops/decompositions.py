@@ -23,7 +23,6 @@ from ..return_types import return_types
 from ..tensor import Tensor
 
 __all__ = [
-    "LinAlgError",
     "cholesky",
     "cholesky_inverse",
     "cholesky_solve",
@@ -368,11 +367,8 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
 def _linalg_solve_triangular(xp, A, B, upper=False, left=True, unitriangular=False):
     """X with op(A) X = B (left) or X A = B: A triangular (the other triangle is ignored)."""
     _check_float("linalg.solve_triangular", A)
-    if A.dtype != B.dtype:
-        raise RuntimeError(
-            "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
-            f"type {_sname(A)} and B of type {_sname(B)} instead"
-        )
+    if B.dtype != A.dtype:  # torch computes (and returns) in A's dtype
+        B = B.astype(A.dtype)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         A, B, upper = xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2), not upper
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
@@ -797,7 +793,13 @@ def _(grad, input):
 )
 def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
     """(LU, pivots, info): the packed partial-pivoting LU; pivots are 1-based int32."""
-    _check_matrix("linalg.lu_factor", A)
+    if A.ndim < 2:
+        raise RuntimeError(
+            "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(A.shape)} instead"
+        )
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(f"\"lu_cpu\" not implemented for '{_sname(A)}'")
     _check_float("linalg.lu_factor", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -914,7 +916,11 @@ def _eye_rect(like, m, k):
 )
 def _linalg_lu(xp, A, pivot=True):
     """(P, L, U) with A = P L U."""
-    _check_matrix("linalg.lu", A)
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} "
+            "instead"
+        )
     _check_float("linalg.lu", A)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
