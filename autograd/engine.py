@@ -84,6 +84,8 @@ def _conform(g, meta):
     if g._data.shape != shape:
         g = g.sum_to_size(shape)
     if g._data.dtype is not npd:
+        if g._data.dtype.kind == "c" and npd.kind != "c":
+            g = g.real  # a complex gradient reaching a real input keeps its real part, like torch
         g = g.to(_dtm._FROM_NP[npd])
     if g._names != names:
         g = g.rename(*names) if names is not None else g.rename(None)

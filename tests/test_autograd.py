@@ -835,3 +835,16 @@ def _decorator_forms(m):
 @pytest.mark.parametrize("mod", ["torch", "ember"])
 def test_grad_mode_decorator_forms(mod):
     _decorator_forms(torch if mod == "torch" else ember)
+
+
+def test_complex_gradient_into_real_input_keeps_real_part_without_warning():
+    import warnings
+
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            (x * m.tensor([1 + 2j, 3 - 1j])).abs().sum().backward()
+        grads.append(x.grad.tolist())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
