@@ -44,7 +44,7 @@ from .core.layout import (
     strided,
 )
 from .core.printing import set_printoptions
-from .core.tensor import Size, Tensor, is_tensor
+from .core.tensor import Size, Tensor, detach, get_device, is_signed, is_tensor, numel
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
 

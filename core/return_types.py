@@ -47,7 +47,9 @@ class _ReturnTypes:
     linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
     linalg_lu = _return_type("linalg_lu", ("P", "L", "U"))
     lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
-    linalg_lstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+    linalg_lstsq = _return_type(
+        "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
+    )
     triangular_solve = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
     sort = _return_type("sort")
     topk = _return_type("topk")

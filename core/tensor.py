@@ -224,7 +224,7 @@ class Tensor:
     def is_sparse(self) -> bool:
         return False
 
-    is_quantized = is_meta = is_sparse
+    is_quantized = is_meta = is_sparse_csr = is_sparse
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or self._data.dtype is _dt.bfloat16.np
@@ -646,6 +646,23 @@ def _view(base: Tensor, arr, names=None) -> Tensor:
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+# torch's function forms of a few Tensor methods
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
+
+
+def get_device(input: Tensor) -> int:
+    return input.get_device()
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
 
 
 def to_array(x, xp=np, dtype=None):

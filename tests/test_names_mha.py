@@ -6,10 +6,9 @@ spec's.
 
 import math
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 
 try:
     import torch
@@ -89,8 +88,10 @@ def test_p131_multihead_attention(batched):
         return
     tq = torch.tensor(q, requires_grad=True)
     expect = plain_mha(torch, tq, torch.tensor(m), weights)
-    np.testing.assert_allclose(out.detach().rename(None).numpy(), expect.detach().numpy(),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        out.detach().rename(None).numpy(), expect.detach().numpy(), rtol=1e-4, atol=1e-5
+    )
     expect.sum().backward()
-    np.testing.assert_allclose(query.grad.rename(None).numpy(), tq.grad.numpy(), rtol=1e-4,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        query.grad.rename(None).numpy(), tq.grad.numpy(), rtol=1e-4, atol=1e-5
+    )

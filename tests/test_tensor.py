@@ -398,3 +398,18 @@ def test_type_cast_by_dtype_and_errors():
     assert e == t
     e, t = both(lambda m: m.tensor([1.5]).type(5))
     assert e == t
+
+
+@pytest.mark.parametrize("fn", ["numel", "is_signed", "get_device", "is_tensor"])
+def test_function_forms_match_torch(fn):
+    for dt in ("float32", "int64", "uint8"):
+        e = ember.ones(2, 3, dtype=getattr(ember, dt))
+        t = torch.ones(2, 3, dtype=getattr(torch, dt))
+        assert getattr(ember, fn)(e) == getattr(torch, fn)(t)
+
+
+def test_detach_function_shares_storage():
+    x = ember.ones(3, requires_grad=True)
+    d = ember.detach(x)
+    assert not d.requires_grad and d.data_ptr() == x.data_ptr()
+    assert ember.ones(2).is_sparse_csr is torch.ones(2).is_sparse_csr
