@@ -74,6 +74,7 @@ from .core.ops.foreach import *  # torch._foreach_*
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
 from . import autograd
+from . import nn  # torch.nn
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

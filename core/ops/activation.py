@@ -1,0 +1,162 @@
+"""Piecewise activations as single ops (nn.functional's hot paths): leaky_relu, hardtanh, elu
+(with selu/celu's scales), softplus, hardsigmoid, hardswish.
+
+As compositions these cost several full passes plus ``where`` (slow on random masks); here the
+forward is one kernel written with max/min/clip arithmetic. Derivatives follow torch at the
+breakpoints (hardtanh's is 0 on its bounds, elu's at 0 is alpha). When no graph is being built
+for the gradient (the engine runs vjps under no_grad), the derivative is computed on raw arrays;
+under ``create_graph=True`` it is written in ember ops so double backward works. Names are kept.
+"""
+
+from __future__ import annotations
+
+from ...autograd.grad_mode import _state
+from ..device import array_module
+from ..names import keep
+from ..registry import op
+from ..tensor import _wrap
+
+__all__: list = []
+
+
+def _c(arr):
+    """A raw array as a constant tensor (no graph)."""
+    return _wrap(arr)
+
+
+# ---------------------------------------------------------------------- leaky_relu
+@op(names=keep, method=False)
+def _leaky_relu(xp, input, negative_slope=0.01):
+    s = negative_slope
+    # max(x, s*x) is x for x > 0 and s*x otherwise whenever s <= 1 (min when s > 1)
+    return xp.maximum(input, input * s) if s <= 1 else xp.minimum(input, input * s)
+
+
+@_leaky_relu.vjp
+def _(grad, input, negative_slope):
+    a = input._data
+    d = (a > 0).astype(a.dtype)
+    d *= 1 - negative_slope
+    d += negative_slope
+    return grad * _c(d)
+
+
+# ---------------------------------------------------------------------- hardtanh
+@op(names=keep, method=False)
+def _hardtanh(xp, input, min_val=-1.0, max_val=1.0):
+    return xp.minimum(xp.maximum(input, min_val), max_val)
+
+
+@_hardtanh.vjp
+def _(grad, input, min_val, max_val):
+    a = input._data
+    return grad * _c(((a > min_val) & (a < max_val)).astype(a.dtype))
+
+
+# ---------------------------------------------------------------------- elu / selu / celu
+@op(names=keep, method=False)
+def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
+    neg = xp.minimum(input, 0)
+    if input_scale != 1:
+        neg *= input_scale
+    neg = xp.expm1(neg)
+    neg *= alpha * scale
+    pos = xp.maximum(input, 0)
+    if scale != 1:
+        pos *= scale
+    pos += neg
+    return pos
+
+
+@_elu.vjp
+def _(grad, input, alpha, scale, input_scale):
+    a = input._data
+    xp = array_module(a)
+    pos = (a > 0).astype(a.dtype)
+    k = alpha * scale * input_scale
+    if not _state.enabled:
+        e = xp.minimum(a, 0)
+        if input_scale != 1:
+            e *= input_scale
+        e = xp.exp(e)
+        e *= k
+        e *= 1 - pos  # x <= 0: alpha*scale*input_scale*exp(x*input_scale); at 0 that is the limit
+        if scale != 1:
+            pos *= scale
+        e += pos
+        return grad * _c(e)
+    # double backward: the exponential branch stays a function of the input
+    e = (input.clamp(max=0) * input_scale).exp() * k
+    return grad * (e * _c(1 - pos) + _c(pos * scale))
+
+
+# ---------------------------------------------------------------------- softplus
+@op(names=keep, method=False)
+def _softplus(xp, input, beta=1.0, threshold=20.0):
+    z = input * beta if beta != 1 else input
+    # max(z, 0) + log1p(exp(-|z|)): no overflow anywhere; linear above the threshold, like torch
+    r = xp.log1p(xp.exp(-xp.abs(z)))
+    r += xp.maximum(z, 0)
+    if beta != 1:
+        r /= beta
+    xp.copyto(r, input, where=z > threshold)
+    return r
+
+
+@_softplus.vjp
+def _(grad, input, beta, threshold):
+    a = input._data
+    xp = array_module(a)
+    z = a * beta if beta != 1 else a
+    lin = z > threshold
+    if not _state.enabled:
+        # sigmoid(z) without overflow, e = exp(-|z|): 1 / (1 + e) for z >= 0, e / (1 + e) below
+        e = xp.exp(-xp.abs(z))
+        neg = (z < 0).astype(a.dtype)
+        s = neg * e
+        s += 1 - neg
+        s /= 1 + e
+        xp.copyto(s, 1, where=lin)
+        return grad * _c(s)
+    m = lin.astype(a.dtype)
+    return grad * ((input * beta).sigmoid() * _c(1 - m) + _c(m))
+
+
+# ---------------------------------------------------------------------- hardsigmoid / hardswish
+@op(names=keep, method=False)
+def _hardsigmoid(xp, input):
+    r = input / 6
+    r += 0.5
+    return xp.minimum(xp.maximum(r, 0), 1)
+
+
+@_hardsigmoid.vjp
+def _(grad, input):
+    a = input._data
+    d = ((a > -3) & (a < 3)).astype(a.dtype)
+    d /= 6
+    return grad * _c(d)
+
+
+@op(names=keep, method=False)
+def _hardswish(xp, input):
+    r = input + 3
+    r = xp.minimum(xp.maximum(r, 0), 6)
+    r *= input
+    r /= 6
+    return r
+
+
+@_hardswish.vjp
+def _(grad, input):
+    # 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (torch's breakpoints)
+    a = input._data
+    mid = ((a > -3) & (a < 3)).astype(a.dtype)
+    hi = (a >= 3).astype(a.dtype)
+    if not _state.enabled:
+        d = a / 3
+        d += 0.5
+        d *= mid
+        d += hi
+        return grad * _c(d)
+    return grad * ((input / 3 + 0.5) * _c(mid) + _c(hi))

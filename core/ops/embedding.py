@@ -1,0 +1,75 @@
+"""The embedding lookup as one op: rows of ``weight`` picked by integer ``indices``.
+
+A registered op (not a composite of index_select) because its derivative must skip the padding
+row and may scale each row's gradient by the inverse frequency of its index in the batch; both
+are constants of the indices, so the derivative stays an ember op (index_add) and double backward
+works. Used by nn.functional.embedding and embedding_bag.
+"""
+
+from __future__ import annotations
+
+from ..registry import op
+from ..tensor import Tensor, _wrap
+
+__all__: list = []
+
+
+def _embedding_names(ins, *args, **kwargs):
+    """The output is indices' dims plus the (created, so unnamed) vector dim."""
+    n = ins[1]._names
+    return None if n is None else tuple(n) + (None,)
+
+
+def _check_indices(xp, indices, n):
+    k = indices.dtype.kind
+    if k not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {_type_name(indices.dtype)} instead (while checking "
+            "arguments for embedding)"
+        )
+    if indices.size and (bool((indices < 0).any()) or bool((indices >= n).any())):
+        raise IndexError("index out of range in self")
+
+
+def _type_name(npd) -> str:
+    from .. import dtype as _dt
+
+    d = _dt._FROM_NP[npd]
+    name = _dt.SCALAR_NAMES.get(d.name, d.name.capitalize())
+    return f"torch.{name}Tensor" if name != "Bool" else "torch.BoolTensor"
+
+
+@op(names=_embedding_names, method=False)
+def _embedding(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
+    """weight[indices]: an (*indices.shape, embedding_dim) tensor."""
+    _check_indices(xp, indices, weight.shape[0])
+    return weight[indices]
+
+
+@_embedding.vjp
+def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    idx = indices._data.reshape(-1)
+    g = grad.reshape(-1, weight_shape[-1])
+    if padding_idx >= 0 or scale_grad_by_freq:
+        xp = _xp(idx)
+        dt = grad._data.dtype
+        c = xp.ones(idx.shape[0], dtype=dt)
+        if scale_grad_by_freq:
+            counts = xp.bincount(idx, minlength=weight_shape[0])
+            c = c / counts[idx].astype(dt)
+        if padding_idx >= 0:
+            c = c * (idx != padding_idx).astype(dt)
+        g = g * _wrap(c.reshape(-1, 1))
+    gw = _zeros(grad, weight_shape).index_add(0, _wrap(idx), g)
+    return gw, None
+
+
+def _xp(a):
+    from ..device import array_module
+
+    return array_module(a)
+
+
+def _zeros(like: Tensor, shape) -> Tensor:
+    return _wrap(_xp(like._data).zeros(tuple(shape), dtype=like._data.dtype))

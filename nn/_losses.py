@@ -1,0 +1,1096 @@
+"""Functional losses (``ember.nn.functional.*_loss``), written over ember ops so autograd, double
+backward and devices come for free. Numerically stable forms: log-softmax via logsumexp, BCE with
+logits via softplus, KL via xlogy. CTC is one registered op (forward algorithm in log space,
+vectorised over the batch) whose derivative is computed by the alpha-beta recursion.
+
+Names (spec 4.3): with reduction='none' the result keeps the batch names; the target's names are
+unified with the input's.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..core.device import array_module
+from ..core.names import keep, unify
+from ..core.ops.comparison import where as _where
+from ..core.ops.reduction import _tname
+from ..core.registry import op
+from ..core.tensor import Tensor, _wrap
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "ctc_loss",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "margin_ranking_loss",
+    "mse_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+# ------------------------------------------------------------------ reduction helpers
+def _legacy_reduction(size_average, reduce, emit_warning: bool = True) -> str:
+    """The reduction string for the deprecated ``size_average``/``reduce`` pair (torch's rule)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = ("mean" if size_average else "sum") if reduce else "none"
+    if emit_warning:
+        warnings.warn(
+            f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
+            "instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return ret
+
+
+def _reduction(reduction, size_average=None, reduce=None) -> str:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _size(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _warn_size(input, target) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({_size(target.shape)}) that is different to the input size "
+            f"({_size(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _const(arr, like: Tensor) -> Tensor:
+    """A constant (no-grad) tensor around a raw array, in ``like``'s dtype."""
+    return _wrap(arr.astype(like._data.dtype, copy=False))
+
+
+# ------------------------------------------------------------------ names
+def _all_names(*ts):
+    return any(isinstance(t, Tensor) and t._names is not None for t in ts)
+
+
+def _strip(t):
+    return t.rename(None) if isinstance(t, Tensor) and t._names is not None else t
+
+
+def _stamp(out: Tensor, names) -> Tensor:
+    if names is None or out.ndim == 0 or all(n is None for n in names):
+        return out
+    return out.rename(*names[len(names) - out.ndim :]) if len(names) >= out.ndim else out
+
+
+def _unified(*ts):
+    names = None
+    for t in ts:
+        if isinstance(t, Tensor) and t.ndim:
+            n = t._names if t._names is not None else (None,) * t.ndim
+            names = n if names is None else unify(names, n)
+    return names
+
+
+def _with_names(rule):
+    """Run the loss on unnamed tensors, then name a reduction='none' result by ``rule``.
+
+    ``rule(args, kwargs, out)`` returns the result's names from the original arguments. Unnamed
+    calls pay one scan of the positional tensors."""
+
+    def deco(fn):
+        def wrapper(*args, **kwargs):
+            if not (_all_names(*args) or _all_names(*kwargs.values())):
+                return fn(*args, **kwargs)
+            names = rule(args, kwargs)
+            out = fn(*[_strip(a) for a in args], **{k: _strip(v) for k, v in kwargs.items()})
+            return _stamp(out, names)
+
+        wrapper.__name__ = wrapper.__qualname__ = fn.__name__
+        wrapper.__doc__ = fn.__doc__
+        wrapper.__wrapped__ = fn
+        return wrapper
+
+    return deco
+
+
+def _elementwise_names(args, kwargs):
+    return _unified(*[a for a in args[:3] if isinstance(a, Tensor)])
+
+
+def _class_names(args, kwargs):
+    """(N, C, d1, ...) input and (N, d1, ...) target: the input's names without the class dim."""
+    input, target = args[0], args[1] if len(args) > 1 else kwargs.get("target")
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor) or input.ndim < 2:
+        return None
+    n = input._names or (None,) * input.ndim
+    n = n[:1] + n[2:]
+    if target.ndim == input.ndim:  # probabilities: same shape as the input
+        n = unify(input._names or (None,) * input.ndim, target._names or (None,) * target.ndim)
+        return n[:1] + n[2:]
+    if target.ndim == len(n):
+        return unify(n, target._names or (None,) * target.ndim)
+    return n
+
+
+def _batch_names(args, kwargs):
+    """Per-sample losses of (N, C) inputs: the batch dim's name."""
+    t = args[0]
+    return (t._names or (None,))[:1] if isinstance(t, Tensor) and t.ndim >= 2 else None
+
+
+# ------------------------------------------------------------------ private ops
+@op(names=keep, method=False)
+def _loss_softplus(xp, input):
+    """log(1 + exp(x)), stable for large |x|."""
+    # max(x, 0) + log1p(exp(-|x|)): far cheaper than numpy's logaddexp
+    r = xp.exp(-xp.abs(input))
+    xp.log1p(r, out=r)
+    r += xp.maximum(input, 0)
+    return r
+
+
+@_loss_softplus.vjp
+def _(grad, input):
+    return grad * input.sigmoid()
+
+
+def _softplus(x: Tensor) -> Tensor:
+    return _loss_softplus(x)
+
+
+def _logsigmoid(x: Tensor) -> Tensor:
+    return -_loss_softplus(-x)
+
+
+# ------------------------------------------------------------------ regression losses
+def _weighted(loss, weight, input, reduction, normalize):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and normalize:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Mean absolute error |input - target| (optionally weighted per element)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, True)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Mean squared error (input - target)**2 (optionally weighted per element)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _warn_size(input, target)
+    if input._data.dtype.kind not in "fcV":
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_tname(input._data.dtype)}'")
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, True)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """0.5 d**2 where |d| < delta, delta (|d| - delta/2) elsewhere."""
+    reduction = _reduction(reduction)
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    a = d.abs()
+    loss = _where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, False)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """0.5 d**2 / beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 when beta == 0)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _warn_size(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    a = d.abs()
+    if beta == 0:
+        return _reduce(a, reduction)
+    loss = _where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def soft_margin_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """log(1 + exp(-target * input)) for targets in {1, -1}."""
+    reduction = _reduction(reduction, size_average, reduce)
+    return _reduce(_softplus(-target * input), reduction)
+
+
+@_with_names(_elementwise_names)
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Poisson negative log likelihood (``log_input``: the input is the log rate); ``full`` adds
+    the Stirling term target*log(target) - target + 0.5*log(2*pi*target) where target > 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        ys = _where(big, target, 1.0)
+        stirling = ys * ys.log() - ys + 0.5 * (2 * math.pi * ys).log()
+        loss = loss + _where(big, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Gaussian negative log likelihood 0.5 (log(var) + (input - target)**2 / var) (+ const)."""
+    if not isinstance(var, Tensor):
+        var = input.new_full(input.shape, float(var))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)  # one variance per sample (homoscedastic over the last dim)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    if bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # clamp for stability without changing the gradient (torch clamps under no_grad)
+    vd = var.detach()
+    var = var + (vd.clamp_min(eps) - vd)
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """Kullback-Leibler divergence with ``input`` log-probabilities; ``target`` probabilities
+    (log-probabilities when ``log_target``). reduction='batchmean' divides by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        s = loss.sum()
+        return s / input.shape[0] if input.ndim else s
+    return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------------------ binary losses
+@_with_names(_elementwise_names)
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-w (y log(x) + (1 - y) log(1 - x)), the logs clamped at -100 like torch."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({_size(target.shape)}) that is different to the input size "
+            f"({_size(input.shape)}) is deprecated. Please ensure they have the same size."
+        )
+    x = input._data
+    if bool(((x < 0) | (x > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    y = target._data
+    if bool(((y < 0) | (y > 1)).any()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    loss = -(
+        target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100)
+    )
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+@_with_names(_elementwise_names)
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Sigmoid + BCE in one stable expression: (1 - y) x + (1 + (p - 1) y) softplus(-x)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({_size(target.shape)}) must be the same as input size "
+            f"({_size(input.shape)})"
+        )
+    sp = _softplus(-input)
+    if pos_weight is not None:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------------------ class-index losses
+def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
+    """NLL of (N, C, d...) log-probabilities ``logp`` (class dim ``cd``) at class indices."""
+    shape = logp.shape
+    C = shape[cd]
+    if cd == 0:  # unbatched (C,) input
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    else:
+        tb = target.shape[0] if target.ndim else 0
+        if tb != shape[0]:
+            raise ValueError(
+                f"Expected input batch_size ({shape[0]}) to match target batch_size ({tb})."
+            )
+        if logp.ndim == 2 and target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if logp.ndim > 2 and target.shape != shape[:1] + shape[2:]:
+            raise RuntimeError(
+                f"Expected target size {list(shape[:1] + shape[2:])}, got {list(target.shape)}"
+            )
+    td = target._data
+    if td.dtype != np.int64 and td.dtype != np.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(td.dtype)}")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {C} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}"
+        )
+    xp = array_module(td)
+    valid = td != ignore_index
+    bad = valid & ((td < 0) | (td >= C))
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(td[bad].reshape(-1)[0])} is out of bounds.")
+    safe = xp.where(valid, td, 0).astype(np.int64)
+    wt = xp.where(valid, weight._data[safe], 0) if weight is not None else valid
+    wt = wt.astype(logp._data.dtype, copy=False)
+    if cd == 0:  # unbatched: one sample
+        out = _nll_loss(logp.unsqueeze(0), _wrap(safe.reshape(1)), _wrap(wt.reshape(1)), reduction)
+        return out.reshape(()) if reduction == "none" else out
+    return _nll_loss(logp, _wrap(safe), _wrap(wt), reduction)
+
+
+def _nll_rule(ins, reduction="mean"):
+    """(N, C, d...) -> (N, d...) for reduction='none' (the class dim drops its name)."""
+    if reduction != "none" or ins[0]._names is None:
+        return None
+    n = ins[0]._names
+    return _unified_names(n[:1] + n[2:], ins[1]._names)
+
+
+def _unified_names(a, b):
+    n = a if b is None else unify(a, b)
+    return None if all(x is None for x in n) else n
+
+
+@op(names=_nll_rule, method=False)
+def _nll_loss(xp, input, target, wt, reduction="mean"):
+    """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices and
+    ``wt`` the per-element weights (0 where ignored)."""
+    picked = xp.take_along_axis(input, xp.expand_dims(target, 1), axis=1)[:, 0]
+    loss = picked * wt
+    if reduction == "none":
+        return -loss
+    s = -loss.sum()
+    if reduction == "mean":
+        with _errstate(xp):  # every target ignored: nan, silently (like torch)
+            s = s / wt.sum()
+    return xp.asarray(s, dtype=input.dtype)
+
+
+@_nll_loss.vjp
+def _(grad, input_shape, target, wt, reduction):
+    t, w = target._data, wt._data
+    xp = array_module(t)
+    ar = xp.arange(input_shape[1]).reshape((1, -1) + (1,) * (len(input_shape) - 2))
+    with _errstate(xp):
+        scale = -w / w.sum() if reduction == "mean" else -w
+    g = (ar == xp.expand_dims(t, 1)) * xp.expand_dims(scale, 1)
+    g = _wrap(g.astype(w.dtype, copy=False))
+    return g * (grad.unsqueeze(1) if reduction == "none" else grad), None, None
+
+
+def _check_classes_input(input):
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+
+
+@_with_names(_class_names)
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log likelihood of log-probabilities ``input`` (N, C, d1, ...) at class indices."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_classes_input(input)
+    return _nll_from_logp(
+        input, target, weight, ignore_index, reduction, 1 if input.ndim > 1 else 0
+    )
+
+
+@_with_names(_class_names)
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax + NLL over class indices or class probabilities (``target`` shaped like
+    ``input``), with optional per-class ``weight`` and ``label_smoothing``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_classes_input(input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {float(label_smoothing):g}"
+        )
+    cd = 1 if input.ndim > 1 else 0
+    C = input.shape[cd]
+    logp = input.log_softmax(cd)
+    wshape = None
+    if weight is not None:
+        wshape = (C,) + (1,) * (input.ndim - cd - 1)
+    if target.shape == input.shape and target._data.dtype.kind in "fV":
+        # class probabilities
+        if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {C} classes or no classes but "
+                f"got weight tensor of shape: {list(weight.shape)}"
+            )
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        loss = -prod.sum(cd)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // C) if input.numel() else loss.sum() / 0.0
+        return _reduce(loss, reduction)
+    nll = _nll_from_logp(logp, target, weight, ignore_index, reduction, cd)
+    if label_smoothing <= 0:
+        return nll
+    # the smoothing term: -sum_c w_c logp_c per element, zero where the target is ignored
+    td = target._data
+    valid = td != ignore_index
+    mask = _const(valid, logp)
+    lw = logp * weight.reshape(wshape) if weight is not None else logp
+    smooth = -lw.sum(cd) * mask
+    if reduction == "mean":
+        if weight is not None:
+            xp = array_module(td)
+            den = weight._data[xp.where(valid, td, 0).astype(np.int64)][valid].sum()
+            smooth = smooth.sum() / _const(xp.asarray(den), logp)
+        else:
+            smooth = smooth.sum() / _const(valid.sum(), logp)
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / C)
+
+
+def _check_nd_classes(input, name=None):
+    if input.ndim > 2 or input.numel() == 0 and input.ndim != 2:
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
+
+
+@_with_names(_batch_names)
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-class hinge: sum over j != y of max(0, margin - x[y] + x[j])**p * w[y] / C."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    _check_nd_classes(input)
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    N, C = x.shape
+    if target.numel() != N or target.ndim > 1:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{N}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    td = target._data.reshape(-1)
+    if bool(((td < 0) | (td >= C)).any()):
+        raise RuntimeError("target out of range")
+    xp = array_module(td)
+    idx = _wrap(td.astype(np.int64)[:, None])
+    z = (margin - x.gather(1, idx) + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    keepm = xp.arange(C)[None, :] != td[:, None]
+    if weight is not None:
+        keepm = keepm * weight._data[td][:, None]
+    loss = (z * _const(keepm, x)).sum(1) / C
+    if input.ndim < 2:
+        loss = loss.reshape(target.shape)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_batch_names)
+def multilabel_margin_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """Multi-label hinge: targets are class indices padded by -1; sum over target j and
+    non-target i of max(0, 1 - (x[j] - x[i])) / C."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_nd_classes(input)
+    if target.shape != input.shape:
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    N, C = x.shape
+    td = target._data.reshape(N, C)
+    xp = array_module(td)
+    # the targets of a row are its entries before the first -1
+    slot = xp.cumprod(td >= 0, axis=1).astype(bool)
+    if bool(((td >= C) & slot).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    safe = xp.where(slot, td, 0).astype(np.int64)
+    is_t = xp.zeros((N, C), dtype=bool)
+    rows = xp.broadcast_to(xp.arange(N)[:, None], (N, C))
+    is_t[rows[slot], safe[slot]] = True
+    xj = x.gather(1, _wrap(safe))  # (N, C): the input at each target slot
+    pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    m = slot[:, :, None] & ~is_t[:, None, :]
+    loss = (pair * _const(m, x)).sum((1, 2)) / C
+    if input.ndim < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+@_with_names(_batch_names)
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Per-class binary logistic loss averaged over the classes (last dim)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    cd = input.ndim - 1
+    loss = loss.sum(cd) / input.shape[cd]
+    return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------------------ pair / triplet losses
+@_with_names(_elementwise_names)
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size(input1.shape)}, input2: {_size(input2.shape)}, "
+            f"target: {_size(target.shape)} "
+        )
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+@_with_names(_elementwise_names)
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """x where target == 1, max(0, margin - x) where target == -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    m = (margin - input).clamp_min(0)
+    loss = _where(target != 1, m, 0.0) + _where(target != -1, input, 0.0)
+    return _reduce(loss, reduction)
+
+
+@_with_names(_batch_names)
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.ndim == 1:
+        if input1.ndim != 2 or input2.ndim != 2:
+            raise RuntimeError(
+                "1D target tensor expects 2D input tensors, but found inputs with sizes "
+                f"{list(input1.shape)} and {list(input2.shape)}."
+            )
+    elif input1.ndim != 1 or input2.ndim != 1:
+        raise RuntimeError(
+            "0D target tensor expects 1D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    d = input1.ndim - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + eps
+    m2 = (input2 * input2).sum(d) + eps
+    cos = prod / (m1 * m2).sqrt()
+    pos = _where(target == 1, 1 - cos, 0.0)
+    neg = _where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def _pairwise(x1, x2, p=2.0, eps=1e-6):
+    return (x1 - x2 + eps).norm(p, dim=-1)
+
+
+def _check_triplet(a, p, n):
+    if not a.ndim == p.ndim == n.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a.ndim}D, positive {p.ndim}D, and negative "
+            f"{n.ndim}D inputs"
+        )
+
+
+@_with_names(_batch_names)
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin) with the p-norm distance (``swap``: the harder of
+    d(a, n) and d(p, n))."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_triplet(anchor, positive, negative)
+    dp = _pairwise(anchor, positive, p, eps)
+    dn = _pairwise(anchor, negative, p, eps)
+    if swap:
+        dn = dn.minimum(_pairwise(positive, negative, p, eps))
+    return _reduce((margin + dp - dn).clamp_min(0), reduction)
+
+
+@_with_names(_batch_names)
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """Triplet loss with a custom ``distance_function`` (default: pairwise Euclidean)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet(anchor, positive, negative)
+    dist = distance_function if distance_function is not None else _pairwise
+    dp = dist(anchor, positive)
+    dn = dist(anchor, negative)
+    if swap:
+        dn = dn.minimum(dist(positive, negative))
+    return _reduce((margin + dp - dn).clamp_min(0), reduction)
+
+
+# ------------------------------------------------------------------ CTC
+def _errstate(xp):
+    return (
+        xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else nullcontext()
+    )
+
+
+def _lse3(xp, a, b, c):
+    m = xp.maximum(xp.maximum(a, b), c)
+    ms = xp.where(xp.isfinite(m), m, 0)
+    return xp.log(xp.exp(a - ms) + xp.exp(b - ms) + xp.exp(c - ms)) + ms
+
+
+def _ctc_setup(xp, lp, targets, in_len, tgt_len, blank):
+    """Extended label sequences (blank-interleaved), their emissions and skip masks."""
+    T, N, _C = lp.shape
+    tgt_len = tgt_len.astype(np.int64)
+    smax = int(tgt_len.max()) if N else 0
+    ar = xp.arange(smax)
+    inside = ar[None, :] < tgt_len[:, None]
+    if targets.ndim == 1:  # concatenated targets
+        offs = xp.cumsum(tgt_len) - tgt_len
+        idx = offs[:, None] + ar[None, :]
+        flat = targets if targets.size else xp.zeros(1, targets.dtype)
+        tg = flat[xp.clip(idx, 0, flat.size - 1)]
+    else:
+        tg = targets[:, :smax]
+    tg = xp.where(inside, tg, blank).astype(np.int64)
+    S = 2 * smax + 1
+    ext = xp.full((N, S), blank, dtype=np.int64)
+    ext[:, 1::2] = tg
+    skip = xp.zeros((N, S), dtype=bool)  # s-2 -> s allowed
+    if smax > 1:
+        skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
+    svalid = xp.arange(S)[None, :] < (2 * tgt_len + 1)[:, None]
+    # emissions (T, N, S): lp[t, n, ext[n, s]]
+    em = xp.take_along_axis(lp, xp.broadcast_to(ext[None], (T, N, S)), axis=2)
+    return ext, skip, svalid, em, tgt_len
+
+
+def _ctc_alpha(xp, em, skip, svalid, in_len):
+    T, N, S = em.shape
+    ninf = xp.asarray(-np.inf, dtype=em.dtype)
+    alpha = xp.full((T, N, S), ninf, dtype=em.dtype)
+    a0 = xp.full((N, S), ninf, dtype=em.dtype)
+    a0[:, 0] = em[0, :, 0]
+    if S > 1:
+        a0[:, 1] = em[0, :, 1]
+    alpha[0] = xp.where(svalid, a0, ninf)
+    pad1 = xp.full((N, 1), ninf, dtype=em.dtype)
+    pad2 = xp.full((N, 2), ninf, dtype=em.dtype)
+    for t in range(1, T):
+        a = alpha[t - 1]
+        a1 = xp.concatenate([pad1, a[:, :-1]], axis=1)
+        a2 = xp.where(skip, xp.concatenate([pad2, a[:, :-2]], axis=1), ninf)
+        alpha[t] = xp.where(svalid, _lse3(xp, a, a1, a2) + em[t], ninf)
+    return alpha
+
+
+def _ctc_beta(xp, em, skip, svalid, in_len, tgt_len):
+    T, N, S = em.shape
+    ninf = xp.asarray(-np.inf, dtype=em.dtype)
+    beta = xp.full((T, N, S), ninf, dtype=em.dtype)
+    rows = xp.arange(N)
+    last = 2 * tgt_len
+    skip_from = xp.concatenate([skip[:, 2:], xp.zeros((N, 2), dtype=bool)], axis=1)
+    pad1 = xp.full((N, 1), ninf, dtype=em.dtype)
+    pad2 = xp.full((N, 2), ninf, dtype=em.dtype)
+    b = xp.full((N, S), ninf, dtype=em.dtype)
+    for t in range(T - 1, -1, -1):
+        b1 = xp.concatenate([b[:, 1:], pad1], axis=1)
+        b2 = xp.where(skip_from, xp.concatenate([b[:, 2:], pad2], axis=1), ninf)
+        rec = xp.where(svalid, _lse3(xp, b, b1, b2) + em[t], ninf)
+        init = xp.full((N, S), ninf, dtype=em.dtype)
+        init[rows, last] = em[t, rows, last]
+        has = tgt_len > 0
+        init[rows[has], last[has] - 1] = em[t, rows[has], last[has] - 1]
+        here = (t == in_len - 1)[:, None]
+        before = (t < in_len - 1)[:, None]
+        b = xp.where(here, init, xp.where(before, rec, ninf))
+        beta[t] = b
+    return beta
+
+
+def _ctc_nll(xp, alpha, in_len, tgt_len):
+    N = alpha.shape[1]
+    rows = xp.arange(N)
+    fin = alpha[xp.clip(in_len - 1, 0, None), rows]  # (N, S)
+    last = 2 * tgt_len
+    a = fin[rows, last]
+    b = xp.where(tgt_len > 0, fin[rows, xp.maximum(last - 1, 0)], -np.inf)
+    return -xp.logaddexp(a, b)
+
+
+def _ctc_rule(ins, *args, **kwargs):
+    """(T, N, C) log-probabilities -> (N,) losses: the batch dim keeps its name."""
+    n = ins[0]._names
+    return None if n is None or n[1] is None else (n[1],)
+
+
+@op(names=_ctc_rule, method=False)
+def _ctc_loss(xp, log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    """Per-sample CTC negative log likelihood of (T, N, C) log-probabilities."""
+    in_len = input_lengths.astype(np.int64)
+    with _errstate(xp):
+        _ext, skip, svalid, em, tl = _ctc_setup(
+            xp, log_probs, targets, in_len, target_lengths, blank
+        )
+        nll = _ctc_nll(xp, _ctc_alpha(xp, em, skip, svalid, in_len), in_len, tl)
+    if zero_infinity:
+        nll = xp.where(xp.isinf(nll), 0, nll)
+    return nll.astype(log_probs.dtype, copy=False)
+
+
+def _ctc_grad(xp, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """d nll / d log_probs as torch computes it: exp(lp) - posterior (the gradient through a
+    preceding log_softmax), zero past each input length."""
+    in_len = input_lengths.astype(np.int64)
+    T, N, C = lp.shape
+    with _errstate(xp):
+        ext, skip, svalid, em, tl = _ctc_setup(xp, lp, targets, in_len, target_lengths, blank)
+        alpha = _ctc_alpha(xp, em, skip, svalid, in_len)
+        nll = _ctc_nll(xp, alpha, in_len, tl)
+        beta = _ctc_beta(xp, em, skip, svalid, in_len, tl)
+        post = xp.exp(alpha + beta - em + nll[None, :, None])  # (T, N, S), summing to 1 per t
+        acc = xp.zeros((T, N, C), dtype=lp.dtype)
+        tt = xp.arange(T)[:, None]
+        nn_ = xp.arange(N)[None, :]
+        for s in range(ext.shape[1]):  # (t, n, ext[n, s]) are distinct for one s
+            acc[tt, nn_, ext[None, :, s]] += post[:, :, s]
+        g = xp.exp(lp) - acc
+    inside = (xp.arange(T)[:, None] < in_len[None, :])[:, :, None]
+    g = xp.where(inside, g, 0)
+    if zero_infinity:
+        g = xp.where(xp.isinf(nll)[None, :, None], 0, g)
+    return g.astype(lp.dtype, copy=False)
+
+
+@_ctc_loss.vjp
+def _(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    lp = log_probs._data
+    g = _ctc_grad(
+        array_module(lp),
+        lp,
+        targets._data,
+        input_lengths._data,
+        target_lengths._data,
+        blank,
+        zero_infinity,
+    )
+    return _wrap(g) * grad.unsqueeze(0).unsqueeze(2), None, None, None
+
+
+def _lengths(x, like):
+    if isinstance(x, Tensor):
+        return x
+    x = [x] if isinstance(x, int) else list(x)
+    return _wrap(array_module(like._data).asarray(x, dtype=np.int64))
+
+
+def _ctc_names(args, kwargs):
+    lp = args[0]
+    if not isinstance(lp, Tensor) or lp.ndim != 3 or lp._names is None:
+        return None
+    return lp._names[1:2]
+
+
+@_with_names(_ctc_names)
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist Temporal Classification loss of (T, N, C) log-probabilities (or (T, C)),
+    targets padded (N, S) or concatenated; 'mean' divides by the target lengths first."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    batched = log_probs.ndim == 3
+    if not batched:
+        if log_probs.ndim != 2:
+            raise RuntimeError(
+                f"ctc_loss(): Expected 2D or 3D log_probs, but got {log_probs.ndim}D"
+            )
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0)
+        input_lengths = _lengths(input_lengths, log_probs).reshape(1)
+        target_lengths = _lengths(target_lengths, log_probs).reshape(1)
+    il = _lengths(input_lengths, log_probs)
+    tl = _lengths(target_lengths, log_probs)
+    T, N, C = log_probs.shape
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    if il.numel() != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if tl.numel() != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    ild = il._data.reshape(-1)
+    if N and int(ild.max()) > T:
+        raise RuntimeError(
+            f"Expected input_lengths to have value at most {T}, but got value {int(ild.max())} "
+            "(while checking arguments for ctc_loss_cpu)"
+        )
+    if log_probs._data.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"ctc_loss_cpu\" not implemented for '{_tname(log_probs._data.dtype)}'"
+        )
+    tld = tl._data.reshape(-1)
+    tgd = targets._data
+    where = "for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+    if targets.ndim == 1:
+        need = int(tld.sum()) if N else 0
+        if tgd.shape[0] != need:
+            raise RuntimeError(
+                f"Expected tensor to have size {need} at dimension 0, but got size "
+                f"{tgd.shape[0]} {where}"
+            )
+    elif N and tgd.shape[1] < int(tld.max()):
+        raise RuntimeError(
+            f"Expected tensor to have size at least {int(tld.max())} at dimension 1, but got "
+            f"size {tgd.shape[1]} {where}"
+        )
+    if tgd.dtype.kind != "i":
+        targets = targets.long()  # torch accepts float targets as class indices
+        tgd = targets._data
+    if tgd.size and bool(((tgd < 0) | (tgd >= C)).any()):
+        # torch reads out of bounds here; ember refuses
+        raise RuntimeError(f"ctc_loss(): target values must be in [0, {C - 1}]")
+    nll = _ctc_loss(
+        log_probs, targets, il.reshape(-1), tl.reshape(-1), blank=blank, zero_infinity=zero_infinity
+    )
+    if reduction == "mean":
+        den = tl.reshape(-1).clamp_min(1).to(nll.dtype)
+        out = (nll / den).mean()
+    elif reduction == "sum":
+        out = nll.sum()
+    else:
+        out = nll
+    return out if batched or reduction != "none" else out.reshape(())

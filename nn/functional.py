@@ -1,0 +1,885 @@
+"""torch.nn.functional: torch's F names mapped onto ember ops.
+
+Activations are plain compositions of registered ops (their derivatives come from the ops, so
+double backward works); the in-place ``_`` variants compute out of place and write the result
+into the input's storage (rebasing its history), like the registry's in-place ops. Dropout draws
+its masks from ember's global generator of the input's device.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..autograd.grad_mode import _state
+from ..core import ops as _ops  # noqa: F401  (registers every op)
+from ..core.ops import activation as _act
+from ..core.ops import embedding as _emb_ops
+from ..core.ops.creation import zeros as _zeros
+from ..core.random import default_generator_for as _gen_for
+from ..core.registry import OPS as _OPS
+from ..core.registry import _rebase_history, _snapshot
+from ..core.tensor import Tensor, _wrap
+from ._losses import *
+
+_embedding_op = _emb_ops._embedding
+_softmax = _OPS["softmax"].public
+_log_softmax = _OPS["log_softmax"].public
+_threshold = _OPS["threshold"].public
+_addmm = _OPS["addmm"].public
+
+__all__ = [
+    "alpha_dropout",
+    "bilinear",
+    "celu",
+    "celu_",
+    "cosine_similarity",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "elu",
+    "elu_",
+    "embedding",
+    "embedding_bag",
+    "feature_alpha_dropout",
+    "gelu",
+    "glu",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "normalize",
+    "one_hot",
+    "pairwise_distance",
+    "pdist",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+# ---------------------------------------------------------------------- in-place helper
+def _inplace(input: Tensor, fn, *args) -> Tensor:
+    """Run ``fn(input, *args)`` out of place and write the result into ``input`` (version bump;
+    under autograd the input's history is rebased onto the result, its old value snapshotted)."""
+    src = input
+    if _state.enabled and input.requires_grad:
+        if input.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        src = _snapshot(input)
+    r = fn(src, *args)
+    input._data[...] = r._data
+    input._ver[0] += 1
+    if r.grad_fn is not None and _state.enabled:
+        _rebase_history(input, r)
+    return input
+
+
+# ---------------------------------------------------------------------- activations
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``value`` where input <= ``threshold``, else input."""
+    if inplace:
+        return input.threshold_(threshold, value)
+    return _threshold(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold`."""
+    return input.threshold_(threshold, value)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0)."""
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`."""
+    return input.relu_()
+
+
+_hardtanh = _act._hardtanh
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """x clamped into [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _inplace(input, _hardtanh, min_val, max_val)
+    return _hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+_hardsigmoid = _act._hardsigmoid
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _inplace(input, _hardsigmoid) if inplace else _hardsigmoid(input)
+
+
+_hardswish = _act._hardswish
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _inplace(input, _hardswish) if inplace else _hardswish(input)
+
+
+def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
+    return _act._elu(x, alpha, scale)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    return _inplace(input, _elu, alpha) if inplace else _elu(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return _inplace(input, _elu, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    if inplace:
+        return _inplace(input, _elu, _SELU_ALPHA, _SELU_SCALE)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place :func:`selu`."""
+    return selu(input, True)
+
+
+def _celu(x: Tensor, alpha: float) -> Tensor:
+    return _act._elu(x, alpha, 1.0, 1.0 / alpha)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _inplace(input, _celu, alpha) if inplace else _celu(input, alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`celu`."""
+    return celu(input, alpha, True)
+
+
+def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
+    return _act._leaky_relu(x, negative_slope)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x for x > 0, negative_slope * x otherwise."""
+    if inplace:
+        return _inplace(input, _leaky_relu, negative_slope)
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """leaky_relu with a learned slope: one for all channels, or one per channel (dim 1)."""
+    n = weight.numel()
+    if n != 1:
+        c = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() else 1)
+        if n != c:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {n} and channel size = {c}."
+            )
+        if input.dim() >= 2:
+            weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
+    elif weight.dim() != 0:
+        weight = weight.reshape(())
+    a = input._data
+    pos = (a > 0).astype(a.dtype)
+    # masks as constants (where() is slow on random masks): x for x > 0, weight * x otherwise
+    return input * _wrap(pos) + weight * (input * _wrap(1 - pos))
+
+
+def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
+    if not training:
+        return _leaky_relu(x, (lower + upper) / 2)
+    a = x._data
+    u = _gen_for(x.device)._uniform(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
+    slope = (u * (upper - lower) + lower).astype(a.dtype)
+    pos = a > 0
+    slope[pos] = 1  # the multiplier: 1 for x > 0, a random slope otherwise
+    return x * _wrap(slope)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: slopes ~ U(lower, upper) in training, their mean in eval."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if inplace:
+        return _inplace(input, _rrelu, lower, upper, training)
+    return _rrelu(input, lower, upper, training)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, True)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) where a, b are the halves of ``input`` along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if isinstance(dim, int):
+        d = dim + input.dim() if dim < 0 else dim
+    else:
+        d = input.names.index(dim)
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = input.split(size // 2, d)
+    return a * b.sigmoid()
+
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
+    if approximate == "none":
+        return input * ((input * _SQRT1_2).erf() + 1.0) * 0.5
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
+        return input * (inner.tanh() + 1.0) * 0.5
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return input * (input.abs() > lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
+    if lambd < 0:
+        from ..core.dtype import SCALAR_NAMES
+
+        fmax = f"{_finfo_max(input):g}"
+        dname = input.dtype.name if hasattr(input.dtype, "name") else str(input.dtype)
+        raise RuntimeError(
+            f"lambda must be in range [0, {fmax}] for input dtype "
+            f"{SCALAR_NAMES.get(dname, dname.capitalize())}, but found {lambd:g}"
+        )
+    return input - input.clamp(-lambd, lambd)
+
+
+def _finfo_max(t: Tensor) -> float:
+    from ..core.dtype import finfo
+
+    return finfo(t.dtype).max
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
+    return _act._softplus(input, beta, threshold)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return _softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax(-input, dim)
+
+
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """x - logsumexp(x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return _log_softmax(input, dim, dtype)
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """Samples from the Gumbel-softmax distribution; ``hard`` returns one-hot vectors whose
+    gradient is the soft sample's (straight-through)."""
+    a = logits._data
+    e = _gen_for(logits.device)._exponential(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
+    gumbels = (logits + _wrap(-_xp_log(e).astype(a.dtype))) / tau
+    y = _softmax(gumbels, dim)
+    if not hard:
+        return y
+    index = y.max(dim, keepdim=True)[1]
+    y_hard = _zeros_like(y.detach()).scatter(dim, index, 1.0)
+    return y_hard - y.detach() + y
+
+
+def _xp_log(a):
+    from ..core.device import array_module
+
+    return array_module(a).log(a)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from ..core.ops.creation import zeros_like
+
+    return zeros_like(t)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """tanh(x)."""
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x))."""
+    return input.sigmoid()
+
+
+def _silu(x: Tensor) -> Tensor:
+    return x * x.sigmoid()
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    return _inplace(input, _silu) if inplace else _silu(input)
+
+
+def _mish(x: Tensor) -> Tensor:
+    return x * softplus(x).tanh()
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _inplace(input, _mish) if inplace else _mish(input)
+
+
+# ---------------------------------------------------------------------- linear
+def _linear_out_names(input: Tensor, weight: Tensor):
+    """Spec 4.3: batch dims keep their names; the features dim keeps its name for an unnamed
+    weight; a named weight ('out', 'in') checks the input's features name and names the output."""
+    xn = input.names
+    wn = weight.names if weight.dim() == 2 else (None,)
+    w_out, w_in = (wn[0], wn[1]) if len(wn) == 2 else (None, wn[0])
+    if w_out is None and w_in is None:
+        return xn
+    x_in = xn[-1] if xn else None
+    if w_in is not None and x_in is not None and x_in != w_in:
+        raise RuntimeError(
+            f"linear: the input's features dim is named '{x_in}' (input names {list(xn)}), "
+            f"but the weight expects '{w_in}' (weight names {list(wn)}); rename the input's "
+            "last dim or the weight (rename/refine_names)"
+        )
+    if weight.dim() == 1:
+        return xn[:-1]
+    return tuple(xn[:-1]) + (w_out,)
+
+
+def _unname(t):
+    return t if t is None or t._names is None else t.rename(None)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias."""
+    if (
+        input._names is not None
+        or weight._names is not None
+        or (bias is not None and bias._names is not None)
+    ):
+        names = _linear_out_names(input, weight)
+        out = linear(_unname(input), _unname(weight), _unname(bias))
+        if names is not None and any(n is not None for n in names):
+            out = out.rename(*names)
+        return out
+    if input.dim() == 2 and bias is not None and weight.dim() == 2:
+        return _addmm(bias, input, weight.t())
+    if input.dim() >= 2 and weight.dim() == 2 and input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // max(input.shape[-1], 1) if input.shape[-1] else 0
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+            f"{weight.shape[1]}x{weight.shape[0]})"
+        )
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x1^T A x2 + b, per output feature: out[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j]."""
+    o, i, j = weight.shape
+    if input1.shape[-1] != i:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+            f"expected {i}"
+        )
+    if input2.shape[-1] != j:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+            f"expected {j}"
+        )
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        raise RuntimeError(
+            "bilinear(): input batch dimensions do not match: got "
+            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
+    batch = tuple(input1.shape[:-1])
+    x1 = _unname(input1).reshape(-1, i)
+    x2 = _unname(input2).reshape(-1, j)
+    w = _unname(weight)
+    t = x1.matmul(w.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)
+    out = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        out = out + _unname(bias)
+    out = out.reshape(batch + (o,))
+    n1 = input1._names
+    if n1 is not None and any(n is not None for n in n1[:-1]):
+        out = out.rename(*(tuple(n1[:-1]) + (None,)))
+    return out
+
+
+# ---------------------------------------------------------------------- dropout
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, p: float, shape):
+    """A 0/1 array of ``shape`` (dtype of input) with P(1) = 1 - p, from the global generator."""
+    a = input._data
+    fdt = a.dtype if a.dtype.kind == "f" else "float32"
+    u = _gen_for(input.device)._uniform(shape, fdt)
+    return (u < (1.0 - p)).astype(a.dtype)
+
+
+def _dropout(x: Tensor, p: float, shape) -> Tensor:
+    if p == 1.0:
+        return x * 0.0
+    m = _keep_mask(x, p, shape)
+    m *= 1.0 / (1.0 - p)
+    return x * _wrap(m)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes each element with probability ``p`` in training, scaling the rest by 1/(1-p)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape
+    return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
+
+
+def _feature_shape(input: Tensor, batched: bool):
+    s = input._data.shape
+    k = 2 if batched else 1
+    return tuple(s[:k]) + (1,) * (len(s) - k)
+
+
+def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
+    _check_p(p)
+    nd = input.dim()
+    lo, hi = spatial + 1, spatial + 2
+    if spatial == 1 and nd not in (lo, hi):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    if spatial > 1 and nd not in (lo, hi):
+        warnings.warn(
+            f"{name}: Received a {nd}-D input to {name}, which is deprecated and will result "
+            "in an error in a future release. To retain the behavior and silence this "
+            f"warning, please use dropout instead. Note that {name} exists to provide "
+            f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+            f"dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).",
+            stacklevel=3,
+        )
+    if not training or p == 0.0:
+        return input
+    batched = nd != lo
+    if spatial == 2 and nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3,
+        )
+        batched = True
+    shape = _feature_shape(input, batched) if nd >= 2 else input._data.shape
+    return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zeroes whole channels of (N, C, L) or (C, L) inputs with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, "dropout1d", 1)
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) inputs with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, "dropout2d", 2)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, "dropout3d", 3)
+
+
+_ALPHA_SELU = 1.7580993408473766  # scale * alpha of SELU: the value SELU saturates to is -this
+
+
+def _alpha_dropout(x: Tensor, p: float, shape) -> Tensor:
+    if p == 1.0:
+        return x * 0.0
+    m = _keep_mask(x, p, shape)
+    # dropped units take SELU's saturation value; then an affine map restores mean and variance
+    a = 1.0 / math.sqrt((_ALPHA_SELU * _ALPHA_SELU * p + 1) * (1 - p))
+    b = (m - 1.0) * (_ALPHA_SELU * a) + _ALPHA_SELU * a * p
+    m *= a
+    return x * _wrap(m) + _wrap(b.astype(m.dtype))
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks: keeps the input's mean and variance."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape
+    if inplace:
+        return _inplace(input, _alpha_dropout, p, shape)
+    return _alpha_dropout(input, p, shape)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Alpha dropout of whole channels (dim 1)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = _feature_shape(input, True) if input.dim() >= 2 else input._data.shape
+    if inplace:
+        return _inplace(input, _alpha_dropout, p, shape)
+    return _alpha_dropout(input, p, shape)
+
+
+# ---------------------------------------------------------------------- sparse
+def _renorm_rows_(weight: Tensor, idx_arr, max_norm: float, norm_type: float) -> None:
+    """Rescale (in place, outside autograd) the rows of ``weight`` that ``idx_arr`` looks up and
+    whose ``norm_type``-norm exceeds ``max_norm`` (torch's embedding_renorm_)."""
+    from ..core.device import array_module
+
+    xp = array_module(weight._data)
+    rows = xp.unique(idx_arr.reshape(-1))
+    w = weight._data
+    sub = w[rows]
+    if norm_type == float("inf"):
+        norms = xp.abs(sub).max(axis=1)
+    else:
+        norms = (xp.abs(sub) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    big = norms > max_norm
+    if bool(big.any()):
+        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+        w[rows[big]] = sub[big] * scale[:, None]
+        weight._ver[0] += 1
+
+
+def _padding_idx(padding_idx, n: int):
+    if padding_idx is None:
+        return -1
+    if padding_idx > 0:
+        if padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    elif padding_idx < 0:
+        if padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx += n
+    return padding_idx
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` looked up by the integer ``input``: shape (*input.shape, dim)."""
+    pad = _padding_idx(padding_idx, weight.shape[0])
+    if max_norm is not None:
+        _emb_ops._check_indices(None, input._data, weight.shape[0])
+        _renorm_rows_(weight, input._data, max_norm, norm_type)
+    return _embedding_op(weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq)
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxes of bags of embeddings, without building the per-index tensor's
+    batch shape: bags are the rows of a 2-D ``input``, or slices of a 1-D one cut at ``offsets``."""
+    from ..core.device import array_module
+
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
+            f"None, then it must have the same shape as the input ({tuple(input.shape)})"
+        )
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
+        )
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                "of fixed length sequences. However, found offsets of type "
+                f"{_torch_type_repr(offsets)}"
+            )
+        nb, ln = input.shape
+        starts = None
+        flat = input.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        flat = input
+        starts = offsets._data
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
+        )
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    n = weight.shape[0]
+    pad = _padding_idx(padding_idx, n)
+    if max_norm is not None:
+        _emb_ops._check_indices(None, flat._data, n)
+        _renorm_rows_(weight, flat._data, max_norm, norm_type)
+    xp = array_module(flat._data)
+    m = flat.shape[0]
+    if starts is None:
+        seg = xp.repeat(xp.arange(nb), ln)
+    else:
+        if starts.shape[0] and int(starts[0]) != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                f"from position 0. However, got {int(starts[0])}"
+            )
+        if include_last_offset:
+            nb = starts.shape[0] - 1
+            bounds = starts[1:]
+        else:
+            nb = starts.shape[0]
+            bounds = starts[1:]
+        # the bag of each position: how many bag starts (after the first) lie at or before it
+        seg = xp.searchsorted(bounds, xp.arange(m), side="right")
+        if include_last_offset and nb >= 0:
+            last = int(starts[-1]) if starts.shape[0] else 0
+            keep = xp.arange(m) < last
+            seg = xp.where(keep, seg, nb)  # positions past the last offset join no bag
+    e = _embedding_op(weight, flat, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq)
+    valid = xp.ones(m, dtype=bool) if pad < 0 else flat._data != pad
+    if include_last_offset and starts is not None:
+        valid = valid & (seg < nb)
+    seg_v = seg[valid].astype("int64")
+    if not bool(valid.all()):
+        e = e[_wrap(xp.nonzero(valid)[0])]
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights[_wrap(xp.nonzero(valid)[0])]
+    d = weight.shape[1]
+    if per_sample_weights is not None:
+        e = e * per_sample_weights.unsqueeze(1)
+    if mode == "max":
+        out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
+        if seg_v.shape[0] == 0:
+            return out
+        idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
+        return out.scatter_reduce(0, idx, e, "amax", include_self=False)
+    out = _zeros((nb, d), dtype=weight.dtype, device=weight.device).index_add(0, _wrap(seg_v), e)
+    if mode == "mean":
+        cnt = xp.bincount(seg_v, minlength=nb)[:nb].astype(weight._data.dtype)
+        cnt = xp.maximum(cnt, 1)
+        out = out / _wrap(cnt[:, None])
+    return out
+
+
+def _torch_type_repr(t) -> str:
+    return "<class 'torch.Tensor'>" if isinstance(t, Tensor) else str(type(t))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """(..., num_classes) int64 tensor with a 1 at each index."""
+    from ..core.device import array_module
+
+    a = tensor._data
+    if a.dtype.kind != "i" or a.dtype.itemsize != 8:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    xp = array_module(a)
+    if a.size:
+        if bool((a < 0).any()):
+            raise RuntimeError("Class values must be non-negative.")
+        mx = int(a.max())
+        if num_classes == -1:
+            num_classes = mx + 1
+        elif mx >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes == -1:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    out = (a[..., None] == xp.arange(num_classes)).astype("int64")
+    names = tensor._names
+    return _wrap(out, None if names is None else tuple(names) + (None,))
+
+
+# ---------------------------------------------------------------------- distance
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
+    n1 = x1.norm(2, dim).clamp(min=eps)
+    n2 = x2.norm(2, dim).clamp(min=eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between all pairs of rows (i < j), as a flat N*(N-1)/2 tensor."""
+    from ..core.ops.creation import triu_indices
+
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    ij = triu_indices(n, n, 1, device=input.device)
+    x = _unname(input)
+    return (x[ij[0]] - x[ij[1]]).norm(p, 1)
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
+    """input / max(||input||_p, eps) along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    if out is not None:
+        from ..core.ops.arithmetic import div
+
+        return div(input, denom, out=out)
+    return input / denom
