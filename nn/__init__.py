@@ -1,9 +1,14 @@
 """ember.nn: modules, parameters, functional, init and utils (torch.nn)."""
 
-from . import modules  # noqa: F401
-from . import parameter  # noqa: F401
-from .modules import *  # noqa: F403
-from .modules.module import (  # noqa: F401  (the global hooks: also ember.nn.*, per the API list)
+from . import (
+    functional,
+    init,
+    modules,
+    parameter,
+    utils,
+)
+from .modules import *
+from .modules.module import (
     Module,
     register_module_backward_hook,
     register_module_buffer_registration_hook,
@@ -14,11 +19,9 @@ from .modules.module import (  # noqa: F401  (the global hooks: also ember.nn.*,
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
 )
-from .parameter import (  # noqa: F401
+from .parameter import (
     Buffer,
     Parameter,
     UninitializedBuffer,
     UninitializedParameter,
 )
-from . import init, utils  # noqa: E402, F401
-from . import functional  # noqa: E402, F401

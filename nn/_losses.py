@@ -9,6 +9,7 @@ unified with the input's.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from contextlib import nullcontext
@@ -16,7 +17,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..core.device import array_module
-from ..core.names import keep, unify
+from ..core.names import keep, unify, unify_inputs
 from ..core.ops.comparison import where as _where
 from ..core.ops.reduction import _tname
 from ..core.registry import op
@@ -128,14 +129,17 @@ def _unified(*ts):
 def _with_names(rule):
     """Run the loss on unnamed tensors, then name a reduction='none' result by ``rule``.
 
-    ``rule(args, kwargs, out)`` returns the result's names from the original arguments. Unnamed
-    calls pay one scan of the positional tensors."""
+    ``rule(args, kwargs)`` returns the result's names from the original arguments (``args``: all
+    of them, in signature order). Unnamed calls pay one scan of the arguments."""
 
     def deco(fn):
+        sig = inspect.signature(fn)
+
         def wrapper(*args, **kwargs):
             if not (_all_names(*args) or _all_names(*kwargs.values())):
                 return fn(*args, **kwargs)
-            names = rule(args, kwargs)
+            # the rule sees the arguments in signature order, however they were passed
+            names = rule(list(sig.bind(*args, **kwargs).arguments.values()), {})
             out = fn(*[_strip(a) for a in args], **{k: _strip(v) for k, v in kwargs.items()})
             return _stamp(out, names)
 
@@ -188,6 +192,23 @@ def _(grad, input):
     return grad * input.sigmoid()
 
 
+@op(names=unify_inputs, promote=True, method=False)
+def _bce_logits(xp, input, target):
+    """(1 - y) x + log(1 + exp(-x)) elementwise, in one pass."""
+    r = xp.exp(-xp.abs(input))
+    xp.log1p(r, out=r)
+    r += xp.maximum(-input, 0)
+    r += input
+    r -= input * target
+    return r
+
+
+@_bce_logits.vjp
+def _(grad, input, target, needs):
+    gx = grad * (input.sigmoid() - target) if needs[0] else None
+    return gx, (grad * -input if needs[1] else None)
+
+
 def _softplus(x: Tensor) -> Tensor:
     return _loss_softplus(x)
 
@@ -197,6 +218,13 @@ def _logsigmoid(x: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ regression losses
+def _float_only(kernel: str, input, target) -> None:
+    """torch's error for a kernel with no integer implementation."""
+    a = input._data.dtype
+    if a.kind not in "fcV" and target._data.dtype.kind not in "fcV":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
+
+
 def _weighted(loss, weight, input, reduction, normalize):
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
@@ -236,8 +264,7 @@ def mse_loss(
     """Mean squared error (input - target)**2 (optionally weighted per element)."""
     reduction = _reduction(reduction, size_average, reduce)
     _warn_size(input, target)
-    if input._data.dtype.kind not in "fcV":
-        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_tname(input._data.dtype)}'")
+    _float_only("mse_cpu", input, target)
     d = input - target
     loss = d * d
     if weight is not None:
@@ -258,6 +285,7 @@ def huber_loss(
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _float_only("huber_cpu", input, target)
     d = input - target
     a = d.abs()
     loss = _where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
@@ -280,6 +308,7 @@ def smooth_l1_loss(
     _warn_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _float_only("smooth_l1_cpu", input, target)
     d = input - target
     a = d.abs()
     if beta == 0:
@@ -378,6 +407,8 @@ def kl_div(
         )
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -436,11 +467,10 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size(target.shape)}) must be the same as input size "
             f"({_size(input.shape)})"
         )
-    sp = _softplus(-input)
     if pos_weight is not None:
-        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * _softplus(-input)
     else:
-        loss = (1 - target) * input + sp
+        loss = _bce_logits(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -506,10 +536,10 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
     """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices and
     ``wt`` the per-element weights (0 where ignored)."""
     picked = xp.take_along_axis(input, xp.expand_dims(target, 1), axis=1)[:, 0]
-    loss = picked * wt
+    loss = picked * -wt
     if reduction == "none":
-        return -loss
-    s = -loss.sum()
+        return loss
+    s = loss.sum()
     if reduction == "mean":
         with _errstate(xp):  # every target ignored: nan, silently (like torch)
             s = s / wt.sum()
@@ -613,7 +643,7 @@ def cross_entropy(
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / C)
 
 
-def _check_nd_classes(input, name=None):
+def _check_nd_classes(input):
     if input.ndim > 2 or input.numel() == 0 and input.ndim != 2:
         raise RuntimeError(
             "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "

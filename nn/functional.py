@@ -20,6 +20,7 @@ from ..core.random import default_generator_for as _gen_for
 from ..core.registry import OPS as _OPS
 from ..core.registry import _rebase_history, _snapshot
 from ..core.tensor import Tensor, _wrap
+from . import _losses as _losses_mod
 from ._losses import *
 
 _embedding_op = _emb_ops._embedding
@@ -81,6 +82,7 @@ __all__ = [
     "threshold",
     "threshold_",
 ]
+__all__ += _losses_mod.__all__  # the loss functions (nn/_losses.py)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -294,18 +296,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * b.sigmoid()
 
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
-
-
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
-    if approximate == "none":
-        return input * ((input * _SQRT1_2).erf() + 1.0) * 0.5
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
-        return input * (inner.tanh() + 1.0) * 0.5
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act._gelu(input, approximate=approximate)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -423,8 +418,7 @@ def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
 
 
-def _silu(x: Tensor) -> Tensor:
-    return x * x.sigmoid()
+_silu = _act._silu
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

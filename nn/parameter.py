@@ -24,8 +24,10 @@ class Parameter(Tensor):
         if data is None:
             data = _empty0()
         if not isinstance(data, Tensor):
-            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
-        if requires_grad and data._data.dtype.kind not in "fc":
+            raise AttributeError(  # noqa: TRY004  (torch's error)
+                f"'{type(data).__name__}' object has no attribute 'detach'"
+            )
+        if requires_grad and data._data.dtype.kind not in "fcV":  # V: bfloat16
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients"
             )

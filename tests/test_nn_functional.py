@@ -623,3 +623,23 @@ def test_kinks_match_torch(name, args):
         out.append((y.detach().numpy(), x.grad.numpy()))
     np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-6, rtol=1e-6)
     np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-6, rtol=1e-6)
+
+
+HALF_FNS = ["gelu", "elu", "selu", "celu", "softplus", "leaky_relu", "hardswish", "hardsigmoid"]
+HALF_FNS += ["hardtanh", "relu6", "silu", "mish", "logsigmoid"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_dtypes_stay(dtype):
+    a = np.random.default_rng(0).uniform(-4, 4, (50,)).astype("float32")
+    for name in HALF_FNS:
+        out = []
+        for m in (ember, torch):
+            x = m.tensor(a).to(getattr(m, dtype)).requires_grad_()
+            y = getattr(_F(m), name)(x)
+            y.sum().backward()
+            assert str(y.dtype).split(".")[-1] == dtype, name
+            assert str(x.grad.dtype).split(".")[-1] == dtype, name
+            out.append((y.detach().float().numpy(), x.grad.float().numpy()))
+        np.testing.assert_allclose(out[0][0], out[1][0], atol=2e-2, rtol=2e-2, err_msg=name)
+        np.testing.assert_allclose(out[0][1], out[1][1], atol=3e-2, rtol=3e-2, err_msg=name)

@@ -10,6 +10,7 @@ import copy
 import pickle
 import re
 import warnings
+from collections import OrderedDict
 
 import ember
 import numpy as np
@@ -159,6 +160,9 @@ def test_parameter_basics():
             tuple(e.shape),
             p.is_leaf,
             repr(m.nn.Parameter(m.tensor([1.0, 2.0], dtype=m.float64))),
+            repr(m.nn.Parameter(m.ones(2, dtype=m.bfloat16))),
+            repr(pickle.loads(pickle.dumps(p))),
+            repr(copy.deepcopy(p)),
         ]
 
     same(sc)
@@ -242,6 +246,17 @@ def test_state_dict_keys_and_order():
     same(lambda m: list(net(m).state_dict(prefix="model.").keys()))
     same(lambda m: list(classes(m)[4]().state_dict().keys()))
     same(lambda m: list(net(m).state_dict()._metadata.items()))
+
+
+def test_state_dict_positional_args_deprecated():
+    def sc(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            dest = OrderedDict()
+            out = net(m).state_dict(dest, "p.")
+        return [out is dest, list(dest.keys()), [type(x.message).__name__ for x in w]]
+
+    same(sc)
 
 
 def test_state_dict_values_detached_and_keep_vars():
@@ -1260,3 +1275,22 @@ def test_module_paths_exist():
     from collections import OrderedDict
 
     assert re.match(r"<.*>", repr(mm.RemovableHandle(OrderedDict())))
+
+
+def test_lazy_linear_with_mixin():
+    if not hasattr(ember.nn, "LazyLinear"):
+        pytest.skip("LazyLinear not available")
+
+    def sc(m):
+        lz = m.nn.LazyLinear(3).double()
+        r = [str(lz.weight.dtype), repr(lz.weight)]
+        lz(m.ones(2, 4, dtype=m.float64))
+        r += [str(lz.weight.dtype), type(lz).__name__, list(lz.state_dict())]
+        l2 = m.nn.LazyLinear(3)
+        sd = l2.state_dict()
+        r += [list(sd), repr(sd["weight"])]
+        l2.load_state_dict(lz.state_dict())
+        r += [type(l2).__name__, tuple(l2.weight.shape), str(l2.weight.dtype)]
+        return r
+
+    same(sc)

@@ -1,5 +1,5 @@
-"""Piecewise activations as single ops (nn.functional's hot paths): leaky_relu, hardtanh, elu
-(with selu/celu's scales), softplus, hardsigmoid, hardswish.
+"""Activations as single ops (nn.functional's hot paths): leaky_relu, hardtanh, elu
+(with selu/celu's scales), softplus, hardsigmoid, hardswish, gelu, silu.
 
 As compositions these cost several full passes plus ``where`` (slow on random masks); here the
 forward is one kernel written with max/min/clip arithmetic. Derivatives follow torch at the
@@ -29,7 +29,8 @@ def _c(arr):
 def _leaky_relu(xp, input, negative_slope=0.01):
     s = negative_slope
     # max(x, s*x) is x for x > 0 and s*x otherwise whenever s <= 1 (min when s > 1)
-    return xp.maximum(input, input * s) if s <= 1 else xp.minimum(input, input * s)
+    r = xp.maximum(input, input * s) if s <= 1 else xp.minimum(input, input * s)
+    return r.astype(input.dtype, copy=False)  # bfloat16 * a Python float is float32
 
 
 @_leaky_relu.vjp
@@ -44,7 +45,7 @@ def _(grad, input, negative_slope):
 # ---------------------------------------------------------------------- hardtanh
 @op(names=keep, method=False)
 def _hardtanh(xp, input, min_val=-1.0, max_val=1.0):
-    return xp.minimum(xp.maximum(input, min_val), max_val)
+    return xp.minimum(xp.maximum(input, min_val), max_val).astype(input.dtype, copy=False)
 
 
 @_hardtanh.vjp
@@ -160,3 +161,89 @@ def _(grad, input):
         d += hi
         return grad * _c(d)
     return grad * ((input / 3 + 0.5) * _c(mid) + _c(hi))
+
+
+# ---------------------------------------------------------------------- gelu
+_SQRT1_2 = 0.7071067811865476
+_SQRT_2_PI = 0.7978845608028654  # sqrt(2 / pi)
+_INV_SQRT_2PI = 0.3989422804014327  # 1 / sqrt(2 pi)
+
+
+def _phi(xp, a):
+    """The standard normal CDF of array ``a`` (half types computed in float32)."""
+    from .pointwise import _sp
+
+    return _sp(xp, "ndtr", a)
+
+
+def _tanh_inner(xp, a):
+    return xp.tanh((a + 0.044715 * a * a * a) * _SQRT_2_PI)
+
+
+@op(names=keep, method=False)
+def _gelu(xp, input, approximate="none"):
+    if approximate == "tanh":
+        r = _tanh_inner(xp, input)
+        r += 1
+        r *= input
+        r *= 0.5
+        return r
+    return (input * _phi(xp, input)).astype(input.dtype, copy=False)
+
+
+@_gelu.vjp
+def _(grad, input, approximate):
+    a = input._data
+    xp = array_module(a)
+    if not _state.enabled:
+        if approximate == "tanh":
+            th = _tanh_inner(xp, a)
+            d = (1 - th * th) * (_SQRT_2_PI * (1 + 3 * 0.044715 * a * a)) * a
+            d += 1 + th
+            d *= 0.5
+        else:
+            d = xp.exp(a * a * -0.5) * _INV_SQRT_2PI
+            d *= a
+            d += _phi(xp, a)
+        return grad * _c(d.astype(a.dtype, copy=False))
+    x = input
+    if approximate == "tanh":
+        th = ((x + x * x * x * 0.044715) * _SQRT_2_PI).tanh()
+        return grad * (
+            (th + 1) * 0.5 + x * 0.5 * (1 - th * th) * ((x * x * (3 * 0.044715) + 1) * _SQRT_2_PI)
+        )
+    cdf = ((x * _SQRT1_2).erf() + 1) * 0.5
+    return grad * (cdf + x * (x * x * -0.5).exp() * _INV_SQRT_2PI)
+
+
+# ---------------------------------------------------------------------- silu
+def _sigmoid_raw(xp, a):
+    """sigmoid(a) in a's dtype (half types computed in float32)."""
+    x = a.astype("float32") if a.dtype.itemsize == 2 else a
+    s = xp.negative(x)
+    xp.exp(s, out=s)  # exp(-x) = inf for very negative x gives 1/inf = 0, the right limit
+    s += 1
+    xp.reciprocal(s, out=s)
+    return s
+
+
+@op(names=keep, method=False)
+def _silu(xp, input):
+    r = _sigmoid_raw(xp, input)
+    r *= input
+    return r.astype(input.dtype, copy=False)
+
+
+@_silu.vjp
+def _(grad, input):
+    a = input._data
+    xp = array_module(a)
+    if not _state.enabled:
+        s = _sigmoid_raw(xp, a)
+        d = 1 - s
+        d *= a
+        d += 1
+        d *= s  # s * (1 + x * (1 - s))
+        return grad * _c(d.astype(a.dtype, copy=False))
+    s = input.sigmoid()
+    return grad * (s * (input * (1 - s) + 1))

@@ -1,5 +1,6 @@
 """All module classes (torch.nn.modules)."""
 
+from .activation import *
 from .container import (
     Container,
     ModuleDict,
@@ -8,12 +9,11 @@ from .container import (
     ParameterList,
     Sequential,
 )
+from .distance import *
+from .dropout import *
+from .flatten import *
 from .lazy import LazyModuleMixin
-from .activation import *  # noqa: F403
-from .distance import *  # noqa: F403
-from .dropout import *  # noqa: F403
-from .flatten import *  # noqa: F403
-from .linear import *  # noqa: F403
-from .loss import *  # noqa: F403
-from .sparse import *  # noqa: F403
+from .linear import *
+from .loss import *
 from .module import Module
+from .sparse import *
