@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import ember
-import numpy as np
 import pytest
-from harness import A, _flat, _np, assert_same
+from harness import A, _flat, _np, assert_same, compare_run
 
 try:
     import torch
@@ -112,28 +111,9 @@ def compare_modules(
         e_out, t_out = emod(*e_in), tmod(*t_in)
     else:
         e_out, t_out = call(emod, *e_in), call(tmod, *t_in)
-    e_flat, t_flat = _flat(e_out), _flat(t_out)
-    assert len(e_flat) == len(t_flat), f"{what}: number of outputs differs"
-    for i, (e, t) in enumerate(zip(e_flat, t_flat)):
-        assert_same(e, t, atol, rtol, f"{what} output {i}")
-    if not grad:
+    compare_run(e_in, t_in, e_out, t_out, what, atol, rtol, grad)
+    if not grad or not any(t.requires_grad for t in _flat(t_out)):
         return
-    e_diff = [e for e in e_flat if e.requires_grad]
-    t_diff = [t for t in t_flat if t.requires_grad]
-    assert len(e_diff) == len(t_diff), f"{what}: which outputs require grad differs"
-    if not t_diff:
-        return
-    r = np.random.default_rng(7)
-    ups = [r.uniform(0.5, 1.5, tuple(t.shape)).astype(_np(t).dtype) for t in t_diff]
-    ember.autograd.backward(e_diff, [ember.tensor(u) for u in ups])
-    torch.autograd.backward(t_diff, [torch.tensor(u) for u in ups])
-    for k, (e, t) in enumerate(zip(e_in, t_in)):
-        if isinstance(t, torch.Tensor) and t.requires_grad:
-            if t.grad is None:
-                assert e.grad is None or not _np(e.grad).any(), f"{what}: input {k} grad not None"
-                continue
-            assert e.grad is not None, f"{what}: input {k} got no gradient"
-            assert_same(e.grad, t.grad, atol * 10, rtol * 10, f"{what} input grad {k}")
     eparams = dict(emod.named_parameters())
     for name, tp in tmod.named_parameters():
         assert name in eparams, f"{what}: ember has no parameter {name}"
