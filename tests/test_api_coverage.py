@@ -33,7 +33,6 @@ EXPECTED_MISSING = {
     "torch:is_storage": "storage",
     "torch:is_conj": "tensor utilities",
     "torch:is_nonzero": "tensor utilities",
-    "torch:numel": "tensor utilities",
     "torch:set_flush_denormal": "runtime utilities",
     "torch:sparse_coo_tensor": "sparse",
     "torch:sparse_csr_tensor": "sparse",
