@@ -384,3 +384,9 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     if not dims:
         return input.clone()
     return roll(input, [-(input.shape[d] // 2) for d in dims], dims)
+
+
+# ``import ember.fft`` works like ``import torch.fft``: the namespace is this module
+import sys as _sys
+
+_sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".fft", _sys.modules[__name__])

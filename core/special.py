@@ -150,3 +150,9 @@ hermite_polynomial_h = _sf._special_hermite_polynomial_h
 hermite_polynomial_he = _sf._special_hermite_polynomial_he
 laguerre_polynomial_l = _sf._special_laguerre_polynomial_l
 legendre_polynomial_p = _sf._special_legendre_polynomial_p
+
+
+# ``import ember.special`` works like ``import torch.special``: the namespace is this module
+import sys as _sys
+
+_sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".special", _sys.modules[__name__])

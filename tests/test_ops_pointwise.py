@@ -6,7 +6,7 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, run_case, run_gradcheck
+from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
@@ -998,3 +998,11 @@ def test_gradient_spacing_length_error_matches_torch(dim):
             m.gradient(m.ones(3, 3), spacing=[1.0, 2.0, 3.0], dim=dim)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_igamma_scalar_argument_errors_like_torch():
+    raises_like_torch(
+        lambda m: m.igamma(m.tensor([1.0]), 3),
+        TypeError,
+        "igamma(): argument 'other' (position 2) must be Tensor, not int",
+    )

@@ -413,3 +413,20 @@ def test_detach_function_shares_storage():
     d = ember.detach(x)
     assert not d.requires_grad and d.data_ptr() == x.data_ptr()
     assert ember.ones(2).is_sparse_csr is torch.ones(2).is_sparse_csr
+
+
+def test_complex_to_real_cast_warns_like_torch_and_differentiates():
+    for m in (ember, torch):
+        with pytest.warns(UserWarning, match="Casting complex values to real discards"):
+            m.tensor([1 + 2j]).to(m.float32)
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * ember.tensor([1 + 2j, 3 - 1j])).real
+    (g,) = ember.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [1.0, 3.0]
+
+
+def test_namespaces_import_as_submodules():
+    import importlib
+
+    for name in ("linalg", "fft", "special"):
+        assert importlib.import_module(f"ember.{name}") is getattr(ember, name)

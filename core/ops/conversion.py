@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..device import device as _device
@@ -14,12 +16,21 @@ from ..tensor import Tensor
 
 @op(names=keep, method=False)
 def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an input
+    if input.dtype.kind == "c" and dtype.category < _dt.COMPLEX:
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3
+        )
+        input = input.real
     return input.astype(dtype.np)
 
 
 @_cast.vjp
 def _(grad, input):
-    return grad.to(input.dtype) if grad.dtype.category >= _dt.FLOAT else None
+    if grad.dtype.category < _dt.FLOAT:
+        return None
+    if grad.is_complex() and not input.is_complex():
+        grad = grad.real  # the gradient of a real -> complex cast is the real part (silently)
+    return grad.to(input.dtype)
 
 
 @op(names=keep, method=False)

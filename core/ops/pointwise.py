@@ -1050,6 +1050,11 @@ def _(grad, input):
 
 
 def _igamma_kernel(xp, name, a, x):
+    for arg, pos, v in (("input", 1, a), ("other", 2, x)):
+        if not hasattr(v, "dtype"):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}"
+            )
     if a.dtype.kind not in "fV" or x.dtype.kind not in "fV":
         raise RuntimeError(
             f"\"{name}_cpu\" not implemented for '{scalar_name(_dt._FROM_NP[a.dtype])}'"
