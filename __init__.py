@@ -44,7 +44,17 @@ from .core.layout import (
     strided,
 )
 from .core.printing import set_printoptions
-from .core.tensor import Size, Tensor, detach, get_device, is_signed, is_tensor, numel
+from .core.tensor import (
+    Size,
+    Tensor,
+    detach,
+    get_device,
+    is_conj,
+    is_nonzero,
+    is_signed,
+    is_tensor,
+    numel,
+)
 from .core.registry import OPS as _OPS
 from .core import ops as _ops
 
@@ -83,6 +93,9 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+
+inf, nan, pi, e = float("inf"), float("nan"), 3.141592653589793, 2.718281828459045
+newaxis = None
 
 half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128

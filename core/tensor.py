@@ -665,6 +665,14 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
+def is_nonzero(input: Tensor) -> bool:
+    return input.is_nonzero()
+
+
+def is_conj(input: Tensor) -> bool:
+    return input.is_conj()
+
+
 def to_array(x, xp=np, dtype=None):
     """The raw array of a Tensor, or a new array of ``x`` on module ``xp``."""
     if isinstance(x, Tensor):

@@ -488,3 +488,43 @@ def test_errors(fn, exc, msg):
         fn(ember)
     with pytest.raises(exc, match=msg):  # the pattern is torch's own message
         fn(torch)
+
+
+# ---------------------------------------------------------------------- as_strided
+AS_STRIDED = [
+    Case("as_strided_overlap", lambda m, x: x.as_strided((3, 3), (2, 1), 1), [A(12)]),
+    Case("as_strided_of_transpose", lambda m, x: x.t().as_strided((2, 2), (1, 2)), [A(2, 3)]),
+    Case("as_strided_fn", lambda m, x: m.as_strided(x, (2, 3), (1, 2)), [A(8)]),
+]
+
+
+@pytest.mark.parametrize("case", AS_STRIDED, ids=str)
+def test_as_strided_parity(case):
+    run_case(case)
+
+
+@pytest.mark.parametrize("case", AS_STRIDED, ids=str)
+def test_as_strided_gradcheck(case):
+    run_gradcheck(case, gradgrad=True)
+
+
+def test_as_strided_shares_memory_and_names_p39():
+    x = ember.zeros(2, 3, 4, 5, names=("N", "C", "H", "W"))
+    v = x.as_strided([120], [1])
+    assert v.names == (None,)
+    v[7] = 1.0
+    assert x.rename(None).reshape(-1)[7].item() == 1.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [((3, 3), (1, 1), 5), ((2,), (-1,)), ((2, 2), (1,))],
+    ids=["out_of_bounds", "negative_stride", "length_mismatch"],
+)
+def test_as_strided_errors_like_torch(args):
+    msgs = []
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError) as e:
+            m.arange(6.0).as_strided(*args)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -430,3 +430,22 @@ def test_namespaces_import_as_submodules():
 
     for name in ("linalg", "fft", "special"):
         assert importlib.import_module(f"ember.{name}") is getattr(ember, name)
+
+
+def test_constants_and_more_function_forms_match_torch():
+    for name in ("inf", "pi", "e", "newaxis"):
+        assert getattr(ember, name) == getattr(torch, name)
+    assert ember.nan != ember.nan
+    for m in (ember, torch):
+        assert m.is_nonzero(m.tensor([1.5])) and not m.is_nonzero(m.tensor([0]))
+        assert m.is_conj(m.tensor([1j])) is False
+
+
+@pytest.mark.parametrize("op", ["cumsum_", "cumprod_"])
+def test_cumulative_in_place_matches_torch(op):
+    vals = []
+    for m in (ember, torch):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        assert getattr(x, op)(1) is x
+        vals.append(x.tolist())
+    assert vals[0] == vals[1]

@@ -813,7 +813,7 @@ def _scan(xp, f, input, dim, dtype, name):
     return f(input, axis=ax, dtype=npd)
 
 
-@op(names=keep)
+@op(names=keep, inplace="cumsum_")
 def cumsum(xp, input, dim=None, *, dtype=None):
     """Cumulative sum along ``dim``."""
     return _scan(xp, xp.cumsum, input, dim, dtype, "cumsum")
@@ -837,7 +837,7 @@ def _(grad, input_shape, dim):
     return _rev_cumsum(grad, _axis1(dim, len(input_shape)))
 
 
-@op(names=keep)
+@op(names=keep, inplace="cumprod_")
 def cumprod(xp, input, dim=None, *, dtype=None):
     """Cumulative product along ``dim``."""
     return _scan(xp, xp.cumprod, input, dim, dtype, "cumprod")

@@ -14,10 +14,11 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .. import dtype as _dt
 from .. import layout as _layout
+from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
 from ..registry import apply, op
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 
 _ndarray = np.ndarray
 
@@ -1293,3 +1294,66 @@ def _install():
 
 
 _install()
+
+
+# ---------------------------------------------------------------------- as_strided
+def _storage(input):
+    """(root array, input's offset in it, root's size): the memory the input views (its storage)."""
+    root = input
+    while getattr(root, "base", None) is not None and hasattr(root.base, "strides"):
+        root = root.base
+    isz = input.itemsize
+    ptr = (
+        (lambda a: a.__array_interface__["data"][0])
+        if isinstance(input, np.ndarray)
+        else (lambda a: a.data.ptr)
+    )
+    return root, (ptr(input) - ptr(root)) // isz, root.nbytes // isz
+
+
+def _positions(xp, shape, strides, offset):
+    """The storage index of every element of a (shape, strides, offset) view, as an int64 array."""
+    pos = xp.full(tuple(shape), offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        idx = xp.arange(n, dtype=np.int64).reshape((n,) + (1,) * (len(shape) - d - 1))
+        pos = pos + idx * s
+    return pos
+
+
+@op(names=FALLBACK, view=True)
+def as_strided(xp, input, size=(), stride=(), storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
+    ``storage_offset`` (default: the input's own), bounds-checked against the storage like torch."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}"
+        )
+    root, in_off, n = _storage(input)
+    off = in_off if storage_offset is None else int(storage_offset)
+    need = off + sum((a - 1) * b for a, b in zip(size, stride)) + 1 if all(size) else 0
+    isz = input.itemsize
+    if need > n or off < 0:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
+            f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for "
+            f"storage of size {n * isz}"
+        )
+    flat = root.reshape(-1)
+    return xp.lib.stride_tricks.as_strided(flat[off:], size, tuple(s * isz for s in stride))
+
+
+@as_strided.vjp
+def _(grad, input, size, stride, storage_offset):
+    # scatter-add the gradient into a storage-sized buffer, then read the input's elements back
+    data = input._data
+    xp = array_module(data)
+    _, in_off, n = _storage(data)
+    off = in_off if storage_offset is None else int(storage_offset)
+    isz = data.itemsize
+    p = _wrap(_positions(xp, size, stride, off).reshape(-1))
+    q = _wrap(_positions(xp, data.shape, [s // isz for s in data.strides], in_off))
+    return grad.new_zeros(n).index_add(0, p, grad.reshape(-1))[q]
