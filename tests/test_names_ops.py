@@ -928,3 +928,11 @@ def test_no_public_op_refuses_a_named_tensor():
             if n._names is not None and len(n._names) != n.ndim:
                 bad.append(f"{name}: names {n._names} for shape {tuple(n.shape)}")
     assert not bad, bad
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_p99_dropout_keeps_names(inplace):
+    import ember.nn.functional as F
+
+    x = ember.randn(2, 2, names=("N", "D"))
+    assert F.dropout(x.clone(), p=0.5, inplace=inplace).names == ("N", "D")
