@@ -47,6 +47,24 @@ def _inplace_str(inplace: bool) -> str:
     return "inplace=True" if inplace else ""
 
 
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``: forward is ``_fn(input, inplace)``."""
+
+    __constants__ = ("inplace",)
+    _fn = None  # the functional form, a staticmethod set by each subclass
+    _repr_inplace = True  # whether extra_repr shows "inplace=True"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace) if self._repr_inplace else ""
+
+
 class Threshold(Module):
     """``value`` where input <= ``threshold``, else input."""
 
@@ -66,20 +84,10 @@ class Threshold(Module):
         return s + (", inplace=True" if self.inplace else "")
 
 
-class ReLU(Module):
+class ReLU(_InplaceActivation):
     """max(x, 0)."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace)
+    _fn = staticmethod(F.relu)
 
 
 class RReLU(Module):
@@ -154,17 +162,11 @@ class Sigmoid(Module):
         return input.sigmoid()
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_InplaceActivation):
     """relu6(x + 3) / 6."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardsigmoid(input, self.inplace)
+    _fn = staticmethod(F.hardsigmoid)
+    _repr_inplace = False  # torch prints no options for it
 
 
 class Tanh(Module):
@@ -174,49 +176,23 @@ class Tanh(Module):
         return input.tanh()
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x) (swish)."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace)
+    _fn = staticmethod(F.silu)
 
 
-class Mish(Module):
+class Mish(_InplaceActivation):
     """x * tanh(softplus(x))."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace)
+    _fn = staticmethod(F.mish)
 
 
-class Hardswish(Module):
+class Hardswish(_InplaceActivation):
     """x * relu6(x + 3) / 6."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardswish(input, self.inplace)
+    _fn = staticmethod(F.hardswish)
+    _repr_inplace = False  # torch prints no options for it
 
 
 class ELU(Module):
@@ -253,20 +229,10 @@ class CELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     """Scaled ELU with the self-normalizing constants."""
 
-    __constants__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.selu(input, self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace)
+    _fn = staticmethod(F.selu)
 
 
 class GLU(Module):
