@@ -81,8 +81,12 @@ from .core.ops.statistics import *
 from .core import fft  # torch.fft
 from .core import special  # torch.special
 from .core.ops.foreach import *  # torch._foreach_*
+from .core.ops.tensor_methods import *  # the rest of torch.Tensor's methods
+from .core.ops.leftovers import *  # range, frombuffer, from_file, geqrf, ormqr
+from .core.runtime import *  # threads, determinism and precision flags
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
+from .core import quasirandom  # torch.quasirandom: SobolEngine
 from . import autograd
 from . import nn  # torch.nn
 from .autograd.grad_mode import (

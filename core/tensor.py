@@ -249,7 +249,14 @@ class Tensor:
         return False  # ember has no pinned host memory
 
     def is_shared(self) -> bool:
-        return False
+        # share_memory_ (core/ops/tensor_methods.py) puts the data in an anonymous shared mmap
+        import mmap
+
+        a = self._data
+        while isinstance(getattr(a, "base", None), np.ndarray):
+            a = a.base
+        b = getattr(a, "base", None)
+        return isinstance(b, memoryview) and isinstance(b.obj, mmap.mmap)
 
     # ------------------------------------------------------------------ names
     @property
