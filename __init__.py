@@ -87,8 +87,11 @@ from .core.runtime import *  # threads, determinism and precision flags
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
 from .core import quasirandom  # torch.quasirandom: SobolEngine
+from .core import serialization  # ember.save / ember.load (safetensors + pickle)
+from .core.serialization import load, save
 from . import autograd
 from . import nn  # torch.nn
+from . import optim  # torch.optim
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

@@ -41,8 +41,6 @@ EXPECTED_MISSING = {
     "torch:dequantize": "quantization",
     "torch:Stream": "cuda runtime",
     "torch:Event": "cuda runtime",
-    "torch:save": "serialization",
-    "torch:load": "serialization",
     "torch:fake_quantize_per_channel_affine": "quantization",
     "torch:fake_quantize_per_tensor_affine": "quantization",
     "torch:lobpcg": "linalg",

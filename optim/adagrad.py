@@ -1,0 +1,65 @@
+"""Adagrad."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check,
+    _check_lr,
+    _full,
+    _params_with_grad,
+    _scalar,
+    _val,
+)
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """torch.optim.Adagrad."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_lr(lr)
+        _check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= initial_accumulator_value,
+               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                        "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                        "maximize": maximize, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state[p]
+                st["step"] = _scalar(0.0)
+                st["sum"] = _full(p, group["initial_accumulator_value"])
+
+    def share_memory(self) -> None:
+        """No-op (ember tensors are process-local)."""
+
+    def step(self, closure=None):
+        """One Adagrad step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                eps, wd, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
+                for p, g, xp in _params_with_grad(group):
+                    st = self.state[p]
+                    d = p._data
+                    st["step"]._data += 1
+                    step = float(st["step"]._data)
+                    if wd != 0:
+                        g = g + wd * d
+                    clr = lr / (1 + (step - 1) * lr_decay)
+                    s = st["sum"]._data
+                    s += g * g
+                    std = xp.sqrt(s)
+                    std += eps
+                    d -= clr * (g / std)
+                    _bump(p)
+        return loss

@@ -1,0 +1,96 @@
+"""Adam and AdamW."""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check,
+    _check_lr,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _val,
+    _zeros,
+)
+
+__all__ = ["Adam"]
+
+
+def _check_betas(eps, betas, wd):
+    _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+    _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+    _check(0.0 <= wd, f"Invalid weight_decay value: {wd}")
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_lr(lr)
+        _check_betas(eps, betas, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+                        "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                        "differentiable": differentiable, "fused": fused,
+                        "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One Adam step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                beta1, beta2 = (_val(b) for b in group["betas"])
+                eps, wd, ams = group["eps"], group["weight_decay"], group["amsgrad"]
+                decoupled = group.get("decoupled_weight_decay", False)
+                for p, g, xp in _params_with_grad(group):
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = _scalar(0.0)
+                        st["exp_avg"] = _zeros(p)
+                        st["exp_avg_sq"] = _zeros(p)
+                        if ams:
+                            st["max_exp_avg_sq"] = _zeros(p)
+                    d = p._data
+                    st["step"]._data += 1
+                    step = float(st["step"]._data)
+                    if wd != 0:
+                        if decoupled:
+                            d *= 1 - lr * wd
+                        else:
+                            g = g + wd * d
+                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+                    # one scratch array for the whole update (numpy temporaries cost most)
+                    if abs(1 - beta1) < 0.5:
+                        tmp = xp.subtract(g, m)
+                        tmp *= 1 - beta1
+                        m += tmp
+                    else:
+                        _lerp_(xp, m, g, 1 - beta1)
+                        tmp = xp.empty_like(m)
+                    xp.multiply(g, g, out=tmp)
+                    tmp *= 1 - beta2
+                    v *= beta2
+                    v += tmp
+                    bc1 = 1 - beta1**step
+                    bc2s = math.sqrt(1 - beta2**step)
+                    if ams:
+                        mx = st["max_exp_avg_sq"]._data
+                        xp.maximum(mx, v, out=mx)
+                        xp.sqrt(mx, out=tmp)
+                    else:
+                        xp.sqrt(v, out=tmp)
+                    tmp /= bc2s
+                    tmp += eps
+                    xp.divide(m, tmp, out=tmp)
+                    tmp *= lr / bc1
+                    d -= tmp
+                    _bump(p)
+        return loss

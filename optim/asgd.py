@@ -1,0 +1,64 @@
+"""ASGD: averaged stochastic gradient descent."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check,
+    _check_lr,
+    _params_with_grad,
+    _scalar,
+    _val,
+    _zeros,
+)
+
+__all__ = ["ASGD"]
+
+
+class ASGD(Optimizer):
+    """torch.optim.ASGD."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
+                        "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                        "capturable": capturable}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One ASGD step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                lambd, alpha, t0, wd = (group["lambd"], group["alpha"], group["t0"],
+                                        group["weight_decay"])
+                for p, g, xp in _params_with_grad(group):
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = _scalar(0.0)
+                        st["eta"] = _scalar(lr)
+                        st["mu"] = _scalar(1.0)
+                        st["ax"] = _zeros(p)
+                    d = p._data
+                    st["step"]._data += 1
+                    step = float(st["step"]._data)
+                    if wd != 0:
+                        g = g + wd * d
+                    eta = float(st["eta"]._data)
+                    d *= 1 - lambd * eta
+                    d -= eta * g
+                    mu_t = st["mu"]._data
+                    ax = st["ax"]._data
+                    if float(mu_t) != 1:
+                        ax += (d - ax) * mu_t
+                    else:
+                        ax[...] = d
+                    st["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
+                    st["mu"]._data[...] = 1 / max(1, step - t0)
+                    _bump(p)
+        return loss

@@ -1,0 +1,77 @@
+"""NAdam: Adam with Nesterov momentum."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check,
+    _check_lr,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _val,
+    _zeros,
+)
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """torch.optim.NAdam."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                        "momentum_decay": momentum_decay,
+                        "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                        "foreach": foreach, "capturable": capturable, "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One NAdam step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                beta1, beta2 = group["betas"]
+                eps, wd, md = group["eps"], group["weight_decay"], group["momentum_decay"]
+                for p, g, xp in _params_with_grad(group):
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = _scalar(0.0)
+                        st["mu_product"] = _scalar(1.0)
+                        st["exp_avg"] = _zeros(p)
+                        st["exp_avg_sq"] = _zeros(p)
+                    d = p._data
+                    st["step"]._data += 1
+                    step = float(st["step"]._data)
+                    bc2 = 1 - beta2**step
+                    if wd != 0:
+                        if group["decoupled_weight_decay"]:
+                            d *= 1 - lr * wd
+                        else:
+                            g = g + wd * d
+                    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
+                    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
+                    mp = st["mu_product"]._data
+                    mp *= mu
+                    mu_prod = float(mp)
+                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+                    _lerp_(xp, m, g, 1 - beta1)
+                    v *= beta2
+                    v += (1 - beta2) * (g * g)
+                    denom = xp.sqrt(v / bc2)
+                    denom += eps
+                    d -= (lr * (1.0 - mu) / (1.0 - mu_prod)) * (g / denom)
+                    d -= (lr * mu_next / (1.0 - mu_prod * mu_next)) * (m / denom)
+                    _bump(p)
+        return loss

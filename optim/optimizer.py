@@ -1,0 +1,450 @@
+"""Optimizer: the base class of every ember.optim optimizer (torch.optim.Optimizer)."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
+from itertools import chain
+from typing import Any
+
+from ..core.device import array_module
+from ..core.tensor import Tensor, _wrap
+
+__all__ = [
+    "Optimizer",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+]
+
+_GLOBAL_PRE_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_POST_HOOKS: OrderedDict = OrderedDict()
+_hook_id = [0]
+
+
+class _Handle:
+    """Returned by the register_*_hook methods: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("_dict", "_id")
+
+    def __init__(self, d: dict, hook: Callable):
+        _hook_id[0] += 1
+        self._dict = d
+        self._id = _hook_id[0]
+        d[self._id] = hook
+
+    def remove(self) -> None:
+        self._dict.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> _Handle:
+    """A hook ``hook(optimizer, args, kwargs)`` run before every optimizer's step."""
+    return _Handle(_GLOBAL_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> _Handle:
+    """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's step."""
+    return _Handle(_GLOBAL_POST_HOOKS, hook)
+
+
+class _RequiredParameter:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    m = type(obj).__module__
+    return type(obj).__qualname__ if m in ("builtins", None) else f"{m}.{type(obj).__qualname__}"
+
+
+def _val(x) -> float:
+    """A python float from a float or a one-element tensor (tensor learning rates)."""
+    return float(x) if isinstance(x, Tensor) else x
+
+
+def _with_hooks(step):
+    def wrapper(self, *args, **kwargs):
+        if self.__dict__.get("_in_step"):  # a subclass's step calling super().step(): hooks once
+            return step(self, *args, **kwargs)
+        self._in_step = True
+        try:
+            return _run_hooked(step, self, args, kwargs)
+        finally:
+            self._in_step = False
+
+    wrapper.__wrapped__ = step
+    wrapper.__name__ = step.__name__
+    wrapper.__doc__ = step.__doc__
+    wrapper._ember_hooked = True
+    return wrapper
+
+
+def _run_hooked(step, self, args, kwargs):
+    """Global and per-optimizer step pre-hooks, the step, then the post-hooks."""
+    for pre in chain(_GLOBAL_PRE_HOOKS.values(), self._optimizer_step_pre_hooks.values()):
+        res = pre(self, args, kwargs)
+        if res is not None:
+            if not (isinstance(res, tuple) and len(res) == 2):
+                raise RuntimeError(
+                    f"{pre} must return None or a tuple of (new_args, new_kwargs), "
+                    f"but got {res}."
+                )
+            args, kwargs = res
+    out = step(self, *args, **kwargs)
+    self._opt_called = True
+    for post in chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
+        post(self, args, kwargs)
+    return out
+
+
+def _zeros(p: Tensor) -> Tensor:
+    """Optimizer state like ``p``: same dtype, device and names (spec 4.9)."""
+    return _wrap(array_module(p._data).zeros_like(p._data), p._names)
+
+
+def _full(p: Tensor, v: float) -> Tensor:
+    xp = array_module(p._data)
+    return _wrap(xp.full_like(p._data, v), p._names)
+
+
+def _scalar(v: float) -> Tensor:
+    """A float32 0-dim state tensor (torch keeps ``step`` and similar counters as tensors)."""
+    import numpy as np
+
+    return _wrap(np.array(v, dtype=np.float32))
+
+
+def _bump(t: Tensor) -> None:
+    t._ver[0] += 1
+
+
+def _lerp_(xp, a, b, w: float) -> None:
+    """a.lerp_(b, w) in place, with torch's two formulas (exact at both ends)."""
+    if abs(w) < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
+
+
+class Optimizer:
+    """Base class of optimizers: holds param_groups (each a dict with 'params' and its options)
+    and per-parameter ``state``; subclasses implement ``step``."""
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        st = cls.__dict__.get("step")
+        if st is not None and not getattr(st, "_ember_hooked", False):
+            cls.step = _with_hooks(st)
+
+    def __init__(self, params, defaults: dict[str, Any]):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_typename(params)}"
+            )
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for k in ("step_pre", "step_post", "state_dict_pre", "state_dict_post",
+                  "load_state_dict_pre", "load_state_dict_post"):
+            self.__dict__.setdefault(f"_optimizer_{k}_hooks", OrderedDict())
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += "\n"
+            s += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    # ------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters (with its own options) to ``param_groups``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        if any(isinstance(p, tuple) for p in param_group["params"]):
+            # named parameters: (name, tensor) pairs, as from Module.named_parameters()
+            pairs = param_group["params"]
+            param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in pairs]
+            param_group["param_names"] = [p[0] if isinstance(p, tuple) else None for p in pairs]
+        if self.param_groups and (
+            ("param_names" in param_group) != ("param_names" in self.param_groups[0])
+        ):
+            kind = "with" if "param_names" in param_group else "without"
+            raise ValueError(
+                "all optimizer param groups should be with/without names. "
+                f"cannot add param group {kind} names to the optimizer"
+            )
+        for p in param_group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(p)
+                )
+            if not self.defaults.get("differentiable", None) and not (
+                p.grad_fn is None or getattr(p, "retains_grad", False)
+            ):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            import warnings
+
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for "
+                "more information",
+                stacklevel=3,
+            )
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+        if not seen.isdisjoint(id(p) for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ------------------------------------------------------------------ grads
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized parameters (to None by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g = g.detach()
+                        g.requires_grad = False
+                        p._grad = g
+                    g._data[...] = 0
+                    _bump(g)
+
+    # ------------------------------------------------------------------ hooks
+    def register_step_pre_hook(self, hook: Callable) -> _Handle:
+        """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each step."""
+        return _Handle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> _Handle:
+        """``hook(optimizer, args, kwargs) -> None`` after each step."""
+        return _Handle(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _Handle:
+        h = _Handle(self._optimizer_state_dict_pre_hooks, hook)
+        if prepend:
+            self._optimizer_state_dict_pre_hooks.move_to_end(h._id, last=False)
+        return h
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _Handle:
+        h = _Handle(self._optimizer_state_dict_post_hooks, hook)
+        if prepend:
+            self._optimizer_state_dict_post_hooks.move_to_end(h._id, last=False)
+        return h
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        h = _Handle(self._optimizer_load_state_dict_pre_hooks, hook)
+        if prepend:
+            self._optimizer_load_state_dict_pre_hooks.move_to_end(h._id, last=False)
+        return h
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        h = _Handle(self._optimizer_load_state_dict_post_hooks, hook)
+        if prepend:
+            self._optimizer_load_state_dict_post_hooks.move_to_end(h._id, last=False)
+        return h
+
+    # ------------------------------------------------------------------ state dict
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``."""
+        for pre in self._optimizer_state_dict_pre_hooks.values():
+            pre(self)
+        index: dict[int, int] = {}
+        start = 0
+
+        def pack(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index.setdefault(id(p), i)
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {index[id(k)]: v for k, v in self.state.items() if id(k) in index}
+        sd = {"state": state, "param_groups": groups}
+        for post in self._optimizer_state_dict_post_hooks.values():
+            r = post(self, sd)
+            if r is not None:
+                sd = r
+        return sd
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, key=None):
+        if key == "step":
+            return _copy_tensor(value)
+        if _is_float(param) and _is_float(value):
+            return _copy_tensor(value).to(dtype=param.dtype, device=param.device)
+        return _copy_tensor(value).to(device=param.device)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state_dict made by :meth:`state_dict` (state is copied, cast to each
+        parameter's dtype and device, ``step`` counters kept as saved)."""
+        state_dict = _deepcopy(state_dict)
+        for pre in self._optimizer_load_state_dict_pre_hooks.values():
+            r = pre(self, state_dict)
+            if r is not None:
+                state_dict = r
+        groups = self.param_groups
+        saved_groups = state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                return Optimizer._process_value_according_to_param_policy(param, value, key)
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v, key=key) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved = dict(saved)
+            saved["params"] = group["params"]
+            new_groups.append(saved)
+        self.state = state
+        self.param_groups = new_groups
+        for post in self._optimizer_load_state_dict_post_hooks.values():
+            post(self)
+
+    def step(self, closure: Callable | None = None):
+        """Perform one optimization step (re-evaluating the loss with ``closure`` if given)."""
+        raise NotImplementedError
+
+    # helpers for subclasses
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        from ..autograd.grad_mode import enable_grad
+
+        with enable_grad():
+            return closure()
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
+
+
+def _copy_tensor(t: Tensor) -> Tensor:
+    out = _wrap(t._data.copy(), t._names)
+    return out
+
+
+def _deepcopy(obj):
+    if isinstance(obj, Tensor):
+        return _copy_tensor(obj)
+    if isinstance(obj, dict):
+        return {k: _deepcopy(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_deepcopy(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_deepcopy(v) for v in obj)
+    return obj
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ValueError(msg)
+
+
+def _check_lr(lr) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check(0.0 <= _val(lr), f"Invalid learning rate: {lr}")
+
+
+def _params_with_grad(group):
+    """(param, grad array, xp) for each param of ``group`` that has a gradient."""
+    out = []
+    maximize = group.get("maximize", False)
+    for p in group["params"]:
+        g = p._grad
+        if g is None:
+            continue
+        gd = g._data
+        if maximize:
+            gd = -gd
+        out.append((p, gd, array_module(p._data)))
+    return out
+
+
+_sqrt = math.sqrt

@@ -1,0 +1,76 @@
+"""RMSprop."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check,
+    _check_lr,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _val,
+    _zeros,
+)
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """torch.optim.RMSprop."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_lr(lr)
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= momentum, f"Invalid momentum value: {momentum}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= alpha, f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                        "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                        "maximize": maximize, "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One RMSprop step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
+                mom, centered = group["momentum"], group["centered"]
+                for p, g, xp in _params_with_grad(group):
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = _scalar(0.0)
+                        st["square_avg"] = _zeros(p)
+                        if mom > 0:
+                            st["momentum_buffer"] = _zeros(p)
+                        if centered:
+                            st["grad_avg"] = _zeros(p)
+                    d = p._data
+                    st["step"]._data += 1
+                    if wd != 0:
+                        g = g + wd * d
+                    sq = st["square_avg"]._data
+                    sq *= alpha
+                    sq += (1 - alpha) * (g * g)
+                    if centered:
+                        ga = st["grad_avg"]._data
+                        _lerp_(xp, ga, g, 1 - alpha)
+                        avg = xp.sqrt(sq - ga * ga)
+                    else:
+                        avg = xp.sqrt(sq)
+                    avg += eps
+                    if mom > 0:
+                        buf = st["momentum_buffer"]._data
+                        buf *= mom
+                        buf += g / avg
+                        d -= lr * buf
+                    else:
+                        d -= lr * (g / avg)
+                    _bump(p)
+        return loss

@@ -1,0 +1,52 @@
+"""SGD: stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from ..core.tensor import _wrap
+from .optimizer import Optimizer, _bump, _check, _check_lr, _params_with_grad, _val
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """torch.optim.SGD."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
+        _check_lr(lr)
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                        "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                        "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One SGD step."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _val(group["lr"])
+                mom, damp = group["momentum"], group["dampening"]
+                wd, nesterov = group["weight_decay"], group["nesterov"]
+                for p, g, xp in _params_with_grad(group):
+                    d = p._data
+                    if wd != 0:
+                        g = g + wd * d
+                    if mom != 0:
+                        st = self.state[p]
+                        buf = st.get("momentum_buffer")
+                        if buf is None:
+                            buf = st["momentum_buffer"] = _wrap(g.copy(), p._names)
+                        else:
+                            b = buf._data
+                            b *= mom
+                            b += (1 - damp) * g
+                            _bump(buf)
+                        g = g + mom * buf._data if nesterov else buf._data
+                    d -= lr * g
+                    _bump(p)
+        return loss
