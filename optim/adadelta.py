@@ -20,14 +20,33 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """torch.optim.Adadelta."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        rho=0.9,
+        eps=1e-6,
+        weight_decay=0,
+        foreach=None,
+        *,
+        capturable=False,
+        maximize=False,
+        differentiable=False,
+    ):
         _check_lr(lr)
         _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
-                        "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):

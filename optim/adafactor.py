@@ -22,16 +22,33 @@ __all__ = ["Adafactor"]
 class Adafactor(Optimizer):
     """torch.optim.Adafactor."""
 
-    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
-                 weight_decay=0.0, *, foreach=None, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        beta2_decay=-0.8,
+        eps=(None, 1e-3),
+        d=1.0,
+        weight_decay=0.0,
+        *,
+        foreach=None,
+        maximize=False,
+    ):
         _check_lr(lr)
         _check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
         _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")
         _check(0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}")
         _check(1.0 <= d, f"Clipping threshold d should be >= 1 but is: {d}")
         _check(0.0 <= weight_decay, f"weight_decay should be >= 0 but is: {weight_decay}")
-        defaults = {"lr": lr, "beta2_decay": beta2_decay, "eps": eps, "d": d, "weight_decay": weight_decay,
-                        "foreach": foreach, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "beta2_decay": beta2_decay,
+            "eps": eps,
+            "d": d,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):

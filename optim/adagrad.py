@@ -20,17 +20,39 @@ __all__ = ["Adagrad"]
 class Adagrad(Optimizer):
     """torch.optim.Adagrad."""
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
         _check_lr(lr)
         _check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check(0.0 <= initial_accumulator_value,
-               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        _check(
+            0.0 <= initial_accumulator_value,
+            f"Invalid initial_accumulator_value value: {initial_accumulator_value}",
+        )
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
-                        "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
-                        "maximize": maximize, "differentiable": differentiable, "fused": fused}
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

@@ -20,13 +20,32 @@ __all__ = ["ASGD"]
 class ASGD(Optimizer):
     """torch.optim.ASGD."""
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
-                 foreach=None, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         _check_lr(lr)
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
-                        "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
-                        "capturable": capturable}
+        defaults = {
+            "lr": lr,
+            "lambd": lambd,
+            "alpha": alpha,
+            "t0": t0,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -35,8 +54,12 @@ class ASGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                lambd, alpha, t0, wd = (group["lambd"], group["alpha"], group["t0"],
-                                        group["weight_decay"])
+                lambd, alpha, t0, wd = (
+                    group["lambd"],
+                    group["alpha"],
+                    group["t0"],
+                    group["weight_decay"],
+                )
                 for p, g, xp in _params_with_grad(group):
                     st = self.state[p]
                     if not st:

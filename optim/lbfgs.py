@@ -28,8 +28,9 @@ def _cubic_interpolate(xp, x1, f1, g1, x2, f2, g2, bounds=None):
     return (lo + hi) / 2.0
 
 
-def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                  max_ls=25):
+def _strong_wolfe(
+    xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25
+):
     """A line search along ``d`` satisfying the strong Wolfe conditions (bracket, then zoom)."""
     d_norm = xp.abs(d).max()
     g = g.copy()
@@ -55,8 +56,9 @@ def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_c
         min_step = t + 0.01 * (t - t_prev)
         max_step = t * 10
         tmp = t
-        t = _cubic_interpolate(xp, t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                               bounds=(min_step, max_step))
+        t = _cubic_interpolate(
+            xp, t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
+        )
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         evals += 1
@@ -70,8 +72,9 @@ def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_c
     while not done and ls_iter < max_ls:
         if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(xp, bracket[0], bracket_f[0], bracket_gtd[0],
-                               bracket[1], bracket_f[1], bracket_gtd[1])
+        t = _cubic_interpolate(
+            xp, bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        )
         bmax, bmin = max(bracket), min(bracket)
         eps = 0.1 * (bmax - bmin)
         if min(bmax - t, t - bmin) < eps:
@@ -107,41 +110,58 @@ def _arr(v):
 
 
 def _ten(v):
-    return _wrap(v) if v is not None and not isinstance(v, (int, float, Tensor)) and getattr(
-        v, "ndim", 0) else v
+    return (
+        _wrap(v)
+        if v is not None and not isinstance(v, (int, float, Tensor)) and getattr(v, "ndim", 0)
+        else v
+    )
 
 
 class LBFGS(Optimizer):
     """torch.optim.LBFGS (one parameter group; ``step`` needs a closure)."""
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+    ):
         _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
-                        "tolerance_grad": tolerance_grad, "tolerance_change": tolerance_change,
-                        "history_size": history_size, "line_search_fn": line_search_fn}
+        defaults = {
+            "lr": lr,
+            "max_iter": max_iter,
+            "max_eval": max_eval,
+            "tolerance_grad": tolerance_grad,
+            "tolerance_change": tolerance_change,
+            "history_size": history_size,
+            "line_search_fn": line_search_fn,
+        }
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
-            raise ValueError(
-                "LBFGS doesn't support per-parameter options (parameter groups)"
-            )
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self, xp):
         parts = []
         for p in self._params:
             g = p._grad
-            parts.append(xp.zeros(p._data.size, p._data.dtype) if g is None
-                         else g._data.reshape(-1))
+            parts.append(
+                xp.zeros(p._data.size, p._data.dtype) if g is None else g._data.reshape(-1)
+            )
         return xp.concatenate(parts)
 
     def _add_grad(self, t, d) -> None:
         off = 0
         for p in self._params:
             n = p._data.size
-            p._data += t * d[off:off + n].reshape(p._data.shape)
+            p._data += t * d[off : off + n].reshape(p._data.shape)
             _bump(p)
             off += n
 
@@ -237,7 +257,8 @@ class LBFGS(Optimizer):
                         return f, fg
 
                     loss, flat_grad, t, ls_evals = _strong_wolfe(
-                        xp, obj_func, x_init, t, d, loss, flat_grad, gtd)
+                        xp, obj_func, x_init, t, d, loss, flat_grad, gtd
+                    )
                     self._add_grad(t, d)
                     opt_cond = xp.abs(flat_grad).max() <= tol_grad
                 else:

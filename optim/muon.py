@@ -19,9 +19,11 @@ def _newton_schulz(xp, g, coeffs, steps: int, eps: float):
     f32 = g.dtype
 
     if bf is None or type(g).__module__ != "numpy":
+
         def r(v):  # no bfloat16 arrays on this backend: plain float32
             return v
     else:
+
         def r(v):
             return v.astype(bf).astype(f32)
 
@@ -42,19 +44,33 @@ def _newton_schulz(xp, g, coeffs, steps: int, eps: float):
 class Muon(Optimizer):
     """torch.optim.Muon (Newton-Schulz in the parameter's dtype)."""
 
-    def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
-                 ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5,
-                 adjust_lr_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        weight_decay=0.1,
+        momentum=0.95,
+        nesterov=True,
+        ns_coefficients=(3.4445, -4.775, 2.0315),
+        eps=1e-7,
+        ns_steps=5,
+        adjust_lr_fn=None,
+    ):
         _check_lr(lr)
         _check(0.0 <= weight_decay, f"Invalid weight decay value: {weight_decay}")
         _check(0.0 <= momentum, f"Invalid momentum value: {momentum}")
         if adjust_lr_fn is not None and adjust_lr_fn not in ("original", "match_rms_adamw"):
-            raise ValueError(
-                f"Adjust learning rate function {adjust_lr_fn} is not supported"
-            )
-        defaults = {"lr": lr, "weight_decay": weight_decay, "momentum": momentum,
-                    "nesterov": nesterov, "ns_coefficients": ns_coefficients, "eps": eps,
-                    "ns_steps": ns_steps, "adjust_lr_fn": adjust_lr_fn}
+            raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
+        defaults = {
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "ns_coefficients": ns_coefficients,
+            "eps": eps,
+            "ns_steps": ns_steps,
+            "adjust_lr_fn": adjust_lr_fn,
+        }
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
@@ -82,8 +98,9 @@ class Muon(Optimizer):
                         _lerp_(xp, upd, buf, mom)
                     else:
                         upd = buf
-                    upd = _newton_schulz(xp, upd, group["ns_coefficients"], group["ns_steps"],
-                                         group["eps"])
+                    upd = _newton_schulz(
+                        xp, upd, group["ns_coefficients"], group["ns_steps"], group["eps"]
+                    )
                     a, b = p._data.shape[:2]
                     if group["adjust_lr_fn"] == "match_rms_adamw":
                         alr = 0.2 * math.sqrt(max(a, b)) * lr

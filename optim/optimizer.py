@@ -97,8 +97,7 @@ def _run_hooked(step, self, args, kwargs):
         if res is not None:
             if not (isinstance(res, tuple) and len(res) == 2):
                 raise RuntimeError(
-                    f"{pre} must return None or a tuple of (new_args, new_kwargs), "
-                    f"but got {res}."
+                    f"{pre} must return None or a tuple of (new_args, new_kwargs), but got {res}."
                 )
             args, kwargs = res
     out = step(self, *args, **kwargs)
@@ -175,8 +174,14 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for k in ("step_pre", "step_post", "state_dict_pre", "state_dict_post",
-                  "load_state_dict_pre", "load_state_dict_post"):
+        for k in (
+            "step_pre",
+            "step_post",
+            "state_dict_pre",
+            "state_dict_post",
+            "load_state_dict_pre",
+            "load_state_dict_post",
+        ):
             self.__dict__.setdefault(f"_optimizer_{k}_hooks", OrderedDict())
 
     def __repr__(self) -> str:
@@ -220,8 +225,7 @@ class Optimizer:
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is "
-                    + _typename(p)
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(p)
                 )
             if not self.defaults.get("differentiable", None) and not (
                 p.grad_fn is None or getattr(p, "retains_grad", False)

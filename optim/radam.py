@@ -23,18 +23,36 @@ __all__ = ["RAdam"]
 class RAdam(Optimizer):
     """torch.optim.RAdam."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
-                 capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         _check_lr(lr)
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
         _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
-                        "foreach": foreach, "capturable": capturable,
-                        "decoupled_weight_decay": decoupled_weight_decay,
-                        "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -70,7 +88,9 @@ class RAdam(Optimizer):
                     rho_t = rho_inf - 2 * step * (beta2**step) / bc2
                     if rho_t > 5.0:
                         rect = math.sqrt(
-                            (rho_t - 4) * (rho_t - 2) * rho_inf
+                            (rho_t - 4)
+                            * (rho_t - 2)
+                            * rho_inf
                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
                         )
                         adaptive = math.sqrt(bc2) / (xp.sqrt(v) + eps)

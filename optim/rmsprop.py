@@ -21,17 +21,37 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """torch.optim.RMSprop."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         _check_lr(lr)
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _check(0.0 <= momentum, f"Invalid momentum value: {momentum}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         _check(0.0 <= alpha, f"Invalid alpha value: {alpha}")
-        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
-                        "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
-                        "maximize": maximize, "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):

@@ -16,7 +16,10 @@ _rng = np.random.default_rng(0)
 W0 = _rng.standard_normal((4, 3)).astype(np.float32)
 B0 = _rng.standard_normal(4).astype(np.float32)
 DATA = [
-    (_rng.standard_normal((8, 3)).astype(np.float32), _rng.standard_normal((8, 4)).astype(np.float32))
+    (
+        _rng.standard_normal((8, 3)).astype(np.float32),
+        _rng.standard_normal((8, 4)).astype(np.float32),
+    )
     for _ in range(STEPS)
 ]
 
@@ -42,7 +45,10 @@ GRID = [
     ("RAdam", {"lr": 0.05, "weight_decay": 0.1}),
     ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
     ("Adagrad", {"lr": 0.1}),
-    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.5}),
+    (
+        "Adagrad",
+        {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.5},
+    ),
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
     ("RMSprop", {"lr": 0.01}),
@@ -145,8 +151,9 @@ def test_state_names_and_dtype():
 def test_param_groups_per_group_options():
     def run(m):
         ps = _params(m)
-        opt = m.optim.SGD([{"params": [ps[0]], "lr": 0.2}, {"params": [ps[1]]}],
-                          lr=0.05, momentum=0.9)
+        opt = m.optim.SGD(
+            [{"params": [ps[0]], "lr": 0.2}, {"params": [ps[1]]}], lr=0.05, momentum=0.9
+        )
         for i in range(5):
             _loss_step(m, opt, ps, i, False)
         opt.add_param_group({"params": [m.zeros(2, requires_grad=True)], "momentum": 0.1})
@@ -196,24 +203,40 @@ def _raises(fn, exc, msg):
 
 
 def test_errors():
-    _raises(lambda m: m.optim.SGD(_params(m), lr=0.1, foo=1), TypeError,
-            "got an unexpected keyword argument 'foo'")
-    _raises(lambda m: m.optim.Adam(_params(m), lr=-0.1), ValueError,
-            "Invalid learning rate: -0.1")
-    _raises(lambda m: m.optim.SGD(_params(m), lr=-0.1), ValueError,
-            "Invalid learning rate: -0.1")
-    _raises(lambda m: m.optim.SGD(m.zeros(3), lr=0.1), TypeError,
-            "params argument given to the optimizer should be an iterable of Tensors or dicts, "
-            "but got torch.FloatTensor")
+    _raises(
+        lambda m: m.optim.SGD(_params(m), lr=0.1, foo=1),
+        TypeError,
+        "got an unexpected keyword argument 'foo'",
+    )
+    _raises(lambda m: m.optim.Adam(_params(m), lr=-0.1), ValueError, "Invalid learning rate: -0.1")
+    _raises(lambda m: m.optim.SGD(_params(m), lr=-0.1), ValueError, "Invalid learning rate: -0.1")
+    _raises(
+        lambda m: m.optim.SGD(m.zeros(3), lr=0.1),
+        TypeError,
+        "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+        "but got torch.FloatTensor",
+    )
     _raises(lambda m: m.optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list")
-    _raises(lambda m: m.optim.SGD([1.0], lr=0.1), TypeError,
-            "optimizer can only optimize Tensors, but one of the params is float")
-    _raises(lambda m: m.optim.SGD(_params(m), lr=0.1, momentum=-1), ValueError,
-            "Invalid momentum value: -1")
-    _raises(lambda m: m.optim.SGD(_params(m), lr=0.1, nesterov=True), ValueError,
-            "Nesterov momentum requires a momentum and zero dampening")
-    _raises(lambda m: m.optim.Adam(_params(m), betas=(1.0, 0.9)), ValueError,
-            "Invalid beta parameter at index 0: 1.0")
+    _raises(
+        lambda m: m.optim.SGD([1.0], lr=0.1),
+        TypeError,
+        "optimizer can only optimize Tensors, but one of the params is float",
+    )
+    _raises(
+        lambda m: m.optim.SGD(_params(m), lr=0.1, momentum=-1),
+        ValueError,
+        "Invalid momentum value: -1",
+    )
+    _raises(
+        lambda m: m.optim.SGD(_params(m), lr=0.1, nesterov=True),
+        ValueError,
+        "Nesterov momentum requires a momentum and zero dampening",
+    )
+    _raises(
+        lambda m: m.optim.Adam(_params(m), betas=(1.0, 0.9)),
+        ValueError,
+        "Invalid beta parameter at index 0: 1.0",
+    )
 
     def dup(m):
         p = _params(m)
@@ -233,13 +256,22 @@ def test_errors():
         sd = m.optim.SGD(ps, lr=0.1).state_dict()
         m.optim.SGD(ps[:1], lr=0.1).load_state_dict(sd)
 
-    _raises(size, ValueError,
-            "loaded state dict contains a parameter group that doesn't match the size of "
-            "optimizer's group")
+    _raises(
+        size,
+        ValueError,
+        "loaded state dict contains a parameter group that doesn't match the size of "
+        "optimizer's group",
+    )
 
 
-@pytest.mark.parametrize("kw", [{"lr": 0.5, "max_iter": 5}, {"lr": 1, "max_iter": 6, "history_size": 3},
-                                {"lr": 1, "max_iter": 8, "line_search_fn": "strong_wolfe"}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"lr": 0.5, "max_iter": 5},
+        {"lr": 1, "max_iter": 6, "history_size": 3},
+        {"lr": 1, "max_iter": 8, "line_search_fn": "strong_wolfe"},
+    ],
+)
 def test_lbfgs(kw):
     def run(m, steps=4, ps=None, sd=None):
         ps = ps if ps is not None else _params(m)
@@ -275,12 +307,20 @@ def test_lbfgs(kw):
 
 
 def test_lbfgs_errors():
-    _raises(lambda m: m.optim.LBFGS([{"params": _params(m)[:1]}, {"params": _params(m)[1:]}]),
-            ValueError, "LBFGS doesn't support per-parameter options (parameter groups)")
+    _raises(
+        lambda m: m.optim.LBFGS([{"params": _params(m)[:1]}, {"params": _params(m)[1:]}]),
+        ValueError,
+        "LBFGS doesn't support per-parameter options (parameter groups)",
+    )
 
 
-@pytest.mark.parametrize("kw", [{"lr": 0.05}, {"lr": 0.05, "nesterov": False, "weight_decay": 0.2,
-                                                    "adjust_lr_fn": "match_rms_adamw"}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"lr": 0.05},
+        {"lr": 0.05, "nesterov": False, "weight_decay": 0.2, "adjust_lr_fn": "match_rms_adamw"},
+    ],
+)
 def test_muon(kw):
     def run(m):
         w = m.tensor(W0.copy(), requires_grad=True)
@@ -298,8 +338,11 @@ def test_muon(kw):
     for a, b in zip(ev, tv):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     _same_layout(eo.state_dict(), to.state_dict())
-    _raises(lambda m: m.optim.Muon([m.zeros(3, requires_grad=True)]), ValueError,
-            "Muon only supports 2D parameters")
+    _raises(
+        lambda m: m.optim.Muon([m.zeros(3, requires_grad=True)]),
+        ValueError,
+        "Muon only supports 2D parameters",
+    )
 
 
 def test_named_parameters():
@@ -321,9 +364,12 @@ def test_named_parameters():
         m.optim.SGD([{"params": a}, {"params": b}], lr=0.1)
 
     for first_named, kind in ((True, "without"), (False, "with")):
-        _raises(lambda m, f=first_named: mixed(m, f), ValueError,
-                "all optimizer param groups should be with/without names. "
-                f"cannot add param group {kind} names to the optimizer")
+        _raises(
+            lambda m, f=first_named: mixed(m, f),
+            ValueError,
+            "all optimizer param groups should be with/without names. "
+            f"cannot add param group {kind} names to the optimizer",
+        )
 
 
 def test_subclass_step_hooks_once():
