@@ -92,6 +92,16 @@ from .core.serialization import load, save
 from . import autograd
 from . import nn  # torch.nn
 from . import optim  # torch.optim
+from . import data  # torch.utils.data (also ember.utils.data, below)
+
+# ember.utils.data is the path PyTorch scripts import; a tiny module object, not a directory
+import sys as _sys
+import types as _types
+
+utils = _sys.modules.get(__name__ + ".utils") or _types.ModuleType(__name__ + ".utils")
+utils.data = data
+_sys.modules[__name__ + ".utils"] = utils
+_sys.modules[__name__ + ".utils.data"] = data
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
