@@ -6,7 +6,7 @@ from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
     _bump,
-    _check,
+    _check_adam_args,
     _check_lr,
     _lerp_,
     _params_with_grad,
@@ -35,10 +35,7 @@ class Adamax(Optimizer):
         capturable=False,
     ):
         _check_lr(lr)
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_args(eps, betas, weight_decay)
         defaults = {
             "lr": lr,
             "betas": betas,

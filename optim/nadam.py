@@ -7,6 +7,7 @@ from .optimizer import (
     Optimizer,
     _bump,
     _check,
+    _check_adam_args,
     _check_lr,
     _lerp_,
     _params_with_grad,
@@ -37,10 +38,7 @@ class NAdam(Optimizer):
         differentiable=False,
     ):
         _check_lr(lr)
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_args(eps, betas, weight_decay)
         _check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
         defaults = {
             "lr": lr,

@@ -430,6 +430,14 @@ def _check(cond: bool, msg: str) -> None:
         raise ValueError(msg)
 
 
+def _check_adam_args(eps, betas, weight_decay) -> None:
+    """The eps / betas / weight_decay checks the Adam family shares (torch's messages)."""
+    _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+    _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+    _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+
+
 def _check_lr(lr) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
