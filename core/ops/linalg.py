@@ -179,7 +179,8 @@ def mm(xp, input, mat2):
 
 
 @mm.vjp
-def _(grad, input, mat2, needs):
+def _mat_product_vjp(grad, input, mat2, needs):
+    # shared by mm and bmm: (batched) products of matrices without broadcasting
     return (grad @ _adj(mat2) if needs[0] else None), (_adj(input) @ grad if needs[1] else None)
 
 
@@ -204,9 +205,7 @@ def bmm(xp, input, mat2):
     return _mmf(xp.matmul, input, mat2)
 
 
-@bmm.vjp
-def _(grad, input, mat2, needs):
-    return (grad @ _adj(mat2) if needs[0] else None), (_adj(input) @ grad if needs[1] else None)
+bmm.vjp(_mat_product_vjp)
 
 
 def _mv_checks(m, v, n_in=None):
