@@ -83,7 +83,11 @@ from .core import special  # torch.special
 from .core.ops.foreach import *  # torch._foreach_*
 from .core.ops.tensor_methods import *  # the rest of torch.Tensor's methods
 from .core.ops.leftovers import *  # range, frombuffer, from_file, geqrf, ormqr
+from .core.ops.hashing import *  # hash_tensor
 from .core.runtime import *  # threads, determinism and precision flags
+from .core.storage import *  # UntypedStorage, TypedStorage, is_storage, FloatStorage, ...
+from .core.symbolic import *  # sym_int, sym_float, ..., cond
+from .core.vmap import vmap
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
 from .core import quasirandom  # torch.quasirandom: SobolEngine

@@ -30,7 +30,6 @@ POINTWISE_REST = """
 
 # name ("torch:<name>" or "Tensor:<name>") -> the family (a later issue) it belongs to
 EXPECTED_MISSING = {
-    "torch:is_storage": "storage",
     "torch:sparse_coo_tensor": "sparse",
     "torch:sparse_csr_tensor": "sparse",
     "torch:sparse_csc_tensor": "sparse",
@@ -45,14 +44,6 @@ EXPECTED_MISSING = {
     "torch:fake_quantize_per_tensor_affine": "quantization",
     "torch:lobpcg": "linalg",
     "torch:get_device_module": "cuda runtime",
-    "torch:vmap": "functorch",
-    "torch:sym_float": "symbolic shapes",
-    "torch:sym_int": "symbolic shapes",
-    "torch:sym_max": "symbolic shapes",
-    "torch:sym_min": "symbolic shapes",
-    "torch:sym_not": "symbolic shapes",
-    "torch:sym_sum": "symbolic shapes",
-    "torch:cond": "control flow",
     "torch:compile": "compiler",
     "Tensor:sspaddmm": "sparse",
     "torch:quantized_batch_norm": "quantization",
@@ -150,9 +141,6 @@ def test_foreach_ops_mirror_torch():
 
 # public torch.Tensor names (dir(torch.Tensor)) that ember.Tensor lacks on purpose -> family
 EXPECTED_MISSING_TENSOR = {
-    "storage": "storage",
-    "storage_type": "storage",
-    "untyped_storage": "storage",
     "ccol_indices": "sparse",
     "coalesce": "sparse",
     "col_indices": "sparse",
@@ -175,7 +163,6 @@ EXPECTED_MISSING_TENSOR = {
     "values": "sparse",
     "to_mkldnn": "mkldnn",
     "to_padded_tensor": "nested",
-    "hash_tensor": "runtime utilities",
     "index": "symbolic shapes",
     "slice_inverse": "compiler",
 }

@@ -1,0 +1,35 @@
+"""hash_tensor: an xor reduction of the elements' 64-bit patterns (torch.hash_tensor)."""
+
+from __future__ import annotations
+
+from ..registry import op
+from .reduction import _axes, _reduced_names
+
+__all__ = ["hash_tensor"]
+
+
+@op(names=_reduced_names)
+def hash_tensor(xp, input, dim=(), *, keepdim=False, mode=0):
+    """Hash of the elements over ``dim`` (all dims when ``()`` or None): each element is widened
+    to 64 bits (float64 / int64 / uint64), its bits read as uint64, and the results xor-ed.
+
+    The result is uint64 and is not differentiable."""
+    if mode != 0:
+        raise RuntimeError(f"hash_tensor: Only mode=0 (xor_reduction) is supported, got {mode}")
+    k = input.dtype.kind
+    if k == "c":
+        raise RuntimeError("hash_tensor: complex inputs are not supported")
+    wide = xp.float64 if k in "fV" else (xp.uint64 if k in "bu" else xp.int64)
+    bits = input.astype(wide).view(xp.uint64)
+    ax = _axes(None if dim == () else dim, input.ndim)
+    axes = tuple(range(input.ndim)) if ax is None else ax
+    if input.size == 0 and ax is None:
+        raise RuntimeError(
+            "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify "
+            "the reduction dim with the 'dim' argument."
+        )
+    for a in axes:
+        if input.shape[a] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
+    out = xp.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim) if axes else bits.copy()
+    return xp.asarray(out, dtype=xp.uint64)

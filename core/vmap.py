@@ -1,0 +1,190 @@
+"""torch.vmap: map a function over a dimension of its inputs.
+
+ember has no batching rules: ``vmap(func)`` calls ``func`` once per index of the mapped dimension
+and stacks the results. For functions without side effects on their inputs the result equals
+torch's (values, gradients: every step is recorded on the tape); the cost is one call per batch
+element, so it is a convenience, not a speed-up. Randomness follows torch's three modes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .tensor import Tensor
+
+__all__ = ["vmap"]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _fname(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _leaves(tree, spec, where: str, out: list) -> None:
+    """Collect (tensor, dim) pairs of ``tree`` mapped by ``spec`` (an int/None or a structure
+    matching ``tree``), raising torch's errors for structure mismatches and bad dims."""
+    if spec is None or isinstance(spec, int):
+        if isinstance(tree, (tuple, list)):
+            for t in tree:
+                _leaves(t, spec, where, out)
+        elif isinstance(tree, dict):
+            for t in tree.values():
+                _leaves(t, spec, where, out)
+        elif spec is not None:
+            if not isinstance(tree, Tensor):
+                raise ValueError(  # noqa: TRY004 - torch's error type
+                    f"{where}: Got in_dim={spec} for an input but the input is of type "
+                    f"{type(tree)}. We cannot vmap over non-Tensor arguments, please use None "
+                    "as the respective in_dim"
+                )
+            nd = tree.dim()
+            if not -nd <= spec < nd:
+                raise ValueError(
+                    f"{where}: Got in_dim={spec} for some input, but that input is a Tensor of "
+                    f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= in_dim < {nd}."
+                )
+            out.append((tree, spec))
+        return
+    same = (
+        isinstance(spec, (tuple, list))
+        and isinstance(tree, (tuple, list))
+        and len(spec) == len(tree)
+    ) or (isinstance(spec, dict) and isinstance(tree, dict) and spec.keys() == tree.keys())
+    if not same:
+        raise ValueError(
+            f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
+            f"structure {_structure(spec)} but inputs has structure {_structure(tree)}."
+        )
+    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+    for k, s in items:
+        _leaves(tree[k], s, where, out)
+
+
+def _structure(tree) -> str:
+    if isinstance(tree, (tuple, list)):
+        return f"{type(tree).__name__}({', '.join(_structure(t) for t in tree)})"
+    if isinstance(tree, dict):
+        return "dict(" + ", ".join(f"{k}: {_structure(v)}" for k, v in tree.items()) + ")"
+    return "*"
+
+
+def _select(tree, spec, i: int):
+    """``tree`` with every mapped tensor indexed at ``i`` along its mapped dim."""
+    if spec is None:
+        return tree
+    if isinstance(spec, int):
+        if isinstance(tree, Tensor):
+            return tree.select(spec, i)
+        if isinstance(tree, (tuple, list)):
+            return type(tree)(_select(t, spec, i) for t in tree)
+        if isinstance(tree, dict):
+            return {k: _select(v, spec, i) for k, v in tree.items()}
+        return tree
+    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+    picked = {k: _select(tree[k], s, i) for k, s in items}
+    return picked if isinstance(tree, dict) else type(tree)(picked[k] for k in range(len(tree)))
+
+
+def _stack(results: list, out_dims, where: str, fname: str):
+    from .ops.joining import stack
+
+    first = results[0]
+    single = not isinstance(first, tuple)
+    outs = [(r,) for r in results] if single else results
+    n_out = len(outs[0])
+    dims = (out_dims,) * n_out if not isinstance(out_dims, (tuple, list)) else tuple(out_dims)
+    if len(dims) != n_out:
+        raise ValueError(
+            f"{where}: out_dims is not compatible with the structure of `outputs`. out_dims has "
+            f"{len(dims)} entries but outputs has {n_out}."
+        )
+    stacked = []
+    for k, d in enumerate(dims):
+        pieces = [o[k] for o in outs]
+        if d is None:
+            stacked.append(pieces[0])
+            continue
+        if not isinstance(pieces[0], Tensor):
+            raise ValueError(  # noqa: TRY004 - torch's error type
+                f"vmap({fname}, ...): `{fname}` must only return Tensors, got type "
+                f"{type(pieces[0])}. Did you mean to set out_dims= to None for output?"
+            )
+        stacked.append(stack(pieces, d))
+    return stacked[0] if single else tuple(stacked)
+
+
+def vmap(
+    func: Callable,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable:
+    """Return ``func`` mapped over dimension ``in_dims`` of its inputs, the results stacked
+    along ``out_dims``.
+
+    Args:
+        func: the function to map; it takes and returns tensors (or tuples of them).
+        in_dims: an int (the same dim of every tensor input), or a (nested) tuple matching the
+            positional inputs with an int or None per input (None: not mapped).
+        out_dims: an int, or a tuple with one entry per output (None: the output of the first
+            call, for outputs that do not depend on the mapped inputs).
+        randomness: ``'error'`` (random ops raise), ``'different'`` (each element draws its own
+            numbers) or ``'same'`` (every element sees the same random numbers).
+        chunk_size: accepted for compatibility (ember runs one element at a time anyway).
+
+    Names: the mapped dim's name is dropped inside ``func``; the stacked outputs are unnamed at
+    ``out_dims``, as ``stack`` makes them.
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    fname = _fname(func)
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        where = f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>)"
+        if not (isinstance(in_dims, (int, tuple)) and not isinstance(in_dims, bool)):
+            raise ValueError(  # noqa: TRY004 - torch's error type
+                f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
+                f"the structure of inputs, got: {type(in_dims)}."
+            )
+        mapped: list = []
+        _leaves(args, in_dims, where, mapped)
+        if not mapped:
+            raise ValueError(
+                f"{where}: at least one input must be a Tensor mapped over (in_dim not None)"
+            )
+        sizes = [t.shape[d] for t, d in mapped]
+        if len(set(sizes)) != 1:
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped dimension, "
+                f"got sizes {sizes} for the mapped dimension"
+            )
+        from . import random as _random
+
+        results = []
+        start = _random.get_rng_state()
+        for i in range(sizes[0]):
+            if randomness == "same":
+                _random.set_rng_state(start)
+            results.append(func(*_select(args, in_dims, i), **kwargs))
+            if randomness == "error" and i == 0 and not _random.get_rng_state().equal(start):
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap"
+                )
+        if isinstance(results[0], list):
+            results = [tuple(r) for r in results]
+        return _stack(results, out_dims, where, fname)
+
+    return wrapped
