@@ -84,10 +84,15 @@ from .core.ops.foreach import *  # torch._foreach_*
 from .core.ops.tensor_methods import *  # the rest of torch.Tensor's methods
 from .core.ops.leftovers import *  # range, frombuffer, from_file, geqrf, ormqr
 from .core.ops.hashing import *  # hash_tensor
+from .core.ops.recurrent import *  # lstm_cell, gru_cell, rnn_*_cell; fused RNN layers
+from .core.ops.normalization import *  # layer_norm, batch_norm, group_norm, ...
+from .core.ops.convolution import *  # conv1d/2d/3d, conv_transpose*, convolution
 from .core.runtime import *  # threads, determinism and precision flags
 from .core.storage import *  # UntypedStorage, TypedStorage, is_storage, FloatStorage, ...
 from .core.symbolic import *  # sym_int, sym_float, ..., cond
 from .core.vmap import vmap
+from .core.streams import *  # Stream, Event, get_device_module
+from . import cpu  # torch.cpu
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...
 from .core import named  # ember.named: broadcast_by_name() and other named-tensor extras
 from .core import quasirandom  # torch.quasirandom: SobolEngine
@@ -98,14 +103,7 @@ from . import nn  # torch.nn
 from . import optim  # torch.optim
 from . import data  # torch.utils.data (also ember.utils.data, below)
 
-# ember.utils.data is the path PyTorch scripts import; a tiny module object, not a directory
-import sys as _sys
-import types as _types
-
-utils = _sys.modules.get(__name__ + ".utils") or _types.ModuleType(__name__ + ".utils")
-utils.data = data
-_sys.modules[__name__ + ".utils"] = utils
-_sys.modules[__name__ + ".utils.data"] = data
+from . import utils  # torch.utils: ember.utils.data IS ember.data; checkpoint, tensorboard
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

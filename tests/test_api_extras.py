@@ -240,3 +240,39 @@ def test_hash_tensor_errors(call):
 def test_hash_tensor_keeps_names_of_kept_dims():
     x = ember.ones(2, 3, names=("N", "C"))
     assert ember.hash_tensor(x, dim="C").names == ("N",)
+
+
+# ---------------------------------------------------------------------- streams, events, cpu
+@needs_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.Stream().synchronize(),
+        lambda m: m.Stream().query(),
+        lambda m: m.Stream().wait_stream(m.Stream()),
+        lambda m: m.Stream().record_event(),
+        lambda m: m.Stream().wait_event(m.Event()),
+        lambda m: m.Event().query(),
+        lambda m: m.Event().synchronize(),
+        lambda m: m.Event().record(),
+        lambda m: m.Event().elapsed_time(m.Event()),
+        lambda m: m.Stream() == m.Stream(),
+        lambda m: (m.Stream().device_type, m.Stream().device_index, m.Stream().stream_id),
+        lambda m: m.get_device_module(1),
+        lambda m: m.get_device_module().__name__,
+        lambda m: m.get_device_module("cpu").device_count(),
+        lambda m: m.cpu.is_available() and m.cpu.current_device(),
+    ],
+)
+def test_streams_events_like_torch(call):
+    got, want = _outcome(lambda: call(ember)), _outcome(lambda: call(torch))
+    if isinstance(want, str):
+        want = want.replace("torch", "ember")
+    assert got == want
+
+
+def test_stream_repr_and_cuda_without_gpu():
+    assert repr(ember.Stream()) == "ember.Stream device_type=cpu, device_index=-1, stream_id=0"
+    if not ember.core.device.is_cuda_available():
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            ember.Stream("cuda")
