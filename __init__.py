@@ -83,6 +83,7 @@ from .core import special  # torch.special
 from .core.ops.foreach import *  # torch._foreach_*
 from .core.ops.tensor_methods import *  # the rest of torch.Tensor's methods
 from .core.ops.leftovers import *  # range, frombuffer, from_file, geqrf, ormqr
+from .core.ops.vision import *  # grid_sampler, affine_grid_generator
 from .core.ops.hashing import *  # hash_tensor
 from .core.ops.recurrent import *  # lstm_cell, gru_cell, rnn_*_cell; fused RNN layers
 from .core.ops.normalization import *  # layer_norm, batch_norm, group_norm, ...
@@ -104,6 +105,11 @@ from . import optim  # torch.optim
 from . import data  # torch.utils.data (also ember.utils.data, below)
 
 from . import utils  # torch.utils: ember.utils.data IS ember.data; checkpoint, tensorboard
+from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accelerator, ...
+from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)
+from . import multiprocessing_ as multiprocessing  # torch.multiprocessing (see the file)
+from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled
+from .compiler import compile  # torch.compile: returns a callable running the model as is
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

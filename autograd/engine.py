@@ -222,6 +222,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
             if not retain_graph and node.vers is not None:
                 node.saved = None
                 node.res = None
+                node.vers = None  # releases the saved outputs' arrays
             for j, e in enumerate(node.edges):
                 if e is None:
                     continue

@@ -5,6 +5,26 @@ from __future__ import annotations
 RESULT = object()  # placeholder in Node.saved for the op's own output
 
 
+class SavedOutput:
+    """What a node keeps of an output it saved, for the in-place check: the output's version
+    counter and array, never the tensor (whose grad_fn is the node: a reference cycle that would
+    keep the graph alive until Python's cyclic collector runs)."""
+
+    __slots__ = ("_data", "_extra", "_ver")
+    grad_fn = None
+
+    def __init__(self, ver: list, data, nr: int) -> None:
+        self._ver = ver
+        self._data = data
+        self._extra = {"nr": nr} if nr else None
+
+    @property
+    def dtype(self):
+        from ..core.dtype import _FROM_NP
+
+        return _FROM_NP[self._data.dtype]
+
+
 class Node:
     """One backward step (``grad_fn``): the op, the edges to its inputs, what its vjp saved.
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.grad_mode import _state
 from ..autograd.node import RESULT as _RESULT
 from ..autograd.node import Node
+from ..autograd.node import SavedOutput as _SavedOutput
 from . import dtype as _dt
 from .device import _XP, array_module
 from .dims import normalize_dim
@@ -484,8 +485,8 @@ def _make_public(od: OpDef):
                 node.res = [t._data for t in outs]
                 if vers is None:
                     vers = []
-                for t in outs:
-                    vers.append((t, t._ver[0]))
+                for k, t in enumerate(outs):
+                    vers.append((_SavedOutput(t._ver, t._data, k), t._ver[0]))
                 node.vers = vers
             if _state.anomaly:
                 from ..autograd.anomaly import capture_trace

@@ -19,6 +19,7 @@ from .modules.module import (
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
 )
+from .parallel import DataParallel  # also binds nn.parallel
 from .parameter import (
     Buffer,
     Parameter,

@@ -20,8 +20,18 @@ from ..core.random import default_generator_for as _gen_for
 from ..core.registry import OPS as _OPS
 from ..core.registry import _rebase_history, _snapshot
 from ..core.tensor import Tensor, _wrap
+from . import _attention as _attention_mod
+from . import _conv as _conv_mod
 from . import _losses as _losses_mod
+from . import _normalization as _normalization_mod
+from . import _pooling as _pooling_mod
+from . import _vision as _vision_mod
+from ._attention import *
+from ._conv import *
 from ._losses import *
+from ._normalization import *
+from ._pooling import *
+from ._vision import *
 
 _embedding_op = _emb_ops._embedding
 _softmax = _OPS["softmax"].public
@@ -83,6 +93,11 @@ __all__ = [
     "threshold_",
 ]
 __all__ += _losses_mod.__all__  # the loss functions (nn/_losses.py)
+__all__ += _attention_mod.__all__  # attention (nn/_attention.py)
+__all__ += _conv_mod.__all__  # conv*, conv_transpose*, unfold, fold (nn/_conv.py)
+__all__ += _normalization_mod.__all__  # batch_norm, layer_norm, ... (nn/_normalization.py)
+__all__ += _vision_mod.__all__  # pad, interpolate, grid_sample, shuffles (nn/_vision.py)
+__all__ += _pooling_mod.__all__  # max/avg/lp/adaptive/fractional pooling, unpool (nn/_pooling.py)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -41,7 +41,6 @@ EXPECTED_MISSING = {
     "torch:fake_quantize_per_channel_affine": "quantization",
     "torch:fake_quantize_per_tensor_affine": "quantization",
     "torch:lobpcg": "linalg",
-    "torch:compile": "compiler",
     "Tensor:sspaddmm": "sparse",
     "torch:quantized_batch_norm": "quantization",
     "torch:quantized_max_pool1d": "quantization",

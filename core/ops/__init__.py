@@ -8,9 +8,13 @@ from . import (
     indexing,
     linalg,
     naming,
+    normalization,
+    padding,
     pointwise,
+    pooling,
     random,
     reduction,
     shape,
     softmax,
+    vision,
 )

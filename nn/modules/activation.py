@@ -425,3 +425,6 @@ class LogSoftmax(_SoftmaxBase):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+from ._multihead import MultiheadAttention  # noqa: F401  (torch keeps it in this module)

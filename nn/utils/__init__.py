@@ -10,6 +10,7 @@ from . import (
     parametrizations,
     parametrize,
     prune,
+    rnn,  # nn.utils.rnn: PackedSequence, pack/pad helpers
     stateless,
 )
 from .clip_grad import (

@@ -1,0 +1,230 @@
+"""LSTM benchmarks: ember vs torch in one process, printed as ember/torch time ratios.
+
+1. The LSTM training step of issue 7: LSTM(64 -> 256), batch 32 x 50 steps, batch_first, a Linear
+   head on the last step's output (10 classes), cross-entropy, SGD (target: ember/torch <= 1.0).
+2. The same with a 2-layer bidirectional LSTM, and a GRU and an RNN(tanh) layer of the same size
+   (same head), to show the fused layer ops of the other modes.
+3. Inference: the step-1 LSTM forward under no_grad.
+
+Both frameworks start from the same weights (torch's init, copied). Times are the median of
+``--repeat`` steps after warm-up. Peak memory of one training step: ember's numpy allocations by
+tracemalloc (numpy reports its buffers to it; torch's CPU allocator does not, so tracemalloc
+cannot see torch), and for both frameworks the growth of the process's peak resident set (VmHWM,
+reset through /proc/self/clear_refs) over the RSS before the step (a coarse, page-level number:
+memory the allocator already holds from earlier steps is not counted again).
+
+Run: python bench/bench_lstm.py [--repeat N] [--only lstm] [--threads N] [--cpu-time]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+
+import ember
+import numpy as np
+from ember.core.ops import recurrent as _recurrent
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the benchmark needs the oracle to print ratios
+    torch = None
+
+BATCH, STEPS, IN, HID, CLASSES = 32, 50, 64, 256, 10
+
+
+CLOCK = time.perf_counter  # --cpu-time: time.process_time (this process's CPU seconds)
+
+
+def median_time(fn, repeat: int, warmup: int = 3) -> float:
+    """The median of ``repeat`` timings of ``fn()``, in seconds, after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t = CLOCK()
+        fn()
+        ts.append(CLOCK() - t)
+    return float(np.median(ts))
+
+
+def set_threads(n: int) -> str:
+    """Both frameworks on ``n`` threads (numpy's BLAS through threadpoolctl, where installed)."""
+    torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return "numpy BLAS threads unchanged (install threadpoolctl, or set OPENBLAS_NUM_THREADS)"
+    threadpool_limits(n, user_api="blas")
+    return f"numpy BLAS on {n} threads"
+
+
+class _Net:
+    """rnn + Linear head on the last step (built in either framework)."""
+
+    def __init__(self, m, kind: str, **kw) -> None:
+        ctor = {"lstm": m.nn.LSTM, "gru": m.nn.GRU, "rnn": m.nn.RNN}[kind]
+        self.rnn = ctor(IN, HID, batch_first=True, **kw)
+        d = 2 if kw.get("bidirectional") else 1
+        self.head = m.nn.Linear(HID * d, CLASSES)
+        self.params = list(self.rnn.parameters()) + list(self.head.parameters())
+
+    def __call__(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+def _copy(tnet: _Net, enet: _Net) -> None:
+    for te, ee in ((tnet.rnn, enet.rnn), (tnet.head, enet.head)):
+        ee.load_state_dict(
+            {k: ember.tensor(v.detach().numpy()) for k, v in te.state_dict().items()}
+        )
+
+
+def workload(m, net, x_np, y_np):
+    x = m.tensor(x_np)
+    y = m.tensor(y_np)
+    opt = m.optim.SGD(net.params, lr=0.01)
+    loss_fn = m.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def inference(m, net, x_np):
+    x = m.tensor(x_np)
+
+    def step():
+        with m.no_grad():
+            return net(x)
+
+    return step
+
+
+# ---------------------------------------------------------------------- memory
+def _vm(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def rss_peak_delta(step) -> float | None:
+    """Growth of the peak RSS during one ``step()`` over the RSS before it (bytes), or None
+    where /proc/self/clear_refs cannot reset the peak."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+    except OSError:
+        return None
+    before = _vm("VmRSS:")
+    step()
+    return _vm("VmHWM:") - before
+
+
+def tracemalloc_peak(step) -> int:
+    """Peak of traced allocations (ember: numpy buffers and Python objects) during one step."""
+    gc.collect()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    step()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - base
+
+
+# ---------------------------------------------------------------------- main
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--only", choices=("lstm",), default=None)
+    ap.add_argument("--threads", type=int, default=None, help="threads for both frameworks")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with process CPU seconds (steadier on a shared machine; use with --threads 1)",
+    )
+    args = ap.parse_args()
+    if torch is None:
+        raise SystemExit("bench needs torch installed (pip install -e '.[test]') to print ratios")
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
+    note = set_threads(args.threads) if args.threads else ""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((BATCH, STEPS, IN)).astype(np.float32)
+    y_np = rng.integers(0, CLASSES, BATCH)
+    jobs = [("LSTM(64->256) step (issue 7), 32x50", "lstm", {})]
+    if args.only is None:
+        jobs += [
+            (
+                "LSTM 2-layer bidirectional step, 32x50",
+                "lstm",
+                {"num_layers": 2, "bidirectional": True},
+            ),
+            ("GRU(64->256) step, 32x50", "gru", {}),
+            ("RNN tanh (64->256) step, 32x50", "rnn", {}),
+        ]
+    rows, mem = [], []
+    for name, kind, kw in jobs:
+        _recurrent._evict_idle()  # the pool then holds this workload's buffers only
+        tnet = _Net(torch, kind, **kw)
+        enet = _Net(ember, kind, **kw)
+        _copy(tnet, enet)
+        steps = {m: workload(m, n, x_np, y_np) for m, n in ((ember, enet), (torch, tnet))}
+        # same start, same data: the first losses agree (a sanity check of the comparison)
+        le, lt = float(steps[ember]().item()), float(steps[torch]().item())
+        assert abs(le - lt) < 1e-4 * max(1.0, abs(lt)), (name, le, lt)
+        e = median_time(steps[ember], args.repeat)
+        t = median_time(steps[torch], args.repeat)
+        rows.append((name, e, t))
+        tm = tracemalloc_peak(steps[ember])
+        mem.append(
+            (
+                name,
+                tm,
+                _recurrent._pool_bytes[0],
+                rss_peak_delta(steps[ember]),
+                rss_peak_delta(steps[torch]),
+            )
+        )
+        if kind == "lstm" and not kw:
+            fe = median_time(inference(ember, enet, x_np), args.repeat)
+            ft = median_time(inference(torch, tnet, x_np), args.repeat)
+            rows.append(("  its forward under no_grad", fe, ft))
+    print(f"{'workload':42s} {'ember':>10s} {'torch':>10s} {'ember/torch':>12s}")
+    for name, e, t in rows:
+        print(f"{name:42s} {e * 1e3:8.2f}ms {t * 1e3:8.2f}ms {e / t:12.2f}")
+    print("\npeak memory of one training step (MiB):")
+    print(
+        f"{'workload':42s} {'ember tracemalloc':>18s} {'+ pool':>8s} {'ember RSS':>10s} "
+        f"{'torch RSS':>10s}"
+    )
+    for name, tm, pool, er, tr in mem:
+        f = lambda b: "n/a" if b is None else f"{b / 2**20:.1f}"
+        print(f"{name:42s} {f(tm):>18s} {f(pool):>8s} {f(er):>10s} {f(tr):>10s}")
+    print(
+        "(+ pool: the fused layers' reused gate/state buffers, allocated before the traced step;"
+        " tracemalloc + pool is ember's working set)"
+    )
+    clock = "process CPU time" if args.cpu_time else "wall time"
+    print(
+        f"(torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}; "
+        f"{clock}{'; ' + note if note else ''})"
+    )
+
+
+if __name__ == "__main__":
+    main()

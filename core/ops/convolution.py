@@ -1,0 +1,735 @@
+"""Convolutions (N-d, transposed, grouped) as im2col + one GEMM, and unfold/fold.
+
+Forward: ``_im2col`` (kernels/im2col.py: a loop over the kernel offsets copying strided slices)
+makes the columns (C, *k, N, *out) ONCE, outside the graph, and ``_conv_cols(input, cols, w)``
+multiplies them by the weight in one GEMM per group, writing the NCHW output (bias fused into
+that copy). Its derivative reuses the saved columns for the weight gradient
+(``_conv_mm_dw`` = g @ cols^T) and sends the input gradient straight to the input through
+``_conv_input_grad`` (w^T @ g, then col2im; for stride 1 the gradient is laid on a grid as wide
+as the padded input so each kernel offset adds ONE contiguous run per image and channel). Under
+``create_graph`` the weight gradient re-derives the columns from the input through the graph, so
+mixed second derivatives are exact. 1x1 stride-1 convolutions skip im2col (the columns are a
+view of the input) and use ``_conv_mm(cols, w)``, whose column gradient is ``_conv_mm_dx``.
+
+Every derivative is again one of these ops (``_im2col`` <-> ``_col2im``, ``_conv_mm``,
+``_conv_mm_dx``, ``_conv_mm_dw``, ``_conv_input_grad``), so double backward works. A transposed
+convolution is the input gradient of a convolution: ``_conv_input_grad(x, w)``.
+
+The public functions (conv1d ... conv_transpose3d, convolution, unfold, fold) check arguments with
+torch's messages and handle names (spec 4.3): batch and spatial names are kept; the channel dim
+keeps its name for an unnamed weight; a weight named (out, in, ...) (for transposed convs the
+weight's layout: (in, out, ...)) checks the input's channel name and names the output's.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from itertools import product
+
+from ...autograd.grad_mode import _state as _grad_state
+from ..kernels.im2col import col2im, conv_out_size, im2col
+from ..registry import op
+from ..tensor import Tensor
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+]
+
+
+def _unnamed(ins, *args, **kwargs):
+    """Name rule of the private conv ops: the public functions strip names and restore them."""
+    return
+
+
+# ---------------------------------------------------------------------- private ops
+@op(names=_unnamed, method=False)
+def _im2col(xp, input, kernel_size=(), stride=(), padding=(), dilation=(), out_spatial=None):
+    """Columns (C, *kernel, N, *out_spatial) of input (N, C, *spatial)."""
+    return im2col(xp, input, kernel_size, stride, padding, dilation, out_spatial)
+
+
+@_im2col.vjp
+def _(grad, input_shape, stride, padding, dilation):
+    return _col2im(grad, tuple(input_shape[2:]), stride, padding, dilation)
+
+
+@op(names=_unnamed, method=False)
+def _col2im(xp, input, spatial=(), stride=(), padding=(), dilation=()):
+    """Sum of columns (C, *kernel, N, *out_spatial) into (N, C, *spatial) (adjoint of im2col)."""
+    return col2im(xp, input, spatial, stride, padding, dilation)
+
+
+@_col2im.vjp
+def _(grad, input_shape, stride, padding, dilation):
+    nd = len(stride)
+    kernel = tuple(input_shape[1 : 1 + nd])
+    return _im2col(grad, kernel, stride, padding, dilation, tuple(input_shape[2 + nd :]))
+
+
+def _matmul(xp, a, b):
+    # half types: numpy has no BLAS for them (and gives float32 for bfloat16): multiply in
+    # float32 (as torch accumulates) and round once
+    d = a.dtype
+    if d.kind == "V" or d.itemsize == 2 and d.kind == "f":
+        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(d)
+    return xp.matmul(a, b)
+
+
+def _mm_forward(xp, cols, weight, groups, bias):
+    o = weight.shape[0]
+    nd = weight.ndim - 2
+    n = cols.shape[1 + nd]
+    osp = cols.shape[2 + nd :]
+    p = math.prod(osp)
+    kk = math.prod(weight.shape[1:])  # C/groups * prod(kernel)
+    if groups == 1:
+        r = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n * p))
+    else:
+        g = groups
+        r = _matmul(xp, weight.reshape(g, o // g, kk), cols.reshape(g, kk, n * p))
+    # (O, N, P) -> (N, O, P): one copy, the bias added on the way
+    r = r.reshape(o, n, p).swapaxes(0, 1)
+    out = xp.empty((n, o, p), r.dtype)
+    if bias is None:
+        out[...] = r
+    else:
+        xp.add(r, bias.reshape(o, 1), out=out)
+    return out.reshape((n, o) + osp)
+
+
+@op(names=_unnamed, method=False)
+def _conv_mm(xp, cols, weight, groups=1):
+    """out (N, O, *sp) = weight (O, C/g, *k) x columns (C, *k, N, *sp), per group."""
+    return _mm_forward(xp, cols, weight, groups, None)
+
+
+@op(names=_unnamed, method=False)
+def _conv_mm_bias(xp, cols, weight, bias, groups=1):
+    """_conv_mm plus a per-channel bias (fused into the output copy)."""
+    return _mm_forward(xp, cols, weight, groups, bias)
+
+
+def _channels_first(grad):
+    # (N, O, *sp) -> contiguous (O, N, *sp): the layout the backward GEMMs read directly
+    return grad.transpose(0, 1).contiguous()
+
+
+@_conv_mm.vjp
+def _(grad, cols, weight, groups, needs):
+    g = _channels_first(grad)
+    return (
+        _conv_mm_dx(g, weight, groups) if needs[0] else None,
+        _conv_mm_dw(g, cols, groups) if needs[1] else None,
+    )
+
+
+@_conv_mm_bias.vjp
+def _(grad, cols, weight, groups, needs):
+    g = _channels_first(grad)
+    return (
+        _conv_mm_dx(g, weight, groups) if needs[0] else None,
+        _conv_mm_dw(g, cols, groups) if needs[1] else None,
+        g.flatten(1).sum(1) if needs[2] else None,
+    )
+
+
+@op(names=_unnamed, method=False)
+def _conv_mm_dx(xp, grad_t, weight, groups=1):
+    """Column gradient (C, *k, N, *sp) = weight^T x grad_t (O, N, *sp), per group."""
+    return _dx_kernel(xp, grad_t, weight, groups)
+
+
+def _dx_kernel(xp, grad_t, weight, groups):
+    o = weight.shape[0]
+    c = weight.shape[1] * groups
+    k = weight.shape[2:]
+    np_ = math.prod(grad_t.shape[1:])
+    kk = math.prod(weight.shape[1:])
+    if groups == 1:
+        r = _matmul(xp, weight.reshape(o, kk).T, grad_t.reshape(o, np_))
+    else:
+        g = groups
+        w = weight.reshape(g, o // g, kk).swapaxes(1, 2)
+        r = _matmul(xp, w, grad_t.reshape(g, o // g, np_))
+    return r.reshape((c,) + k + grad_t.shape[1:])
+
+
+@_conv_mm_dx.vjp
+def _(grad, grad_t, weight, groups, needs):
+    return (
+        _channels_first(_conv_mm(grad, weight, groups)) if needs[0] else None,
+        _conv_mm_dw(grad_t, grad, groups) if needs[1] else None,
+    )
+
+
+@op(names=_unnamed, method=False)
+def _conv_mm_dw(xp, grad_t, cols, groups=1):
+    """Weight gradient (O, C/g, *k) = grad_t (O, N, *sp) x columns^T, per group."""
+    nd = (cols.ndim - 2) // 2
+    o = grad_t.shape[0]
+    c = cols.shape[0]
+    k = cols.shape[1 : 1 + nd]
+    np_ = math.prod(grad_t.shape[1:])
+    kk = math.prod(cols.shape[: 1 + nd]) // groups
+    if groups == 1:
+        r = _matmul(xp, grad_t.reshape(o, np_), cols.reshape(kk, np_).T)
+    else:
+        g = groups
+        r = _matmul(xp, grad_t.reshape(g, o // g, np_), cols.reshape(g, kk, np_).swapaxes(1, 2))
+    return r.reshape((o, c // groups) + k)
+
+
+@_conv_mm_dw.vjp
+def _(grad, grad_t, cols, groups, needs):
+    return (
+        _channels_first(_conv_mm(cols, grad, groups)) if needs[0] else None,
+        _conv_mm_dx(grad_t, grad, groups) if needs[1] else None,
+    )
+
+
+@op(names=_unnamed, method=False)
+def _conv_cols(xp, input, cols, weight, groups=1, stride=(), padding=(), dilation=()):
+    """A convolution from its precomputed columns (``cols`` = im2col of ``input``, made outside
+    the graph): the input gradient is ``_conv_input_grad`` straight from the output gradient (no
+    full column gradient), the weight gradient reuses the columns."""
+    return _mm_forward(xp, cols, weight, groups, None)
+
+
+@op(names=_unnamed, method=False)
+def _conv_cols_bias(xp, input, cols, weight, bias, groups=1, stride=(), padding=(), dilation=()):
+    """_conv_cols plus a per-channel bias."""
+    return _mm_forward(xp, cols, weight, groups, bias)
+
+
+def _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs):
+    g = _channels_first(grad)
+    gx = gw = None
+    if needs[0]:
+        gx = _conv_input_grad(g, weight, tuple(input.shape[2:]), groups, stride, padding, dilation)
+    if needs[2]:
+        if _grad_state.enabled and input.requires_grad:
+            # double backward: the weight gradient must see the input through the graph
+            cols = _im2col(input, tuple(weight.shape[2:]), stride, padding, dilation)
+        gw = _conv_mm_dw(g, cols, groups)
+    return gx, g, gw
+
+
+@_conv_cols.vjp
+def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
+    gx, _g, gw = _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs)
+    return gx, None, gw
+
+
+@_conv_cols_bias.vjp
+def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
+    gx, g, gw = _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs)
+    return gx, None, gw, (g.flatten(1).sum(1) if needs[3] else None)
+
+
+def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
+    """Input gradient of a stride-1 convolution without short-row adds: the output gradient is
+    laid on a grid as wide as the padded input (zeros beyond the outputs), so that each kernel
+    offset's column gradient lands on the padded input plane as ONE contiguous run per image and
+    channel (a flat shift); the zero columns make the wrapped-around entries add nothing."""
+    o, n = grad_t.shape[:2]
+    osp = grad_t.shape[2:]
+    c = weight.shape[1] * groups
+    kernel = weight.shape[2:]
+    padded = tuple(sz + 2 * p for sz, p in zip(spatial, padding))
+    wide = (osp[0],) + padded[1:]
+    if wide != osp:
+        g = xp.zeros((o, n) + wide, grad_t.dtype)
+        g[(slice(None), slice(None)) + tuple(slice(0, m) for m in osp)] = grad_t
+    else:
+        g = grad_t
+    length = math.prod(wide)
+    dcols = _dx_kernel(xp, g, weight, groups).reshape(c, -1, n, length)
+    rest = math.prod(padded[1:])
+    plane = (padded[0] + (1 if len(padded) > 1 else 0)) * rest  # one spare row: the last shifts
+    acc = xp.zeros((n, c, plane), grad_t.dtype)
+    dst = acc.swapaxes(0, 1)
+    flat = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
+    for idx, off in enumerate(product(*(range(k) for k in kernel))):
+        start = sum(q * d * f for q, d, f in zip(off, dilation, flat))
+        dst[:, :, start : start + length] += dcols[:, idx]
+    out = acc[:, :, : padded[0] * rest].reshape((n, c) + padded)
+    inner = (slice(None), slice(None)) + tuple(slice(p, p + sz) for p, sz in zip(padding, spatial))
+    return xp.ascontiguousarray(out[inner])
+
+
+@op(names=_unnamed, method=False)
+def _conv_input_grad(xp, grad_t, weight, spatial=(), groups=1, stride=(), padding=(), dilation=()):
+    """Input gradient (N, C, *spatial) of a convolution from grad_t (O, N, *out_spatial): a
+    transposed convolution (col2im of weight^T x grad_t)."""
+    if all(s == 1 for s in stride):
+        return _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation)
+    return col2im(xp, _dx_kernel(xp, grad_t, weight, groups), spatial, stride, padding, dilation)
+
+
+@_conv_input_grad.vjp
+def _(grad, grad_t, weight, groups, stride, padding, dilation, needs):
+    cols = _im2col(
+        grad, tuple(weight.shape[2:]), stride, padding, dilation, tuple(grad_t.shape[2:])
+    )
+    return (
+        _channels_first(_conv_mm(cols, weight, groups)) if needs[0] else None,
+        _conv_mm_dw(grad_t, cols, groups) if needs[1] else None,
+    )
+
+
+# ---------------------------------------------------------------------- argument checks
+def _tuple(v, nd: int, what: str):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,) * nd
+    try:
+        t = tuple(int(x) for x in v)
+    except TypeError:
+        raise TypeError(
+            f"conv{nd}d(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
+        ) from None
+    if len(t) == 1:
+        return t * nd
+    if len(t) != nd:
+        raise RuntimeError(
+            f"expected {what} to be a single integer value or a list of {nd} values to match "
+            f"the convolution dimensions, but got {what}={list(t)}"
+        )
+    return t
+
+
+def _type_name(t: Tensor) -> str:
+    from ..dtype import legacy_type_name
+
+    return "torch." + legacy_type_name(t.dtype)
+
+
+def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fname):
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(
+            f"{fname}() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(weight).__name__}), but expected (Tensor input, "
+            "Tensor weight, Tensor bias = None, ...)"
+        )
+    if not isinstance(groups, int) or isinstance(groups, bool):
+        raise TypeError(
+            f"{fname}() received an invalid combination of arguments - got (Tensor, Tensor, "
+            f"groups={type(groups).__name__}), but expected int groups"
+        )
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    if weight.dim() != nd + 2:
+        # torch reports the dimension mismatch through the stride argument
+        raise RuntimeError(
+            f"expected stride to be a single integer value or a list of {weight.dim() - 2} "
+            "values to match the convolution dimensions, but got stride="
+            f"{list(_tuple(stride, nd, 'stride'))}"
+        )
+    stride = _tuple(stride, nd, "stride")
+    dilation = _tuple(dilation, nd, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be "
+            "the same or input should be a MKLDNN tensor and weight is a dense tensor"
+        )
+    if bias is not None:
+        if not isinstance(bias, Tensor):
+            raise TypeError(
+                f"{fname}(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
+            )
+        if bias.dtype != input.dtype:
+            raise RuntimeError(
+                f"Input type ({_short(input.dtype)}) and bias type ({_short(bias.dtype)}) should "
+                "be the same"
+            )
+    return stride, dilation
+
+
+def _short(dt) -> str:
+    # torch's short scalar names in the bias message: float, double, c10::Half ...
+    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(
+        str(dt).split(".")[-1], str(dt).split(".")[-1]
+    )
+
+
+def _check_bias(weight, bias, out_channels):
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead"
+        )
+
+
+def _check_groups_weight(weight, groups):
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{list(weight.shape)}] instead"
+        )
+
+
+def _check_kernel_fits(spatial, padding, weight, dilation, out_padding_lo=None):
+    padded = [n + 2 * p for n, p in zip(spatial, padding)]
+    if out_padding_lo is not None:
+        padded = [n + e for n, e in zip(padded, out_padding_lo)]
+    ker = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    if any(k > n for k, n in zip(ker, padded)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, ker))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+
+
+# ---------------------------------------------------------------------- names (spec 4.3)
+def _out_names(input, weight, transposed: bool, fname: str):
+    xn = input.names
+    wn = weight.names
+    w_out, w_in = (wn[1], wn[0]) if transposed else (wn[0], wn[1])
+    c = 1 if input.dim() == weight.dim() else 0
+    x_in = xn[c]
+    if w_in is not None and x_in is not None and x_in != w_in:
+        raise RuntimeError(
+            f"{fname}: the input's channel dim is named '{x_in}' (input names {list(xn)}), but "
+            f"the weight expects '{w_in}' (weight names {list(wn)}); rename the input's channel "
+            "dim or the weight (rename/refine_names)"
+        )
+    out = list(xn)
+    if w_out is not None or w_in is not None:
+        out[c] = w_out
+    return tuple(out)
+
+
+def _named_call(fn, input, weight, bias, transposed, fname, *args):
+    names = _out_names(input, weight, transposed, fname)
+    out = fn(
+        input.rename(None),
+        weight.rename(None),
+        None if bias is None else bias.rename(None),
+        *args,
+    )
+    return out.rename(*names) if any(n is not None for n in names) else out
+
+
+def _any_named(input, weight, bias) -> bool:
+    return (
+        input._names is not None
+        or weight._names is not None
+        or (bias is not None and bias._names is not None)
+    )
+
+
+# ---------------------------------------------------------------------- convolution
+def _same_padding(weight, dilation, nd):
+    lo, hi = [], []
+    for k, d in zip(weight.shape[2:], dilation):
+        total = d * (k - 1)
+        lo.append(total // 2)
+        hi.append(total - total // 2)
+    return tuple(lo), tuple(hi)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
+    fname = f"conv{nd}d"
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and _any_named(input, weight, bias):
+        return _named_call(
+            _conv_fn(nd), input, weight, bias, False, fname, stride, padding, dilation, groups
+        )
+    stride, dilation = _check_common(
+        input, weight, bias, stride, padding, dilation, groups, nd, fname
+    )
+    pad_hi = None
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            padding, pad_hi = _same_padding(weight, dilation, nd)
+            if padding == pad_hi:
+                pad_hi = None
+            elif any(d % 2 for d in dilation):
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation may require "
+                    "a zero-padded copy of the input be created",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _tuple(padding, nd, "padding")
+        if any(p < 0 for p in padding):
+            raise RuntimeError("negative padding is not supported")
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    if x.shape[1] != weight.shape[1] * groups:
+        _check_groups_weight(weight, groups)
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{x.shape[1]} channels instead"
+        )
+    _check_groups_weight(weight, groups)
+    _check_bias(weight, bias, weight.shape[0])
+    if pad_hi is not None:
+        # asymmetric 'same' padding: the extra zero goes after (torch's choice)
+        from .padding import constant_pad_nd
+
+        extra = []
+        for lo, hi in zip(reversed(padding), reversed(pad_hi)):
+            extra += [0, hi - lo]
+        x = constant_pad_nd(x, tuple(extra))
+    spatial = x.shape[2:]
+    _check_kernel_fits(spatial, padding, weight, dilation)
+    kernel = tuple(weight.shape[2:])
+    if all(k == 1 for k in kernel) and not any(padding) and all(s == 1 for s in stride):
+        # 1x1 convolution: the columns are the input itself (a plain GEMM)
+        c, n = x.shape[1], x.shape[0]
+        cols = x.transpose(0, 1).reshape((c,) + kernel + (n,) + tuple(spatial))
+        out = (
+            _conv_mm(cols, weight, groups)
+            if bias is None
+            else _conv_mm_bias(cols, weight, bias, groups)
+        )
+        return out if batched else out.squeeze(0)
+    # the columns are made outside the graph: _conv_cols's derivative goes to the input directly
+    cols = _im2col(x.detach() if x.requires_grad else x, kernel, stride, padding, dilation)
+    if bias is None:
+        out = _conv_cols(x, cols, weight, groups, stride, padding, dilation)
+    else:
+        out = _conv_cols_bias(x, cols, weight, bias, groups, stride, padding, dilation)
+    return out if batched else out.squeeze(0)
+
+
+def _conv_fn(nd):
+    return (conv1d, conv2d, conv3d)[nd - 1]
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-D convolution over input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-D convolution over input (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-D convolution over input (N, C, D, H, W) or (C, D, H, W)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+# ---------------------------------------------------------------------- transposed
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    fname = f"conv_transpose{nd}d"
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and _any_named(input, weight, bias):
+        return _named_call(
+            _convt_fn(nd),
+            input,
+            weight,
+            bias,
+            True,
+            fname,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            dilation,
+        )
+    stride, dilation = _check_common(
+        input, weight, bias, stride, padding, dilation, groups, nd, fname
+    )
+    if isinstance(padding, str):
+        raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
+    padding = _tuple(padding, nd, "padding")
+    output_padding = _tuple(output_padding, nd, "output_padding")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        axes = ("depth", "height", "width")[3 - nd :] if nd > 1 else ("width",)
+        parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, output_padding)]
+        parts += [f"stride_{a}: {v}" for a, v in zip(axes, stride)]
+        parts += [f"dilation_{a}: {v}" for a, v in zip(axes, dilation)]
+        if nd == 1:
+            parts = [
+                f"output_padding: {output_padding[0]}",
+                f"stride: {stride[0]}",
+                f"dilation: {dilation[0]}",
+            ]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(parts)
+        )
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    _check_groups_weight(weight, groups)
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} channels "
+            "instead"
+        )
+    cout = weight.shape[1] * groups
+    _check_bias(weight, bias, cout)
+    out_sp = tuple(
+        (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for n, s, p, d, k, op in zip(
+            x.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding
+        )
+    )
+    if any(n <= 0 for n in out_sp):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated "
+            f"output size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small"
+        )
+    out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
+    if bias is not None:
+        out = out + bias.reshape((cout,) + (1,) * nd)
+    return out if batched else out.squeeze(0)
+
+
+def _convt_fn(nd):
+    return (conv_transpose1d, conv_transpose2d, conv_transpose3d)[nd - 1]
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """1-D transposed convolution ("deconvolution"); weight (C_in, C_out/groups, k)."""
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 1
+    )
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """2-D transposed convolution; weight (C_in, C_out/groups, kh, kw)."""
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 2
+    )
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """3-D transposed convolution; weight (C_in, C_out/groups, kd, kh, kw)."""
+    return _conv_transpose(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 3
+    )
+
+
+def convolution(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+) -> Tensor:
+    """torch.convolution: the N-d (transposed) convolution, N from the weight's rank."""
+    nd = weight.dim() - 2
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-D to 5-D weight, got {weight.dim()}-D")
+    if transposed:
+        return _conv_transpose(
+            input, weight, bias, stride, padding, output_padding, groups, dilation, nd
+        )
+    return _conv(input, weight, bias, stride, padding, dilation, groups, nd)
+
+
+# ---------------------------------------------------------------------- unfold / fold
+def _pair(v, what, fname):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v, v)
+    t = tuple(int(x) for x in v)
+    if len(t) != 2:
+        raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(t)}")
+    return t
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L) (im2col)."""
+    k = _pair(kernel_size, "kernel_size", "unfold")
+    d = _pair(dilation, "dilation", "unfold")
+    p = _pair(padding, "padding", "unfold")
+    s = _pair(stride, "stride", "unfold")
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {list(input.shape)}"
+        )
+    names = input._names
+    x = input.rename(None) if names is not None else input
+    batched = x.dim() == 4
+    if not batched:
+        x = x.unsqueeze(0)
+    osp = tuple(conv_out_size(n, *a) for n, *a in zip(x.shape[2:], k, s, p, d))
+    if any(o < 1 for o in osp):
+        raise RuntimeError(
+            f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size={k}, "
+            f"dilation={d}, padding={p}, calculated shape of the array of sliding blocks as "
+            f"{osp}, but its components must be at least one."
+        )
+    n, c = x.shape[:2]
+    cols = _im2col(x, k, s, p, d)
+    out = cols.reshape(c * k[0] * k[1], n, osp[0] * osp[1]).transpose(0, 1).contiguous()
+    if not batched:
+        out = out.squeeze(0)
+    if names is not None and names[0] is not None and batched:
+        out = out.rename(names[0], None, None)
+    return out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Combines sliding local blocks (N, C*kh*kw, L) into (N, C, *output_size) (col2im)."""
+    o = _pair(output_size, "output_size", "fold")
+    k = _pair(kernel_size, "kernel_size", "fold")
+    d = _pair(dilation, "dilation", "fold")
+    p = _pair(padding, "padding", "fold")
+    s = _pair(stride, "stride", "fold")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    names = input._names
+    x = input.rename(None) if names is not None else input
+    batched = x.dim() == 3
+    if not batched:
+        x = x.unsqueeze(0)
+    kk = k[0] * k[1]
+    if x.shape[1] % kk:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={x.shape[1]} and kernel_size={k}."
+        )
+    osp = tuple(conv_out_size(n, *a) for n, *a in zip(o, k, s, p, d))
+    if osp[0] * osp[1] != x.shape[2]:
+        raise RuntimeError(
+            f"Given output_size={o}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+            "expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {osp[0]} * {osp[1]} = {osp[0] * osp[1]}, but got input.size(2)={x.shape[2]}."
+        )
+    n, c = x.shape[0], x.shape[1] // kk
+    cols = x.transpose(0, 1).reshape((c, *k, n, *osp))
+    out = _col2im(cols, o, s, p, d)
+    if not batched:
+        out = out.squeeze(0)
+    if names is not None and names[0] is not None and batched:
+        out = out.rename(names[0], None, None, None)
+    return out

@@ -1,0 +1,1018 @@
+"""Normalization ops: layer_norm, batch_norm, group_norm, instance_norm, rms_norm (torch namespace).
+
+The kernels are fused: one private op per family normalizes, scales and shifts in a few passes
+(sums are matrix-vector products with a ones vector, sums of squares and of products are einsums;
+per-channel vectors are laid out along a sample so broadcasting runs long inner loops), with the
+statistics in float32 for half inputs and in the input's dtype otherwise. A kernel leaves what its
+derivative needs (per-row or per-channel mean and 1/std, never a full-size array) in its ``cache``
+option, a fresh list per call, which the node saves by reference: the first-order derivative then
+runs on raw arrays from the saved input. Under ``create_graph=True`` the derivative is computed
+in ember ops instead, so double backward is exact. Norms keep all names (spec 4.3).
+"""
+
+from __future__ import annotations
+
+from ...autograd.grad_mode import _state
+from .. import dtype as _dt
+from ..names import keep
+from ..registry import op
+from ..tensor import Tensor, _wrap
+
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "native_batch_norm",
+    "native_group_norm",
+    "native_layer_norm",
+    "rms_norm",
+]
+
+
+# ---------------------------------------------------------------------- array helpers
+def _acc(a):
+    """The dtype statistics are computed in: float32 for half types, else the input's own."""
+    d = a.dtype
+    return a if d.itemsize >= 4 and d.kind == "f" else a.astype("float32")
+
+
+def _is_t(x) -> bool:
+    return hasattr(x, "shape")
+
+
+def _rows_stats(xp, x2, eps):
+    """Rows of ``x2`` (R, S) normalized: (xhat, mean (R,), rstd (R,)); xhat is a new array."""
+    s = x2.shape[1]
+    ones = xp.ones(s, x2.dtype)
+    mean = (x2 @ ones) * (1.0 / s)
+    xc = x2 - mean[:, None]
+    var = xp.einsum("ij,ij->i", xc, xc) * (1.0 / s)
+    rstd = 1.0 / xp.sqrt(var + eps)
+    xc *= rstd[:, None]
+    return xc, mean, rstd, var
+
+
+def _per_chan(xp, v, l_):
+    """A per-channel vector (C,) laid out along a sample's C * L values: multiplying the
+    (N, C * L) view by it runs long inner loops (broadcasting (C, 1) over (N, C, L) runs one
+    short loop per (n, c) and is ~1.6x slower for 16x16 maps)."""
+    return v if l_ == 1 else xp.repeat(v, l_)
+
+
+def _tiled_rows(a2):
+    """A (R, S) array viewed as (R / k, k S) with k the largest divisor of R keeping k S near
+    16384: a per-column vector tiled k times then broadcasts with long inner loops."""
+    r, s = a2.shape
+    k = max(1, min(r, 16384 // max(s, 1)))
+    while r % k:
+        k -= 1
+    return a2.reshape(r // k, k * s), k
+
+
+def _tile(xp, v, k):
+    return v if k == 1 else xp.tile(v, k)
+
+
+def _chan_sum(xp, g3):
+    """Sum of (N, C, L) over N and L."""
+    return (g3 @ xp.ones(g3.shape[2], g3.dtype)).sum(0)
+
+
+def _out(a, like):
+    """Wrap a gradient array in ``like``'s dtype."""
+    if a is None:
+        return None
+    d = like._data.dtype
+    return _wrap(a if a.dtype == d else a.astype(d))
+
+
+# ---------------------------------------------------------------------- layer norm
+@op(names=keep, method=False)
+def _layer_norm(xp, input, weight, bias, normalized_ndim=1, eps=1e-5, cache=None):
+    """Layer norm over the last ``normalized_ndim`` dims (weight/bias: arrays or 0 = absent)."""
+    shape = input.shape
+    s = 1
+    for k in shape[len(shape) - normalized_ndim :]:
+        s *= k
+    r = input.size // s if s else 0
+    out, mean, rstd, _ = _rows_stats(xp, _acc(input).reshape(r, s), eps)
+    # the affine in place on the normalized copy: only mean and 1/std are kept for backward
+    if _is_t(weight) or _is_t(bias):
+        o2, k = _tiled_rows(out)
+        if _is_t(weight):
+            o2 *= _tile(xp, weight.reshape(s).astype(out.dtype, copy=False), k)
+        if _is_t(bias):
+            o2 += _tile(xp, bias.reshape(s).astype(out.dtype, copy=False), k)
+    if cache is not None:
+        cache += (mean, rstd)
+    if out.dtype != input.dtype:
+        out = out.astype(input.dtype)
+    return out.reshape(shape)
+
+
+@_layer_norm.vjp
+def _(grad, input, weight, normalized_ndim, eps, cache, needs):
+    if _state.enabled:  # create_graph: a differentiable derivative
+        return _ln_composite(grad, input, weight, normalized_ndim, eps, needs)
+    from ..device import array_module
+
+    x = input._data
+    xp = array_module(x)
+    shape = x.shape
+    s = 1
+    for k in shape[len(shape) - normalized_ndim :]:
+        s *= k
+    r = x.size // s if s else 0
+    x2 = _acc(x).reshape(r, s)
+    if cache:
+        mean, rstd = cache
+    else:
+        _, mean, rstd, _ = _rows_stats(xp, x2, eps)
+    if _offset(xp, mean, rstd):
+        x2 = x2 - mean[:, None]
+        mean = xp.zeros_like(mean)
+    g2 = grad._data.reshape(r, s)
+    if g2.dtype != x2.dtype:
+        g2 = g2.astype(x2.dtype)
+    has_w = isinstance(weight, Tensor)
+    w = weight._data.reshape(s).astype(x2.dtype, copy=False) if has_w else xp.ones(s, x2.dtype)
+    dx = dw = db = None
+    if needs[2]:
+        db = (xp.ones(r, g2.dtype) @ g2).reshape(shape[len(shape) - normalized_ndim :])
+    if not (needs[0] or needs[1]):
+        return None, None, _out(db, input)
+    # xhat = (x - mean) rstd is never materialized: with P = g x,
+    # sum_i g xhat = rstd @ P - (mean rstd) @ g and sum_j g w xhat = rstd (P @ w - mean (g @ w))
+    # (the subtractions lose ~eps |mean| / std relative accuracy: linear, unlike E[x^2] - mean^2)
+    p = g2 * x2
+    if needs[1]:
+        dw = (rstd @ p - (mean * rstd) @ g2).reshape(weight._data.shape)
+    if needs[0]:
+        inv = 1.0 / s
+        s1 = g2 @ w  # sum_j g w
+        c = rstd * (p @ w - mean * s1) * inv  # mean_j(g w xhat)
+        # dx = rstd (g w - mean_j(g w) - xhat c)
+        #    = g w rstd - x rstd^2 c + (mean rstd^2 c - rstd s1 / s)
+        k = rstd * rstd * c
+        if has_w:
+            g2t, kt = _tiled_rows(g2)
+            dx = (g2t * _tile(xp, w, kt)).reshape(r, s)
+            dx *= rstd[:, None]
+        else:
+            dx = g2 * rstd[:, None]
+        xp.multiply(x2, k[:, None], out=p)  # P's buffer reused for x k
+        dx -= p
+        dx += (mean * k - rstd * s1 * inv)[:, None]
+        dx = dx.reshape(shape)
+    return _out(dx, input), _out(dw, weight) if has_w else None, _out(db, input)
+
+
+def _ln_composite(grad, input, weight, nd, eps, needs):
+    dims = tuple(range(input.dim() - nd, input.dim()))
+    x = input
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    has_w = isinstance(weight, Tensor)
+    bdims = tuple(range(input.dim() - nd))
+    dx = dw = db = None
+    if needs[0]:
+        gw = grad * weight if has_w else grad
+        dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    if needs[1]:
+        dw = (grad * xhat).sum(bdims) if bdims else grad * xhat
+    if needs[2]:
+        db = grad.sum(bdims) if bdims else grad
+    return dx, dw, db
+
+
+def _shape_str(s) -> str:
+    return "[" + ", ".join(str(int(k)) for k in s) + "]"
+
+
+def _check_ln(input, normalized_shape, weight, bias):
+    ns = tuple(normalized_shape)
+    if not ns:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []"
+        )
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{_shape_str(weight.shape)} and normalized_shape = {_shape_str(ns)}"
+        )
+    if bias is not None and tuple(bias.shape) != ns:
+        raise RuntimeError(
+            "Expected bias to be of same shape as normalized_shape, but got bias of shape "
+            f"{_shape_str(bias.shape)} and normalized_shape = {_shape_str(ns)}"
+        )
+    shape = tuple(input.shape)
+    if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
+        raise RuntimeError(
+            f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
+            f"[*, {', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
+        )
+    _check_float(input, "LayerNormKernelImpl")
+    _check_param_dtype(input, weight, bias)
+    return len(ns)
+
+
+def _check_float(input, kernel):
+    if input._data.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_dt.scalar_name(input.dtype)}'"
+        )
+
+
+def _check_param_dtype(input, weight, bias):
+    """torch's dtype rules for norm parameters: the input's dtype, or float32 beside a half /
+    bfloat16 input (mixed precision); each violation with torch's message."""
+    params = [p for p in (weight, bias) if p is not None]
+    d = input._data.dtype
+    if all(p._data.dtype == d for p in params):
+        return
+    first = params[0]._data.dtype
+    ref = d
+    if first != d:
+        if d.name == "float64":
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        if first.name != "float32" or d.itemsize >= 4:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        ref = first
+    for p in params[1:]:
+        if p._data.dtype != ref:
+            if ref is not d:
+                raise RuntimeError(
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float"
+                )
+            raise RuntimeError(
+                f"expected scalar type {_dt.scalar_name(_dt._FROM_NP[ref])} but found "
+                f"{_dt.scalar_name(p.dtype)}"
+            )
+
+
+def _norm_shape(normalized_shape):
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+    cudnn_enable: bool = True,
+) -> Tensor:
+    """Layer normalization over the trailing ``normalized_shape`` dims (torch.layer_norm)."""
+    nd = _check_ln(input, _norm_shape(normalized_shape), weight, bias)
+    return _layer_norm(
+        input,
+        0 if weight is None else weight,
+        0 if bias is None else bias,
+        nd,
+        eps,
+        [],
+    )
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd) of layer norm; mean and rstd have the input's shape with the
+    normalized dims set to 1 (torch.native_layer_norm)."""
+    ns = _norm_shape(normalized_shape)
+    nd = _check_ln(input, ns, weight, bias)
+    cache: list = []
+    out = _layer_norm(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, nd, eps, cache
+    )
+    st = tuple(input.shape[: input.dim() - nd]) + (1,) * nd
+    d = input._data.dtype
+    mean, rstd = (_wrap(a.astype(d, copy=False).reshape(st)) for a in cache[:2])
+    return out, mean, rstd
+
+
+# ---------------------------------------------------------------------- batch norm (training)
+def _bn_view(x):
+    n, c = x.shape[0], x.shape[1]
+    l_ = 1
+    for k in x.shape[2:]:
+        l_ *= k
+    return x.reshape(n, c, l_)
+
+
+def _chan_moments(xp, x3):
+    """Per-channel (mean, biased var, centred x or None) of x3 (N, C, L) over N and L. Where
+    the mean is small against the spread: E[x^2] - mean^2 from two BLAS-speed reductions, and
+    no centred copy. Elsewhere (the subtraction would cancel), and always on cupy (no host sync):
+    the two-pass formula, whose centred copy the caller then uses for accuracy."""
+    n, _, l_ = x3.shape
+    inv = 1.0 / (n * l_)
+    mean = (x3 @ xp.ones(l_, x3.dtype)).sum(0) * inv
+    if getattr(xp, "__name__", "") != "cupy":
+        var = xp.einsum("ncl,ncl->c", x3, x3) * inv - mean * mean
+        if bool((var * 2.0 >= mean * mean).all()):
+            return mean, var, None
+    xc = x3 - mean[:, None]
+    return mean, xp.einsum("ncl,ncl->c", xc, xc) * inv, xc
+
+
+def _offset(xp, mean, rstd) -> bool:
+    """Whether some mean is large against its spread (|mean| > 1.5 std): then x - mean is
+    formed explicitly, as sums like sum(g x) - mean sum(g) would lose accuracy."""
+    if getattr(xp, "__name__", "") == "cupy":
+        return True
+    return mean.size > 0 and bool((xp.abs(mean) * rstd > 1.5).any())
+
+
+@op(names=keep, method=False)
+def _batch_norm_train(xp, input, weight, bias, eps=1e-5, cache=None):
+    """Batch norm with the batch's statistics (over every dim but dim 1): out = x * scale +
+    shift with per-channel scale = weight / std and shift = bias - mean * scale."""
+    x3 = _bn_view(_acc(input))
+    mean, var, xc = _chan_moments(xp, x3)
+    rstd = 1.0 / xp.sqrt(var + eps)
+    scale = rstd * weight.astype(rstd.dtype, copy=False) if _is_t(weight) else rstd
+    if xc is None:
+        shift = -mean * scale
+    else:  # already centred
+        x3, shift = xc, xp.zeros_like(scale)
+    if _is_t(bias):
+        shift += bias.astype(rstd.dtype, copy=False)
+    n, c, l_ = x3.shape
+    x2 = x3.reshape(n, c * l_)
+    out = x2 * _per_chan(xp, scale, l_)
+    out += _per_chan(xp, shift, l_)
+    if cache is not None:
+        cache += (mean, rstd, var)
+    if out.dtype != input.dtype:
+        out = out.astype(input.dtype)
+    return out.reshape(input.shape)
+
+
+@_batch_norm_train.vjp
+def _(grad, input, weight, eps, cache, needs):
+    if _state.enabled:
+        return _bn_composite(grad, input, weight, eps, needs)
+    from ..device import array_module
+
+    x = input._data
+    xp = array_module(x)
+    x3 = _bn_view(_acc(x))
+    if cache:
+        mean, rstd, _ = cache
+    else:
+        mean, var, _ = _chan_moments(xp, x3)
+        rstd = 1.0 / xp.sqrt(var + eps)
+    n, c, l_ = x3.shape
+    if _offset(xp, mean, rstd):
+        x3 = (x3.reshape(n, c * l_) - _per_chan(xp, mean, l_)).reshape(n, c, l_)
+        mean = xp.zeros_like(mean)
+    g3 = _bn_view(grad._data)
+    if g3.dtype != x3.dtype:
+        g3 = g3.astype(x3.dtype)
+    n, _, l_ = g3.shape
+    # sums of g and of g * xhat, with xhat = (x - mean) rstd never materialized
+    db = _chan_sum(xp, g3)
+    dw = (xp.einsum("ncl,ncl->c", g3, x3) - mean * db) * rstd
+    dx = None
+    if needs[0]:
+        inv = 1.0 / (n * l_)
+        k1 = (
+            rstd * weight._data.astype(rstd.dtype, copy=False)
+            if isinstance(weight, Tensor)
+            else rstd
+        )
+        kx = k1 * dw * rstd * inv  # dx = k1 g - kx (x - mean) - k1 db / cnt
+        c = k1.shape[0]
+        dx = g3.reshape(n, c * l_) * _per_chan(xp, k1, l_)
+        dx -= x3.reshape(n, c * l_) * _per_chan(xp, kx, l_)
+        dx += _per_chan(xp, kx * mean - k1 * db * inv, l_)
+        dx = dx.reshape(x.shape)
+    return (
+        _out(dx, input),
+        _out(dw, weight) if needs[1] else None,
+        _out(db, input) if needs[2] else None,
+    )
+
+
+def _bn_composite(grad, input, weight, eps, needs):
+    nd = input.dim()
+    dims = (0,) + tuple(range(2, nd))
+    cshape = (-1,) + (1,) * (nd - 2)
+    mean = input.mean(dims, keepdim=True)
+    xc = input - mean
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    has_w = isinstance(weight, Tensor)
+    dx = dw = db = None
+    if needs[0]:
+        gw = grad * weight.reshape(cshape) if has_w else grad
+        dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    if needs[1]:
+        dw = (grad * xhat).sum(dims)
+    if needs[2]:
+        db = grad.sum(dims)
+    return dx, dw, db
+
+
+def _size_str(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _check_bn(input, running_mean, running_var, weight, bias, training, momentum=0.1):
+    if training:
+        shape = tuple(input.shape)
+        if len(shape) < 2:
+            _dim1_error(len(shape))
+        prod = shape[0]
+        for k in shape[2:]:
+            prod *= k
+        if prod == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size "
+                f"{_size_str(shape)}"
+            )
+    if momentum is None:
+        raise TypeError(
+            "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType"
+        )
+    if input.dim() < 2:
+        _dim1_error(input.dim())
+    c = input.shape[1]
+    for nm, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{nm} should contain {c} elements not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        which = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"{which} must be defined in evaluation mode")
+    _check_float(input, "batch_norm")
+    _check_param_dtype(input, weight, bias)
+
+
+def _dim1_error(ndim):
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got 1)")
+
+
+def _update_running(running, stat, momentum):
+    """running = (1 - momentum) running + momentum stat, in place (a version bump, like torch)."""
+    a = running._data
+    a *= 1.0 - momentum
+    a += (stat * momentum).astype(a.dtype, copy=False)
+    running._ver[0] += 1
+
+
+@op(names=keep, method=False)
+def _batch_norm_eval(xp, input, running_mean, running_var, weight, bias, eps=1e-5):
+    """Batch norm with given statistics: x * scale + shift per channel (weight/bias: 0 =
+    absent); half inputs are computed in float32."""
+    x = _acc(input)
+    dt = x.dtype
+    scale = 1.0 / xp.sqrt(running_var.astype(dt, copy=False) + eps)
+    if _is_t(weight):
+        scale = scale * weight.astype(dt, copy=False)
+    shift = -running_mean.astype(dt, copy=False) * scale
+    if _is_t(bias):
+        shift += bias.astype(dt, copy=False)
+    x2 = _bn_view(x)
+    n, c, l_ = x2.shape
+    x2 = x2.reshape(n, c * l_)
+    out = x2 * _per_chan(xp, scale, l_)
+    out += _per_chan(xp, shift, l_)
+    out = out.reshape(input.shape)
+    return out if out.dtype == input.dtype else out.astype(input.dtype)
+
+
+@_batch_norm_eval.vjp
+def _(grad, input, running_mean, running_var, weight, eps, needs):
+    if not _state.enabled:  # first order (e.g. a frozen, eval-mode BatchNorm in training)
+        return _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, needs)
+    # create_graph: written in ember ops, differentiable again
+    nd = input.dim()
+    dims = (0,) + tuple(range(2, nd))
+    cshape = (-1,) + (1,) * (nd - 2)
+    has_w = isinstance(weight, Tensor)
+    rstd = (running_var + eps).rsqrt()
+    scale = rstd * weight if has_w else rstd
+    dx = dw = db = drm = drv = None
+    if needs[0]:
+        dx = grad * scale.reshape(cshape)
+    gsum = grad.sum(dims) if needs[1] or needs[4] else None
+    if needs[2] or needs[3] or needs[1]:
+        gxc = (grad * (input - running_mean.reshape(cshape))).sum(dims)
+        if needs[3]:
+            dw = gxc * rstd
+        if needs[2]:
+            g = gxc * (scale * rstd * rstd) * -0.5
+            drv = g
+    if needs[1]:
+        drm = -gsum * scale
+    if needs[4]:
+        db = gsum
+    return dx, drm, drv, dw, db
+
+
+def _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, needs):
+    from ..device import array_module
+
+    x = input._data
+    xp = array_module(x)
+    x3 = _bn_view(_acc(x))
+    n, c, l_ = x3.shape
+    dt = x3.dtype
+    g3 = _bn_view(grad._data)
+    if g3.dtype != dt:
+        g3 = g3.astype(dt)
+    rm = running_mean._data.astype(dt, copy=False)
+    rstd = 1.0 / xp.sqrt(running_var._data.astype(dt, copy=False) + eps)
+    has_w = isinstance(weight, Tensor)
+    scale = rstd * weight._data.astype(dt, copy=False) if has_w else rstd
+    dx = drm = drv = dw = db = None
+    if needs[0]:
+        dx = (g3.reshape(n, c * l_) * _per_chan(xp, scale, l_)).reshape(x.shape)
+    if needs[1] or needs[2] or needs[3] or needs[4]:
+        gs = _chan_sum(xp, g3)
+        if needs[2] or needs[3]:
+            gxc = xp.einsum("ncl,ncl->c", g3, x3) - rm * gs  # sum of g (x - running_mean)
+            if needs[3]:
+                dw = gxc * rstd
+            if needs[2]:
+                drv = gxc * scale * rstd * rstd * -0.5
+        if needs[1]:
+            drm = -gs * scale
+        if needs[4]:
+            db = gs
+    return (
+        _out(dx, input),
+        _out(drm, running_mean),
+        _out(drv, running_var),
+        _out(dw, weight) if has_w else None,
+        _out(db, input),
+    )
+
+
+def _bn_eval(input, running_mean, running_var, weight, bias, eps):
+    """Batch norm with the running statistics (every input differentiable)."""
+    return _batch_norm_eval(
+        input,
+        running_mean,
+        running_var,
+        0 if weight is None else weight,
+        0 if bias is None else bias,
+        eps,
+    )
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """The shared body of torch.batch_norm and F.batch_norm; returns (out, cache)."""
+    _check_bn(input, running_mean, running_var, weight, bias, training, momentum)
+    if not training:
+        return _bn_eval(input, running_mean, running_var, weight, bias, eps), None
+    if input._data.size == 0:  # an empty batch: empty output, zero gradients, stats untouched
+        nd = input.dim()
+        cshape = (-1,) + (1,) * (nd - 2)
+        out = input * 1.0
+        if weight is not None:
+            out = out * weight.reshape(cshape)
+        if bias is not None:
+            out = out + bias.reshape(cshape)
+        return out, None
+    cache: list = []
+    out = _batch_norm_train(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, eps, cache
+    )
+    if running_mean is not None or running_var is not None:
+        mean, _, var = cache
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if running_var is not None:
+            n = input._data.size // input.shape[1]
+            _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
+    return out, cache
+
+
+def batch_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Tensor:
+    """Batch normalization over every dim but dim 1 (torch.batch_norm's argument order)."""
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)[0]
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd) of batch norm (torch.native_batch_norm); the saved
+    statistics are empty in evaluation mode."""
+    out, cache = _batch_norm(
+        input, running_mean, running_var, weight, bias, training, momentum, eps
+    )
+    from .creation import empty
+
+    if cache is None:
+        return out, empty(0, dtype=input.dtype), empty(0, dtype=input.dtype)
+    d = input._data.dtype
+    return out, _wrap(cache[0].astype(d, copy=False)), _wrap(cache[1].astype(d, copy=False))
+
+
+# ---------------------------------------------------------------------- group norm
+def _gn_views(shape, g):
+    n, c = shape[0], shape[1]
+    l_ = 1
+    for k in shape[2:]:
+        l_ *= k
+    return n, c, l_, (n * g, (c // g) * l_)
+
+
+def _rows_moments(xp, x2):
+    """(mean, biased var, centred x or None) of each row of x2 (R, S), like _chan_moments."""
+    inv = 1.0 / x2.shape[1]
+    mean = (x2 @ xp.ones(x2.shape[1], x2.dtype)) * inv
+    if getattr(xp, "__name__", "") != "cupy":
+        var = xp.einsum("ij,ij->i", x2, x2) * inv - mean * mean
+        if bool((var * 2.0 >= mean * mean).all()):
+            return mean, var, None
+    xc = x2 - mean[:, None]
+    return mean, xp.einsum("ij,ij->i", xc, xc) * inv, xc
+
+
+@op(names=keep, method=False)
+def _group_norm(xp, input, weight, bias, num_groups=1, eps=1e-5, cache=None):
+    """Group norm: statistics per (sample, group of channels), affine per channel, applied as
+    out = x * scale + shift with per-(sample, channel) scale and shift."""
+    n, c, l_, rows = _gn_views(input.shape, num_groups)
+    x3 = _acc(input).reshape(n, c, l_)
+    mean, var, xc = _rows_moments(xp, x3.reshape(rows))
+    rstd = 1.0 / xp.sqrt(var + eps)
+    cg = c // num_groups if num_groups else 0
+    scale = xp.repeat(rstd.reshape(n, num_groups), cg, axis=1)  # (n, c)
+    if _is_t(weight):
+        scale *= weight.astype(scale.dtype, copy=False)
+    if xc is None:
+        shift = -xp.repeat(mean.reshape(n, num_groups), cg, axis=1) * scale
+    else:  # already centred
+        x3, shift = xc.reshape(n, c, l_), xp.zeros_like(scale)
+    if _is_t(bias):
+        shift += bias.astype(shift.dtype, copy=False)
+    out = x3 * scale[:, :, None]
+    out += shift[:, :, None]
+    if cache is not None:
+        cache += (mean, rstd, var)
+    if out.dtype != input.dtype:
+        out = out.astype(input.dtype)
+    return out.reshape(input.shape)
+
+
+@_group_norm.vjp
+def _(grad, input, weight, num_groups, eps, cache, needs):
+    if _state.enabled:
+        return _gn_composite(grad, input, weight, num_groups, eps, needs)
+    from ..device import array_module
+
+    x = input._data
+    xp = array_module(x)
+    n, c, l_, rows = _gn_views(x.shape, num_groups)
+    x3 = _acc(x).reshape(n, c, l_)
+    if cache:
+        mean, rstd, _ = cache
+    else:
+        mean, var, _ = _rows_moments(xp, x3.reshape(rows))
+        rstd = 1.0 / xp.sqrt(var + eps)
+    if _offset(xp, mean, rstd):
+        x3 = (x3.reshape(rows) - mean[:, None]).reshape(n, c, l_)
+        mean = xp.zeros_like(mean)
+    g3 = grad._data.reshape(n, c, l_)
+    if g3.dtype != x3.dtype:
+        g3 = g3.astype(x3.dtype)
+    G = num_groups
+    cg = c // G
+    # per (sample, channel) sums of g and g x; xhat = (x - mean) rstd is never materialized
+    sg = g3 @ xp.ones(l_, g3.dtype)
+    sgx = xp.einsum("ncl,ncl->nc", g3, x3)
+    m_c = xp.repeat(mean.reshape(n, G), cg, axis=1)
+    r_c = xp.repeat(rstd.reshape(n, G), cg, axis=1)
+    has_w = isinstance(weight, Tensor)
+    dw = (r_c * (sgx - m_c * sg)).sum(0) if needs[1] else None
+    db = sg.sum(0) if needs[2] else None
+    dx = None
+    if needs[0]:
+        w = weight._data.astype(g3.dtype, copy=False) if has_w else None
+        inv = 1.0 / (cg * l_)
+        sgw = sg * w if has_w else sg
+        sgxw = sgx * w if has_w else sgx
+        r, m = rstd.reshape(n, G), mean.reshape(n, G)
+        a = sgw.reshape(n, G, cg).sum(2) * inv  # mean of g w over the group
+        cc = r * (sgxw.reshape(n, G, cg).sum(2) - m * sgw.reshape(n, G, cg).sum(2)) * inv
+        k = r * r * cc
+        # dx = r (g w - a - xhat cc) = g (w r) - x k + (m k - r a), per (sample, channel)
+        coef_g = r_c * w if has_w else r_c
+        coef_x = xp.repeat(k, cg, axis=1)
+        const = xp.repeat(m * k - r * a, cg, axis=1)
+        dx = g3 * coef_g[:, :, None]
+        dx -= x3 * coef_x[:, :, None]
+        dx += const[:, :, None]
+        dx = dx.reshape(x.shape)
+    return _out(dx, input), _out(dw, weight) if needs[1] else None, _out(db, input)
+
+
+def _gn_composite(grad, input, weight, g, eps, needs):
+    shape = tuple(input.shape)
+    n = shape[0]
+    nd = len(shape)
+    cshape = (-1,) + (1,) * (nd - 2)
+    x = input.reshape(n, g, -1)
+    mean = x.mean(2, keepdim=True)
+    xc = x - mean
+    rstd = ((xc * xc).mean(2, keepdim=True) + eps).rsqrt()
+    xhat = (xc * rstd).reshape(shape)
+    has_w = isinstance(weight, Tensor)
+    dims = (0,) + tuple(range(2, nd))
+    dx = dw = db = None
+    if needs[0]:
+        gw = (grad * weight.reshape(cshape) if has_w else grad).reshape(n, g, -1)
+        xh = xhat.reshape(n, g, -1)
+        dx = (gw - gw.mean(2, keepdim=True) - xh * (gw * xh).mean(2, keepdim=True)) * rstd
+        dx = dx.reshape(shape)
+    if needs[1]:
+        dw = (grad * xhat).sum(dims)
+    if needs[2]:
+        db = grad.sum(dims)
+    return dx, dw, db
+
+
+def _check_gn(input, num_groups, weight, bias):
+    shape = tuple(input.shape)
+    if len(shape) < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {len(shape)}"
+        )
+    c = shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {_shape_str(shape)} and num_groups={num_groups}"
+        )
+    for nm, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {nm} to be a vector of size equal to the number of channels in input, "
+                f"but got {nm} of shape {_shape_str(t.shape)} and input of shape "
+                f"{_shape_str(shape)}"
+            )
+    _check_float(input, "GroupNormKernelImpl")
+    _check_param_dtype(input, weight, bias)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+    cudnn_enabled: bool = True,
+) -> Tensor:
+    """Group normalization (torch.group_norm)."""
+    _check_gn(input, num_groups, weight, bias)
+    return _group_norm(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, num_groups, eps, []
+    )
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd) of group norm; mean and rstd have shape (N, group)."""
+    _check_gn(input, group, weight, bias)
+    cache: list = []
+    out = _group_norm(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, group, eps, cache
+    )
+    d = input._data.dtype
+    mean, rstd = (_wrap(a.astype(d, copy=False).reshape(N, group)) for a in cache[:2])
+    return out, mean, rstd
+
+
+# ---------------------------------------------------------------------- instance norm
+def _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
+    """Instance norm = group norm with one group per channel; running statistics (if given) are
+    updated with the batch average of the per-instance statistics, like torch."""
+    shape = tuple(input.shape)
+    n, c = shape[0], shape[1]
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        return _bn_eval(input, running_mean, running_var, weight, bias, eps)
+    for nm, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{nm} should contain {n * c} elements not {t.numel() * n}")
+    _check_float(input, "batch_norm")
+    _check_param_dtype(input, weight, bias)
+    cache: list = []
+    out = _group_norm(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, c, eps, cache
+    )
+    if running_mean is not None or running_var is not None:
+        mean, _, var = cache
+        l_ = input._data.size // max(n * c, 1)
+        if running_mean is not None:
+            _update_running(running_mean, mean.reshape(n, c).mean(0), momentum)
+        if running_var is not None:
+            unb = var.reshape(n, c).mean(0) * (l_ / max(l_ - 1, 1))
+            _update_running(running_var, unb, momentum)
+    return out
+
+
+def instance_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    use_input_stats: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Tensor:
+    """Instance normalization (torch.instance_norm's argument order)."""
+    return _instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
+# ---------------------------------------------------------------------- rms norm
+# torch.finfo(dtype).eps, rms_norm's default eps
+_EPS = {
+    "float64": 2.220446049250313e-16,
+    "float32": 1.1920928955078125e-07,
+    "float16": 0.0009765625,
+    "bfloat16": 0.0078125,
+}
+
+
+@op(names=keep, method=False)
+def _rms_norm(xp, input, weight, normalized_ndim=1, eps=None, cache=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last ``normalized_ndim`` dims."""
+    shape = input.shape
+    s = 1
+    for k in shape[len(shape) - normalized_ndim :]:
+        s *= k
+    r = input.size // s if s else 0
+    x2 = _acc(input).reshape(r, s)
+    if eps is None:
+        eps = _EPS.get(input.dtype.name, _EPS["float32"])
+    ms = xp.einsum("ij,ij->i", x2, x2) * (1.0 / s)
+    rr = 1.0 / xp.sqrt(ms + eps)
+    xhat = x2 * rr[:, None]
+    out = xhat * weight.reshape(s).astype(xhat.dtype, copy=False) if _is_t(weight) else xhat
+    if cache is not None:
+        cache += (rr, xhat)
+    if out.dtype != input.dtype:
+        out = out.astype(input.dtype)
+    elif out is xhat:
+        out = out.copy()
+    return out.reshape(shape)
+
+
+@_rms_norm.vjp
+def _(grad, input, weight, normalized_ndim, eps, cache, needs):
+    if _state.enabled:
+        return _rms_composite(grad, input, weight, normalized_ndim, eps, needs)
+    from ..device import array_module
+
+    x = input._data
+    xp = array_module(x)
+    shape = x.shape
+    s = 1
+    for k in shape[len(shape) - normalized_ndim :]:
+        s *= k
+    r = x.size // s if s else 0
+    if cache:
+        rr, xhat = cache
+    else:
+        cache2: list = []
+        _rms_norm.op.kernel(xp, x, 0, normalized_ndim, eps, cache2)
+        rr, xhat = cache2
+    g2 = grad._data.reshape(r, s)
+    if g2.dtype != xhat.dtype:
+        g2 = g2.astype(xhat.dtype)
+    has_w = isinstance(weight, Tensor)
+    dx = dw = None
+    if needs[1]:
+        dw = xp.einsum("ij,ij->j", g2, xhat).reshape(weight._data.shape)
+    if needs[0]:
+        gw = g2 * weight._data.reshape(s).astype(g2.dtype, copy=False) if has_w else g2.copy()
+        # d/dx [x rr] = rr (gw - xhat mean(gw xhat))
+        s2 = xp.einsum("ij,ij->i", gw, xhat) * (1.0 / s)
+        gw -= xhat * s2[:, None]
+        gw *= rr[:, None]
+        dx = gw.reshape(shape)
+    return _out(dx, input), _out(dw, weight) if has_w else None
+
+
+def _rms_composite(grad, input, weight, nd, eps, needs):
+    dims = tuple(range(input.dim() - nd, input.dim()))
+    if eps is None:
+        eps = _EPS.get(input._data.dtype.name, _EPS["float32"])
+    rr = ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = input * rr
+    has_w = isinstance(weight, Tensor)
+    bdims = tuple(range(input.dim() - nd))
+    dx = dw = None
+    if needs[0]:
+        gw = grad * weight if has_w else grad
+        dx = (gw - xhat * (gw * xhat).mean(dims, keepdim=True)) * rr
+    if needs[1]:
+        dw = (grad * xhat).sum(bdims) if bdims else grad * xhat
+    return dx, dw
+
+
+def rms_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims."""
+    ns = _norm_shape(normalized_shape)
+    shape = tuple(input.shape)
+    if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
+        raise RuntimeError(
+            f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
+            f"[*{', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
+        )
+    _check_float(input, "rms_norm")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{_shape_str(weight.shape)} and normalized_shape = {_shape_str(ns)}"
+        )
+    return _rms_norm(input, 0 if weight is None else weight, len(ns), eps, [])
+
+
+# ---------------------------------------------------------------------- local response norm
+def lrn(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+    """Local response normalization across dim 1 (a composite of ember ops: differentiable to
+    any order): x / (k + alpha * mean of x^2 over ``size`` channels, zero-padded)^beta."""
+    from .shape import cat
+
+    sq = input * input
+    c = input.shape[1]
+    pre, post = size // 2, (size - 1) // 2
+    parts = []
+    if pre:
+        parts.append(sq.new_zeros((sq.shape[0], pre) + tuple(sq.shape[2:])))
+    parts.append(sq)
+    if post:
+        parts.append(sq.new_zeros((sq.shape[0], post) + tuple(sq.shape[2:])))
+    padded = cat(parts, 1) if len(parts) > 1 else sq
+    acc = None
+    for j in range(size):
+        sl = padded[:, j : j + c]
+        acc = sl if acc is None else acc + sl
+    div = (acc * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _cross_map_window(c: int, size: int):
+    """Which channels each channel's scale sums, as a (C, C) 0/1 matrix: the running-window
+    recurrence of the legacy (Lua) SpatialCrossMapLRN, whose first and last windows are not
+    centred; torch keeps that behaviour."""
+    pre = (size - 1) // 2 + 1
+    rows = [[0.0] * c for _ in range(c)]
+    for j in range(min(pre, c)):
+        rows[0][j] = 1.0
+    for ch in range(1, c):
+        rows[ch] = list(rows[ch - 1])
+        if ch < c - pre + 1:
+            rows[ch][ch + pre - 1] += 1.0
+        if ch > pre:
+            rows[ch][ch - pre] -= 1.0
+    return rows
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float, beta: float, k: float):
+    """CrossMapLRN2d's forward: x * (k + alpha/size * windowed sum of x^2)^-beta over channels
+    (a composite of ember ops, differentiable to any order)."""
+    from .creation import tensor
+
+    c = input.shape[1]
+    m = tensor(_cross_map_window(c, size), dtype=input.dtype, device=input.device)
+    sq = (input * input).movedim(1, -1)
+    scale = (sq @ m.t()).movedim(-1, 1) * (alpha / size) + k
+    return input * scale ** (-beta)

@@ -1,0 +1,620 @@
+"""Recurrent layers as fused ops: one op runs a whole (layer, direction) over the sequence.
+
+``_rnn_layer`` is the forward of one LSTM / GRU / RNN(tanh|relu) layer in one direction, for a
+padded (T, B, I) input or the flat data of a PackedSequence (with ``batch_sizes``). The input
+projection of every time step is one GEMM; each step then does only ``h @ W_hh^T`` and the gate
+math (BLAS on (B, 4H) blocks). What the backward needs (activated gates, previous states, tanh of
+the cell) is kept in ``ws`` (a list the caller passes, torch's "reserve"), so nothing is
+recomputed. The derivative is a second registered op, ``_rnn_layer_backward``: it loops over time
+for the recurrence only, collects the gate gradients of all steps and does one GEMM per weight
+gradient. Like torch's cuDNN path, the fused layer has no double backward: differentiating
+``_rnn_layer_backward`` raises a RuntimeError (the cells, compositions of ember ops, have one).
+
+The composite cells ``lstm_cell``, ``gru_cell``, ``rnn_tanh_cell`` and ``rnn_relu_cell`` (torch's
+functions of the same names) are plain ember ops, so they are twice differentiable.
+
+Names (spec 4.3): the time and batch dims keep their names; the features dim keeps the input's
+name while the weights are unnamed (``weight_hh`` named (gates, hidden) names it ``hidden``).
+"""
+
+from __future__ import annotations
+
+from sys import getrefcount as _refcount
+
+import numpy as _np  # the pool below only checks `xp is numpy`; kernels compute through xp
+
+from ..registry import op
+from ..tensor import Tensor
+
+__all__ = ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"]
+
+_MODES = ("LSTM", "GRU", "RNN_TANH", "RNN_RELU")
+
+
+# ---------------------------------------------------------------------- names
+def _rnn_layer_names(ins, mode="LSTM", has_bias=True, has_proj=False, *args, **kwargs):
+    """(output, h_n[, c_n]) names: time/batch dims of the input kept, features as the layer rule."""
+    x = ins[0]
+    nst = 2 if mode == "LSTM" else 1
+    wi, wh = ins[1 + nst]._names, ins[2 + nst]._names
+    wr = ins[-1]._names if has_proj else None
+    xn = x._names
+    feat = xn[-1] if xn is not None else None
+    if wi is not None and wi[1] is not None and feat is not None and wi[1] != feat:
+        raise RuntimeError(
+            f"{mode.lower()}: the input's features dim {feat!r} does not match weight_ih's input "
+            f"dim {wi[1]!r} (names {list(xn)} and {list(wi)}); use rename or refine_names"
+        )
+    if wi is None and wh is None and wr is None:
+        out_f = cell_f = feat  # unnamed weights: the features dim keeps its name (spec 4.3)
+    elif has_proj:
+        out_f = wr[0] if wr is not None else (wh[1] if wh is not None else None)
+        cell_f = wr[1] if wr is not None else None
+    else:
+        out_f = cell_f = wh[1] if wh is not None else None
+    batch = xn[1] if xn is not None and len(xn) == 3 else None
+    lead = tuple(xn[:-1]) if xn is not None else (None,) * (x.ndim - 1)
+    names = [lead + (out_f,), (batch, out_f), (batch, cell_f)]
+    return names[: nst + 1]
+
+
+def _unnamed(ins, *args, **kwargs):
+    """Gradients of the fused layer: unnamed (the engine stamps each input's names)."""
+
+
+# ---------------------------------------------------------------------- helpers
+_POOL: dict = {}  # (shape, dtype) -> [arrays]: the host scratch buffers of the fused layers
+_POOL_MIN = 1 << 18  # bytes: smaller buffers come from malloc's free lists anyway
+_POOL_PER_KEY = 8
+_POOL_MAX = 1 << 28  # bytes held by the pool at most (idle buffers of old shapes are dropped)
+_pool_bytes = [0]
+
+
+def _buf(xp, shape, dtype):
+    """An uninitialised scratch array, reused across calls on the host.
+
+    A fresh multi-MB numpy array is mmap'd memory that page-faults on first touch (about 1 ms
+    per 6 MB here, a fifth of an LSTM step), so the gate / state buffers the layers save for
+    their backward come from a small pool. A pooled buffer is handed out again only once nothing
+    but the pool refers to it (the graph that saved it was freed); it is never returned to the
+    user. Device arrays (cupy has its own memory pool) are not pooled."""
+    if xp is not _np:
+        return xp.empty(shape, dtype)
+    key = (shape, dtype)
+    lst = _POOL.get(key)
+    if lst:
+        for a in lst:
+            if _refcount(a) <= 3:  # the list, the loop variable and getrefcount's argument
+                return a
+    a = _np.empty(shape, dtype)
+    n = a.nbytes
+    if n >= _POOL_MIN and (lst is None or len(lst) < _POOL_PER_KEY):
+        if _pool_bytes[0] + n > _POOL_MAX:
+            _evict_idle()
+            lst = _POOL.get(key)
+        if _pool_bytes[0] + n <= _POOL_MAX:
+            if lst is None:
+                lst = _POOL[key] = []
+            lst.append(a)
+            _pool_bytes[0] += n
+    return a
+
+
+def _transposed(xp, w):
+    """A contiguous copy of w.T in a pooled buffer (the per-step GEMMs read it many times)."""
+    t = _buf(xp, w.shape[::-1], w.dtype)
+    t[...] = w.T
+    return t
+
+
+def _evict_idle() -> None:
+    """Drop the pooled buffers nothing else uses (variable shapes must not grow the pool)."""
+    for key in list(_POOL):
+        lst = _POOL[key]
+        i = 0
+        while i < len(lst):
+            if _refcount(lst[i]) <= 2:  # the list and getrefcount's argument
+                _pool_bytes[0] -= lst.pop(i).nbytes
+            else:
+                i += 1
+        if not lst:
+            del _POOL[key]
+
+
+def _steps(T, B, batch_sizes, reverse):
+    """[(row offset, active batch)] in processing order."""
+    if batch_sizes is None:
+        steps = [(t * B, B) for t in range(T)]
+    else:
+        steps = []
+        s = 0
+        for bs in batch_sizes:
+            steps.append((s, bs))
+            s += bs
+    if reverse:
+        steps.reverse()
+    return steps
+
+
+# ---------------------------------------------------------------------- LSTM
+def _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save):
+    N = x2.shape[0]
+    H4 = w_ih.shape[0]
+    H = H4 // 4
+    P = h0.shape[-1]
+    dt = x2.dtype
+    # fold 0.5 into the sigmoid gates' rows (i, f and o): one tanh covers all four gates
+    sc = xp.ones((H4,), dt)
+    sc[: 2 * H] = 0.5
+    sc[3 * H :] = 0.5
+    off = xp.zeros((H4,), dt)
+    off[: 2 * H] = 0.5
+    off[3 * H :] = 0.5
+    G = _buf(xp, (N, H4), dt)
+    xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
+    if b is not None:
+        G += b * sc
+    whs = _buf(xp, w_hh.shape, dt)
+    xp.multiply(w_hh, sc[:, None], out=whs)
+    wrT = w_hr.T if w_hr is not None else None
+    hs = h0.copy()
+    cs = c0.copy()
+    y = xp.empty((N, P), dt)
+    if save:
+        hprev = _buf(xp, (N, P), dt)
+        cprev = _buf(xp, (N, H), dt)
+        tca = _buf(xp, (N, H), dt)
+        hfa = _buf(xp, (N, H), dt) if w_hr is not None else None
+    tmp = xp.empty((hs.shape[0], H), dt)
+    for s, bs in steps:
+        e = s + bs
+        g = G[s:e]
+        hp = hs[:bs]
+        cp = cs[:bs]
+        if save:
+            hprev[s:e] = hp
+            cprev[s:e] = cp
+        g += (whs @ hp.T).T  # (4H, B) product: the faster GEMM layout for small B
+        xp.tanh(g, out=g)
+        g *= sc
+        g += off
+        i = g[:, :H]
+        cn = tmp[:bs]
+        xp.multiply(i, g[:, 2 * H : 3 * H], out=cn)
+        cp *= g[:, H : 2 * H]
+        cp += cn
+        tc = tca[s:e] if save else cn
+        xp.tanh(cp, out=tc)
+        if w_hr is None:
+            yr = y[s:e]
+            xp.multiply(g[:, 3 * H :], tc, out=yr)
+        else:
+            hf = hfa[s:e] if save else tmp[:bs]
+            xp.multiply(g[:, 3 * H :], tc, out=hf)
+            yr = y[s:e]
+            xp.matmul(hf, wrT, out=yr)
+        hp[...] = yr
+    if save:
+        return y, (hs, cs), (G, hprev, cprev, tca, hfa)
+    return y, (hs, cs), None
+
+
+def _lstm_backward(xp, dy, dhn, dcn, saved, w_hh, w_hr, steps):
+    G, _hprev, cprev, tca, _hfa = saved
+    _N, H4 = G.shape
+    H = H4 // 4
+    dG = _buf(xp, G.shape, G.dtype)
+    whT = _transposed(xp, w_hh)
+    dh = dhn.copy()
+    dc = dcn.copy()
+    dhp = _buf(xp, dy.shape, dy.dtype) if w_hr is not None else None
+    for s, bs in reversed(steps):
+        e = s + bs
+        dht = dh[:bs]
+        dht += dy[s:e]
+        if w_hr is not None:
+            dhp[s:e] = dht
+            dhf = dht @ w_hr
+        else:
+            dhf = dht
+        g = G[s:e]
+        i, f, gg, o = g[:, :H], g[:, H : 2 * H], g[:, 2 * H : 3 * H], g[:, 3 * H :]
+        tc = tca[s:e]
+        d = dG[s:e]
+        do = d[:, 3 * H :]
+        xp.multiply(dhf, tc, out=do)  # d o
+        dct = dc[:bs]
+        t2 = tc * tc
+        xp.subtract(1, t2, out=t2)
+        t2 *= o
+        t2 *= dhf
+        dct += t2  # dc_t
+        do *= o
+        do *= 1 - o
+        di = d[:, :H]
+        xp.multiply(dct, gg, out=di)
+        di *= i
+        di *= 1 - i
+        df = d[:, H : 2 * H]
+        xp.multiply(dct, cprev[s:e], out=df)
+        df *= f
+        df *= 1 - f
+        dg = d[:, 2 * H : 3 * H]
+        xp.multiply(dct, i, out=dg)
+        dg *= 1 - gg * gg
+        dct *= f
+        dht[...] = (whT @ d.T).T
+    return dG, dh, dc, dhp
+
+
+# ---------------------------------------------------------------------- GRU
+def _gru_forward(xp, x2, h0, w_ih, w_hh, b_ih, b_hh, steps, save):
+    N = x2.shape[0]
+    H3 = w_ih.shape[0]
+    H = H3 // 3
+    dt = x2.dtype
+    sc = xp.ones((H3,), dt)
+    sc[: 2 * H] = 0.5
+    G = _buf(xp, (N, H3), dt)
+    xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
+    if b_ih is not None:
+        G += b_ih * sc
+    whs = _buf(xp, w_hh.shape, dt)
+    xp.multiply(w_hh, sc[:, None], out=whs)
+    bh = b_hh * sc if b_hh is not None else None
+    hs = h0.copy()
+    y = xp.empty((N, H), dt)
+    if save:
+        hprev = _buf(xp, (N, H), dt)
+        hna = _buf(xp, (N, H), dt)
+    for s, bs in steps:
+        e = s + bs
+        hp = hs[:bs]
+        if save:
+            hprev[s:e] = hp
+        hh = (whs @ hp.T).T
+        if bh is not None:
+            hh += bh
+        rz = G[s:e, : 2 * H]
+        rz += hh[:, : 2 * H]
+        xp.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        hn = hh[:, 2 * H :]
+        if save:
+            hna[s:e] = hn
+        n = G[s:e, 2 * H :]
+        hn *= rz[:, :H]
+        n += hn
+        xp.tanh(n, out=n)
+        yr = y[s:e]
+        xp.subtract(hp, n, out=yr)
+        yr *= rz[:, H:]
+        yr += n
+        hp[...] = yr
+    if save:
+        return y, (hs,), (G, hprev, hna)
+    return y, (hs,), None
+
+
+def _gru_backward(xp, dy, dhn, saved, w_hh, steps):
+    G, hprev, hna = saved
+    N, H3 = G.shape
+    H = H3 // 3
+    dGh = _buf(xp, G.shape, G.dtype)  # [dr, dz, d(W_hn h + b_hn)]: the W_hh / b_hh side
+    dXn = _buf(xp, (N, H), G.dtype)  # d(W_in x + b_in): the W_ih side of the n gate
+    whT = _transposed(xp, w_hh)
+    dh = dhn.copy()
+    for s, bs in reversed(steps):
+        e = s + bs
+        dht = dh[:bs]
+        dht += dy[s:e]
+        r, z, n = G[s:e, :H], G[s:e, H : 2 * H], G[s:e, 2 * H :]
+        hp = hprev[s:e]
+        d = dGh[s:e]
+        dn = dXn[s:e]
+        xp.subtract(1, z, out=dn)
+        dn *= dht
+        dn *= 1 - n * n  # d pre-activation of n
+        dz = d[:, H : 2 * H]
+        xp.subtract(hp, n, out=dz)
+        dz *= dht
+        dz *= z
+        dz *= 1 - z
+        dr = d[:, :H]
+        xp.multiply(dn, hna[s:e], out=dr)
+        dr *= r
+        dr *= 1 - r
+        xp.multiply(dn, r, out=d[:, 2 * H :])
+        dht *= z
+        dht += (whT @ d.T).T
+    return dGh, dXn, dh
+
+
+# ---------------------------------------------------------------------- RNN
+def _rnn_forward(xp, x2, h0, w_ih, w_hh, b, steps, save, relu):
+    N = x2.shape[0]
+    H = w_ih.shape[0]
+    G = _buf(xp, (N, H), x2.dtype) if save else xp.empty((N, H), x2.dtype)
+    xp.matmul(x2, w_ih.T, out=G)
+    if b is not None:
+        G += b
+    hs = h0.copy()
+    if save:
+        hprev = _buf(xp, (N, H), x2.dtype)
+    for s, bs in steps:
+        e = s + bs
+        hp = hs[:bs]
+        if save:
+            hprev[s:e] = hp
+        g = G[s:e]
+        g += (w_hh @ hp.T).T
+        if relu:
+            xp.maximum(g, 0, out=g)
+        else:
+            xp.tanh(g, out=g)
+        hp[...] = g
+    y = G.copy() if save else G
+    if save:
+        return y, (hs,), (G, hprev)
+    return y, (hs,), None
+
+
+def _rnn_backward(xp, dy, dhn, saved, w_hh, steps, relu):
+    G, _hprev = saved
+    dG = _buf(xp, G.shape, G.dtype)
+    whT = _transposed(xp, w_hh)
+    dh = dhn.copy()
+    for s, bs in reversed(steps):
+        e = s + bs
+        dht = dh[:bs]
+        dht += dy[s:e]
+        a = G[s:e]
+        d = dG[s:e]
+        if relu:
+            xp.multiply(dht, a > 0, out=d)
+        else:
+            xp.multiply(a, a, out=d)
+            xp.subtract(1, d, out=d)
+            d *= dht
+        dht[...] = (whT @ d.T).T
+    return dG, dh
+
+
+# ---------------------------------------------------------------------- the fused ops
+def _unpack(tensors, mode, has_bias, has_proj):
+    k = 0
+    x = tensors[k]
+    h0 = tensors[1]
+    if mode == "LSTM":
+        c0 = tensors[2]
+        k = 3
+    else:
+        c0 = None
+        k = 2
+    w_ih, w_hh = tensors[k], tensors[k + 1]
+    k += 2
+    b_ih = b_hh = w_hr = None
+    if has_bias:
+        b_ih, b_hh = tensors[k], tensors[k + 1]
+        k += 2
+    if has_proj:
+        w_hr = tensors[k]
+    return x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr
+
+
+@op(names=_rnn_layer_names, seq=True, method=False, n_diff_out=3)
+def _rnn_layer(
+    xp,
+    tensors,
+    mode="LSTM",
+    has_bias=True,
+    has_proj=False,
+    batch_sizes=None,
+    reverse=False,
+    ws=None,
+):
+    """One recurrent layer in one direction over a whole sequence.
+
+    tensors: [input, h0, (c0 for LSTM), w_ih, w_hh, (b_ih, b_hh), (w_hr)]; input (T, B, I), or the
+    (N, I) data of a PackedSequence with ``batch_sizes`` (a tuple of ints). Returns (output, h_n)
+    or (output, h_n, c_n) for LSTM. ``ws``: a list that receives what the backward needs (pass
+    one when a gradient is wanted)."""
+    if mode not in _MODES:
+        raise ValueError(f"Unknown mode '{mode}'")
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = _unpack(tensors, mode, has_bias, has_proj)
+    dt = x.dtype
+    for a in tensors:
+        if a.dtype != dt:
+            raise RuntimeError(
+                f"{mode.lower()}: expected all tensors to have the same dtype, got {dt} and "
+                f"{a.dtype}"
+            )
+    if dt.kind != "f":
+        raise RuntimeError(f"{mode.lower()}: expected a floating point input, got {dt}")
+    if batch_sizes is None:
+        T, B = x.shape[0], x.shape[1]
+    else:
+        T, B = len(batch_sizes), batch_sizes[0]
+    steps = _steps(T, B, batch_sizes, reverse)
+    x2 = x.reshape(-1, x.shape[-1])
+    save = ws is not None
+    if mode == "LSTM":
+        b = (b_ih + b_hh) if has_bias else None
+        y, states, saved = _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save)
+    elif mode == "GRU":
+        y, states, saved = _gru_forward(xp, x2, h0, w_ih, w_hh, b_ih, b_hh, steps, save)
+    else:
+        b = (b_ih + b_hh) if has_bias else None
+        relu = mode == "RNN_RELU"
+        y, states, saved = _rnn_forward(xp, x2, h0, w_ih, w_hh, b, steps, save, relu)
+    if save:
+        ws[:] = [saved, x2, x.shape, w_ih, w_hh, w_hr, steps]
+    y = y.reshape(x.shape[:-1] + (y.shape[-1],))
+    return (y,) + states
+
+
+def _no_double_backward(grad, mode):
+    raise RuntimeError(
+        f"double backward through a fused {mode} layer (nn.{mode.split('_')[0]}) is not "
+        "supported (like torch's cuDNN RNNs); use the cell modules (nn.LSTMCell, nn.GRUCell, "
+        "nn.RNNCell) in a loop when you need higher-order gradients"
+    )
+
+
+@op(names=_unnamed, seq=True, method=False, n_diff_out=1 << 30)
+def _rnn_layer_backward(xp, grads, mode="LSTM", has_bias=True, has_proj=False, ws=None, needs=()):
+    """Gradients of ``_rnn_layer`` for the inputs marked in ``needs`` (in input order).
+
+    grads: [d output, d h_n, (d c_n), output] (the output only anchors the graph)."""
+    if not ws:
+        raise RuntimeError(
+            f"{mode.lower()}: the fused layer's saved state is missing (it was called without a "
+            "workspace, or the graph was already freed)"
+        )
+    saved, x2, xshape, w_ih, w_hh, w_hr, steps = ws
+    g0 = grads[0]
+    if g0.flags.c_contiguous:
+        dy = g0.reshape(-1, g0.shape[-1])
+    else:  # e.g. the gradient of a batch_first output: copy it into a pooled buffer
+        dy = _buf(xp, (g0.size // g0.shape[-1], g0.shape[-1]), g0.dtype)
+        dy.reshape(g0.shape)[...] = g0
+    dhn = grads[1]
+    nst = 2 if mode == "LSTM" else 1
+    # gradient of the pre-activations of all steps -> one GEMM per weight gradient
+    if mode == "LSTM":
+        dG, dh0, dc0, dhp = _lstm_backward(xp, dy, dhn, grads[2], saved, w_hh, w_hr, steps)
+        hprev = saved[1]
+        d_state = (dh0, dc0)
+        dGx = dGh = dG
+    elif mode == "GRU":
+        dGh, dXn, dh0 = _gru_backward(xp, dy, dhn, saved, w_hh, steps)
+        hprev = saved[1]
+        d_state = (dh0,)
+        dGx = None
+    else:
+        dG, dh0 = _rnn_backward(xp, dy, dhn, saved, w_hh, steps, mode == "RNN_RELU")
+        hprev = saved[1]
+        d_state = (dh0,)
+        dGx = dGh = dG
+    out = []
+    if needs[0]:
+        if dGx is not None:
+            dx = dGx @ w_ih
+        else:
+            H2 = 2 * (w_ih.shape[0] // 3)
+            dx = dGh[:, :H2] @ w_ih[:H2]
+            dx += dXn @ w_ih[H2:]
+        out.append(dx.reshape(xshape))
+    for k in range(nst):
+        if needs[1 + k]:
+            out.append(d_state[k])
+    k = 1 + nst
+    if needs[k]:  # w_ih
+        if dGx is not None:
+            out.append(dGx.T @ x2)
+        else:
+            H2 = 2 * (w_ih.shape[0] // 3)
+            dw = xp.empty_like(w_ih)
+            xp.matmul(dGh[:, :H2].T, x2, out=dw[:H2])
+            xp.matmul(dXn.T, x2, out=dw[H2:])
+            out.append(dw)
+    if needs[k + 1]:  # w_hh
+        out.append(dGh.T @ hprev)
+    k += 2
+    if has_bias:
+        if needs[k]:
+            if dGx is not None:
+                out.append(dGx.sum(0))
+            else:
+                H2 = 2 * (w_ih.shape[0] // 3)
+                db = xp.empty((w_ih.shape[0],), w_ih.dtype)
+                db[:H2] = dGh[:, :H2].sum(0)
+                db[H2:] = dXn.sum(0)
+                out.append(db)
+        if needs[k + 1]:
+            # LSTM / RNN: both biases get the same gradient (a copy: two leaves, two arrays)
+            same = dGx is dGh and needs[k]
+            out.append(out[-1].copy() if same else dGh.sum(0))
+        k += 2
+    if has_proj and needs[k]:
+        out.append(dhp.T @ saved[4])
+    return tuple(out)
+
+
+@_rnn_layer_backward.vjp
+def _(grad, mode):
+    _no_double_backward(grad, mode)
+
+
+@_rnn_layer.vjp
+def _(grad, result, tensors, mode, has_bias, has_proj, ws, needs):
+    # `tensors` saves the layer's input (the first tensor) with its version: modifying it in
+    # place before backward is torch's error, not a silently wrong gradient
+    grads = list(grad) if type(grad) is tuple else [grad]
+    # the layer's output joins the inputs: under create_graph it ties the gradients to the
+    # forward graph, so a second backward reaches _rnn_layer_backward's vjp (which raises)
+    # instead of silently treating the first derivative as a constant
+    gs = _rnn_layer_backward(grads + [result], mode, has_bias, has_proj, ws, needs)
+    it = iter(gs)
+    return tuple(next(it) if n else None for n in needs)
+
+
+# ---------------------------------------------------------------------- cells (composites)
+def _cell_checks(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, k: int) -> None:
+    if input.shape[-1] != w_ih.shape[1]:
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.shape[-1]} expected {w_ih.shape[1]}"
+        )
+    if hx.shape[-1] != w_hh.shape[1]:
+        raise RuntimeError(
+            f"hidden{k} has inconsistent hidden_size: got {hx.shape[-1]}, expected {w_hh.shape[1]}"
+        )
+    if input.shape[0] != hx.shape[0]:
+        raise RuntimeError(
+            f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {hx.shape[0]}"
+        )
+
+
+def _affine(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    y = x.matmul(w.t())
+    return y if b is None else y + b
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step: returns (h', c') (torch.lstm_cell; gates i, f, g, o)."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    h, c = hx
+    _cell_checks(input, h, w_ih, w_hh, 0)
+    _cell_checks(input, c, w_ih, w_hh, 1)
+    gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, 1)
+    c1 = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h1 = o.sigmoid() * c1.tanh()
+    return h1, c1
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: returns h' (torch.gru_cell; gates r, z, n)."""
+    _cell_checks(input, hx, w_ih, w_hh, 0)
+    gi = _affine(input, w_ih, b_ih)
+    gh = _affine(hx, w_hh, b_hh)
+    ir, iz, i_n = gi.chunk(3, 1)
+    hr, hz, hn = gh.chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (iz + hz).sigmoid()
+    n = (i_n + r * hn).tanh()
+    return n + z * (hx - n)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step with tanh: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    _cell_checks(input, hx, w_ih, w_hh, 0)
+    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step with relu: h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    _cell_checks(input, hx, w_ih, w_hh, 0)
+    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()

@@ -1,0 +1,848 @@
+"""Attention: F.scaled_dot_product_attention and F.multi_head_attention_forward.
+
+The hot part is one registered op, ``_attention_probs`` (and ``_attention_probs_masked``):
+softmax(scale * q @ k^T [+ mask]) computed in place on one scores buffer (the causal mask is a
+cached boolean block, never a float mask per call). Its derivative is the softmax backward and two
+batched matmuls done on raw arrays when no graph is wanted; under ``create_graph=True`` it is the
+same formula in ember ops, so double backward works. The product with ``value`` is a second op,
+``_attention_values``, so the attention weights are a real tensor (MultiheadAttention returns
+them, dropout applies to them). Both run their many small per-head products with one BLAS thread
+(see ``_bmm``). Projections run as one 2-D GEMM each on (rows, features) views; heads are split
+and merged by strided views, with one copy where the heads are merged.
+
+Fully masked query rows give zeros in SDPA (torch's safe softmax) and NaN in
+MultiheadAttention's ``need_weights=True`` path, like torch.
+
+Names (spec 4.3): attention keeps the query's names; the feature dims of query, key and value
+must agree by name (an error names both lists).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import _state
+from ..core.device import array_module
+from ..core.names import names_of
+from ..core.ops.creation import zeros as _zeros
+from ..core.registry import op
+from ..core.tensor import Tensor, _wrap
+from .attention.bias import CausalBias, CausalVariant
+
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+_NEG_INF = float("-inf")
+
+# torch's C++ scalar-type names, used in its SDPA messages
+_CNAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _cname(t: Tensor) -> str:
+    s = str(t.dtype).rsplit(".", 1)[-1]
+    return _CNAMES.get(s, s)
+
+
+# ---------------------------------------------------------------------- the registered ops
+_CAUSAL: dict = {}  # (L, S, xp, device) -> boolean block, True above the diagonal (masked)
+
+
+def _causal_block(xp, a, L: int, S: int):
+    key = (L, S, id(xp), str(getattr(a, "device", "")))
+    m = _CAUSAL.get(key)
+    if m is None:
+        if len(_CAUSAL) > 64:
+            _CAUSAL.clear()
+        m = _CAUSAL[key] = xp.triu(xp.ones((L, S), dtype=bool), 1)
+    return m
+
+
+def _probs_names(ins, *args, **kwargs):
+    # (..., L, E) x (..., S, E) -> (..., L, S): the query's dims but its features keep their
+    # names; the key dim is new (unnamed)
+    q, k = ins[0], ins[1]
+    nq = names_of(q)
+    if k._data.ndim > q._data.ndim:
+        return None
+    out = tuple(nq[:-1]) + (None,)
+    return None if all(n is None for n in out) else out
+
+
+_BLAS: list = []  # [numpy's BLAS thread controller (threadpoolctl), or None], looked up once
+
+
+def _blas_ctl():
+    if not _BLAS:
+        ctl = None
+        try:  # scanning the loaded libraries costs a few ms: done on first use only
+            from threadpoolctl import ThreadpoolController
+
+            libs = ThreadpoolController().select(user_api="blas").lib_controllers
+            mine = [c for c in libs if "numpy" in str(getattr(c, "filepath", ""))]
+            ctl = (mine or libs)[0] if len(mine) == 1 or len(libs) == 1 else None
+        except Exception:  # noqa: BLE001 - no controller: BLAS keeps its own threading
+            ctl = None
+        _BLAS.append(ctl)
+    return _BLAS[0]
+
+
+def _bmm(xp, a, b):
+    """Batched matmul of many small matrices (attention heads) with single-threaded BLAS.
+
+    numpy runs one BLAS call per matrix; a multi-threaded BLAS wakes and joins its threads for
+    each of them, which costs more than the product of a small matrix (and far more on a busy
+    machine). One thread per call is as fast unloaded and several times faster under load."""
+    if xp is not np or a.ndim < 3 or a.shape[-2] * a.shape[-1] * b.shape[-1] > _SMALL:
+        return xp.matmul(a, b)
+    ctl = _blas_ctl()
+    n = ctl.get_num_threads() if ctl is not None else 1
+    if n == 1:
+        return xp.matmul(a, b)
+    ctl.set_num_threads(1)
+    try:
+        return xp.matmul(a, b)
+    finally:
+        ctl.set_num_threads(n)
+
+
+_SMALL = 1 << 22  # multiply-adds per matrix below which one BLAS thread is used
+
+
+def _scores(xp, query, key, scale):
+    s = _bmm(xp, query, xp.swapaxes(key, -1, -2))
+    if scale != 1.0:
+        s *= scale  # a Python float: float32 stays float32 (NEP 50)
+    return s
+
+
+def _softmax_(xp, s, safe: bool):
+    """softmax over the last dim, in place on ``s``. ``safe``: rows that are all -inf give 0."""
+    m = s.max(axis=-1, keepdims=True)
+    if safe:
+        m = xp.where(xp.isneginf(m), 0, m)
+    s -= m
+    xp.exp(s, out=s)
+    d = s.sum(axis=-1, keepdims=True)
+    if safe:
+        d = xp.where(d == 0, 1, d)
+    s /= d
+    return s
+
+
+def _lowp(query):
+    return query.dtype.itemsize == 2 and query.dtype.kind in "fV"
+
+
+@op(names=_probs_names, method=False)
+def _attention_probs(xp, query, key, scale=1.0, is_causal=False, safe=True):
+    """softmax(scale * query @ key^T) over the keys; ``is_causal``: query i sees keys j <= i."""
+    dt = None
+    if _lowp(query):  # half precision: compute in float32, like torch's accumulation
+        dt, query, key = query.dtype, query.astype("float32"), key.astype("float32")
+    s = _scores(xp, query, key, scale)
+    if is_causal:
+        xp.copyto(s, _NEG_INF, where=_causal_block(xp, s, s.shape[-2], s.shape[-1]))
+    s = _softmax_(xp, s, safe)
+    return s if dt is None else s.astype(dt)
+
+
+@op(names=_probs_names, method=False)
+def _attention_probs_masked(xp, query, key, mask, scale=1.0, safe=True):
+    """softmax(scale * query @ key^T + mask); a boolean ``mask`` keeps the True positions."""
+    dt = None
+    if _lowp(query):
+        dt, query, key = query.dtype, query.astype("float32"), key.astype("float32")
+        if mask.dtype.kind != "b":
+            mask = mask.astype("float32")
+    s = _scores(xp, query, key, scale)
+    if mask.ndim > s.ndim or any(a > b for a, b in zip(mask.shape[::-1], s.shape[::-1])):
+        s = s + xp.zeros(mask.shape, dtype=s.dtype)  # the mask widens the batch dims
+    if mask.dtype.kind == "b":
+        xp.copyto(s, _NEG_INF, where=~mask)
+    else:
+        s += mask
+    s = _softmax_(xp, s, safe)
+    return s if dt is None else s.astype(dt)
+
+
+def _probs_grad(grad, query, key, p, scale, needs, want_mask):
+    """Gradients of softmax(scale * q k^T + m) for q, k (and m) given dL/dp."""
+    if _state.enabled:  # create_graph: the same formula in ember ops (differentiable again)
+        gy = grad * p
+        gs = gy - p * gy.sum(-1, keepdim=True)
+        gm = gs if want_mask else None
+        if scale != 1.0:
+            gs = gs * scale
+        gq = gs @ key if needs[0] else None
+        gk = gs.transpose(-1, -2) @ query if needs[1] else None
+        return gq, gk, gm
+    g = grad._data
+    pa = p._data
+    qa, ka = query._data, key._data
+    if _lowp(g) or _lowp(qa):  # half precision: float32 math (the engine casts the grads back)
+        g, pa, qa, ka = (a.astype("float32") for a in (g, pa, qa, ka))
+    xp = array_module(g)
+    r = xp.einsum("...ij,...ij->...i", g, pa)[..., None]  # rowwise sum(g * p), no temporary
+    gs = g - r
+    gs *= pa  # p * (g - sum(g * p)): the softmax backward, two passes over the buffer
+    gm = _wrap(gs.copy() if scale != 1.0 else gs) if want_mask else None
+    if scale != 1.0:
+        gs *= scale
+    gq = _wrap(_bmm(xp, gs, ka)) if needs[0] else None
+    gk = _wrap(_bmm(xp, xp.swapaxes(gs, -1, -2), qa)) if needs[1] else None
+    return gq, gk, gm
+
+
+@_attention_probs.vjp
+def _(grad, query, key, result, scale, needs):
+    gq, gk, _ = _probs_grad(grad, query, key, result, scale, needs, False)
+    return gq, gk
+
+
+@_attention_probs_masked.vjp
+def _(grad, query, key, result, scale, needs):
+    return _probs_grad(grad, query, key, result, scale, needs, needs[2])
+
+
+def _values_names(ins, *args, **kwargs):
+    p, v = ins[0], ins[1]
+    if v._data.ndim > p._data.ndim:
+        return None
+    out = tuple(names_of(p)[:-1]) + (names_of(v)[-1],)
+    return None if all(n is None for n in out) else out
+
+
+@op(names=_values_names, method=False)
+def _attention_values(xp, probs, value):
+    """probs @ value over the last two dims (batch dims broadcast), one BLAS thread per matrix."""
+    if _lowp(probs) or _lowp(value):  # numpy has no half-precision BLAS: float32, rounded back
+        return _bmm(xp, probs.astype("float32"), value.astype("float32")).astype(value.dtype)
+    return _bmm(xp, probs, value)
+
+
+@_attention_values.vjp
+def _(grad, probs, value, needs):
+    if _state.enabled:  # create_graph: ember ops (differentiable again)
+        gp = grad @ value.transpose(-1, -2) if needs[0] else None
+        gv = probs.transpose(-1, -2) @ grad if needs[1] else None
+        return gp, gv
+    g, pa, va = grad._data, probs._data, value._data
+    if _lowp(g) or _lowp(pa):
+        g, pa, va = (a.astype("float32") for a in (g, pa, va))
+    xp = array_module(g)
+    gp = _wrap(_bmm(xp, g, xp.swapaxes(va, -1, -2))) if needs[0] else None
+    gv = _wrap(_bmm(xp, xp.swapaxes(pa, -1, -2), g)) if needs[1] else None
+    return gp, gv
+
+
+_probs = _attention_probs
+_probs_masked = _attention_probs_masked
+
+
+# ---------------------------------------------------------------------- helpers
+def _unname(t):
+    return t if t is None or t._names is None else t.rename(None)
+
+
+def _check_feature_names(what: str, pairs) -> None:
+    """q/k/v must agree on the name of their feature (last) dim (spec 4.3)."""
+    seen = None
+    for label, t in pairs:
+        if t is None or t._names is None:
+            continue
+        n = t._names[-1]
+        if n is None:
+            continue
+        if seen is None:
+            seen = (label, n, t._names)
+        elif seen[1] != n:
+            raise RuntimeError(
+                f"{what}: the feature dims of {seen[0]} and {label} must have the same name, but "
+                f"{seen[0]} is named {list(seen[2])} and {label} is named {list(t._names)}; "
+                "rename one of them (rename/refine_names)"
+            )
+
+
+def _bcast_error(a: tuple, b: tuple) -> RuntimeError | None:
+    n = max(len(a), len(b))
+    for k in range(1, n + 1):
+        x = a[-k] if k <= len(a) else 1
+        y = b[-k] if k <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            return RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {n - k}"
+            )
+    return None
+
+
+def _bshape(a: tuple, b: tuple) -> tuple:
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------- F.scaled_dot_product_attention
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value over the last two dims.
+
+    query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev). ``attn_mask``: a
+    boolean mask (True takes part) or a float mask added to the scores, broadcastable to
+    (..., L, S). ``is_causal``: query i attends to keys j <= i (top-left aligned).
+    ``scale`` defaults to 1/sqrt(E). ``enable_gqa``: key/value heads (dim -3) are shared by
+    groups of query heads.
+    """
+    qn = query._names
+    if qn is not None or key._names is not None or value._names is not None:
+        _check_feature_names(
+            "scaled_dot_product_attention", (("query", query), ("key", key), ("value", value))
+        )
+        out = scaled_dot_product_attention(
+            _unname(query),
+            _unname(key),
+            _unname(value),
+            _unname(attn_mask),
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+        )
+        if qn is not None and out.dim() == len(qn):
+            out = out.rename(*qn)
+        return out
+    if (
+        isinstance(attn_mask, CausalBias)
+        and attn_mask.variant == CausalVariant.UPPER_LEFT
+        and not is_causal
+    ):
+        attn_mask, is_causal = None, True  # no mask to read
+    qd, kd, vd = query._data, key._data, value._data
+    if qd.ndim < 2 or kd.ndim < 2 or vd.ndim < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{qd.ndim} key.dim: {kd.ndim} and value.dim: {vd.ndim} instead."
+        )
+    if qd.dtype != kd.dtype or qd.dtype != vd.dtype:
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
+        )
+    if qd.dtype.kind not in "fV":
+        raise RuntimeError(
+            f"expected scalar type Float but found {str(query.dtype).rsplit('.', 1)[-1].title()}"
+        )
+    if dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True"
+        )
+    E = qd.shape[-1]
+    if kd.shape[-1] != E:
+        b = math.prod(_bshape(qd.shape[:-2], kd.shape[:-2]))
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {E}] but got: [{b}, {kd.shape[-1]}]."
+        )
+    S = kd.shape[-2]
+    if vd.shape[-2] != S:
+        b = math.prod(_bshape(_bshape(qd.shape[:-2], kd.shape[:-2]), vd.shape[:-2]))
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {S}] but got: [{b}, {vd.shape[-2]}]."
+        )
+    if enable_gqa and qd.ndim >= 3 and kd.ndim >= 3:
+        hq, hk, hv = qd.shape[-3], kd.shape[-3], vd.shape[-3]
+        if hq != hk or hq != hv:
+            if hq % hk or hq % hv:
+                raise RuntimeError(
+                    "Number of heads in key and value must divide the number of heads in "
+                )
+            if hk != hq:
+                key = key.repeat_interleave(hq // hk, dim=-3)
+            if hv != hq:
+                value = value.repeat_interleave(hq // hv, dim=-3)
+    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    if attn_mask is None:
+        p = _probs(query, key, sc, bool(is_causal), True)
+    else:
+        md = attn_mask._data
+        if md.dtype.kind != "b" and md.dtype != qd.dtype:
+            raise RuntimeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
+                "instead."
+            )
+        sshape = _bshape(qd.shape[:-2], key._data.shape[:-2]) + (qd.shape[-2], S)
+        if md.shape != sshape[len(sshape) - md.ndim :]:
+            err = _bcast_error(sshape, md.shape)
+            if err is not None:
+                raise err
+        p = _probs_masked(query, key, attn_mask, sc, True)
+    if dropout_p > 0.0:
+        from .functional import dropout
+
+        p = dropout(p, dropout_p)
+    return _attention_values(p, value)
+
+
+# ---------------------------------------------------------------------- multi-head attention
+def _bool_to_float(mask: Tensor, dtype) -> Tensor:
+    """A boolean 'masked' tensor (True = not allowed) as an additive float mask."""
+    xp = array_module(mask._data)
+    z = xp.zeros(mask._data.shape, dtype=dtype.np if hasattr(dtype, "np") else dtype)
+    xp.copyto(z, _NEG_INF, where=mask._data)
+    return _wrap(z)
+
+
+def _check_mask_type(mask: Tensor | None, name: str) -> None:
+    if mask is not None:
+        k = mask._data.dtype.kind
+        if k != "b" and k not in "fV":
+            raise AssertionError(f"only bool and floating types of {name} are supported")
+
+
+def _shape_check(query, key, value, kpm, attn_mask, num_heads) -> bool:
+    """torch's input-rank checks for multi-head attention; True when the input is batched."""
+    qd = query.dim()
+    if qd == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if kpm is not None and kpm.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                f"found {kpm.dim()}-D tensor instead"
+            )
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead"
+            )
+        return True
+    if qd == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if kpm is not None and kpm.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
+                f"found {kpm.dim()}-D tensor instead"
+            )
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                    f"but found {attn_mask.dim()}-D tensor instead"
+                )
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                    )
+        return False
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received {qd}-D query tensor"
+    )
+
+
+def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """x (..., in) @ w^T + b on the rows as one GEMM (numpy's stacked matmul is slower)."""
+    from .functional import linear
+
+    if x.dim() == 2:
+        return linear(x, w, b)
+    lead = x.shape[:-1]
+    return linear(x.reshape(-1, x.shape[-1]), w, b).reshape(*lead, w.shape[0])
+
+
+def _heads(x2d: Tensor, seq_first: bool, L: int, N: int, H: int, D: int) -> Tensor:
+    """Projected rows (L*N or N*L, H*D) -> (N, H, L, D) as a strided view (no copy)."""
+    if seq_first:
+        return x2d.reshape(L, N, H, D).permute(1, 2, 0, 3)
+    return x2d.reshape(N, L, H, D).permute(0, 2, 1, 3)
+
+
+def _mha(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training,
+    key_padding_mask,
+    need_weights,
+    attn_mask,
+    use_separate_proj_weight,
+    q_proj_weight,
+    k_proj_weight,
+    v_proj_weight,
+    static_k,
+    static_v,
+    average_attn_weights,
+    is_causal,
+    batch_first,
+):
+    """Multi-head attention on (L, N, E) inputs, or (N, L, E) ones when ``batch_first`` (the
+    module passes its layout through so that no transposed copy is made)."""
+    qn = query._names
+    if qn is not None or key._names is not None or value._names is not None:
+        _check_feature_names(
+            "multi_head_attention_forward", (("query", query), ("key", key), ("value", value))
+        )
+        query, key, value = _unname(query), _unname(key), _unname(value)
+        key_padding_mask, attn_mask = _unname(key_padding_mask), _unname(attn_mask)
+    batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+        batch_first = False
+    if batch_first:
+        bsz, tgt_len, embed_dim = query.shape
+        src_len = key.shape[1]
+    else:
+        tgt_len, bsz, embed_dim = query.shape
+        src_len = key.shape[0]
+    if key_padding_mask is not None:
+        for d, want in ((0, bsz), (1, src_len)):
+            if key_padding_mask.shape[d] != want:
+                raise AssertionError(
+                    f"Expected key_padded_mask.shape[{d}] to be {want}, but got "
+                    f"{key_padding_mask.shape[d]}"
+                )
+    _check_mask_type(key_padding_mask, "key_padding_mask")
+    _check_mask_type(attn_mask, "attn_mask")
+    if (
+        key_padding_mask is not None
+        and attn_mask is not None
+        and key_padding_mask.dtype != attn_mask.dtype
+    ):
+        warnings.warn(
+            "Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type "
+            "for both instead.",
+            stacklevel=3,
+        )
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+            "method `generate_square_subsequent_mask` to create this mask."
+        )
+    causal = False
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint replaces the mask: no mask is read at all
+        causal = True
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
+    H = num_heads
+    head_dim = embed_dim // H
+    if head_dim * H != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {H}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(
+                f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                f"{value.shape[:2]}"
+            )
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    seq_first = not batch_first
+    E = embed_dim
+    # ---- input projections (one GEMM for self-attention)
+    if not use_separate_proj_weight:
+        if query is key and key is value:
+            qkv = _linear2d(query.reshape(-1, E), in_proj_weight, in_proj_bias)
+            if seq_first:
+                parts = qkv.reshape(tgt_len, bsz, 3, H, head_dim).unbind(2)
+                q, k, v = (t.permute(1, 2, 0, 3) for t in parts)
+            else:
+                parts = qkv.reshape(bsz, tgt_len, 3, H, head_dim).unbind(2)
+                q, k, v = (t.permute(0, 2, 1, 3) for t in parts)
+        else:
+            wq, wk, wv = in_proj_weight.chunk(3)
+            bq = bk = bv = None
+            if in_proj_bias is not None:
+                bq, bk, bv = in_proj_bias.chunk(3)
+            q = _heads(
+                _linear2d(query.reshape(-1, E), wq, bq), seq_first, tgt_len, bsz, H, head_dim
+            )
+            if key is value:
+                kv = _linear2d(key.reshape(-1, E), in_proj_weight[E:], _slice(in_proj_bias, E))
+                if seq_first:
+                    parts = kv.reshape(src_len, bsz, 2, H, head_dim).unbind(2)
+                    k, v = (t.permute(1, 2, 0, 3) for t in parts)
+                else:
+                    parts = kv.reshape(bsz, src_len, 2, H, head_dim).unbind(2)
+                    k, v = (t.permute(0, 2, 1, 3) for t in parts)
+            else:
+                k = _heads(
+                    _linear2d(key.reshape(-1, E), wk, bk), seq_first, src_len, bsz, H, head_dim
+                )
+                v = _heads(
+                    _linear2d(value.reshape(-1, E), wv, bv), seq_first, src_len, bsz, H, head_dim
+                )
+    else:
+        if q_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight is None")
+        if k_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but k_proj_weight is None")
+        if v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but v_proj_weight is None")
+        bq = bk = bv = None
+        if in_proj_bias is not None:
+            bq, bk, bv = in_proj_bias.chunk(3)
+        q = _heads(
+            _linear2d(query.reshape(-1, E), q_proj_weight, bq), seq_first, tgt_len, bsz, H, head_dim
+        )
+        k = _heads(
+            _linear2d(key.reshape(-1, key.shape[-1]), k_proj_weight, bk),
+            seq_first,
+            src_len,
+            bsz,
+            H,
+            head_dim,
+        )
+        v = _heads(
+            _linear2d(value.reshape(-1, value.shape[-1]), v_proj_weight, bv),
+            seq_first,
+            src_len,
+            bsz,
+            H,
+            head_dim,
+        )
+    # ---- masks: checked on the caller's shapes, then padded for the extra key columns
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(tgt_len, src_len)}."
+                )
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * H, tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(bsz * H, tgt_len, src_len)}."
+                )
+            attn_mask = attn_mask.reshape(bsz, H, tgt_len, src_len)
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    extra = 0
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        from ..core.ops.shape import cat
+
+        bk_ = bias_k.reshape(1, H, 1, head_dim).expand(bsz, H, 1, head_dim)
+        bv_ = bias_v.reshape(1, H, 1, head_dim).expand(bsz, H, 1, head_dim)
+        k = cat([k, bk_], 2)
+        v = cat([v, bv_], 2)
+        extra += 1
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given (or neither)")
+    if static_k is not None:
+        if static_k.shape[0] != bsz * H:
+            raise AssertionError(
+                f"expecting static_k.size(0) of {bsz * H}, but got {static_k.shape[0]}"
+            )
+        if static_k.shape[2] != head_dim:
+            raise AssertionError(
+                f"expecting static_k.size(2) of {head_dim}, but got {static_k.shape[2]}"
+            )
+        k = static_k.reshape(bsz, H, static_k.shape[1], head_dim)
+    if static_v is not None:
+        if static_v.shape[0] != bsz * H:
+            raise AssertionError(
+                f"expecting static_v.size(0) of {bsz * H}, but got {static_v.shape[0]}"
+            )
+        if static_v.shape[2] != head_dim:
+            raise AssertionError(
+                f"expecting static_v.size(2) of {head_dim}, but got {static_v.shape[2]}"
+            )
+        v = static_v.reshape(bsz, H, static_v.shape[1], head_dim)
+    if add_zero_attn:
+        from ..core.ops.shape import cat
+
+        z = _zeros((bsz, H, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = cat([k, z], 2)
+        v = cat([v, z], 2)
+        extra += 1
+    S = k.shape[2]
+    if extra:
+        if attn_mask is not None:
+            attn_mask = _pad_last(attn_mask, extra)
+        if key_padding_mask is not None:
+            key_padding_mask = _pad_last(key_padding_mask, extra)
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, S):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, S)}, but got {key_padding_mask.shape}"
+            )
+        kpm = key_padding_mask.reshape(bsz, 1, 1, S)
+        if attn_mask is None:
+            attn_mask = kpm
+        elif attn_mask.dtype == kpm.dtype and kpm._data.dtype.kind == "b":
+            attn_mask = attn_mask.logical_or(kpm)
+        else:
+            attn_mask = _as_float(attn_mask, q.dtype) + _as_float(kpm, q.dtype)
+    if not training:
+        dropout_p = 0.0
+    scale = 1.0 / math.sqrt(head_dim)
+    safe = not need_weights  # torch: NaN rows in the weights path, zeros through SDPA
+    if attn_mask is None:
+        p = _probs(q, k, scale, causal, safe)
+    else:
+        if attn_mask._data.dtype.kind == "b":
+            m = attn_mask.logical_not()  # MHA's True = masked; the op's True = kept
+        else:
+            m = attn_mask.to(q.dtype) if attn_mask.dtype != q.dtype else attn_mask
+        p = _probs_masked(q, k, m, scale, safe)
+    if dropout_p > 0.0:
+        from .functional import dropout
+
+        p = dropout(p, dropout_p)
+    a = _attention_values(p, v)  # (N, H, L, D)
+    a = a.permute(2, 0, 1, 3) if seq_first else a.permute(0, 2, 1, 3)
+    out = _linear2d(a.reshape(-1, E), out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, E) if seq_first else out.reshape(bsz, tgt_len, E)
+    weights = None
+    if need_weights:
+        weights = p.mean(1) if average_attn_weights else p
+    if not batched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    if qn is not None:
+        out = out.rename(*qn)
+    return out, weights
+
+
+def _slice(b, start):
+    return None if b is None else b[start:]
+
+
+def _pad_last(mask: Tensor, n: int) -> Tensor:
+    """Append ``n`` columns that mask nothing (False / 0.0) to the last dim."""
+    from ..core.ops.shape import cat
+
+    z = _zeros((*mask.shape[:-1], n), dtype=mask.dtype, device=mask.device)
+    return cat([mask, z], -1)
+
+
+def _as_float(mask: Tensor, dtype) -> Tensor:
+    if mask._data.dtype.kind == "b":
+        return _bool_to_float(mask, mask_dtype(dtype))
+    return mask
+
+
+def mask_dtype(dtype):
+    from ..core import dtype as _dt
+
+    return _dt.to_dtype(dtype).np
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention on (L, N, E) query and (S, N, E) key/value (or unbatched (L, E)).
+
+    Returns (attn_output, attn_output_weights); the weights are averaged over heads when
+    ``average_attn_weights`` and None unless ``need_weights``. Masks: ``key_padding_mask``
+    (N, S) and ``attn_mask`` (L, S) or (N*num_heads, L, S), boolean (True = not allowed) or
+    float (added to the scores).
+    """
+    return _mha(
+        query,
+        key,
+        value,
+        embed_dim_to_check,
+        num_heads,
+        in_proj_weight,
+        in_proj_bias,
+        bias_k,
+        bias_v,
+        add_zero_attn,
+        dropout_p,
+        out_proj_weight,
+        out_proj_bias,
+        training,
+        key_padding_mask,
+        need_weights,
+        attn_mask,
+        use_separate_proj_weight,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        static_k,
+        static_v,
+        average_attn_weights,
+        is_causal,
+        False,
+    )

@@ -1,0 +1,140 @@
+"""Functional normalization (torch.nn.functional): batch_norm, instance_norm, layer_norm,
+group_norm, rms_norm, local_response_norm. The fused kernels live in core/ops/normalization.py;
+this file maps torch's F signatures onto them, with torch's argument checks."""
+
+from __future__ import annotations
+
+from ..core.ops import normalization as _norm
+from ..core.tensor import Tensor
+
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
+    "rms_norm",
+]
+
+
+def _shape_arg(fn: str, normalized_shape) -> tuple:
+    if isinstance(normalized_shape, int) or not hasattr(normalized_shape, "__iter__"):
+        raise TypeError(
+            f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"{type(normalized_shape).__name__}"
+        )
+    return tuple(int(k) for k in normalized_shape)
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Layer normalization over the trailing dims given by ``normalized_shape``."""
+    ns = _shape_arg("layer_norm", normalized_shape)
+    nd = _norm._check_ln(input, ns, weight, bias)
+    return _norm._layer_norm(
+        input, 0 if weight is None else weight, 0 if bias is None else bias, nd, eps, []
+    )
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalization over every dim but dim 1; in training the running statistics (when
+    given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
+    return _norm._batch_norm(
+        input, running_mean, running_var, weight, bias, training, momentum, eps
+    )[0]
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Instance normalization: each (sample, channel) normalized over its spatial dims."""
+    if use_input_stats:
+        shape = tuple(input.shape)
+        if len(shape) < 2:
+            _norm._dim1_error(len(shape))
+        prod = 1
+        for k in shape[2:]:
+            prod *= k
+        if prod == 1:
+            raise ValueError(
+                "Expected more than 1 spatial element when training, got input size "
+                f"torch.Size({list(shape)})"
+            )
+    return _norm._instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Group normalization: channels split into ``num_groups`` groups, each sample's group
+    normalized over its channels and spatial dims; then a per-channel affine."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    shape = list(input.shape)
+    if num_groups > 0:  # torch checks the (N * C / G, G, *spatial) view has more than 1 value
+        view = [shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]
+        prod = view[0]
+        for k in view[2:]:
+            prod *= k
+        if prod == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {view}"
+            )
+    return _norm.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims; ``eps``
+    defaults to the input dtype's machine epsilon."""
+    ns = _shape_arg("rms_norm", normalized_shape)
+    return _norm.rms_norm(input, ns, weight, eps)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Local response normalization across channels: x / (k + alpha/size * sum of x^2 over a
+    window of ``size`` neighbouring channels)^beta (the window is zero-padded)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            "Expected 3D or higher dimensionality                          input (got "
+            f"{dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    return _norm.lrn(input, size, alpha, beta, k)

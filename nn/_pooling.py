@@ -1,0 +1,478 @@
+"""Pooling functionals (torch.nn.functional's pooling names) over the ops of core/ops/pooling.py.
+
+The F forms add what torch's Python layer adds: ``return_indices`` switches, ``output_size``
+checks of unpooling, ``output_ratio`` and random samples of fractional pooling (drawn from
+ember's global generator), and LP pooling as a composite of average pooling.
+"""
+
+from __future__ import annotations
+
+from ..core.ops import pooling as _P
+from ..core.tensor import Tensor
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+]
+
+_MAX = {1: _P.max_pool1d, 2: _P.max_pool2d, 3: _P.max_pool3d}
+_MAX_IDX = {
+    1: _P.max_pool1d_with_indices,
+    2: _P._max_pool2d_with_indices,
+    3: _P._max_pool3d_with_indices,
+}
+_ADA_MAX = {1: _P.adaptive_max_pool1d, 2: _P._adaptive_max_pool2d, 3: _P._adaptive_max_pool3d}
+_ADA_AVG = {1: _P.adaptive_avg_pool1d, 2: _P._adaptive_avg_pool2d, 3: _P._adaptive_avg_pool3d}
+
+
+def _stride(stride, kernel_size):
+    return () if stride is None else stride
+
+
+# ---------------------------------------------------------------------- max pooling
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+) -> tuple:
+    """1-d max pooling -> (values, indices)."""
+    return _MAX_IDX[1](
+        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
+    )
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+) -> tuple:
+    """2-d max pooling -> (values, indices); indices are flat over each H*W plane."""
+    return _MAX_IDX[2](
+        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
+    )
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+) -> tuple:
+    """3-d max pooling -> (values, indices); indices are flat over each D*H*W volume."""
+    return _MAX_IDX[3](
+        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
+    )
+
+
+def _max_pool(nd):
+    def fn(
+        input,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode=False,
+        return_indices=False,
+    ):
+        s = () if stride is None else stride
+        if return_indices:
+            return _MAX_IDX[nd](input, kernel_size, s, padding, dilation, ceil_mode)
+        return _MAX[nd](input, kernel_size, s, padding, dilation, ceil_mode)
+
+    fn.__name__ = fn.__qualname__ = f"max_pool{nd}d"
+    fn.__doc__ = (
+        f"{nd}-d max pooling over the last {nd} dims; with ``return_indices`` also the argmax "
+        "(flat per-plane indices, as MaxUnpool expects)."
+    )
+    return fn
+
+
+max_pool1d = _max_pool(1)
+max_pool2d = _max_pool(2)
+max_pool3d = _max_pool(3)
+
+
+# ---------------------------------------------------------------------- average pooling
+def avg_pool1d(
+    input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+) -> Tensor:
+    """1-d average pooling."""
+    return _P.avg_pool1d(
+        input, kernel_size, _stride(stride, kernel_size), padding, ceil_mode, count_include_pad
+    )
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+) -> Tensor:
+    """2-d average pooling."""
+    return _P._avg_pool2d(
+        input,
+        kernel_size,
+        _stride(stride, kernel_size),
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+) -> Tensor:
+    """3-d average pooling."""
+    return _P._avg_pool3d(
+        input,
+        kernel_size,
+        _stride(stride, kernel_size),
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+# ---------------------------------------------------------------------- LP pooling
+def _lp(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    k = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+    if len(k) == 1:
+        k = k * nd
+    n = 1
+    for x in k:
+        n *= x
+    if norm_type == float("inf"):  # the limit of the p-norm: the window's largest |x|
+        return _max_pool(nd)(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    avg = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[nd]
+    out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    # sign(out) * relu(|out|) zeroes a negative window sum's gradient path, as torch does
+    return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """1-d power-average pooling: (sum over the window of x^p)^(1/p)."""
+    return _lp(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """2-d power-average pooling: (sum over the window of x^p)^(1/p)."""
+    return _lp(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """3-d power-average pooling: (sum over the window of x^p)^(1/p)."""
+    return _lp(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# ---------------------------------------------------------------------- adaptive pooling
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
+    """1-d adaptive max pooling -> (values, indices)."""
+    return _ADA_MAX[1](input, output_size)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
+    """2-d adaptive max pooling -> (values, indices)."""
+    return _ADA_MAX[2](input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
+    """3-d adaptive max pooling -> (values, indices)."""
+    return _ADA_MAX[3](input, output_size)
+
+
+def _adaptive_max(nd):
+    def fn(input, output_size, return_indices=False):
+        r = _ADA_MAX[nd](input, output_size)
+        return r if return_indices else r[0]
+
+    fn.__name__ = fn.__qualname__ = f"adaptive_max_pool{nd}d"
+    fn.__doc__ = (
+        f"{nd}-d adaptive max pooling: windows [floor(i*L/out), ceil((i+1)*L/out)); "
+        "``None`` in output_size keeps that dim's size."
+    )
+    return fn
+
+
+adaptive_max_pool1d = _adaptive_max(1)
+adaptive_max_pool2d = _adaptive_max(2)
+adaptive_max_pool3d = _adaptive_max(3)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """1-d adaptive average pooling."""
+    return _ADA_AVG[1](input, output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """2-d adaptive average pooling (``None`` in output_size keeps that dim)."""
+    return _ADA_AVG[2](input, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """3-d adaptive average pooling (``None`` in output_size keeps that dim)."""
+    return _ADA_AVG[3](input, output_size)
+
+
+# ---------------------------------------------------------------------- fractional max pooling
+def _fractional(nd, input, kernel_size, output_size, output_ratio, random_samples):
+    fn = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    word = "" if nd == 2 else " three"
+    k = _fr_tuple(
+        kernel_size, nd, f"{fn}: kernel_size must either be a single Int or tuple of{word} Ints"
+    )
+    if output_size is None:
+        ratio = output_ratio
+        if len(ratio) > nd:  # torch's F takes a sequence here (a float: TypeError from len)
+            raise ValueError(
+                f"{fn} requires output_ratio to either be a single Int or tuple of Ints."
+            )
+        if len(ratio) == 1:
+            ratio = tuple(ratio) * nd
+        osz = tuple(int(input.shape[-nd + i] * ratio[i]) for i in range(nd))
+    else:
+        osz = _fr_tuple(
+            output_size, nd, f"{fn}: output_size must either be a single Int or tuple of{word} Ints"
+        )
+    _fr_check_input(fn, nd, input)
+    if min(osz) < 0:
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(osz)}: "
+            f"{list(input.shape[:-nd]) + list(osz)}"
+        )
+    if random_samples is None:
+        from ..core.ops.random import rand
+
+        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
+        random_samples = rand(
+            n_batch, input.shape[-nd - 1], nd, dtype=input.dtype, device=input.device
+        )
+    op = _P._fractional_max_pool2d if nd == 2 else _P._fractional_max_pool3d
+    return op(input, random_samples, k, osz)
+
+
+def _fr_tuple(v, nd, msg):
+    if isinstance(v, int):
+        return (v,) * nd
+    v = tuple(v)
+    if len(v) == 1:
+        return v * nd
+    if len(v) != nd:
+        raise RuntimeError(msg)
+    return v
+
+
+def _fr_check_input(fn, nd, input):
+    shape = tuple(input.shape)
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(shape)}"
+        )
+    for i in range(len(shape) - nd, len(shape)):
+        if shape[i] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"got{list(shape)} with dimension {i} being empty."
+            )
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices=False,
+    _random_samples=None,
+) -> tuple:
+    """2-d fractional max pooling (Graham, 2014) -> (values, indices)."""
+    return _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices=False,
+    _random_samples=None,
+) -> tuple:
+    """3-d fractional max pooling -> (values, indices)."""
+    return _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices=False,
+    _random_samples=None,
+):
+    """2-d fractional max pooling: pseudo-random window starts drawn per plane."""
+    r = _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return r if return_indices else r[0]
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices=False,
+    _random_samples=None,
+):
+    """3-d fractional max pooling: pseudo-random window starts drawn per plane."""
+    r = _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return r if return_indices else r[0]
+
+
+# ---------------------------------------------------------------------- max unpooling
+def _scalar_name(dtype) -> str:
+    from ..core.dtype import SCALAR_NAMES
+
+    name = str(dtype).split(".")[-1]
+    return SCALAR_NAMES.get(name, name.capitalize())
+
+
+def _triple(v, nd):
+    if isinstance(v, int):
+        return (v,) * nd
+    v = tuple(v)
+    return v * nd if len(v) == 1 else v
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    nd = len(kernel_size)
+    in_size = tuple(input.shape)
+    default = [
+        (in_size[len(in_size) - nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+        for d in range(nd)
+    ]
+    if output_size is None:
+        return tuple(default)
+    output_size = list(output_size)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has "
+            f"a length of '{len(output_size)}'"
+        )
+    for d in range(nd):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(
+                f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {lo} '
+                f"and {hi})"
+            )
+    return tuple(output_size)
+
+
+def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    if nd == 1:  # torch runs it as a 2-d unpool of width 1 (its errors say so)
+        k, s, p = _triple(kernel_size, 1), _triple(stride or kernel_size, 1), _triple(padding, 1)
+        if output_size is not None:
+            output_size = list(output_size) + [1]
+        out = _unpool(
+            2,
+            input.unsqueeze(-1),
+            indices.unsqueeze(-1),
+            k + (1,),
+            s + (1,),
+            p + (0,),
+            output_size,
+        )
+        return out.squeeze(-1)
+    k = _triple(kernel_size, nd)
+    s = _triple(stride if stride is not None else kernel_size, nd)
+    p = _triple(padding, nd)
+    osz = _unpool_output_size(input, k, s, p, output_size)
+    dims = f"{nd + 1}d or {nd + 2}d"
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{nd}d should be a {dims} Tensor, but got a tensor with "
+            f"{input.dim()} dimensions."
+        )
+    if str(indices.dtype) != "ember.int64":
+        got = "" if nd == 3 else f" but got: {_scalar_name(indices.dtype)}"
+        raise RuntimeError(f"elements in indices should be type int64{got}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"max_unpool{nd}d\" not implemented for '{_scalar_name(input.dtype)}'"
+        )
+    return _P._max_unpool(input, indices, tuple(int(x) for x in osz))
+
+
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """Partial inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
+    return _unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """Partial inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
+    return _unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """Partial inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
+    return _unpool(3, input, indices, kernel_size, stride, padding, output_size)

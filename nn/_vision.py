@@ -1,0 +1,339 @@
+"""Vision functionals (torch.nn.functional): pad, interpolate/upsample, grid_sample, affine_grid,
+pixel_shuffle/unshuffle and channel_shuffle.
+
+The kernels live in core/ops/padding.py (padding) and core/ops/vision.py (resampling, shuffles);
+these are torch's F signatures and argument checks over them. Every one keeps the input's dim
+names (spec 4.3: padding and upsampling keep all names; the shuffles keep each dim's role).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ..core.dtype import scalar_name
+from ..core.ops import padding as _padding
+from ..core.ops import vision as _vision
+from ..core.tensor import Tensor
+
+__all__ = [
+    "affine_grid",
+    "channel_shuffle",
+    "grid_sample",
+    "interpolate",
+    "native_channel_shuffle",
+    "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]
+
+pixel_shuffle = _vision.pixel_shuffle
+pixel_unshuffle = _vision.pixel_unshuffle
+channel_shuffle = _vision.channel_shuffle
+native_channel_shuffle = _vision.channel_shuffle
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pads the last ``len(pad) // 2`` dims of ``input`` (negative amounts crop).
+
+    ``pad`` is ``(left, right, top, bottom, front, back)`` from the last dim backwards; ``mode``
+    is 'constant' (with ``value``), 'reflect', 'replicate' or 'circular'.
+    """
+    return _padding.pad(input, pad, mode, value)
+
+
+# ---------------------------------------------------------------------- interpolate
+_KERNEL_MODE = {
+    "nearest": "nearest",
+    "nearest-exact": "nearest-exact",
+    "linear": "linear",
+    "bilinear": "linear",
+    "trilinear": "linear",
+    "bicubic": "cubic",
+    "area": "area",
+    "lanczos": "lanczos",
+}
+_NEEDS_DIM = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
+_MODES_MSG = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_AXES = ("D", "H", "W")
+
+
+def _is_int(x) -> bool:
+    if type(x) is int:
+        return True
+    return isinstance(x, numbers.Integral) or (
+        isinstance(x, Tensor) and x.ndim == 0 and not x.dtype.is_floating_point
+    )
+
+
+def _sizes_msg(in_sp, out_sp) -> str:
+    names = _AXES[3 - len(in_sp) :]
+    i = ", ".join(f"{n}: {s}" for n, s in zip(names, in_sp))
+    o = ", ".join(f"{n}: {s}" for n, s in zip(names, out_sp))
+    sep = " and output" if len(in_sp) == 1 else " output"
+    return f"Input and output sizes should be greater than 0, but got input ({i}){sep} ({o})"
+
+
+def interpolate(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resamples the spatial dims of an (N, C, *spatial) tensor to ``size`` or by
+    ``scale_factor``, with torch's index and weight formulas for every ``mode``."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    in_sp = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {in_sp} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format."
+                )
+            if not all(_is_int(s) for s in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    "Tuple[int, int, int], but got size with types "
+                    f"{[type(s) for s in size]}"
+                )
+            out_size = [int(s) for s in size]
+        else:
+            if not _is_int(size) or isinstance(size, bool):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    f"Tuple[int, int, int], but got size with types {[type(size)] * max(dim, 1)}"
+                )
+            out_size = [int(size)] * dim
+    elif scale_factor is not None:
+        out_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {in_sp} and scale_factor of shape "
+                    f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                    "format and scale_factor in (s1, s2, ...,sK) format."
+                )
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and out_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        out_size = [math.floor(float(n) * s) for n, s in zip(in_sp, scales)]
+        scales = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    need = _NEEDS_DIM.get(mode)
+    if (
+        mode not in _KERNEL_MODE
+        or input.ndim not in (3, 4, 5)
+        or (mode in ("bicubic", "lanczos") and input.ndim != 4)
+    ):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            f"the modes: {_MODES_MSG} (got {mode})"
+        )
+    if need is not None and input.ndim != need:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need}D input")
+    if out_size is None:
+        out_size = [int(float(n) * s) for n, s in zip(in_sp, scales)]
+    kmode = _KERNEL_MODE[mode]
+    _check_dtype(input, kmode, dim)
+    if kmode == "area":
+        if any(s < 0 for s in out_size):
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(out_size)}: "
+                f"{list(input.shape[:2]) + out_size}"
+            )
+    else:
+        if any(n <= 0 for n in in_sp) or any(s <= 0 for s in out_size):
+            raise RuntimeError(_sizes_msg(in_sp, out_size))
+        if input.numel() == 0 and input.shape[0] != 0:
+            raise RuntimeError(
+                f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                f"{list(input.shape)}"
+            )
+    wdt = "float64" if input.dtype.name == "float64" else "float32"  # torch's opmath type
+    plans = tuple(
+        _vision.axis_plan(
+            kmode,
+            n,
+            o,
+            None if scales is None else scales[j],
+            bool(align_corners),
+            bool(antialias),
+            wdt,
+        )
+        for j, (n, o) in enumerate(zip(in_sp, out_size))
+    )
+    if not input.dtype.is_floating_point:
+        return _resample_int(input, plans, kmode)
+    return _vision._resample(input, plans, 2)
+
+
+def _check_dtype(input: Tensor, kmode: str, dim: int) -> None:
+    d = input.dtype
+    if d.is_floating_point or (d.name == "uint8" and kmode not in ("area",)):
+        return
+    if d.is_complex:
+        raise NotImplementedError(f"\"upsample_{kmode}{dim}d\" not implemented for 'Complex'")
+    what = {
+        "area": f"adaptive_avg_pool{dim}d",
+        "nearest": f"upsample_nearest{dim}d",
+        "nearest-exact": f"upsample_nearest{dim}d",
+    }.get(kmode, f"upsample_{kmode}{dim}d")
+    raise NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(d)}'")
+
+
+def _resample_int(input: Tensor, plans, kmode: str) -> Tensor:
+    """uint8 images: nearest is a gather; weighted modes compute in float32 and round to the
+    nearest integer in [0, 255] (bicubic after each dim's pass, last dim first, as torch does)."""
+    if all(p.unit for p in plans):
+        return _vision._resample(input, plans, 2)
+    from ..core import dtype as _dt
+
+    x = input.to(_dt.float32)
+    if kmode == "cubic":
+        for j in reversed(range(len(plans))):
+            x = _vision._resample(x, (plans[j],), 2 + j).round().clamp(0, 255)
+        return x.to(input.dtype)
+    return _vision._resample(x, plans, 2).round().clamp(0, 255).to(input.dtype)
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=3,
+    )
+
+
+def upsample(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of interpolate (warns, like torch)."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(..., mode='nearest') (warns, like torch)."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True) (warns, like torch)."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---------------------------------------------------------------------- grid_sample, affine_grid
+_ALIGN_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+_GS_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GS_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Samples ``input`` (N, C, H, W) or (N, C, D, H, W) at the normalized coordinates of
+    ``grid`` (N, H', W', 2) or (N, D', H', W', 3); differentiable in input and grid."""
+    if mode not in _GS_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in _GS_PADDING:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    return _vision.grid_sampler(
+        input, grid, _GS_MODES[mode], _GS_PADDING[padding_mode], bool(align_corners)
+    )
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the batch of affine matrices
+    ``theta`` (N, 2, 3) or (N, 3, 4) for an output of ``size`` (N, C, H, W) or (N, C, D, H, W)."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    shp = tuple(theta.shape)
+    if len(size) == 4:
+        if theta.dim() != 3 or shp[-2] != 2 or shp[-1] != 3:
+            raise ValueError(
+                "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    elif len(size) == 5:
+        if theta.dim() != 3 or shp[-2] != 3 or shp[-1] != 4:
+            raise ValueError(
+                "Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _vision.affine_grid_generator(theta, size, bool(align_corners))

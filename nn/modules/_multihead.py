@@ -1,0 +1,174 @@
+"""MultiheadAttention (torch.nn.MultiheadAttention), with torch's parameter layout.
+
+Parameters: ``in_proj_weight`` (3E, E) and ``in_proj_bias`` (3E) when key/value dims equal
+``embed_dim``; otherwise ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, kdim),
+``v_proj_weight`` (E, vdim). ``out_proj`` is a Linear; ``bias_k``/``bias_v`` (1, 1, E) with
+``add_bias_kv``. State dicts load across with torch.
+
+Names (spec 4.3): the output keeps the query's names; q/k/v must agree on the feature-dim name.
+"""
+
+from __future__ import annotations
+
+from ...core.ops.creation import empty
+from ...core.tensor import Tensor
+from .. import init
+from .._attention import _mha
+from ..parameter import Parameter
+from .linear import Linear
+from .module import Module
+
+__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear (torch's marker class for MultiheadAttention's output projection)."""
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention: concat(head_1..head_h) W_o, head_i = attn(Q W_q_i, K W_k_i, V W_v_i).
+
+    Inputs are (L, N, E) (or (N, L, E) with ``batch_first``) or unbatched (L, E). Returns
+    ``(attn_output, attn_output_weights)``; the weights are None unless ``need_weights``.
+    """
+
+    __constants__ = ("batch_first",)
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                f"num_heads={num_heads} instead"
+            )
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        fk = {"device": device, "dtype": dtype}
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **fk))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **fk))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **fk))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **fk))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **fk))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), **fk))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), **fk))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``; see the class docstring for shapes.
+
+        ``key_padding_mask`` (N, S): True (or -inf) marks padding keys. ``attn_mask`` (L, S) or
+        (N*num_heads, L, S): True (or -inf) forbids a pair. ``is_causal``: a hint that
+        ``attn_mask`` is the causal mask (then it need not be read)."""
+        sep = not self._qkv_same_embed_dim
+        return _mha(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            self.training,
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            sep,
+            self.q_proj_weight if sep else None,
+            self.k_proj_weight if sep else None,
+            self.v_proj_weight if sep else None,
+            None,
+            None,
+            average_attn_weights,
+            is_causal,
+            self.batch_first,
+        )
+
+    def merge_masks(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor
+    ) -> tuple[Tensor | None, int | None]:
+        """Combine the masks the way torch's fused path takes them: (mask, mask_type) with
+        mask_type 1 for ``key_padding_mask`` alone (returned as is) and 2 for an ``attn_mask``
+        expanded to (N, num_heads, L, L), plus the padding mask when both are given."""
+        if attn_mask is None and key_padding_mask is None:
+            return None, None
+        if attn_mask is None:
+            return key_padding_mask, 1
+        bsz, L = query.shape[0], query.shape[1]  # (N, L, E), as torch's fused path assumes
+        H = self.num_heads
+        if attn_mask.dim() == 2:
+            merged = attn_mask.reshape(1, 1, L, L).expand(bsz, H, L, L)
+        else:
+            merged = attn_mask.reshape(bsz, H, L, L)
+        if key_padding_mask is not None:
+            kpm = key_padding_mask.reshape(bsz, 1, 1, L).expand(bsz, H, L, L)
+            if merged.dtype == kpm.dtype and kpm._data.dtype.kind == "b":
+                merged = merged.logical_or(kpm)  # torch adds booleans as a logical or
+            else:
+                merged = merged + kpm
+        return merged, 2

@@ -1,0 +1,536 @@
+"""Transformer, TransformerEncoder/Decoder and their layers (torch.nn.modules.transformer).
+
+Submodule and parameter names follow torch's, so state dicts load across. Boolean masks stay
+boolean (True = not allowed) all the way down to the attention op, and ``is_causal`` (given, or
+detected from a mask equal to ``generate_square_subsequent_mask``) runs the causal attention
+without reading a mask. Feed-forward linears run on (rows, features) views: one GEMM each.
+
+Names (spec 4.3): batch and time names are kept through every layer.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+
+from ...autograd.grad_mode import _state as _grad_state
+from ...core.ops.creation import full
+from ...core.tensor import Tensor
+from .. import functional as F
+from .. import init
+from ._multihead import MultiheadAttention
+from .activation import GELU, ReLU
+from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear
+from .module import Module
+from .normalization import LayerNorm
+
+__all__ = [
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]
+
+
+def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+    """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (future positions)."""
+    from ...core import dtype as _dt
+
+    dt = _dt.float32 if dtype is None else dtype
+    return full((sz, sz), float("-inf"), dtype=dt, device=device).triu(1)
+
+
+def _get_activation_fn(activation: str) -> Callable:
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _get_clones(module: Module, n: int) -> ModuleList:
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+def _get_seq_len(src: Tensor, batch_first: bool) -> int | None:
+    s = src.shape
+    if len(s) == 2:  # unbatched: (S, E)
+        return s[0]
+    return s[1 if batch_first else 0]
+
+
+def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None, size=None) -> bool:
+    """``is_causal`` if given; else whether ``mask`` is the square subsequent mask (float -inf
+    above the diagonal, or boolean True above it)."""
+    make_causal = is_causal is True
+    if is_causal is None and mask is not None:
+        sz = size if size else mask.shape[-2]
+        if tuple(mask.shape) != (sz, sz):
+            return False
+        a = mask._data
+        from ...core.device import array_module
+
+        xp = array_module(a)
+        upper = xp.triu(xp.ones((sz, sz), dtype=bool), 1)
+        if a.dtype.kind == "b":
+            make_causal = bool((a == upper).all())
+        else:
+            make_causal = bool(((a == float("-inf")) == upper).all() and (a[~upper] == 0).all())
+    return make_causal
+
+
+def _check_mask(mask: Tensor | None, name: str, other: Tensor | None, other_name: str) -> None:
+    """torch's mask checks (bool or float); masks are kept as they are (no float copy)."""
+    if mask is None:
+        return
+    k = mask._data.dtype.kind
+    if k != "b" and k not in "fV":
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(
+            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
+            "both instead.",
+            stacklevel=3,
+        )
+
+
+def _ff(x: Tensor, lin1: Linear, act, drop: Dropout, lin2: Linear) -> Tensor:
+    """linear2(dropout(act(linear1(x)))) on a (rows, features) view: one GEMM per linear."""
+    if x._names is not None or x.dim() <= 2:
+        return lin2(drop(act(lin1(x))))
+    lead = x.shape[:-1]
+    h = lin1(x.reshape(-1, x.shape[-1]))
+    h = lin2(drop(act(h)))
+    return h.reshape(*lead, h.shape[-1])
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention + feed-forward block (post-norm, or pre-norm with ``norm_first``)."""
+
+    __constants__ = ("norm_first",)
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        fk = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if isinstance(activation, str):
+            activation = _get_activation_fn(activation)
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
+        self.activation = activation
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        """src (S, N, E) / (N, S, E) with ``batch_first`` / unbatched (S, E)."""
+        _check_mask(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask")
+        _check_mask(src_mask, "src_mask", None, "")
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention + cross-attention over ``memory`` + feed-forward block."""
+
+    __constants__ = ("norm_first",)
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        fk = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **fk
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **fk
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        if isinstance(activation, str):
+            activation = _get_activation_fn(activation)
+        self.activation = activation
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """tgt (T, N, E) and memory (S, N, E) (batch first with ``batch_first``)."""
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(
+                x
+                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            )
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
+        x = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
+
+
+def _nested_reason(layer) -> str:
+    """Why torch would not use nested tensors for this layer ('' when it would)."""
+    p = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{p} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{p}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (
+            f"{p}.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)"
+        )
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{p}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{p}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{p}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{p}.norm1.eps was not equal to {p}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return "num_head is odd"
+    return ""
+
+
+class TransformerEncoder(Module):
+    """A stack of ``num_layers`` copies of ``encoder_layer`` (then ``norm`` if given).
+
+    ``enable_nested_tensor`` is accepted (ember has no nested tensors; results are the same)."""
+
+    __constants__ = ("norm",)
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        self.layers = _get_clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        if enable_nested_tensor:
+            why = _nested_reason(encoder_layer)
+            if why:
+                warnings.warn(
+                    f"enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                    f"{why}",
+                    stacklevel=2,
+                )
+                self.use_nested_tensor = False
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
+        """Run every layer on ``src``; ``is_causal`` None: detected from ``mask``."""
+        _check_mask(src_key_padding_mask, "src_key_padding_mask", mask, "mask")
+        _check_mask(mask, "mask", None, "")
+        first = self.layers[0] if len(self.layers) else None
+        bf = first.self_attn.batch_first if isinstance(first, TransformerEncoderLayer) else False
+        is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, bf))
+        keep = self._nested_keep(src, mask, src_key_padding_mask)
+        out = src
+        for mod in self.layers:
+            out = mod(
+                out, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
+            )
+        if self.norm is not None:
+            out = self.norm(out)
+        if keep is not None:  # torch's nested-tensor inference path: padded positions are 0
+            out = out * keep.unsqueeze(-1).to(out.dtype)
+        return out
+
+    def _nested_keep(self, src, mask, kpm):
+        """The kept-positions mask when torch would run this call on nested tensors (inference
+        with a right-padded ``src_key_padding_mask`` and no ``mask``), else None."""
+        if not self.use_nested_tensor or self.training or kpm is None or mask is not None:
+            return None
+        if src.dim() != 3 or kpm.dim() != 2:
+            return None
+        if _grad_state.enabled and (
+            src.requires_grad or any(p.requires_grad for p in self.parameters())
+        ):
+            return None
+        keep = kpm.logical_not()
+        if self.mask_check and keep.shape[1] > 1 and bool((keep[:, 1:] > keep[:, :-1]).any()):
+            return None  # not left aligned: torch does not take the nested path
+        return keep
+
+
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` copies of ``decoder_layer`` (then ``norm`` if given)."""
+
+    __constants__ = ("norm",)
+
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
+    ) -> None:
+        super().__init__()
+        self.layers = _get_clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """Run every layer on ``tgt`` attending to ``memory``; ``tgt_is_causal`` None: detected."""
+        first = self.layers[0] if len(self.layers) else None
+        bf = first.self_attn.batch_first if first is not None else False
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _get_seq_len(tgt, bf))
+        out = tgt
+        for mod in self.layers:
+            out = mod(
+                out,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=memory_is_causal,
+            )
+        if self.norm is not None:
+            out = self.norm(out)
+        return out
+
+
+class Transformer(Module):
+    """The encoder-decoder Transformer ("Attention Is All You Need"), torch's layout."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        fk = {"device": device, "dtype": dtype}
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **fk,
+            )
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **fk,
+            )
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """Encode ``src``, then decode ``tgt`` against it."""
+        batched = src.dim() == 3
+        if batched:
+            if not self.batch_first and src.shape[1] != tgt.shape[1]:
+                raise RuntimeError("the batch number of src and tgt must be equal")
+            if self.batch_first and src.shape[0] != tgt.shape[0]:
+                raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """A float (sz, sz) mask with -inf above the diagonal and 0 elsewhere."""
+        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)

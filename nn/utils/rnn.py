@@ -1,0 +1,323 @@
+"""Variable-length sequences for the recurrent layers (torch.nn.utils.rnn).
+
+A PackedSequence holds the steps of B sequences sorted by decreasing length, time-major:
+``data`` (sum of lengths, *) and ``batch_sizes[t]`` = how many sequences are still running at
+step t. Packing, padding and unpacking are each ONE gather (``index_select`` with an index built
+on the host from the lengths), so they are differentiable and cost one op whatever the length.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ...core.ops.creation import tensor as _tensor
+from ...core.ops.shape import cat
+from ...core.tensor import Tensor
+
+__all__ = [
+    "PackedSequence",
+    "invert_permutation",
+    "pack_padded_sequence",
+    "pack_sequence",
+    "pad_packed_sequence",
+    "pad_sequence",
+    "unpack_sequence",
+    "unpad_sequence",
+]
+
+_SORT_MSG = (
+    "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can "
+    "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
+    "requirement if you do not need ONNX exportability."
+)
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of a permutation of 0..n-1 (None stays None)."""
+    if permutation is None:
+        return None
+    return permutation.argsort()
+
+
+def _host_ints(t) -> np.ndarray:
+    if isinstance(t, Tensor):
+        return np.asarray(t.detach().cpu()._data).astype(np.int64).reshape(-1)
+    return np.asarray(list(t), dtype=np.float64).astype(np.int64).reshape(-1)
+
+
+def _long(a: np.ndarray, device=None) -> Tensor:
+    return _tensor(np.ascontiguousarray(a, dtype=np.int64), device=device)
+
+
+_PackedSequenceBase = namedtuple(
+    "PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"]
+)
+
+
+class PackedSequence(_PackedSequenceBase):
+    """The packed steps of a batch of variable-length sequences (see the module docstring).
+
+    Build it with :func:`pack_padded_sequence` or :func:`pack_sequence`, not by hand."""
+
+    def __new__(
+        cls,
+        data: Tensor,
+        batch_sizes: Tensor | None = None,
+        sorted_indices: Tensor | None = None,
+        unsorted_indices: Tensor | None = None,
+    ):
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is not None:
+            if batch_sizes.device.type != "cpu":
+                raise ValueError(
+                    "batch_sizes should always be on CPU. Instances of PackedSequence should "
+                    "never be created manually. They should be instantiated by functions like "
+                    "pack_sequence and pack_padded_sequences in nn.utils.rnn. "
+                    "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence"
+                )
+        else:
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("expected (data, batch_sizes) when batch_sizes is None")
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def _batch_sizes_tuple(self) -> tuple:
+        return tuple(int(v) for v in _host_ints(self.batch_sizes))
+
+    def pin_memory(self) -> PackedSequence:
+        return self
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def to(self, *args, **kwargs) -> PackedSequence:
+        """Like Tensor.to on ``data``; the indices follow the data's device, batch_sizes stays."""
+        data = self.data.to(*args, **kwargs)
+        if data is self.data:
+            return self
+        dev = data.device
+        si = self.sorted_indices.to(dev) if self.sorted_indices is not None else None
+        ui = self.unsorted_indices.to(dev) if self.unsorted_indices is not None else None
+        return type(self)(data, self.batch_sizes, si, ui)
+
+    def cuda(self, *args, **kwargs) -> PackedSequence:
+        ex = self.data.new_empty(0).cuda(*args, **kwargs)
+        return self.to(device=ex.device)
+
+    def cpu(self, *args, **kwargs) -> PackedSequence:
+        return self.to(device="cpu")
+
+    def _cast(self, dtype) -> PackedSequence:
+        return self.to(dtype=dtype)
+
+    def double(self) -> PackedSequence:
+        from ... import float64
+
+        return self._cast(float64)
+
+    def float(self) -> PackedSequence:
+        from ... import float32
+
+        return self._cast(float32)
+
+    def half(self) -> PackedSequence:
+        from ... import float16
+
+        return self._cast(float16)
+
+    def long(self) -> PackedSequence:
+        from ... import int64
+
+        return self._cast(int64)
+
+    def int(self) -> PackedSequence:
+        from ... import int32
+
+        return self._cast(int32)
+
+    def short(self) -> PackedSequence:
+        from ... import int16
+
+        return self._cast(int16)
+
+    def char(self) -> PackedSequence:
+        from ... import int8
+
+        return self._cast(int8)
+
+    def byte(self) -> PackedSequence:
+        from ... import uint8
+
+        return self._cast(uint8)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.data.is_cuda
+
+
+def _pack_index(lengths: np.ndarray, T: int, B: int, batch_first: bool):
+    """batch_sizes and the row of the flat (T*B or B*T) padded input for each packed row."""
+    t_idx = np.arange(T)
+    batch_sizes = (lengths[None, :] > t_idx[:, None]).sum(1)
+    rows = []
+    for t in range(int(lengths[0]) if lengths.size else 0):
+        b = np.arange(batch_sizes[t])
+        rows.append(b * T + t if batch_first else t * B + b)
+    idx = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    return batch_sizes[: int(lengths[0])], idx
+
+
+def pack_padded_sequence(
+    input: Tensor, lengths, batch_first: bool = False, enforce_sorted: bool = True
+) -> PackedSequence:
+    """Pack a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences of ``lengths``.
+
+    With ``enforce_sorted=False`` the sequences may come in any order (they are sorted here and
+    ``unsorted_indices`` restores the order)."""
+    lens = _host_ints(lengths)
+    bdim = 0 if batch_first else 1
+    B = input.shape[bdim]
+    T = input.shape[1 - bdim]
+    if enforce_sorted:
+        sorted_indices = None
+        order = None
+    else:
+        order = np.argsort(-lens, kind="stable")
+        lens = lens[order]
+        sorted_indices = _long(order, input.device)
+    if lens.size != B:
+        raise RuntimeError(
+            f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
+            f"(batch_size={B})"
+        )
+    if lens.size and lens.min() <= 0:
+        raise RuntimeError(
+            "Length of all samples has to be greater than 0, but found an element in 'lengths' "
+            "that is <= 0"
+        )
+    if enforce_sorted and np.any(lens[1:] > lens[:-1]):
+        raise RuntimeError(_SORT_MSG)
+    batch_sizes, idx = _pack_index(lens, T, B, batch_first)
+    if order is not None:
+        # the packed rows read the unsorted input directly: map sorted batch slots to originals
+        b_of = idx // T if batch_first else idx % B
+        t_of = idx % T if batch_first else idx // B
+        ob = order[b_of]
+        idx = ob * T + t_of if batch_first else t_of * B + ob
+    flat = input.reshape((T * B,) + tuple(input.shape[2:]))
+    data = flat.index_select(0, _long(idx, input.device))
+    return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
+
+
+def pad_packed_sequence(
+    sequence: PackedSequence,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    total_length: int | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Undo pack_padded_sequence: (padded batch, lengths), in the original batch order."""
+    data = sequence.data
+    bs = _host_ints(sequence.batch_sizes)
+    T = len(bs)
+    B = int(bs[0]) if T else 0
+    if total_length is not None:
+        if total_length < T:
+            raise ValueError(
+                "Expected total_length to be at least the length of the longest sequence in "
+                f"input, but got total_length={total_length} and max sequence length being {T}"
+            )
+        T_out = total_length
+    else:
+        T_out = T
+    lens_sorted = (bs[None, :] > np.arange(B)[:, None]).sum(1)  # per sorted batch slot
+    offsets = np.concatenate([[0], np.cumsum(bs)[:-1]]).astype(np.int64)
+    N = int(bs.sum())
+    if sequence.unsorted_indices is not None:
+        uns = _host_ints(sequence.unsorted_indices)
+    else:
+        uns = np.arange(B)
+    # for each output (t, i): the packed row of sorted slot j = uns[i] at step t, or N (padding)
+    t = np.arange(T_out)[:, None]
+    j = uns[None, :]
+    valid = t < lens_sorted[j]
+    rows = np.where(valid, offsets[np.minimum(t, T - 1)] + j, N)  # (T_out, B)
+    if batch_first:
+        rows = rows.T
+    pad = data.new_full((1,) + tuple(data.shape[1:]), padding_value)
+    ext = cat([data, pad], 0)
+    out = ext.index_select(0, _long(rows.reshape(-1), data.device))
+    out = out.reshape(tuple(rows.shape) + tuple(data.shape[1:]))
+    return out, _long(lens_sorted[uns])
+
+
+def pad_sequence(
+    sequences,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    padding_side: str = "right",
+) -> Tensor:
+    """Stack sequences of different lengths (L_i, *) into (max L, B, *) (or (B, max L, *)),
+    padding on the right (or the left) with ``padding_value``."""
+    if padding_side not in ("left", "right"):
+        raise RuntimeError(
+            f"Expected padding_side to be one of left or right, but got {padding_side}."
+        )
+    seqs = list(sequences)
+    if not seqs:
+        raise RuntimeError("received an empty list of sequences")
+    trail = tuple(seqs[0].shape[1:])
+    for s in seqs[1:]:
+        st = tuple(s.shape[1:])
+        if st != trail:
+            if len(st) != len(trail):
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({trail[0] if trail else 1}) must match "
+                    "the existing size"
+                )
+            k = next(i for i in range(len(st)) if st[i] != trail[i])
+            raise RuntimeError(
+                f"The size of tensor a ({trail[k]}) must match the size of tensor b ({st[k]}) "
+                f"at non-singleton dimension {k + 1}"
+            )
+    lens = np.array([s.shape[0] for s in seqs], np.int64)
+    B = len(seqs)
+    T = int(lens.max())
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    N = int(lens.sum())
+    t = np.arange(T)[:, None]
+    if padding_side == "right":
+        k = t - np.zeros((1, B), np.int64)
+    else:
+        k = t - (T - lens)[None, :]
+    valid = (k >= 0) & (k < lens[None, :])
+    rows = np.where(valid, starts[None, :] + k, N)  # (T, B)
+    if batch_first:
+        rows = rows.T
+    first = seqs[0]
+    pad = first.new_full((1,) + trail, padding_value)
+    ext = cat(seqs + [pad], 0)
+    out = ext.index_select(0, _long(rows.reshape(-1), first.device))
+    return out.reshape(tuple(rows.shape) + trail)
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list:
+    """Split a padded batch back into a list of sequences of ``lengths``."""
+    lens = _host_ints(lengths)
+    p = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    return [p[i, : int(n)] for i, n in enumerate(lens)]
+
+
+def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a list of sequences (L_i, *) (decreasing lengths unless ``enforce_sorted=False``)."""
+    seqs = list(sequences)
+    lengths = [s.shape[0] for s in seqs]
+    return pack_padded_sequence(pad_sequence(seqs), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences: PackedSequence) -> list:
+    """The list of sequences a PackedSequence holds, in the original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
