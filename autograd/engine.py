@@ -385,7 +385,15 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
         g = g.detach()
     old = leaf._grad
     if old is None:
-        if id(g) in handed:  # the caller owns g: store a copy (named like g)
+        a = g._data
+        flags = a.flags
+        if (
+            id(g) in handed
+            or not getattr(flags, "writeable", True)
+            or not (flags.c_contiguous or flags.f_contiguous)
+        ):
+            # the caller owns g, or g is a broadcast/strided view (read-only, overlapping
+            # memory): .grad gets its own writable copy (named like g), as torch's does
             c = g.detach().clone() if not create_graph else g.clone()
             c._names = g._names
             g = c

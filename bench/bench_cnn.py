@@ -22,36 +22,21 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import subprocess
 import sys
-import time
 import tracemalloc
 
 import ember
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
+from _timing import median_time, set_threads
+
 try:
     import torch
 except ImportError:  # pragma: no cover - the benchmark needs the oracle to print ratios
     torch = None
-
-
-def paired_times(fe, ft, repeat: int, warmup: int = 3) -> tuple[float, float]:
-    """Median seconds of ``fe()`` and of ``ft()`` over ``repeat`` alternating calls (after
-    ``warmup`` of each): alternating makes both frameworks see the same load on a shared
-    machine, so the ratio stays meaningful when the absolute times drift."""
-    for _ in range(warmup):
-        fe()
-        ft()
-    te, tt = [], []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fe()
-        te.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        ft()
-        tt.append(time.perf_counter() - t)
-    return float(np.median(te)), float(np.median(tt))
 
 
 # ---------------------------------------------------------------------- models
@@ -215,13 +200,7 @@ def main() -> None:
     if torch is None:
         raise SystemExit("bench needs torch installed (pip install -e '.[test]') to print ratios")
     if args.threads:
-        torch.set_num_threads(args.threads)
-        try:
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(args.threads)
-        except ImportError:
-            print("(threadpoolctl is not installed: numpy's BLAS keeps its thread count)")
+        print(set_threads(torch, args.threads))
     _inputs()
     if args.mem_child:
         _mem_child(*args.mem_child)
@@ -233,7 +212,8 @@ def main() -> None:
         y = torch.randint(0, 10, (n,))
         tmodel = build(torch)
         steps = {m: workload(m, build, tmodel, x, y) for m in (ember, torch)}
-        e, t = paired_times(steps[ember], steps[torch], args.repeat)
+        e = median_time(steps[ember], args.repeat)
+        t = median_time(steps[torch], args.repeat)
         rows.append((name, e, t))
         mem.append(
             (name, tracemalloc_peak(steps[ember]), rss_peak("ember", job), rss_peak("torch", job))

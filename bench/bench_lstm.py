@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+import sys
 import time
 import tracemalloc
 
 import ember
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
+from _timing import median_time, set_threads
 from ember.core.ops import recurrent as _recurrent
 
 try:
@@ -36,29 +41,6 @@ BATCH, STEPS, IN, HID, CLASSES = 32, 50, 64, 256, 10
 
 
 CLOCK = time.perf_counter  # --cpu-time: time.process_time (this process's CPU seconds)
-
-
-def median_time(fn, repeat: int, warmup: int = 3) -> float:
-    """The median of ``repeat`` timings of ``fn()``, in seconds, after ``warmup`` calls."""
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = CLOCK()
-        fn()
-        ts.append(CLOCK() - t)
-    return float(np.median(ts))
-
-
-def set_threads(n: int) -> str:
-    """Both frameworks on ``n`` threads (numpy's BLAS through threadpoolctl, where installed)."""
-    torch.set_num_threads(n)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return "numpy BLAS threads unchanged (install threadpoolctl, or set OPENBLAS_NUM_THREADS)"
-    threadpool_limits(n, user_api="blas")
-    return f"numpy BLAS on {n} threads"
 
 
 class _Net:
@@ -161,7 +143,7 @@ def main() -> None:
     global CLOCK
     if args.cpu_time:
         CLOCK = time.process_time
-    note = set_threads(args.threads) if args.threads else ""
+    note = set_threads(torch, args.threads) if args.threads else ""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((BATCH, STEPS, IN)).astype(np.float32)
@@ -187,8 +169,8 @@ def main() -> None:
         # same start, same data: the first losses agree (a sanity check of the comparison)
         le, lt = float(steps[ember]().item()), float(steps[torch]().item())
         assert abs(le - lt) < 1e-4 * max(1.0, abs(lt)), (name, le, lt)
-        e = median_time(steps[ember], args.repeat)
-        t = median_time(steps[torch], args.repeat)
+        e = median_time(steps[ember], args.repeat, clock=CLOCK)
+        t = median_time(steps[torch], args.repeat, clock=CLOCK)
         rows.append((name, e, t))
         tm = tracemalloc_peak(steps[ember])
         mem.append(
@@ -201,8 +183,8 @@ def main() -> None:
             )
         )
         if kind == "lstm" and not kw:
-            fe = median_time(inference(ember, enet, x_np), args.repeat)
-            ft = median_time(inference(torch, tnet, x_np), args.repeat)
+            fe = median_time(inference(ember, enet, x_np), args.repeat, clock=CLOCK)
+            ft = median_time(inference(torch, tnet, x_np), args.repeat, clock=CLOCK)
             rows.append(("  its forward under no_grad", fe, ft))
     print(f"{'workload':42s} {'ember':>10s} {'torch':>10s} {'ember/torch':>12s}")
     for name, e, t in rows:

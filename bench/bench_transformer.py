@@ -5,7 +5,8 @@ Workload (issue 7): Embedding(256, 256) + learned positions, 2 pre-norm Transfor
 LayerNorm, Linear head, batch 16 x 128 tokens, cross-entropy, SGD (lr 0.01). Both frameworks
 start from the same weights (torch's initial state_dict copied into ember).
 
-Time: median of ``--repeat`` steps after ``--warmup`` steps, ember and torch alternating. Peak memory: ember's with
+Time: median of ``--repeat`` steps after ``--warmup`` steps, each framework in its own run
+(bench/_timing.py says why). Peak memory: ember's with
 tracemalloc (numpy registers its buffers there) over one step; torch's CPU tensors are not
 seen by tracemalloc, so for torch the figure comes from its profiler's memory records
 (profile_memory=True: the allocations and frees of every op, summed in time order). Both count
@@ -21,12 +22,15 @@ Run: python bench/bench_transformer.py [--repeat N] [--warmup N] [--threads N] [
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import os
+import sys
 import tracemalloc
 
 import ember
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
+from _timing import median_time, set_threads
 
 try:
     import torch
@@ -84,21 +88,6 @@ def workload(m, state=None, seed: int = 0):
     return step, model
 
 
-def interleaved_times(e_fn, t_fn, repeat: int, warmup: int) -> tuple[list, list]:
-    """Seconds of ``repeat`` calls of each after ``warmup`` calls, ember and torch alternating
-    (on a shared machine, a load change then hits both alike)."""
-    for _ in range(warmup):
-        e_fn()
-        t_fn()
-    es, ts = [], []
-    for _ in range(repeat):
-        for fn, out in ((e_fn, es), (t_fn, ts)):
-            t = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t)
-    return es, ts
-
-
 def ember_peak(step) -> float:
     """Peak bytes allocated by numpy/Python during one ember step (tracemalloc)."""
     tracemalloc.start()
@@ -135,13 +124,7 @@ def main() -> None:
     if torch is None:
         raise SystemExit("bench needs torch installed (pip install -e '.[test]') to print ratios")
     if args.threads:
-        torch.set_num_threads(args.threads)
-        try:
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(args.threads)
-        except ImportError:  # pragma: no cover
-            raise SystemExit("--threads needs threadpoolctl for numpy's BLAS") from None
+        print(set_threads(torch, args.threads))
     t_step, t_model = workload(torch)
     e_step, _ = workload(ember, t_model.state_dict())
     le, lt = float(e_step().item()), float(t_step().item())
@@ -159,16 +142,11 @@ def main() -> None:
         pstats.Stats(pr).sort_stats("tottime").print_stats(25)
     tp = torch_peak(t_step)
     ep = ember_peak(e_step)
-    es, ts = interleaved_times(e_step, t_step, args.repeat, args.warmup)
-    em, tm = statistics.median(es), statistics.median(ts)
+    em = median_time(e_step, args.repeat, args.warmup)
+    tm = median_time(t_step, args.repeat, args.warmup)
     print(f"{'workload':44s} {'ember':>9s} {'torch':>9s} {'ember/torch':>12s}")
     name = f"Transformer LM step ({LAYERS}L d{D} h{HEADS}, {BATCH}x{T})"
     print(f"{name:44s} {em * 1e3:7.1f}ms {tm * 1e3:7.1f}ms {em / tm:12.2f}")
-    pair = statistics.median(e / t for e, t in zip(es, ts))
-    print(
-        f"  min: ember {min(es) * 1e3:.1f} ms, torch {min(ts) * 1e3:.1f} ms, ratio of minima "
-        f"{min(es) / min(ts):.2f}; median of the {len(es)} paired ratios {pair:.2f}"
-    )
     print(
         f"  peak memory of one step: ember {ep / 2**20:.1f} MiB (tracemalloc), "
         f"torch {tp / 2**20:.1f} MiB (profiler memory records)"

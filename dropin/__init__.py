@@ -83,22 +83,8 @@ RENAMES: dict[str, str] = {
 
 def _data_distributed() -> types.ModuleType:
     # torch.utils.data.distributed holds DistributedSampler, which ember keeps in data/sampler.py
-    from .. import distributed as dist
-    from ..data.sampler import DistributedSampler as _Base
+    from ..data.sampler import DistributedSampler
 
-    class DistributedSampler(_Base):
-        """DistributedSampler whose replica count and rank default to the process group's."""
-
-        def __init__(self, dataset, num_replicas=None, rank=None, *args, **kwargs) -> None:
-            # ember.data's sampler needs both given; torch asks the default process group
-            if num_replicas is None:
-                num_replicas = dist.get_world_size()
-            if rank is None:
-                rank = dist.get_rank()
-            super().__init__(dataset, num_replicas, rank, *args, **kwargs)
-
-    DistributedSampler.__qualname__ = "DistributedSampler"
-    globals()["DistributedSampler"] = DistributedSampler  # found by pickle as ember.dropin.*
     m = types.ModuleType("torch.utils.data.distributed", "DistributedSampler (torch path).")
     m.DistributedSampler = DistributedSampler
     m.__all__ = ["DistributedSampler"]

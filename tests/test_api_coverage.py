@@ -179,3 +179,36 @@ def test_every_tensor_method_exists():
     assert not stale, f"these exist now: delete them from EXPECTED_MISSING_TENSOR: {stale}"
     unknown = [n for n in EXPECTED_MISSING_TENSOR if n not in public]
     assert not unknown, f"EXPECTED_MISSING_TENSOR names that torch.Tensor lacks: {unknown}"
+
+
+def _nn_spec_names() -> list[tuple[str, str]]:
+    rows = []
+    for line in SPEC.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith(("#", "namespace\t")):
+            continue
+        ns, name = line.split("\t")[:2]
+        if ns in ("nn", "F", "nn.utils"):
+            rows.append((ns, name))
+    return rows
+
+
+def _nn_exists(ns: str, name: str) -> bool:
+    import ember.nn.functional as F
+
+    obj = {"nn": ember.nn, "F": F, "nn.utils": ember.nn.utils}[ns]
+    if name.startswith("torch."):  # a full path (F's data_parallel row): torch -> ember
+        obj, name = ember, name[len("torch.") :]
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            # the spec's nn.utils namespace reads "ember.nn.utils.* or ember.nn.*"
+            return ns == "nn.utils" and hasattr(ember.nn, name)
+        obj = getattr(obj, part)
+    return True
+
+
+@needs_spec
+def test_every_nn_name_exists():
+    rows = _nn_spec_names()
+    assert len(rows) > 300  # nn, F and nn.utils rows: a parser bug would drop them
+    missing = [f"{ns}.{name}" for ns, name in rows if not _nn_exists(ns, name)]
+    assert missing == [], f"nn / F / nn.utils names of the API list missing from ember: {missing}"

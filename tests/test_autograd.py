@@ -848,3 +848,22 @@ def test_complex_gradient_into_real_input_keeps_real_part_without_warning():
             (x * m.tensor([1 + 2j, 3 - 1j])).abs().sum().backward()
         grads.append(x.grad.tolist())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda w: w.sum(),  # the gradient is a broadcast (read-only, stride-0) view of a scalar
+        lambda w: (w * ember.ones(3)).sum(),
+        lambda w: w.expand(4, 2, 3).sum(),
+    ],
+)
+def test_leaf_grad_is_writable_in_place(make):
+    # torch stores a fresh tensor in .grad: in-place ops on it (zero_, mul_, clipping) work
+    w = ember.ones(2, 3, requires_grad=True)
+    make(w).backward()
+    before = w.grad.numpy().copy()
+    w.grad.mul_(2).add_(1)
+    np.testing.assert_array_equal(w.grad.numpy(), before * 2 + 1)
+    w.grad.zero_()
+    assert w.grad.abs().sum().item() == 0.0

@@ -219,6 +219,18 @@ def test_distributed_sampler_errors():
         ed.DistributedSampler(range(3), 2, -1)
 
 
+def test_distributed_sampler_asks_the_process_group():
+    # like torch: without num_replicas/rank the default group supplies them, or its error says
+    # that no group was initialized
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        ed.DistributedSampler(range(4))
+    ember.distributed.init_process_group("gloo", world_size=1, rank=0)
+    try:
+        assert list(ed.DistributedSampler(range(4), shuffle=False)) == [0, 1, 2, 3]
+    finally:
+        ember.distributed.destroy_process_group()
+
+
 # ------------------------------------------------------------------ collate
 def _samples(mod, i):
     """Build one sample of each supported structure using module ``mod`` (ember or torch)."""
