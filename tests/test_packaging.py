@@ -2,6 +2,7 @@
 install has every module an editable checkout has."""
 
 import pathlib
+
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
