@@ -1,4 +1,4 @@
-"""Timing shared by the benchmarks: each framework timed in its own run of steps.
+"""Timing and memory helpers shared by the benchmarks: each framework timed in its own run.
 
 Each framework runs its steps alone (ember's, then torch's), never alternating: right after a
 step, torch's OpenMP threads and OpenBLAS's threads keep spinning for a while, and an
@@ -8,7 +8,9 @@ alternating loop charges that spinning to the other framework (measured here: to
 
 from __future__ import annotations
 
+import gc
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -37,3 +39,39 @@ def set_threads(torch, n: int) -> str:
         return "numpy BLAS threads unchanged (install threadpoolctl, or set OPENBLAS_NUM_THREADS)"
     threadpool_limits(n, user_api="blas")
     return f"numpy BLAS on {n} threads"
+
+
+# ---------------------------------------------------------------------- memory
+def vm_bytes(field: str) -> int:
+    """A ``/proc/self/status`` field such as ``"VmRSS:"`` in bytes (0 where it is missing)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def rss_peak_delta(step) -> float | None:
+    """Growth of the peak RSS during one ``step()`` over the RSS before it (bytes), or None
+    where /proc/self/clear_refs cannot reset the peak."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+    except OSError:
+        return None
+    before = vm_bytes("VmRSS:")
+    step()
+    return vm_bytes("VmHWM:") - before
+
+
+def tracemalloc_peak(step) -> int:
+    """Peak of traced allocations during one ``step()`` (ember: numpy buffers, Python objects)."""
+    gc.collect()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    step()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - base

@@ -21,17 +21,15 @@ from oversubscription.)
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import subprocess
 import sys
-import tracemalloc
 
 import ember
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
-from _timing import median_time, set_threads
+from _timing import median_time, rss_peak_delta, set_threads, tracemalloc_peak
 
 try:
     import torch
@@ -117,14 +115,6 @@ def workload(m, build, tmodel, x, y):
 
 
 # ---------------------------------------------------------------------- memory
-def _vm(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _mem_child(framework: str, job: str) -> None:
     """In a fresh process: build the model, then print how far two training steps raise the
     peak RSS (VmHWM) above the RSS before them (bytes)."""
@@ -134,13 +124,7 @@ def _mem_child(framework: str, job: str) -> None:
     tmodel = build(torch)
     step = workload(ember if framework == "ember" else torch, build, tmodel, x, y)
     del tmodel
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # resets VmHWM to the current RSS
-    before = _vm("VmRSS:")
-    step()
-    step()
-    print(_vm("VmHWM:") - before)
+    print(rss_peak_delta(lambda: (step(), step())))
 
 
 def rss_peak(framework: str, job: str) -> float | None:
@@ -158,18 +142,6 @@ def rss_peak(framework: str, job: str) -> float | None:
         return float(r.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
-
-
-def tracemalloc_peak(step) -> int:
-    """Peak of traced allocations during one step (ember: numpy buffers, Python objects)."""
-    gc.collect()
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    step()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak - base
 
 
 # ---------------------------------------------------------------------- main

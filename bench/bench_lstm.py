@@ -19,17 +19,15 @@ Run: python bench/bench_lstm.py [--repeat N] [--only lstm] [--threads N] [--cpu-
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
-import tracemalloc
 
 import ember
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
-from _timing import median_time, set_threads
+from _timing import median_time, rss_peak_delta, set_threads, tracemalloc_peak
 from ember.core.ops import recurrent as _recurrent
 
 try:
@@ -89,41 +87,6 @@ def inference(m, net, x_np):
             return net(x)
 
     return step
-
-
-# ---------------------------------------------------------------------- memory
-def _vm(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def rss_peak_delta(step) -> float | None:
-    """Growth of the peak RSS during one ``step()`` over the RSS before it (bytes), or None
-    where /proc/self/clear_refs cannot reset the peak."""
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets VmHWM to the current RSS
-    except OSError:
-        return None
-    before = _vm("VmRSS:")
-    step()
-    return _vm("VmHWM:") - before
-
-
-def tracemalloc_peak(step) -> int:
-    """Peak of traced allocations (ember: numpy buffers and Python objects) during one step."""
-    gc.collect()
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    step()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak - base
 
 
 # ---------------------------------------------------------------------- main

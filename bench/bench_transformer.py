@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tracemalloc
 
 import ember
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
-from _timing import median_time, set_threads
+from _timing import median_time, set_threads, tracemalloc_peak
 
 try:
     import torch
@@ -88,16 +87,6 @@ def workload(m, state=None, seed: int = 0):
     return step, model
 
 
-def ember_peak(step) -> float:
-    """Peak bytes allocated by numpy/Python during one ember step (tracemalloc)."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    step()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
-
-
 def torch_peak(step) -> float:
     """Peak bytes of torch's CPU tensors during one torch step: the profiler's memory records
     (profile_memory=True), each op's own allocations minus frees, summed in time order."""
@@ -141,7 +130,7 @@ def main() -> None:
         pr.disable()
         pstats.Stats(pr).sort_stats("tottime").print_stats(25)
     tp = torch_peak(t_step)
-    ep = ember_peak(e_step)
+    ep = tracemalloc_peak(e_step)
     em = median_time(e_step, args.repeat, args.warmup)
     tm = median_time(t_step, args.repeat, args.warmup)
     print(f"{'workload':44s} {'ember':>9s} {'torch':>9s} {'ember/torch':>12s}")

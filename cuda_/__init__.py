@@ -173,24 +173,24 @@ def _pool():
     return _dev.cupy().get_default_memory_pool() if is_initialized() else None
 
 
-def memory_allocated(device=None) -> int:
-    """Bytes held by ember's tensors on the GPU (cupy's memory pool in use); 0 without CUDA."""
+def _pool_bytes(kind: str, count: str) -> int:
+    """The pool's ``count()`` bytes (0 without CUDA), raising ``_peak[kind]`` to it."""
     pool = _pool()
     if pool is None:
         return 0
-    n = int(pool.used_bytes())
-    _peak["allocated"] = max(_peak["allocated"], n)
+    n = int(getattr(pool, count)())
+    _peak[kind] = max(_peak[kind], n)
     return n
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes held by ember's tensors on the GPU (cupy's memory pool in use); 0 without CUDA."""
+    return _pool_bytes("allocated", "used_bytes")
 
 
 def memory_reserved(device=None) -> int:
     """Bytes cupy's memory pool holds from the driver; 0 without CUDA."""
-    pool = _pool()
-    if pool is None:
-        return 0
-    n = int(pool.total_bytes())
-    _peak["reserved"] = max(_peak["reserved"], n)
-    return n
+    return _pool_bytes("reserved", "total_bytes")
 
 
 def max_memory_allocated(device=None) -> int:

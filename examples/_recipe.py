@@ -38,11 +38,17 @@ import ember
 __all__ = [
     "CharVocab",
     "Run",
+    "add_sample_args",
+    "add_text_args",
     "base_parser",
+    "char_corpus",
     "cli",
+    "lm_loss",
     "load_text",
     "next_token",
     "plot_curves",
+    "print_sample",
+    "sample_text",
     "show_names",
     "start",
 ]
@@ -391,6 +397,46 @@ def load_text(path: str | None = None) -> tuple[str, str]:
     return "\n\n".join(topics[k] for k in sorted(topics)), "pydoc_data.topics"
 
 
+def add_text_args(ap: argparse.ArgumentParser) -> None:
+    """The corpus options of the character-level recipes: ``--data`` and ``--data-limit``."""
+    ap.add_argument("--data", default=None, help="a UTF-8 text file (default: pydoc_data.topics)")
+    ap.add_argument("--data-limit", type=int, default=None, help="use the first N characters")
+
+
+def add_sample_args(ap: argparse.ArgumentParser) -> None:
+    """The options of the sample a language recipe writes at the end."""
+    ap.add_argument("--sample-chars", type=int, default=300, help="0: no sample at the end")
+    ap.add_argument("--prompt", default="The ")
+    ap.add_argument("--temperature", type=float, default=0.8)
+    ap.add_argument("--top-k", type=int, default=20)
+
+
+def char_corpus(args: argparse.Namespace) -> tuple[str, CharVocab, ember.Tensor]:
+    """(where the text came from, its vocabulary, its token ids), as the text options say."""
+    text, source = load_text(args.data)
+    text = text[: args.data_limit] if args.data_limit else text
+    vocab = CharVocab(text)
+    return source, vocab, vocab.encode(text)
+
+
+def print_sample(args: argparse.Namespace, sample, model: ember.nn.Module, vocab) -> None:
+    """Print ``sample(model, vocab, prompt, n, temperature, top_k, seed)`` unless --sample-chars 0."""
+    if args.sample_chars > 0:
+        text = sample(
+            model, vocab, args.prompt, args.sample_chars, args.temperature, args.top_k, args.seed
+        )
+        print(f"--- sample (temperature {args.temperature}, top-k {args.top_k}) ---")
+        print(text)
+        print("---")
+
+
+def lm_loss(logits: ember.Tensor, targets: ember.Tensor) -> ember.Tensor:
+    """Mean cross-entropy over every position of every sequence (logits ('N', 'T', 'vocab'))."""
+    flat = logits.flatten(["N", "T"], "token")  # ('token', 'vocab')
+    targets = targets.refine_names("N", "T").flatten(["N", "T"], "token")
+    return ember.nn.functional.cross_entropy(flat, targets)
+
+
 class CharVocab:
     """The characters of a text, each mapped to an integer id."""
 
@@ -422,6 +468,28 @@ def next_token(
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = ember.softmax(logits, dim=-1)
     return int(ember.multinomial(probs, 1, generator=generator).item())
+
+
+@ember.no_grad()
+def sample_text(
+    model: ember.nn.Module,
+    vocab: CharVocab,
+    prompt: str,
+    n: int,
+    temperature: float,
+    top_k: int | None,
+    seed: int,
+    next_logits,
+) -> str:
+    """Continue ``prompt`` by ``n`` characters drawn with :func:`next_token` (eval mode, its own
+    generator seeded with ``seed``); ``next_logits(ids)`` gives the 1-D logits after ``ids``."""
+    model.eval()
+    g = ember.Generator().manual_seed(seed)
+    ids = vocab.encode(prompt).tolist() or [0]
+    for _ in range(n):
+        ids.append(next_token(next_logits(ids), temperature, top_k, g))
+    model.train()
+    return vocab.decode(ids)
 
 
 def show_names(model: ember.nn.Module, example: ember.Tensor, modules: list[str]) -> None:

@@ -99,10 +99,7 @@ class CharGPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
-def lm_loss(logits: ember.Tensor, targets: ember.Tensor) -> ember.Tensor:
-    """Mean cross-entropy over every position of every sequence."""
-    flat = logits.flatten(["N", "T"], "token")  # ('token', 'vocab')
-    return F.cross_entropy(flat, targets.refine_names("N", "T").flatten(["N", "T"], "token"))
+lm_loss = _recipe.lm_loss  # mean cross-entropy over every position
 
 
 def windows(
@@ -127,7 +124,6 @@ def evaluate(model: CharGPT, data: ember.Tensor, block: int, batches: int, batch
     return total / batches
 
 
-@ember.no_grad()
 def sample(
     model: CharGPT,
     vocab: _recipe.CharVocab,
@@ -138,23 +134,18 @@ def sample(
     seed: int,
 ) -> str:
     """Continue ``prompt`` by ``n`` characters, one forward pass per character."""
-    model.eval()
-    g = ember.Generator().manual_seed(seed)
-    ids = vocab.encode(prompt).tolist() or [0]
-    for _ in range(n):
-        context = ember.tensor([ids[-model.block :]])
-        logits = model(context)[0, -1].rename(None)
-        ids.append(_recipe.next_token(logits, temperature, top_k, g))
-    model.train()
-    return vocab.decode(ids)
+
+    def next_logits(ids):  # the last block of characters, read again in full
+        return model(ember.tensor([ids[-model.block :]]))[0, -1].rename(None)
+
+    return _recipe.sample_text(model, vocab, prompt, n, temperature, top_k, seed, next_logits)
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = _recipe.base_parser(
         NAME, "A character-level GPT on Python's docs.", epochs=8, batch_size=32, lr=3e-3
     )
-    ap.add_argument("--data", default=None, help="a UTF-8 text file (default: pydoc_data.topics)")
-    ap.add_argument("--data-limit", type=int, default=None, help="use the first N characters")
+    _recipe.add_text_args(ap)
     ap.add_argument("--steps-per-epoch", type=int, default=100)
     ap.add_argument("--block", type=int, default=64, help="context length in characters")
     ap.add_argument("--dim", type=int, default=128)
@@ -165,17 +156,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--warmup", type=int, default=50, help="warmup steps")
     ap.add_argument("--clip", type=float, default=1.0, help="max gradient norm")
     ap.add_argument("--eval-batches", type=int, default=8)
-    ap.add_argument("--sample-chars", type=int, default=300, help="0: no sample at the end")
-    ap.add_argument("--prompt", default="The ")
-    ap.add_argument("--temperature", type=float, default=0.8)
-    ap.add_argument("--top-k", type=int, default=20)
+    _recipe.add_sample_args(ap)
     args = ap.parse_args(argv)
 
     _recipe.start(args)
-    text, source = _recipe.load_text(args.data)
-    text = text[: args.data_limit] if args.data_limit else text
-    vocab = _recipe.CharVocab(text)
-    data = vocab.encode(text)
+    source, vocab, data = _recipe.char_corpus(args)
     split = int(0.9 * len(data))
     train, val = data[:split], data[split:]
     if len(val) < args.block + 2:
@@ -240,13 +225,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         run.end_epoch(val_loss=val_loss, val_bits_per_char=val_loss / math.log(2))
 
     val_loss = evaluate(model, val, args.block, args.eval_batches, 2 * args.batch_size)
-    if args.sample_chars > 0:
-        text = sample(
-            model, vocab, args.prompt, args.sample_chars, args.temperature, args.top_k, args.seed
-        )
-        print(f"--- sample (temperature {args.temperature}, top-k {args.top_k}) ---")
-        print(text)
-        print("---")
+    _recipe.print_sample(args, sample, model, vocab)
     return run.finish({"val_loss": val_loss})
 
 

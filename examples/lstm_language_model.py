@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import ember
-import ember.nn.functional as F
 from ember import nn
 
 try:  # imported as ember.examples.lstm_language_model (tests) or run as a script
@@ -57,9 +56,7 @@ def streams(data: ember.Tensor, n: int) -> ember.Tensor:
     return data[: n * length].view(n, length)
 
 
-def lm_loss(logits: ember.Tensor, targets: ember.Tensor) -> ember.Tensor:
-    flat = logits.flatten(["N", "T"], "token")
-    return F.cross_entropy(flat, targets.refine_names("N", "T").flatten(["N", "T"], "token"))
+lm_loss = _recipe.lm_loss  # mean cross-entropy over every position
 
 
 def detach(state):
@@ -82,43 +79,35 @@ def evaluate(model: CharLSTM, rows: ember.Tensor, bptt: int) -> float:
     return total / count
 
 
-@ember.no_grad()
 def sample(model: CharLSTM, vocab, prompt: str, n: int, temperature, top_k, seed: int) -> str:
     """Read ``prompt``, then write ``n`` characters, feeding each one back with the state."""
-    model.eval()
-    g = ember.Generator().manual_seed(seed)
-    ids = vocab.encode(prompt).tolist() or [0]
-    logits, state = model(ember.tensor([ids]))
-    for _ in range(n):
-        ids.append(_recipe.next_token(logits[0, -1].rename(None), temperature, top_k, g))
-        logits, state = model(ember.tensor([[ids[-1]]]), state)
-    model.train()
-    return vocab.decode(ids)
+    state, fed = None, 0
+
+    def next_logits(ids):  # only the characters not read yet, the state carried
+        nonlocal state, fed
+        logits, state = model(ember.tensor([ids[fed:]]), state)
+        fed = len(ids)
+        return logits[0, -1].rename(None)
+
+    return _recipe.sample_text(model, vocab, prompt, n, temperature, top_k, seed, next_logits)
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = _recipe.base_parser(
         NAME, "A character-level LSTM language model.", epochs=3, batch_size=32, lr=3e-3
     )
-    ap.add_argument("--data", default=None, help="a UTF-8 text file (default: pydoc_data.topics)")
-    ap.add_argument("--data-limit", type=int, default=None, help="use the first N characters")
+    _recipe.add_text_args(ap)
     ap.add_argument("--bptt", type=int, default=64, help="characters per truncated-BPTT chunk")
     ap.add_argument("--dim", type=int, default=64, help="embedding width")
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=1)
     ap.add_argument("--dropout", type=float, default=0.0)
     ap.add_argument("--clip", type=float, default=1.0, help="max gradient norm")
-    ap.add_argument("--sample-chars", type=int, default=300, help="0: no sample at the end")
-    ap.add_argument("--prompt", default="The ")
-    ap.add_argument("--temperature", type=float, default=0.8)
-    ap.add_argument("--top-k", type=int, default=20)
+    _recipe.add_sample_args(ap)
     args = ap.parse_args(argv)
 
     _recipe.start(args)
-    text, source = _recipe.load_text(args.data)
-    text = text[: args.data_limit] if args.data_limit else text
-    vocab = _recipe.CharVocab(text)
-    data = vocab.encode(text)
+    source, vocab, data = _recipe.char_corpus(args)
     split = int(0.9 * len(data))
     train = streams(data[:split], args.batch_size)  # (batch, length): rows read in parallel
     val = streams(data[split:], args.batch_size)
@@ -167,13 +156,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         run.end_epoch(val_loss=val_loss, val_perplexity=math.exp(val_loss))
 
     val_loss = evaluate(model, val, args.bptt)
-    if args.sample_chars > 0:
-        text = sample(
-            model, vocab, args.prompt, args.sample_chars, args.temperature, args.top_k, args.seed
-        )
-        print(f"--- sample (temperature {args.temperature}, top-k {args.top_k}) ---")
-        print(text)
-        print("---")
+    _recipe.print_sample(args, sample, model, vocab)
     return run.finish({"val_loss": val_loss, "val_perplexity": math.exp(val_loss)})
 
 

@@ -26,8 +26,10 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from ..core.device import array_module
+from ..core.dtype import C_NAMES
 from ..core.names import names_of
 from ..core.ops.creation import zeros as _zeros
+from ..core.ops.joining import _bcast_error
 from ..core.registry import op
 from ..core.tensor import Tensor, _wrap
 from .attention.bias import CausalBias, CausalVariant
@@ -36,26 +38,11 @@ __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 _NEG_INF = float("-inf")
 
-# torch's C++ scalar-type names, used in its SDPA messages
-_CNAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
 
 def _cname(t: Tensor) -> str:
+    """torch's C++ scalar-type name of ``t``'s dtype, as its SDPA messages spell it."""
     s = str(t.dtype).rsplit(".", 1)[-1]
-    return _CNAMES.get(s, s)
+    return C_NAMES.get(s, s)
 
 
 # ---------------------------------------------------------------------- the registered ops
@@ -278,19 +265,6 @@ def _check_feature_names(what: str, pairs) -> None:
             )
 
 
-def _bcast_error(a: tuple, b: tuple) -> RuntimeError | None:
-    n = max(len(a), len(b))
-    for k in range(1, n + 1):
-        x = a[-k] if k <= len(a) else 1
-        y = b[-k] if k <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                f"non-singleton dimension {n - k}"
-            )
-    return None
-
-
 def _bshape(a: tuple, b: tuple) -> tuple:
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
@@ -401,9 +375,10 @@ def scaled_dot_product_attention(
             )
         sshape = _bshape(qd.shape[:-2], key._data.shape[:-2]) + (qd.shape[-2], S)
         if md.shape != sshape[len(sshape) - md.ndim :]:
-            err = _bcast_error(sshape, md.shape)
-            if err is not None:
-                raise err
+            try:
+                np.broadcast_shapes(sshape, md.shape)
+            except ValueError:
+                raise _bcast_error((sshape, md.shape)) from None
         p = _probs_masked(query, key, attn_mask, sc, True)
     if dropout_p > 0.0:
         from .functional import dropout
@@ -421,60 +396,54 @@ def _bool_to_float(mask: Tensor, dtype) -> Tensor:
     return _wrap(z)
 
 
-def _check_mask_type(mask: Tensor | None, name: str) -> None:
-    if mask is not None:
-        k = mask._data.dtype.kind
-        if k != "b" and k not in "fV":
-            raise AssertionError(f"only bool and floating types of {name} are supported")
+def _check_mask(
+    mask: Tensor | None, name: str, other: Tensor | None, other_name: str, stacklevel: int = 3
+) -> None:
+    """torch's mask checks (bool or float, like ``other``'s dtype); masks are kept as they are."""
+    if mask is None:
+        return
+    k = mask._data.dtype.kind
+    if k != "b" and k not in "fV":
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(
+            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
+            "both instead.",
+            stacklevel=stacklevel,
+        )
 
 
 def _shape_check(query, key, value, kpm, attn_mask, num_heads) -> bool:
     """torch's input-rank checks for multi-head attention; True when the input is batched."""
     qd = query.dim()
-    if qd == 3:
-        if key.dim() != 3 or value.dim() != 3:
+    if qd not in (2, 3):
+        raise AssertionError(
+            f"query should be unbatched 2D or batched 3D tensor but received {qd}-D query tensor"
+        )
+    who = "For batched (3-D) `query`" if qd == 3 else "For unbatched (2-D) `query`"
+    if key.dim() != qd or value.dim() != qd:
+        raise AssertionError(
+            f"{who}, expected `key` and `value` to be {qd}-D but found {key.dim()}-D and "
+            f"{value.dim()}-D tensors respectively"
+        )
+    if kpm is not None and kpm.dim() != qd - 1:
+        raise AssertionError(
+            f"{who}, expected `key_padding_mask` to be `None` or {qd - 1}-D but found "
+            f"{kpm.dim()}-D tensor instead"
+        )
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
             raise AssertionError(
-                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+                f"{who}, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                f"{attn_mask.dim()}-D tensor instead"
             )
-        if kpm is not None and kpm.dim() != 2:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
-                f"found {kpm.dim()}-D tensor instead"
-            )
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
-                f"found {attn_mask.dim()}-D tensor instead"
-            )
-        return True
-    if qd == 2:
-        if key.dim() != 2 or value.dim() != 2:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
-            )
-        if kpm is not None and kpm.dim() != 1:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
-                f"found {kpm.dim()}-D tensor instead"
-            )
-        if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
+        if qd == 2 and attn_mask.dim() == 3:
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if tuple(attn_mask.shape) != expected:
                 raise AssertionError(
-                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                    f"but found {attn_mask.dim()}-D tensor instead"
+                    f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
                 )
-            if attn_mask.dim() == 3:
-                expected = (num_heads, query.shape[0], key.shape[0])
-                if tuple(attn_mask.shape) != expected:
-                    raise AssertionError(
-                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
-                    )
-        return False
-    raise AssertionError(
-        f"query should be unbatched 2D or batched 3D tensor but received {qd}-D query tensor"
-    )
+    return qd == 3
 
 
 def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -487,11 +456,13 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return linear(x.reshape(-1, x.shape[-1]), w, b).reshape(*lead, w.shape[0])
 
 
-def _heads(x2d: Tensor, seq_first: bool, L: int, N: int, H: int, D: int) -> Tensor:
-    """Projected rows (L*N or N*L, H*D) -> (N, H, L, D) as a strided view (no copy)."""
-    if seq_first:
-        return x2d.reshape(L, N, H, D).permute(1, 2, 0, 3)
-    return x2d.reshape(N, L, H, D).permute(0, 2, 1, 3)
+def _heads(x2d: Tensor, seq_first: bool, L: int, N: int, H: int, D: int, n: int = 1) -> tuple:
+    """Projected rows (L*N or N*L, n*H*D) -> n tensors (N, H, L, D), strided views (no copy)."""
+    perm = (1, 2, 0, 3) if seq_first else (0, 2, 1, 3)
+    lead = (L, N) if seq_first else (N, L)
+    if n == 1:
+        return (x2d.reshape(*lead, H, D).permute(*perm),)
+    return tuple(t.permute(*perm) for t in x2d.reshape(*lead, n, H, D).unbind(2))
 
 
 def _mha(
@@ -550,18 +521,8 @@ def _mha(
                     f"Expected key_padded_mask.shape[{d}] to be {want}, but got "
                     f"{key_padding_mask.shape[d]}"
                 )
-    _check_mask_type(key_padding_mask, "key_padding_mask")
-    _check_mask_type(attn_mask, "attn_mask")
-    if (
-        key_padding_mask is not None
-        and attn_mask is not None
-        and key_padding_mask.dtype != attn_mask.dtype
-    ):
-        warnings.warn(
-            "Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type "
-            "for both instead.",
-            stacklevel=3,
-        )
+    _check_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", stacklevel=4)
+    _check_mask(attn_mask, "attn_mask", None, "")
     if is_causal and attn_mask is None:
         raise RuntimeError(
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
@@ -590,84 +551,47 @@ def _mha(
     seq_first = not batch_first
     E = embed_dim
     # ---- input projections (one GEMM for self-attention)
-    if not use_separate_proj_weight:
-        if query is key and key is value:
-            qkv = _linear2d(query.reshape(-1, E), in_proj_weight, in_proj_bias)
-            if seq_first:
-                parts = qkv.reshape(tgt_len, bsz, 3, H, head_dim).unbind(2)
-                q, k, v = (t.permute(1, 2, 0, 3) for t in parts)
-            else:
-                parts = qkv.reshape(bsz, tgt_len, 3, H, head_dim).unbind(2)
-                q, k, v = (t.permute(0, 2, 1, 3) for t in parts)
-        else:
-            wq, wk, wv = in_proj_weight.chunk(3)
-            bq = bk = bv = None
-            if in_proj_bias is not None:
-                bq, bk, bv = in_proj_bias.chunk(3)
-            q = _heads(
-                _linear2d(query.reshape(-1, E), wq, bq), seq_first, tgt_len, bsz, H, head_dim
-            )
-            if key is value:
-                kv = _linear2d(key.reshape(-1, E), in_proj_weight[E:], _slice(in_proj_bias, E))
-                if seq_first:
-                    parts = kv.reshape(src_len, bsz, 2, H, head_dim).unbind(2)
-                    k, v = (t.permute(1, 2, 0, 3) for t in parts)
-                else:
-                    parts = kv.reshape(bsz, src_len, 2, H, head_dim).unbind(2)
-                    k, v = (t.permute(0, 2, 1, 3) for t in parts)
-            else:
-                k = _heads(
-                    _linear2d(key.reshape(-1, E), wk, bk), seq_first, src_len, bsz, H, head_dim
+
+    def proj(x, w, b, L, n=1, cols=E):  # rows of x @ w^T + b -> n tensors (N, H, L, D)
+        return _heads(_linear2d(x.reshape(-1, cols), w, b), seq_first, L, bsz, H, head_dim, n)
+
+    if use_separate_proj_weight:
+        for c, w in zip("qkv", (q_proj_weight, k_proj_weight, v_proj_weight)):
+            if w is None:
+                raise AssertionError(
+                    f"use_separate_proj_weight is True but {c}_proj_weight is None"
                 )
-                v = _heads(
-                    _linear2d(value.reshape(-1, E), wv, bv), seq_first, src_len, bsz, H, head_dim
-                )
-    else:
-        if q_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but q_proj_weight is None")
-        if k_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but k_proj_weight is None")
-        if v_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but v_proj_weight is None")
         bq = bk = bv = None
         if in_proj_bias is not None:
             bq, bk, bv = in_proj_bias.chunk(3)
-        q = _heads(
-            _linear2d(query.reshape(-1, E), q_proj_weight, bq), seq_first, tgt_len, bsz, H, head_dim
-        )
-        k = _heads(
-            _linear2d(key.reshape(-1, key.shape[-1]), k_proj_weight, bk),
-            seq_first,
-            src_len,
-            bsz,
-            H,
-            head_dim,
-        )
-        v = _heads(
-            _linear2d(value.reshape(-1, value.shape[-1]), v_proj_weight, bv),
-            seq_first,
-            src_len,
-            bsz,
-            H,
-            head_dim,
-        )
+        (q,) = proj(query, q_proj_weight, bq, tgt_len)
+        (k,) = proj(key, k_proj_weight, bk, src_len, cols=key.shape[-1])
+        (v,) = proj(value, v_proj_weight, bv, src_len, cols=value.shape[-1])
+    elif query is key and key is value:
+        q, k, v = proj(query, in_proj_weight, in_proj_bias, tgt_len, 3)
+    else:
+        wq, wk, wv = in_proj_weight.chunk(3)
+        bq = bk = bv = None
+        if in_proj_bias is not None:
+            bq, bk, bv = in_proj_bias.chunk(3)
+        (q,) = proj(query, wq, bq, tgt_len)
+        if key is value:
+            k, v = proj(key, in_proj_weight[E:], _slice(in_proj_bias, E), src_len, 2)
+        else:
+            (k,) = proj(key, wk, bk, src_len)
+            (v,) = proj(value, wv, bv, src_len)
     # ---- masks: checked on the caller's shapes, then padded for the extra key columns
     if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
-                    f"{(tgt_len, src_len)}."
-                )
-        elif attn_mask.dim() == 3:
-            if tuple(attn_mask.shape) != (bsz * H, tgt_len, src_len):
-                raise RuntimeError(
-                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                    f"{(bsz * H, tgt_len, src_len)}."
-                )
+        nd = attn_mask.dim()
+        want = {2: (tgt_len, src_len), 3: (bsz * H, tgt_len, src_len)}.get(nd)
+        if want is None:
+            raise RuntimeError(f"attn_mask's dimension {nd} is not supported")
+        if tuple(attn_mask.shape) != want:
+            raise RuntimeError(
+                f"The shape of the {nd}D attn_mask is {attn_mask.shape}, but should be {want}."
+            )
+        if nd == 3:
             attn_mask = attn_mask.reshape(bsz, H, tgt_len, src_len)
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
     extra = 0
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
@@ -683,26 +607,8 @@ def _mha(
         extra += 1
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k and bias_v must both be given (or neither)")
-    if static_k is not None:
-        if static_k.shape[0] != bsz * H:
-            raise AssertionError(
-                f"expecting static_k.size(0) of {bsz * H}, but got {static_k.shape[0]}"
-            )
-        if static_k.shape[2] != head_dim:
-            raise AssertionError(
-                f"expecting static_k.size(2) of {head_dim}, but got {static_k.shape[2]}"
-            )
-        k = static_k.reshape(bsz, H, static_k.shape[1], head_dim)
-    if static_v is not None:
-        if static_v.shape[0] != bsz * H:
-            raise AssertionError(
-                f"expecting static_v.size(0) of {bsz * H}, but got {static_v.shape[0]}"
-            )
-        if static_v.shape[2] != head_dim:
-            raise AssertionError(
-                f"expecting static_v.size(2) of {head_dim}, but got {static_v.shape[2]}"
-            )
-        v = static_v.reshape(bsz, H, static_v.shape[1], head_dim)
+    k = _static(static_k, "static_k", k, bsz, H, head_dim)
+    v = _static(static_v, "static_v", v, bsz, H, head_dim)
     if add_zero_attn:
         from ..core.ops.shape import cat
 
@@ -758,6 +664,16 @@ def _mha(
     if qn is not None:
         out = out.rename(*qn)
     return out, weights
+
+
+def _static(t: Tensor | None, name: str, default: Tensor, N: int, H: int, D: int) -> Tensor:
+    """A ``static_k``/``static_v`` (N*H, S, D) checked and viewed as (N, H, S, D); else default."""
+    if t is None:
+        return default
+    for d, want in ((0, N * H), (2, D)):
+        if t.shape[d] != want:
+            raise AssertionError(f"expecting {name}.size({d}) of {want}, but got {t.shape[d]}")
+    return t.reshape(N, H, t.shape[1], D)
 
 
 def _slice(b, start):
@@ -818,31 +734,4 @@ def multi_head_attention_forward(
     (N, S) and ``attn_mask`` (L, S) or (N*num_heads, L, S), boolean (True = not allowed) or
     float (added to the scores).
     """
-    return _mha(
-        query,
-        key,
-        value,
-        embed_dim_to_check,
-        num_heads,
-        in_proj_weight,
-        in_proj_bias,
-        bias_k,
-        bias_v,
-        add_zero_attn,
-        dropout_p,
-        out_proj_weight,
-        out_proj_bias,
-        training,
-        key_padding_mask,
-        need_weights,
-        attn_mask,
-        use_separate_proj_weight,
-        q_proj_weight,
-        k_proj_weight,
-        v_proj_weight,
-        static_k,
-        static_v,
-        average_attn_weights,
-        is_causal,
-        False,
-    )
+    return _mha(**locals(), batch_first=False)  # the arguments as given, in torch's layout

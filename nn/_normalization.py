@@ -4,6 +4,8 @@ this file maps torch's F signatures onto them, with torch's argument checks."""
 
 from __future__ import annotations
 
+import math
+
 from ..core.ops import normalization as _norm
 from ..core.tensor import Tensor
 
@@ -34,11 +36,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Layer normalization over the trailing dims given by ``normalized_shape``."""
-    ns = _shape_arg("layer_norm", normalized_shape)
-    nd = _norm._check_ln(input, ns, weight, bias)
-    return _norm._layer_norm(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, nd, eps, []
-    )
+    return _norm.layer_norm(input, _shape_arg("layer_norm", normalized_shape), weight, bias, eps)
 
 
 def batch_norm(
@@ -73,10 +71,7 @@ def instance_norm(
         shape = tuple(input.shape)
         if len(shape) < 2:
             _norm._dim1_error(len(shape))
-        prod = 1
-        for k in shape[2:]:
-            prod *= k
-        if prod == 1:
+        if math.prod(shape[2:]) == 1:
             raise ValueError(
                 "Expected more than 1 spatial element when training, got input size "
                 f"torch.Size({list(shape)})"
@@ -102,10 +97,7 @@ def group_norm(
     shape = list(input.shape)
     if num_groups > 0:  # torch checks the (N * C / G, G, *spatial) view has more than 1 value
         view = [shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]
-        prod = view[0]
-        for k in view[2:]:
-            prod *= k
-        if prod == 1:
+        if view[0] * math.prod(view[2:]) == 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {view}"
             )

@@ -50,58 +50,46 @@ _MAX_IDX = {
 _ADA_MAX = {1: _P.adaptive_max_pool1d, 2: _P._adaptive_max_pool2d, 3: _P._adaptive_max_pool3d}
 _ADA_AVG = {1: _P.adaptive_avg_pool1d, 2: _P._adaptive_avg_pool2d, 3: _P._adaptive_avg_pool3d}
 
+# the annotations of the per-dimension functions (strings, as ``from __future__`` leaves them)
+_TO_TENSOR = {"input": "Tensor", "return": "Tensor"}
+_TO_TUPLE = {"input": "Tensor", "return": "tuple"}
 
-def _stride(stride, kernel_size):
+
+def _named(fn, name, doc, annotations):
+    """A per-dimension closure made into the public function ``name``."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn.__annotations__ = dict(annotations)
+    return fn
+
+
+def _named_max(fn, name, with_indices, indices_doc, doc, annotations=None):
+    """``name`` or ``name``_with_indices (which returns the (values, indices) pair)."""
+    if with_indices:
+        return _named(fn, f"{name}_with_indices", indices_doc, _TO_TUPLE)
+    return _named(fn, name, doc, annotations or {})
+
+
+def _stride(stride):
     return () if stride is None else stride
 
 
+def _triple(v, nd):
+    if isinstance(v, int):
+        return (v,) * nd
+    v = tuple(v)
+    return v * nd if len(v) == 1 else v
+
+
 # ---------------------------------------------------------------------- max pooling
-def max_pool1d_with_indices(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    dilation=1,
-    ceil_mode=False,
-    return_indices=False,
-) -> tuple:
-    """1-d max pooling -> (values, indices)."""
-    return _MAX_IDX[1](
-        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
-    )
+_MAX_IDX_DOC = {
+    1: "",
+    2: "; indices are flat over each H*W plane",
+    3: "; indices are flat over each D*H*W volume",
+}
 
 
-def max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    dilation=1,
-    ceil_mode=False,
-    return_indices=False,
-) -> tuple:
-    """2-d max pooling -> (values, indices); indices are flat over each H*W plane."""
-    return _MAX_IDX[2](
-        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
-    )
-
-
-def max_pool3d_with_indices(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    dilation=1,
-    ceil_mode=False,
-    return_indices=False,
-) -> tuple:
-    """3-d max pooling -> (values, indices); indices are flat over each D*H*W volume."""
-    return _MAX_IDX[3](
-        input, kernel_size, _stride(stride, kernel_size), padding, dilation, ceil_mode
-    )
-
-
-def _max_pool(nd):
+def _max_pool(nd, with_indices):
     def fn(
         input,
         kernel_size,
@@ -111,22 +99,23 @@ def _max_pool(nd):
         ceil_mode=False,
         return_indices=False,
     ):
-        s = () if stride is None else stride
-        if return_indices:
-            return _MAX_IDX[nd](input, kernel_size, s, padding, dilation, ceil_mode)
-        return _MAX[nd](input, kernel_size, s, padding, dilation, ceil_mode)
+        pool = _MAX_IDX[nd] if with_indices or return_indices else _MAX[nd]
+        return pool(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
-    fn.__name__ = fn.__qualname__ = f"max_pool{nd}d"
-    fn.__doc__ = (
+    indices_doc = f"{nd}-d max pooling -> (values, indices){_MAX_IDX_DOC[nd]}."
+    doc = (
         f"{nd}-d max pooling over the last {nd} dims; with ``return_indices`` also the argmax "
         "(flat per-plane indices, as MaxUnpool expects)."
     )
-    return fn
+    return _named_max(fn, f"max_pool{nd}d", with_indices, indices_doc, doc)
 
 
-max_pool1d = _max_pool(1)
-max_pool2d = _max_pool(2)
-max_pool3d = _max_pool(3)
+max_pool1d_with_indices = _max_pool(1, True)
+max_pool2d_with_indices = _max_pool(2, True)
+max_pool3d_with_indices = _max_pool(3, True)
+max_pool1d = _max_pool(1, False)
+max_pool2d = _max_pool(2, False)
+max_pool3d = _max_pool(3, False)
 
 
 # ---------------------------------------------------------------------- average pooling
@@ -134,131 +123,94 @@ def avg_pool1d(
     input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
 ) -> Tensor:
     """1-d average pooling."""
-    return _P.avg_pool1d(
-        input, kernel_size, _stride(stride, kernel_size), padding, ceil_mode, count_include_pad
-    )
+    return _P.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
 
 
-def avg_pool2d(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    ceil_mode=False,
-    count_include_pad=True,
-    divisor_override=None,
-) -> Tensor:
-    """2-d average pooling."""
-    return _P._avg_pool2d(
+def _avg_pool(nd):
+    pool = {2: _P._avg_pool2d, 3: _P._avg_pool3d}[nd]
+
+    def fn(
         input,
         kernel_size,
-        _stride(stride, kernel_size),
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        return pool(
+            input,
+            kernel_size,
+            _stride(stride),
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+
+    return _named(fn, f"avg_pool{nd}d", f"{nd}-d average pooling.", _TO_TENSOR)
 
 
-def avg_pool3d(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    ceil_mode=False,
-    count_include_pad=True,
-    divisor_override=None,
-) -> Tensor:
-    """3-d average pooling."""
-    return _P._avg_pool3d(
-        input,
-        kernel_size,
-        _stride(stride, kernel_size),
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+avg_pool2d = _avg_pool(2)
+avg_pool3d = _avg_pool(3)
+_AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 
 
 # ---------------------------------------------------------------------- LP pooling
-def _lp(nd, input, norm_type, kernel_size, stride, ceil_mode):
-    k = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
-    if len(k) == 1:
-        k = k * nd
-    n = 1
-    for x in k:
-        n *= x
-    if norm_type == float("inf"):  # the limit of the p-norm: the window's largest |x|
-        return _max_pool(nd)(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    avg = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[nd]
-    out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    # sign(out) * relu(|out|) zeroes a negative window sum's gradient path, as torch does
-    return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+def _lp_pool(nd):
+    def fn(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        n = 1
+        for x in _triple(kernel_size, nd):
+            n *= x
+        if norm_type == float("inf"):  # the limit of the p-norm: the window's largest |x|
+            return _MAX[nd](input.abs(), kernel_size, _stride(stride), 0, 1, ceil_mode)
+        out = _AVG[nd](input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        # sign(out) * relu(|out|) zeroes a negative window sum's gradient path, as torch does
+        return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+
+    doc = f"{nd}-d power-average pooling: (sum over the window of x^p)^(1/p)."
+    return _named(fn, f"lp_pool{nd}d", doc, _TO_TENSOR)
 
 
-def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
-    """1-d power-average pooling: (sum over the window of x^p)^(1/p)."""
-    return _lp(1, input, norm_type, kernel_size, stride, ceil_mode)
-
-
-def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
-    """2-d power-average pooling: (sum over the window of x^p)^(1/p)."""
-    return _lp(2, input, norm_type, kernel_size, stride, ceil_mode)
-
-
-def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
-    """3-d power-average pooling: (sum over the window of x^p)^(1/p)."""
-    return _lp(3, input, norm_type, kernel_size, stride, ceil_mode)
+lp_pool1d = _lp_pool(1)
+lp_pool2d = _lp_pool(2)
+lp_pool3d = _lp_pool(3)
 
 
 # ---------------------------------------------------------------------- adaptive pooling
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
-    """1-d adaptive max pooling -> (values, indices)."""
-    return _ADA_MAX[1](input, output_size)
-
-
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
-    """2-d adaptive max pooling -> (values, indices)."""
-    return _ADA_MAX[2](input, output_size)
-
-
-def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices=False) -> tuple:
-    """3-d adaptive max pooling -> (values, indices)."""
-    return _ADA_MAX[3](input, output_size)
-
-
-def _adaptive_max(nd):
+def _adaptive_max(nd, with_indices):
     def fn(input, output_size, return_indices=False):
         r = _ADA_MAX[nd](input, output_size)
-        return r if return_indices else r[0]
+        return r if with_indices or return_indices else r[0]
 
-    fn.__name__ = fn.__qualname__ = f"adaptive_max_pool{nd}d"
-    fn.__doc__ = (
+    indices_doc = f"{nd}-d adaptive max pooling -> (values, indices)."
+    doc = (
         f"{nd}-d adaptive max pooling: windows [floor(i*L/out), ceil((i+1)*L/out)); "
         "``None`` in output_size keeps that dim's size."
     )
-    return fn
+    return _named_max(fn, f"adaptive_max_pool{nd}d", with_indices, indices_doc, doc)
 
 
-adaptive_max_pool1d = _adaptive_max(1)
-adaptive_max_pool2d = _adaptive_max(2)
-adaptive_max_pool3d = _adaptive_max(3)
+adaptive_max_pool1d_with_indices = _adaptive_max(1, True)
+adaptive_max_pool2d_with_indices = _adaptive_max(2, True)
+adaptive_max_pool3d_with_indices = _adaptive_max(3, True)
+adaptive_max_pool1d = _adaptive_max(1, False)
+adaptive_max_pool2d = _adaptive_max(2, False)
+adaptive_max_pool3d = _adaptive_max(3, False)
 
 
-def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
-    """1-d adaptive average pooling."""
-    return _ADA_AVG[1](input, output_size)
+def _adaptive_avg(nd):
+    def fn(input, output_size):
+        return _ADA_AVG[nd](input, output_size)
+
+    keeps = "" if nd == 1 else " (``None`` in output_size keeps that dim)"
+    doc = f"{nd}-d adaptive average pooling{keeps}."
+    return _named(fn, f"adaptive_avg_pool{nd}d", doc, _TO_TENSOR)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """2-d adaptive average pooling (``None`` in output_size keeps that dim)."""
-    return _ADA_AVG[2](input, output_size)
-
-
-def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
-    """3-d adaptive average pooling (``None`` in output_size keeps that dim)."""
-    return _ADA_AVG[3](input, output_size)
+adaptive_avg_pool1d = _adaptive_avg(1)
+adaptive_avg_pool2d = _adaptive_avg(2)
+adaptive_avg_pool3d = _adaptive_avg(3)
 
 
 # ---------------------------------------------------------------------- fractional max pooling
@@ -301,11 +253,7 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
 
 
 def _fr_tuple(v, nd, msg):
-    if isinstance(v, int):
-        return (v,) * nd
-    v = tuple(v)
-    if len(v) == 1:
-        return v * nd
+    v = _triple(v, nd)
     if len(v) != nd:
         raise RuntimeError(msg)
     return v
@@ -325,54 +273,29 @@ def _fr_check_input(fn, nd, input):
             )
 
 
-def fractional_max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-) -> tuple:
-    """2-d fractional max pooling (Graham, 2014) -> (values, indices)."""
-    return _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
+def _fractional_max_pool(nd, with_indices):
+    def fn(
+        input,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices=False,
+        _random_samples=None,
+    ):
+        r = _fractional(nd, input, kernel_size, output_size, output_ratio, _random_samples)
+        return r if with_indices or return_indices else r[0]
+
+    who = " (Graham, 2014)" if nd == 2 else ""
+    indices_doc = f"{nd}-d fractional max pooling{who} -> (values, indices)."
+    doc = f"{nd}-d fractional max pooling: pseudo-random window starts drawn per plane."
+    name = f"fractional_max_pool{nd}d"
+    return _named_max(fn, name, with_indices, indices_doc, doc, {"input": "Tensor"})
 
 
-def fractional_max_pool3d_with_indices(
-    input: Tensor,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-) -> tuple:
-    """3-d fractional max pooling -> (values, indices)."""
-    return _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
-
-
-def fractional_max_pool2d(
-    input: Tensor,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """2-d fractional max pooling: pseudo-random window starts drawn per plane."""
-    r = _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
-    return r if return_indices else r[0]
-
-
-def fractional_max_pool3d(
-    input: Tensor,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """3-d fractional max pooling: pseudo-random window starts drawn per plane."""
-    r = _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
-    return r if return_indices else r[0]
+fractional_max_pool2d_with_indices = _fractional_max_pool(2, True)
+fractional_max_pool3d_with_indices = _fractional_max_pool(3, True)
+fractional_max_pool2d = _fractional_max_pool(2, False)
+fractional_max_pool3d = _fractional_max_pool(3, False)
 
 
 # ---------------------------------------------------------------------- max unpooling
@@ -381,13 +304,6 @@ def _scalar_name(dtype) -> str:
 
     name = str(dtype).split(".")[-1]
     return SCALAR_NAMES.get(name, name.capitalize())
-
-
-def _triple(v, nd):
-    if isinstance(v, int):
-        return (v,) * nd
-    v = tuple(v)
-    return v * nd if len(v) == 1 else v
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
@@ -457,22 +373,14 @@ def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     return _P._max_unpool(input, indices, tuple(int(x) for x in osz))
 
 
-def max_unpool1d(
-    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
-) -> Tensor:
-    """Partial inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
-    return _unpool(1, input, indices, kernel_size, stride, padding, output_size)
+def _max_unpool(nd):
+    def fn(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        return _unpool(nd, input, indices, kernel_size, stride, padding, output_size)
+
+    doc = f"Partial inverse of max_pool{nd}d: values put back at their indices, zeros elsewhere."
+    return _named(fn, f"max_unpool{nd}d", doc, {**_TO_TENSOR, "indices": "Tensor"})
 
 
-def max_unpool2d(
-    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
-) -> Tensor:
-    """Partial inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
-    return _unpool(2, input, indices, kernel_size, stride, padding, output_size)
-
-
-def max_unpool3d(
-    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
-) -> Tensor:
-    """Partial inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
-    return _unpool(3, input, indices, kernel_size, stride, padding, output_size)
+max_unpool1d = _max_unpool(1)
+max_unpool2d = _max_unpool(2)
+max_unpool3d = _max_unpool(3)

@@ -495,6 +495,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
             f"{weight.shape[1]}x{weight.shape[0]})"
         )
+    if input.dim() > 2 and weight.dim() == 2:
+        # fold the leading dims: one GEMM each way (a stacked matmul would run one per row
+        # block and make its weight gradient as a batch of products summed afterwards)
+        lead = input.shape[:-1]
+        flat = input.reshape(-1, input.shape[-1])
+        out = flat.matmul(weight.t()) if bias is None else _addmm(bias, flat, weight.t())
+        return out.reshape(*lead, weight.shape[0])
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 

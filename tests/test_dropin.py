@@ -57,6 +57,15 @@ def _popen(cmd, cwd) -> subprocess.Popen:
     )
 
 
+def _run_ok(cmd, cwd) -> subprocess.CompletedProcess:
+    """Run ``cmd`` to its end (output captured as text), asserting that it succeeded."""
+    r = subprocess.run(
+        cmd, cwd=cwd, env=_env(), capture_output=True, text=True, check=False, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    return r
+
+
 def _ember_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "ember", *args]
 
@@ -141,16 +150,7 @@ def test_platform_script_writes_scalars_csv(runs):
 
 def test_spawn_workers_under_ember(tmp_path):
     # children started with 'spawn' re-import the script: `import torch` must find ember there too
-    r = subprocess.run(
-        _ember_cmd("run", str(SCRIPTS / "spawn_workers.py")),
-        cwd=tmp_path,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    r = _run_ok(_ember_cmd("run", str(SCRIPTS / "spawn_workers.py")), tmp_path)
     assert "results [(0, False, 6.0), (1, False, 12.0)]" in r.stdout
     assert "child error: True" in r.stdout
 
@@ -321,16 +321,7 @@ def cli(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     for name, src in SCRIPTS_SRC.items():
         (d / name).write_text(src)
-    r = subprocess.run(
-        [sys.executable, "-c", DRIVER, json.dumps(SCENARIOS)],
-        cwd=d,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    r = _run_ok([sys.executable, "-c", DRIVER, json.dumps(SCENARIOS)], d)
     results = json.loads(r.stdout.splitlines()[-1])
     results["dir"] = d
     return results

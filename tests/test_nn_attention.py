@@ -44,102 +44,46 @@ _FLOAT_345 = _R.standard_normal((3, 4, 5))
 _BOOL_2145 = _R.random((2, 1, 4, 5)) > 0.3
 
 
+def _sdpa_case(name, inputs, mask=None, **kw):
+    """A Case running SDPA on (q, k, v, *rest) with keywords ``kw``; ``mask(m, q, *rest)``
+    builds ``attn_mask`` in framework ``m``."""
+
+    def fn(m, q, k, v, *rest):
+        extra = {} if mask is None else {"attn_mask": mask(m, q, *rest)}
+        return _sdpa(m, q, k, v, **kw, **extra)
+
+    return Case(name, fn, inputs)
+
+
 def _sdpa_cases(dt):
-    q, k, v = (
-        A(2, 3, 4, 8, dtype=dt),
-        A(2, 3, 5, 8, dtype=dt, seed=1),
-        A(2, 3, 5, 6, dtype=dt, seed=2),
-    )
-    sfx = f"[{dt}]"
-    return [
-        Case("sdpa_4d" + sfx, lambda m, q, k, v: _sdpa(m, q, k, v), [q, k, v]),
-        Case(
-            "sdpa_3d" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v),
-            [A(2, 4, 8, dtype=dt), A(2, 5, 8, dtype=dt, seed=1), A(2, 5, 3, dtype=dt, seed=2)],
-        ),
-        Case(
-            "sdpa_2d" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v),
-            [A(4, 8, dtype=dt), A(5, 8, dtype=dt, seed=1), A(5, 3, dtype=dt, seed=2)],
-        ),
-        Case(
-            "sdpa_causal_L<S" + sfx, lambda m, q, k, v: _sdpa(m, q, k, v, is_causal=True), [q, k, v]
-        ),
-        Case(
-            "sdpa_causal_square" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, is_causal=True),
-            [
-                A(2, 2, 5, 4, dtype=dt),
-                A(2, 2, 5, 4, dtype=dt, seed=1),
-                A(2, 2, 5, 4, dtype=dt, seed=2),
-            ],
-        ),
-        Case(
-            "sdpa_causal_L>S" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, is_causal=True),
-            [A(2, 6, 4, dtype=dt), A(2, 3, 4, dtype=dt, seed=1), A(2, 3, 4, dtype=dt, seed=2)],
-        ),
-        Case(
-            "sdpa_bool_mask" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, attn_mask=m.tensor(_BOOL_45)),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_bool_mask_broadcast" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, attn_mask=m.tensor(_BOOL_2145)),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_bool_mask_masked_row" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, attn_mask=m.tensor(_ROW_MASKED)),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_float_mask" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, attn_mask=_const(m, _FLOAT_345, q)),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_float_mask_grad" + sfx,
-            lambda m, q, k, v, mask: _sdpa(m, q, k, v, attn_mask=mask),
-            [q, k, v, A(3, 4, 5, dtype=dt, seed=3)],
-        ),
-        Case("sdpa_scale" + sfx, lambda m, q, k, v: _sdpa(m, q, k, v, scale=0.3), [q, k, v]),
-        Case(
-            "sdpa_dropout0" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, dropout_p=0.0, is_causal=True),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_gqa" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v, enable_gqa=True),
-            [
-                A(2, 4, 3, 8, dtype=dt),
-                A(2, 2, 5, 8, dtype=dt, seed=1),
-                A(2, 2, 5, 6, dtype=dt, seed=2),
-            ],
-        ),
-        Case(
-            "sdpa_kv_broadcast" + sfx,
-            lambda m, q, k, v: _sdpa(m, q, k, v),
-            [q, A(1, 3, 5, 8, dtype=dt, seed=1), A(3, 5, 6, dtype=dt, seed=2)],
-        ),
-        Case(
-            "sdpa_causal_lower_right" + sfx,
-            lambda m, q, k, v: _sdpa(
-                m, q, k, v, attn_mask=m.nn.attention.bias.causal_lower_right(4, 5)
-            ),
-            [q, k, v],
-        ),
-        Case(
-            "sdpa_causal_upper_left" + sfx,
-            lambda m, q, k, v: _sdpa(
-                m, q, k, v, attn_mask=m.nn.attention.bias.causal_upper_left(4, 5)
-            ),
-            [q, k, v],
-        ),
-    ]
+    def qkv(*shapes):  # specs of shape q, k, v (seeds 0, 1, 2)
+        return [A(*s, dtype=dt, seed=i) for i, s in enumerate(shapes)]
+
+    base = qkv((2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 6))
+    causal = {"is_causal": True}
+    rows = [
+        ("sdpa_4d", base, {}),
+        ("sdpa_3d", qkv((2, 4, 8), (2, 5, 8), (2, 5, 3)), {}),
+        ("sdpa_2d", qkv((4, 8), (5, 8), (5, 3)), {}),
+        ("sdpa_causal_L<S", base, causal),
+        ("sdpa_causal_square", qkv((2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 4)), causal),
+        ("sdpa_causal_L>S", qkv((2, 6, 4), (2, 3, 4), (2, 3, 4)), causal),
+        ("sdpa_bool_mask", base, {"mask": lambda m, q: m.tensor(_BOOL_45)}),
+        ("sdpa_bool_mask_broadcast", base, {"mask": lambda m, q: m.tensor(_BOOL_2145)}),
+        ("sdpa_bool_mask_masked_row", base, {"mask": lambda m, q: m.tensor(_ROW_MASKED)}),
+        ("sdpa_float_mask", base, {"mask": lambda m, q: _const(m, _FLOAT_345, q)}),
+        ("sdpa_float_mask_grad", [*base, A(3, 4, 5, dtype=dt, seed=3)],
+         {"mask": lambda m, q, mask: mask}),
+        ("sdpa_scale", base, {"scale": 0.3}),
+        ("sdpa_dropout0", base, {"dropout_p": 0.0, "is_causal": True}),
+        ("sdpa_gqa", qkv((2, 4, 3, 8), (2, 2, 5, 8), (2, 2, 5, 6)), {"enable_gqa": True}),
+        ("sdpa_kv_broadcast", [base[0], *qkv((1, 3, 5, 8), (1, 3, 5, 8), (3, 5, 6))[1:]], {}),
+        ("sdpa_causal_lower_right", base,
+         {"mask": lambda m, q: m.nn.attention.bias.causal_lower_right(4, 5)}),
+        ("sdpa_causal_upper_left", base,
+         {"mask": lambda m, q: m.nn.attention.bias.causal_upper_left(4, 5)}),
+    ]  # fmt: skip
+    return [_sdpa_case(f"{name}[{dt}]", ins, **kw) for name, ins, kw in rows]
 
 
 SDPA_CASES = _sdpa_cases("float32") + _sdpa_cases("float64")
@@ -163,36 +107,16 @@ GRADCHECK = [
     for c in _sdpa_cases("float64")
     if not any(s in c.name for s in ("mask", "lower_right", "upper_left", "gqa"))
 ]
-GRADCHECK += [
-    Case(
-        "sdpa_float_mask_grad",
-        lambda m, q, k, v, mask: _sdpa(m, q, k, v, attn_mask=mask),
-        [
-            A(2, 3, 4, dtype="float64"),
-            A(2, 3, 4, dtype="float64", seed=1),
-            A(2, 3, 2, dtype="float64", seed=2),
-            A(3, 3, dtype="float64", seed=3),
-        ],
-    ),
-    Case(
-        "sdpa_bool_mask",
-        lambda m, q, k, v: _sdpa(m, q, k, v, attn_mask=m.tensor(_BOOL_45[:3, :3])),
-        [
-            A(2, 3, 4, dtype="float64"),
-            A(2, 3, 4, dtype="float64", seed=1),
-            A(2, 3, 2, dtype="float64", seed=2),
-        ],
-    ),
-    Case(
-        "sdpa_gqa",
-        lambda m, q, k, v: _sdpa(m, q, k, v, enable_gqa=True),
-        [
-            A(1, 4, 2, 3, dtype="float64"),
-            A(1, 2, 3, 3, dtype="float64", seed=1),
-            A(1, 2, 3, 2, dtype="float64", seed=2),
-        ],
-    ),
+_GC_QKV = [A(2, 3, 4, dtype="float64", seed=i) for i in range(2)] + [
+    A(2, 3, 2, dtype="float64", seed=2)
 ]
+GRADCHECK += [
+    _sdpa_case("sdpa_float_mask_grad", [*_GC_QKV, A(3, 3, dtype="float64", seed=3)],
+               mask=lambda m, q, mask: mask),
+    _sdpa_case("sdpa_bool_mask", _GC_QKV, mask=lambda m, q: m.tensor(_BOOL_45[:3, :3])),
+    _sdpa_case("sdpa_gqa", [A(1, 4, 2, 3, dtype="float64"), A(1, 2, 3, 3, dtype="float64", seed=1),
+                            A(1, 2, 3, 2, dtype="float64", seed=2)], enable_gqa=True),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", GRADCHECK, ids=str)
@@ -233,12 +157,6 @@ SDPA_ERRORS = [
     ("dropout_p", lambda m: _sdpa(m, *_qkv(m), dropout_p=1.5), RuntimeError,
      "dropout probability has to be between 0 and 1, but got 1.5"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize("row", SDPA_ERRORS, ids=lambda r: r[0])
-def test_sdpa_errors(row):
-    _, fn, exc, msg = row
-    raises_like_torch(fn, exc, msg)
 
 
 # ---------------------------------------------------------------------- dropout, kernels, bias
@@ -569,8 +487,9 @@ MHA_ERRORS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("row", MHA_ERRORS, ids=lambda r: r[0])
-def test_mha_errors(row):
+@pytest.mark.parametrize("row", SDPA_ERRORS + MHA_ERRORS, ids=lambda r: r[0])
+def test_errors(row):
+    """SDPA's and multi-head attention's errors: torch's exception types and messages."""
     _, fn, exc, msg = row
     raises_like_torch(fn, exc, msg)
 

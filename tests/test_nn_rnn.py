@@ -226,15 +226,13 @@ CELL_FNS = [
         lambda m, x, h, wi, wh: m.gru_cell(x, h, wi, wh),
         [A(2, 3), A(2, 4, seed=1), A(12, 3), A(12, 4)],
     ),
-    Case(
-        "rnn_tanh_cell",
-        lambda m, x, h, wi, wh, bi, bh: m.rnn_tanh_cell(x, h, wi, wh, bi, bh),
-        [A(2, 3), A(2, 4, seed=1), A(4, 3), A(4, 4), A(4), A(4)],
-    ),
-    Case(
-        "rnn_relu_cell",
-        lambda m, x, h, wi, wh, bi, bh: m.rnn_relu_cell(x, h, wi, wh, bi, bh),
-        [A(2, 3), A(2, 4, seed=1), A(4, 3), A(4, 4), A(4), A(4)],
+    *(
+        Case(
+            name,
+            lambda m, x, h, wi, wh, bi, bh, name=name: getattr(m, name)(x, h, wi, wh, bi, bh),
+            [A(2, 3), A(2, 4, seed=1), A(4, 3), A(4, 4), A(4), A(4)],
+        )
+        for name in ("rnn_tanh_cell", "rnn_relu_cell")
     ),
 ]
 

@@ -122,22 +122,21 @@ def _channels_first(grad):
 
 
 @_conv_mm.vjp
-def _(grad, cols, weight, groups, needs):
-    g = _channels_first(grad)
-    return (
-        _conv_mm_dx(g, weight, groups) if needs[0] else None,
-        _conv_mm_dw(g, cols, groups) if needs[1] else None,
-    )
-
-
 @_conv_mm_bias.vjp
 def _(grad, cols, weight, groups, needs):
+    # needs has a third entry (the bias) for _conv_mm_bias
     g = _channels_first(grad)
+    gb = (_bias_grad(g, needs[2]),) if len(needs) > 2 else ()
     return (
         _conv_mm_dx(g, weight, groups) if needs[0] else None,
         _conv_mm_dw(g, cols, groups) if needs[1] else None,
-        g.flatten(1).sum(1) if needs[2] else None,
+        *gb,
     )
+
+
+def _bias_grad(g, need: bool):
+    """The bias gradient from the channels-first output gradient g (O, N, *sp)."""
+    return g.flatten(1).sum(1) if need else None
 
 
 @op(names=_unnamed, method=False)
@@ -230,7 +229,7 @@ def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
 @_conv_cols_bias.vjp
 def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
     gx, g, gw = _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs)
-    return gx, None, gw, (g.flatten(1).sum(1) if needs[3] else None)
+    return gx, None, gw, _bias_grad(g, needs[3])
 
 
 def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
@@ -662,6 +661,23 @@ def _pair(v, what, fname):
     return t
 
 
+def _batch_unnamed(input, batched_dim: int):
+    """(names, the input unnamed with a batch dim, whether it had one) for unfold/fold."""
+    names = input._names
+    x = input.rename(None) if names is not None else input
+    batched = x.dim() == batched_dim
+    return names, (x if batched else x.unsqueeze(0)), batched
+
+
+def _batch_renamed(out, names, batched: bool):
+    """unfold/fold's result: the batch dim dropped again or given back its name."""
+    if not batched:
+        return out.squeeze(0)
+    if names is not None and names[0] is not None:
+        out = out.rename(names[0], *(None,) * (out.dim() - 1))
+    return out
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L) (im2col)."""
     k = _pair(kernel_size, "kernel_size", "unfold")
@@ -673,11 +689,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
             f"dimensions for input, but got: {list(input.shape)}"
         )
-    names = input._names
-    x = input.rename(None) if names is not None else input
-    batched = x.dim() == 4
-    if not batched:
-        x = x.unsqueeze(0)
+    names, x, batched = _batch_unnamed(input, 4)
     osp = tuple(conv_out_size(n, *a) for n, *a in zip(x.shape[2:], k, s, p, d))
     if any(o < 1 for o in osp):
         raise RuntimeError(
@@ -688,11 +700,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     n, c = x.shape[:2]
     cols = _im2col(x, k, s, p, d)
     out = cols.reshape(c * k[0] * k[1], n, osp[0] * osp[1]).transpose(0, 1).contiguous()
-    if not batched:
-        out = out.squeeze(0)
-    if names is not None and names[0] is not None and batched:
-        out = out.rename(names[0], None, None)
-    return out
+    return _batch_renamed(out, names, batched)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -707,11 +715,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
             f"non-zero dimensions for input, but got: {list(input.shape)}"
         )
-    names = input._names
-    x = input.rename(None) if names is not None else input
-    batched = x.dim() == 3
-    if not batched:
-        x = x.unsqueeze(0)
+    names, x, batched = _batch_unnamed(input, 3)
     kk = k[0] * k[1]
     if x.shape[1] % kk:
         raise RuntimeError(
@@ -728,8 +732,4 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     n, c = x.shape[0], x.shape[1] // kk
     cols = x.transpose(0, 1).reshape((c, *k, n, *osp))
     out = _col2im(cols, o, s, p, d)
-    if not batched:
-        out = out.squeeze(0)
-    if names is not None and names[0] is not None and batched:
-        out = out.rename(names[0], None, None, None)
-    return out
+    return _batch_renamed(out, names, batched)

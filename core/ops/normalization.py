@@ -12,6 +12,8 @@ in ember ops instead, so double backward is exact. Norms keep all names (spec 4.
 
 from __future__ import annotations
 
+import math
+
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from ..names import keep
@@ -87,15 +89,43 @@ def _out(a, like):
     return _wrap(a if a.dtype == d else a.astype(d))
 
 
+def _rows(shape, nd):
+    """(rows, row size) of an array of ``shape`` seen as rows of its last ``nd`` dims."""
+    s = math.prod(shape[len(shape) - nd :])
+    return (math.prod(shape) // s if s else 0), s
+
+
+def _grad_as(grad, shape, dtype):
+    """The output gradient's array reshaped to ``shape``, in the kernel's ``dtype``."""
+    g = grad._data.reshape(shape)
+    return g if g.dtype == dtype else g.astype(dtype)
+
+
+def _result(out, input, cache, *stats):
+    """A fused kernel's output in the input's dtype and shape; ``stats`` (what its backward
+    reuses) appended to ``cache`` when one is given."""
+    if cache is not None:
+        cache += stats
+    return (out if out.dtype == input.dtype else out.astype(input.dtype)).reshape(input.shape)
+
+
+def _or_0(*params):
+    """Optional parameters as the fused kernels take them: 0 for an absent one."""
+    return tuple(0 if p is None else p for p in params)
+
+
+def _stats(input, cache, shape):
+    """(mean, rstd) from a kernel's cache, in the input's dtype and ``shape`` (native_*)."""
+    d = input._data.dtype
+    return tuple(_wrap(a.astype(d, copy=False).reshape(shape)) for a in cache[:2])
+
+
 # ---------------------------------------------------------------------- layer norm
 @op(names=keep, method=False)
 def _layer_norm(xp, input, weight, bias, normalized_ndim=1, eps=1e-5, cache=None):
     """Layer norm over the last ``normalized_ndim`` dims (weight/bias: arrays or 0 = absent)."""
     shape = input.shape
-    s = 1
-    for k in shape[len(shape) - normalized_ndim :]:
-        s *= k
-    r = input.size // s if s else 0
+    r, s = _rows(shape, normalized_ndim)
     out, mean, rstd, _ = _rows_stats(xp, _acc(input).reshape(r, s), eps)
     # the affine in place on the normalized copy: only mean and 1/std are kept for backward
     if _is_t(weight) or _is_t(bias):
@@ -104,11 +134,7 @@ def _layer_norm(xp, input, weight, bias, normalized_ndim=1, eps=1e-5, cache=None
             o2 *= _tile(xp, weight.reshape(s).astype(out.dtype, copy=False), k)
         if _is_t(bias):
             o2 += _tile(xp, bias.reshape(s).astype(out.dtype, copy=False), k)
-    if cache is not None:
-        cache += (mean, rstd)
-    if out.dtype != input.dtype:
-        out = out.astype(input.dtype)
-    return out.reshape(shape)
+    return _result(out, input, cache, mean, rstd)
 
 
 @_layer_norm.vjp
@@ -120,10 +146,7 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     x = input._data
     xp = array_module(x)
     shape = x.shape
-    s = 1
-    for k in shape[len(shape) - normalized_ndim :]:
-        s *= k
-    r = x.size // s if s else 0
+    r, s = _rows(shape, normalized_ndim)
     x2 = _acc(x).reshape(r, s)
     if cache:
         mean, rstd = cache
@@ -132,9 +155,7 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     if _offset(xp, mean, rstd):
         x2 = x2 - mean[:, None]
         mean = xp.zeros_like(mean)
-    g2 = grad._data.reshape(r, s)
-    if g2.dtype != x2.dtype:
-        g2 = g2.astype(x2.dtype)
+    g2 = _grad_as(grad, (r, s), x2.dtype)
     has_w = isinstance(weight, Tensor)
     w = weight._data.reshape(s).astype(x2.dtype, copy=False) if has_w else xp.ones(s, x2.dtype)
     dx = dw = db = None
@@ -192,6 +213,14 @@ def _shape_str(s) -> str:
     return "[" + ", ".join(str(int(k)) for k in s) + "]"
 
 
+def _check_param_shape(name, p, ns) -> None:
+    if p is not None and tuple(p.shape) != ns:
+        raise RuntimeError(
+            f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+            f"{_shape_str(p.shape)} and normalized_shape = {_shape_str(ns)}"
+        )
+
+
 def _check_ln(input, normalized_shape, weight, bias):
     ns = tuple(normalized_shape)
     if not ns:
@@ -199,16 +228,8 @@ def _check_ln(input, normalized_shape, weight, bias):
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
             "one element, but got normalized_shape = []"
         )
-    if weight is not None and tuple(weight.shape) != ns:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{_shape_str(weight.shape)} and normalized_shape = {_shape_str(ns)}"
-        )
-    if bias is not None and tuple(bias.shape) != ns:
-        raise RuntimeError(
-            "Expected bias to be of same shape as normalized_shape, but got bias of shape "
-            f"{_shape_str(bias.shape)} and normalized_shape = {_shape_str(ns)}"
-        )
+    _check_param_shape("weight", weight, ns)
+    _check_param_shape("bias", bias, ns)
     shape = tuple(input.shape)
     if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
         raise RuntimeError(
@@ -270,14 +291,7 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalization over the trailing ``normalized_shape`` dims (torch.layer_norm)."""
     nd = _check_ln(input, _norm_shape(normalized_shape), weight, bias)
-    return _layer_norm(
-        input,
-        0 if weight is None else weight,
-        0 if bias is None else bias,
-        nd,
-        eps,
-        [],
-    )
+    return _layer_norm(input, *_or_0(weight, bias), nd, eps, [])
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -286,13 +300,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     ns = _norm_shape(normalized_shape)
     nd = _check_ln(input, ns, weight, bias)
     cache: list = []
-    out = _layer_norm(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, nd, eps, cache
-    )
+    out = _layer_norm(input, *_or_0(weight, bias), nd, eps, cache)
     st = tuple(input.shape[: input.dim() - nd]) + (1,) * nd
-    d = input._data.dtype
-    mean, rstd = (_wrap(a.astype(d, copy=False).reshape(st)) for a in cache[:2])
-    return out, mean, rstd
+    return (out, *_stats(input, cache, st))
 
 
 # ---------------------------------------------------------------------- batch norm (training)
@@ -346,11 +356,7 @@ def _batch_norm_train(xp, input, weight, bias, eps=1e-5, cache=None):
     x2 = x3.reshape(n, c * l_)
     out = x2 * _per_chan(xp, scale, l_)
     out += _per_chan(xp, shift, l_)
-    if cache is not None:
-        cache += (mean, rstd, var)
-    if out.dtype != input.dtype:
-        out = out.astype(input.dtype)
-    return out.reshape(input.shape)
+    return _result(out, input, cache, mean, rstd, var)
 
 
 @_batch_norm_train.vjp
@@ -587,9 +593,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             out = out + bias.reshape(cshape)
         return out, None
     cache: list = []
-    out = _batch_norm_train(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, eps, cache
-    )
+    out = _batch_norm_train(input, *_or_0(weight, bias), eps, cache)
     if running_mean is not None or running_var is not None:
         mean, _, var = cache
         if running_mean is not None:
@@ -631,10 +635,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 # ---------------------------------------------------------------------- group norm
 def _gn_views(shape, g):
-    n, c = shape[0], shape[1]
-    l_ = 1
-    for k in shape[2:]:
-        l_ *= k
+    n, c, l_ = shape[0], shape[1], math.prod(shape[2:])
     return n, c, l_, (n * g, (c // g) * l_)
 
 
@@ -670,11 +671,7 @@ def _group_norm(xp, input, weight, bias, num_groups=1, eps=1e-5, cache=None):
         shift += bias.astype(shift.dtype, copy=False)
     out = x3 * scale[:, :, None]
     out += shift[:, :, None]
-    if cache is not None:
-        cache += (mean, rstd, var)
-    if out.dtype != input.dtype:
-        out = out.astype(input.dtype)
-    return out.reshape(input.shape)
+    return _result(out, input, cache, mean, rstd, var)
 
 
 @_group_norm.vjp
@@ -695,9 +692,7 @@ def _(grad, input, weight, num_groups, eps, cache, needs):
     if _offset(xp, mean, rstd):
         x3 = (x3.reshape(rows) - mean[:, None]).reshape(n, c, l_)
         mean = xp.zeros_like(mean)
-    g3 = grad._data.reshape(n, c, l_)
-    if g3.dtype != x3.dtype:
-        g3 = g3.astype(x3.dtype)
+    g3 = _grad_as(grad, (n, c, l_), x3.dtype)
     G = num_groups
     cg = c // G
     # per (sample, channel) sums of g and g x; xhat = (x - mean) rstd is never materialized
@@ -787,21 +782,15 @@ def group_norm(
 ) -> Tensor:
     """Group normalization (torch.group_norm)."""
     _check_gn(input, num_groups, weight, bias)
-    return _group_norm(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, num_groups, eps, []
-    )
+    return _group_norm(input, *_or_0(weight, bias), num_groups, eps, [])
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd) of group norm; mean and rstd have shape (N, group)."""
     _check_gn(input, group, weight, bias)
     cache: list = []
-    out = _group_norm(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, group, eps, cache
-    )
-    d = input._data.dtype
-    mean, rstd = (_wrap(a.astype(d, copy=False).reshape(N, group)) for a in cache[:2])
-    return out, mean, rstd
+    out = _group_norm(input, *_or_0(weight, bias), group, eps, cache)
+    return (out, *_stats(input, cache, (N, group)))
 
 
 # ---------------------------------------------------------------------- instance norm
@@ -827,9 +816,7 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
     cache: list = []
-    out = _group_norm(
-        input, 0 if weight is None else weight, 0 if bias is None else bias, c, eps, cache
-    )
+    out = _group_norm(input, *_or_0(weight, bias), c, eps, cache)
     if running_mean is not None or running_var is not None:
         mean, _, var = cache
         l_ = input._data.size // max(n * c, 1)
@@ -868,17 +855,18 @@ _EPS = {
 }
 
 
+def _default_eps(np_dtype) -> float:
+    return _EPS.get(np_dtype.name, _EPS["float32"])
+
+
 @op(names=keep, method=False)
 def _rms_norm(xp, input, weight, normalized_ndim=1, eps=None, cache=None):
     """x / sqrt(mean(x^2) + eps) * weight over the last ``normalized_ndim`` dims."""
     shape = input.shape
-    s = 1
-    for k in shape[len(shape) - normalized_ndim :]:
-        s *= k
-    r = input.size // s if s else 0
+    r, s = _rows(shape, normalized_ndim)
     x2 = _acc(input).reshape(r, s)
     if eps is None:
-        eps = _EPS.get(input.dtype.name, _EPS["float32"])
+        eps = _default_eps(input.dtype)
     ms = xp.einsum("ij,ij->i", x2, x2) * (1.0 / s)
     rr = 1.0 / xp.sqrt(ms + eps)
     xhat = x2 * rr[:, None]
@@ -901,19 +889,14 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     x = input._data
     xp = array_module(x)
     shape = x.shape
-    s = 1
-    for k in shape[len(shape) - normalized_ndim :]:
-        s *= k
-    r = x.size // s if s else 0
+    r, s = _rows(shape, normalized_ndim)
     if cache:
         rr, xhat = cache
     else:
         cache2: list = []
         _rms_norm.op.kernel(xp, x, 0, normalized_ndim, eps, cache2)
         rr, xhat = cache2
-    g2 = grad._data.reshape(r, s)
-    if g2.dtype != xhat.dtype:
-        g2 = g2.astype(xhat.dtype)
+    g2 = _grad_as(grad, (r, s), xhat.dtype)
     has_w = isinstance(weight, Tensor)
     dx = dw = None
     if needs[1]:
@@ -931,7 +914,7 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
 def _rms_composite(grad, input, weight, nd, eps, needs):
     dims = tuple(range(input.dim() - nd, input.dim()))
     if eps is None:
-        eps = _EPS.get(input._data.dtype.name, _EPS["float32"])
+        eps = _default_eps(input._data.dtype)
     rr = ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     xhat = input * rr
     has_w = isinstance(weight, Tensor)
@@ -957,12 +940,8 @@ def rms_norm(
             f"[*{', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
         )
     _check_float(input, "rms_norm")
-    if weight is not None and tuple(weight.shape) != ns:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{_shape_str(weight.shape)} and normalized_shape = {_shape_str(ns)}"
-        )
-    return _rms_norm(input, 0 if weight is None else weight, len(ns), eps, [])
+    _check_param_shape("weight", weight, ns)
+    return _rms_norm(input, *_or_0(weight), len(ns), eps, [])
 
 
 # ---------------------------------------------------------------------- local response norm

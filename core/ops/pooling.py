@@ -549,36 +549,36 @@ def _make_max_pool(nd, name, with_indices):
     return pool
 
 
-@op(names=keep, method=False)
-def _max_pool_backward(
-    xp, grad, input, kernel_size=(), stride=(), padding=(), dilation=(), ceil_mode=False
-):
-    """Max pooling's input gradient: ``grad`` scattered into each window's argmax."""
-    return _max_backward_kernel(xp, grad, input, kernel_size, stride, padding, dilation, ceil_mode)
+def _make_max_linear(name, kernel_fn, doc):
+    """One op of max pooling's linear pair: ``src`` scattered into (backward) or gathered from
+    (select) each window's argmax; each is the other's derivative (linked below)."""
+
+    def kernel(xp, src, input, kernel_size=(), stride=(), padding=(), dilation=(), ceil_mode=False):
+        return kernel_fn(xp, src, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+    kernel.__name__ = name
+    kernel.__doc__ = doc
+    return op(names=keep, method=False, name=name)(kernel)
 
 
-@_max_pool_backward.vjp
-def _(gg, input, kernel_size, stride, padding, dilation, ceil_mode):
-    return (
-        _max_pool_select(gg, input, kernel_size, stride, padding, dilation, ceil_mode),
-        None,
-    )
+def _link_max_linear(pool, other):
+    @pool.vjp
+    def _(g, input, kernel_size, stride, padding, dilation, ceil_mode):
+        return other(g, input, kernel_size, stride, padding, dilation, ceil_mode), None
 
 
-@op(names=keep, method=False)
-def _max_pool_select(
-    xp, src, input, kernel_size=(), stride=(), padding=(), dilation=(), ceil_mode=False
-):
-    """``src`` read at each window's argmax (max pooling's double backward: a gather)."""
-    return _max_select_kernel(xp, src, input, kernel_size, stride, padding, dilation, ceil_mode)
-
-
-@_max_pool_select.vjp
-def _(g, input, kernel_size, stride, padding, dilation, ceil_mode):
-    return (
-        _max_pool_backward(g, input, kernel_size, stride, padding, dilation, ceil_mode),
-        None,
-    )
+_max_pool_backward = _make_max_linear(
+    "_max_pool_backward",
+    _max_backward_kernel,
+    "Max pooling's input gradient: ``src`` (the gradient) scattered into each window's argmax.",
+)
+_max_pool_select = _make_max_linear(
+    "_max_pool_select",
+    _max_select_kernel,
+    "``src`` read at each window's argmax (max pooling's double backward: a gather).",
+)
+_link_max_linear(_max_pool_backward, _max_pool_select)
+_link_max_linear(_max_pool_select, _max_pool_backward)
 
 
 max_pool1d = _make_max_pool(1, "max_pool1d", False)
@@ -689,9 +689,18 @@ def _check_divisor(divisor_override):
 def _make_avg_pool(nd, name):
     fn = f"avg_pool{nd}d"
     style = _avg_style(nd)
-    has_divisor = nd > 1
 
-    def compute(xp, input, kernel_size, stride, padding, ceil_mode, count_include_pad, div):
+    def kernel(
+        xp,
+        input,
+        kernel_size=None,
+        stride=(),
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        div = divisor_override
         opts = (kernel_size, stride, padding, ceil_mode, div)
         key = (name, input.shape, input.dtype, opts, tuple(map(type, opts)))
         plan = _cached(key)
@@ -711,7 +720,25 @@ def _make_avg_pool(nd, name):
         k, s, p, o = plan
         return _avg_forward_kernel(xp, input, k, s, p, o, ceil_mode, count_include_pad, div)
 
-    if has_divisor:
+    def vjp(
+        grad,
+        input_shape,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override=None,
+    ):
+        k, s, p = _avg_geom(nd, kernel_size, stride, padding)
+        return _avg_pool_backward(
+            grad, input_shape, k, s, p, ceil_mode, count_include_pad, divisor_override
+        )
+
+    if nd == 1:
+        # torch's avg_pool1d has no divisor_override; an op's options (and what its node saves)
+        # follow the parameter names, so the 1-d op gets signatures without it
+        full_kernel, full_vjp = kernel, vjp
 
         def kernel(
             xp,
@@ -721,65 +748,20 @@ def _make_avg_pool(nd, name):
             padding=0,
             ceil_mode=False,
             count_include_pad=True,
-            divisor_override=None,
         ):
-            return compute(
-                xp,
-                input,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
+            return full_kernel(
+                xp, input, kernel_size, stride, padding, ceil_mode, count_include_pad
             )
 
-    else:
-
-        def kernel(
-            xp,
-            input,
-            kernel_size=None,
-            stride=(),
-            padding=0,
-            ceil_mode=False,
-            count_include_pad=True,
-        ):
-            return compute(
-                xp, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+        def vjp(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad):
+            return full_vjp(
+                grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad
             )
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d average pooling over the last {nd} dims."
     pool = op(names=keep, method=False, name=name)(kernel)
-
-    if has_divisor:
-
-        @pool.vjp
-        def _(
-            grad,
-            input_shape,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
-        ):
-            k, s, p = _avg_geom(nd, kernel_size, stride, padding)
-            return _avg_pool_backward(
-                grad, input_shape, k, s, p, ceil_mode, count_include_pad, divisor_override
-            )
-
-    else:
-
-        @pool.vjp
-        def _(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad):
-            k, s, p = _avg_geom(nd, kernel_size, stride, padding)
-            return _avg_pool_backward(
-                grad, input_shape, k, s, p, ceil_mode, count_include_pad, None
-            )
-
+    pool.vjp(vjp)
     return pool
 
 

@@ -137,6 +137,18 @@ def _steps(T, B, batch_sizes, reverse):
 
 
 # ---------------------------------------------------------------------- LSTM
+def _scaled_gates(xp, x2, w_ih, b, w_hh, sc):
+    """The input's gate pre-activations ``x2 @ w_ih.T + b`` of every step and the recurrent
+    weights ``w_hh``, their rows scaled by ``sc`` (the sigmoid gates' 0.5), in pooled buffers."""
+    G = _buf(xp, (x2.shape[0], w_ih.shape[0]), x2.dtype)
+    xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
+    if b is not None:
+        G += b * sc
+    whs = _buf(xp, w_hh.shape, x2.dtype)
+    xp.multiply(w_hh, sc[:, None], out=whs)
+    return G, whs
+
+
 def _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save):
     N = x2.shape[0]
     H4 = w_ih.shape[0]
@@ -150,12 +162,7 @@ def _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save):
     off = xp.zeros((H4,), dt)
     off[: 2 * H] = 0.5
     off[3 * H :] = 0.5
-    G = _buf(xp, (N, H4), dt)
-    xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
-    if b is not None:
-        G += b * sc
-    whs = _buf(xp, w_hh.shape, dt)
-    xp.multiply(w_hh, sc[:, None], out=whs)
+    G, whs = _scaled_gates(xp, x2, w_ih, b, w_hh, sc)
     wrT = w_hr.T if w_hr is not None else None
     hs = h0.copy()
     cs = c0.copy()
@@ -255,12 +262,7 @@ def _gru_forward(xp, x2, h0, w_ih, w_hh, b_ih, b_hh, steps, save):
     dt = x2.dtype
     sc = xp.ones((H3,), dt)
     sc[: 2 * H] = 0.5
-    G = _buf(xp, (N, H3), dt)
-    xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
-    if b_ih is not None:
-        G += b_ih * sc
-    whs = _buf(xp, w_hh.shape, dt)
-    xp.multiply(w_hh, sc[:, None], out=whs)
+    G, whs = _scaled_gates(xp, x2, w_ih, b_ih, w_hh, sc)
     bh = b_hh * sc if b_hh is not None else None
     hs = h0.copy()
     y = xp.empty((N, H), dt)

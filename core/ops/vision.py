@@ -289,21 +289,23 @@ def _int_arg(v, fname: str, arg: str) -> int:
     return int(v)
 
 
-def _check_shuffle_input(x, fname: str):
+def _shuffle_factor(x, fname: str, argname: str, value) -> int:
+    """pixel_(un)shuffle's checks: an input of 3+ dims and a positive int factor ``value``."""
     if x.ndim < 3:
         raise RuntimeError(
             f"{fname} expects input to have at least 3 dimensions, but got input with "
             f"{x.ndim} dimension(s)"
         )
+    r = _int_arg(value, fname, argname)
+    if r <= 0:
+        raise RuntimeError(f"{fname} expects a positive {argname}, but got {r}")
+    return r
 
 
 @op(names=_shuffle_names, method=False)
 def pixel_shuffle(xp, input, upscale_factor=1):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
-    _check_shuffle_input(input, "pixel_shuffle")
-    r = _int_arg(upscale_factor, "pixel_shuffle", "upscale_factor")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    r = _shuffle_factor(input, "pixel_shuffle", "upscale_factor", upscale_factor)
     *b, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
@@ -324,10 +326,7 @@ def _(grad, upscale_factor):
 @op(names=_shuffle_names, method=False)
 def pixel_unshuffle(xp, input, downscale_factor=1):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
-    _check_shuffle_input(input, "pixel_unshuffle")
-    r = _int_arg(downscale_factor, "pixel_unshuffle", "downscale_factor")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    r = _shuffle_factor(input, "pixel_unshuffle", "downscale_factor", downscale_factor)
     *b, c, h, w = input.shape
     if h % r:
         raise RuntimeError(
@@ -396,6 +395,11 @@ def _unnormalize(coord, size: int, align_corners: bool):
     return ((coord + 1) * size - 1) / 2
 
 
+def _reflect_bounds(size: int, align_corners: bool) -> tuple:
+    """(twice_low, twice_high): the reflection interval of grid_sample's 'reflection' padding."""
+    return (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+
+
 def _reflect(coord, twice_low: int, twice_high: int):
     from .creation import zeros_like
 
@@ -413,11 +417,7 @@ def _apply_padding(coord, size: int, padding: str, align_corners: bool):
     if padding == "border":
         return coord.clamp(0, size - 1)
     if padding == "reflection":
-        if align_corners:
-            c = _reflect(coord, 0, 2 * (size - 1))
-        else:
-            c = _reflect(coord, -1, 2 * size - 1)
-        return c.clamp(0, size - 1)
+        return _reflect(coord, *_reflect_bounds(size, align_corners)).clamp(0, size - 1)
     return coord
 
 
@@ -448,16 +448,22 @@ class _Gatherer:
         return self.flat.gather(2, idx), valid.reshape(self.n, 1, L)
 
 
+_CUBIC_A = -0.75  # torch's bicubic convolution coefficient
+
+
+def _cubic_c1(x):
+    a = _CUBIC_A
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_c2(x):
+    a = _CUBIC_A
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
 def _cubic_coeffs(t):
-    a = -0.75
-
-    def c1(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def c2(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+    """The 4 bicubic tap weights at fractional offset ``t`` (tensors or arrays)."""
+    return [_cubic_c2(t + 1), _cubic_c1(t), _cubic_c1(1 - t), _cubic_c2(2 - t)]
 
 
 def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
@@ -653,7 +659,7 @@ def _src_arr(xp, c, size: int, padding: str, align: bool):
     if padding == "border":
         x, mult = _clip_arr(xp, x, size, mult)
     elif padding == "reflection":
-        lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
+        lo2, hi2 = _reflect_bounds(size, align)
         x, mult = _reflect_arr(xp, x, lo2, hi2, mult)
         x, mult = _clip_arr(xp, x, size, mult)
     return x, mult
@@ -665,20 +671,15 @@ def _int_coord(xp, x, size: int, padding: str, align: bool):
     if padding == "border":
         x = xp.clip(x, 0, size - 1)
     elif padding == "reflection":
-        lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
+        lo2, hi2 = _reflect_bounds(size, align)
         x, _ = _reflect_arr(xp, x, lo2, hi2, one)
         x = xp.clip(x, 0, size - 1)
     return x
 
 
 def _cubic_arr(t):
-    a = -0.75
-
-    def c1(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def c2(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    """The bicubic tap weights at ``t`` and their derivatives in ``t``."""
+    a = _CUBIC_A
 
     def d1(x):
         return (3 * (a + 2) * x - 2 * (a + 3)) * x
@@ -686,9 +687,8 @@ def _cubic_arr(t):
     def d2(x):
         return (3 * a * x - 10 * a) * x + 8 * a
 
-    w = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
     dw = [d2(t + 1), d1(t), -d1(1 - t), -d2(2 - t)]
-    return w, dw
+    return _cubic_coeffs(t), dw
 
 
 def _taps(xp, grid, sizes, mode: str, padding: str, align: bool):

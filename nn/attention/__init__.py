@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from enum import IntEnum
 
 from . import bias
+from .bias import _TorchIntEnum
 
 __all__ = ["WARN_FOR_UNFUSED_KERNELS", "SDPBackend", "bias", "sdpa_kernel"]
 
 WARN_FOR_UNFUSED_KERNELS = False
 
 
-class SDPBackend(IntEnum):
+class SDPBackend(_TorchIntEnum):
     """The SDPA backends torch knows (ember runs every request on its one implementation)."""
 
     ERROR = -1
@@ -26,12 +26,6 @@ class SDPBackend(IntEnum):
     EFFICIENT_ATTENTION = 2
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
-
-    def __repr__(self) -> str:
-        return f"<SDPBackend.{self.name}: {self.value}>"
-
-    def __str__(self) -> str:
-        return f"SDPBackend.{self.name}"
 
 
 _ALL = [SDPBackend.MATH, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,

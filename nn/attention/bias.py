@@ -10,12 +10,22 @@ from __future__ import annotations
 import warnings
 from enum import IntEnum
 
-from ...core.tensor import Tensor, _new
+from ...core.tensor import Tensor
 
 __all__ = ["CausalBias", "CausalVariant", "causal_lower_right", "causal_upper_left"]
 
 
-class CausalVariant(IntEnum):
+class _TorchIntEnum(IntEnum):
+    """An IntEnum that prints like torch's: ``<Name.MEMBER: value>`` and ``Name.MEMBER``."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}.{self.name}: {self.value}>"
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+class CausalVariant(_TorchIntEnum):
     """Where the causal diagonal starts when seq_len_q != seq_len_kv.
 
     UPPER_LEFT: query i attends to keys j <= i. LOWER_RIGHT: the diagonal ends at the bottom-right
@@ -23,12 +33,6 @@ class CausalVariant(IntEnum):
 
     UPPER_LEFT = 1
     LOWER_RIGHT = 2
-
-    def __repr__(self) -> str:
-        return f"<CausalVariant.{self.name}: {self.value}>"
-
-    def __str__(self) -> str:
-        return f"CausalVariant.{self.name}"
 
 
 def _materialize(variant, q: int, kv: int, device=None):
@@ -47,15 +51,7 @@ class CausalBias(Tensor):
             raise AssertionError(  # noqa: TRY004  (torch's error type)
                 f"variant must be a CausalVariant, got {type(variant).__name__}"
             )
-        m = _materialize(variant, seq_len_q, seq_len_kv)
-        t = _new(cls)
-        t._data = m._data
-        t.requires_grad = False
-        t.grad_fn = None
-        t._grad = None
-        t._names = None
-        t._ver = [0]
-        t._extra = None
+        t = Tensor._make_subclass(cls, _materialize(variant, seq_len_q, seq_len_kv))
         t.variant = variant
         t.seq_len_q = seq_len_q
         t.seq_len_kv = seq_len_kv

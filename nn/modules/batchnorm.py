@@ -12,13 +12,13 @@ from typing import Any
 
 from ...autograd.grad_mode import no_grad
 from ...core import dtype as _dt
-from ...core.ops.creation import empty, ones, tensor, zeros
+from ...core.ops.creation import ones, tensor, zeros
 from ...core.tensor import Tensor
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .normalization import _register_affine, _reset_affine
 
 __all__ = [
     "BatchNorm1d",
@@ -60,15 +60,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_features, device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -87,10 +79,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -122,23 +111,7 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    """Batch normalization; subclasses check the input's dimensionality."""
-
-    def __init__(
-        self,
-        num_features: int,
-        eps: float = 1e-5,
-        momentum: float | None = 0.1,
-        affine: bool = True,
-        track_running_stats: bool = True,
-        device=None,
-        dtype=None,
-        *,
-        bias: bool = True,
-    ) -> None:
-        super().__init__(
-            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
-        )
+    """Batch normalization (_NormBase's constructor); subclasses check the input's dims."""
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -165,28 +138,33 @@ class _BatchNorm(_NormBase):
         )
 
 
+def _dim_check(*dims: int):
+    """A ``_check_input_dim`` accepting inputs of ``dims`` dims, with torch's message."""
+    expected = " or ".join(f"{d}D" for d in dims)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in dims:
+            raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
+
+    return _check_input_dim
+
+
 class BatchNorm1d(_BatchNorm):
     """Batch normalization of a 2D (N, C) or 3D (N, C, L) input."""
 
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    _check_input_dim = _dim_check(2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
     """Batch normalization of a 4D (N, C, H, W) input."""
 
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 4:
-            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+    _check_input_dim = _dim_check(4)
 
 
 class BatchNorm3d(_BatchNorm):
     """Batch normalization of a 5D (N, C, D, H, W) input."""
 
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 5:
-            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+    _check_input_dim = _dim_check(5)
 
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):
@@ -244,30 +222,21 @@ class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
     """A BatchNorm1d whose ``num_features`` is inferred from ``input.size(1)``."""
 
     cls_to_become = BatchNorm1d
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    _check_input_dim = BatchNorm1d._check_input_dim
 
 
 class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
     """A BatchNorm2d whose ``num_features`` is inferred from ``input.size(1)``."""
 
     cls_to_become = BatchNorm2d
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 4:
-            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+    _check_input_dim = BatchNorm2d._check_input_dim
 
 
 class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
     """A BatchNorm3d whose ``num_features`` is inferred from ``input.size(1)``."""
 
     cls_to_become = BatchNorm3d
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 5:
-            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+    _check_input_dim = BatchNorm3d._check_input_dim
 
 
 class SyncBatchNorm(_BatchNorm):

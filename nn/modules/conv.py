@@ -129,6 +129,14 @@ class _ConvNd(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
+    @classmethod
+    def _geometry(cls, kernel_size, stride, padding, dilation) -> tuple:
+        """kernel_size, stride, padding (unless a string) and dilation as ``_nd``-tuples."""
+        n = cls._nd
+        if not isinstance(padding, str):
+            padding = _ntuple(padding, n)
+        return _ntuple(kernel_size, n), _ntuple(stride, n), padding, _ntuple(dilation, n)
+
     def reset_parameters(self) -> None:
         # kaiming_uniform(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), torch's default
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -175,22 +183,9 @@ class _Conv(_ConvNd):
         device=None,
         dtype=None,
     ) -> None:
-        n = self._nd
-        super().__init__(
-            in_channels,
-            out_channels,
-            _ntuple(kernel_size, n),
-            _ntuple(stride, n),
-            padding if isinstance(padding, str) else _ntuple(padding, n),
-            _ntuple(dilation, n),
-            False,
-            (0,) * n,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
+        geometry = self._geometry(kernel_size, stride, padding, dilation)
+        super().__init__(in_channels, out_channels, *geometry, False, (0,) * self._nd, groups, bias,
+                         padding_mode, device, dtype)  # fmt: skip
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         fn = self._fn
@@ -244,22 +239,9 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
             )
-        n = self._nd
-        super().__init__(
-            in_channels,
-            out_channels,
-            _ntuple(kernel_size, n),
-            _ntuple(stride, n),
-            padding if isinstance(padding, str) else _ntuple(padding, n),
-            _ntuple(dilation, n),
-            True,
-            _ntuple(output_padding, n),
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
+        geometry = self._geometry(kernel_size, stride, padding, dilation)
+        super().__init__(in_channels, out_channels, *geometry, True, _ntuple(output_padding, self._nd), groups, bias,
+                         padding_mode, device, dtype)  # fmt: skip
 
     def _output_padding(
         self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None
@@ -353,6 +335,13 @@ class _LazyConvXdMixin(LazyModuleMixin):
             )
         return input.shape[1] if input.dim() == nd + 2 else input.shape[0]
 
+    def _uninitialized(self, out_channels: int, bias: bool, device, dtype) -> None:
+        """Replace the 0-channel placeholder's parameters by uninitialized ones."""
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
     def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
         if self.has_uninitialized_params():
             self.in_channels = self._get_in_channels(input)
@@ -369,7 +358,15 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 self.reset_parameters()
 
 
-def _lazy_conv(cls, nd):
+def _named_lazy(lazy, cls):
+    """Name ``lazy`` (the Lazy form of ``cls``) as this module's public class Lazy<cls name>."""
+    lazy.__name__ = lazy.__qualname__ = f"Lazy{cls.__name__}"
+    lazy.__doc__ = f"A {cls.__name__} whose in_channels is inferred from the first input."
+    lazy.__module__ = __name__
+    return lazy
+
+
+def _lazy_conv(cls):
     class LazyConv(_LazyConvXdMixin, cls):
         cls_to_become = cls
         weight: UninitializedParameter
@@ -391,17 +388,12 @@ def _lazy_conv(cls, nd):
             # a 0-channel module without bias: no initialisation work until the shape is known
             super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
                              padding_mode)  # fmt: skip
-            self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.out_channels = out_channels
-            if bias:
-                self.bias = UninitializedParameter(device=device, dtype=dtype)
+            self._uninitialized(out_channels, bias, device, dtype)
 
-    LazyConv.__name__ = LazyConv.__qualname__ = f"LazyConv{nd}d"
-    LazyConv.__doc__ = f"A {cls.__name__} whose in_channels is inferred from the first input."
-    return LazyConv
+    return _named_lazy(LazyConv, cls)
 
 
-def _lazy_conv_transpose(cls, nd):
+def _lazy_conv_transpose(cls):
     class LazyConvTranspose(_LazyConvXdMixin, cls):
         cls_to_become = cls
         weight: UninitializedParameter
@@ -423,31 +415,14 @@ def _lazy_conv_transpose(cls, nd):
         ) -> None:
             super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
                              dilation, padding_mode)  # fmt: skip
-            self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.out_channels = out_channels
-            if bias:
-                self.bias = UninitializedParameter(device=device, dtype=dtype)
+            self._uninitialized(out_channels, bias, device, dtype)
 
-    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = f"LazyConvTranspose{nd}d"
-    LazyConvTranspose.__doc__ = (
-        f"A {cls.__name__} whose in_channels is inferred from the first input."
-    )
-    return LazyConvTranspose
+    return _named_lazy(LazyConvTranspose, cls)
 
 
-LazyConv1d = _lazy_conv(Conv1d, 1)
-LazyConv2d = _lazy_conv(Conv2d, 2)
-LazyConv3d = _lazy_conv(Conv3d, 3)
-LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d, 1)
-LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d, 2)
-LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d, 3)
-for _c in (
-    LazyConv1d,
-    LazyConv2d,
-    LazyConv3d,
-    LazyConvTranspose1d,
-    LazyConvTranspose2d,
-    LazyConvTranspose3d,
-):
-    _c.__module__ = __name__
-del _c
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d)

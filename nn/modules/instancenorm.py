@@ -8,7 +8,7 @@ import warnings
 
 from ...core.tensor import Tensor
 from .. import functional as F
-from .batchnorm import _LazyNormBase, _NormBase
+from .batchnorm import _dim_check, _LazyNormBase, _NormBase
 
 __all__ = [
     "InstanceNorm1d",
@@ -109,18 +109,10 @@ class _InstanceNorm(_NormBase):
         return self._apply_instance_norm(input)
 
 
-def _dim_check(n: int):
-    def check(self, input: Tensor) -> None:
-        if input.dim() not in (n, n + 1):
-            raise ValueError(f"expected {n}D or {n + 1}D input (got {input.dim()}D input)")
-
-    return check
-
-
 class InstanceNorm1d(_InstanceNorm):
     """Instance normalization of a (N, C, L) or unbatched (C, L) input."""
 
-    _check_input_dim = _dim_check(2)
+    _check_input_dim = _dim_check(2, 3)
 
     def _get_no_batch_dim(self) -> int:
         return 2
@@ -129,7 +121,7 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization of a (N, C, H, W) or unbatched (C, H, W) input."""
 
-    _check_input_dim = _dim_check(3)
+    _check_input_dim = _dim_check(3, 4)
 
     def _get_no_batch_dim(self) -> int:
         return 3
@@ -138,7 +130,7 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalization of a (N, C, D, H, W) or unbatched (C, D, H, W) input."""
 
-    _check_input_dim = _dim_check(4)
+    _check_input_dim = _dim_check(4, 5)
 
     def _get_no_batch_dim(self) -> int:
         return 4

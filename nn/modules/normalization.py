@@ -21,34 +21,55 @@ def _shape(normalized_shape) -> tuple:
     return tuple(int(k) for k in normalized_shape)
 
 
-class LocalResponseNorm(Module):
-    """Local response normalization across channels (see F.local_response_norm)."""
+def _register_affine(module, affine: bool, bias: bool, shape, device, dtype) -> None:
+    """``module.weight`` / ``module.bias`` of ``shape`` (left uninitialised: reset_parameters
+    fills them) when ``affine`` (the bias only with ``bias``), else registered as None."""
+    for name, present in (("weight", affine), ("bias", affine and bias)):
+        if present:
+            setattr(module, name, Parameter(empty(shape, device=device, dtype=dtype)))
+        else:
+            module.register_parameter(name, None)
 
-    __constants__ = ("size", "alpha", "beta", "k")
 
-    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+def _reset_affine(module, affine: bool) -> None:
+    """torch's affine initialisation of a norm layer: weight ones, bias (if any) zeros."""
+    if affine:
+        init.ones_(module.weight)
+        if getattr(module, "bias", None) is not None:
+            init.zeros_(module.bias)
+
+
+class _LRNBase(Module):
+    """size, alpha, beta, k and their repr: shared by LocalResponseNorm and CrossMapLRN2d."""
+
+    def __init__(self, size: int, alpha: float, beta: float, k: float) -> None:
         super().__init__()
         self.size = size
         self.alpha = alpha
         self.beta = beta
         self.k = k
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
-class CrossMapLRN2d(Module):
+class LocalResponseNorm(_LRNBase):
+    """Local response normalization across channels (see F.local_response_norm)."""
+
+    __constants__ = ("size", "alpha", "beta", "k")
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+
+class CrossMapLRN2d(_LRNBase):
     """Local response normalization across the channels of a 4D input (the legacy Lua form)."""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.dim() != 4:
@@ -56,9 +77,6 @@ class CrossMapLRN2d(Module):
         from ...core.ops.normalization import cross_map_lrn2d
 
         return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 class LayerNorm(Module):
@@ -80,22 +98,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -133,22 +140,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_channels, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -185,8 +181,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)

@@ -84,34 +84,26 @@ class ConstantPad3d(_ConstantPadNd):
     _n = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPadMixin:
+    """A ConstantPadNd with value 0, whose repr shows only the padding."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPadMixin, ConstantPad1d):
     """Pads the last dim with zeros."""
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPadMixin, ConstantPad2d):
     """Pads the last 2 dims with zeros."""
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPadMixin, ConstantPad3d):
     """Pads the last 3 dims with zeros."""
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
 
 
 class _ReflectionPadNd(_PadNd):

@@ -1,6 +1,7 @@
 """Pooling layers (torch.nn.modules.pooling): max, average, LP, adaptive, fractional, unpooling.
 
-Every pooling layer keeps all names of its input (spec 4.3).
+Every pooling layer keeps all names of its input (spec 4.3). Each family's base class holds the
+forward; a per-dimension subclass names its functional in ``_fn``.
 """
 
 from __future__ import annotations
@@ -66,12 +67,8 @@ class _MaxPoolNd(Module):
             f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
 
-
-class MaxPool1d(_MaxPoolNd):
-    """1-d max pooling over (N, C, L) or (C, L) inputs."""
-
     def forward(self, input: Tensor):
-        return F.max_pool1d(
+        return self._fn(
             input,
             self.kernel_size,
             self.stride,
@@ -80,36 +77,24 @@ class MaxPool1d(_MaxPoolNd):
             ceil_mode=self.ceil_mode,
             return_indices=self.return_indices,
         )
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-d max pooling over (N, C, L) or (C, L) inputs."""
+
+    _fn = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """2-d max pooling over (N, C, H, W) or (C, H, W) inputs."""
 
-    def forward(self, input: Tensor):
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _fn = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
     """3-d max pooling over (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    def forward(self, input: Tensor):
-        return F.max_pool3d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _fn = staticmethod(F.max_pool3d)
 
 
 # ---------------------------------------------------------------------- max unpooling
@@ -126,38 +111,29 @@ class _MaxUnpoolNd(Module):
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
 
 class MaxUnpool1d(_MaxUnpoolNd):
     """Partial inverse of MaxPool1d (non-maximal positions become zero)."""
 
     _nd = 1
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool1d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+    _fn = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """Partial inverse of MaxPool2d (non-maximal positions become zero)."""
 
     _nd = 2
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool2d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+    _fn = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """Partial inverse of MaxPool3d (non-maximal positions become zero)."""
 
     _nd = 3
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool3d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+    _fn = staticmethod(F.max_unpool3d)
 
 
 # ---------------------------------------------------------------------- average pooling
@@ -201,6 +177,7 @@ class AvgPool2d(_AvgPoolNd):
     """2-d average pooling over (N, C, H, W) or (C, H, W) inputs."""
 
     __constants__ = _AvgPoolNd.__constants__ + ("divisor_override",)
+    _fn = staticmethod(F.avg_pool2d)
 
     def __init__(
         self,
@@ -220,7 +197,7 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
+        return self._fn(
             input,
             self.kernel_size,
             self.stride,
@@ -234,16 +211,7 @@ class AvgPool2d(_AvgPoolNd):
 class AvgPool3d(AvgPool2d):
     """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool3d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+    _fn = staticmethod(F.avg_pool3d)
 
 
 # ---------------------------------------------------------------------- LP pooling
@@ -263,32 +231,26 @@ class _LPPoolNd(Module):
             f"ceil_mode={self.ceil_mode}"
         )
 
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
 
 class LPPool1d(_LPPoolNd):
     """1-d power-average pooling: (sum of x^p over the window)^(1/p)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.lp_pool1d(
-            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
-        )
+    _fn = staticmethod(F.lp_pool1d)
 
 
 class LPPool2d(_LPPoolNd):
     """2-d power-average pooling: (sum of x^p over the window)^(1/p)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.lp_pool2d(
-            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
-        )
+    _fn = staticmethod(F.lp_pool2d)
 
 
 class LPPool3d(_LPPoolNd):
     """3-d power-average pooling: (sum of x^p over the window)^(1/p)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.lp_pool3d(
-            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
-        )
+    _fn = staticmethod(F.lp_pool3d)
 
 
 # ---------------------------------------------------------------------- adaptive pooling
@@ -303,26 +265,26 @@ class _AdaptiveMaxPoolNd(Module):
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
+    def forward(self, input: Tensor):
+        return self._fn(input, self.output_size, self.return_indices)
+
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """1-d adaptive max pooling to ``output_size``."""
 
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _fn = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """2-d adaptive max pooling to ``output_size`` (None keeps a dim)."""
 
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+    _fn = staticmethod(F.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """3-d adaptive max pooling to ``output_size`` (None keeps a dim)."""
 
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -335,26 +297,26 @@ class _AdaptiveAvgPoolNd(Module):
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.output_size)
+
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """1-d adaptive average pooling to ``output_size``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool1d(input, self.output_size)
+    _fn = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """2-d adaptive average pooling to ``output_size`` (None keeps a dim)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+    _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """3-d adaptive average pooling to ``output_size`` (None keeps a dim)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool3d(input, self.output_size)
+    _fn = staticmethod(F.adaptive_avg_pool3d)
 
 
 # ---------------------------------------------------------------------- fractional max pooling
@@ -387,14 +349,8 @@ class _FractionalMaxPoolNd(Module):
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
-
-class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    """2-d fractional max pooling (Graham, 2014)."""
-
-    _nd = 2
-
     def forward(self, input: Tensor):
-        return F.fractional_max_pool2d(
+        return self._fn(
             input,
             self.kernel_size,
             self.output_size,
@@ -402,19 +358,17 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
             self.return_indices,
             _random_samples=self._random_samples,
         )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-d fractional max pooling (Graham, 2014)."""
+
+    _nd = 2
+    _fn = staticmethod(F.fractional_max_pool2d)
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """3-d fractional max pooling (Graham, 2014)."""
 
     _nd = 3
-
-    def forward(self, input: Tensor):
-        return F.fractional_max_pool3d(
-            input,
-            self.kernel_size,
-            self.output_size,
-            self.output_ratio,
-            self.return_indices,
-            _random_samples=self._random_samples,
-        )
+    _fn = staticmethod(F.fractional_max_pool3d)

@@ -295,28 +295,18 @@ class RNNBase(Module):
         else:
             states = list(hx) if lstm else [hx]
             if not packed:
-                if is_batched:
-                    if lstm and (states[0].dim() != 3 or states[1].dim() != 3):
-                        raise RuntimeError(
-                            "For batched 3-D input, hx and cx should also be 3-D but got "
-                            f"({states[0].dim()}-D, {states[1].dim()}-D) tensors"
-                        )
-                    if not lstm and states[0].dim() != 3:
-                        raise RuntimeError(
-                            "For batched 3-D input, hx should also be 3-D but got "
-                            f"{states[0].dim()}-D tensor"
-                        )
-                else:
-                    if lstm and (states[0].dim() != 2 or states[1].dim() != 2):
-                        raise RuntimeError(
-                            "For unbatched 2-D input, hx and cx should also be 2-D but got "
-                            f"({states[0].dim()}-D, {states[1].dim()}-D) tensors"
-                        )
-                    if not lstm and states[0].dim() != 2:
-                        raise RuntimeError(
-                            "For unbatched 2-D input, hx should also be 2-D but got "
-                            f"{states[0].dim()}-D tensor"
-                        )
+                want = 3 if is_batched else 2
+                kind = f"{'batched' if is_batched else 'unbatched'} {want}-D input"
+                if lstm and (states[0].dim() != want or states[1].dim() != want):
+                    raise RuntimeError(
+                        f"For {kind}, hx and cx should also be {want}-D but got "
+                        f"({states[0].dim()}-D, {states[1].dim()}-D) tensors"
+                    )
+                if not lstm and states[0].dim() != want:
+                    raise RuntimeError(
+                        f"For {kind}, hx should also be {want}-D but got {states[0].dim()}-D tensor"
+                    )
+                if not is_batched:
                     states = [s.unsqueeze(1) for s in states]
         # torch's checks (input dtype/dims/size, then the hidden sizes)
         self.check_input(x, batch_sizes)

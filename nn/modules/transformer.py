@@ -19,6 +19,7 @@ from ...core.ops.creation import full
 from ...core.tensor import Tensor
 from .. import functional as F
 from .. import init
+from .._attention import _check_mask
 from ._multihead import MultiheadAttention
 from .activation import GELU, ReLU
 from .container import ModuleList
@@ -83,21 +84,6 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None, s
     return make_causal
 
 
-def _check_mask(mask: Tensor | None, name: str, other: Tensor | None, other_name: str) -> None:
-    """torch's mask checks (bool or float); masks are kept as they are (no float copy)."""
-    if mask is None:
-        return
-    k = mask._data.dtype.kind
-    if k != "b" and k not in "fV":
-        raise AssertionError(f"only bool and floating types of {name} are supported")
-    if other is not None and other.dtype != mask.dtype:
-        warnings.warn(
-            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
-            "both instead.",
-            stacklevel=3,
-        )
-
-
 def _ff(x: Tensor, lin1: Linear, act, drop: Dropout, lin2: Linear) -> Tensor:
     """linear2(dropout(act(linear1(x)))) on a (rows, features) view: one GEMM per linear."""
     if x._names is not None or x.dim() <= 2:
@@ -108,10 +94,14 @@ def _ff(x: Tensor, lin1: Linear, act, drop: Dropout, lin2: Linear) -> Tensor:
     return h.reshape(*lead, h.shape[-1])
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention + feed-forward block (post-norm, or pre-norm with ``norm_first``)."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: one attention block per name in ``_attns``
+    and a feed-forward block, each with its norm and dropout (torch's submodule names, in
+    torch's order: the attentions, linear1, dropout, linear2, norm1.., dropout1..)."""
 
     __constants__ = ("norm_first",)
+    _attns: tuple = ()
+    _flags_activation = False  # sets ``activation_relu_or_gelu`` (the encoder layer, like torch)
 
     def __init__(
         self,
@@ -129,26 +119,58 @@ class TransformerEncoderLayer(Module):
     ) -> None:
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
-        )
+        for name in self._attns:
+            mha = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
+            )
+            setattr(self, name, mha)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        blocks = range(1, len(self._attns) + 2)
+        for i in blocks:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk))
+        for i in blocks:
+            setattr(self, f"dropout{i}", Dropout(dropout))
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        if activation is F.relu or isinstance(activation, ReLU):
-            self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
-            self.activation_relu_or_gelu = 2
-        else:
-            self.activation_relu_or_gelu = 0
+        if self._flags_activation:
+            if activation is F.relu or isinstance(activation, ReLU):
+                self.activation_relu_or_gelu = 1
+            elif activation is F.gelu or isinstance(activation, GELU):
+                self.activation_relu_or_gelu = 2
+            else:
+                self.activation_relu_or_gelu = 0
         self.activation = activation
+
+    def _attend(self, attn, drop, x, mem, attn_mask, key_padding_mask, is_causal) -> Tensor:
+        x = attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return drop(x)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
+        return self._attend(
+            self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask, is_causal
+        )
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        drop = getattr(self, f"dropout{len(self._attns) + 1}")
+        return drop(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention + feed-forward block (post-norm, or pre-norm with ``norm_first``)."""
+
+    _attns = ("self_attn",)
+    _flags_activation = True
 
     def forward(
         self,
@@ -169,62 +191,11 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
 
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
-
-
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention + cross-attention over ``memory`` + feed-forward block."""
 
-    __constants__ = ("norm_first",)
-
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device=None,
-        dtype=None,
-    ) -> None:
-        super().__init__()
-        fk = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **fk
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **fk
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
-        self.activation = activation
+    _attns = ("self_attn", "multihead_attn")
 
     def forward(
         self,
@@ -254,32 +225,10 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
-        x = self.multihead_attn(
-            x,
-            mem,
-            mem,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout2(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout3(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
+        return self._attend(
+            self.multihead_attn, self.dropout2, x, mem, attn_mask, key_padding_mask, is_causal
+        )
 
 
 def _nested_reason(layer) -> str:
@@ -449,40 +398,27 @@ class Transformer(Module):
     ) -> None:
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(
-                d_model,
-                nhead,
-                dim_feedforward,
-                dropout,
-                activation,
-                layer_norm_eps,
-                batch_first,
-                norm_first,
-                bias,
-                **fk,
-            )
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(
-                d_model,
-                nhead,
-                dim_feedforward,
-                dropout,
-                activation,
-                layer_norm_eps,
-                batch_first,
-                norm_first,
-                bias,
-                **fk,
-            )
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        stacks = (
+            ("encoder", custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers),
+            ("decoder", custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers),
+        )  # fmt: skip
+        for name, custom, layer_cls, stack_cls, num_layers in stacks:
+            if custom is None:
+                layer = layer_cls(
+                    d_model,
+                    nhead,
+                    dim_feedforward,
+                    dropout,
+                    activation,
+                    layer_norm_eps,
+                    batch_first,
+                    norm_first,
+                    bias,
+                    **fk,
+                )
+                norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+                custom = stack_cls(layer, num_layers, norm)
+            setattr(self, name, custom)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ...core import dtype as _dt
 from ...core.ops.creation import tensor as _tensor
 from ...core.ops.shape import cat
 from ...core.tensor import Tensor
@@ -54,6 +55,17 @@ def _long(a: np.ndarray, device=None) -> Tensor:
 _PackedSequenceBase = namedtuple(
     "PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"]
 )
+
+
+def _cast_method(name: str, dtype: str):
+    """The PackedSequence method ``name`` (``.double()``, ...): ``self.to(dtype=<dtype>)``."""
+
+    def cast(self) -> PackedSequence:
+        return self._cast(getattr(_dt, dtype))
+
+    cast.__name__ = name
+    cast.__qualname__ = f"PackedSequence.{name}"
+    return cast
 
 
 class PackedSequence(_PackedSequenceBase):
@@ -113,45 +125,14 @@ class PackedSequence(_PackedSequenceBase):
     def _cast(self, dtype) -> PackedSequence:
         return self.to(dtype=dtype)
 
-    def double(self) -> PackedSequence:
-        from ... import float64
-
-        return self._cast(float64)
-
-    def float(self) -> PackedSequence:
-        from ... import float32
-
-        return self._cast(float32)
-
-    def half(self) -> PackedSequence:
-        from ... import float16
-
-        return self._cast(float16)
-
-    def long(self) -> PackedSequence:
-        from ... import int64
-
-        return self._cast(int64)
-
-    def int(self) -> PackedSequence:
-        from ... import int32
-
-        return self._cast(int32)
-
-    def short(self) -> PackedSequence:
-        from ... import int16
-
-        return self._cast(int16)
-
-    def char(self) -> PackedSequence:
-        from ... import int8
-
-        return self._cast(int8)
-
-    def byte(self) -> PackedSequence:
-        from ... import uint8
-
-        return self._cast(uint8)
+    double = _cast_method("double", "float64")
+    float = _cast_method("float", "float32")
+    half = _cast_method("half", "float16")
+    long = _cast_method("long", "int64")
+    int = _cast_method("int", "int32")
+    short = _cast_method("short", "int16")
+    char = _cast_method("char", "int8")
+    byte = _cast_method("byte", "uint8")
 
     @property
     def is_cuda(self) -> bool:
