@@ -58,11 +58,27 @@ def _xp_of(a):
 def _add_at(xp, a, key, v) -> None:
     """a[key] += v with duplicate indices accumulating (numpy ufunc.at / cupyx.scatter_add)."""
     if xp is np:
-        np.add.at(a, key, v)
+        k = key[0] if len(key) == 1 else None
+        if getattr(k, "ndim", 0) == 1 and k.dtype.kind in "iu" and v.ndim == a.ndim > 1:
+            _add_rows(a, key[0], v)
+        else:
+            np.add.at(a, key, v)
     else:
         import cupyx
 
         cupyx.scatter_add(a, key, v)
+
+
+def _add_rows(a, idx, v) -> None:
+    """a[idx] += v for whole rows (embedding and index_add backward): the rows sorted by index,
+    each run of one index summed by ``add.reduceat``; ~4x faster than ``np.add.at`` there."""
+    if idx.size == 0:
+        return
+    idx = np.where(idx < 0, idx + a.shape[0], idx)  # -1 and n-1 are one row
+    order = np.argsort(idx, kind="stable")
+    s = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    a[s[starts]] += np.add.reduceat(v[order], starts, axis=0)
 
 
 def _ufunc_at(xp, name, a, key, v) -> None:
