@@ -93,6 +93,7 @@ from .core.runtime import *  # threads, determinism and precision flags
 from .core.storage import *  # UntypedStorage, TypedStorage, is_storage, FloatStorage, ...
 from .core.symbolic import *  # sym_int, sym_float, ..., cond
 from .core.vmap import vmap
+from .core.lobpcg import lobpcg
 from .core.streams import *  # Stream, Event, get_device_module
 from . import cpu  # torch.cpu
 from .core import random  # torch.random: manual_seed, fork_rng, get_rng_state, ...

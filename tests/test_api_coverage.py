@@ -40,7 +40,6 @@ EXPECTED_MISSING = {
     "torch:dequantize": "quantization",
     "torch:fake_quantize_per_channel_affine": "quantization",
     "torch:fake_quantize_per_tensor_affine": "quantization",
-    "torch:lobpcg": "linalg",
     "Tensor:sspaddmm": "sparse",
     "torch:quantized_batch_norm": "quantization",
     "torch:quantized_max_pool1d": "quantization",
