@@ -3,7 +3,9 @@ install has every module an editable checkout has."""
 
 import pathlib
 
-import tomllib
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SKIP = {"tests", "build", "docs", "bench", ".ci", ".git", ".github"}
