@@ -99,12 +99,7 @@ class GradScaler:
                     g = p.grad
                     if g is None:
                         continue
-                    try:
-                        g.mul_(inv)
-                    except RuntimeError:
-                        # a gradient that is a broadcast view (e.g. of a sum's backward) cannot
-                        # be written in place: replace it by the unscaled copy
-                        g = p.grad = g * inv
+                    g.mul_(inv)
                     if not found_inf and not bool(g.isfinite().all()):
                         found_inf = True
         state["found_inf"] = found_inf

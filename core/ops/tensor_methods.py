@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtype as _dt
 from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, keep
@@ -429,26 +430,10 @@ def _as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     return self
 
 
-_CTYPES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _ctype(a) -> str:
     """torch's name of a dtype's C type, as its set_ error message shows it."""
     n = _dtname(a)
-    return _CTYPES.get(n, n)
+    return _dt.C_NAMES.get(n, n)
 
 
 def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
