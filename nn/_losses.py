@@ -74,7 +74,10 @@ def _reduction(reduction, size_average=None, reduce=None) -> str:
     return reduction
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
+def _reduce(loss: Tensor, reduction: str, weight: Tensor | None = None) -> Tensor:
+    """``loss`` (times ``weight``, when given) reduced by ``reduction``."""
+    if weight is not None:
+        loss = loss * weight
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":
@@ -226,6 +229,10 @@ def _float_only(kernel: str, input, target) -> None:
 
 
 def _weighted(loss, weight, input, reduction, normalize):
+    """An elementwise loss reduced, optionally weighted per element (``normalize``: 'mean'
+    divides by the total weight)."""
+    if weight is None:
+        return _reduce(loss, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
@@ -247,9 +254,7 @@ def l1_loss(
     reduction = _reduction(reduction, size_average, reduce)
     _warn_size(input, target)
     loss = (input - target).abs()
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, True)
-    return _reduce(loss, reduction)
+    return _weighted(loss, weight, input, reduction, True)
 
 
 @_with_names(_elementwise_names)
@@ -267,9 +272,7 @@ def mse_loss(
     _float_only("mse_cpu", input, target)
     d = input - target
     loss = d * d
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, True)
-    return _reduce(loss, reduction)
+    return _weighted(loss, weight, input, reduction, True)
 
 
 @_with_names(_elementwise_names)
@@ -289,9 +292,7 @@ def huber_loss(
     d = input - target
     a = d.abs()
     loss = _where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, False)
-    return _reduce(loss, reduction)
+    return _weighted(loss, weight, input, reduction, False)
 
 
 @_with_names(_elementwise_names)
@@ -445,9 +446,7 @@ def binary_cross_entropy(
     loss = -(
         target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100)
     )
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, weight)
 
 
 @_with_names(_elementwise_names)
@@ -471,9 +470,7 @@ def binary_cross_entropy_with_logits(
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * _softplus(-input)
     else:
         loss = _bce_logits(input, target)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, weight)
 
 
 # ------------------------------------------------------------------ class-index losses
@@ -833,6 +830,16 @@ def _check_triplet(a, p, n):
         )
 
 
+def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
+    """max(0, margin + dist(a, p) - dist(a, n)) (``swap``: the harder of d(a, n), d(p, n))."""
+    _check_triplet(anchor, positive, negative)
+    dp = dist(anchor, positive)
+    dn = dist(anchor, negative)
+    if swap:
+        dn = dn.minimum(dist(positive, negative))
+    return _reduce((margin + dp - dn).clamp_min(0), reduction)
+
+
 @_with_names(_batch_names)
 def triplet_margin_loss(
     anchor: Tensor,
@@ -849,12 +856,9 @@ def triplet_margin_loss(
     """max(0, d(a, p) - d(a, n) + margin) with the p-norm distance (``swap``: the harder of
     d(a, n) and d(p, n))."""
     reduction = _reduction(reduction, size_average, reduce)
-    _check_triplet(anchor, positive, negative)
-    dp = _pairwise(anchor, positive, p, eps)
-    dn = _pairwise(anchor, negative, p, eps)
-    if swap:
-        dn = dn.minimum(_pairwise(positive, negative, p, eps))
-    return _reduce((margin + dp - dn).clamp_min(0), reduction)
+    return _triplet(
+        anchor, positive, negative, lambda x, y: _pairwise(x, y, p, eps), margin, swap, reduction
+    )
 
 
 @_with_names(_batch_names)
@@ -869,17 +873,11 @@ def triplet_margin_with_distance_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Triplet loss with a custom ``distance_function`` (default: pairwise Euclidean)."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _reduction(reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    _check_triplet(anchor, positive, negative)
     dist = distance_function if distance_function is not None else _pairwise
-    dp = dist(anchor, positive)
-    dn = dist(anchor, negative)
-    if swap:
-        dn = dn.minimum(dist(positive, negative))
-    return _reduce((margin + dp - dn).clamp_min(0), reduction)
+    return _triplet(anchor, positive, negative, dist, margin, swap, reduction)
 
 
 # ------------------------------------------------------------------ CTC
@@ -1061,8 +1059,7 @@ def ctc_loss(
 ) -> Tensor:
     """Connectionist Temporal Classification loss of (T, N, C) log-probabilities (or (T, C)),
     targets padded (N, S) or concatenated; 'mean' divides by the target lengths first."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _reduction(reduction)
     batched = log_probs.ndim == 3
     if not batched:
         if log_probs.ndim != 2:

@@ -205,9 +205,16 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor.normal_(0.0, std, generator=generator)
 
 
-def _kaiming_std(tensor, a, mode, nonlinearity):
+def _kaiming_(tensor, a, mode, nonlinearity, fill) -> Tensor:
+    # ``fill(std)`` samples in place under no_grad; a zero-element tensor warns (at the caller
+    # of the public kaiming_*_) and is returned as is
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    with no_grad():
+        return fill(std)
 
 
 def kaiming_uniform_(
@@ -218,12 +225,12 @@ def kaiming_uniform_(
     generator=None,
 ) -> Tensor:
     """He uniform: U(-bound, bound), bound = gain * sqrt(3 / fan_mode)."""
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
-    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    with no_grad():
+
+    def fill(std):
+        bound = math.sqrt(3.0) * std
         return tensor.uniform_(-bound, bound, generator=generator)
+
+    return _kaiming_(tensor, a, mode, nonlinearity, fill)
 
 
 def kaiming_normal_(
@@ -234,12 +241,9 @@ def kaiming_normal_(
     generator=None,
 ) -> Tensor:
     """He normal: N(0, std^2), std = gain / sqrt(fan_mode)."""
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
-    std = _kaiming_std(tensor, a, mode, nonlinearity)
-    with no_grad():
-        return tensor.normal_(0, std, generator=generator)
+    return _kaiming_(
+        tensor, a, mode, nonlinearity, lambda std: tensor.normal_(0, std, generator=generator)
+    )
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:

@@ -9,8 +9,8 @@ from .optimizer import (
     _check,
     _check_lr,
     _params_with_grad,
-    _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -57,15 +57,9 @@ class Adadelta(Optimizer):
                 lr = _val(group["lr"])
                 rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["square_avg"] = _zeros(p)
-                        st["acc_delta"] = _zeros(p)
+                    st, _ = self._step_state(p, square_avg=_zeros, acc_delta=_zeros)
                     d = p._data
-                    st["step"]._data += 1
-                    if wd != 0:
-                        g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd)
                     sq, acc = st["square_avg"]._data, st["acc_delta"]._data
                     sq *= rho
                     sq += (1 - rho) * (g * g)

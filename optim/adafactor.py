@@ -13,6 +13,7 @@ from .optimizer import (
     _params_with_grad,
     _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -76,13 +77,11 @@ class Adafactor(Optimizer):
                         else:
                             st["variance"] = _zeros(p)
                     e1 = float(np.finfo(d.dtype).eps) if eps1 is None else eps1
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
+                    st, step = self._step_state(p)  # state was created just above
                     beta2_t = step**b2d
                     rho_t = min(lr, 1 / (step**0.5))
                     alpha = max(eps2, float(xp.linalg.norm(d)) / (d.size**0.5)) * rho_t
-                    if wd != 0:
-                        d *= 1 - lr * wd
+                    _weight_decay(g, d, lr, wd, decoupled=True)
                     if g.ndim > 1:
                         rv, cv = st["row_var"]._data, st["col_var"]._data
                         row_mean = (g * g).sum(axis=-1, keepdims=True) / g.shape[-1]

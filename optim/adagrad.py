@@ -12,6 +12,7 @@ from .optimizer import (
     _params_with_grad,
     _scalar,
     _val,
+    _weight_decay,
 )
 
 __all__ = ["Adagrad"]
@@ -71,12 +72,9 @@ class Adagrad(Optimizer):
                 lr = _val(group["lr"])
                 eps, wd, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
+                    st, step = self._step_state(p)  # state was created in __init__
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
-                    if wd != 0:
-                        g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd)
                     clr = lr / (1 + (step - 1) * lr_decay)
                     s = st["sum"]._data
                     s += g * g

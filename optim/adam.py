@@ -7,13 +7,12 @@ import math
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
+    _adam_defaults,
     _bump,
-    _check_adam_args,
-    _check_lr,
     _lerp_,
     _params_with_grad,
-    _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -39,21 +38,19 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
-        _check_lr(lr)
-        _check_adam_args(eps, betas, weight_decay)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "amsgrad": amsgrad,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-            "fused": fused,
-            "decoupled_weight_decay": decoupled_weight_decay,
-        }
+        defaults = _adam_defaults(
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -66,21 +63,11 @@ class Adam(Optimizer):
                 eps, wd, ams = group["eps"], group["weight_decay"], group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["exp_avg"] = _zeros(p)
-                        st["exp_avg_sq"] = _zeros(p)
-                        if ams:
-                            st["max_exp_avg_sq"] = _zeros(p)
+                    st, step = self._step_state(
+                        p, exp_avg=_zeros, exp_avg_sq=_zeros, max_exp_avg_sq=_zeros if ams else None
+                    )
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
-                    if wd != 0:
-                        if decoupled:
-                            d *= 1 - lr * wd
-                        else:
-                            g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd, decoupled)
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
                     # one scratch array for the whole update (numpy temporaries cost most)
                     if abs(1 - beta1) < 0.5:

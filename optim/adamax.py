@@ -5,13 +5,12 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
+    _adam_defaults,
     _bump,
-    _check_adam_args,
-    _check_lr,
     _lerp_,
     _params_with_grad,
-    _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -34,18 +33,16 @@ class Adamax(Optimizer):
         differentiable=False,
         capturable=False,
     ):
-        _check_lr(lr)
-        _check_adam_args(eps, betas, weight_decay)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
+        defaults = _adam_defaults(
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -57,16 +54,9 @@ class Adamax(Optimizer):
                 beta1, beta2 = group["betas"]
                 eps, wd = group["eps"], group["weight_decay"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["exp_avg"] = _zeros(p)
-                        st["exp_inf"] = _zeros(p)
+                    st, step = self._step_state(p, exp_avg=_zeros, exp_inf=_zeros)
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
-                    if wd != 0:
-                        g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd)
                     m, u = st["exp_avg"]._data, st["exp_inf"]._data
                     _lerp_(xp, m, g, 1 - beta1)
                     u *= beta2

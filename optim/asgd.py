@@ -11,6 +11,7 @@ from .optimizer import (
     _params_with_grad,
     _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -61,17 +62,11 @@ class ASGD(Optimizer):
                     group["weight_decay"],
                 )
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["eta"] = _scalar(lr)
-                        st["mu"] = _scalar(1.0)
-                        st["ax"] = _zeros(p)
+                    st, step = self._step_state(
+                        p, eta=lambda p, lr=lr: _scalar(lr), mu=lambda p: _scalar(1.0), ax=_zeros
+                    )
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
-                    if wd != 0:
-                        g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd)
                     eta = float(st["eta"]._data)
                     d *= 1 - lambd * eta
                     d -= eta * g

@@ -140,6 +140,13 @@ class LRScheduler:
         """Compute the learning rates for the current ``last_epoch``."""
         raise NotImplementedError
 
+    def _scaled_lrs(self, factor: Any = None) -> list:
+        """Each group's current lr, times ``factor`` unless it is ``None`` (recursive forms)."""
+        groups = self.optimizer.param_groups
+        if factor is None:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * factor for g in groups]
+
     def _check_get_lr(self) -> None:
         if not self._get_lr_called_within_step:
             _warn(
@@ -235,7 +242,7 @@ class MultiplicativeLR(_LambdaBase):
         groups = self.optimizer.param_groups
         if not self._is_initial:
             return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
-        return [g["lr"] for g in groups]
+        return self._scaled_lrs()
 
 
 class StepLR(LRScheduler):
@@ -250,10 +257,9 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self._is_initial or self.last_epoch % self.step_size != 0:
-            return [g["lr"] for g in groups]
-        return [g["lr"] * self.gamma for g in groups]
+            return self._scaled_lrs()
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
@@ -271,10 +277,9 @@ class MultiStepLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self.last_epoch not in self.milestones:
-            return [g["lr"] for g in groups]
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in groups]
+            return self._scaled_lrs()
+        return self._scaled_lrs(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list:
         ms = sorted(self.milestones.elements())
@@ -295,12 +300,11 @@ class ConstantLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self._is_initial:
-            return [g["lr"] * self.factor for g in groups]
+            return self._scaled_lrs(self.factor)
         if self.last_epoch != self.total_iters:
-            return [g["lr"] for g in groups]
-        return [g["lr"] * (1.0 / self.factor) for g in groups]
+            return self._scaled_lrs()
+        return self._scaled_lrs(1.0 / self.factor)
 
     def _get_closed_form_lr(self) -> list:
         on = self.last_epoch >= self.total_iters
@@ -332,14 +336,13 @@ class LinearLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self._is_initial:
-            return [g["lr"] * self.start_factor for g in groups]
+            return self._scaled_lrs(self.start_factor)
         if self.last_epoch > self.total_iters:
-            return [g["lr"] for g in groups]
+            return self._scaled_lrs()
         d = self.end_factor - self.start_factor
         mult = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
-        return [g["lr"] * mult for g in groups]
+        return self._scaled_lrs(mult)
 
     def _get_closed_form_lr(self) -> list:
         d = self.end_factor - self.start_factor
@@ -356,10 +359,9 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self._is_initial:
-            return [g["lr"] for g in groups]
-        return [g["lr"] * self.gamma for g in groups]
+            return self._scaled_lrs()
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [b * self.gamma**self.last_epoch for b in self.base_lrs]
@@ -377,12 +379,11 @@ class PolynomialLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        groups = self.optimizer.param_groups
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [g["lr"] for g in groups]
+            return self._scaled_lrs()
         e, n = self.last_epoch, self.total_iters
         decay = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
-        return [g["lr"] * decay for g in groups]
+        return self._scaled_lrs(decay)
 
     def _get_closed_form_lr(self) -> list:
         f = (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
@@ -404,7 +405,7 @@ class CosineAnnealingLR(LRScheduler):
         groups = self.optimizer.param_groups
         e, t, m = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
-            return [g["lr"] for g in groups]
+            return self._scaled_lrs()
         if self._step_count == 1 and e > 0:
             return [m + (b - m) * (1 + math.cos(e * math.pi / t)) / 2 for b in self.base_lrs]
         if (e - 1 - t) % (2 * t) == 0:
@@ -871,7 +872,25 @@ def _check_same_optimizer(name: str, schedulers: Any, optimizer: Any) -> None:
             )
 
 
-class SequentialLR(LRScheduler):
+class _SchedulerGroup(LRScheduler):
+    """Base of the schedulers that drive sub-schedulers (kept in ``_schedulers``)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """State including each sub-scheduler's state (optimizer excluded)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state produced by :meth:`state_dict`."""
+        state_dict = dict(state_dict)
+        subs = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, subs):
+            s.load_state_dict(sd)
+
+
+class SequentialLR(_SchedulerGroup):
     """Run schedulers one after another, switching at the milestones."""
 
     def __init__(
@@ -915,22 +934,8 @@ class SequentialLR(LRScheduler):
             s.step()
         self._last_lr = s.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        """State including each sub-scheduler's state (optimizer excluded)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state produced by :meth:`state_dict`."""
-        state_dict = dict(state_dict)
-        subs = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, subs):
-            s.load_state_dict(sd)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_SchedulerGroup):
     """Step several schedulers together (their effects compose)."""
 
     def __init__(self, schedulers: Any, optimizer: Any = None) -> None:
@@ -951,17 +956,3 @@ class ChainedScheduler(LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        """State including each sub-scheduler's state (optimizer excluded)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state produced by :meth:`state_dict`."""
-        state_dict = dict(state_dict)
-        subs = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, subs):
-            s.load_state_dict(sd)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
+    _adam_defaults,
     _bump,
     _check,
-    _check_adam_args,
-    _check_lr,
     _lerp_,
     _params_with_grad,
     _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -37,21 +37,19 @@ class NAdam(Optimizer):
         capturable=False,
         differentiable=False,
     ):
-        _check_lr(lr)
-        _check_adam_args(eps, betas, weight_decay)
+        defaults = _adam_defaults(
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
         _check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "momentum_decay": momentum_decay,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -63,21 +61,12 @@ class NAdam(Optimizer):
                 beta1, beta2 = group["betas"]
                 eps, wd, md = group["eps"], group["weight_decay"], group["momentum_decay"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["mu_product"] = _scalar(1.0)
-                        st["exp_avg"] = _zeros(p)
-                        st["exp_avg_sq"] = _zeros(p)
+                    st, step = self._step_state(
+                        p, mu_product=lambda p: _scalar(1.0), exp_avg=_zeros, exp_avg_sq=_zeros
+                    )
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
                     bc2 = 1 - beta2**step
-                    if wd != 0:
-                        if group["decoupled_weight_decay"]:
-                            d *= 1 - lr * wd
-                        else:
-                            g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd, group["decoupled_weight_decay"])
                     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
                     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
                     mp = st["mu_product"]._data

@@ -395,6 +395,18 @@ class Optimizer:
         raise NotImplementedError
 
     # helpers for subclasses
+    def _step_state(self, p: Tensor, **init: Callable | None) -> tuple[dict, float]:
+        """``p``'s state with its ``step`` advanced, as (state, step). First use creates
+        ``step`` and then ``key = factory(p)`` for each factory that is not None."""
+        st = self.state[p]
+        if not st:
+            st["step"] = _scalar(0.0)
+            for key, make in init.items():
+                if make is not None:
+                    st[key] = make(p)
+        st["step"]._data += 1
+        return st, float(st["step"]._data)
+
     def _closure_loss(self, closure):
         if closure is None:
             return None
@@ -442,6 +454,23 @@ def _check_lr(lr) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
     _check(0.0 <= _val(lr), f"Invalid learning rate: {lr}")
+
+
+def _adam_defaults(lr, betas, eps, weight_decay, **rest) -> dict[str, Any]:
+    """Validate the Adam-family arguments and build ``defaults`` (keys in torch's order)."""
+    _check_lr(lr)
+    _check_adam_args(eps, betas, weight_decay)
+    return {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, **rest}
+
+
+def _weight_decay(g, d, lr: float, wd: float, decoupled: bool = False):
+    """Weight decay: decoupled shrinks ``d`` in place, else returns ``g + wd * d``."""
+    if wd != 0:
+        if decoupled:
+            d *= 1 - lr * wd
+        else:
+            g = g + wd * d
+    return g
 
 
 def _params_with_grad(group):

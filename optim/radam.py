@@ -7,13 +7,12 @@ import math
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
+    _adam_defaults,
     _bump,
-    _check_adam_args,
-    _check_lr,
     _lerp_,
     _params_with_grad,
-    _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -37,19 +36,17 @@ class RAdam(Optimizer):
         capturable=False,
         differentiable=False,
     ):
-        _check_lr(lr)
-        _check_adam_args(eps, betas, weight_decay)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "differentiable": differentiable,
-        }
+        defaults = _adam_defaults(
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -61,19 +58,9 @@ class RAdam(Optimizer):
                 beta1, beta2 = group["betas"]
                 eps, wd = group["eps"], group["weight_decay"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["exp_avg"] = _zeros(p)
-                        st["exp_avg_sq"] = _zeros(p)
+                    st, step = self._step_state(p, exp_avg=_zeros, exp_avg_sq=_zeros)
                     d = p._data
-                    st["step"]._data += 1
-                    step = float(st["step"]._data)
-                    if wd != 0:
-                        if group["decoupled_weight_decay"]:
-                            d *= 1 - lr * wd
-                        else:
-                            g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd, group["decoupled_weight_decay"])
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
                     _lerp_(xp, m, g, 1 - beta1)
                     v *= beta2

@@ -10,8 +10,8 @@ from .optimizer import (
     _check_lr,
     _lerp_,
     _params_with_grad,
-    _scalar,
     _val,
+    _weight_decay,
     _zeros,
 )
 
@@ -63,18 +63,14 @@ class RMSprop(Optimizer):
                 alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
                 mom, centered = group["momentum"], group["centered"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["square_avg"] = _zeros(p)
-                        if mom > 0:
-                            st["momentum_buffer"] = _zeros(p)
-                        if centered:
-                            st["grad_avg"] = _zeros(p)
+                    st, _ = self._step_state(
+                        p,
+                        square_avg=_zeros,
+                        momentum_buffer=_zeros if mom > 0 else None,
+                        grad_avg=_zeros if centered else None,
+                    )
                     d = p._data
-                    st["step"]._data += 1
-                    if wd != 0:
-                        g = g + wd * d
+                    g = _weight_decay(g, d, lr, wd)
                     sq = st["square_avg"]._data
                     sq *= alpha
                     sq += (1 - alpha) * (g * g)

@@ -10,7 +10,6 @@ from .optimizer import (
     _check_lr,
     _full,
     _params_with_grad,
-    _scalar,
     _val,
     _zeros,
 )
@@ -54,13 +53,10 @@ class Rprop(Optimizer):
                 etaminus, etaplus = group["etas"]
                 smin, smax = group["step_sizes"]
                 for p, g, xp in _params_with_grad(group):
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = _scalar(0.0)
-                        st["prev"] = _zeros(p)
-                        st["step_size"] = _full(p, _val(group["lr"]))
+                    st, _ = self._step_state(
+                        p, prev=_zeros, step_size=lambda p, g0=group: _full(p, _val(g0["lr"]))
+                    )
                     d = p._data
-                    st["step"]._data += 1
                     prev, ss = st["prev"]._data, st["step_size"]._data
                     s = g * prev
                     pos, neg = s > 0, s < 0

@@ -54,25 +54,20 @@ def _rows(dt: str) -> list:
                 lambda m, x, y, red=red: F(m).mse_loss(x, y, reduction=red),
                 [f(N, C, dt=dt), f(N, C, dt=dt)],
             ),
-            Case(
-                "mse_weight" + r,
-                lambda m, x, y, w, red=red: F(m).mse_loss(x, y, reduction=red, weight=w),
-                [f(N, C, dt=dt), f(N, C, dt=dt), f(N, C, dt=dt, low=0.1, high=1, grad=False)],
-            ),
-            Case(
-                "l1_weight" + r,
-                lambda m, x, y, w, red=red: F(m).l1_loss(x, y, reduction=red, weight=w),
-                [f(N, C, dt=dt), f(N, C, dt=dt), f(N, C, dt=dt, low=0.1, high=1, grad=False)],
+            *(
+                Case(
+                    f"{k}_weight" + r,
+                    lambda m, x, y, w, red=red, k=k: getattr(F(m), f"{k}_loss")(
+                        x, y, reduction=red, weight=w
+                    ),
+                    [f(N, C, dt=dt), f(N, C, dt=dt), f(N, C, dt=dt, low=0.1, high=1, grad=False)],
+                )
+                for k in ("mse", "l1", "huber")
             ),
             Case(
                 "huber" + r,
                 lambda m, x, y, red=red: F(m).huber_loss(x, y, reduction=red, delta=0.7),
                 [f(N, C, dt=dt), f(N, C, dt=dt)],
-            ),
-            Case(
-                "huber_weight" + r,
-                lambda m, x, y, w, red=red: F(m).huber_loss(x, y, reduction=red, weight=w),
-                [f(N, C, dt=dt), f(N, C, dt=dt), f(N, C, dt=dt, low=0.1, high=1, grad=False)],
             ),
             Case(
                 "smooth_l1" + r,

@@ -195,38 +195,35 @@ class Hardswish(_InplaceActivation):
     _repr_inplace = False  # torch prints no options for it
 
 
-class ELU(Module):
+class _AlphaActivation(Module):
+    """An activation with options ``alpha`` and ``inplace``: forward is
+    ``_fn(input, alpha, inplace)``."""
+
+    __constants__ = ("alpha", "inplace")
+    _fn = None  # the functional form, a staticmethod set by each subclass
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(_AlphaActivation):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
 
-    __constants__ = ("alpha", "inplace")
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+    _fn = staticmethod(F.elu)
 
 
-class CELU(Module):
+class CELU(_AlphaActivation):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
 
-    __constants__ = ("alpha", "inplace")
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+    _fn = staticmethod(F.celu)
 
 
 class SELU(_InplaceActivation):
@@ -267,20 +264,27 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class Hardshrink(Module):
-    """x where |x| > lambd, else 0."""
+class _Shrink(Module):
+    """A shrink activation whose only option is ``lambd``: forward is ``_fn(input, lambd)``."""
 
     __constants__ = ("lambd",)
+    _fn = None  # the functional form, a staticmethod set by each subclass
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
+        return self._fn(input, self.lambd)
 
     def extra_repr(self) -> str:
-        return f"{self.lambd}"
+        return str(self.lambd)
+
+
+class Hardshrink(_Shrink):
+    """x where |x| > lambd, else 0."""
+
+    _fn = staticmethod(F.hardshrink)
 
 
 class LeakyReLU(Module):
@@ -325,20 +329,10 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class Softshrink(Module):
+class Softshrink(_Shrink):
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
 
-    __constants__ = ("lambd",)
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
-
-    def extra_repr(self) -> str:
-        return str(self.lambd)
+    _fn = staticmethod(F.softshrink)
 
 
 class PReLU(Module):

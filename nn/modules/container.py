@@ -344,18 +344,22 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(m).__name__
-                    )
-                if not len(m) == 2:
-                    raise ValueError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(m)) + "; 2 is required"
-                    )
-                self[m[0]] = m[1]
+            _set_pairs(self, modules, "ModuleDict")
+
+
+def _set_pairs(target, pairs, kind: str) -> None:
+    """Assign each ``(key, value)`` element of ``pairs`` into ``target`` in order, raising
+    (torch's messages) on an element that is not an iterable of length 2."""
+    for j, m in enumerate(pairs):
+        if not isinstance(m, container_abcs.Iterable):
+            raise TypeError(
+                f"{kind} update sequence element #{j} should be Iterable; is{type(m).__name__}"
+            )
+        if not len(m) == 2:
+            raise ValueError(
+                f"{kind} update sequence element #{j} has length {len(m)}; 2 is required"
+            )
+        target[m[0]] = m[1]
 
 
 def _param_line(k, p, type_str) -> str:
@@ -381,13 +385,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = ModuleList._get_abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -543,18 +541,7 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(p).__name__
-                    )
-                if not len(p) == 2:
-                    raise ValueError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(p)) + "; 2 is required"
-                    )
-                self[p[0]] = p[1]
+            _set_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self) -> str:
         return "\n".join(_param_line(k, p, _typename) for k, p in self.items())

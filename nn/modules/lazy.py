@@ -29,16 +29,7 @@ class LazyModuleMixin:
 
     def _save_to_state_dict(self, destination, prefix, keep_vars) -> None:
         # an uninitialized parameter is saved as itself (detach would lose its laziness)
-        for name, param in self._parameters.items():
-            if param is not None:
-                if not (is_lazy(param) or keep_vars):
-                    param = param.detach()
-                destination[prefix + name] = param
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                if not (is_lazy(buf) or keep_vars):
-                    buf = buf.detach()
-                destination[prefix + name] = buf
+        self._save_tensors(destination, prefix, keep_vars, lazy=True)
 
     def _lazy_load_hook(
         self,

@@ -47,6 +47,13 @@ class _Loss(Module):
         else:
             self.reduction = reduction
 
+    # the attributes forward passes on to the functional loss by keyword (besides reduction)
+    _options: tuple[str, ...] = ()
+
+    def _apply_loss(self, fn, *args) -> Tensor:
+        kwargs = {k: getattr(self, k) for k in self._options}
+        return fn(*args, reduction=self.reduction, **kwargs)
+
 
 class _WeightedLoss(_Loss):
     def __init__(
@@ -56,23 +63,27 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
         self.weight: Tensor | None
 
+    _options = ("weight",)
+
 
 class L1Loss(_Loss):
     """Mean absolute error."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.l1_loss(input, target, reduction=self.reduction)
+        return self._apply_loss(L.l1_loss, input, target)
 
 
 class MSELoss(_Loss):
     """Mean squared error."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.mse_loss(input, target, reduction=self.reduction)
+        return self._apply_loss(L.mse_loss, input, target)
 
 
 class NLLLoss(_WeightedLoss):
     """Negative log likelihood of log-probabilities at class indices."""
+
+    _options = ("weight", "ignore_index")
 
     def __init__(
         self,
@@ -86,17 +97,13 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.nll_loss(
-            input,
-            target,
-            weight=self.weight,
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-        )
+        return self._apply_loss(L.nll_loss, input, target)
 
 
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax + NLL over class indices or class probabilities."""
+
+    _options = ("weight", "ignore_index", "label_smoothing")
 
     def __init__(
         self,
@@ -112,18 +119,13 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.cross_entropy(
-            input,
-            target,
-            weight=self.weight,
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-            label_smoothing=self.label_smoothing,
-        )
+        return self._apply_loss(L.cross_entropy, input, target)
 
 
 class PoissonNLLLoss(_Loss):
     """Poisson negative log likelihood."""
+
+    _options = ("log_input", "full", "eps")
 
     def __init__(
         self,
@@ -140,18 +142,13 @@ class PoissonNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return L.poisson_nll_loss(
-            log_input,
-            target,
-            log_input=self.log_input,
-            full=self.full,
-            eps=self.eps,
-            reduction=self.reduction,
-        )
+        return self._apply_loss(L.poisson_nll_loss, log_input, target)
 
 
 class GaussianNLLLoss(_Loss):
     """Gaussian negative log likelihood with a predicted variance."""
+
+    _options = ("full", "eps")
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
@@ -159,13 +156,13 @@ class GaussianNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-        return L.gaussian_nll_loss(
-            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
-        )
+        return self._apply_loss(L.gaussian_nll_loss, input, target, var)
 
 
 class KLDivLoss(_Loss):
     """Kullback-Leibler divergence of log-probabilities ``input`` from ``target``."""
+
+    _options = ("log_target",)
 
     def __init__(
         self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
@@ -174,18 +171,20 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+        return self._apply_loss(L.kl_div, input, target)
 
 
 class BCELoss(_WeightedLoss):
     """Binary cross entropy of probabilities."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+        return self._apply_loss(L.binary_cross_entropy, input, target)
 
 
 class BCEWithLogitsLoss(_Loss):
     """Sigmoid + binary cross entropy in one numerically stable step."""
+
+    _options = ("weight", "pos_weight")
 
     def __init__(
         self,
@@ -202,13 +201,13 @@ class BCEWithLogitsLoss(_Loss):
         self.pos_weight: Tensor | None
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.binary_cross_entropy_with_logits(
-            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
-        )
+        return self._apply_loss(L.binary_cross_entropy_with_logits, input, target)
 
 
 class HingeEmbeddingLoss(_Loss):
     """x for target 1, max(0, margin - x) for target -1."""
+
+    _options = ("margin",)
 
     def __init__(
         self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"
@@ -217,18 +216,20 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+        return self._apply_loss(L.hinge_embedding_loss, input, target)
 
 
 class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss over -1-terminated class-index targets."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.multilabel_margin_loss(input, target, reduction=self.reduction)
+        return self._apply_loss(L.multilabel_margin_loss, input, target)
 
 
 class SmoothL1Loss(_Loss):
     """Quadratic below ``beta``, linear above."""
+
+    _options = ("beta",)
 
     def __init__(
         self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0
@@ -237,39 +238,41 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+        return self._apply_loss(L.smooth_l1_loss, input, target)
 
 
 class HuberLoss(_Loss):
     """Quadratic below ``delta``, ``delta``-scaled linear above."""
+
+    _options = ("delta",)
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return self._apply_loss(L.huber_loss, input, target)
 
 
 class SoftMarginLoss(_Loss):
     """Two-class logistic loss log(1 + exp(-y x))."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.soft_margin_loss(input, target, reduction=self.reduction)
+        return self._apply_loss(L.soft_margin_loss, input, target)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     """One-versus-all logistic loss averaged over classes."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.multilabel_soft_margin_loss(
-            input, target, weight=self.weight, reduction=self.reduction
-        )
+        return self._apply_loss(L.multilabel_soft_margin_loss, input, target)
 
 
 class CosineEmbeddingLoss(_Loss):
     """1 - cos for similar pairs, max(0, cos - margin) for dissimilar ones."""
 
+    _options = ("margin",)
+
     def __init__(
         self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
     ) -> None:
@@ -277,14 +280,14 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return L.cosine_embedding_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+        return self._apply_loss(L.cosine_embedding_loss, input1, input2, target)
 
 
 class MarginRankingLoss(_Loss):
     """max(0, -y (x1 - x2) + margin)."""
 
+    _options = ("margin",)
+
     def __init__(
         self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
     ) -> None:
@@ -292,13 +295,13 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return L.margin_ranking_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+        return self._apply_loss(L.margin_ranking_loss, input1, input2, target)
 
 
 class MultiMarginLoss(_WeightedLoss):
     """Multi-class hinge loss."""
+
+    _options = ("p", "margin", "weight")
 
     def __init__(
         self,
@@ -321,18 +324,13 @@ class MultiMarginLoss(_WeightedLoss):
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return L.multi_margin_loss(
-            input,
-            target,
-            p=self.p,
-            margin=self.margin,
-            weight=self.weight,
-            reduction=self.reduction,
-        )
+        return self._apply_loss(L.multi_margin_loss, input, target)
 
 
 class TripletMarginLoss(_Loss):
     """max(0, d(a, p) - d(a, n) + margin) with the p-norm distance."""
+
+    _options = ("margin", "p", "eps", "swap")
 
     def __init__(
         self,
@@ -355,20 +353,13 @@ class TripletMarginLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return L.triplet_margin_loss(
-            anchor,
-            positive,
-            negative,
-            margin=self.margin,
-            p=self.p,
-            eps=self.eps,
-            swap=self.swap,
-            reduction=self.reduction,
-        )
+        return self._apply_loss(L.triplet_margin_loss, anchor, positive, negative)
 
 
 class TripletMarginWithDistanceLoss(_Loss):
     """Triplet loss with a custom distance (default: a PairwiseDistance submodule)."""
+
+    _options = ("distance_function", "margin", "swap")
 
     def __init__(
         self,
@@ -393,19 +384,13 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return L.triplet_margin_with_distance_loss(
-            anchor,
-            positive,
-            negative,
-            distance_function=self.distance_function,
-            margin=self.margin,
-            swap=self.swap,
-            reduction=self.reduction,
-        )
+        return self._apply_loss(L.triplet_margin_with_distance_loss, anchor, positive, negative)
 
 
 class CTCLoss(_Loss):
     """Connectionist Temporal Classification loss."""
+
+    _options = ("blank", "zero_infinity")
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
         super().__init__(reduction=reduction)
@@ -413,12 +398,4 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
-        return L.ctc_loss(
-            log_probs,
-            targets,
-            input_lengths,
-            target_lengths,
-            self.blank,
-            self.reduction,
-            self.zero_infinity,
-        )
+        return self._apply_loss(L.ctc_loss, log_probs, targets, input_lengths, target_lengths)

@@ -135,91 +135,107 @@ class _GlobalHandle(RemovableHandle):
         _refresh_global_flag()
 
 
+def _add_hook(
+    hooks: dict,
+    hook: Callable,
+    *flags: tuple[dict, bool],
+    prepend: bool = False,
+    handle_cls: type = RemovableHandle,
+) -> RemovableHandle:
+    """Store ``hook`` in ``hooks`` under a fresh handle; each ``(dict, on)`` flag marks the
+    hook in that side dict when ``on`` (the handle removes it from there too); a
+    ``_GlobalHandle`` also refreshes the fast-path flag."""
+    handle = handle_cls(hooks, extra_dict=[d for d, _ in flags] if flags else None)
+    hooks[handle.id] = hook
+    for d, on in flags:
+        if on:
+            d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    if handle_cls is _GlobalHandle:
+        _refresh_global_flag()
+    return handle
+
+
+def _check_backward_mode(current: bool | None, full: bool, where: str) -> bool:
+    # regular and full backward hooks do not mix; returns the mode to record
+    if current is (not full):
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks " + where
+        )
+    return full
+
+
+_GLOBAL_WHERE = "as a global Module hook. Please use only one of them."
+_MODULE_WHERE = "on a single Module. Please use only one of them."
+
+
+def _run_registration_hooks(hooks: dict, module, name: str, value):
+    # each hook may return a replacement for the value being registered
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
     """Register a hook ``hook(module, name, buffer) -> None or new buffer`` run by every
     ``register_buffer``."""
-    handle = RemovableHandle(_global_buffer_registration_hooks)
-    _global_buffer_registration_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
     """Register a hook ``hook(module, name, submodule) -> None or new submodule`` run by every
     ``register_module``."""
-    handle = RemovableHandle(_global_module_registration_hooks)
-    _global_module_registration_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
     """Register a hook ``hook(module, name, param) -> None or new param`` run by every
     ``register_parameter``."""
-    handle = RemovableHandle(_global_parameter_registration_hooks)
-    _global_parameter_registration_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
     """Register a forward pre-hook common to all modules (runs before each module's own)."""
-    handle = _GlobalHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    _refresh_global_flag()
-    return handle
+    return _add_hook(_global_forward_pre_hooks, hook, handle_cls=_GlobalHandle)
 
 
 def register_module_forward_hook(
     hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
 ) -> RemovableHandle:
     """Register a forward hook common to all modules (runs before each module's own)."""
-    handle = _GlobalHandle(
+    return _add_hook(
         _global_forward_hooks,
-        extra_dict=[_global_forward_hooks_always_called, _global_forward_hooks_with_kwargs],
+        hook,
+        (_global_forward_hooks_always_called, always_call),
+        (_global_forward_hooks_with_kwargs, with_kwargs),
+        handle_cls=_GlobalHandle,
     )
-    _global_forward_hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    _refresh_global_flag()
-    return handle
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """Register a (deprecated, non-full) backward hook common to all modules."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a "
-            "global Module hook. Please use only one of them."
-        )
-    _global_is_full_backward_hook = False
-    handle = _GlobalHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    _refresh_global_flag()
-    return handle
+    _global_is_full_backward_hook = _check_backward_mode(
+        _global_is_full_backward_hook, False, _GLOBAL_WHERE
+    )
+    return _add_hook(_global_backward_hooks, hook, handle_cls=_GlobalHandle)
 
 
 def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
     """Register a backward pre-hook common to all modules."""
-    handle = _GlobalHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    _refresh_global_flag()
-    return handle
+    return _add_hook(_global_backward_pre_hooks, hook, handle_cls=_GlobalHandle)
 
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """Register a full backward hook common to all modules."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a "
-            "global Module hook. Please use only one of them."
-        )
-    _global_is_full_backward_hook = True
-    handle = _GlobalHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    _refresh_global_flag()
-    return handle
+    _global_is_full_backward_hook = _check_backward_mode(
+        _global_is_full_backward_hook, True, _GLOBAL_WHERE
+    )
+    return _add_hook(_global_backward_hooks, hook, handle_cls=_GlobalHandle)
 
 
 # ---------------------------------------------------------------------------- backward hooks
@@ -476,27 +492,28 @@ class Module:
     forward: Callable[..., Any] = _forward_unimplemented
 
     # ------------------------------------------------------------------ registration
+    def _check_new_tensor_name(self, kind: str, store: str, name) -> None:
+        # torch's checks (and messages) on the name given to register_buffer/_parameter
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[store]:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer (state that is not a parameter, e.g. running statistics)."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_tensor_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
-        for hook in _global_buffer_registration_hooks.values():
-            output = hook(self, name, tensor)
-            if output is not None:
-                tensor = output
+        tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -505,16 +522,7 @@ class Module:
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (``None`` registers an absent optional parameter such as a bias)."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_tensor_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             return
@@ -530,10 +538,7 @@ class Module:
                 "as a function of another Tensor, compute the value in "
                 "the forward() method."
             )
-        for hook in _global_parameter_registration_hooks.values():
-            output = hook(self, name, param)
-            if output is not None:
-                param = output
+        param = _run_registration_hooks(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -548,10 +553,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        for hook in _global_module_registration_hooks.values():
-            output = hook(self, name, module)
-            if output is not None:
-                module = output
+        module = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -745,38 +747,22 @@ class Module:
     ) -> RemovableHandle:
         """``hook(module, grad_output) -> None or new grad_output`` runs before the gradients
         with respect to the module's inputs are computed."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._backward_pre_hooks, hook, prepend=prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Deprecated: use :meth:`register_full_backward_hook` (run here with its semantics)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a "
-                "single Module. Please use only one of them."
-            )
-        self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        self._is_full_backward_hook = _check_backward_mode(
+            self._is_full_backward_hook, False, _MODULE_WHERE
+        )
+        return _add_hook(self._backward_hooks, hook)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input`` runs once the
         gradients with respect to the module's inputs are computed."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a "
-                "single Module. Please use only one of them."
-            )
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        self._is_full_backward_hook = _check_backward_mode(
+            self._is_full_backward_hook, True, _MODULE_WHERE
+        )
+        return _add_hook(self._backward_hooks, hook, prepend=prepend)
 
     def _get_backward_hooks(self):
         full_backward_hooks: list = []
@@ -799,15 +785,12 @@ class Module:
     ) -> RemovableHandle:
         """``hook(module, args) -> None or new args`` (``with_kwargs``: ``hook(module, args,
         kwargs) -> None or (args, kwargs)``) runs before ``forward``."""
-        handle = RemovableHandle(
-            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
+        return _add_hook(
+            self._forward_pre_hooks,
+            hook,
+            (self._forward_pre_hooks_with_kwargs, with_kwargs),
+            prepend=prepend,
         )
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
 
     def register_forward_hook(
         self,
@@ -820,18 +803,13 @@ class Module:
         """``hook(module, args, output) -> None or new output`` (``with_kwargs``: ``hook(module,
         args, kwargs, output)``) runs after ``forward``; ``always_call`` runs it even when
         ``forward`` raises."""
-        handle = RemovableHandle(
+        return _add_hook(
             self._forward_hooks,
-            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+            hook,
+            (self._forward_hooks_with_kwargs, with_kwargs),
+            (self._forward_hooks_always_called, always_call),
+            prepend=prepend,
         )
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args, **kwargs):
@@ -1110,32 +1088,24 @@ class Module:
                 "Cannot register the same function as the state dict post hook that was "
                 "previously registered via register_state_dict_post_hook"
             )
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata) -> None`` runs after
         ``state_dict`` (it may edit ``state_dict`` in place)."""
         hook._from_public_api = True
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, prefix, keep_vars) -> None`` runs before ``state_dict``."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_pre_hooks, hook)
 
     def _register_load_state_dict_pre_hook(
         self, hook: Callable, with_module: bool = False
     ) -> RemovableHandle:
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
-            hook, self if with_module else None
+        return _add_hook(
+            self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None)
         )
-        return handle
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -1145,17 +1115,23 @@ class Module:
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, incompatible_keys) -> None`` runs after ``load_state_dict``; it may
         edit the missing/unexpected key lists in place."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._load_state_dict_post_hooks, hook)
+
+    def _save_tensors(
+        self, destination: dict, prefix: str, keep_vars: bool, lazy: bool = False
+    ) -> None:
+        # every parameter and persistent buffer, detached unless ``keep_vars``; with ``lazy``
+        # an uninitialized one is saved as itself (detach would lose its laziness)
+        for name, t in itertools.chain(
+            self._parameters.items(),
+            (i for i in self._buffers.items() if i[0] not in self._non_persistent_buffers_set),
+        ):
+            if t is not None:
+                keep = keep_vars or (lazy and is_lazy(t))
+                destination[prefix + name] = t if keep else t.detach()
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+        self._save_tensors(destination, prefix, keep_vars)
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 

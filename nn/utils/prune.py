@@ -228,8 +228,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prune ``amount`` entries (a fraction or a count) chosen uniformly at random."""
+class _UnstructuredAmount(BasePruningMethod):
+    """Prune ``amount`` entries (a fraction or a count); ``_prune_idx(t, k)`` picks the flat
+    indices of the ``k`` entries to zero."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -243,81 +244,39 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         mask = default_mask.clone()
         if k != 0:
-            prob = rand_like(t, dtype=_float_dtype(t))
-            idx = prob.reshape(-1).topk(k).indices
-            mask.view(-1)[idx] = 0
+            mask.view(-1)[self._prune_idx(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredAmount):
+    """Prune ``amount`` entries (a fraction or a count) chosen uniformly at random."""
+
+    @staticmethod
+    def _prune_idx(t: Tensor, k: int) -> Tensor:
+        return rand_like(t, dtype=_float_dtype(t)).reshape(-1).topk(k).indices
 
     @classmethod
     def apply(cls, module, name: str, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredAmount):
     """Prune the ``amount`` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        size = t.numel()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone()
-        if k != 0:
-            idx = t.abs().reshape(-1).topk(k, largest=False).indices
-            mask.view(-1)[idx] = 0
-        return mask
+    @staticmethod
+    def _prune_idx(t: Tensor, k: int) -> Tensor:
+        return t.abs().reshape(-1).topk(k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name: str, amount, importance_scores=None):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prune ``amount`` whole channels along ``dim``, chosen at random."""
+class _StructuredAmount(BasePruningMethod):
+    """Prune ``amount`` whole channels along ``dim``; ``_kept(t, size, k)`` picks the channels
+    to keep (a boolean mask or indices) when ``k`` of the ``size`` go."""
 
     PRUNING_TYPE = "structured"
-
-    def __init__(self, amount, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-        self.dim = dim
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        n = t.shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, n)
-        _validate_pruning_amount(k, n)
-        if k == 0:
-            return default_mask
-        prob = rand(n)
-        threshold = prob.kthvalue(k).values
-        keep = prob > threshold
-        mask = zeros_like(t)
-        mask[_channel_index(t, self.dim, keep)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
-
-    @classmethod
-    def apply(cls, module, name: str, amount, dim: int = -1):
-        return super().apply(module, name, amount=amount, dim=dim)
-
-
-class LnStructured(BasePruningMethod):
-    """Prune the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
-
-    PRUNING_TYPE = "structured"
-
-    def __init__(self, amount, n, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-        self.n = n
-        self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _validate_structured_pruning(t)
@@ -327,12 +286,42 @@ class LnStructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         if k == 0:
             return default_mask
-        norm = _compute_norm(t, self.n, self.dim)
-        idx = norm.topk(size - k, largest=True).indices
         mask = zeros_like(t)
-        mask[_channel_index(t, self.dim, idx)] = 1
+        mask[_channel_index(t, self.dim, self._kept(t, size, k))] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
+
+
+class RandomStructured(_StructuredAmount):
+    """Prune ``amount`` whole channels along ``dim``, chosen at random."""
+
+    def __init__(self, amount, dim: int = -1) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def _kept(self, t: Tensor, size: int, k: int) -> Tensor:
+        prob = rand(size)
+        threshold = prob.kthvalue(k).values
+        return prob > threshold
+
+    @classmethod
+    def apply(cls, module, name: str, amount, dim: int = -1):
+        return super().apply(module, name, amount=amount, dim=dim)
+
+
+class LnStructured(_StructuredAmount):
+    """Prune the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
+
+    def __init__(self, amount, n, dim: int = -1) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+        self.n = n
+        self.dim = dim
+
+    def _kept(self, t: Tensor, size: int, k: int) -> Tensor:
+        norm = _compute_norm(t, self.n, self.dim)
+        return norm.topk(size - k, largest=True).indices
 
     @classmethod
     def apply(cls, module, name: str, amount, n, dim, importance_scores=None):
