@@ -28,7 +28,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/_timing.py
 from _timing import median_time, rss_peak_delta, set_threads, tracemalloc_peak
-from ember.core.ops import recurrent as _recurrent
 
 try:
     import torch
@@ -124,7 +123,6 @@ def main() -> None:
         ]
     rows, mem = [], []
     for name, kind, kw in jobs:
-        _recurrent._evict_idle()  # the pool then holds this workload's buffers only
         tnet = _Net(torch, kind, **kw)
         enet = _Net(ember, kind, **kw)
         _copy(tnet, enet)
@@ -140,7 +138,6 @@ def main() -> None:
             (
                 name,
                 tm,
-                _recurrent._pool_bytes[0],
                 rss_peak_delta(steps[ember]),
                 rss_peak_delta(steps[torch]),
             )
@@ -153,17 +150,10 @@ def main() -> None:
     for name, e, t in rows:
         print(f"{name:42s} {e * 1e3:8.2f}ms {t * 1e3:8.2f}ms {e / t:12.2f}")
     print("\npeak memory of one training step (MiB):")
-    print(
-        f"{'workload':42s} {'ember tracemalloc':>18s} {'+ pool':>8s} {'ember RSS':>10s} "
-        f"{'torch RSS':>10s}"
-    )
-    for name, tm, pool, er, tr in mem:
+    print(f"{'workload':42s} {'ember tracemalloc':>18s} {'ember RSS':>10s} {'torch RSS':>10s}")
+    for name, tm, er, tr in mem:
         f = lambda b: "n/a" if b is None else f"{b / 2**20:.1f}"
-        print(f"{name:42s} {f(tm):>18s} {f(pool):>8s} {f(er):>10s} {f(tr):>10s}")
-    print(
-        "(+ pool: the fused layers' reused gate/state buffers, allocated before the traced step;"
-        " tracemalloc + pool is ember's working set)"
-    )
+        print(f"{name:42s} {f(tm):>18s} {f(er):>10s} {f(tr):>10s}")
     clock = "process CPU time" if args.cpu_time else "wall time"
     print(
         f"(torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}; "

@@ -19,10 +19,6 @@ name while the weights are unnamed (``weight_hh`` named (gates, hidden) names it
 
 from __future__ import annotations
 
-from sys import getrefcount as _refcount
-
-import numpy as _np  # the pool below only checks `xp is numpy`; kernels compute through xp
-
 from ..registry import op
 from ..tensor import Tensor
 
@@ -63,62 +59,9 @@ def _unnamed(ins, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------- helpers
-_POOL: dict = {}  # (shape, dtype) -> [arrays]: the host scratch buffers of the fused layers
-_POOL_MIN = 1 << 18  # bytes: smaller buffers come from malloc's free lists anyway
-_POOL_PER_KEY = 8
-_POOL_MAX = 1 << 28  # bytes held by the pool at most (idle buffers of old shapes are dropped)
-_pool_bytes = [0]
-
-
-def _buf(xp, shape, dtype):
-    """An uninitialised scratch array, reused across calls on the host.
-
-    A fresh multi-MB numpy array is mmap'd memory that page-faults on first touch (about 1 ms
-    per 6 MB here, a fifth of an LSTM step), so the gate / state buffers the layers save for
-    their backward come from a small pool. A pooled buffer is handed out again only once nothing
-    but the pool refers to it (the graph that saved it was freed); it is never returned to the
-    user. Device arrays (cupy has its own memory pool) are not pooled."""
-    if xp is not _np:
-        return xp.empty(shape, dtype)
-    key = (shape, dtype)
-    lst = _POOL.get(key)
-    if lst:
-        for a in lst:
-            if _refcount(a) <= 3:  # the list, the loop variable and getrefcount's argument
-                return a
-    a = _np.empty(shape, dtype)
-    n = a.nbytes
-    if n >= _POOL_MIN and (lst is None or len(lst) < _POOL_PER_KEY):
-        if _pool_bytes[0] + n > _POOL_MAX:
-            _evict_idle()
-            lst = _POOL.get(key)
-        if _pool_bytes[0] + n <= _POOL_MAX:
-            if lst is None:
-                lst = _POOL[key] = []
-            lst.append(a)
-            _pool_bytes[0] += n
-    return a
-
-
 def _transposed(xp, w):
-    """A contiguous copy of w.T in a pooled buffer (the per-step GEMMs read it many times)."""
-    t = _buf(xp, w.shape[::-1], w.dtype)
-    t[...] = w.T
-    return t
-
-
-def _evict_idle() -> None:
-    """Drop the pooled buffers nothing else uses (variable shapes must not grow the pool)."""
-    for key in list(_POOL):
-        lst = _POOL[key]
-        i = 0
-        while i < len(lst):
-            if _refcount(lst[i]) <= 2:  # the list and getrefcount's argument
-                _pool_bytes[0] -= lst.pop(i).nbytes
-            else:
-                i += 1
-        if not lst:
-            del _POOL[key]
+    """A contiguous copy of w.T (the per-step GEMMs read it many times)."""
+    return xp.ascontiguousarray(w.T)
 
 
 def _steps(T, B, batch_sizes, reverse):
@@ -139,12 +82,12 @@ def _steps(T, B, batch_sizes, reverse):
 # ---------------------------------------------------------------------- LSTM
 def _scaled_gates(xp, x2, w_ih, b, w_hh, sc):
     """The input's gate pre-activations ``x2 @ w_ih.T + b`` of every step and the recurrent
-    weights ``w_hh``, their rows scaled by ``sc`` (the sigmoid gates' 0.5), in pooled buffers."""
-    G = _buf(xp, (x2.shape[0], w_ih.shape[0]), x2.dtype)
+    weights ``w_hh``, their rows scaled by ``sc`` (the sigmoid gates' 0.5)."""
+    G = xp.empty((x2.shape[0], w_ih.shape[0]), x2.dtype)
     xp.matmul(x2, (w_ih * sc[:, None]).T, out=G)
     if b is not None:
         G += b * sc
-    whs = _buf(xp, w_hh.shape, x2.dtype)
+    whs = xp.empty(w_hh.shape, x2.dtype)
     xp.multiply(w_hh, sc[:, None], out=whs)
     return G, whs
 
@@ -168,10 +111,10 @@ def _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save):
     cs = c0.copy()
     y = xp.empty((N, P), dt)
     if save:
-        hprev = _buf(xp, (N, P), dt)
-        cprev = _buf(xp, (N, H), dt)
-        tca = _buf(xp, (N, H), dt)
-        hfa = _buf(xp, (N, H), dt) if w_hr is not None else None
+        hprev = xp.empty((N, P), dt)
+        cprev = xp.empty((N, H), dt)
+        tca = xp.empty((N, H), dt)
+        hfa = xp.empty((N, H), dt) if w_hr is not None else None
     tmp = xp.empty((hs.shape[0], H), dt)
     for s, bs in steps:
         e = s + bs
@@ -210,11 +153,11 @@ def _lstm_backward(xp, dy, dhn, dcn, saved, w_hh, w_hr, steps):
     G, _hprev, cprev, tca, _hfa = saved
     _N, H4 = G.shape
     H = H4 // 4
-    dG = _buf(xp, G.shape, G.dtype)
+    dG = xp.empty(G.shape, G.dtype)
     whT = _transposed(xp, w_hh)
     dh = dhn.copy()
     dc = dcn.copy()
-    dhp = _buf(xp, dy.shape, dy.dtype) if w_hr is not None else None
+    dhp = xp.empty(dy.shape, dy.dtype) if w_hr is not None else None
     for s, bs in reversed(steps):
         e = s + bs
         dht = dh[:bs]
@@ -267,8 +210,8 @@ def _gru_forward(xp, x2, h0, w_ih, w_hh, b_ih, b_hh, steps, save):
     hs = h0.copy()
     y = xp.empty((N, H), dt)
     if save:
-        hprev = _buf(xp, (N, H), dt)
-        hna = _buf(xp, (N, H), dt)
+        hprev = xp.empty((N, H), dt)
+        hna = xp.empty((N, H), dt)
     for s, bs in steps:
         e = s + bs
         hp = hs[:bs]
@@ -303,8 +246,8 @@ def _gru_backward(xp, dy, dhn, saved, w_hh, steps):
     G, hprev, hna = saved
     N, H3 = G.shape
     H = H3 // 3
-    dGh = _buf(xp, G.shape, G.dtype)  # [dr, dz, d(W_hn h + b_hn)]: the W_hh / b_hh side
-    dXn = _buf(xp, (N, H), G.dtype)  # d(W_in x + b_in): the W_ih side of the n gate
+    dGh = xp.empty(G.shape, G.dtype)  # [dr, dz, d(W_hn h + b_hn)]: the W_hh / b_hh side
+    dXn = xp.empty((N, H), G.dtype)  # d(W_in x + b_in): the W_ih side of the n gate
     whT = _transposed(xp, w_hh)
     dh = dhn.copy()
     for s, bs in reversed(steps):
@@ -337,13 +280,13 @@ def _gru_backward(xp, dy, dhn, saved, w_hh, steps):
 def _rnn_forward(xp, x2, h0, w_ih, w_hh, b, steps, save, relu):
     N = x2.shape[0]
     H = w_ih.shape[0]
-    G = _buf(xp, (N, H), x2.dtype) if save else xp.empty((N, H), x2.dtype)
+    G = xp.empty((N, H), x2.dtype)
     xp.matmul(x2, w_ih.T, out=G)
     if b is not None:
         G += b
     hs = h0.copy()
     if save:
-        hprev = _buf(xp, (N, H), x2.dtype)
+        hprev = xp.empty((N, H), x2.dtype)
     for s, bs in steps:
         e = s + bs
         hp = hs[:bs]
@@ -364,7 +307,7 @@ def _rnn_forward(xp, x2, h0, w_ih, w_hh, b, steps, save, relu):
 
 def _rnn_backward(xp, dy, dhn, saved, w_hh, steps, relu):
     G, _hprev = saved
-    dG = _buf(xp, G.shape, G.dtype)
+    dG = xp.empty(G.shape, G.dtype)
     whT = _transposed(xp, w_hh)
     dh = dhn.copy()
     for s, bs in reversed(steps):
@@ -478,8 +421,8 @@ def _rnn_layer_backward(xp, grads, mode="LSTM", has_bias=True, has_proj=False, w
     g0 = grads[0]
     if g0.flags.c_contiguous:
         dy = g0.reshape(-1, g0.shape[-1])
-    else:  # e.g. the gradient of a batch_first output: copy it into a pooled buffer
-        dy = _buf(xp, (g0.size // g0.shape[-1], g0.shape[-1]), g0.dtype)
+    else:  # e.g. the gradient of a batch_first output: copy it into one contiguous buffer
+        dy = xp.empty((g0.size // g0.shape[-1], g0.shape[-1]), g0.dtype)
         dy.reshape(g0.shape)[...] = g0
     dhn = grads[1]
     nst = 2 if mode == "LSTM" else 1
