@@ -6,9 +6,10 @@ cached boolean block, never a float mask per call). Its derivative is the softma
 batched matmuls done on raw arrays when no graph is wanted; under ``create_graph=True`` it is the
 same formula in ember ops, so double backward works. The product with ``value`` is a second op,
 ``_attention_values``, so the attention weights are a real tensor (MultiheadAttention returns
-them, dropout applies to them). Both run their many small per-head products with one BLAS thread
-(see ``_bmm``). Projections run as one 2-D GEMM each on (rows, features) views; heads are split
-and merged by strided views, with one copy where the heads are merged.
+them, dropout applies to them). Their per-head products are numpy's stacked matmul, BLAS choosing
+its threads (forcing one thread made them 1.5x slower on the idle machine). Projections run as one
+2-D GEMM each on (rows, features) views; heads are split and merged by strided views, with one
+copy where the heads are merged.
 
 Fully masked query rows give zeros in SDPA (torch's safe softmax) and NaN in
 MultiheadAttention's ``need_weights=True`` path, like torch.
@@ -70,48 +71,8 @@ def _probs_names(ins, *args, **kwargs):
     return None if all(n is None for n in out) else out
 
 
-_BLAS: list = []  # [numpy's BLAS thread controller (threadpoolctl), or None], looked up once
-
-
-def _blas_ctl():
-    if not _BLAS:
-        ctl = None
-        try:  # scanning the loaded libraries costs a few ms: done on first use only
-            from threadpoolctl import ThreadpoolController
-
-            libs = ThreadpoolController().select(user_api="blas").lib_controllers
-            mine = [c for c in libs if "numpy" in str(getattr(c, "filepath", ""))]
-            ctl = (mine or libs)[0] if len(mine) == 1 or len(libs) == 1 else None
-        except Exception:  # noqa: BLE001 - no controller: BLAS keeps its own threading
-            ctl = None
-        _BLAS.append(ctl)
-    return _BLAS[0]
-
-
-def _bmm(xp, a, b):
-    """Batched matmul of many small matrices (attention heads) with single-threaded BLAS.
-
-    numpy runs one BLAS call per matrix; a multi-threaded BLAS wakes and joins its threads for
-    each of them, which costs more than the product of a small matrix (and far more on a busy
-    machine). One thread per call is as fast unloaded and several times faster under load."""
-    if xp is not np or a.ndim < 3 or a.shape[-2] * a.shape[-1] * b.shape[-1] > _SMALL:
-        return xp.matmul(a, b)
-    ctl = _blas_ctl()
-    n = ctl.get_num_threads() if ctl is not None else 1
-    if n == 1:
-        return xp.matmul(a, b)
-    ctl.set_num_threads(1)
-    try:
-        return xp.matmul(a, b)
-    finally:
-        ctl.set_num_threads(n)
-
-
-_SMALL = 1 << 22  # multiply-adds per matrix below which one BLAS thread is used
-
-
 def _scores(xp, query, key, scale):
-    s = _bmm(xp, query, xp.swapaxes(key, -1, -2))
+    s = xp.matmul(query, xp.swapaxes(key, -1, -2))
     if scale != 1.0:
         s *= scale  # a Python float: float32 stays float32 (NEP 50)
     return s
@@ -190,8 +151,8 @@ def _probs_grad(grad, query, key, p, scale, needs, want_mask):
     gm = _wrap(gs.copy() if scale != 1.0 else gs) if want_mask else None
     if scale != 1.0:
         gs *= scale
-    gq = _wrap(_bmm(xp, gs, ka)) if needs[0] else None
-    gk = _wrap(_bmm(xp, xp.swapaxes(gs, -1, -2), qa)) if needs[1] else None
+    gq = _wrap(xp.matmul(gs, ka)) if needs[0] else None
+    gk = _wrap(xp.matmul(xp.swapaxes(gs, -1, -2), qa)) if needs[1] else None
     return gq, gk, gm
 
 
@@ -218,8 +179,8 @@ def _values_names(ins, *args, **kwargs):
 def _attention_values(xp, probs, value):
     """probs @ value over the last two dims (batch dims broadcast), one BLAS thread per matrix."""
     if _lowp(probs) or _lowp(value):  # numpy has no half-precision BLAS: float32, rounded back
-        return _bmm(xp, probs.astype("float32"), value.astype("float32")).astype(value.dtype)
-    return _bmm(xp, probs, value)
+        return xp.matmul(probs.astype("float32"), value.astype("float32")).astype(value.dtype)
+    return xp.matmul(probs, value)
 
 
 @_attention_values.vjp
@@ -232,8 +193,8 @@ def _(grad, probs, value, needs):
     if _lowp(g) or _lowp(pa):
         g, pa, va = (a.astype("float32") for a in (g, pa, va))
     xp = array_module(g)
-    gp = _wrap(_bmm(xp, g, xp.swapaxes(va, -1, -2))) if needs[0] else None
-    gv = _wrap(_bmm(xp, xp.swapaxes(pa, -1, -2), g)) if needs[1] else None
+    gp = _wrap(xp.matmul(g, xp.swapaxes(va, -1, -2))) if needs[0] else None
+    gv = _wrap(xp.matmul(xp.swapaxes(pa, -1, -2), g)) if needs[1] else None
     return gp, gv
 
 

@@ -64,7 +64,7 @@ class SGD(Optimizer):
                         else:
                             b = buf._data
                             b *= mom
-                            b += (1 - damp) * g
+                            b += g if damp == 0 else (1 - damp) * g  # no temporary for 1 * g
                             _bump(buf)
                         g = g + mom * buf._data if nesterov else buf._data
                     d -= lr * g

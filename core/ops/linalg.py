@@ -393,12 +393,18 @@ ger = outer
 
 
 def _scaled_add(xp, r, inp, beta, alpha):
-    """beta * inp + alpha * r (beta == 0 ignores inp, nan included, like torch)."""
+    """beta * inp + alpha * r (beta == 0 ignores inp, nan included, like torch). ``r`` is the
+    product just computed (owned, never a view of an input): it is updated in place where the
+    dtype allows, saving a pass and an output-sized allocation (the bias add of F.linear)."""
     dt = r.dtype
     if alpha != 1:
         r = r * alpha
     if beta != 0:
-        r = r + (inp if beta == 1 else inp * beta)
+        add = inp if beta == 1 else inp * beta
+        if isinstance(r, xp.ndarray) and add.dtype == r.dtype:
+            r += add
+        else:
+            r = r + add
     return r if r.dtype == dt else r.astype(dt)
 
 
