@@ -40,7 +40,10 @@ from .core.layout import (
     layout,
     memory_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
     sparse_coo,
+    sparse_csc,
     sparse_csr,
     strided,
 )
@@ -89,6 +92,9 @@ from .core.ops.hashing import *  # hash_tensor
 from .core.ops.recurrent import *  # lstm_cell, gru_cell, rnn_*_cell; fused RNN layers
 from .core.ops.normalization import *  # layer_norm, batch_norm, group_norm, ...
 from .core.ops.convolution import *  # conv1d/2d/3d, conv_transpose*, convolution
+from .core.sparse import *  # sparse_coo_tensor, sparse_csr_tensor, ..., smm, sspaddmm
+from . import sparse  # torch.sparse: mm, addmm, sum, softmax, log_softmax, spdiags
+from .core.quantized import *  # quantize_per_tensor, fake_quantize_*, qint8, ...
 from .core.runtime import *  # threads, determinism and precision flags
 from .core.storage import *  # UntypedStorage, TypedStorage, is_storage, FloatStorage, ...
 from .core.symbolic import *  # sym_int, sym_float, ..., cond

@@ -73,6 +73,11 @@ _SCALAR_TYPE = {
     "float64": "Double",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "qint8": "QInt8",
+    "quint8": "QUInt8",
+    "qint32": "QInt32",
+    "quint4x2": "QUInt4x2",
+    "quint2x4": "QUInt2x4",
 }
 
 
@@ -114,6 +119,44 @@ ALL = (
     complex128,
 )
 _NAMES = {d.name: d for d in ALL}
+
+
+class _QuantizedDtype(dtype):
+    """A quantized element type (``ember.qint8`` ...): integers plus a scale and zero point that
+    live on the tensor (core/quantized.py). Not in ALL / _FROM_NP: a numpy int8 array stays int8,
+    and dense tensors never have these dtypes."""
+
+    __slots__ = ("bits", "qmax", "qmin", "storage")
+
+    def __init__(self, name: str, storage, qmin: int, qmax: int, bits: int):
+        self.name = name
+        self.category = QUANTIZED
+        self.itemsize = storage.itemsize
+        self.storage = storage  # the numpy type of the integer values, one per element
+        self.qmin, self.qmax, self.bits = qmin, qmax, bits
+
+    @property
+    def is_signed(self) -> bool:
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+    @property
+    def np(self):
+        # no dense array has this type: a factory or cast asking for it fails loudly here
+        raise RuntimeError(
+            f"{self!r} is a quantized dtype, which dense tensors cannot hold: create quantized "
+            "tensors with ember.quantize_per_tensor / quantize_per_channel"
+        )
+
+
+QUANTIZED = 4  # category of the quantized dtypes: they promote with nothing but themselves
+qint8 = _QuantizedDtype("qint8", np.dtype(np.int8), -128, 127, 8)
+quint8 = _QuantizedDtype("quint8", np.dtype(np.uint8), 0, 255, 8)
+qint32 = _QuantizedDtype("qint32", np.dtype(np.int32), -(2**31), 2**31 - 1, 32)
+# torch bounds-checks zero points of the packed sub-byte types against uint8's range
+quint4x2 = _QuantizedDtype("quint4x2", np.dtype(np.uint8), 0, 15, 4)
+quint2x4 = _QuantizedDtype("quint2x4", np.dtype(np.uint8), 0, 3, 2)
+QUANTIZED_TYPES = (qint8, quint8, qint32, quint4x2, quint2x4)
+_NAMES.update({d.name: d for d in QUANTIZED_TYPES})
 # torch's aliases, exported from the ember namespace as well
 ALIASES = {
     "bool": bool_,
@@ -214,6 +257,8 @@ def to_dtype(d) -> dtype:
         if name in _NAMES:
             return _NAMES[name]
         raise TypeError(f"unknown dtype {d!r}")
+    if isinstance(d, dtype):  # a quantized dtype (a dtype subclass)
+        return d
     if getattr(d, "__module__", "").startswith("torch") and hasattr(d, "is_floating_point"):
         return _NAMES[str(d).split(".")[-1]]  # a torch.dtype handed to ember
     try:
@@ -269,6 +314,11 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 def _promote(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a.category == QUANTIZED or b.category == QUANTIZED:
+        raise RuntimeError(
+            "promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+            f"rules should be, offending types: {a.scalar_type} {b.scalar_type}"
+        )
     if (a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE) and a.category != FLOAT and b.category != FLOAT:
         # torch: the wide unsigned types only promote with themselves and floating types
         raise RuntimeError(

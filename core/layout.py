@@ -19,7 +19,10 @@ __all__ = [
     "layout",
     "memory_format",
     "preserve_format",
+    "sparse_bsc",
+    "sparse_bsr",
     "sparse_coo",
+    "sparse_csc",
     "sparse_csr",
     "strided",
     "suggest_memory_format",
@@ -61,6 +64,9 @@ class memory_format:
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 contiguous_format = memory_format("contiguous_format", None, None)
 channels_last = memory_format("channels_last", 4, (1, 3, 2, 0))
 channels_last_3d = memory_format("channels_last_3d", 5, (1, 4, 3, 2, 0))

@@ -29,22 +29,7 @@ POINTWISE_REST = """
 """.split()  # noqa: SIM905
 
 # name ("torch:<name>" or "Tensor:<name>") -> the family (a later issue) it belongs to
-EXPECTED_MISSING = {
-    "torch:sparse_coo_tensor": "sparse",
-    "torch:sparse_csr_tensor": "sparse",
-    "torch:sparse_csc_tensor": "sparse",
-    "torch:sparse_bsr_tensor": "sparse",
-    "torch:sparse_bsc_tensor": "sparse",
-    "torch:quantize_per_tensor": "quantization",
-    "torch:quantize_per_channel": "quantization",
-    "torch:dequantize": "quantization",
-    "torch:fake_quantize_per_channel_affine": "quantization",
-    "torch:fake_quantize_per_tensor_affine": "quantization",
-    "Tensor:sspaddmm": "sparse",
-    "torch:quantized_batch_norm": "quantization",
-    "torch:quantized_max_pool1d": "quantization",
-    "torch:quantized_max_pool2d": "quantization",
-}
+EXPECTED_MISSING = {}
 
 
 def _spec_names() -> list[str]:
@@ -136,26 +121,6 @@ def test_foreach_ops_mirror_torch():
 
 # public torch.Tensor names (dir(torch.Tensor)) that ember.Tensor lacks on purpose -> family
 EXPECTED_MISSING_TENSOR = {
-    "ccol_indices": "sparse",
-    "coalesce": "sparse",
-    "col_indices": "sparse",
-    "crow_indices": "sparse",
-    "indices": "sparse",
-    "is_coalesced": "sparse",
-    "resize_as_sparse_": "sparse",
-    "row_indices": "sparse",
-    "smm": "sparse",
-    "sparse_mask": "sparse",
-    "sparse_resize_": "sparse",
-    "sparse_resize_and_clear_": "sparse",
-    "sspaddmm": "sparse",
-    "to_sparse": "sparse",
-    "to_sparse_bsc": "sparse",
-    "to_sparse_bsr": "sparse",
-    "to_sparse_coo": "sparse",
-    "to_sparse_csc": "sparse",
-    "to_sparse_csr": "sparse",
-    "values": "sparse",
     "to_mkldnn": "mkldnn",
     "to_padded_tensor": "nested",
     "index": "symbolic shapes",

@@ -382,7 +382,8 @@ def _quantized_only(name):
     def f(self, *args, **kwargs):
         raise NotImplementedError(
             f"Could not run 'aten::{name}' with arguments from the "
-            f"'{self.device.type.upper()}' backend. ember has no quantized tensors."
+            f"'{self.device.type.upper()}' backend: it takes a quantized tensor (see "
+            "ember.quantize_per_tensor)."
         )
 
     f.__name__ = name

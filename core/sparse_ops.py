@@ -1,0 +1,688 @@
+"""Math on sparse tensors (ember.sparse.mm / addmm / sum / softmax ..., arithmetic), their repr,
+and the sparse methods of dense tensors (to_sparse*, sparse_mask, and torch's errors for the
+sparse-only accessors). Every computation is dense ember ops on the values, so autograd works."""
+
+from __future__ import annotations
+
+import ember as _E
+
+from . import dtype as _dt
+from .device import array_module
+from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from .sparse import (
+    _BLOCK,
+    _COMPRESSED,
+    _ROWS,
+    _TNAME,
+    SparseTensor,
+    _gather_rows,
+    _long,
+    _make,
+    _prod,
+    _ravel,
+    _segsum,
+    _wrap_dim,
+)
+from .sparse_factories import _to_compressed, _to_coo, _to_sparse
+from .tensor import Tensor, _wrap
+
+__all__ = ["smm", "sspaddmm"]
+
+
+# ---------------------------------------------------------------------------- repr
+def _inner(x: Tensor, indent: int) -> str:
+    from .printing import _body
+
+    x = x.detach()
+    if x.numel() == 0:
+        return f"[], size={tuple(x.shape)}"
+    return _body(x, indent)
+
+
+def sparse_repr(t: SparseTensor) -> str:
+    """torch's repr of a sparse tensor, with ``ember.`` where torch writes ``torch.``."""
+    from .device import get_default_device
+    from .printing import OPTS
+
+    lay = t._lay
+    if lay is sparse_coo:
+        items = (("indices", t._ci), ("values", t._vals))
+    else:
+        from .sparse import _INAMES
+
+        c, p = _INAMES[lay]
+        items = ((c, t._ci), (p, t._pi), ("values", t._vals))
+    lines = []
+    for k, (nm, x) in enumerate(items):
+        head = ("tensor(" if k == 0 else " " * 7) + nm + "=tensor("
+        lines.append(head + _inner(x, len(head)) + ")")
+    s = ",\n".join(lines)
+    suffixes = []
+    dev, default_dev = t.device, get_default_device()
+    if dev.type != default_dev.type or (
+        dev.type == "cuda" and dev.index != (default_dev.index or 0)
+    ):
+        suffixes.append(f"device='{dev}'")
+    suffixes += [f"size={tuple(t._shp)}", f"nnz={t._nnz()}"]
+    dt, default = t.dtype, _dt.get_default_dtype()
+    if dt not in (default, default.to_complex(), _dt.int64, _dt.bool_):
+        suffixes.append(f"dtype={dt!r}")
+    suffixes.append(f"layout={lay!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    # like torch: a COO tensor starts its suffixes on a new line; lines wrap at linewidth
+    parts = [s]
+    last = len(s) - s.rfind("\n") + 1
+    force = lay is sparse_coo
+    for suf in suffixes:
+        if force or last + len(suf) + 2 > OPTS.linewidth:
+            parts.append(",\n       " + suf)
+            last = 7 + len(suf)
+            force = False
+        else:
+            parts.append(", " + suf)
+            last += len(suf) + 2
+    return "".join(parts) + ")"
+
+
+# ---------------------------------------------------------------------------- helpers
+def _check_sparse(t, who) -> SparseTensor:
+    if not isinstance(t, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            f"{who}: expected a sparse tensor, got a strided (dense) tensor"
+        )
+    return t
+
+
+def _coo2d(s: SparseTensor, who):
+    """(rows, cols) raw index arrays and the values of a 2-D sparse matrix of any layout."""
+    if s.sparse_dim() != 2:
+        raise RuntimeError(f"{who}: matrices expected, got {s.sparse_dim()}D tensor")
+    c = _to_coo(s, None)
+    if c.dense_dim():
+        raise RuntimeError(f"{who}: ember supports sparse matrices without dense dims only")
+    idx = c._ci._data
+    return idx[0], idx[1], c._vals
+
+
+def _mm(s: SparseTensor, d: Tensor, who="addmm") -> Tensor:
+    rows, cols, vals = _coo2d(s, who)
+    if isinstance(d, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            f"{who}: sparse @ sparse: call .to_dense() on the second operand"
+        )
+    if d.dim() != 2:
+        raise RuntimeError(f"{who}: matrices expected, got {d.dim()}D tensor")
+    n, k = s.shape
+    if d.shape[0] != k:
+        raise RuntimeError(f"{who}: Argument #3 (dense): Expected dim 0 size {k}, got {d.shape[0]}")
+    if d.dtype is not s.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_dt.scalar_name(s.dtype)} but found {_dt.scalar_name(d.dtype)}"
+        )
+    xp = array_module(rows)
+    # one product per stored entry, then a scatter-add of the rows (sort + reduceat)
+    contrib = vals.reshape(-1, 1) * d.index_select(0, _long(xp, cols))
+    return _segsum(contrib, _long(xp, rows), n)
+
+
+def _dims(dim, nd):
+    if isinstance(dim, int):
+        dim = (dim,)
+    out = sorted({_wrap_dim(d, nd) for d in dim})
+    return out
+
+
+def _segmax(xp, v, g, ng):
+    """Per-group maximum of the rows of raw array ``v`` (group ids ``g`` in [0, ng))."""
+    out = xp.full((ng, *v.shape[1:]), -xp.inf, dtype=v.dtype)
+    if xp.__name__ == "numpy":
+        order = xp.argsort(g, kind="stable")
+        gs = g[order]
+        starts = xp.flatnonzero(xp.concatenate(([True], gs[1:] != gs[:-1])))
+        out[gs[starts]] = xp.maximum.reduceat(v[order], starts, axis=0)
+    else:
+        from .ops.indexing import _ufunc_at
+
+        _ufunc_at(xp, "maximum", out, (g,), v)
+    return out
+
+
+# ---------------------------------------------------------------------------- ember.sparse.*
+def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
+    """``mat1 @ mat2`` with ``mat1`` sparse (any layout, 2-D): a dense result; sparse @ sparse
+    gives a sparse COO result. Gradients reach the sparse values and the dense operand."""
+    if reduce not in (None, "sum"):
+        raise RuntimeError(f"sparse.mm: reduce={reduce!r} is not supported by ember")
+    if not isinstance(mat1, SparseTensor):
+        raise RuntimeError("sparse.mm: the first argument must be a sparse tensor")  # noqa: TRY004
+    if isinstance(mat2, SparseTensor):
+        return _mm(mat1, mat2.to_dense(), "addmm").to_sparse()
+    return _mm(mat1, mat2)
+
+
+def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0) -> Tensor:
+    """``beta * mat + alpha * (mat1 @ mat2)`` with ``mat1`` sparse (a dense result)."""
+    prod = _mm(_check_sparse(mat1, "sparse.addmm"), mat2)
+    if isinstance(mat, SparseTensor):
+        mat = mat.to_dense()
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod
+    return prod + (mat if beta == 1 else mat * beta)
+
+
+def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
+    """Sum of a sparse COO tensor: all of it (a dense 0-d tensor), or over ``dim`` (a sparse
+    tensor, or dense when every sparse dim is summed)."""
+    if not isinstance(input, SparseTensor):
+        return input.sum() if dim is None else input.sum(dim, dtype=dtype)
+    s = input if input._lay is sparse_coo else _to_coo(input, None)
+    vals = s._vals if dtype is None else s._vals.to(dtype)
+    if dim is None:
+        return vals.sum()
+    nd = s.dim()
+    sd = s.sparse_dim()
+    dims = _dims(dim, nd)
+    sp = [d for d in dims if d < sd]
+    dn = [d - sd + 1 for d in dims if d >= sd]
+    if dn:
+        vals = vals.sum(dn)
+    if len(sp) == sd:
+        return vals.sum(0)
+    keep = [d for d in range(sd) if d not in sp]
+    shape = tuple(s._shp[d] for d in range(nd) if d not in dims)
+    idx = s._ci._data[keep]
+    out = _make(sparse_coo, shape, _wrap(idx), None, vals, s._coal and not sp)
+    return out.coalesce()
+
+
+def _softmax(input, dim, dtype, log: bool):
+    who = "log_softmax" if log else "softmax"
+    if not isinstance(input, SparseTensor) or input._lay is not sparse_coo:
+        raise NotImplementedError(
+            f"sparse.{who}: ember supports sparse COO input only (got "
+            f"{getattr(input, 'layout', 'strided')!r})"
+        )
+    s = input.coalesce()
+    vals = s._vals if dtype is None else s._vals.to(dtype)
+    nd, sd = s.dim(), s.sparse_dim()
+    d = _wrap_dim(dim, nd)
+    if d >= sd:  # a dense dim: every stored slice is normalised on its own
+        v = vals.log_softmax(d - sd + 1) if log else vals.softmax(d - sd + 1)
+        return s._like(v, True)
+    idx = s._ci._data
+    xp = array_module(idx)
+    others = [k for k in range(sd) if k != d]
+    key = _ravel(xp, idx[others], [s._shp[k] for k in others])
+    uniq, g = xp.unique(key, return_inverse=True)
+    g = g.reshape(-1)
+    ng = uniq.shape[0]
+    # unspecified entries count as -inf: the softmax runs over the stored entries of each line
+    m = _segmax(xp, vals.detach()._data, g, ng)
+    gt = _long(xp, g)
+    z = vals - _wrap(m[g])
+    e = z.exp()
+    tot = _segsum(e, gt, ng)
+    v = z - tot.log().index_select(0, gt) if log else e / tot.index_select(0, gt)
+    return s._like(v, True)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Softmax over ``dim`` of a sparse COO tensor; unspecified entries count as -inf."""
+    return _softmax(input, dim, dtype, False)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Log-softmax over ``dim`` of a sparse COO tensor; unspecified entries count as -inf."""
+    return _softmax(input, dim, dtype, True)
+
+
+def spdiags(diagonals: Tensor, offsets: Tensor, shape, layout=None) -> Tensor:
+    """A sparse 2-D tensor of ``shape`` with row ``k`` of ``diagonals`` on diagonal
+    ``offsets[k]`` (column ``j`` of a diagonal holds ``diagonals[k, j]``, like scipy)."""
+    if layout not in (None, sparse_coo, sparse_csr, sparse_csc):
+        raise ValueError("Only supports conversion to SparseCSR or SparseCSC")
+    if len(shape) != 2:
+        raise RuntimeError(f"Output shape must be 2d, got {len(shape)}")
+    if diagonals.dim() not in (1, 2):
+        raise RuntimeError(f"Diagonals must be vector or matrix, got {diagonals.dim()}d")
+    if offsets.dim() > 1:
+        raise RuntimeError(f"Offsets must be scalar or vector, got {offsets.dim()}d")
+    d2 = diagonals.reshape(1, -1) if diagonals.dim() == 1 else diagonals
+    off = offsets._data.reshape(-1).astype("int64")
+    xp = array_module(off)
+    if d2.shape[0] != off.shape[0]:
+        raise RuntimeError(
+            f"Number of diagonals ({d2.shape[0]}) does not match the number of offsets "
+            f"({off.shape[0]})"
+        )
+    if xp.unique(off).shape[0] != off.shape[0]:
+        raise RuntimeError("Offset tensor contains duplicate values")
+    m, n = int(shape[0]), int(shape[1])
+    width = d2.shape[1]
+    rows, cols, src = [], [], []
+    for k, o in enumerate(off.tolist()):
+        c0, c1 = max(0, o), min(n, m + o, width)
+        if c1 <= c0:
+            continue
+        c = xp.arange(c0, c1, dtype=xp.int64)
+        rows.append(c - o)
+        cols.append(c)
+        src.append(k * width + c)
+    if rows:
+        r, c, lin = xp.concatenate(rows), xp.concatenate(cols), xp.concatenate(src)
+    else:
+        r = c = lin = xp.zeros(0, xp.int64)
+    vals = _gather_rows(d2.reshape(-1), lin)
+    out = _make(sparse_coo, (m, n), _wrap(xp.stack((r, c))), None, vals, False)
+    return out if layout in (None, sparse_coo) else _to_compressed(out, layout, None, None)
+
+
+class check_sparse_tensor_invariants:
+    """Context manager / decorator turning on the sparse invariant checks of the factories
+    (torch.sparse.check_sparse_tensor_invariants). ember always checks index bounds; the flag
+    adds the sortedness check of compressed plain indices."""
+
+    @staticmethod
+    def is_enabled() -> bool:
+        from .sparse import _Invariants
+
+        return _Invariants.on
+
+    @staticmethod
+    def enable() -> None:
+        from .sparse import _Invariants
+
+        _Invariants.on = True
+
+    @staticmethod
+    def disable() -> None:
+        from .sparse import _Invariants
+
+        _Invariants.on = False
+
+    def __init__(self, enable: bool = True) -> None:
+        self.state = enable
+        self.saved = None
+
+    def __enter__(self):
+        if self.saved is not None:
+            raise RuntimeError("This context manager instance is already activated.")
+        self.saved = self.is_enabled()
+        (self.enable if self.state else self.disable)()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        (self.enable if self.saved else self.disable)()
+        self.saved = None
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with check_sparse_tensor_invariants(self.state):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+# ---------------------------------------------------------------------------- torch.smm & co
+def smm(input: Tensor, mat: Tensor) -> Tensor:
+    """``input @ mat`` (``input`` sparse COO 2-D) as a sparse tensor: every column of each
+    row ``input`` stores something in."""
+    return sspaddmm(_E.zeros(0), input, mat, beta=0.0, alpha=1.0, _who="smm")
+
+
+def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0, _who=None):
+    """``beta * input + alpha * (mat1 @ mat2)``: ``input`` and ``mat1`` sparse COO, the result
+    sparse COO (the entries of ``input``, then full rows of the product)."""
+    if not isinstance(input, SparseTensor) and _who is None:
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    if not isinstance(mat1, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            "tensor.sspaddmm(...) can only be called on sparse tensors"
+        )
+    prod = _mm(mat1, mat2)
+    rows, _, _ = _coo2d(mat1, "addmm")
+    xp = array_module(rows)
+    ur = xp.unique(rows)
+    p = prod.shape[1]
+    idx = xp.stack((xp.repeat(ur, p), xp.tile(xp.arange(p, dtype=xp.int64), ur.shape[0])))
+    pv = _gather_rows(prod, ur).reshape(-1)
+    if alpha != 1:
+        pv = pv * alpha
+    shape = tuple(prod.shape)
+    if _who is not None:
+        return _make(sparse_coo, shape, _wrap(idx), None, pv, True)
+    if tuple(input.shape) != shape:
+        raise RuntimeError(
+            f"sspaddmm: Argument #1 (t): Expected dim 0 size {shape[0]}, got {input.shape[0]}"
+        )
+    base = _to_coo(input, None)
+    bv = base._vals if beta == 1 else base._vals * beta
+    idx = xp.concatenate((base._ci._data, idx), axis=1)
+    return _make(sparse_coo, shape, _wrap(idx), None, _E.cat([bv, pv.to(bv.dtype)]), False)
+
+
+# ---------------------------------------------------------------------------- methods
+def _binary_parts(a: SparseTensor, b: SparseTensor, who):
+    if tuple(a._shp) != tuple(b._shp):
+        raise RuntimeError(
+            f"{who}: expected sizes of 'self' and 'other' to match, but {list(a._shp)} != "
+            f"{list(b._shp)}"
+        )
+    return _to_coo(a, None), _to_coo(b, None)
+
+
+def _add(self, other, alpha=1):
+    if isinstance(other, SparseTensor):
+        a, b = _binary_parts(self, other, "add")
+        if a.sparse_dim() != b.sparse_dim():
+            raise RuntimeError("add: the two sparse tensors must have the same sparse_dim")
+        bv = b._vals if alpha == 1 else b._vals * alpha
+        idx = _E.cat([a._ci, b._ci], 1)
+        out = _make(sparse_coo, a._shp, idx, None, _E.cat([a._vals, bv]), False).coalesce()
+        if self._lay is sparse_coo:
+            return out
+        return _to_compressed(out, self._lay, tuple(self._vals.shape[1:3]) or None, None)
+    if isinstance(other, Tensor):
+        raise RuntimeError(  # noqa: TRY004
+            "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+        )
+    raise RuntimeError(
+        f"add: ember does not support adding a scalar to a {self._lay.name} tensor (it would "
+        "fill every unspecified entry); call .to_dense() first"
+    )
+
+
+def _radd(self, other):
+    if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+        return other + self.to_dense()  # dense + sparse: a dense result, like torch
+    return _add(self, other)
+
+
+def _sub(self, other, alpha=1):
+    return _add(self, other, -alpha) if isinstance(other, SparseTensor) else _add(self, other)
+
+
+def _rsub(self, other):
+    if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+        return other - self.to_dense()
+    return _add(self, other)
+
+
+def _mul(self, other):
+    if isinstance(other, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            "mul: ember does not support sparse * sparse; call .to_dense() on one operand"
+        )
+    if isinstance(other, Tensor):
+        if other.dim() == 0:
+            return self._like(self._vals * other)
+        if tuple(other.shape) != tuple(self._shp) or self._lay is not sparse_coo:
+            raise RuntimeError(
+                "mul: ember supports sparse COO * dense only for a dense tensor of the same shape"
+            )
+        sd = self.sparse_dim()
+        idx = self._ci._data
+        lin = _ravel(array_module(idx), idx, self._shp[:sd])
+        d = _gather_rows(other.reshape(_prod(self._shp[:sd]), *self._shp[sd:]), lin)
+        return self._like(self._vals * d)
+    return self._like(self._vals * other)
+
+
+def _div(self, other):
+    if isinstance(other, Tensor) and other.dim() != 0:
+        raise RuntimeError("div: ember divides sparse tensors by scalars only")
+    return self._like(self._vals / other)
+
+
+def _neg(self):
+    return self._like(-self._vals)
+
+
+def _matmul(self, other):
+    if isinstance(other, SparseTensor):
+        return mm(self, other)
+    return _mm(self, other, "addmm")
+
+
+def _transpose(self, dim0, dim1):
+    if self._lay is not sparse_coo:
+        raise RuntimeError(f"transpose: ember transposes sparse COO tensors only, not {self._lay}")
+    nd = self.dim()
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    sd = self.sparse_dim()
+    if (d0 < sd) != (d1 < sd):
+        raise RuntimeError("transpose(): ember cannot swap a sparse dim with a dense dim")
+    shape = list(self._shp)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    if d0 >= sd:
+        return _make(
+            sparse_coo,
+            shape,
+            self._ci,
+            None,
+            self._vals.transpose(d0 - sd + 1, d1 - sd + 1),
+            self._coal,
+        )
+    idx = self._ci._data.copy()
+    idx[[d0, d1]] = idx[[d1, d0]]
+    return _make(sparse_coo, shape, _wrap(idx), None, self._vals, self._coal and d0 == d1)
+
+
+def _t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return _transpose(self, 0, 1) if self.dim() == 2 else self
+
+
+def _sum_method(self, dim=None, keepdim=False, dtype=None):
+    if keepdim:
+        raise RuntimeError("sum: keepdim=True is not supported on sparse tensors")
+    return sum(self, dim, dtype)
+
+
+_RESIZE_HINT = (
+    "\nYou could try the following options:\n1. If you need an empty sparse tensor of this "
+    "size, call `x = ember.sparse_coo_tensor(size)`.\n2. If you need to resize this tensor, "
+    "you have the following options:\n    1. For both sparse and dense dimensions, keep the "
+    "number of them constant and the size of them non-shrinking, and then try the same call "
+    "again.\n    2. Or, create a new sparse tensor with the correct indices and values from "
+    "this sparse tensor."
+)
+
+
+def _sparse_resize_(self, size, sparse_dim, dense_dim):
+    if self._lay is not sparse_coo:
+        raise RuntimeError(f"sparse_resize_: expected a sparse COO tensor, got {self._lay}")
+    size = tuple(int(s) for s in size)
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(
+            f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim ({dense_dim}), "
+            f"but got {len(size)}"
+        )
+    sd, dd = self.sparse_dim(), self.dense_dim()
+    if self._nnz():
+        if sd != sparse_dim:
+            raise RuntimeError(
+                f"changing the number of sparse dimensions (from {sd} to {sparse_dim}) on a "
+                "non-empty sparse tensor is not supported." + _RESIZE_HINT
+            )
+        if dd != dense_dim:
+            raise RuntimeError(
+                f"changing the number of dense dimensions (from {dd} to {dense_dim}) on a "
+                "non-empty sparse tensor is not supported." + _RESIZE_HINT
+            )
+        old = list(self._shp)
+        if any(n < o for n, o in zip(size[:sd], old[:sd])):
+            raise RuntimeError(
+                f"shrinking the size of sparse dimensions (from {old[:sd]} to {list(size[:sd])})"
+                " on a non-empty sparse tensor is not supported." + _RESIZE_HINT
+            )
+        if tuple(size[sd:]) != tuple(old[sd:]):
+            raise RuntimeError(
+                f"shrinking the size of dense dimensions (from {old[sd:]} to {list(size[sd:])})"
+                " on a non-empty sparse tensor is not supported." + _RESIZE_HINT
+            )
+        self._shp = size
+        return self
+    return _resize_clear(self, size, sparse_dim)
+
+
+def _resize_clear(self, size, sparse_dim):
+    xp = array_module(self._ci._data)
+    self._shp = tuple(int(s) for s in size)
+    self._ci = _wrap(xp.zeros((sparse_dim, 0), xp.int64))
+    v = self._vals
+    self._vals = _E.zeros((0, *self._shp[sparse_dim:]), dtype=v.dtype, device=v.device)
+    self._coal = True
+    return self
+
+
+def _sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+    if self._lay is not sparse_coo:
+        raise RuntimeError(
+            f"sparse_resize_and_clear_: expected a sparse COO tensor, got {self._lay}"
+        )
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(
+            f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim ({dense_dim}), "
+            f"but got {len(size)}"
+        )
+    return _resize_clear(self, size, sparse_dim)
+
+
+def _resize_as_sparse_(self, other):
+    if not isinstance(self, SparseTensor) or not isinstance(other, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            "resize_as_sparse_: expected sparse COO tensors for self and the_template"
+        )
+    return _sparse_resize_(self, other.shape, other.sparse_dim(), other.dense_dim())
+
+
+def _sparse_mask(self, mask):
+    """The entries of ``self`` at the positions ``mask`` (sparse) stores, with mask's layout."""
+    if not isinstance(mask, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004
+            "sparse_mask(): expected mask to be a sparse tensor, got a strided one"
+        )
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(
+            "sparse_mask(): operands have incompatible sizes; self has size "
+            f"{list(self.shape)} but mask has size {list(mask.shape)}"
+        )
+    if isinstance(self, SparseTensor):
+        self = self.to_dense()
+    if mask._lay in _BLOCK:
+        raise RuntimeError("sparse_mask(): ember does not support block sparse (bsr/bsc) masks")
+    sd = mask.sparse_dim()
+    coo = _to_coo(mask, None)  # a CSC mask lists its entries column by column, like its values
+    idx = coo._ci._data
+    lin = _ravel(array_module(idx), idx, self.shape[:sd])
+    return mask._like(_gather_rows(self.reshape(_prod(self.shape[:sd]), *self.shape[sd:]), lin))
+
+
+def _install() -> None:
+    m = {
+        "__add__": _add,
+        "add": _add,
+        "__radd__": _radd,
+        "__sub__": _sub,
+        "sub": _sub,
+        "__rsub__": _rsub,
+        "__mul__": _mul,
+        "__rmul__": _mul,
+        "mul": _mul,
+        "__truediv__": _div,
+        "div": _div,
+        "__neg__": _neg,
+        "neg": _neg,
+        "__matmul__": _matmul,
+        "matmul": _matmul,
+        "mm": _matmul,
+        "smm": lambda self, mat: smm(self, mat),
+        "sspaddmm": lambda self, mat1, mat2, *, beta=1, alpha=1: sspaddmm(
+            self, mat1, mat2, beta=beta, alpha=alpha
+        ),
+        "transpose": _transpose,
+        "t": _t,
+        "sum": _sum_method,
+        "sparse_resize_": _sparse_resize_,
+        "sparse_resize_and_clear_": _sparse_resize_and_clear_,
+        "resize_as_sparse_": _resize_as_sparse_,
+        "sparse_mask": _sparse_mask,
+    }
+    for n, f in m.items():
+        setattr(SparseTensor, n, f)
+
+    # the dense Tensor's side: conversions, sparse_mask, and torch's errors for the rest
+    def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+        return _to_sparse(self, args, layout, blocksize, dense_dim)
+
+    def _layout_error(name, kind):
+        def f(self, *args, **kwargs):
+            raise RuntimeError(f"{name} expected {kind} tensor layout but got Strided")
+
+        f.__name__ = name
+        return f
+
+    def _not_sparse(name, exc=RuntimeError, msg=None):
+        def f(self, *args, **kwargs):
+            raise exc(
+                msg
+                or f"Could not run 'aten::{name}' with arguments from the 'CPU' backend "
+                "(a dense tensor): ember's {name} needs a sparse tensor".format(name=name)
+            )
+
+        f.__name__ = name
+        return f
+
+    dense = {
+        "to_sparse": to_sparse,
+        "to_sparse_coo": lambda self: _to_coo(self, None),
+        "to_sparse_csr": lambda self, dense_dim=None: _to_compressed(
+            self, sparse_csr, None, dense_dim
+        ),
+        "to_sparse_csc": lambda self, dense_dim=None: _to_compressed(
+            self, sparse_csc, None, dense_dim
+        ),
+        "to_sparse_bsr": lambda self, blocksize, dense_dim=None: _to_compressed(
+            self, sparse_bsr, blocksize, dense_dim
+        ),
+        "to_sparse_bsc": lambda self, blocksize, dense_dim=None: _to_compressed(
+            self, sparse_bsc, blocksize, dense_dim
+        ),
+        "sparse_mask": _sparse_mask,
+        "indices": _layout_error("indices", "sparse coordinate"),
+        "values": _layout_error("values", "sparse"),
+        "coalesce": _layout_error("coalesce", "sparse coordinate"),
+        "is_coalesced": _layout_error("is_coalesced", "sparse coordinate"),
+        "crow_indices": _layout_error("crow_indices", "sparse row compressed"),
+        "col_indices": _layout_error("col_indices", "sparse row compressed"),
+        "ccol_indices": _layout_error("ccol_indices", "sparse column compressed"),
+        "row_indices": _layout_error("row_indices", "sparse column compressed"),
+        "smm": _not_sparse("smm", msg="tensor.sspaddmm(...) can only be called on sparse tensors"),
+        "sspaddmm": _not_sparse(
+            "sspaddmm", msg="tensor.sspaddmm(...) can only be called on sparse tensors"
+        ),
+        "sparse_resize_": _not_sparse("sparse_resize_", NotImplementedError),
+        "sparse_resize_and_clear_": _not_sparse("sparse_resize_and_clear_", NotImplementedError),
+        "resize_as_sparse_": _not_sparse(
+            "resize_as_sparse_",
+            msg="resize_as_sparse_: expected sparse COO tensors for self and the_template",
+        ),
+    }
+    for n, f in dense.items():
+        if n not in Tensor.__dict__:
+            f.__name__ = n
+            setattr(Tensor, n, f)
+
+
+_install()
+_ = (_COMPRESSED, _ROWS, _TNAME)  # re-exported helpers used by ember/sparse.py
