@@ -16,8 +16,6 @@ _quantize_array for where torch rounds the product-add once or twice); dequantiz
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from . import dtype as _dt
@@ -26,6 +24,7 @@ from .dtype import QUANTIZED_TYPES, qint8, qint32, quint2x4, quint4x2, quint8
 
 # the fake quantization ops are dense ops (registered there); exported with this family
 from .ops.fake_quant import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
+from .registry import NON_STRIDED, NonStridedError, caller_op_name
 from .tensor import Size, Tensor, _new, _size, _wrap
 
 __all__ = [
@@ -107,13 +106,10 @@ _PER_CHANNEL_ONLY = (
 
 
 def _no_dense(self):
-    # the registry's op functions hold their OpDef as `od`: name the op in the message
-    f = sys._getframe(1)
-    od = f.f_locals.get("od")
-    name = getattr(od, "name", None) or f.f_code.co_name
-    raise RuntimeError(
-        f"{name}: ember does not support quantized tensors ({self._qdtype!r}) here; call "
-        ".dequantize() first"
+    # NonStridedError: the registry runs a handler of NON_STRIDED for the op, if there is one
+    raise NonStridedError(
+        f"{caller_op_name()}: ember does not support quantized tensors ({self._qdtype!r}) here; "
+        "call .dequantize() first"
     )
 
 
@@ -426,10 +422,23 @@ class QuantizedTensor(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, proto):
-        q = self._q if type(self._q) is np.ndarray else self._q.get()
+        # arrays travel as dense cpu tensors (ember.save stores them as arrays, and
+        # ember.load(weights_only=True) allows _rebuild)
+        def cpu(a):
+            if isinstance(a, (int, float)):
+                return a
+            return _wrap(a if type(a) is np.ndarray else a.get())
+
         return (
             _rebuild,
-            (q, self._qdtype.name, self._qscheme.name, self._scale, self._zero_point, self._axis),
+            (
+                cpu(self._q),
+                self._qdtype.name,
+                self._qscheme.name,
+                cpu(self._scale),
+                cpu(self._zero_point),
+                self._axis,
+            ),
         )
 
     def __deepcopy__(self, memo):
@@ -457,7 +466,13 @@ def _make(q, qdtype, scheme, scale, zero_point, axis) -> QuantizedTensor:
 
 def _rebuild(q, dtype_name, scheme_name, scale, zero_point, axis) -> QuantizedTensor:
     """Unpickle a quantized tensor (see QuantizedTensor.__reduce_ex__)."""
-    return _make(q, _dt._NAMES[dtype_name], _QSCHEMES[scheme_name], scale, zero_point, axis)
+
+    def arr(a):
+        return a._data if isinstance(a, Tensor) else a
+
+    return _make(
+        arr(q), _dt._NAMES[dtype_name], _QSCHEMES[scheme_name], arr(scale), arr(zero_point), axis
+    )
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -947,3 +962,14 @@ def q_per_channel_zero_points(input: Tensor) -> Tensor:
 def q_per_channel_axis(input: Tensor) -> int:
     """The channel axis of a per-channel quantized tensor."""
     return input.q_per_channel_axis()
+
+
+def _equal_handler(input, other):
+    # ember.equal with a quantized operand: dtype, scheme, parameters and integers must agree
+    # (a quantized and a dense tensor are never equal, as in torch)
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return equal(input, other)
+    return NotImplemented
+
+
+NON_STRIDED["equal"] = _equal_handler

@@ -14,6 +14,7 @@ dunders and the in-place variant, so an op is written once and a test table row 
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -304,6 +305,25 @@ def _translate_error(od, e, arrays):
     return None
 
 
+# ---------------------------------------------------------------------- sparse / quantized inputs
+class NonStridedError(RuntimeError):
+    """Raised by a sparse or quantized tensor's ``_data``: a dense op was handed one."""
+
+
+# op name -> handler(*args, **kwargs) run when a dense op meets a sparse or quantized input
+# (ember.mm(sparse, dense), ember.equal(q1, q2) ...); NotImplemented from it keeps the error.
+# The check costs the dense path nothing: it is an except clause around the input loop.
+NON_STRIDED: dict = {}
+
+
+def caller_op_name() -> str:
+    """The name of the op whose public function read ``_data`` (for a non-strided tensor's
+    error message), from the reading frame two levels up."""
+    f = sys._getframe(2)
+    od = f.f_locals.get("od")
+    return getattr(od, "name", None) or f.f_code.co_name
+
+
 # ---------------------------------------------------------------------- the hot path
 def apply(od: OpDef, args: tuple, kw: dict):
     """Run op ``od`` on ``args``/``kw`` (what its public function does)."""
@@ -341,27 +361,34 @@ def _make_public(od: OpDef):
         arrays = []
         need_grad = named = mixed = False
         first = None
-        for t in ins:
-            tt = type(t)
-            if tt is float or tt is int:  # a Python scalar: the common second operand
-                arrays.append(t)
-            elif tt is Tensor or isinstance(t, Tensor):
-                a = t._data
-                if first is None:
-                    first = a
-                elif type(a) is not type(first):
-                    a = _same_device(od, first, a, t)
-                elif a.dtype is not first.dtype:
-                    mixed = True
-                arrays.append(a)
-                if t.requires_grad:
-                    need_grad = True
-                if t._names is not None:
-                    named = True
-            elif isinstance(t, _SCALARS):
-                arrays.append(t)
-            else:
-                raise _bad_input(od, len(arrays), t)
+        try:
+            for t in ins:
+                tt = type(t)
+                if tt is float or tt is int:  # a Python scalar: the common second operand
+                    arrays.append(t)
+                elif tt is Tensor or isinstance(t, Tensor):
+                    a = t._data
+                    if first is None:
+                        first = a
+                    elif type(a) is not type(first):
+                        a = _same_device(od, first, a, t)
+                    elif a.dtype is not first.dtype:
+                        mixed = True
+                    arrays.append(a)
+                    if t.requires_grad:
+                        need_grad = True
+                    if t._names is not None:
+                        named = True
+                elif isinstance(t, _SCALARS):
+                    arrays.append(t)
+                else:
+                    raise _bad_input(od, len(arrays), t)
+        except NonStridedError:
+            h = NON_STRIDED.get(od.name) if out is None else None
+            r = NotImplemented if h is None else h(*args, **kw)
+            if r is NotImplemented:
+                raise
+            return r
         if first is None:
             raise TypeError(f"{od.name}(): expected at least one Tensor argument")
         if named and by_name and _by_name.on:

@@ -438,8 +438,12 @@ _SAFE_GLOBALS: dict[tuple[str, str], Any] = {}
 
 def _default_safe():
     from ..nn.parameter import Parameter
+    from .quantized import _rebuild as _rebuild_quantized
+    from .sparse import _rebuild_sparse
 
     d = {
+        (_rebuild_sparse.__module__, "_rebuild_sparse"): _rebuild_sparse,
+        (_rebuild_quantized.__module__, "_rebuild"): _rebuild_quantized,
         ("collections", "OrderedDict"): collections.OrderedDict,
         (Parameter.__module__, "Parameter"): Parameter,
         (Tensor.__module__, "Tensor"): Tensor,

@@ -23,6 +23,7 @@ import ember as _E  # partially initialised while ember imports; used at call ti
 from . import dtype as _dt
 from .device import array_module
 from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
+from .registry import NonStridedError, caller_op_name
 from .tensor import _ALL, Size, Tensor, _new, _size, _wrap
 
 __all__ = [
@@ -135,7 +136,11 @@ class SparseTensor(Tensor):
     # dense ops read ``_data``: on a sparse tensor that is a loud error, never a wrong array
     @property
     def _data(self):
-        raise _not_sparse_error(self._lay, "operation")
+        # NonStridedError: the registry runs a handler of NON_STRIDED for the op, if there is one
+        raise NonStridedError(
+            f"{caller_op_name()}: ember does not support {self._lay.name} tensors here; call "
+            ".to_dense() first"
+        )
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -324,16 +329,16 @@ class SparseTensor(Tensor):
         return t
 
     def __reduce_ex__(self, proto):
-        # a cpu copy of the index arrays and the values; the autograd graph is not pickled
-        pi = None if self._pi is None else self._pi.detach().cpu().numpy()
+        # the index arrays and the values as dense cpu tensors (ember.save stores them as arrays,
+        # and ember.load(weights_only=True) allows _rebuild_sparse); the autograd graph is not kept
         return (
             _rebuild_sparse,
             (
                 self._lay.name,
-                self._shp,
-                self._ci.detach().cpu().numpy().copy(),
-                None if pi is None else pi.copy(),
-                self._vals.detach().cpu().numpy().copy(),
+                tuple(self._shp),
+                self._ci.detach().cpu(),
+                None if self._pi is None else self._pi.detach().cpu(),
+                self._vals.detach().cpu(),
                 self._coal,
                 str(self.device),
                 self.requires_grad,
@@ -540,7 +545,7 @@ def _make(layout, shape, ci, pi, vals, coalesced=False) -> SparseTensor:
 
 def _rebuild_sparse(layout, shape, ci, pi, vals, coal, device, requires_grad):
     lay = {x.name: x for x in (sparse_coo, *_COMPRESSED)}[layout]
-    t = _make(lay, shape, _wrap(ci), None if pi is None else _wrap(pi), _wrap(vals), coal)
+    t = _make(lay, shape, ci, pi, vals, coal)
     if device != "cpu":
         t = t.to(device)
     if requires_grad:

@@ -9,6 +9,7 @@ import ember as _E
 from . import dtype as _dt
 from .device import array_module
 from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from .registry import NON_STRIDED
 from .sparse import (
     _BLOCK,
     _COMPRESSED,
@@ -684,5 +685,73 @@ def _install() -> None:
             setattr(Tensor, n, f)
 
 
+def _is_sparse(t) -> bool:
+    return isinstance(t, SparseTensor)
+
+
+def _h_mm(input, mat2):
+    if _is_sparse(input):
+        return _matmul(input, mat2)
+    if _is_sparse(mat2) and isinstance(input, Tensor):
+        return input @ mat2.to_dense()  # dense @ sparse: a dense result, like torch
+    return NotImplemented
+
+
+def _h_addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if _is_sparse(mat1) and not _is_sparse(input) and not _is_sparse(mat2):
+        return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+    return NotImplemented
+
+
+def _h_add(input, other, *, alpha=1):
+    if _is_sparse(input):
+        return _add(input, other, alpha)
+    if _is_sparse(other) and isinstance(input, Tensor):  # dense + sparse: dense, as torch
+        return _E.add(input, other.to_dense(), alpha=alpha)
+    return NotImplemented
+
+
+def _h_sub(input, other, *, alpha=1):
+    if _is_sparse(input):
+        return _sub(input, other, alpha)
+    if _is_sparse(other) and isinstance(input, Tensor):  # dense - sparse: dense, as torch
+        return _E.sub(input, other.to_dense(), alpha=alpha)
+    return NotImplemented
+
+
+def _h_mul(input, other):
+    if _is_sparse(input):
+        return _mul(input, other)
+    return _mul(other, input) if _is_sparse(other) else NotImplemented
+
+
+def _h_sum(input, dim=None, keepdim=False, *, dtype=None):
+    return _sum_method(input, dim, keepdim, dtype) if _is_sparse(input) else NotImplemented
+
+
+def _only_sparse_first(f):
+    def h(input, *args, **kwargs):
+        return f(input, *args, **kwargs) if _is_sparse(input) else NotImplemented
+
+    return h
+
+
+# the functional forms (ember.mm(s, d), ember.add(d, s) ...): the registry calls these when one
+# of its dense ops meets a sparse input (see core/registry.py NON_STRIDED)
+NON_STRIDED.update(
+    {
+        "mm": _h_mm,
+        "matmul": _h_mm,
+        "addmm": _h_addmm,
+        "add": _h_add,
+        "sub": _h_sub,
+        "mul": _h_mul,
+        "sum": _h_sum,
+        "neg": _only_sparse_first(_neg),
+        "div": _only_sparse_first(_div),
+        "t": _only_sparse_first(_t),
+        "transpose": _only_sparse_first(_transpose),
+    }
+)
 _install()
 _ = (_COMPRESSED, _ROWS, _TNAME)  # re-exported helpers used by ember/sparse.py

@@ -303,9 +303,11 @@ def test_save_load_roundtrip(tmp_path):
     ember.save({"q": q, "qc": qc}, p)
     back = ember.load(p, weights_only=False)
     assert back["q"].equal(q) and back["qc"].equal(qc)
-    # the safe (weights-only) loader does not rebuild quantized tensors: it says why
-    with pytest.raises(pickle.UnpicklingError, match="ember.core.quantized._rebuild"):
-        ember.load(p)
+    # the safe (weights-only) loader rebuilds them too (as torch's does)
+    safe = ember.load(p)
+    assert safe["q"].equal(q) and safe["qc"].equal(qc)
+    assert ember.equal(safe["qc"], qc) and not ember.equal(safe["q"], qc)
+    assert not ember.equal(q, x) and not ember.equal(x, q)  # as torch: never equal to dense
     assert pickle.loads(pickle.dumps(q)).equal(q)
     buf = io.BytesIO()
     pickle.dump(qc, buf)

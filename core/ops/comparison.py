@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
-from ..registry import op, reflected
+from ..registry import NON_STRIDED, NonStridedError, op, reflected
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _tname, promote_raw
 
@@ -376,7 +376,13 @@ def equal(input: Tensor, other: Tensor) -> bool:
         raise TypeError(
             f"equal(): argument '{nm}' (position {pos}) must be Tensor, not {type(bad).__name__}"
         )
-    a, b = input._data, other._data
+    try:
+        a, b = input._data, other._data
+    except NonStridedError:  # a quantized operand: its own rule (core/quantized.py)
+        r = NON_STRIDED["equal"](input, other) if "equal" in NON_STRIDED else NotImplemented
+        if r is NotImplemented:
+            raise
+        return r
     if a.shape != b.shape:
         return False
     if (input._names is not None or other._names is not None) and input.names != other.names:
