@@ -23,6 +23,7 @@ import ember as _E  # partially initialised while ember imports; used at call ti
 from . import dtype as _dt
 from .device import array_module
 from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
+from .ops.conversion import CAST_METHODS
 from .registry import NonStridedError, caller_op_name
 from .tensor import _ALL, Size, Tensor, _new, _size, _wrap
 
@@ -497,18 +498,7 @@ class SparseTensor(Tensor):
         return _to_compressed(self, sparse_bsc, blocksize, dense_dim)
 
 
-for _name, _d in (
-    ("float", _dt.float32),
-    ("double", _dt.float64),
-    ("half", _dt.float16),
-    ("bfloat16", _dt.bfloat16),
-    ("long", _dt.int64),
-    ("int", _dt.int32),
-    ("short", _dt.int16),
-    ("char", _dt.int8),
-    ("byte", _dt.uint8),
-    ("bool", _dt.bool_),
-):
+for _name, _d in CAST_METHODS:
 
     def _cast(self, memory_format=None, _d=_d):
         return self.to(_d)

@@ -103,7 +103,8 @@ def _caster(d):
     return cast
 
 
-for _name, _d in (
+# Tensor.float() ... Tensor.cdouble(): method name -> dtype (the sparse tensors reuse the table)
+CAST_METHODS = (
     ("float", _dt.float32),
     ("double", _dt.float64),
     ("half", _dt.float16),
@@ -116,7 +117,8 @@ for _name, _d in (
     ("bool", _dt.bool_),
     ("cfloat", _dt.complex64),
     ("cdouble", _dt.complex128),
-):
+)
+for _name, _d in CAST_METHODS:
     setattr(Tensor, _name, _caster(_d))
 
 
