@@ -919,3 +919,32 @@ def test_dense_accessors_still_raise():
     with pytest.raises(NotImplementedError, match="aten::int_repr"):
         ember.zeros(2).int_repr()
     assert ember.zeros(2).is_quantized is False
+
+
+# ---------------------------------------------------------------------- device dispatch
+def test_strict_cuda_dispatch():
+    # the kernels run on the array module of their inputs: on the strict fake-cupy backend a
+    # numpy call on device data would raise; results stay on the device and equal the cpu's
+    from strict_backend import StrictArray, strict_cuda
+
+    a = _data(shape=(2, 4, 4))
+    sc, zp = [0.1, 0.2], [1, 2]
+
+    def runs(m, dev):
+        x = m.tensor(a, device=dev)
+        s, z = m.tensor(sc, device=dev), m.tensor(zp, device=dev)
+        q = m.quantize_per_tensor(x, 0.1, 2, m.quint8)
+        return [
+            q.int_repr(),
+            q.dequantize(),
+            m.quantize_per_channel(x, s, z, 0, m.qint8).dequantize(),
+            m.fake_quantize_per_tensor_affine(x, 0.1, 2, 0, 255),
+            m.fake_quantize_per_channel_affine(x, s, z.to(m.int32), 0, 0, 255),
+            m.quantized_max_pool2d(q, 2).int_repr(),
+        ]
+
+    want = [r.numpy() for r in runs(ember, "cpu")]
+    with strict_cuda():
+        for r, w in zip(runs(ember, "cuda"), want):
+            assert r.device.type == "cuda" and isinstance(r._data, StrictArray)
+            np.testing.assert_allclose(np.asarray(r._data), w, rtol=1e-6, atol=1e-6)

@@ -1078,3 +1078,33 @@ def test_detach_clone_to_share_indices():
     assert c.requires_grad and not c.is_leaf
     assert s.to(ember.float32) is s and s.to(ember.float64).dtype is ember.float64
     assert s.double().dtype is ember.float64 and s.detach().long().dtype is ember.int64
+
+
+# ------------------------------------------------------------------------------ device dispatch
+def test_strict_cuda_dispatch():
+    # every kernel runs on the array module of its inputs: on the strict fake-cupy backend a
+    # numpy call on device data would raise; results stay on the device and equal the cpu's
+    from strict_backend import StrictArray, strict_cuda
+
+    a = _arr((3, 4), seed=3)
+    cpu = ember.tensor(a)
+    ones = np.ones((4, 2), np.float32)
+    runs = [
+        lambda t, o: t.to_sparse().to_dense(),
+        lambda t, o: t.to_sparse_csr().to_dense(),
+        lambda t, o: t.to_sparse_csc().to_dense(),
+        lambda t, o: ember.mm(t.to_sparse(), o),
+        lambda t, o: ember.mm(t.to_sparse_csr(), o),
+        lambda t, o: ember.sparse.sum(t.to_sparse(), 0).to_dense(),
+        lambda t, o: ember.sparse.softmax(t.to_sparse(), 1).to_dense(),
+        lambda t, o: (t.to_sparse() + t.to_sparse()).coalesce().values(),
+    ]
+    with strict_cuda():
+        dev = ember.tensor(a, device="cuda")
+        odev = ember.tensor(ones, device="cuda")
+        for f in runs:
+            r = f(dev, odev)
+            assert r.device.type == "cuda" and isinstance(r._data, StrictArray)
+            np.testing.assert_allclose(
+                np.asarray(r._data), f(cpu, ember.tensor(ones)).numpy(), rtol=1e-6, atol=1e-6
+            )
