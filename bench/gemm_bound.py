@@ -41,16 +41,17 @@ def _lstm():
 
 
 def _cnn():
-    """bench_cnn.py's CNN, batch 64: im2col GEMMs of both convs (forward, weight and column
-    gradients; the first conv's input needs none) and the two Linear layers."""
+    """bench_cnn.py's CNN, batch 64: the first conv's im2col GEMMs (forward and weight gradient;
+    its input needs none), the second conv's 16 Winograd GEMMs each way (forward, input and
+    weight gradients; T tiles with one spare per row) and the two Linear layers."""
     n = 64
-    p1, p2 = n * 28 * 28, n * 14 * 14
+    p1, t2 = n * 28 * 28, n * 7 * 8
     return [
         ((32, 9), (9, p1), 1),  # conv1 forward
         ((32, p1), (p1, 9), 1),  # conv1 dW
-        ((64, 288), (288, p2), 1),  # conv2 forward
-        ((64, p2), (p2, 288), 1),  # conv2 dW
-        ((288, 64), (64, n * 14 * 16), 1),  # conv2 column gradient (padded-width grid)
+        ((16, 64, 32), (16, 32, t2), 1),  # conv2 forward (Winograd)
+        ((16, 64, t2), (16, t2, 32), 1),  # conv2 dU
+        ((16, 32, 64), (16, 64, t2), 1),  # conv2 dV
         ((n, 3136), (3136, 128), 1),  # fc1 forward
         ((n, 128), (128, 3136), 1),  # fc1 dX
         ((128, n), (n, 3136), 1),  # fc1 dW

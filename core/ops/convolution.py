@@ -11,6 +11,12 @@ as the padded input so each kernel offset adds ONE contiguous run per image and 
 mixed second derivatives are exact. 1x1 stride-1 convolutions skip im2col (the columns are a
 view of the input) and use ``_conv_mm(cols, w)``, whose column gradient is ``_conv_mm_dx``.
 
+3x3 stride-1 2-D convolutions of enough channels and tiles (``_use_winograd``) take Winograd
+F(2x2, 3x3) instead (kernels/winograd.py: 16 GEMMs per 4x4 tile transform, 2.25x fewer flops):
+``_wino_input`` makes the input transform V outside the graph (like the columns), and
+``_conv_wino(input, V, w)``'s derivative is the non-differentiable ``_conv_wino_grad`` (the
+Winograd backward, reusing V), or, under ``create_graph``, the im2col ops below.
+
 Every derivative is again one of these ops (``_im2col`` <-> ``_col2im``, ``_conv_mm``,
 ``_conv_mm_dx``, ``_conv_mm_dw``, ``_conv_input_grad``), so double backward works. A transposed
 convolution is the input gradient of a convolution: ``_conv_input_grad(x, w)``.
@@ -28,7 +34,14 @@ import warnings
 from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
+from ..device import array_module
 from ..kernels.im2col import col2im, conv_out_size, im2col
+from ..kernels.winograd import (
+    wino_backward,
+    wino_forward,
+    wino_input_transform,
+    wino_out_size,
+)
 from ..registry import op
 from ..tensor import Tensor
 
@@ -283,6 +296,109 @@ def _(grad, grad_t, weight, groups, stride, padding, dilation, needs):
     )
 
 
+# ---------------------------------------------------------------------- Winograd F(2x2, 3x3)
+@op(names=_unnamed, method=False)
+def _wino_input(xp, input, padding=()):
+    """Winograd input transform (16, C, T) of input (N, C, H, W) (kernels/winograd.py), made
+    outside the graph like the im2col columns."""
+    return wino_input_transform(xp, input, padding)
+
+
+@op(names=_unnamed, method=False)
+def _conv_wino(xp, input, v, weight, padding=()):
+    """A 3x3 stride-1 convolution from the Winograd input transform ``v`` of ``input``: 16 GEMMs
+    (O, C) x (C, T); the backward reuses ``v`` for the weight gradient."""
+    ho, wo, _, _ = wino_out_size(input.shape[2:], padding)
+    return wino_forward(xp, v, weight, input.shape[0], ho, wo)
+
+
+@op(names=_unnamed, method=False)
+def _conv_wino_bias(xp, input, v, weight, bias, padding=()):
+    """_conv_wino plus a per-channel bias (fused into the output copy)."""
+    ho, wo, _, _ = wino_out_size(input.shape[2:], padding)
+    return wino_forward(xp, v, weight, input.shape[0], ho, wo, bias)
+
+
+@op(names=_unnamed, method=False)
+def _conv_wino_grad(
+    xp, grad, v, weight, spatial=(), padding=(), need_input=True, need_weight=True, need_bias=False
+):
+    """The gradients (input, weight, bias: those asked for, in that order) of _conv_wino from
+    its output gradient, by the Winograd backward. Not differentiable: under ``create_graph``
+    the derivative of _conv_wino takes the im2col ops instead."""
+    return wino_backward(xp, grad, v, weight, spatial, padding, need_input, need_weight, need_bias)
+
+
+def _conv_wino_vjp(grad, input, v, weight, padding, needs):
+    """(input, weight, bias) gradients of _conv_wino(_bias)."""
+    need_b = len(needs) > 3 and needs[3]
+    if _grad_state.enabled or not _all_finite(grad):
+        # double backward: differentiable im2col ops (the Winograd backward op has no vjp); an
+        # inf/NaN gradient too (Winograd's transforms would turn inf into NaN, see below)
+        g = _channels_first(grad)
+        ones = (1,) * len(padding)
+        gx = gw = None
+        if needs[0]:
+            gx = _conv_input_grad(g, weight, tuple(input.shape[2:]), 1, ones, padding, ones)
+        if needs[2]:
+            gw = _conv_mm_dw(g, _im2col(input, tuple(weight.shape[2:]), ones, padding, ones), 1)
+        return gx, gw, _bias_grad(g, need_b)
+    res = iter(
+        _conv_wino_grad(
+            grad, v, weight, tuple(input.shape[2:]), padding, needs[0], needs[2], need_b
+        )
+    )
+    gx = next(res) if needs[0] else None
+    gw = next(res) if needs[2] else None
+    return gx, gw, next(res) if need_b else None
+
+
+@_conv_wino.vjp
+def _(grad, input, v, weight, padding, needs):
+    gx, gw, _gb = _conv_wino_vjp(grad, input, v, weight, padding, needs)
+    return gx, None, gw
+
+
+@_conv_wino_bias.vjp
+def _(grad, input, v, weight, padding, needs):
+    gx, gw, gb = _conv_wino_vjp(grad, input, v, weight, padding, needs)
+    return gx, None, gw, gb
+
+
+# Winograd pays off when its 2.25x fewer GEMM flops outweigh its transforms (measured per layer,
+# forward + backward, against im2col): the input-side transforms are cheap next to im2col's
+# 9x columns, the output-side ones are not, so it needs at least as many input channels as
+# output channels (or 32 of them), and enough tiles for the 16 GEMMs to amortize the weight
+# transforms (1-3 channel stems, 1x1-sized batches and 2x2 feature maps of wide layers stay on
+# im2col)
+_WINO_MIN_IN = 4
+_WINO_WIDE_IN = 32
+_WINO_MIN_TILES = 64
+
+
+def _use_winograd(x, weight, stride, padding, dilation, groups) -> bool:
+    """Whether a 2-D convolution takes the Winograd route: 3x3, stride 1, dilation 1, ungrouped,
+    float32/float64, at least 2x2 outputs, and the shape where it is faster (see above)."""
+    o, c, kh, kw = weight.shape
+    if kh != 3 or kw != 3 or groups != 1 or stride != (1, 1) or dilation != (1, 1):
+        return False
+    if c < _WINO_MIN_IN or (o > c and c < _WINO_WIDE_IN) or x._data.dtype.char not in "fd":
+        return False
+    ho = x.shape[2] + 2 * padding[0] - 2
+    wo = x.shape[3] + 2 * padding[1] - 2
+    if ho < 2 or wo < 2 or x.shape[0] * ((ho + 1) // 2) * ((wo + 3) // 2) < _WINO_MIN_TILES:
+        return False
+    # the transforms subtract neighbouring values: an inf would make NaN even in outputs whose
+    # window does not hold it, so non-finite inputs and weights take im2col (one sum each)
+    return _all_finite(x) and _all_finite(weight)
+
+
+def _all_finite(t) -> bool:
+    """No inf or NaN in ``t`` (or so large a sum that it overflows: then im2col, to be safe)."""
+    a = t._data
+    return bool(array_module(a).isfinite(a.sum()))
+
+
 # ---------------------------------------------------------------------- argument checks
 def _tuple(v, nd: int, what: str):
     if isinstance(v, int) and not isinstance(v, bool):
@@ -506,6 +622,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             if bias is None
             else _conv_mm_bias(cols, weight, bias, groups)
         )
+        return out if batched else out.squeeze(0)
+    if nd == 2 and _use_winograd(x, weight, stride, padding, dilation, groups):
+        v = _wino_input(x.detach() if x.requires_grad else x, padding)
+        if bias is None:
+            out = _conv_wino(x, v, weight, padding)
+        else:
+            out = _conv_wino_bias(x, v, weight, bias, padding)
         return out if batched else out.squeeze(0)
     # the columns are made outside the graph: _conv_cols's derivative goes to the input directly
     cols = _im2col(x.detach() if x.requires_grad else x, kernel, stride, padding, dilation)
