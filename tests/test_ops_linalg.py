@@ -393,3 +393,34 @@ def test_low_precision_matmul_and_einsum(dt):
         np.testing.assert_allclose(
             (a @ b).float().numpy(), (ta @ tb).float().numpy(), rtol=1e-2, atol=1e-2
         )
+
+
+LAYOUT_CASES = [
+    ("F.linear+bias", lambda m, x, w: m.nn.functional.linear(x, w, w[:, 0] * 0 + 1)),
+    ("F.linear", lambda m, x, w: m.nn.functional.linear(x, w)),
+    ("F.linear 3-D", lambda m, x, w: m.nn.functional.linear(x.reshape(2, 3, 4), w)),
+    ("mm(x, w.t())", lambda m, x, w: m.mm(x, w.t())),
+    ("matmul(x, w.t())", lambda m, x, w: m.matmul(x, w.t())),
+    ("addmm(b, x, w.t())", lambda m, x, w: m.addmm(w[:, 0] * 0 + 1, x, w.t(), alpha=2)),
+    ("mm(x.t().t(), w.t())", lambda m, x, w: m.mm(x.t().t(), w.t())),
+]
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
+@pytest.mark.parametrize("name,fn", LAYOUT_CASES, ids=[n for n, _ in LAYOUT_CASES])
+def test_weight_grad_layout_like_torch(name, fn):
+    # a weight used through its transpose gets a gradient in its own row-major layout, as in
+    # torch (the optimizers' elementwise updates then run on matching layouts)
+    rng = np.random.default_rng(0)
+    xa = rng.standard_normal((6, 4)).astype(np.float32)
+    wa = rng.standard_normal((5, 4)).astype(np.float32)
+    res = []
+    for m in (ember, torch):
+        x, w = m.tensor(xa, requires_grad=True), m.tensor(wa, requires_grad=True)
+        y = fn(m, x, w)
+        y.backward(m.tensor(np.arange(y.numel(), dtype=np.float32).reshape(y.shape) / 9))
+        res.append((w.grad.is_contiguous(), w.grad.numpy(), x.grad.numpy()))
+    (ce, we, xe), (ct, wt, xt) = res
+    assert ce == ct
+    np.testing.assert_allclose(we, wt, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(xe, xt, rtol=1e-5, atol=1e-5)

@@ -61,6 +61,17 @@ def _cj(t):
     return t.conj() if isinstance(t, Tensor) and t.is_complex() else t
 
 
+def _right_grad(a, g, b):
+    """The gradient a^H @ g of the right operand ``b`` of ``a @ b``, laid out like ``b``: for a
+    transposed view (F.linear's ``weight.t()``) the product is computed as (g^H @ a)^H, so the
+    weight's gradient comes out in the weight's own row-major layout (torch's layout contract;
+    the optimizer's elementwise updates then run on matching layouts, ~4x faster)."""
+    f = b._data.flags
+    if b.ndim == 2 and f.f_contiguous and not f.c_contiguous:
+        return _adj(_adj(g) @ a)
+    return _adj(a) @ g
+
+
 # ---------------------------------------------------------------------- names
 _matmul_names = contract  # the contraction rules live in core/names.py
 _add_mm_names = add_contract
@@ -153,7 +164,7 @@ def _(grad, input, other, needs):
         go = _cj(input).unsqueeze(-1) * grad.unsqueeze(-2) if needs[1] else None
         return gi, go
     gi = grad @ _adj(other) if needs[0] else None
-    go = _adj(input) @ grad if needs[1] else None
+    go = _right_grad(input, grad, other) if needs[1] else None
     return gi, go
 
 
@@ -181,7 +192,9 @@ def mm(xp, input, mat2):
 @mm.vjp
 def _mat_product_vjp(grad, input, mat2, needs):
     # shared by mm and bmm: (batched) products of matrices without broadcasting
-    return (grad @ _adj(mat2) if needs[0] else None), (_adj(input) @ grad if needs[1] else None)
+    return (grad @ _adj(mat2) if needs[0] else None), (
+        _right_grad(input, grad, mat2) if needs[1] else None
+    )
 
 
 def _bmm_checks(a, b):
@@ -447,7 +460,11 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
 def _(grad, input, mat1, mat2, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * beta) if needs[0] else None
     g = grad if alpha == 1 else grad * alpha
-    return gi, (g @ _adj(mat2) if needs[1] else None), (_adj(mat1) @ g if needs[2] else None)
+    return (
+        gi,
+        (g @ _adj(mat2) if needs[1] else None),
+        (_right_grad(mat1, g, mat2) if needs[2] else None),
+    )
 
 
 @op(names=_add_mm_names, inplace="addmv_")
