@@ -121,10 +121,10 @@ def test_foreach_ops_mirror_torch():
 
 # public torch.Tensor names (dir(torch.Tensor)) that ember.Tensor lacks on purpose -> family
 EXPECTED_MISSING_TENSOR = {
-    "to_mkldnn": "mkldnn",
-    "to_padded_tensor": "nested",
-    "index": "symbolic shapes",
-    "slice_inverse": "compiler",
+    "to_mkldnn": "mkldnn layout (oneDNN's opaque tensors: a torch build detail)",
+    "to_padded_tensor": "nested tensors (torch.nested)",
+    "index": "first-class dims (functorch.dim)",
+    "slice_inverse": "compiler internals (torch.compile's functionalization)",
 }
 
 
