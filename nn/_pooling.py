@@ -7,8 +7,12 @@ ember's global generator), and LP pooling as a composite of average pooling.
 
 from __future__ import annotations
 
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
+from ..core import dtype as _dt
 from ..core.ops import pooling as _P
 from ..core.tensor import Tensor
+
+_FLOATS = (_dt.float32, _dt.float64)
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -89,6 +93,21 @@ _MAX_IDX_DOC = {
 }
 
 
+_TWO = (2, (2, 2), [2, 2])
+
+
+def _is_2x2(input, kernel_size, stride, padding, dilation) -> bool:
+    """MaxPool2d(2) on float32/float64 planes with even sides: the fast op (_max_pool2x2)."""
+    if kernel_size not in _TWO or (stride is not None and stride not in _TWO and stride != ()):
+        return False
+    if padding not in (0, (0, 0), [0, 0]) or dilation not in (1, (1, 1), [1, 1]):
+        return False
+    if not isinstance(input, Tensor) or input.dim() not in (3, 4):
+        return False
+    h, w = input.shape[-2:]
+    return h % 2 == 0 and w % 2 == 0 and h > 0 and w > 0 and input.dtype in _FLOATS
+
+
 def _max_pool(nd, with_indices):
     def fn(
         input,
@@ -99,6 +118,13 @@ def _max_pool(nd, with_indices):
         ceil_mode=False,
         return_indices=False,
     ):
+        if (
+            nd == 2
+            and not (with_indices or return_indices)
+            and _is_2x2(input, kernel_size, stride, padding, dilation)
+        ):
+            keep = _grad_enabled() and input.requires_grad
+            return _P._max_pool2x2(input, [] if keep else None)
         pool = _MAX_IDX[nd] if with_indices or return_indices else _MAX[nd]
         return pool(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 

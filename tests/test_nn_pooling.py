@@ -1212,3 +1212,52 @@ def test_pooling_dispatch_on_strict_backend():
         for k, (g, r) in enumerate(zip(got, ref)):
             assert type(g._data) is StrictArray, f"result {k} computed on the host"
             np.testing.assert_allclose(g.detach().cpu().numpy(), r.detach().numpy(), 1e-7, 1e-9)
+
+
+# ---------------------------------------------------------------------- MaxPool2d(2): the 2x2 op
+def _pool2_run(m, a, g=None, **kw):
+    x = m.tensor(a, requires_grad=True)
+    y = m.nn.functional.max_pool2d(x, 2, **kw)
+    up = np.arange(y.numel(), dtype=a.dtype).reshape(tuple(y.shape)) / 7 if g is None else g
+    y.backward(m.tensor(up))
+    return y.detach().numpy(), x.grad.numpy(), y
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["ties", "nan", "inf_grad", "neg_inf", "unbatched", "float64"])
+def test_max_pool2x2_like_torch(case):
+    # F.max_pool2d(x, 2) on even planes takes _max_pool2x2 (argmax masks kept from forward):
+    # the first maximum of a window gets the gradient (ties after a relu are everywhere), a NaN
+    # window and an inf gradient take the general backward
+    rng = np.random.default_rng(4)
+    shape = (3, 6, 4) if case == "unbatched" else (2, 3, 6, 8)
+    dt = np.float64 if case == "float64" else np.float32
+    a = np.maximum(rng.standard_normal(shape), 0).astype(dt)
+    a[..., 0, 0] = a[..., 1, 1] = 0.5  # an exact tie inside one window
+    g = None
+    if case == "nan":
+        a[..., 2, 3] = np.nan
+    if case == "neg_inf":
+        a[..., 4:, 4:] = -np.inf
+    if case == "inf_grad":
+        g = np.ones((2, 3, 3, 4), dt)
+        g[0, 1, 1, 2] = np.inf
+    ye, ge, y = _pool2_run(ember, a, g)
+    yt, gt, _ = _pool2_run(torch, a, g)
+    assert y.grad_fn.name() == "MaxPool2x2Backward0"
+    np.testing.assert_array_equal(ye, yt)
+    np.testing.assert_array_equal(ge, gt)
+
+
+def test_max_pool2x2_route_and_double_backward():
+    x = ember.randn(2, 3, 4, 6, dtype=ember.float64, requires_grad=True)
+    assert EF.max_pool2d(x, 2).grad_fn.name() == "MaxPool2x2Backward0"
+    assert EF.max_pool2d(x, (2, 2), stride=2).grad_fn.name() == "MaxPool2x2Backward0"
+    # odd sides, other strides, indices, half types: the general op
+    assert EF.max_pool2d(x[..., :5], 2).grad_fn.name() != "MaxPool2x2Backward0"
+    assert EF.max_pool2d(x, 2, stride=1).grad_fn.name() != "MaxPool2x2Backward0"
+    assert EF.max_pool2d(x, 2, return_indices=True)[0].grad_fn.name() != "MaxPool2x2Backward0"
+    assert ember.autograd.gradcheck(lambda t: EF.max_pool2d(t, 2), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: EF.max_pool2d(t, 2), (x,))
+    with ember.no_grad():  # no masks kept without a graph
+        assert EF.max_pool2d(x, 2).grad_fn is None
