@@ -543,16 +543,6 @@ BN_ERRORS = [
 ]  # fmt: skip
 
 
-@needs_torch
-@pytest.mark.parametrize("fn,exc,msg", BN_ERRORS, ids=[m[:30] for _, _, m in BN_ERRORS])
-def test_quantized_batch_norm_errors(fn, exc, msg):
-    raises_like_torch(
-        lambda m: fn(m, m.quantize_per_tensor(m.tensor(_data(shape=(2, 3, 4, 4))), 0.1, 3,
-                                              m.quint8)),
-        exc, msg,
-    )  # fmt: skip
-
-
 POOL2 = [(2,), ([3, 2], [2, 1], [1, 0], [2, 1], True), (3, 1, 1, 1, False),
          ([2, 3], [], [1, 1], [1, 2], True), (2, [1, 1]), (3, 2, 1, 1, True)]  # fmt: skip
 POOL1 = [(2,), (3, 2, 1, 2, True), (3, 1, 1, 1, False), (2, [], 1, 1, True), ([3], [2])]
@@ -621,8 +611,10 @@ POOL_ERRORS = [
 
 
 @needs_torch
-@pytest.mark.parametrize("fn,exc,msg", POOL_ERRORS, ids=[m[:40] for _, _, m in POOL_ERRORS])
-def test_quantized_max_pool_errors(fn, exc, msg):
+@pytest.mark.parametrize(
+    "fn,exc,msg", BN_ERRORS + POOL_ERRORS, ids=[m[:40] for _, _, m in BN_ERRORS + POOL_ERRORS]
+)
+def test_quantized_batch_norm_and_max_pool_errors(fn, exc, msg):
     raises_like_torch(
         lambda m: fn(m, m.quantize_per_tensor(m.tensor(_data(shape=(2, 3, 4, 4))), 0.1, 3,
                                               m.quint8)),
