@@ -95,9 +95,9 @@ def workload(m, build, tmodel, x, y):
     model = build(m)
     if m is not torch:
         model.load_state_dict(
-            {k: m.tensor(v.detach().numpy()) for k, v in tmodel.state_dict().items()}
+            {k: m.tensor(v.detach().cpu().numpy()) for k, v in tmodel.state_dict().items()}
         )
-        x, y = m.tensor(x.numpy()), m.tensor(y.numpy())
+        x, y = m.tensor(x.cpu().numpy()), m.tensor(y.cpu().numpy())
     else:
         model.load_state_dict(tmodel.state_dict())
     model.train()

@@ -58,7 +58,7 @@ class _Net:
 def _copy(tnet: _Net, enet: _Net) -> None:
     for te, ee in ((tnet.rnn, enet.rnn), (tnet.head, enet.head)):
         ee.load_state_dict(
-            {k: ember.tensor(v.detach().numpy()) for k, v in te.state_dict().items()}
+            {k: ember.tensor(v.detach().cpu().numpy()) for k, v in te.state_dict().items()}
         )
 
 

@@ -70,7 +70,7 @@ def workload(m, state=None, seed: int = 0):
         torch.manual_seed(seed)
     model = build(m)
     if state is not None:
-        model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in state.items()})
+        model.load_state_dict({k: ember.tensor(v.detach().cpu().numpy()) for k, v in state.items()})
     opt = m.optim.SGD(model.parameters(), lr=0.01)
     rng = np.random.default_rng(seed)
     x = m.tensor(rng.integers(0, VOCAB, (BATCH, T)))

@@ -410,6 +410,30 @@ def test_dispatch_discipline(row):
             assert _close(_host(g), _host(ref_grads[k])), f"gradient {k} differs from cpu"
 
 
+@pytest.mark.skipif(not HAS_GPU, reason="no GPU with cupy: the strict sweep above stands in")
+@pytest.mark.parametrize("row", sorted(ROWS), ids=str)
+def test_real_cuda_matches_cpu(row):
+    # the same rows on a real GPU (cupy): outputs and gradients stay on the device and equal the
+    # cpu's (float64 inputs; GPU reductions may sum in another order, hence the tolerance)
+    fn, pattern = ROWS[row]
+    ref_outs, ref_grads = _run(fn, pattern, cuda=False)
+    again = _run(fn, pattern, cuda=False)
+    deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
+        _close(_host(a), _host(b)) for a, b in zip(ref_outs, again[0])
+    )
+    outs, grads = _run(fn, pattern, cuda=True)
+    assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
+    for got, want in zip(list(outs) + list(grads), list(ref_outs) + list(ref_grads)):
+        assert got.device.type == "cuda" and type(got._data) is not np.ndarray
+        assert got.shape == want.shape and got.dtype == want.dtype
+        if deterministic:
+            a, b = np.asarray(_host(got)), np.asarray(_host(want))
+            if a.dtype.kind in "fc":
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
+            else:
+                np.testing.assert_array_equal(a, b)
+
+
 def test_strict_backend_catches_a_numpy_kernel():
     # the check must be able to fail: a kernel that computes with numpy instead of xp is caught
     from ember.core.registry import op

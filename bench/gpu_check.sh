@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Issue 12's one prepared GPU run (a lent device machine: /work/.library/device; its image has
+# cupy-cuda13x and torch with CUDA, no network). Run from the repo root; results land in $OUT:
+#   bash bench/gpu_check.sh
+# 1. ember installs offline; 2. every op row of tests/test_device.py runs on the real GPU and is
+# compared with the cpu (test_real_cuda_matches_cpu), plus the cuda/device tests; 3. the CNN, LSTM
+# and Transformer training steps are timed on cuda in ember and torch (bench/bench_gpu.py).
+set -uo pipefail
+OUT=${OUT:-/tmp/ember_gpu_out}
+mkdir -p "$OUT"
+pip install --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || {
+    echo "install failed (see install.log)"
+    exit 1
+}
+python - >"$OUT/env.txt" 2>&1 <<'PY'
+import cupy, ember, torch
+print("ember cuda available:", ember.cuda.is_available(), "devices:", ember.cuda.device_count())
+print("gpu:", cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
+print("cupy", cupy.__version__, "torch", torch.__version__, "torch cuda", torch.cuda.is_available())
+PY
+cat "$OUT/env.txt"
+timeout 300 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
+    tests/test_device.py tests/test_sparse.py tests/test_quantized.py \
+    tests/test_nn_conv_winograd.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
+echo "cuda tests: exit $? ($(tail -1 "$OUT/tests_cuda.txt"))"
+timeout 180 python bench/bench_gpu.py --device cuda --repeat 20 >"$OUT/bench_gpu.txt" 2>&1
+echo "bench: exit $?"
+cat "$OUT/bench_gpu.txt"
