@@ -19,10 +19,10 @@ print("gpu:", cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
 print("cupy", cupy.__version__, "torch", torch.__version__, "torch cuda", torch.cuda.is_available())
 PY
 cat "$OUT/env.txt"
-timeout 300 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
+timeout 240 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
     tests/test_device.py tests/test_sparse.py tests/test_quantized.py \
     tests/test_nn_conv_winograd.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
 echo "cuda tests: exit $? ($(tail -1 "$OUT/tests_cuda.txt"))"
-timeout 180 python bench/bench_gpu.py --device cuda --repeat 20 >"$OUT/bench_gpu.txt" 2>&1
+timeout 150 python bench/bench_gpu.py --device cuda --repeat 15 >"$OUT/bench_gpu.txt" 2>&1
 echo "bench: exit $?"
 cat "$OUT/bench_gpu.txt"
