@@ -8,7 +8,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/ember_gpu_out}
 mkdir -p "$OUT"
-pip install --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || {
+python -m pip install --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || {
     echo "install failed (see install.log)"
     exit 1
 }
