@@ -330,3 +330,15 @@ def test_lobpcg_gradcheck():
     assert ember.autograd.gradcheck(
         lambda x, y: ember.lobpcg((x + x.mT) / 2, k=2, B=(y + y.mT) / 2)[0], (a, b)
     )
+
+
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_hash_tensor_xor_fold_equals_reduce(axes, keepdim):
+    # the device path (cupy has no bitwise_xor.reduce) folds halves; it must equal numpy's
+    # reduce for every axis set, odd lengths included
+    from ember.core.ops.hashing import xor_fold
+
+    bits = np.random.default_rng(3).integers(0, 2**63, (3, 5, 7), dtype=np.uint64)
+    want = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim)
+    np.testing.assert_array_equal(xor_fold(np, bits, axes, keepdim), want)

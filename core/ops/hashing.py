@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..registry import op
 from .reduction import _axes, _reduced_names
 
@@ -31,5 +33,28 @@ def hash_tensor(xp, input, dim=(), *, keepdim=False, mode=0):
     for a in axes:
         if input.shape[a] == 0:
             raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
-    out = xp.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim) if axes else bits.copy()
+    if not axes:
+        out = bits.copy()
+    elif xp is np:
+        out = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim)
+    else:  # cupy has no bitwise_xor.reduce
+        out = xor_fold(xp, bits, tuple(a % input.ndim for a in axes), keepdim)
     return xp.asarray(out, dtype=xp.uint64)
+
+
+def xor_fold(xp, bits, axes: tuple, keepdim: bool):
+    """The xor of ``bits`` over ``axes`` (non-negative) by folding halves: the reduced dims are
+    moved last and flattened, then xor-ed pairwise, log2(n) elementwise steps."""
+    keep = [i for i in range(bits.ndim) if i not in axes]
+    a = xp.transpose(bits, keep + list(axes)).reshape(tuple(bits.shape[i] for i in keep) + (-1,))
+    n = a.shape[-1]
+    while n > 1:
+        h = n // 2
+        b = xp.bitwise_xor(a[..., :h], a[..., h : 2 * h])
+        if n % 2:  # the odd last element joins the first
+            b[..., :1] ^= a[..., 2 * h :]
+        a, n = b, h
+    out = a[..., 0]
+    if keepdim:
+        out = out.reshape(tuple(1 if i in axes else d for i, d in enumerate(bits.shape)))
+    return out

@@ -736,7 +736,8 @@ def _polygamma(xp, input, n=0):
         )
     if n == 0:
         return _sp(xp, "psi", input)
-    return _sp(xp, "polygamma", input, n)
+    # cupyx's polygamma tests `n == 0` as an array: a Python int breaks its cupy.where
+    return _sp(xp, "polygamma", input, n if xp is np else xp.asarray(n))
 
 
 @_polygamma.vjp
