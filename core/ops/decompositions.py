@@ -321,7 +321,11 @@ def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
     low = xp.tril(A) if not upper else xp.swapaxes(xp.triu(A), -1, -2).conj()
     try:
         L = xp.linalg.cholesky(low + xp.swapaxes(xp.tril(low, -1), -1, -2).conj())
+        # cupy raises nothing for a matrix that is not positive-definite: its factor holds NaN
+        failed = xp is not np and bool(xp.isnan(L).any())
     except np.linalg.LinAlgError:
+        failed = True
+    if failed:
         inf = _chol_info(A, upper)
         if check_errors:
             _raise_first(
