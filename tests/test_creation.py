@@ -308,11 +308,22 @@ ERRORS = [
 ]
 
 
+# torch before 2.13 dies of SIGFPE on an integer arange whose step truncates to 0 (seen with
+# torch 2.11 on the GPU machine): there only ember's side of those rows is checked
+_ORACLE_CRASHES = (
+    {k for k, (fn, _, msg) in enumerate(ERRORS) if msg == r"step must be nonzero"}
+    if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13)
+    else set()
+)
+
+
 @pytest.mark.parametrize("k", range(len(ERRORS)))
 def test_errors(k):
     fn, exc, msg = ERRORS[k]
     with pytest.raises(exc, match=msg):
         fn(ember)
+    if k in _ORACLE_CRASHES:
+        return
     with pytest.raises(exc, match=msg):
         fn(torch)
 
