@@ -20,6 +20,7 @@ import types
 import ember
 import numpy as np
 from ember.core import device as _devmod
+from ember.core import random as _random
 
 _current = [0]  # the "current cuda device" of the strict backend
 
@@ -291,6 +292,10 @@ def strict_cuda():
         _FAKES.update(_fake_modules())
     saved = _devmod._cupy, dict(_devmod._XP), dict(_devmod._DEVICE_OF)
     saved_mods = {k: sys.modules.get(k) for k in _FAKES}
+    # the cuda default generators made inside belong to the strict backend: a real GPU's must
+    # not see them afterwards (nor these the real ones)
+    saved_gens = dict(_random._cuda_defaults)
+    _random._cuda_defaults.clear()
     sys.modules.update(_FAKES)  # `import cupyx.scipy.special` etc. find the strict stand-ins
     _devmod.register_backend(StrictArray, strict_xp, _device_fn)
     _devmod._cupy = strict_xp
@@ -307,4 +312,6 @@ def strict_cuda():
         _devmod._XP.update(saved[1])
         _devmod._DEVICE_OF.clear()
         _devmod._DEVICE_OF.update(saved[2])
+        _random._cuda_defaults.clear()
+        _random._cuda_defaults.update(saved_gens)
         _current[0] = 0
