@@ -565,3 +565,46 @@ def test_equal_type_error():
         TypeError, match=re.escape("equal(): argument 'other' (position 2) must be Tensor, not int")
     ):
         ember.equal(ember.ones(2), 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+def test_where_large_random_mask_like_numpy_and_torch(dtype):
+    # large arrays take the branch-free select kernel (core/kernels/select.py): every value,
+    # NaN payloads and signed zeros included, is copied bit for bit
+    from ember.core.kernels.select import select
+
+    rng = np.random.default_rng(7)
+    shape = (130, 257)  # > 16384 elements: the fast path
+    a = (rng.standard_normal(shape) * 9).astype(dtype)
+    b = (rng.standard_normal(shape) * 9).astype(dtype)
+    if dtype.startswith("float"):
+        a.flat[::7] = np.nan
+        b.flat[::5] = -0.0
+        a.flat[::11] = np.inf
+    m = rng.random(shape) > 0.5
+    want = np.where(m, a, b)
+    got = select(np, m, a, b)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    scalar = np.asarray(True if dtype == "bool" else 3).astype(dtype)[()]
+    assert np.array_equal(select(np, m, a, scalar), np.where(m, a, scalar), equal_nan=True)
+    row = b[0]  # broadcast operand: numpy's where (same result)
+    assert np.array_equal(select(np, m, a, row), np.where(m, a, row), equal_nan=True)
+    if torch is not None:
+        e = ember.where(ember.tensor(m), ember.tensor(a), ember.tensor(b)).numpy()
+        t = torch.where(torch.tensor(m), torch.tensor(a), torch.tensor(b)).numpy()
+        assert np.array_equal(e, t, equal_nan=True)
+
+
+def test_where_large_grads_like_torch():
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((2, 200, 100))
+    m = rng.random((200, 100)) > 0.5
+    g = rng.standard_normal((200, 100))
+    res = []
+    for mod in (ember, torch):
+        x, y = mod.tensor(a, requires_grad=True), mod.tensor(b, requires_grad=True)
+        mod.where(mod.tensor(m), x, y).backward(mod.tensor(g))
+        res.append((x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import dtype as _dt
+from ..kernels.select import select
 from ..names import keep, unify_inputs
 from ..registry import NON_STRIDED, NonStridedError, op, reflected
 from ..tensor import Tensor
@@ -259,14 +260,14 @@ def _where(xp, condition, input, other):
         or (to is float and hasattr(input, "dtype") and input.dtype.kind in "fc")
         or (ti is float and hasattr(other, "dtype") and other.dtype.kind in "fc")
     ):
-        return xp.where(condition, input, other)  # same dtype, or a weak float scalar
+        return select(xp, condition, input, other)  # same dtype, or a weak float scalar
     (x, y), d = promote_raw([input, other])
     npd = d.np
     if not hasattr(x, "dtype"):
         x = xp.asarray(x, dtype=npd)
     if not hasattr(y, "dtype"):
         y = xp.asarray(y, dtype=npd)
-    return xp.where(condition, x, y)
+    return select(xp, condition, x, y)
 
 
 @_where.vjp

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
-from ..kernels.select import keep_where
+from ..kernels.select import keep_where, select
 from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
 from ..return_types import return_types
@@ -117,12 +117,12 @@ def _where_ok(xp, input, ref, *, test="nonzero", lo=0.0, hi=1.0, fill=0.0):
         return keep_where(xp, xp.logical_not(ref <= 0), input)  # NaN passes, like torch's relu
     fill = input.dtype.type(fill)
     if test == "nonzero":
-        return xp.where(ref != 0, input, fill)
+        return select(xp, ref != 0, input, fill)
     if test == "pos":  # written as "not <= 0" so NaN passes the gradient, like torch's relu
-        return xp.where(ref <= 0, fill, input)
+        return select(xp, ref <= 0, fill, input)
     if test == "finite":
-        return xp.where(xp.isfinite(ref), input, fill)
-    return xp.where((ref >= lo) & (ref <= hi), input, fill)  # "inside"
+        return select(xp, xp.isfinite(ref), input, fill)
+    return select(xp, (ref >= lo) & (ref <= hi), input, fill)  # "inside"
 
 
 @_where_ok.vjp
@@ -793,7 +793,7 @@ def threshold(xp, input, threshold=None, value=None):
     """``value`` where input <= ``threshold``, else input (NaN passes, like torch)."""
     if input.dtype.kind == "b":
         raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
-    return xp.where(input <= threshold, input.dtype.type(value), input)
+    return select(xp, input <= threshold, input.dtype.type(value), input)
 
 
 @threshold.vjp
