@@ -591,9 +591,14 @@ def _max_pool2x2(xp, input, cache=None):
     The general path finds the argmax again in backward by comparing every window view with the
     maxima; views with a stride-2 inner axis run ~8x slower than contiguous data, and here the
     argmax costs two extra comparisons in forward instead: v1 > v0 and v3 > v2 within the
-    pairs, m23 > m01 between them (strict: the first maximum wins ties, torch's rule)."""
-    v0, v1 = input[..., 0::2, 0::2], input[..., 0::2, 1::2]
-    v2, v3 = input[..., 1::2, 0::2], input[..., 1::2, 1::2]
+    pairs, m23 > m01 between them (strict: the first maximum wins ties, torch's rule). The four
+    window elements are first copied apart into contiguous planes (one strided pass), so the
+    comparisons run on contiguous data (a third faster than on the stride-2 views)."""
+    h, w = input.shape[-2] // 2, input.shape[-1] // 2
+    planes = xp.empty((4,) + input.shape[:-2] + (h, w), input.dtype)
+    for k, (i, j) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+        planes[k] = input[..., i::2, j::2]
+    v0, v1, v2, v3 = planes
     m01 = xp.maximum(v0, v1)
     m23 = xp.maximum(v2, v3)
     if cache is not None:
