@@ -41,13 +41,9 @@ def _cnn_gflop() -> float:
     return (2 * conv1 + 3 * conv2 + 3 * fc1) / 1e9
 
 
-def _gflop(products) -> float:
-    return sum(2 * np.prod(a) * b[-1] * k for a, b, k in products) / 1e9
-
-
 def _jobs():
     """(label, builder(m) -> step, nominal GFLOP) for each workload."""
-    from gemm_bound import _lstm, _transformer
+    from gemm_bound import _lstm, _transformer, gflop
 
     rng = np.random.default_rng(0)
     x_cnn = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
@@ -80,8 +76,8 @@ def _jobs():
 
     return [
         ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop()),
-        ("LSTM(64->256) step (issue 7), 32x50", lstm, _gflop(_lstm())),
-        ("Transformer LM step (2L d256 h4, 16x128)", transformer, _gflop(_transformer())),
+        ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm())),
+        ("Transformer LM step (2L d256 h4, 16x128)", transformer, gflop(_transformer())),
     ]
 
 

@@ -316,6 +316,12 @@ class NonStridedError(RuntimeError):
 NON_STRIDED: dict = {}
 
 
+def non_strided_call(name: str, args: tuple, kwargs: dict):
+    """``NON_STRIDED[name](*args, **kwargs)``, or NotImplemented when no handler takes them."""
+    h = NON_STRIDED.get(name)
+    return NotImplemented if h is None else h(*args, **kwargs)
+
+
 def caller_op_name() -> str:
     """The name of the op whose public function read ``_data`` (for a non-strided tensor's
     error message), from the reading frame two levels up."""
@@ -384,8 +390,7 @@ def _make_public(od: OpDef):
                 else:
                     raise _bad_input(od, len(arrays), t)
         except NonStridedError:
-            h = NON_STRIDED.get(od.name) if out is None else None
-            r = NotImplemented if h is None else h(*args, **kw)
+            r = NotImplemented if out is not None else non_strided_call(od.name, args, kw)
             if r is NotImplemented:
                 raise
             return r

@@ -375,6 +375,17 @@ def _host(t):
     return t.detach().cpu()._data
 
 
+def _cpu_reference(row, fn, pattern):
+    """(outputs, gradients, deterministic) of a row on the cpu: deterministic when it is not a
+    random op and a second run gives the same outputs."""
+    outs, grads = _run(fn, pattern, cuda=False)
+    again = _run(fn, pattern, cuda=False)
+    deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
+        _close(_host(a), _host(b)) for a, b in zip(outs, again[0])
+    )
+    return outs, grads, deterministic
+
+
 def test_strict_sweep_covers_most_ops():
     public = [n for n in OPS if not n.startswith("_")]
     covered = [n for n in public if n in SIGS]
@@ -387,11 +398,7 @@ def test_dispatch_discipline(row):
     if row in KNOWN_STRICT_FAILURES:
         pytest.xfail(KNOWN_STRICT_FAILURES[row])
     fn, pattern = ROWS[row]
-    ref_outs, ref_grads = _run(fn, pattern, cuda=False)
-    again = _run(fn, pattern, cuda=False)
-    deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
-        _close(_host(a), _host(b)) for a, b in zip(ref_outs, again[0])
-    )
+    ref_outs, ref_grads, deterministic = _cpu_reference(row, fn, pattern)
     with strict_cuda():
         outs, grads = _run(fn, pattern, cuda=True)
     assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
@@ -416,11 +423,7 @@ def test_real_cuda_matches_cpu(row):
     # the same rows on a real GPU (cupy): outputs and gradients stay on the device and equal the
     # cpu's (float64 inputs; GPU reductions may sum in another order, hence the tolerance)
     fn, pattern = ROWS[row]
-    ref_outs, ref_grads = _run(fn, pattern, cuda=False)
-    again = _run(fn, pattern, cuda=False)
-    deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
-        _close(_host(a), _host(b)) for a, b in zip(ref_outs, again[0])
-    )
+    ref_outs, ref_grads, deterministic = _cpu_reference(row, fn, pattern)
     outs, grads = _run(fn, pattern, cuda=True)
     assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
     gauge = GAUGE.get(row)

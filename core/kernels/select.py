@@ -1,27 +1,12 @@
-"""Masked selection kernels for gradients (relu, clamp, where-style masks)."""
+"""Masked selection: ``where`` without numpy's per-element branches (ember.where, threshold, the
+gradient masks of relu and friends)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-_INT_OF = {4: np.int32, 8: np.int64}
 _UINT_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SELECT_MIN = 1 << 14  # below this many elements numpy's where is as fast
-
-
-def keep_where(xp, mask, values):
-    """``values`` where ``mask`` holds, else exactly 0 (also where values are inf or NaN).
-
-    numpy's ``where`` branches per element and runs ~20x slower than a multiply on masks with no
-    pattern (a relu mask): on cpu, for float32/float64, AND the values' bits with an all-ones or
-    all-zeros word per element instead.
-    """
-    it = _INT_OF.get(values.dtype.itemsize)
-    if xp is np and it is not None and values.dtype.kind == "f" and mask.shape == values.shape:
-        word = mask.view(np.uint8).astype(it)
-        np.negative(word, out=word)  # True -> -1 (all bits set), False -> 0
-        return np.bitwise_and(values.view(it), word, out=word).view(values.dtype)
-    return xp.where(mask, values, values.dtype.type(0))
 
 
 def select(xp, mask, a, b):
@@ -31,7 +16,8 @@ def select(xp, mask, a, b):
     ~10x slower than a few integer passes (2M floats: 8 ms vs 0.8 ms). Here the mask becomes a
     word of all ones or zeros per element and the result is (a & w) | (b & ~w) on the bits, so
     every value (NaN and inf included) is copied exactly. ``b`` (or ``a``) may be a scalar of
-    that dtype's kind.
+    that dtype's kind; a zero scalar costs no pass (relu's backward: the gradient where the input
+    was positive, else exactly 0, also where the gradient is inf or NaN).
     """
     if xp is np and mask.dtype == np.bool_ and mask.size >= _SELECT_MIN:
         a, b = np.asarray(a), np.asarray(b)
@@ -45,9 +31,13 @@ def select(xp, mask, a, b):
         ):
             w = mask.astype(ut)
             np.negative(w, out=w)  # True -> all ones, False -> 0
-            out = np.bitwise_and(a.view(ut), w)
+            if not b.ndim and not b.view(ut):  # zero bits where the mask fails: a & w alone
+                return np.bitwise_and(a.view(ut), w, out=w).view(d)
+            out = None if not a.ndim and not a.view(ut) else np.bitwise_and(a.view(ut), w)
             np.invert(w, out=w)
             np.bitwise_and(b.view(ut), w, out=w)
+            if out is None:  # zero bits where the mask holds: b & ~w alone
+                return w.view(d)
             out |= w
             return out.view(d)
     return xp.where(mask, a, b)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import dtype as _dt
 from ..kernels.select import select
 from ..names import keep, unify_inputs
-from ..registry import NON_STRIDED, NonStridedError, op, reflected
+from ..registry import NonStridedError, non_strided_call, op, reflected
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _tname, promote_raw
 
@@ -380,7 +380,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     try:
         a, b = input._data, other._data
     except NonStridedError:  # a quantized operand: its own rule (core/quantized.py)
-        r = NON_STRIDED["equal"](input, other) if "equal" in NON_STRIDED else NotImplemented
+        r = non_strided_call("equal", (input, other), {})
         if r is NotImplemented:
             raise
         return r

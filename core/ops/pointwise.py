@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
-from ..kernels.select import keep_where, select
+from ..kernels.select import select
 from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
 from ..return_types import return_types
@@ -113,8 +113,6 @@ def _no_bool_or_complex(name, input, xp):
 @op(names=keep, method=False)
 def _where_ok(xp, input, ref, *, test="nonzero", lo=0.0, hi=1.0, fill=0.0):
     """input where ``test`` holds for ref, else fill. Masks derivatives (sinc at 0, relu, ...)."""
-    if test == "pos" and fill == 0:  # relu's backward: hot, so a branch-free kernel
-        return keep_where(xp, xp.logical_not(ref <= 0), input)  # NaN passes, like torch's relu
     fill = input.dtype.type(fill)
     if test == "nonzero":
         return select(xp, ref != 0, input, fill)
