@@ -16,8 +16,8 @@ except ImportError:
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def _bench_module():
-    spec = importlib.util.spec_from_file_location("bench_core", ROOT / "bench" / "bench_core.py")
+def _bench_module(name="bench_core"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -44,3 +44,24 @@ def test_bench_mlp_step_matches_torch():
 def test_bench_overhead_chain_runs():
     bench = _bench_module()
     bench.overhead_workload(ember)()
+
+
+def test_bench_cnn_floor_step_matches_torch():
+    # cnn_floor.py's hand-written numpy step is the CNN of bench_cnn.py: two SGD-momentum steps
+    # (the second uses the momentum buffers) give torch's losses and weights
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    floor = _bench_module("cnn_floor")
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 1, 28, 28), torch.randint(0, 10, (8,))
+    tmodel = _bench_module("bench_cnn").cnn(torch)
+    step = floor.NumpyCNN(tmodel, x.numpy(), y.numpy())
+    opt = torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(2):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(tmodel(x), y)
+        loss.backward()
+        opt.step()
+        np.testing.assert_allclose(step.step(lr=0.1)[0], loss.item(), rtol=1e-5)
+    for mine, p in zip(step.params, tmodel.parameters()):
+        np.testing.assert_allclose(mine.reshape(p.shape), p.detach().numpy(), atol=1e-5)
