@@ -386,6 +386,19 @@ def _cpu_reference(row, fn, pattern):
     return outs, grads, deterministic
 
 
+def test_strict_backend_keeps_its_cuda_generators():
+    # a real GPU's random rows after a strict sweep must not draw from the strict backend's
+    # generators (on the H200 they failed with TypeError in normal/bernoulli/poisson)
+    from ember.core import random as rnd
+
+    before = dict(rnd._cuda_defaults)
+    with strict_cuda():
+        ember.manual_seed(0)
+        assert type(ember.randn(4, device="cuda")._data) is StrictArray
+        assert rnd._cuda_defaults  # the strict backend made its own default generator
+    assert rnd._cuda_defaults == before
+
+
 def test_strict_sweep_covers_most_ops():
     public = [n for n in OPS if not n.startswith("_")]
     covered = [n for n in public if n in SIGS]
