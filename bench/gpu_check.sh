@@ -3,8 +3,9 @@
 # cupy-cuda13x and torch with CUDA, no network). Run from the repo root; results land in $OUT:
 #   bash bench/gpu_check.sh
 # 1. ember installs offline; 2. every op row of tests/test_device.py runs on the real GPU and is
-# compared with the cpu (test_real_cuda_matches_cpu), plus the cuda/device tests; 3. the CNN, LSTM
-# and Transformer training steps are timed on cuda in ember and torch (bench/bench_gpu.py).
+# compared with the cpu (test_real_cuda_matches_cpu), plus the cuda/device tests (the recurrent
+# layers' rows run the fused LSTM/GRU step kernels, compiled there for the first time); 3. the
+# CNN, LSTM and Transformer training steps are timed on cuda in ember and torch (bench_gpu.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/ember_gpu_out}
 mkdir -p "$OUT"
@@ -21,7 +22,7 @@ PY
 cat "$OUT/env.txt"
 timeout 240 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
     tests/test_device.py tests/test_sparse.py tests/test_quantized.py \
-    tests/test_nn_conv_winograd.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
+    tests/test_nn_conv_winograd.py tests/test_nn_rnn.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
 echo "cuda tests: exit $? ($(tail -1 "$OUT/tests_cuda.txt"))"
 timeout 150 python bench/bench_gpu.py --device cuda --repeat 15 >"$OUT/bench_gpu.txt" 2>&1
 echo "bench: exit $?"

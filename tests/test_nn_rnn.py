@@ -551,16 +551,23 @@ def test_errors_like_torch(k):
 
 
 # ---------------------------------------------------------------------- dispatch discipline
+DEVICE_LAYERS = {
+    "lstm-2-layer-bidirectional-proj": lambda: ember.nn.LSTM(
+        I, H, num_layers=2, bidirectional=True, proj_size=2
+    ),
+    # no projection: on a GPU the fused step kernels of core/kernels/fused_rnn.py run
+    "lstm-2-layer-bidirectional": lambda: ember.nn.LSTM(I, H, num_layers=2, bidirectional=True),
+    "gru": lambda: ember.nn.GRU(I, H, batch_first=True),
+    "rnn-relu": lambda: ember.nn.RNN(I, H, nonlinearity="relu"),
+}
+
+
 def test_strict_backend_dispatch():
     from strict_backend import StrictArray, strict_cuda
 
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((T, B, I))
-    for ctor in (
-        lambda: ember.nn.LSTM(I, H, num_layers=2, bidirectional=True, proj_size=2),
-        lambda: ember.nn.GRU(I, H, batch_first=True),
-        lambda: ember.nn.RNN(I, H, nonlinearity="relu"),
-    ):
+    for ctor in DEVICE_LAYERS.values():
         ember.manual_seed(0)
         ref = ctor().double()
         ember.manual_seed(0)
@@ -584,6 +591,30 @@ def test_strict_backend_dispatch():
             gd = [q.grad.cpu().numpy() for q in dev.parameters()]
         for a, q in zip(gd, ref.parameters()):
             np.testing.assert_allclose(a, q.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="no GPU with cupy")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layer", sorted(DEVICE_LAYERS))
+def test_real_cuda_matches_cpu(layer, dtype):
+    # outputs, states and every gradient of a layer on the GPU (padded and packed input) equal
+    # the cpu's, with a non-uniform upstream gradient
+    x_np = np.random.default_rng(0).standard_normal((T, B, I)).astype(dtype)
+    results = []
+    for device in ("cpu", "cuda"):
+        ember.manual_seed(0)
+        mod = DEVICE_LAYERS[layer]().to(device=device, dtype=getattr(ember, dtype))
+        x = ember.tensor(x_np, device=device, requires_grad=True)
+        packed = ember.nn.utils.rnn.pack_padded_sequence(x, [5, 3, 2])
+        outs = [*_flat_call(mod, x), mod(packed)[0].data]
+        rng = np.random.default_rng(1)  # the same upstream gradients on both devices
+        w = [ember.tensor(rng.standard_normal(o.shape).astype(dtype), device=device) for o in outs]
+        sum((o * k).sum() for o, k in zip(outs, w)).backward()
+        grads = [x.grad] + [p.grad for p in mod.parameters()]
+        results.append([t.detach().cpu().numpy() for t in outs + grads])
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for k, (a, b) in enumerate(zip(*results)):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=f"result {k}")
 
 
 @needs_torch

@@ -19,6 +19,7 @@ name while the weights are unnamed (``weight_hh`` named (gates, hidden) names it
 
 from __future__ import annotations
 
+from ..kernels.fused_rnn import step_kernels
 from ..registry import op
 from ..tensor import Tensor
 
@@ -116,11 +117,19 @@ def _lstm_forward(xp, x2, h0, c0, w_ih, w_hh, b, w_hr, steps, save):
         tca = xp.empty((N, H), dt)
         hfa = xp.empty((N, H), dt) if w_hr is not None else None
     tmp = xp.empty((hs.shape[0], H), dt)
+    fused = step_kernels(xp, dt, "lstm") if w_hr is None else None
+    if fused is not None and not save:  # stand-ins for the copies the kernel then skips
+        spare = xp.empty((2,) + tmp.shape, dt)
     for s, bs in steps:
         e = s + bs
         g = G[s:e]
         hp = hs[:bs]
         cp = cs[:bs]
+        if fused is not None:  # a GPU: the gate math of the step in one kernel
+            tc = tca[s:e] if save else tmp[:bs]
+            hv, cv = (hprev[s:e], cprev[s:e]) if save else (spare[0, :bs], spare[1, :bs])
+            fused.forward(whs @ hp.T, H, bs, int(save), g, cp, hp, tc, y[s:e], hv, cv, size=bs * H)
+            continue
         if save:
             hprev[s:e] = hp
             cprev[s:e] = cp
@@ -154,13 +163,19 @@ def _lstm_backward(xp, dy, dhn, dcn, saved, w_hh, w_hr, steps):
     _N, H4 = G.shape
     H = H4 // 4
     dG = xp.empty(G.shape, G.dtype)
-    whT = _transposed(xp, w_hh)
+    fused = step_kernels(xp, G.dtype, "lstm") if w_hr is None else None
+    whT = _transposed(xp, w_hh) if fused is None else None
     dh = dhn.copy()
     dc = dcn.copy()
     dhp = xp.empty(dy.shape, dy.dtype) if w_hr is not None else None
     for s, bs in reversed(steps):
         e = s + bs
         dht = dh[:bs]
+        if fused is not None:  # a GPU: the gate math of the step in one kernel
+            d = dG[s:e]
+            fused.backward(G[s:e], tca[s:e], cprev[s:e], dht, dy[s:e], H, d, dc[:bs], size=bs * H)
+            xp.matmul(d, w_hh, out=dht)
+            continue
         dht += dy[s:e]
         if w_hr is not None:
             dhp[s:e] = dht
@@ -212,9 +227,18 @@ def _gru_forward(xp, x2, h0, w_ih, w_hh, b_ih, b_hh, steps, save):
     if save:
         hprev = xp.empty((N, H), dt)
         hna = xp.empty((N, H), dt)
+    fused = step_kernels(xp, dt, "gru")
+    if fused is not None:
+        bf = bh if bh is not None else xp.zeros((H3,), dt)
+        if not save:  # stand-ins for the copies the kernel then skips
+            spare = xp.empty((2,) + hs.shape, dt)
     for s, bs in steps:
         e = s + bs
         hp = hs[:bs]
+        if fused is not None:  # a GPU: the gate math of the step in one kernel
+            hv, nv = (hprev[s:e], hna[s:e]) if save else (spare[0, :bs], spare[1, :bs])
+            fused.forward(whs @ hp.T, bf, H, bs, int(save), G[s:e], hp, y[s:e], hv, nv, size=bs * H)
+            continue
         if save:
             hprev[s:e] = hp
         hh = (whs @ hp.T).T
@@ -248,11 +272,17 @@ def _gru_backward(xp, dy, dhn, saved, w_hh, steps):
     H = H3 // 3
     dGh = xp.empty(G.shape, G.dtype)  # [dr, dz, d(W_hn h + b_hn)]: the W_hh / b_hh side
     dXn = xp.empty((N, H), G.dtype)  # d(W_in x + b_in): the W_ih side of the n gate
-    whT = _transposed(xp, w_hh)
+    fused = step_kernels(xp, G.dtype, "gru")
+    whT = _transposed(xp, w_hh) if fused is None else None
     dh = dhn.copy()
     for s, bs in reversed(steps):
         e = s + bs
         dht = dh[:bs]
+        if fused is not None:  # a GPU: the gate math of the step in one kernel
+            d = dGh[s:e]
+            fused.backward(G[s:e], hprev[s:e], hna[s:e], dy[s:e], H, d, dXn[s:e], dht, size=bs * H)
+            dht += d @ w_hh
+            continue
         dht += dy[s:e]
         r, z, n = G[s:e, :H], G[s:e, H : 2 * H], G[s:e, 2 * H :]
         hp = hprev[s:e]
