@@ -26,11 +26,11 @@ const T zi = g[r] + gh[j * B + b];
 const T zf = g[r + H] + gh[(j + H) * B + b];
 const T zg = g[r + 2 * H] + gh[(j + 2 * H) * B + b];
 const T zo = g[r + 3 * H] + gh[(j + 3 * H) * B + b];
-const T half = 0.5;
-const T ai = tanh(zi) * half + half;
-const T af = tanh(zf) * half + half;
+const T mid = 0.5;  // not "half": the name of CUDA's 16-bit float type
+const T ai = tanh(zi) * mid + mid;
+const T af = tanh(zf) * mid + mid;
 const T ag = tanh(zg);
-const T ao = tanh(zo) * half + half;
+const T ao = tanh(zo) * mid + mid;
 g[r] = ai;
 g[r + H] = af;
 g[r + 2 * H] = ag;
@@ -69,12 +69,12 @@ previous cell ``cprev``, the carried gradients ``dh`` and ``dc`` and the output 
 
 GRU_STEP = """
 const ptrdiff_t b = i / H, j = i % H, r = b * 3 * H + j;
-const T half = 0.5;
+const T mid = 0.5;  // not "half": the name of CUDA's 16-bit float type
 const T hr = gh[j * B + b] + bh[j];
 const T hz = gh[(j + H) * B + b] + bh[j + H];
 const T hn = gh[(j + 2 * H) * B + b] + bh[j + 2 * H];
-const T ar = tanh(g[r] + hr) * half + half;
-const T az = tanh(g[r + H] + hz) * half + half;
+const T ar = tanh(g[r] + hr) * mid + mid;
+const T az = tanh(g[r + H] + hz) * mid + mid;
 const T an = tanh(g[r + 2 * H] + ar * hn);
 g[r] = ar;
 g[r + H] = az;
