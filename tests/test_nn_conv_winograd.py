@@ -11,6 +11,7 @@ import ember
 import ember.core.ops.convolution as conv_ops
 import numpy as np
 import pytest
+from ember.core.kernels import winograd
 from ember.core.kernels.winograd import (
     wino_backward,
     wino_forward,
@@ -50,9 +51,12 @@ GRID = _grid()
 
 
 @needs_torch
+@pytest.mark.parametrize("chunks", ["whole-batch", "one-sample-chunks"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("row", GRID, ids=lambda r: "n{}c{}o{}-{}x{}-p{}-{}".format(*r[:6], r[6]))
-def test_kernels_match_torch(row, dtype):
+def test_kernels_match_torch(row, dtype, chunks, monkeypatch):
+    if chunks == "one-sample-chunks":  # the products of each sample in a chunk of their own
+        monkeypatch.setattr(winograd, "_CHUNK_BYTES", 1)
     n, c, o, h, w, padding, with_bias = row
     rng = np.random.default_rng(hash(row) % 2**32)
     x = rng.uniform(-2, 2, (n, c, h, w)).astype(dtype)
