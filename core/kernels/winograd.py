@@ -20,8 +20,8 @@ signs of its rows/columns 3 are folded into the small weight-side matrices), dU 
 dV = U^T @ dM, then the input gradient is the adjoint of the input transform (the same shifts,
 adding), laid back from the parity planes onto the input.
 
-Both directions run over chunks of samples (``_CHUNK_BYTES``): a sample's tiles are a contiguous
-range of T, so a chunk is a column range of V and a slice of the batch.
+On the host both directions run over chunks of samples (``_CHUNK_BYTES``): a sample's tiles are
+a contiguous range of T, so a chunk is a column range of V and a slice of the batch.
 """
 
 from __future__ import annotations
@@ -152,8 +152,11 @@ def _output_transform(xp, m, n, th, tw, bias, out):
     return out
 
 
-def _chunks(n: int, per_sample: int):
-    """Sample ranges [a, b) of about ``_CHUNK_BYTES`` of per-tile products each."""
+def _chunks(xp, n: int, per_sample: int):
+    """Sample ranges [a, b) of about ``_CHUNK_BYTES`` of per-tile products each (on the host;
+    a GPU takes the whole batch at once: there each chunk would cost kernel launches)."""
+    if xp is not _np:
+        return [(0, n)]
     step = max(1, _CHUNK_BYTES // max(1, per_sample))
     return [(a, min(a + step, n)) for a in range(0, n, step)]
 
@@ -164,7 +167,7 @@ def wino_forward(xp, v, weight, n, ho, wo, bias=None):
     u = wino_weight_transform(xp, weight)
     out = xp.empty((n, weight.shape[0], ho, wo), v.dtype)
     per = v.shape[2] // n  # tiles per sample
-    for a, b in _chunks(n, 16 * weight.shape[0] * per * v.itemsize):
+    for a, b in _chunks(xp, n, 16 * weight.shape[0] * per * v.itemsize):
         m = xp.matmul(u, v[:, :, a * per : b * per])
         _output_transform(xp, m, b - a, th, tw, bias, out[a:b])
     return out
@@ -261,7 +264,7 @@ def wino_backward(
     db = xp.zeros((o,), grad.dtype) if need_bias else None
     if need_input:
         ust = wino_weight_transform(xp, weight, signed=True).swapaxes(1, 2)
-    for a, b in _chunks(n, 16 * o * per * grad.itemsize):
+    for a, b in _chunks(xp, n, 16 * o * per * grad.itemsize):
         dm = _grad_planes(xp, grad[a:b], th, tw)
         if need_input:
             dv = xp.matmul(ust, dm)  # (16, C, T of the chunk)
