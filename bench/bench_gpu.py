@@ -4,7 +4,9 @@ Both frameworks build their workload with the device as default device (so every
 buffer and input lives there), start from the same weights, and each step is timed to the end of
 its device work (``synchronize()`` after the step). Printed: median step times, ember/torch, and
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
-product forward and backward). The first losses of both frameworks are compared.
+product forward and backward); the LSTM once more with ember's generic gate math (without the
+fused step kernels of core/kernels/fused_rnn.py). The first losses of both frameworks are
+compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -75,10 +77,30 @@ def _jobs():
         return bench_transformer.workload(ember, shared["tr"])[0]
 
     return [
-        ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop()),
-        ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm())),
-        ("Transformer LM step (2L d256 h4, 16x128)", transformer, gflop(_transformer())),
+        ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop(), contextlib.nullcontext),
+        ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm()), contextlib.nullcontext),
+        ("  the same, ember's generic gate math", lstm, gflop(_lstm()), _generic_gate_math),
+        (
+            "Transformer LM step (2L d256 h4, 16x128)",
+            transformer,
+            gflop(_transformer()),
+            contextlib.nullcontext,
+        ),
     ]
+
+
+@contextlib.contextmanager
+def _generic_gate_math():
+    """ember's recurrent layers without the fused step kernels of core/kernels/fused_rnn.py
+    (what they gain on a GPU; on the cpu the generic path runs anyway)."""
+    from ember.core.ops import recurrent
+
+    fused = recurrent.step_kernels
+    recurrent.step_kernels = lambda *args: None
+    try:
+        yield
+    finally:
+        recurrent.step_kernels = fused
 
 
 @contextlib.contextmanager
@@ -106,10 +128,13 @@ def main() -> None:
     if torch is None:
         raise SystemExit("bench needs torch installed to print ratios")
     print(f"{'workload':42s} {'ember':>9s} {'torch':>9s} {'ratio':>6s} {'TFLOP/s e/t':>12s}")
-    for label, build, gflop in _jobs():
+    for label, build, gflop, variant in _jobs():
         times, losses = {}, {}
         for m in (torch, ember):  # torch first: ember copies its weights
-            with _default_device(m, args.device):
+            with (
+                _default_device(m, args.device),
+                variant() if m is ember else contextlib.nullcontext(),
+            ):
                 step = build(m)
                 sync = _sync(m, args.device)
 
