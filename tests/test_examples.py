@@ -65,3 +65,14 @@ def test_bench_cnn_floor_step_matches_torch():
         np.testing.assert_allclose(step.step(lr=0.1)[0], loss.item(), rtol=1e-5)
     for mine, p in zip(step.params, tmodel.parameters()):
         np.testing.assert_allclose(mine.reshape(p.shape), p.detach().numpy(), atol=1e-5)
+
+
+def test_launch_census_counts_device_array_calls():
+    # bench/launch_census.py counts what one step does to device arrays (a launch each on cupy)
+    from strict_backend import strict_cuda
+
+    census = _bench_module("launch_census").census
+    with strict_cuda():
+        x = ember.ones(4, device="cuda")
+        counts = census(lambda: x * 2.0 + 1.0)
+    assert counts["multiply"] == 1 and counts["add"] == 1
