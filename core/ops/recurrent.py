@@ -9,6 +9,9 @@ recomputed. The derivative is a second registered op, ``_rnn_layer_backward``: i
 for the recurrence only, collects the gate gradients of all steps and does one GEMM per weight
 gradient. Like torch's cuDNN path, the fused layer has no double backward: differentiating
 ``_rnn_layer_backward`` raises a RuntimeError (the cells, compositions of ember ops, have one).
+On a GPU (real cupy) the LSTM's and GRU's gate math of a step is one hand-written kernel each
+way (core/kernels/fused_rnn.py, where ``step_kernels`` is not None); the array ops below are the
+generic path, which the host always takes.
 
 The composite cells ``lstm_cell``, ``gru_cell``, ``rnn_tanh_cell`` and ``rnn_relu_cell`` (torch's
 functions of the same names) are plain ember ops, so they are twice differentiable.
