@@ -4,9 +4,9 @@ Both frameworks build their workload with the device as default device (so every
 buffer and input lives there), start from the same weights, and each step is timed to the end of
 its device work (``synchronize()`` after the step). Printed: median step times, ember/torch, and
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
-product forward and backward); the LSTM once more with ember's generic gate math (without the
-fused step kernels of core/kernels/fused_rnn.py). The first losses of both frameworks are
-compared.
+product forward and backward); the CNN once more with every ember conv on im2col (no Winograd),
+and the LSTM once more with ember's generic gate math (without the fused step kernels of
+core/kernels/fused_rnn.py). The first losses of both frameworks are compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -78,6 +78,7 @@ def _jobs():
 
     return [
         ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop(), contextlib.nullcontext),
+        ("  the same, ember's convs all on im2col", cnn, _cnn_gflop(), _no_winograd),
         ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm()), contextlib.nullcontext),
         ("  the same, ember's generic gate math", lstm, gflop(_lstm()), _generic_gate_math),
         (
@@ -87,6 +88,20 @@ def _jobs():
             contextlib.nullcontext,
         ),
     ]
+
+
+@contextlib.contextmanager
+def _no_winograd():
+    """ember's 3x3 convolutions on im2col + one GEMM only (Winograd saves flops but costs ~30
+    more launches per conv and three finiteness checks that wait for the device)."""
+    from ember.core.ops import convolution
+
+    route = convolution._use_winograd
+    convolution._use_winograd = lambda *args: False
+    try:
+        yield
+    finally:
+        convolution._use_winograd = route
 
 
 @contextlib.contextmanager
