@@ -91,31 +91,29 @@ def _jobs():
 
 
 @contextlib.contextmanager
+def _swapped(module: str, name: str, value):
+    """``ember.<module>.<name>`` replaced by ``value`` for the block."""
+    import importlib
+
+    mod = importlib.import_module(f"ember.{module}")
+    old = getattr(mod, name)
+    setattr(mod, name, value)
+    try:
+        yield
+    finally:
+        setattr(mod, name, old)
+
+
 def _no_winograd():
     """ember's 3x3 convolutions on im2col + one GEMM only (Winograd saves flops but costs ~30
     more launches per conv and three finiteness checks that wait for the device)."""
-    from ember.core.ops import convolution
-
-    route = convolution._use_winograd
-    convolution._use_winograd = lambda *args: False
-    try:
-        yield
-    finally:
-        convolution._use_winograd = route
+    return _swapped("core.ops.convolution", "_use_winograd", lambda *args: False)
 
 
-@contextlib.contextmanager
 def _generic_gate_math():
     """ember's recurrent layers without the fused step kernels of core/kernels/fused_rnn.py
     (what they gain on a GPU; on the cpu the generic path runs anyway)."""
-    from ember.core.ops import recurrent
-
-    fused = recurrent.step_kernels
-    recurrent.step_kernels = lambda *args: None
-    try:
-        yield
-    finally:
-        recurrent.step_kernels = fused
+    return _swapped("core.ops.recurrent", "step_kernels", lambda *args: None)
 
 
 @contextlib.contextmanager

@@ -93,6 +93,24 @@ def _parity_slices(n: int, p: int, half: int):
     return out
 
 
+def _parity_parts(spatial, padding, hh, wh):
+    """(index into the (2, 2, C, N, Hh, Wh) parity planes, index into the (C, N, H, W) image) of
+    each non-empty part: the image pixels that land in one parity plane of the padded image."""
+    rows = _parity_slices(spatial[0], padding[0], hh)
+    cols = _parity_slices(spatial[1], padding[1], wh)
+    for rp, (i0, y0, ni) in enumerate(rows):
+        for cp, (j0, x0, nj) in enumerate(cols):
+            if ni and nj:
+                plane = (rp, cp, slice(None), slice(None), slice(i0, i0 + ni), slice(j0, j0 + nj))
+                pixels = (
+                    slice(None),
+                    slice(None),
+                    slice(y0, y0 + 2 * ni - 1, 2),
+                    slice(x0, x0 + 2 * nj - 1, 2),
+                )
+                yield plane, pixels
+
+
 def wino_input_transform(xp, x, padding):
     """V = B^T d B of every 4x4 input tile: (16, C, T), T = N * th * (tw + 1) (see the module
     docstring). ``x`` is (N, C, H, W), zero-padded by ``padding`` (ph, pw) on the fly."""
@@ -102,14 +120,8 @@ def wino_input_transform(xp, x, padding):
     # the four parity planes of the padded input, channels first (V's rows are channels)
     buf = xp.zeros((2, 2, c, n, hh, wh), x.dtype)
     xt = x.swapaxes(0, 1)
-    rows = _parity_slices(h, padding[0], hh)
-    cols = _parity_slices(w, padding[1], wh)
-    for rp, (i0, y0, ni) in enumerate(rows):
-        for cp, (j0, x0, nj) in enumerate(cols):
-            if ni and nj:
-                buf[rp, cp, :, :, i0 : i0 + ni, j0 : j0 + nj] = xt[
-                    :, :, y0 : y0 + 2 * ni - 1 : 2, x0 : x0 + 2 * nj - 1 : 2
-                ]
+    for plane, pixels in _parity_parts((h, w), padding, hh, wh):
+        buf[plane] = xt[pixels]
     length = th * wh
     bf = buf.reshape(2, 2, c * n, hh * wh)
     # rows (B^T from the left): e_r for both column parities at once, (4, 2, C*N, th*Wh)
@@ -204,7 +216,6 @@ def _grad_planes(xp, grad, th, tw):
 def _input_grad(xp, dv, n, c, spatial, padding, th, tw, dx):
     """The adjoint of wino_input_transform: dV (16, C, T) -> the input gradient, written into
     ``dx`` (N, C, H, W)."""
-    h, w = spatial
     hh, wh = th + 1, tw + 1
     length = th * wh
     f = c * n * length
@@ -238,14 +249,8 @@ def _input_grad(xp, dv, n, c, spatial, padding, th, tw, dx):
     # back from the parity planes onto the input (every input pixel is in exactly one plane)
     db = db.reshape(2, 2, c, n, hh, wh)
     dxt = dx.swapaxes(0, 1)
-    rows = _parity_slices(h, padding[0], hh)
-    cols = _parity_slices(w, padding[1], wh)
-    for rp, (i0, y0, ni) in enumerate(rows):
-        for cp, (j0, x0, nj) in enumerate(cols):
-            if ni and nj:
-                dxt[:, :, y0 : y0 + 2 * ni - 1 : 2, x0 : x0 + 2 * nj - 1 : 2] = db[
-                    rp, cp, :, :, i0 : i0 + ni, j0 : j0 + nj
-                ]
+    for plane, pixels in _parity_parts(spatial, padding, hh, wh):
+        dxt[pixels] = db[plane]
     return dx
 
 

@@ -275,6 +275,19 @@ def _check_param_dtype(input, weight, bias):
             )
 
 
+def _check_channel_params(c, k, weight, bias, running_mean, running_var) -> None:
+    """Each given per-channel tensor holds ``c`` values; torch's message counts both sides ``k``
+    times (instance norm runs batch norm on the batch folded into the channels: k = N)."""
+    for nm, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{nm} should contain {c * k} elements not {t.numel() * k}")
+
+
 def _norm_shape(normalized_shape):
     if isinstance(normalized_shape, int):
         return (normalized_shape,)
@@ -449,14 +462,7 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
     if input.dim() < 2:
         _dim1_error(input.dim())
     c = input.shape[1]
-    for nm, t in (
-        ("weight", weight),
-        ("bias", bias),
-        ("running_mean", running_mean),
-        ("running_var", running_var),
-    ):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{nm} should contain {c} elements not {t.numel()}")
+    _check_channel_params(c, 1, weight, bias, running_mean, running_var)
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
@@ -805,14 +811,7 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
                 "Expected running_mean and running_var to be defined when use_input_stats is false"
             )
         return _bn_eval(input, running_mean, running_var, weight, bias, eps)
-    for nm, t in (
-        ("weight", weight),
-        ("bias", bias),
-        ("running_mean", running_mean),
-        ("running_var", running_var),
-    ):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{nm} should contain {n * c} elements not {t.numel() * n}")
+    _check_channel_params(c, n, weight, bias, running_mean, running_var)
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
     cache: list = []
