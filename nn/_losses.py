@@ -923,14 +923,14 @@ def _ctc_setup(xp, lp, targets, in_len, tgt_len, blank):
 def _ctc_alpha(xp, em, skip, svalid, in_len):
     T, N, S = em.shape
     ninf = xp.asarray(-np.inf, dtype=em.dtype)
-    alpha = xp.full((T, N, S), ninf, dtype=em.dtype)
-    a0 = xp.full((N, S), ninf, dtype=em.dtype)
+    alpha = xp.full((T, N, S), -np.inf, dtype=em.dtype)
+    a0 = xp.full((N, S), -np.inf, dtype=em.dtype)
     a0[:, 0] = em[0, :, 0]
     if S > 1:
         a0[:, 1] = em[0, :, 1]
     alpha[0] = xp.where(svalid, a0, ninf)
-    pad1 = xp.full((N, 1), ninf, dtype=em.dtype)
-    pad2 = xp.full((N, 2), ninf, dtype=em.dtype)
+    pad1 = xp.full((N, 1), -np.inf, dtype=em.dtype)
+    pad2 = xp.full((N, 2), -np.inf, dtype=em.dtype)
     for t in range(1, T):
         a = alpha[t - 1]
         a1 = xp.concatenate([pad1, a[:, :-1]], axis=1)
@@ -942,18 +942,18 @@ def _ctc_alpha(xp, em, skip, svalid, in_len):
 def _ctc_beta(xp, em, skip, svalid, in_len, tgt_len):
     T, N, S = em.shape
     ninf = xp.asarray(-np.inf, dtype=em.dtype)
-    beta = xp.full((T, N, S), ninf, dtype=em.dtype)
+    beta = xp.full((T, N, S), -np.inf, dtype=em.dtype)
     rows = xp.arange(N)
     last = 2 * tgt_len
     skip_from = xp.concatenate([skip[:, 2:], xp.zeros((N, 2), dtype=bool)], axis=1)
-    pad1 = xp.full((N, 1), ninf, dtype=em.dtype)
-    pad2 = xp.full((N, 2), ninf, dtype=em.dtype)
-    b = xp.full((N, S), ninf, dtype=em.dtype)
+    pad1 = xp.full((N, 1), -np.inf, dtype=em.dtype)
+    pad2 = xp.full((N, 2), -np.inf, dtype=em.dtype)
+    b = xp.full((N, S), -np.inf, dtype=em.dtype)
     for t in range(T - 1, -1, -1):
         b1 = xp.concatenate([b[:, 1:], pad1], axis=1)
         b2 = xp.where(skip_from, xp.concatenate([b[:, 2:], pad2], axis=1), ninf)
         rec = xp.where(svalid, _lse3(xp, b, b1, b2) + em[t], ninf)
-        init = xp.full((N, S), ninf, dtype=em.dtype)
+        init = xp.full((N, S), -np.inf, dtype=em.dtype)
         init[rows, last] = em[t, rows, last]
         has = tgt_len > 0
         init[rows[has], last[has] - 1] = em[t, rows[has], last[has] - 1]

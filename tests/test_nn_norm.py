@@ -393,6 +393,12 @@ def test_lazy_modules_materialize():
         np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), atol=1e-5)
         for k, v in t.state_dict().items():
             np.testing.assert_allclose(e.state_dict()[k].numpy(), v.numpy(), atol=1e-6)
+    # cast before materializing: the running stats stay uninitialized buffers and take the dtype
+    for mod in (ember, torch):
+        m = mod.nn.LazyBatchNorm1d(track_running_stats=True).double()
+        assert type(m.running_mean).__name__ == "UninitializedBuffer"
+        m(mod.ones(4, 3, dtype=mod.float64))
+        assert m.running_mean.shape == (3,) and m.running_var.dtype == mod.float64
     # an unbatched input: ember takes the channel dim (torch 2.13 takes dim 1 and then refuses
     # its own input, "expected input's size at dim=0 to match num_features (4), but got: 3")
     e = ember.nn.LazyInstanceNorm2d()

@@ -655,8 +655,13 @@ class Module:
                 if grad_applied is not grad:
                     grad.data = grad_applied
         for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+            if buf is None:
+                continue
+            applied = fn(buf)
+            if is_lazy(buf) and applied is not buf:
+                buf._data = applied._data  # stays uninitialized: materialize keeps the new dtype
+            else:
+                self._buffers[key] = applied
         return self
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
