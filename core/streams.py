@@ -134,9 +134,13 @@ class Event:
             self._native.synchronize()
 
     def wait(self, stream: Stream | None = None) -> None:
-        """Make future work on ``stream`` wait for this event."""
-        if self._native is not None:
-            (stream or Stream(self.device)).wait_event(self)
+        """Make future work on ``stream`` (the current stream if None) wait for this event."""
+        if self._native is None:
+            return
+        if stream is None:
+            cupy().cuda.get_current_stream().wait_event(self._native)
+        else:
+            stream.wait_event(self)
 
     def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds between this event and ``end_event``."""

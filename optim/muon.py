@@ -10,22 +10,21 @@ from .optimizer import Optimizer, _bump, _check, _check_lr, _lerp_, _params_with
 __all__ = ["Muon"]
 
 
+def _round_to_bfloat16(xp, v):
+    """v rounded to the nearest bfloat16 (ties to even), as float32: integer ops on the bits,
+    so every backend rounds alike (cupy has no bfloat16 arrays)."""
+    bits = v.astype(xp.float32).view(xp.uint32)
+    bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
+    return xp.where(xp.isnan(v), xp.float32("nan"), bits.view(xp.float32))
+
+
 def _newton_schulz(xp, g, coeffs, steps: int, eps: float):
     """An approximately orthogonal matrix with g's singular vectors (quintic Newton-Schulz)."""
     # torch runs the iteration in bfloat16: float32 math rounded to bfloat16 after every op
-    from ..core import dtype as _dt
-
-    bf = _dt.bfloat16.np
     f32 = g.dtype
 
-    if bf is None or type(g).__module__ != "numpy":
-
-        def r(v):  # no bfloat16 arrays on this backend: plain float32
-            return v
-    else:
-
-        def r(v):
-            return v.astype(bf).astype(f32)
+    def r(v):
+        return _round_to_bfloat16(xp, v).astype(f32, copy=False)
 
     a, b, c = coeffs
     x = r(g)

@@ -23,6 +23,7 @@ import warnings
 from pathlib import Path
 
 import ember
+import numpy as np
 import pytest
 from ember import dropin
 
@@ -466,6 +467,62 @@ def test_cuda_is_truthful():
     ):
         with pytest.raises(RuntimeError, match="CUDA is not available"):
             fn()
+
+
+@pytest.mark.skipif(not _gpu_usable(), reason="no GPU with cupy")
+def test_cuda_api_on_a_gpu():
+    # the same questions asked of torch.cuda on the same machine
+    cuda = ember.cuda
+    assert cuda.device_count() == torch.cuda.device_count()
+    assert cuda.get_device_name() == torch.cuda.get_device_name()
+    assert cuda.get_device_capability() == torch.cuda.get_device_capability()
+    assert (
+        cuda.get_device_properties(0).total_memory
+        == torch.cuda.get_device_properties(0).total_memory
+    )
+    assert cuda.is_bf16_supported() is torch.cuda.is_bf16_supported()
+    cuda.set_device(0)
+    assert cuda.current_device() == 0 and cuda.is_initialized()
+    free, total = cuda.mem_get_info()
+    assert 0 < free <= total
+    # memory: cupy's pool, in bytes of the tensors alive
+    cuda.synchronize()
+    cuda.empty_cache()
+    cuda.reset_peak_memory_stats()
+    before = cuda.memory_allocated()
+    x = ember.ones(1 << 20, device="cuda")  # 4 MiB
+    assert cuda.memory_allocated() - before >= 4 << 20
+    assert cuda.memory_reserved() >= cuda.memory_allocated()
+    del x
+    assert cuda.memory_allocated() == before
+    assert cuda.max_memory_allocated() >= before + (4 << 20)
+    cuda.empty_cache()
+    assert cuda.memory_reserved() <= cuda.max_memory_reserved()
+    # streams and events: work queued on a side stream, timed and waited for
+    a = ember.randn(512, 512, device="cuda")
+    side = cuda.Stream()
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        assert cuda.current_stream() == side
+        start.record()
+        b = a @ a
+        end.record()
+    assert cuda.current_stream() != side  # the block restored the previous stream
+    end.wait()  # the current stream waits for the side stream's product
+    end.synchronize()
+    assert end.query() and side.query()
+    assert start.elapsed_time(end) >= 0.0
+    np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy() @ a.cpu().numpy(), rtol=1e-4)
+    # seeding: manual_seed_all reproduces the device's draws
+    cuda.manual_seed_all(3)
+    r = ember.rand(5, device="cuda").cpu().numpy()
+    cuda.manual_seed_all(3)
+    np.testing.assert_array_equal(ember.rand(5, device="cuda").cpu().numpy(), r)
+    state = cuda.get_rng_state()
+    r2 = ember.rand(5, device="cuda").cpu().numpy()
+    cuda.set_rng_state(state)
+    np.testing.assert_array_equal(ember.rand(5, device="cuda").cpu().numpy(), r2)
 
 
 def test_backends_flags_match_torch_defaults():
