@@ -73,7 +73,13 @@ def _mha(m, q, k, v):
     return m(q, k, v, need_weights=True)
 
 
-# name -> (constructor, inputs, call or None, random). Inputs: float arrays take a gradient,
+def _mha_masked(m, q, k, v):
+    pad = ember.tensor([[False, False, True], [False, False, False]], device=q.device)
+    mask = ember.tensor([[0.0, -1.0, 0.5]] * 4, dtype=q.dtype, device=q.device)
+    return m(q, k, v, key_padding_mask=pad, attn_mask=mask, average_attn_weights=False)
+
+
+# name[:variant] -> (constructor, inputs, call or None, random). Inputs: float arrays take a gradient,
 # integer arrays and Fixed ones do not. "random" rows draw from the generator: only the
 # device, dtypes and shapes are compared.
 X3 = f(2, 3, 4)
@@ -155,6 +161,16 @@ SPECS = {
     "LazyConvTranspose1d": (lambda: nn.LazyConvTranspose1d(4, 3), [f(2, 3, 5)], None, False),
     "LazyConvTranspose2d": (lambda: nn.LazyConvTranspose2d(2, 3), [f(1, 3, 4, 4)], None, False),
     "LazyConvTranspose3d": (lambda: nn.LazyConvTranspose3d(2, 2), [f(1, 2, 3, 3, 3)], None, False),
+    # the other convolution routes: 1x1 (a plain GEMM), im2col without bias, Winograd
+    "Conv2d:1x1": (lambda: nn.Conv2d(3, 4, 1), [f(2, 3, 5, 5)], None, False),
+    "Conv1d:no_bias": (lambda: nn.Conv1d(3, 4, 3, bias=False), [f(2, 3, 8)], None, False),
+    "Conv2d:winograd": (lambda: nn.Conv2d(4, 4, 3, padding=1), [f(2, 4, 16, 16)], None, False),
+    "Conv2d:winograd_no_bias": (
+        lambda: nn.Conv2d(4, 4, 3, bias=False),
+        [f(2, 4, 18, 18)],
+        None,
+        False,
+    ),
     "Fold": (lambda: nn.Fold((4, 4), 2), [f(1, 12, 9)], None, False),
     "Unfold": (lambda: nn.Unfold(2, stride=2), [f(1, 3, 4, 4)], None, False),
     # normalization
@@ -268,6 +284,12 @@ SPECS = {
         lambda: nn.MultiheadAttention(8, 2, kdim=6, vdim=5),
         [f(4, 2, 8), f(3, 2, 6, seed=1), f(3, 2, 5, seed=2)],
         _mha,
+        False,
+    ),
+    "MultiheadAttention:masked": (
+        lambda: nn.MultiheadAttention(8, 2, batch_first=True),
+        [f(2, 4, 8), f(2, 3, 8, seed=1), f(2, 3, 8, seed=2)],
+        _mha_masked,
         False,
     ),
     "TransformerEncoderLayer": (
@@ -492,18 +514,36 @@ def _device_context(backend):
 
 def test_every_module_class_has_a_row():
     classes = {n for n, c in vars(nn).items() if inspect.isclass(c) and issubclass(c, nn.Module)}
-    assert classes - set(SPECS) - set(NO_FORWARD) == set()
-    assert set(SPECS) <= classes
+    rows = {name.split(":")[0] for name in SPECS}
+    assert classes - rows - set(NO_FORWARD) == set()
+    assert rows <= classes
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["train", "eval"])
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_module_on_device_matches_cpu(name, backend):
+def test_module_on_device_matches_cpu(name, mode, backend):
     inputs, random = SPECS[name][1], SPECS[name][3]
-    module = _build(name, inputs)
+    module = _build(name, inputs).train(mode == "train")
+    # in eval mode dropout and RReLU are deterministic; fractional pooling draws in both
+    random = random and (mode == "train" or name.startswith("Fractional"))
     ref = _run(copy.deepcopy(module), name, "cpu")
     ctx, device_type = _device_context(backend)
     with ctx:
         got = _run(module, name, "cuda")
         for got_part, ref_part in zip(got, ref):
             _check_same(got_part, ref_part, device_type, not random)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(n for n in SPECS if n.startswith("Lazy")))
+def test_lazy_module_materializes_on_the_device(name, backend):
+    # moved before its first forward: the parameters and buffers are made on the device
+    ctor, inputs, _, _ = SPECS[name]
+    ctx, device_type = _device_context(backend)
+    with ctx:
+        module = ctor().double().to("cuda")
+        out = module(*[_input(v, "cuda") for v in inputs])
+        assert type(out._data) is device_type and out.dtype == ember.float64
+        for t in list(module.parameters()) + list(module.buffers()):
+            assert type(t._data) is device_type and t.device.type == "cuda"
