@@ -5,8 +5,9 @@ buffer and input lives there), start from the same weights, and each step is tim
 its device work (``synchronize()`` after the step). Printed: median step times, ember/torch, and
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
 product forward and backward); the CNN once more with every ember conv on im2col (no Winograd),
-and the LSTM once more with ember's generic gate math (without the fused step kernels of
-core/kernels/fused_rnn.py). The first losses of both frameworks are compared.
+the LSTM once more with ember's generic gate math (without the fused step kernels of
+core/kernels/fused_rnn.py), and the Transformer once more with ember's generic layer norm
+(without core/kernels/fused_norm.py). The first losses of both frameworks are compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -87,6 +88,12 @@ def _jobs():
             gflop(_transformer()),
             contextlib.nullcontext,
         ),
+        (
+            "  the same, ember's generic layer norm",
+            transformer,
+            gflop(_transformer()),
+            _generic_norm,
+        ),
     ]
 
 
@@ -114,6 +121,11 @@ def _generic_gate_math():
     """ember's recurrent layers without the fused step kernels of core/kernels/fused_rnn.py
     (what they gain on a GPU; on the cpu the generic path runs anyway)."""
     return _swapped("core.ops.recurrent", "step_kernels", lambda *args: None)
+
+
+def _generic_norm():
+    """ember's layer norm without the fused kernels of core/kernels/fused_norm.py."""
+    return _swapped("core.ops.normalization", "layer_norm_kernels", lambda *args: None)
 
 
 @contextlib.contextmanager
@@ -160,10 +172,14 @@ def main() -> None:
                 times[m] = median_time(timed, args.repeat, args.warmup)
         te, tt = times[ember], times[torch]
         if abs(losses[ember] - losses[torch]) > 1e-3 * max(1.0, abs(losses[torch])):
-            print(f"  ! first losses differ: ember {losses[ember]:.6f} torch {losses[torch]:.6f}")
+            print(
+                f"  ! first losses differ: ember {losses[ember]:.6f} torch {losses[torch]:.6f}",
+                flush=True,
+            )
         print(
             f"{label:42s} {te * 1e3:7.2f}ms {tt * 1e3:7.2f}ms {te / tt:6.2f} "
-            f"{gflop / te / 1e3:5.2f}/{gflop / tt / 1e3:5.2f}"
+            f"{gflop / te / 1e3:5.2f}/{gflop / tt / 1e3:5.2f}",
+            flush=True,  # a run cut short by its time limit still shows the rows it finished
         )
     print(f"(device {args.device}; torch {torch.__version__}; numpy {np.__version__})")
 

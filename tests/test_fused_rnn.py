@@ -5,81 +5,31 @@ Outputs, states and every gradient must match the generic path's (padded, packed
 under no_grad, both dtypes). Only cupy's own compilation of the same text waits for a GPU
 (tests/test_nn_rnn.py's real-cuda rows run the layers there)."""
 
-import ctypes
-import shutil
-import subprocess
-
 import ember
 import numpy as np
 import pytest
 from ember.core.kernels import fused_rnn
 from ember.core.ops import recurrent
+from host_kernels import CXX, compile_bodies
 
-CXX = shutil.which("c++") or shutil.which("g++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
-
-_C_TYPES = {"int64": ("long long", ctypes.c_longlong), "int32": ("int", ctypes.c_int)}
-
-
-def _params(body):
-    """[(name, C declaration, ctypes type or None for an array)] of a body's in + out params."""
-    out = []
-    for decl in ", ".join(fused_rnn.PARAMS[body]).split(", "):
-        words = decl.split()
-        if words[0] == "raw":
-            out.append((words[2], f"T* {words[2]}", None))
-        else:
-            ctype, cls = _C_TYPES[words[0]]
-            out.append((words[1], f"{ctype} {words[1]}", cls))
-    return out
-
-
-class _HostKernel:
-    """A compiled body called like cupy's ElementwiseKernel: its params in order, then
-    ``size=``. Raw arrays must be contiguous (the bodies index them linearly)."""
-
-    def __init__(self, fn, params):
-        self.fn, self.params = fn, params
-
-    def __call__(self, *args, size):
-        assert len(args) == len(self.params)
-        conv = []
-        for (name, _decl, cls), a in zip(self.params, args):
-            if cls is not None:
-                conv.append(cls(a))
-            else:
-                assert a.flags.c_contiguous, f"{name} is not contiguous"
-                conv.append(ctypes.c_void_p(a.ctypes.data))
-        self.fn(ctypes.c_ssize_t(size), *conv)
 
 
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{(mode, dtype): StepKernels backed by the host-compiled kernel bodies}."""
-    bodies = {"lstm": (fused_rnn.LSTM_STEP, fused_rnn.LSTM_STEP_BACKWARD)}
-    bodies["gru"] = (fused_rnn.GRU_STEP, fused_rnn.GRU_STEP_BACKWARD)
-    out = {}
-    for dtype, ctype in ((np.float32, "float"), (np.float64, "double")):
-        src = [f"#include <cmath>\n#include <cstddef>\nusing std::tanh;\ntypedef {ctype} T;\n"]
-        for mode, pair in bodies.items():
-            for k, body in enumerate(pair):
-                sig = ", ".join(d for _n, d, _c in _params(body))
-                src.append(
-                    f'extern "C" void {mode}{k}(ptrdiff_t n, {sig}) {{\n'
-                    f"    for (ptrdiff_t i = 0; i < n; i++) {{ {body} }}\n}}\n"
-                )
-        d = tmp_path_factory.mktemp(ctype)
-        (d / "steps.cpp").write_text("".join(src))
-        lib = d / "steps.so"
-        cmd = [CXX, "-O1", "-shared", "-fPIC", "-o", str(lib), str(d / "steps.cpp")]
-        subprocess.run(cmd, check=True)
-        so = ctypes.CDLL(str(lib))
-        for mode, pair in bodies.items():
-            fwd, bwd = (
-                _HostKernel(getattr(so, f"{mode}{k}"), _params(body)) for k, body in enumerate(pair)
-            )
-            out[mode, np.dtype(dtype)] = fused_rnn.StepKernels(fwd, bwd)
-    return out
+    bodies = {
+        "lstm0": fused_rnn.LSTM_STEP,
+        "lstm1": fused_rnn.LSTM_STEP_BACKWARD,
+        "gru0": fused_rnn.GRU_STEP,
+        "gru1": fused_rnn.GRU_STEP_BACKWARD,
+    }
+    host = compile_bodies(bodies, fused_rnn.PARAMS, tmp_path_factory.mktemp("rnn"))
+    return {
+        (mode, dt): fused_rnn.StepKernels(host[f"{mode}0", dt], host[f"{mode}1", dt])
+        for mode in ("lstm", "gru")
+        for dt in (np.dtype(np.float32), np.dtype(np.float64))
+    }
 
 
 def _run(ctor, dtype, packed, seed=0):

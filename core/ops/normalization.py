@@ -16,6 +16,7 @@ import math
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
+from ..kernels.fused_norm import layer_norm_kernels
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor, _wrap
@@ -126,7 +127,13 @@ def _layer_norm(xp, input, weight, bias, normalized_ndim=1, eps=1e-5, cache=None
     """Layer norm over the last ``normalized_ndim`` dims (weight/bias: arrays or 0 = absent)."""
     shape = input.shape
     r, s = _rows(shape, normalized_ndim)
-    out, mean, rstd, _ = _rows_stats(xp, _acc(input).reshape(r, s), eps)
+    x2 = _acc(input).reshape(r, s)
+    fused = layer_norm_kernels(xp, x2.dtype, s)
+    if fused is not None:  # cupy: one launch (core/kernels/fused_norm.py)
+        w, b = (_vector(xp, p, s, x2.dtype) for p in (weight, bias))
+        out, mean, rstd = fused.forward(xp.ascontiguousarray(x2), w, b, eps)
+        return _result(out, input, cache, mean, rstd)
+    out, mean, rstd, _ = _rows_stats(xp, x2, eps)
     # the affine in place on the normalized copy: only mean and 1/std are kept for backward
     if _is_t(weight) or _is_t(bias):
         o2, k = _tiled_rows(out)
@@ -152,6 +159,11 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
         mean, rstd = cache
     else:
         _, mean, rstd, _ = _rows_stats(xp, x2, eps)
+    fused = layer_norm_kernels(xp, x2.dtype, s)
+    if fused is not None:
+        return _ln_fused_grads(
+            fused, xp, grad, input, weight, normalized_ndim, x2, mean, rstd, needs
+        )
     if _offset(xp, mean, rstd):
         x2 = x2 - mean[:, None]
         mean = xp.zeros_like(mean)
@@ -187,6 +199,34 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
         dx += (mean * k - rstd * s1 * inv)[:, None]
         dx = dx.reshape(shape)
     return _out(dx, input), _out(dw, weight) if has_w else None, _out(db, input)
+
+
+def _vector(xp, param, s, dtype):
+    """A layer norm parameter as the fused kernels take it: contiguous (S,) of ``dtype``, or
+    None when absent."""
+    if not _is_t(param):
+        return None
+    return xp.ascontiguousarray(param.reshape(s).astype(dtype, copy=False))
+
+
+def _ln_fused_grads(fused, xp, grad, input, weight, nd, x2, mean, rstd, needs):
+    """Layer norm's (input, weight, bias) gradients from the fused kernels."""
+    r, s = x2.shape
+    x2 = xp.ascontiguousarray(x2)
+    g2 = xp.ascontiguousarray(_grad_as(grad, (r, s), x2.dtype))
+    has_w = isinstance(weight, Tensor)
+    dx = dw = db = None
+    if needs[0]:
+        w = _vector(xp, weight._data, s, x2.dtype) if has_w else None
+        dx = fused.input_grad(x2, g2, w, mean, rstd).reshape(input.shape)
+    if needs[1] or needs[2]:
+        pshape = input.shape[input.dim() - nd :]
+        dw, db = (a.reshape(pshape) for a in fused.param_grads(x2, g2, mean, rstd))
+    return (
+        _out(dx, input),
+        _out(dw, weight) if has_w and needs[1] else None,
+        _out(db, input) if needs[2] else None,
+    )
 
 
 def _ln_composite(grad, input, weight, nd, eps, needs):
