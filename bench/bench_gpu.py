@@ -5,9 +5,8 @@ buffer and input lives there), start from the same weights, and each step is tim
 its device work (``synchronize()`` after the step). Printed: median step times, ember/torch, and
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
 product forward and backward); the CNN once more with every ember conv on im2col (no Winograd),
-the LSTM once more with ember's generic gate math (without the fused step kernels of
-core/kernels/fused_rnn.py), and the Transformer once more with ember's generic layer norm
-(without core/kernels/fused_norm.py). The first losses of both frameworks are compared.
+and the LSTM and Transformer once more without ember's fused cupy kernels (core/kernels/: the
+recurrent step, layer norm, the SGD update). The first losses of both frameworks are compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -81,7 +80,7 @@ def _jobs():
         ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop(), contextlib.nullcontext),
         ("  the same, ember's convs all on im2col", cnn, _cnn_gflop(), _no_winograd),
         ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm()), contextlib.nullcontext),
-        ("  the same, ember's generic gate math", lstm, gflop(_lstm()), _generic_gate_math),
+        ("  the same, without ember's fused kernels", lstm, gflop(_lstm()), _no_fused_kernels),
         (
             "Transformer LM step (2L d256 h4, 16x128)",
             transformer,
@@ -89,10 +88,10 @@ def _jobs():
             contextlib.nullcontext,
         ),
         (
-            "  the same, ember's generic layer norm",
+            "  the same, without ember's fused kernels",
             transformer,
             gflop(_transformer()),
-            _generic_norm,
+            _no_fused_kernels,
         ),
     ]
 
@@ -117,15 +116,17 @@ def _no_winograd():
     return _swapped("core.ops.convolution", "_use_winograd", lambda *args: False)
 
 
-def _generic_gate_math():
-    """ember's recurrent layers without the fused step kernels of core/kernels/fused_rnn.py
-    (what they gain on a GPU; on the cpu the generic path runs anyway)."""
-    return _swapped("core.ops.recurrent", "step_kernels", lambda *args: None)
-
-
-def _generic_norm():
-    """ember's layer norm without the fused kernels of core/kernels/fused_norm.py."""
-    return _swapped("core.ops.normalization", "layer_norm_kernels", lambda *args: None)
+@contextlib.contextmanager
+def _no_fused_kernels():
+    """ember without the fused cupy kernels of core/kernels/ (the recurrent step, layer norm,
+    the SGD/Adam updates): what they gain on a GPU (on the cpu the generic paths run anyway)."""
+    off = lambda *args: None
+    with (
+        _swapped("core.ops.recurrent", "step_kernels", off),
+        _swapped("core.ops.normalization", "layer_norm_kernels", off),
+        _swapped("core.kernels.fused_optim", "_kernel", off),
+    ):
+        yield
 
 
 @contextlib.contextmanager

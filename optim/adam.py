@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.grad_mode import no_grad
+from ..core.kernels.fused_optim import adam_step
 from .optimizer import (
     Optimizer,
     _adam_defaults,
@@ -67,8 +68,15 @@ class Adam(Optimizer):
                         p, exp_avg=_zeros, exp_avg_sq=_zeros, max_exp_avg_sq=_zeros if ams else None
                     )
                     d = p._data
-                    g = _weight_decay(g, d, lr, wd, decoupled)
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+                    bc1 = 1 - beta1**step
+                    bc2s = math.sqrt(1 - beta2**step)
+                    mx = st["max_exp_avg_sq"]._data if ams else None
+                    args = (lr, beta1, beta2, eps, wd, bc1, bc2s, decoupled)
+                    if adam_step(xp, d, g, m, v, mx, *args):  # one kernel (cupy)
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd, decoupled)
                     # one scratch array for the whole update (numpy temporaries cost most)
                     if abs(1 - beta1) < 0.5:
                         tmp = xp.subtract(g, m)
@@ -81,10 +89,7 @@ class Adam(Optimizer):
                     tmp *= 1 - beta2
                     v *= beta2
                     v += tmp
-                    bc1 = 1 - beta1**step
-                    bc2s = math.sqrt(1 - beta2**step)
                     if ams:
-                        mx = st["max_exp_avg_sq"]._data
                         xp.maximum(mx, v, out=mx)
                         xp.sqrt(mx, out=tmp)
                     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..core.kernels.fused_optim import sgd_step
 from ..core.tensor import _wrap
 from .optimizer import Optimizer, _bump, _check, _check_lr, _params_with_grad, _val
 
@@ -54,6 +55,8 @@ class SGD(Optimizer):
                 wd, nesterov = group["weight_decay"], group["nesterov"]
                 for p, g, xp in _params_with_grad(group):
                     d = p._data
+                    if self._fused_step(p, g, xp, lr, mom, damp, wd, nesterov):
+                        continue
                     if wd != 0:
                         g = g + wd * d
                     if mom != 0:
@@ -70,3 +73,23 @@ class SGD(Optimizer):
                     d -= lr * g
                     _bump(p)
         return loss
+
+    def _fused_step(self, p, g, xp, lr, mom, damp, wd, nesterov) -> bool:
+        """The whole update of ``p`` as one kernel where the array module has one (cupy)."""
+        buf, first = None, False
+        if mom != 0:
+            st = self.state[p]
+            buf = st.get("momentum_buffer")
+            first = buf is None
+            if first:
+                buf = _wrap(xp.empty_like(p._data), p._names)
+        done = sgd_step(
+            xp, p._data, g, None if buf is None else buf._data, lr, mom, damp, wd, nesterov, first
+        )
+        if done:
+            if first:
+                self.state[p]["momentum_buffer"] = buf
+            elif buf is not None:
+                _bump(buf)
+            _bump(p)
+        return done

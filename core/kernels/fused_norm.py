@@ -21,6 +21,8 @@ Layouts (C-contiguous): ``x``, ``y``, ``g``, ``dx`` (R, S) rows of S normalized 
 
 from __future__ import annotations
 
+from .launch import launch
+
 MAX_ROW = 4096
 
 LAYER_NORM = """
@@ -109,10 +111,8 @@ class LayerNormKernels:
         mean, rstd = xp.empty(r, x2.dtype), xp.empty(r, x2.dtype)
         w = x2 if weight is None else weight  # an absent parameter is never read
         b = x2 if bias is None else bias
-        self._kernels[0](
-            x2, w, b, s, float(eps), int(weight is not None), int(bias is not None),
-            y, mean, rstd, size=r,
-        )  # fmt: skip
+        args = (x2, w, b, s, float(eps), int(weight is not None), int(bias is not None))
+        launch(self._kernels[0], (*args, y, mean, rstd), r)
         return y, mean, rstd
 
     def input_grad(self, x2, g2, weight, mean, rstd):
@@ -120,7 +120,7 @@ class LayerNormKernels:
         r, s = x2.shape
         dx = self.xp.empty_like(x2)
         w = x2 if weight is None else weight
-        self._kernels[1](x2, g2, w, mean, rstd, s, int(weight is not None), dx, size=r)
+        launch(self._kernels[1], (x2, g2, w, mean, rstd, s, int(weight is not None), dx), r)
         return dx
 
     def param_grads(self, x2, g2, mean, rstd):
@@ -128,7 +128,7 @@ class LayerNormKernels:
         xp = self.xp
         r, s = x2.shape
         dw, db = xp.empty(s, x2.dtype), xp.empty(s, x2.dtype)
-        self._kernels[2](x2, g2, mean, rstd, r, s, dw, db, size=s)
+        launch(self._kernels[2], (x2, g2, mean, rstd, r, s, dw, db), s)
         return dw, db
 
 

@@ -20,6 +20,8 @@ f, g, o, rows i, f and o pre-scaled by 0.5; GRU gates r, z, n, rows r and z pre-
 
 from __future__ import annotations
 
+from .launch import launch
+
 LSTM_STEP = """
 const ptrdiff_t b = i / H, j = i % H, r = b * 4 * H + j;
 const T zi = g[r] + gh[j * B + b];
@@ -137,16 +139,11 @@ class StepKernels:
     def __init__(self, forward, backward) -> None:
         self._kernels = (forward, backward)
 
-    @staticmethod
-    def _call(kernel, args, size) -> None:
-        # flat views: a raw array's linear index then costs the kernel no unravelling
-        kernel(*(a if isinstance(a, int) else a.reshape(-1) for a in args), size=size)
-
     def forward(self, *args, size: int) -> None:
-        self._call(self._kernels[0], args, size)
+        launch(self._kernels[0], args, size)
 
     def backward(self, *args, size: int) -> None:
-        self._call(self._kernels[1], args, size)
+        launch(self._kernels[1], args, size)
 
 
 _BODIES = {"lstm": (LSTM_STEP, LSTM_STEP_BACKWARD), "gru": (GRU_STEP, GRU_STEP_BACKWARD)}
