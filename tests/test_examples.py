@@ -76,3 +76,24 @@ def test_launch_census_counts_device_array_calls():
         x = ember.ones(4, device="cuda")
         counts = census(lambda: x * 2.0 + 1.0)
     assert counts["multiply"] == 1 and counts["add"] == 1
+
+
+def test_launch_census_counts_fused_kernels():
+    # with the host-compiled bodies standing in for cupy's, a layer norm step is three launches
+    from host_kernels import CXX
+    from strict_backend import strict_cuda
+
+    if CXX is None:
+        pytest.skip("no C++ compiler to build the fused kernels' bodies")
+    mod = _bench_module("launch_census")
+    with strict_cuda(), mod.host_fused_kernels():
+        x = ember.ones(4, 8, device="cuda", requires_grad=True)
+        norm = ember.nn.LayerNorm(8).to("cuda")
+        counts = mod.census(lambda: norm(x).sum().backward())
+        assert norm.weight.grad.device.type == "cuda"
+    launches = {k: v for k, v in counts.items() if k.startswith("ember_")}
+    assert launches == {
+        "ember_layer_norm": 1,
+        "ember_layer_norm_backward": 1,
+        "ember_layer_norm_params": 1,
+    }
