@@ -5,8 +5,8 @@ buffer and input lives there), start from the same weights, and each step is tim
 its device work (``synchronize()`` after the step). Printed: median step times, ember/torch, and
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
 product forward and backward); the CNN once more with every ember conv on im2col (no Winograd),
-and the LSTM and Transformer once more without ember's fused cupy kernels (core/kernels/: the
-recurrent step, layer norm, the SGD update). The first losses of both frameworks are compared.
+and each once more without ember's fused cupy kernels (core/kernels/: the recurrent step, layer
+norm, 2x2 max pooling, the SGD update). The first losses of both frameworks are compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -79,6 +79,7 @@ def _jobs():
     return [
         ("CNN step (issue 6), batch 64 1x28x28", cnn, _cnn_gflop(), contextlib.nullcontext),
         ("  the same, ember's convs all on im2col", cnn, _cnn_gflop(), _no_winograd),
+        ("  the same, without ember's fused kernels", cnn, _cnn_gflop(), _no_fused_kernels),
         ("LSTM(64->256) step (issue 7), 32x50", lstm, gflop(_lstm()), contextlib.nullcontext),
         ("  the same, without ember's fused kernels", lstm, gflop(_lstm()), _no_fused_kernels),
         (
@@ -119,12 +120,14 @@ def _no_winograd():
 @contextlib.contextmanager
 def _no_fused_kernels():
     """ember without the fused cupy kernels of core/kernels/ (the recurrent step, layer norm,
-    the SGD/Adam updates): what they gain on a GPU (on the cpu the generic paths run anyway)."""
+    2x2 max pooling, the SGD/Adam updates): what they gain on a GPU (on the cpu the generic
+    paths run anyway)."""
     off = lambda *args: None
     with (
         _swapped("core.ops.recurrent", "step_kernels", off),
         _swapped("core.ops.normalization", "layer_norm_kernels", off),
         _swapped("core.kernels.fused_optim", "_kernel", off),
+        _swapped("core.ops.pooling", "max_pool_2x2_kernels", off),
     ):
         yield
 

@@ -22,6 +22,7 @@ _SCALARS = {
     "int32": ("int", ctypes.c_int),
     "float64": ("double", ctypes.c_double),
 }
+_ARRAYS = {"int8": "signed char"}
 _PRELUDE = "#include <cmath>\n#include <cstddef>\nusing std::sqrt;\nusing std::tanh;\n"
 
 
@@ -31,7 +32,8 @@ def _params(in_out):
     for decl in ", ".join(in_out).split(", "):
         words = decl.split()
         if words[0] == "raw":
-            out.append((words[2], f"T* {words[2]}", None))
+            ctype = "T" if words[1] == "T" else _ARRAYS[words[1]]
+            out.append((words[2], f"{ctype}* {words[2]}", None))
         else:
             ctype, cls = _SCALARS[words[0]]
             out.append((words[1], f"{ctype} {words[1]}", cls))

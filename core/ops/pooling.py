@@ -17,6 +17,7 @@ import functools
 import itertools
 
 from ...autograd.grad_mode import _state as _grad_state
+from ..kernels.fused_pool import max_pool_2x2_kernels
 from ..names import keep
 from ..registry import op
 from ..tensor import _wrap
@@ -593,7 +594,15 @@ def _max_pool2x2(xp, input, cache=None):
     argmax costs two extra comparisons in forward instead: v1 > v0 and v3 > v2 within the
     pairs, m23 > m01 between them (strict: the first maximum wins ties, torch's rule). The four
     window elements are first copied apart into contiguous planes (one strided pass), so the
-    comparisons run on contiguous data (a third faster than on the stride-2 views)."""
+    comparisons run on contiguous data (a third faster than on the stride-2 views). On cupy
+    the forward and backward are one fused kernel each (core/kernels/fused_pool.py), with the
+    argmax kept as one int8 array."""
+    fused = max_pool_2x2_kernels(xp, input.dtype)
+    if fused is not None:
+        m, arg = fused.forward(xp.ascontiguousarray(input))
+        if cache is not None:
+            cache.append(arg)
+        return m
     h, w = input.shape[-2] // 2, input.shape[-1] // 2
     planes = xp.empty((4,) + input.shape[:-2] + (h, w), input.dtype)
     for k, (i, j) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
@@ -614,6 +623,11 @@ def _max_pool2x2(xp, input, cache=None):
 def _(grad, input, cache):
     g = grad._data
     xp = _xp_of(grad)
+    dt = input._data.dtype
+    fused = max_pool_2x2_kernels(xp, dt)  # the forward's path: its cache holds the argmax
+    if fused is not None and cache and not _grad_state.enabled:
+        g = xp.ascontiguousarray(g.astype(dt, copy=False))
+        return _wrap(fused.backward(g, cache[0], input.shape))
     if _grad_state.enabled or not cache or not bool(xp.isfinite(g.sum())):
         # double backward, a NaN input, or an inf/NaN gradient (inf * 0 = NaN in the products)
         return _max_pool_backward(grad, input, (2, 2), (2, 2), (0, 0), (1, 1), False)
