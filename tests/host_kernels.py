@@ -81,3 +81,13 @@ def compile_bodies(bodies: dict, params: dict, workdir) -> dict:
         for name, body in bodies.items():
             out[name, np.dtype(dtype)] = HostKernel(getattr(so, name), _params(params[body]))
     return out
+
+
+def kernel_sets(bodies: list, params: dict, workdir, build) -> dict:
+    """{dtype: build(kernel, ...)}: ``bodies`` compiled for float32 and float64 as T, passed to
+    ``build`` in their order (a fused module's kernel class, say)."""
+    host = compile_bodies({f"k{n}": b for n, b in enumerate(bodies)}, params, workdir)
+    return {
+        np.dtype(dt): build(*(host[f"k{n}", np.dtype(dt)] for n in range(len(bodies))))
+        for dt in (np.float32, np.float64)
+    }

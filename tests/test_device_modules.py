@@ -17,6 +17,7 @@ import pytest
 from ember import nn
 from ember.core import device as devmod
 from strict_backend import StrictArray, strict_cuda
+from test_device import _tensors
 
 HAS_GPU = devmod.is_cuda_available()
 BACKENDS = [
@@ -440,14 +441,6 @@ NO_FORWARD = {
 }
 
 
-def _leaves(obj):
-    if isinstance(obj, ember.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [t for o in obj for t in _leaves(o)]
-    return []
-
-
 def _input(value, device):
     if isinstance(value, Fixed):
         return ember.tensor(value.value, device=device)
@@ -472,7 +465,7 @@ def _run(module, name, device):
     module = module.to(device)
     args = [_input(v, device) for v in inputs]
     ember.manual_seed(0)
-    outs = _leaves((call or (lambda m, *a: m(*a)))(module, *args))
+    outs = _tensors((call or (lambda m, *a: m(*a)))(module, *args))
     diff = [o for o in outs if o.requires_grad]
     loss = sum(
         (

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_norm
 from ember.core.ops import normalization
-from host_kernels import CXX, compile_bodies
+from host_kernels import CXX, kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -19,16 +19,17 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: LayerNormKernels on numpy backed by the host-compiled bodies}."""
-    bodies = {
-        "fwd": fused_norm.LAYER_NORM,
-        "dx": fused_norm.LAYER_NORM_BACKWARD,
-        "dwb": fused_norm.LAYER_NORM_PARAM_BACKWARD,
-    }
-    host = compile_bodies(bodies, fused_norm.PARAMS, tmp_path_factory.mktemp("norm"))
-    return {
-        dt: fused_norm.LayerNormKernels(np, host["fwd", dt], host["dx", dt], host["dwb", dt])
-        for dt in (np.dtype(np.float32), np.dtype(np.float64))
-    }
+    bodies = [
+        fused_norm.LAYER_NORM,
+        fused_norm.LAYER_NORM_BACKWARD,
+        fused_norm.LAYER_NORM_PARAM_BACKWARD,
+    ]
+    return kernel_sets(
+        bodies,
+        fused_norm.PARAMS,
+        tmp_path_factory.mktemp("norm"),
+        lambda *k: fused_norm.LayerNormKernels(np, *k),
+    )
 
 
 def _run(dtype, shape, nd, affine, seed=0, transposed=False):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from ember import nn, optim
 from ember.core.kernels import fused_optim
-from host_kernels import CXX, compile_bodies
+from host_kernels import CXX, kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 
@@ -20,9 +20,13 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build th
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{(body, dtype): host-compiled kernel} for both update bodies."""
-    bodies = {"sgd": fused_optim.SGD_STEP, "adam": fused_optim.ADAM_STEP}
-    host = compile_bodies(bodies, fused_optim.PARAMS, tmp_path_factory.mktemp("optim"))
-    return {(bodies[name], dt): k for (name, dt), k in host.items()}
+    out = {}
+    for body in (fused_optim.SGD_STEP, fused_optim.ADAM_STEP):
+        sets = kernel_sets(
+            [body], fused_optim.PARAMS, tmp_path_factory.mktemp("optim"), lambda k: k
+        )
+        out.update({(body, dt): k for dt, k in sets.items()})
+    return out
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_pool
 from ember.core.ops import pooling
-from host_kernels import CXX, compile_bodies
+from host_kernels import CXX, kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -19,12 +19,12 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: MaxPool2x2Kernels on numpy backed by the host-compiled bodies}."""
-    bodies = {"fwd": fused_pool.MAX_POOL_2X2, "bwd": fused_pool.MAX_POOL_2X2_BACKWARD}
-    host = compile_bodies(bodies, fused_pool.PARAMS, tmp_path_factory.mktemp("pool"))
-    return {
-        dt: fused_pool.MaxPool2x2Kernels(np, host["fwd", dt], host["bwd", dt])
-        for dt in (np.dtype(np.float32), np.dtype(np.float64))
-    }
+    return kernel_sets(
+        [fused_pool.MAX_POOL_2X2, fused_pool.MAX_POOL_2X2_BACKWARD],
+        fused_pool.PARAMS,
+        tmp_path_factory.mktemp("pool"),
+        lambda *k: fused_pool.MaxPool2x2Kernels(np, *k),
+    )
 
 
 def _input(case, dtype, seed):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_rnn
 from ember.core.ops import recurrent
-from host_kernels import CXX, compile_bodies
+from host_kernels import CXX, kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 
@@ -18,18 +18,16 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build th
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{(mode, dtype): StepKernels backed by the host-compiled kernel bodies}."""
-    bodies = {
-        "lstm0": fused_rnn.LSTM_STEP,
-        "lstm1": fused_rnn.LSTM_STEP_BACKWARD,
-        "gru0": fused_rnn.GRU_STEP,
-        "gru1": fused_rnn.GRU_STEP_BACKWARD,
-    }
-    host = compile_bodies(bodies, fused_rnn.PARAMS, tmp_path_factory.mktemp("rnn"))
-    return {
-        (mode, dt): fused_rnn.StepKernels(host[f"{mode}0", dt], host[f"{mode}1", dt])
-        for mode in ("lstm", "gru")
-        for dt in (np.dtype(np.float32), np.dtype(np.float64))
-    }
+    out = {}
+    for mode, bodies in (
+        ("lstm", [fused_rnn.LSTM_STEP, fused_rnn.LSTM_STEP_BACKWARD]),
+        ("gru", [fused_rnn.GRU_STEP, fused_rnn.GRU_STEP_BACKWARD]),
+    ):
+        sets = kernel_sets(
+            bodies, fused_rnn.PARAMS, tmp_path_factory.mktemp(mode), fused_rnn.StepKernels
+        )
+        out.update({(mode, dt): k for dt, k in sets.items()})
+    return out
 
 
 def _run(ctor, dtype, packed, seed=0):
