@@ -28,6 +28,7 @@ import numpy as np
 from ..autograd.grad_mode import _state
 from ..core.device import array_module
 from ..core.dtype import C_NAMES
+from ..core.kernels.fused_softmax import attention_softmax_kernels
 from ..core.names import names_of
 from ..core.ops.creation import zeros as _zeros
 from ..core.ops.joining import _bcast_error
@@ -102,6 +103,12 @@ def _attention_probs(xp, query, key, scale=1.0, is_causal=False, safe=True):
     dt = None
     if _lowp(query):  # half precision: compute in float32, like torch's accumulation
         dt, query, key = query.dtype, query.astype("float32"), key.astype("float32")
+    fused = attention_softmax_kernels(xp, query.dtype)
+    if fused is not None:  # cupy: scale, mask and softmax as one kernel (fused_softmax.py)
+        s = xp.ascontiguousarray(_scores(xp, query, key, 1.0))
+        if s.size:
+            s = fused.forward(s, scale, is_causal, safe)
+        return s if dt is None else s.astype(dt)
     s = _scores(xp, query, key, scale)
     if is_causal:
         xp.copyto(s, _NEG_INF, where=_causal_block(xp, s, s.shape[-2], s.shape[-1]))
@@ -145,6 +152,12 @@ def _probs_grad(grad, query, key, p, scale, needs, want_mask):
     if _lowp(g) or _lowp(qa):  # half precision: float32 math (the engine casts the grads back)
         g, pa, qa, ka = (a.astype("float32") for a in (g, pa, qa, ka))
     xp = array_module(g)
+    fused = None if want_mask else attention_softmax_kernels(xp, g.dtype)
+    if fused is not None and g.size:
+        gs = fused.backward(xp.ascontiguousarray(g), xp.ascontiguousarray(pa), scale)
+        gq = _wrap(xp.matmul(gs, ka)) if needs[0] else None
+        gk = _wrap(xp.matmul(xp.swapaxes(gs, -1, -2), qa)) if needs[1] else None
+        return gq, gk, None
     r = xp.einsum("...ij,...ij->...i", g, pa)[..., None]  # rowwise sum(g * p), no temporary
     gs = g - r
     gs *= pa  # p * (g - sum(g * p)): the softmax backward, two passes over the buffer
