@@ -2,12 +2,13 @@
 # Issue 12's one prepared GPU run (a lent device machine: /work/.library/device; its image has
 # cupy-cuda13x and torch with CUDA, no network). Run from the repo root; results land in $OUT:
 #   bash bench/gpu_check.sh
-# 1. ember installs offline; 2. every op row of tests/test_device.py, every nn module row of
-# tests/test_device_modules.py and the training path of tests/test_device_training.py (optimizers,
-# GradScaler, SWA, checkpoints, DataLoader) run on the real GPU and are compared with the cpu,
-# plus the other cuda tests (the recurrent layers' rows run the fused LSTM/GRU step kernels,
-# compiled there for the first time) and ember.cuda's API against torch.cuda; 3. the
-# CNN, LSTM and Transformer training steps are timed on cuda in ember and torch (bench_gpu.py).
+# 1. ember installs offline; 2. on the real GPU, compared with the cpu: every op row of
+# tests/test_device.py, every nn module row of tests/test_device_modules.py, the training path of
+# tests/test_device_training.py (optimizers, GradScaler, SWA, checkpoints, DataLoader) and the
+# other cuda rows (the fused kernels of core/kernels/ compiled there by cupy for the first time);
+# then ember.cuda's API against torch.cuda and every fused kernel body through NVRTC
+# (tests/test_fused_nvrtc.py); 3. the CNN, LSTM and Transformer training steps timed on cuda in
+# ember and torch, with and without the fused kernels (bench_gpu.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/ember_gpu_out}
 mkdir -p "$OUT"
@@ -27,9 +28,10 @@ timeout 300 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
     tests/test_sparse.py tests/test_quantized.py tests/test_nn_conv_winograd.py \
     tests/test_nn_rnn.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
 echo "cuda tests: exit $? ($(tail -1 "$OUT/tests_cuda.txt"))"
-timeout 60 python -m pytest -q -p no:cacheprovider -rf tests/test_dropin.py::test_cuda_is_truthful \
-    tests/test_dropin.py::test_cuda_api_on_a_gpu >"$OUT/tests_cuda_api.txt" 2>&1
-echo "ember.cuda API: exit $? ($(tail -1 "$OUT/tests_cuda_api.txt"))"
+timeout 90 python -m pytest -q -p no:cacheprovider -rf tests/test_dropin.py::test_cuda_is_truthful \
+    tests/test_dropin.py::test_cuda_api_on_a_gpu tests/test_fused_nvrtc.py \
+    >"$OUT/tests_cuda_api.txt" 2>&1
+echo "ember.cuda API, NVRTC compiles: exit $? ($(tail -1 "$OUT/tests_cuda_api.txt"))"
 timeout 150 python bench/bench_gpu.py --device cuda --repeat 15 >"$OUT/bench_gpu.txt" 2>&1
 echo "bench: exit $?"
 cat "$OUT/bench_gpu.txt"
