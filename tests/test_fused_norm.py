@@ -42,15 +42,16 @@ def _run(dtype, shape, nd, affine, seed=0, transposed=False):
     x = ember.tensor(x.astype(dtype), requires_grad=True)
     pshape = shape[len(shape) - nd :]
     w = b = None
-    if affine:
-        w = ember.tensor(rng.uniform(0.5, 1.5, pshape).astype(dtype), requires_grad=True)
+    if affine:  # True: weight and bias; "bias": a bias alone
         b = ember.tensor(rng.standard_normal(pshape).astype(dtype), requires_grad=True)
+        if affine is True:
+            w = ember.tensor(rng.uniform(0.5, 1.5, pshape).astype(dtype), requires_grad=True)
     out, mean, rstd = ember.native_layer_norm(x, pshape, w, b, 1e-5)
     up = ember.tensor(rng.standard_normal(shape[::-1]).astype(dtype)).permute(
         *range(len(shape) - 1, -1, -1)
     )
     (out * up).sum().backward()
-    leaves = [x] + ([w, b] if affine else [])
+    leaves = [x] + [t for t in (w, b) if t is not None]
     return [t.detach().float().numpy() for t in (out, mean, rstd)] + [
         t.grad.float().numpy() for t in leaves
     ]
@@ -59,6 +60,7 @@ def _run(dtype, shape, nd, affine, seed=0, transposed=False):
 CASES = {
     "rows-affine": ((6, 5, 16), 1, True, False),
     "rows-plain": ((6, 5, 16), 1, False, False),
+    "rows-bias-only": ((6, 5, 16), 1, "bias", False),
     "two-dims-affine": ((4, 3, 5, 8), 2, True, False),
     "transposed-input": ((5, 6, 16), 1, True, True),
     "one-row": ((1, 33), 1, True, False),
