@@ -23,6 +23,8 @@ try:
 except ImportError:  # the oracle is optional: parity checks skip, gradchecks still run
     torch = None
 
+needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
+
 
 # dtype names, in torch's order; ALL_DTYPES adds the limited unsigned ones
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",

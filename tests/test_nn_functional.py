@@ -7,7 +7,7 @@ import ember
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
@@ -135,6 +135,7 @@ INPLACE = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("name,args,kw", INPLACE, ids=[i[0] + str(i[2]) for i in INPLACE])
 def test_inplace(name, args, kw):
     a = np.random.default_rng(0).uniform(-4, 4, (3, 5)).astype("float32")
@@ -162,6 +163,7 @@ def test_inplace_leaf_error():
     )
 
 
+@needs_torch
 def test_softplus_stable():
     x = ember.tensor([-200.0, -30.0, 0.0, 30.0, 200.0, 1e4], requires_grad=True)
     y = EF.softplus(x)
@@ -178,6 +180,7 @@ def test_log_softmax_stable():
     assert np.isfinite(EF.log_softmax(x, 1).numpy()).all()
 
 
+@needs_torch
 def test_implicit_softmax_dim_warns():
     x = np.random.default_rng(0).random((2, 3)).astype("float32")
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
@@ -319,6 +322,7 @@ def _emb_pair(shape=(6, 4), seed=0):
         {"padding_idx": 0, "scale_grad_by_freq": True},
     ],
 )
+@needs_torch
 def test_embedding(kw):
     idx = np.array([[0, 2, 5], [2, 2, 1]])
     we, wt = _emb_pair()
@@ -331,6 +335,7 @@ def test_embedding(kw):
     np.testing.assert_allclose(we.grad.numpy(), wt.grad.numpy(), rtol=1e-6)
 
 
+@needs_torch
 def test_embedding_max_norm():
     idx = np.array([0, 3, 3, 5])
     w = np.random.default_rng(0).standard_normal((6, 4)).astype("float32") * 3
@@ -389,6 +394,7 @@ BAGS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("name,idx,off,kw", BAGS, ids=[b[0] for b in BAGS])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_embedding_bag(name, idx, off, kw, dtype):
@@ -441,6 +447,7 @@ def test_embedding_bag_errors():
     )
 
 
+@needs_torch
 def test_one_hot():
     for idx, n in (([0, 3, 1], -1), ([[0, 2], [1, 1]], 5)):
         e = EF.one_hot(ember.tensor(idx), n)
@@ -612,6 +619,7 @@ KINKS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("name,args", KINKS, ids=[k[0] for k in KINKS])
 def test_kinks_match_torch(name, args):
     # values and derivatives at the breakpoints (0, +-1, +-3, 6, threshold) follow torch
@@ -629,6 +637,7 @@ HALF_FNS = ["gelu", "elu", "selu", "celu", "softplus", "leaky_relu", "hardswish"
 HALF_FNS += ["hardtanh", "relu6", "silu", "mish", "logsigmoid"]
 
 
+@needs_torch
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_dtypes_stay(dtype):
     a = np.random.default_rng(0).uniform(-4, 4, (50,)).astype("float32")

@@ -8,7 +8,7 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, raises_like_torch
+from harness import A, needs_torch, raises_like_torch
 from nn_harness import check_module
 
 try:
@@ -82,6 +82,7 @@ def test_layer_parity(name, ctor, inputs):
     check_module(ctor, inputs, train=not name.endswith("_eval"))
 
 
+@needs_torch
 def test_embedding_bag_offsets_module():
     idx = np.array([1, 2, 4, 5, 4, 3, 2, 9])
     off = np.array([0, 4, 4])
@@ -173,6 +174,7 @@ def test_from_pretrained():
     )
 
 
+@needs_torch
 def test_state_dict_keys():
     for ctor in (
         lambda m: m.nn.Linear(3, 2),
@@ -214,6 +216,7 @@ def test_rrelu_module_train_eval():
     np.testing.assert_allclose(r(-ember.ones(3)).numpy(), -0.2)
 
 
+@needs_torch
 def test_inplace_modules():
     for cls, kw in (
         ("ReLU", {}),
@@ -287,6 +290,7 @@ REPRS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("i", range(len(REPRS)))
 def test_repr(i):
     assert repr(REPRS[i](ember)) == repr(REPRS[i](torch))

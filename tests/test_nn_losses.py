@@ -10,7 +10,7 @@ import ember
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck, torch
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck, torch
 
 if torch is not None:
     import torch.nn.functional as TF
@@ -527,6 +527,7 @@ def test_module_parity(row):
     check_module(ctor, inputs, call=call, atol=1e-4)
 
 
+@needs_torch
 def test_module_state_and_repr():
     import ember.nn as enn
 
@@ -552,6 +553,7 @@ def test_module_state_and_repr():
     assert enn.L1Loss(size_average=False).reduction == "sum"
 
 
+@needs_torch
 def test_module_constructor_errors():
     for m in (ember, torch):
         with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
@@ -580,6 +582,7 @@ def test_adaptive_log_softmax(dt, head_bias):
                  atol=1e-4)  # fmt: skip
 
 
+@needs_torch
 def test_adaptive_log_softmax_errors():
     def run(m, x, y):
         torch.manual_seed(0)
@@ -900,6 +903,7 @@ def test_ctc_errors():
         EF.ctc_loss(lp(ember), ember.tensor([[1, 9, 1], [1, 2, 3]]), [5, 5], [3, 3])
 
 
+@needs_torch
 def test_size_warning():
     for m in (ember, torch):
         with pytest.warns(
@@ -912,6 +916,7 @@ def test_size_warning():
             F(m).kl_div(x35(m), x35(m))
 
 
+@needs_torch
 @pytest.mark.parametrize("legacy", [(None, False), (False, None), (False, True), (True, True)])
 def test_legacy_reduction(legacy):
     sa, red = legacy
@@ -924,6 +929,7 @@ def test_legacy_reduction(legacy):
     np.testing.assert_allclose(np.asarray(out[ember]._data), out[torch].numpy(), rtol=1e-5)
 
 
+@needs_torch
 def test_all_ignored_is_nan_and_zero_infinity():
     for m in (ember, torch):
         empty = F(m).cross_entropy(m.ones(0, 3), m.ones(0, dtype=m.long), reduction="sum")

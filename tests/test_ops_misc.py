@@ -4,7 +4,7 @@ core/ops/joining.py): parity with torch, float64 gradchecks, dtypes and error me
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
@@ -244,6 +244,7 @@ def test_warnings_like_torch():
         ember.meshgrid(ember.ones(2))
 
 
+@needs_torch
 def test_broadcast_shapes():
     for shapes in [((2,), (3, 1)), (2, (3, 1)), (), ((1, 4), [5, 1], (4,))]:
         e, t = ember.broadcast_shapes(*shapes), torch.broadcast_shapes(*shapes)
@@ -251,6 +252,7 @@ def test_broadcast_shapes():
         assert tuple(e) == tuple(t)
 
 
+@needs_torch
 def test_index_reduce_prod_zero_grads():
     # the product's derivative is taken without dividing, so zero factors are exact
     for m in (ember, torch):
