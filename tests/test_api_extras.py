@@ -3,13 +3,12 @@
 import ember
 import numpy as np
 import pytest
+from harness import needs_torch
 
 try:
     import torch
 except ImportError:
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def _outcome(fn):

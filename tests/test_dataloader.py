@@ -15,6 +15,7 @@ import ember
 import numpy as np
 import pytest
 from ember.data import DataLoader, IterableDataset, TensorDataset, get_worker_info
+from harness import needs_torch
 
 try:
     import torch
@@ -22,8 +23,6 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
     tud = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 @pytest.fixture(autouse=True)

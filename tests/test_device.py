@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from ember.core import device as devmod
 from ember.core.registry import OPS
+from harness import needs_torch
 from strict_backend import MixedBackendError, StrictArray, strict_cuda
 
 try:
@@ -16,7 +17,6 @@ try:
 except ImportError:  # the oracle is optional
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 HAS_GPU = devmod.is_cuda_available()
 
 

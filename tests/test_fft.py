@@ -4,14 +4,12 @@ torch (values, dtypes, gradients), float64 gradcheck/gradgradcheck, errors."""
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 
 def ri(y):

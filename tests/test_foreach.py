@@ -5,14 +5,13 @@ fast path (storage written in place, version bumped), errors."""
 import ember
 import numpy as np
 import pytest
-from harness import assert_same, raises_like_torch
+from harness import assert_same, needs_torch, raises_like_torch
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 _R = np.random.default_rng(0)
 X = [_R.uniform(0.2, 2, (3,)).astype("float32"), _R.uniform(0.2, 2, (2, 4)).astype("float32")]

@@ -16,14 +16,12 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, run_case, run_gradcheck
+from harness import A, Case, needs_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # values vs torch skip; names checks still run
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the oracle)")
 
 
 def raises(exc, text):

@@ -12,7 +12,7 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 from nn_harness import check_module
 from strict_backend import StrictArray, strict_cuda
 
@@ -21,8 +21,6 @@ try:
     import torch.nn.attention.bias
 except ImportError:  # the oracle is optional: parity checks skip, gradchecks still run
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def _sdpa(m, *args, **kw):

@@ -10,15 +10,13 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, run_case, run_gradcheck
+from harness import A, Case, needs_torch, run_case, run_gradcheck
 from nn_harness import check_module, copy_state, to_ember
 
 try:
     import torch
 except ImportError:  # pragma: no cover - parity checks skip without the oracle
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def F(m):

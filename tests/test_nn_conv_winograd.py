@@ -18,14 +18,13 @@ from ember.core.kernels.winograd import (
     wino_input_transform,
     wino_out_size,
 )
-from harness import A, Case, run_case, run_gradcheck
+from harness import A, Case, needs_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover - parity checks skip without the oracle
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 # the tolerances of tests/test_nn_conv.py: float32 values 1e-4, gradients 10x (harness)
 TOL = {"float32": (1e-4, 1e-4), "float64": (1e-5, 1e-4)}

@@ -7,15 +7,13 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 from nn_harness import check_module
 
 try:
     import torch
 except ImportError:  # the oracle is optional
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def _pad(pad, mode="constant", value=None):

@@ -11,7 +11,7 @@ import ember.nn as enn
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 from nn_harness import check_module
 
 try:
@@ -19,8 +19,6 @@ try:
     import torch.nn.functional as TF
 except ImportError:  # the oracle is optional: parity rows skip
     torch = TF = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def F(m):

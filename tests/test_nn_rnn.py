@@ -10,7 +10,7 @@ import ember
 import numpy as np
 import pytest
 from ember.core.ops.recurrent import _rnn_layer
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 from nn_harness import check_module, copy_state
 
 try:
@@ -18,7 +18,6 @@ try:
 except ImportError:  # pragma: no cover - parity checks skip without the oracle
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 T, B, I, H = 5, 3, 4, 6
 
 

@@ -7,7 +7,7 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, raises_like_torch
+from harness import A, needs_torch, raises_like_torch
 from nn_harness import check_module, copy_state
 
 try:
@@ -15,7 +15,6 @@ try:
 except ImportError:  # the oracle is optional
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 D, H, FF = 8, 2, 16
 _R = np.random.default_rng(11)

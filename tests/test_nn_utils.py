@@ -7,7 +7,7 @@ import ember
 import ember.nn.utils
 import numpy as np
 import pytest
-from harness import A, assert_same, raises_like_torch
+from harness import A, assert_same, needs_torch, raises_like_torch
 
 try:
     import torch
@@ -17,7 +17,6 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the oracle)")
 U = ember.nn.utils
 
 

@@ -8,14 +8,12 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover - parity checks skip without the oracle
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
 
 
 def R(m):

@@ -6,14 +6,12 @@ import re
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 
 def _u(name, fn, low=-2.0, high=2.0, shape=(3, 4), dtype="float32", **kw):

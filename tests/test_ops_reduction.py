@@ -6,14 +6,13 @@ import math
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, run_case, run_gradcheck, values_only
+from harness import A, Case, assert_same, needs_torch, run_case, run_gradcheck, values_only
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 INF = math.inf
 ZMASK = np.array([[1, 0, 1, 1], [1, 1, 1, 1], [0, 1, 0, 1]], dtype=np.float32)

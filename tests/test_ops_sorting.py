@@ -6,14 +6,22 @@ named-tuple results, names, and torch's errors."""
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck, values_only
+from harness import (
+    A,
+    Case,
+    assert_same,
+    needs_torch,
+    raises_like_torch,
+    run_case,
+    run_gradcheck,
+    values_only,
+)
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 I64 = {"dtype": "int64", "low": -9, "high": 9}
 

@@ -7,14 +7,22 @@ import math
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck, values_only
+from harness import (
+    A,
+    Case,
+    assert_same,
+    needs_torch,
+    raises_like_torch,
+    run_case,
+    run_gradcheck,
+    values_only,
+)
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 Q = {"low": 0.05, "high": 0.95}  # q values (tensor q rows)
 W = {"low": 0.5, "high": 2.0}  # positive weights

@@ -13,14 +13,13 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case
+from harness import A, Case, needs_torch, raises_like_torch, run_case
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the oracle)")
 QDTYPES = ["quint8", "qint8", "qint32"]
 ZP = {"quint8": 60, "qint8": -5, "qint32": 7, "quint4x2": 3, "quint2x4": 1}
 

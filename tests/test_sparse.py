@@ -11,13 +11,13 @@ import warnings
 import ember
 import numpy as np
 import pytest
+from harness import needs_torch
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the oracle)")
 warnings.filterwarnings("ignore", message=".*[Ss]parse.*")
 pytestmark = pytest.mark.filterwarnings("ignore:.*[Ss]parse")
 

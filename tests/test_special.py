@@ -4,14 +4,12 @@ dtypes, gradients), float64 gradcheck, which functions are differentiable, error
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, assert_same, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the parity oracle)")
 
 
 def _u(name, low, high, gradgrad=True, **kw):

@@ -9,14 +9,12 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (the oracle)")
 
 
 def _idx(m, v):
