@@ -124,3 +124,15 @@ def test_fused_updates_only_for_cupy_float_arrays():
     assert fused_optim._kernel(fake, fused_optim.SGD_STEP, d, d.astype(np.float64)) is None
     assert fused_optim._kernel(fake, fused_optim.ADAM_STEP, d, d) == fused_optim.ADAM_STEP
     fused_optim._CACHE.clear()
+
+
+def test_launch_skips_an_empty_range():
+    from ember.core.kernels.launch import launch
+
+    def kernel(*args, size):
+        raise AssertionError("a kernel launched over zero indices")
+
+    launch(kernel, (np.empty(0), 1.5, 2), 0)
+    seen = []
+    launch(lambda *args, size: seen.append((args, size)), (np.zeros((2, 3)), 1.5), 6)
+    assert seen[0][1] == 6 and seen[0][0][0].shape == (6,) and seen[0][0][1] == 1.5
