@@ -6,8 +6,8 @@ its device work (``synchronize()`` after the step). Printed: median step times, 
 the achieved TFLOP/s of the step's matrix products (the nominal count: direct convolutions, every
 product forward and backward); the CNN once more with every ember conv on im2col (no Winograd),
 and each once more without ember's fused cupy kernels (core/kernels/: the recurrent step, layer
-norm, attention's softmax, 2x2 max pooling, the SGD update). The first losses of both frameworks
-are compared.
+norm, attention's softmax, 2x2 max pooling, im2col/col2im, the SGD update). The first losses of
+both frameworks are compared.
 
 Run: python bench/bench_gpu.py --device cuda [--repeat N]   (``--device cpu`` checks it anywhere)
 """
@@ -121,8 +121,8 @@ def _no_winograd():
 @contextlib.contextmanager
 def _no_fused_kernels():
     """ember without the fused cupy kernels of core/kernels/ (the recurrent step, layer norm,
-    attention's softmax, 2x2 max pooling, the SGD/Adam updates): what they gain on a GPU (on
-    the cpu the generic paths run anyway)."""
+    attention's softmax, 2x2 max pooling, im2col/col2im, the SGD/Adam updates): what they gain
+    on a GPU (on the cpu the generic paths run anyway)."""
     off = lambda *args: None
     with (
         _swapped("core.ops.recurrent", "step_kernels", off),
@@ -130,6 +130,8 @@ def _no_fused_kernels():
         _swapped("core.kernels.fused_optim", "_kernel", off),
         _swapped("core.ops.pooling", "max_pool_2x2_kernels", off),
         _swapped("nn._attention", "attention_softmax_kernels", off),
+        _swapped("core.kernels.im2col", "im2col_kernels", off),
+        _swapped("core.ops.convolution", "im2col_kernels", off),
     ):
         yield
 

@@ -7,8 +7,9 @@ numpy function and item assignment a kernel makes on device arrays. On a GPU, wh
 are bound by launches and Python (bench/README.md), the count is the cost to cut. The strict
 backend has no ``ElementwiseKernel``, so the generic paths run there; the second count gives it
 one that serves the fused cupy kernels of core/kernels/ (the recurrent step, layer norm,
-attention's softmax, 2x2 max pooling, the SGD/Adam updates) compiled by the host's C++ compiler
-(tests/host_kernels.py), as cupy's would run them, each launch counted under the kernel's name.
+attention's softmax, 2x2 max pooling, im2col/col2im, the SGD/Adam updates) compiled by the
+host's C++ compiler (tests/host_kernels.py), as cupy's would run them, each launch counted under
+the kernel's name.
 
 Run: python bench/launch_census.py [--top N]
 """
@@ -75,10 +76,17 @@ def census(step) -> collections.Counter:
 def host_fused_kernels():
     """The strict backend with cupy's ``ElementwiseKernel``: the fused kernels of core/kernels/
     run as their bodies compiled by the host's C++ compiler (one counted launch each)."""
-    from ember.core.kernels import fused_norm, fused_optim, fused_pool, fused_rnn, fused_softmax
+    from ember.core.kernels import (
+        fused_im2col,
+        fused_norm,
+        fused_optim,
+        fused_pool,
+        fused_rnn,
+        fused_softmax,
+    )
     from host_kernels import compile_bodies
 
-    modules = (fused_rnn, fused_norm, fused_optim, fused_pool, fused_softmax)
+    modules = (fused_rnn, fused_norm, fused_optim, fused_pool, fused_softmax, fused_im2col)
     params = {body: decl for m in modules for body, decl in m.PARAMS.items()}
     names = {f"k{n}": body for n, body in enumerate(params)}
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,11 +8,14 @@ right operand of ONE GEMM with the weight (O, C*prod(kernel)), and the GEMM's re
 Both directions are a Python loop over the kernel offsets (9 for a 3x3 kernel), each copying
 (im2col) or adding (col2im) one strided slice whose innermost axis is the image row: numpy
 moves contiguous rows, which is several times faster than a sliding_window_view + tensordot.
+On cupy each direction is one gather kernel instead (fused_im2col.py).
 """
 
 from __future__ import annotations
 
 from itertools import product
+
+from .fused_im2col import im2col_kernels
 
 __all__ = ["col2im", "conv_out_size", "im2col", "pad_input"]
 
@@ -59,6 +62,9 @@ def im2col(xp, x, kernel, stride, padding, dilation, out_spatial=None):
             conv_out_size(sz, k, s, p, d)
             for sz, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)
         )
+    fused = im2col_kernels(xp, x.dtype, len(kernel))
+    if fused is not None:  # cupy: one gather kernel (fused_im2col.py)
+        return fused.im2col(xp.ascontiguousarray(x), kernel, stride, padding, dilation, out_spatial)
     xpad = pad_input(xp, x, padding)
     cols = xp.empty((c, *kernel, n, *out_spatial), x.dtype)
     # source viewed as (C, N, ...): the copies then run over contiguous image rows
@@ -73,6 +79,9 @@ def col2im(xp, cols, spatial, stride, padding, dilation):
     """The adjoint of im2col: sums columns (C, *kernel, N, *out_spatial) back into an array
     (N, C, *spatial) (contiguous)."""
     nd = len(spatial)
+    fused = im2col_kernels(xp, cols.dtype, nd)
+    if fused is not None:  # cupy: one gather kernel, no atomics (fused_im2col.py)
+        return fused.col2im(xp.ascontiguousarray(cols), spatial, stride, padding, dilation)
     c = cols.shape[0]
     kernel = cols.shape[1 : 1 + nd]
     n = cols.shape[1 + nd]

@@ -35,6 +35,7 @@ from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
 from ..device import array_module
+from ..kernels.fused_im2col import im2col_kernels
 from ..kernels.im2col import col2im, conv_out_size, im2col
 from ..kernels.winograd import (
     wino_backward,
@@ -280,7 +281,7 @@ def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
 def _conv_input_grad(xp, grad_t, weight, spatial=(), groups=1, stride=(), padding=(), dilation=()):
     """Input gradient (N, C, *spatial) of a convolution from grad_t (O, N, *out_spatial): a
     transposed convolution (col2im of weight^T x grad_t)."""
-    if all(s == 1 for s in stride):
+    if all(s == 1 for s in stride) and im2col_kernels(xp, grad_t.dtype, len(stride)) is None:
         return _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation)
     return col2im(xp, _dx_kernel(xp, grad_t, weight, groups), spatial, stride, padding, dilation)
 
