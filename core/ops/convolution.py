@@ -11,8 +11,9 @@ as the padded input so each kernel offset adds ONE contiguous run per image and 
 mixed second derivatives are exact. 1x1 stride-1 convolutions skip im2col (the columns are a
 view of the input) and use ``_conv_mm(cols, w)``, whose column gradient is ``_conv_mm_dx``.
 
-3x3 stride-1 2-D convolutions of enough channels and tiles (``_use_winograd``) take Winograd
-F(2x2, 3x3) instead (kernels/winograd.py: 16 GEMMs per 4x4 tile transform, 2.25x fewer flops):
+On the cpu, 3x3 stride-1 2-D convolutions of enough channels and tiles (``_use_winograd``) take
+Winograd F(2x2, 3x3) instead (kernels/winograd.py: 16 GEMMs per 4x4 tile transform, 2.25x fewer
+flops):
 ``_wino_input`` makes the input transform V outside the graph (like the columns), and
 ``_conv_wino(input, V, w)``'s derivative is the non-differentiable ``_conv_wino_grad`` (the
 Winograd backward, reusing V), or, under ``create_graph``, the im2col ops below.
@@ -378,7 +379,18 @@ _WINO_MIN_TILES = 64
 
 
 def _use_winograd(x, weight, stride, padding, dilation, groups) -> bool:
-    """Whether a 2-D convolution takes the Winograd route: 3x3, stride 1, dilation 1, ungrouped,
+    """Whether a 2-D convolution takes the Winograd route: where it fits (``_winograd_fits``),
+    and not on cupy. There im2col is one gather kernel (fused_im2col.py) and the GEMM's extra
+    flops cost the GPU little, while Winograd's transforms are ~30 launches and three host syncs
+    per convolution (bench/'s CNN step: 136 device-array calls with Winograd, 75 without)."""
+    a = x._data
+    if im2col_kernels(array_module(a), a.dtype, 2) is not None:
+        return False
+    return _winograd_fits(x, weight, stride, padding, dilation, groups)
+
+
+def _winograd_fits(x, weight, stride, padding, dilation, groups) -> bool:
+    """Whether Winograd applies and pays on the cpu: 3x3, stride 1, dilation 1, ungrouped,
     float32/float64, at least 2x2 outputs, and the shape where it is faster (see above)."""
     o, c, kh, kw = weight.shape
     if kh != 3 or kw != 3 or groups != 1 or stride != (1, 1) or dilation != (1, 1):
