@@ -104,6 +104,12 @@ def base_parser(
         help="stop after this many optimizer steps in all (a quick smoke run; like an "
         "interruption, it leaves the last finished epoch's checkpoint for --resume)",
     )
+    ap.add_argument(
+        "--device",
+        default="cpu",
+        help="where the model trains: cpu, cuda or cuda:N (a GPU through cupy: "
+        "pip install -e '.[cuda13]'); the data pipeline stays on the cpu",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     ap.add_argument(
         "--threads",
@@ -116,11 +122,19 @@ def base_parser(
     return ap
 
 
-def start(args: argparse.Namespace) -> None:
-    """Apply the common options: thread count, then the global seed (model init, dropout)."""
+def start(args: argparse.Namespace) -> ember.device:
+    """Apply the common options: thread count, the global seed (model init, dropout on every
+    device); return the device to train on (a clear exit when it cannot be used)."""
+    try:
+        device = ember.device(args.device)
+    except (RuntimeError, ValueError) as e:
+        raise SystemExit(f"--device {args.device}: {e}") from None
+    if device.type == "cuda" and not ember.cuda.is_available():
+        raise SystemExit(f"--device {args.device}: ember cannot use a GPU on this machine")
     if args.threads:
         ember.set_num_threads(args.threads)
     ember.manual_seed(args.seed)
+    return device
 
 
 class Run:
@@ -220,7 +234,7 @@ class Run:
             "args": _jsonable(vars(self.args)),
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
-            "rng": {"ember": ember.get_rng_state()},
+            "rng": {"ember": ember.get_rng_state(), **self._device_rng()},
             "curves": {
                 "steps": list(self.steps),
                 "train_loss": list(self.train_loss),
@@ -232,6 +246,11 @@ class Run:
         if self.generator is not None:
             state["rng"]["data"] = self.generator.get_state()
         return state
+
+    def _device_rng(self) -> dict:
+        """The training device's generator state (dropout draws there), for a GPU run."""
+        device = ember.device(getattr(self.args, "device", "cpu"))
+        return {"cuda": ember.cuda.get_rng_state(device)} if device.type == "cuda" else {}
 
     def save(self) -> None:
         """Write the checkpoint atomically (a crash mid-write keeps the previous one)."""
@@ -265,6 +284,8 @@ class Run:
         if self.scheduler is not None and "scheduler" in ck:
             self.scheduler.load_state_dict(ck["scheduler"])
         ember.set_rng_state(ck["rng"]["ember"])
+        if self._device_rng() and "cuda" in ck["rng"]:
+            ember.cuda.set_rng_state(ck["rng"]["cuda"], ember.device(self.args.device))
         if self.generator is not None and "data" in ck["rng"]:
             self.generator.set_state(ck["rng"]["data"])
         self.epoch, self.step = int(ck["epoch"]), int(ck["step"])

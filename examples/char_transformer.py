@@ -107,7 +107,7 @@ def windows(
 ) -> tuple[ember.Tensor, ember.Tensor]:
     """Inputs data[s : s+block] and targets data[s+1 : s+block+1] for every start s."""
     idx = starts.unsqueeze(1) + ember.arange(block + 1)
-    chunk = data[idx]
+    chunk = data[idx.to(data.device)]
     return chunk[:, :-1], chunk[:, 1:]
 
 
@@ -135,8 +135,10 @@ def sample(
 ) -> str:
     """Continue ``prompt`` by ``n`` characters, one forward pass per character."""
 
-    def next_logits(ids):  # the last block of characters, read again in full
-        return model(ember.tensor([ids[-model.block :]]))[0, -1].rename(None)
+    device = next(model.parameters()).device
+
+    def next_logits(ids):  # the last block of characters, read again in full (drawn on the cpu)
+        return model(ember.tensor([ids[-model.block :]], device=device))[0, -1].rename(None).cpu()
 
     return _recipe.sample_text(model, vocab, prompt, n, temperature, top_k, seed, next_logits)
 
@@ -159,10 +161,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     _recipe.add_sample_args(ap)
     args = ap.parse_args(argv)
 
-    _recipe.start(args)
+    device = _recipe.start(args)
     source, vocab, data = _recipe.char_corpus(args)
     split = int(0.9 * len(data))
-    train, val = data[:split], data[split:]
+    train, val = data[:split].to(device), data[split:].to(device)
     if len(val) < args.block + 2:
         raise SystemExit(
             f"the text has {len(data):,} characters: too few for --block {args.block} "
@@ -174,10 +176,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
 
     model = CharGPT(len(vocab), args.block, args.dim, args.layers, args.heads, args.dropout)
+    model = model.to(device)
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters; named axes:")
-    _recipe.show_names(
-        model, ember.zeros(2, args.block, dtype=ember.int64), ["tok", "ln_f", "head"]
-    )
+    example = ember.zeros(2, args.block, dtype=ember.int64, device=device)
+    _recipe.show_names(model, example, ["tok", "ln_f", "head"])
 
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]

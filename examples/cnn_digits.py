@@ -9,7 +9,8 @@ stages keep those names, ``flatten`` merges ('C', 'H', 'W') into one named 'feat
 the classifier's weight is named ('digit', 'feature'), so the logits come out as ('N', 'digit')
 and ``logits.argmax('digit')`` reads like what it does.
 
-Run:  python examples/cnn_digits.py            (add --resume to continue an interrupted run)
+Run:  python examples/cnn_digits.py            (add --resume to continue an interrupted run,
+                                                --device cuda to train on a GPU)
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--limit", type=int, default=None, help="train on the first N images only")
     args = ap.parse_args(argv)
 
-    _recipe.start(args)
+    device = _recipe.start(args)
     x_tr, y_tr, x_te, y_te = load_data(args.seed)
     if args.limit:
         x_tr, y_tr = x_tr[: args.limit], y_tr[: args.limit]
@@ -119,9 +120,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     loader = DataLoader(
         TensorDataset(x_tr, y_tr), batch_size=args.batch_size, shuffle=True, generator=gen
     )
-    model = DigitsCNN(tuple(args.channels), args.dropout)
+    model = DigitsCNN(tuple(args.channels), args.dropout).to(device)
     print(f"model: {sum(p.numel() for p in model.parameters())} parameters; named axes:")
-    show_names(model, x_tr[:2])
+    show_names(model, x_tr[:2].to(device))
+    x_te, y_te = x_te.to(device), y_te.to(device)  # the held-out split, evaluated whole
 
     opt = ember.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     sched = ember.optim.lr_scheduler.OneCycleLR(
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     while not run.done:
         with run.progress(total=len(x_tr), unit="img") as bar:
             for images, labels in loader:
+                images, labels = images.to(device), labels.to(device)
                 loss = F.cross_entropy(model(images), labels.refine_names("N"))
                 opt.zero_grad()
                 loss.backward()

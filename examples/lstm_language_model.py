@@ -83,11 +83,13 @@ def sample(model: CharLSTM, vocab, prompt: str, n: int, temperature, top_k, seed
     """Read ``prompt``, then write ``n`` characters, feeding each one back with the state."""
     state, fed = None, 0
 
+    device = next(model.parameters()).device
+
     def next_logits(ids):  # only the characters not read yet, the state carried
         nonlocal state, fed
-        logits, state = model(ember.tensor([ids[fed:]]), state)
+        logits, state = model(ember.tensor([ids[fed:]], device=device), state)
         fed = len(ids)
-        return logits[0, -1].rename(None)
+        return logits[0, -1].rename(None).cpu()  # the draw runs on the cpu
 
     return _recipe.sample_text(model, vocab, prompt, n, temperature, top_k, seed, next_logits)
 
@@ -106,11 +108,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     _recipe.add_sample_args(ap)
     args = ap.parse_args(argv)
 
-    _recipe.start(args)
+    device = _recipe.start(args)
     source, vocab, data = _recipe.char_corpus(args)
     split = int(0.9 * len(data))
-    train = streams(data[:split], args.batch_size)  # (batch, length): rows read in parallel
-    val = streams(data[split:], args.batch_size)
+    # (batch, length): rows read in parallel
+    train = streams(data[:split], args.batch_size).to(device)
+    val = streams(data[split:], args.batch_size).to(device)
     if val.shape[1] < 2:
         raise SystemExit(
             f"the text has {len(data):,} characters: too few for --batch-size "
@@ -123,11 +126,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         f"{args.bptt} per epoch"
     )
 
-    model = CharLSTM(len(vocab), args.dim, args.hidden, args.layers, args.dropout)
+    model = CharLSTM(len(vocab), args.dim, args.hidden, args.layers, args.dropout).to(device)
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters; named axes:")
-    _recipe.show_names(
-        model, ember.zeros(2, args.bptt, dtype=ember.int64), ["embed", "lstm", "head"]
-    )
+    example = ember.zeros(2, args.bptt, dtype=ember.int64, device=device)
+    _recipe.show_names(model, example, ["embed", "lstm", "head"])
 
     opt = ember.optim.Adam(model.parameters(), lr=args.lr)
     sched = ember.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=0)

@@ -211,24 +211,35 @@ strict_xp = StrictXP()
 
 
 # ---------------------------------------------------------------- the cupy-only modules ember uses
+class _Philox:
+    """The curand generator handle: its stream position, as ``curand.setGeneratorOffset`` sets."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed, self.offset = seed, 0
+
+
 class _RandomState:
-    """cupy.random.RandomState(seed, method=...): draws on the device (here: StrictArrays)."""
+    """cupy.random.RandomState(seed, method=...): draws on the device (here: StrictArrays). Like
+    curand's Philox, a draw depends only on the seed and the offset set before it (what ember's
+    cuda generators rely on to save and restore their state)."""
 
     def __init__(self, seed=None, method=None) -> None:
-        self._rs = np.random.RandomState(seed % (2**32) if seed is not None else None)
-        self._generator = object()
+        seed = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
+        self._generator = _Philox(seed)
 
     def __getattr__(self, name):
-        f = getattr(self._rs, name)
-
         def draw(*args, dtype=None, **kwargs):
+            g = self._generator
+            words = [(v >> s) & 0xFFFFFFFF for v in (g.seed, g.offset) for s in (0, 32)]
+            f = getattr(np.random.RandomState(words), name)
             for a in args:
                 if type(a) is np.ndarray:  # shapes may be tuples; data must be device arrays
                     _check(a, f"RandomState.{name}")
-            r = f(*_unwrap_deep(args), **_unwrap_deep(kwargs))
+            r = np.asarray(f(*_unwrap_deep(args), **_unwrap_deep(kwargs)))
+            g.offset += 2 * r.size + 4  # the stream moves on past what was drawn
             if dtype is not None:
-                r = np.asarray(r).astype(dtype, copy=False)
-            return _wrap(np.asarray(r), _current[0])
+                r = r.astype(dtype, copy=False)
+            return _wrap(r, _current[0])
 
         return draw
 
@@ -252,7 +263,7 @@ def _fake_modules() -> dict:
 
     curand = types.ModuleType("cupy.cuda.curand")
     curand.CURAND_RNG_PSEUDO_PHILOX4_32_10 = 0
-    curand.setGeneratorOffset = lambda gen, offset: None
+    curand.setGeneratorOffset = lambda gen, offset: setattr(gen, "offset", offset)
     cuda = types.ModuleType("cupy.cuda")
     cuda.curand = curand
     cuda.Device = _Device

@@ -62,15 +62,28 @@ def _checkpoint(out):
     return ember.load(out / _recipe.CHECKPOINT)
 
 
+@pytest.fixture(params=["cpu", "cuda"])
+def device(request):
+    """The recipe's --device: the cpu, or cuda on the strict fake-cupy backend (every tensor of
+    the run a device array: a GPU run's checkpoints, RNG states and resume, without a GPU)."""
+    if request.param == "cpu":
+        yield []
+        return
+    from strict_backend import strict_cuda
+
+    with strict_cuda():
+        yield ["--device", "cuda"]
+
+
 @pytest.mark.parametrize(
     "name", [pytest.param(n, marks=needs_sklearn) if n == "cnn_digits" else n for n in TINY]
 )
-def test_recipe_learns_and_resumes_exactly(name, tmp_path, capsys):
+def test_recipe_learns_and_resumes_exactly(name, tmp_path, capsys, device):
     steps_per_epoch = TINY[name][2]
     full, part = tmp_path / "full", tmp_path / "part"
 
     # an uninterrupted run: the loss falls, files appear, the final line is printed
-    metrics = _run(name, full)
+    metrics = _run(name, full, *device)
     out = capsys.readouterr().out
     assert metrics["epochs"] == 2 and metrics["steps"] == 2 * steps_per_epoch
     assert f"final {name}:" in out
@@ -84,10 +97,10 @@ def test_recipe_learns_and_resumes_exactly(name, tmp_path, capsys):
     assert json.loads((full / "metrics.json").read_text())["steps"] == metrics["steps"]
 
     # interrupted in the middle of epoch 2, then resumed: exactly the same weights and metrics
-    _run(name, part, "--max-steps", str(steps_per_epoch + 2))
+    _run(name, part, "--max-steps", str(steps_per_epoch + 2), *device)
     assert "--resume continues from the end of epoch 1" in capsys.readouterr().out
     assert _checkpoint(part)["epoch"] == 1  # the interrupted epoch wrote nothing
-    resumed = _run(name, part, "--resume")
+    resumed = _run(name, part, "--resume", *device)
     assert "resumed from" in capsys.readouterr().out
     ck2 = _checkpoint(part)
     assert ck2["model"].keys() == ck["model"].keys()
@@ -97,6 +110,17 @@ def test_recipe_learns_and_resumes_exactly(name, tmp_path, capsys):
     assert {k: v for k, v in resumed.items() if k != "seconds"} == {
         k: v for k, v in metrics.items() if k != "seconds"
     }
+    assert ("cuda" in ck2["rng"]) == bool(device)  # a GPU run keeps the device's RNG state too
+    assert {v.device.type for v in ck2["model"].values()} == {"cuda" if device else "cpu"}
+
+
+@needs_sklearn
+def test_device_option(tmp_path):
+    with pytest.raises(SystemExit, match="--device tpu: "):
+        _run("cnn_digits", tmp_path, "--device", "tpu")
+    if not ember.cuda.is_available():
+        with pytest.raises(SystemExit, match="--device cuda: ember cannot use a GPU"):
+            _run("cnn_digits", tmp_path, "--device", "cuda")
 
 
 @needs_sklearn
