@@ -8,7 +8,8 @@
 # other cuda rows (the fused kernels of core/kernels/ compiled there by cupy for the first time);
 # then ember.cuda's API against torch.cuda and every fused kernel body through NVRTC
 # (tests/test_fused_nvrtc.py); 3. the CNN, LSTM and Transformer training steps timed on cuda in
-# ember and torch, with and without the fused kernels (bench_gpu.py).
+# ember and torch, with and without the fused kernels (bench_gpu.py); 4. the CNN recipe trained
+# for three epochs with --device cuda.
 set -uo pipefail
 OUT=${OUT:-/tmp/ember_gpu_out}
 mkdir -p "$OUT"
@@ -35,3 +36,6 @@ echo "ember.cuda API, NVRTC compiles: exit $? ($(tail -1 "$OUT/tests_cuda_api.tx
 timeout 150 python bench/bench_gpu.py --device cuda --repeat 15 >"$OUT/bench_gpu.txt" 2>&1
 echo "bench: exit $?"
 cat "$OUT/bench_gpu.txt"
+timeout 45 python examples/cnn_digits.py --device cuda --epochs 3 --quiet --out "$OUT/cnn_digits" \
+    >"$OUT/recipe_cnn.txt" 2>&1
+echo "recipe on cuda: exit $? ($(grep '^final' "$OUT/recipe_cnn.txt"))"
