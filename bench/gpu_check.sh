@@ -6,8 +6,9 @@
 # tests/test_device.py, every nn module row of tests/test_device_modules.py, the training path of
 # tests/test_device_training.py (optimizers, GradScaler, SWA, checkpoints, DataLoader) and the
 # other cuda rows (the fused kernels of core/kernels/ compiled there by cupy for the first time);
-# then ember.cuda's API against torch.cuda and every fused kernel body through NVRTC
-# (tests/test_fused_nvrtc.py); 3. the CNN, LSTM and Transformer training steps timed on cuda in
+# then ember.cuda's API against torch.cuda, every fused kernel body through NVRTC
+# (tests/test_fused_nvrtc.py) and every xp.* call the kernels make against cupy's API
+# (tests/test_cupy_api.py); 3. the CNN, LSTM and Transformer training steps timed on cuda in
 # ember and torch, with and without the fused kernels (bench_gpu.py); 4. the CNN recipe trained
 # for three epochs with --device cuda.
 set -uo pipefail
@@ -30,7 +31,7 @@ timeout 300 python -m pytest -q -p no:cacheprovider --maxfail=200 -rf \
     tests/test_nn_rnn.py -k "cuda" >"$OUT/tests_cuda.txt" 2>&1
 echo "cuda tests: exit $? ($(tail -1 "$OUT/tests_cuda.txt"))"
 timeout 90 python -m pytest -q -p no:cacheprovider -rf tests/test_dropin.py::test_cuda_is_truthful \
-    tests/test_dropin.py::test_cuda_api_on_a_gpu tests/test_fused_nvrtc.py \
+    tests/test_dropin.py::test_cuda_api_on_a_gpu tests/test_fused_nvrtc.py tests/test_cupy_api.py \
     >"$OUT/tests_cuda_api.txt" 2>&1
 echo "ember.cuda API, NVRTC compiles: exit $? ($(tail -1 "$OUT/tests_cuda_api.txt"))"
 timeout 150 python bench/bench_gpu.py --device cuda --repeat 15 >"$OUT/bench_gpu.txt" 2>&1
