@@ -68,3 +68,25 @@ def test_every_xp_call_exists_in_cupy_with_its_keywords():
         if bad:
             problems.append(f"{where}: cupy.{name} takes no {bad}")
     assert problems == []
+
+
+def _special_names():
+    """The scipy.special names the kernels call by string: ``_sp(xp, "name", ...)`` and
+    ``_unary(torch_name, "name")`` (core/ops/pointwise.py, core/ops/special_fns.py)."""
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("_sp", "_unary")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                yield f"{path.relative_to(ROOT)}:{node.lineno}", node.args[1].value
+
+
+def test_every_special_function_exists_in_cupyx():
+    special = pytest.importorskip("cupyx.scipy.special")
+    found = list(_special_names())
+    assert len(found) > 20  # the scan sees the kernels
+    assert [f"{w}: {n}" for w, n in found if not hasattr(special, n)] == []
