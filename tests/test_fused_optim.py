@@ -134,5 +134,7 @@ def test_launch_skips_an_empty_range():
 
     launch(kernel, (np.empty(0), 1.5, 2), 0)
     seen = []
-    launch(lambda *args, size: seen.append((args, size)), (np.zeros((2, 3)), 1.5), 6)
-    assert seen[0][1] == 6 and seen[0][0][0].shape == (6,) and seen[0][0][1] == 1.5
+    launch(lambda *args, size: seen.append((args, size)), (np.zeros((2, 3)), 1.5, np.int64(4)), 6)
+    (flat, number, count), size = seen[0]
+    assert size == 6 and flat.shape == (6,) and number == 1.5
+    assert type(count) is int and count == 4  # a numpy scalar goes in as a Python number
