@@ -76,17 +76,10 @@ def census(step) -> collections.Counter:
 def host_fused_kernels():
     """The strict backend with cupy's ``ElementwiseKernel``: the fused kernels of core/kernels/
     run as their bodies compiled by the host's C++ compiler (one counted launch each)."""
-    from ember.core.kernels import (
-        fused_im2col,
-        fused_norm,
-        fused_optim,
-        fused_pool,
-        fused_rnn,
-        fused_softmax,
-    )
+    from ember.core.kernels.launch import fused_modules
     from host_kernels import compile_bodies
 
-    modules = (fused_rnn, fused_norm, fused_optim, fused_pool, fused_softmax, fused_im2col)
+    modules = fused_modules()
     params = {body: decl for m in modules for body, decl in m.PARAMS.items()}
     names = {f"k{n}": body for n, body in enumerate(params)}
     with tempfile.TemporaryDirectory() as tmp:

@@ -91,3 +91,10 @@ def kernel_sets(bodies: list, params: dict, workdir, build) -> dict:
         np.dtype(dt): build(*(host[f"k{n}", np.dtype(dt)] for n in range(len(bodies))))
         for dt in (np.float32, np.float64)
     }
+
+
+def numpy_kernel_sets(module, cls, tmp_path_factory) -> dict:
+    """{dtype: cls(numpy, *kernels)}: every body of a fused module, in its PARAMS order (the
+    order its kernel class takes them), host-compiled to run on numpy arrays."""
+    workdir = tmp_path_factory.mktemp(module.__name__.rsplit(".", 1)[-1])
+    return kernel_sets(list(module.PARAMS), module.PARAMS, workdir, lambda *k: cls(np, *k))

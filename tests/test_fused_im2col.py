@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_im2col, im2col
 from ember.core.ops import convolution
-from host_kernels import CXX, kernel_sets
+from host_kernels import CXX, numpy_kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -19,12 +19,7 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: Im2colKernels on numpy backed by the host-compiled bodies}."""
-    return kernel_sets(
-        [fused_im2col.IM2COL, fused_im2col.COL2IM],
-        fused_im2col.PARAMS,
-        tmp_path_factory.mktemp("im2col"),
-        lambda *k: fused_im2col.Im2colKernels(np, *k),
-    )
+    return numpy_kernel_sets(fused_im2col, fused_im2col.Im2colKernels, tmp_path_factory)
 
 
 def _conv(nd, dtype, seed, transposed=False, **kw):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_norm
 from ember.core.ops import normalization
-from host_kernels import CXX, kernel_sets
+from host_kernels import CXX, numpy_kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -19,17 +19,7 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: LayerNormKernels on numpy backed by the host-compiled bodies}."""
-    bodies = [
-        fused_norm.LAYER_NORM,
-        fused_norm.LAYER_NORM_BACKWARD,
-        fused_norm.LAYER_NORM_PARAM_BACKWARD,
-    ]
-    return kernel_sets(
-        bodies,
-        fused_norm.PARAMS,
-        tmp_path_factory.mktemp("norm"),
-        lambda *k: fused_norm.LayerNormKernels(np, *k),
-    )
+    return numpy_kernel_sets(fused_norm, fused_norm.LayerNormKernels, tmp_path_factory)
 
 
 def _run(dtype, shape, nd, affine, seed=0, transposed=False):

@@ -10,14 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from ember.core.kernels import (
-    fused_im2col,
-    fused_norm,
-    fused_optim,
-    fused_pool,
-    fused_rnn,
-    fused_softmax,
-)
+from ember.core.kernels.launch import fused_modules
 
 cupy = pytest.importorskip("cupy", reason="cupy is not installed")
 try:
@@ -27,7 +20,7 @@ try:
 except Exception:  # noqa: BLE001 - no NVRTC library found
     pytest.skip("cupy's NVRTC library is not installed", allow_module_level=True)
 
-MODULES = (fused_rnn, fused_norm, fused_optim, fused_pool, fused_softmax, fused_im2col)
+MODULES = fused_modules()
 _SCALARS = {"int64": "long long", "int32": "int", "float64": "double"}
 _ARRAYS = {"T": "T", "int8": "signed char"}
 

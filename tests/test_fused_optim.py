@@ -138,3 +138,14 @@ def test_launch_skips_an_empty_range():
     (flat, number, count), size = seen[0]
     assert size == 6 and flat.shape == (6,) and number == 1.5
     assert type(count) is int and count == 4  # a numpy scalar goes in as a Python number
+
+
+def test_every_fused_module_is_listed():
+    # the NVRTC check and the launch census reach the kernels through FUSED_MODULES
+    import pathlib
+
+    from ember.core.kernels import launch
+
+    files = pathlib.Path(launch.__file__).parent.glob("fused_*.py")
+    assert sorted(p.stem for p in files) == sorted(launch.FUSED_MODULES)
+    assert all(m.PARAMS for m in launch.fused_modules())

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_pool
 from ember.core.ops import pooling
-from host_kernels import CXX, kernel_sets
+from host_kernels import CXX, numpy_kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -19,12 +19,7 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: MaxPool2x2Kernels on numpy backed by the host-compiled bodies}."""
-    return kernel_sets(
-        [fused_pool.MAX_POOL_2X2, fused_pool.MAX_POOL_2X2_BACKWARD],
-        fused_pool.PARAMS,
-        tmp_path_factory.mktemp("pool"),
-        lambda *k: fused_pool.MaxPool2x2Kernels(np, *k),
-    )
+    return numpy_kernel_sets(fused_pool, fused_pool.MaxPool2x2Kernels, tmp_path_factory)
 
 
 def _input(case, dtype, seed):

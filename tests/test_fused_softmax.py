@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from ember.core.kernels import fused_softmax
 from ember.nn import _attention
-from host_kernels import CXX, kernel_sets
+from host_kernels import CXX, numpy_kernel_sets
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to build the host harness")
 F = ember.nn.functional
@@ -20,12 +20,7 @@ F = ember.nn.functional
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
     """{dtype: AttentionSoftmaxKernels on numpy backed by the host-compiled bodies}."""
-    return kernel_sets(
-        [fused_softmax.ATTENTION_SOFTMAX, fused_softmax.ATTENTION_SOFTMAX_BACKWARD],
-        fused_softmax.PARAMS,
-        tmp_path_factory.mktemp("softmax"),
-        lambda *k: fused_softmax.AttentionSoftmaxKernels(np, *k),
-    )
+    return numpy_kernel_sets(fused_softmax, fused_softmax.AttentionSoftmaxKernels, tmp_path_factory)
 
 
 def _sdpa(dtype, seed, causal, scale, L=5, S=5, bad=False):

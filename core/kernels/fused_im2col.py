@@ -18,7 +18,7 @@ Layouts (C-contiguous), with fewer spatial dims taken as leading dims of size 1:
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import kernel_set, launch
 
 _GEOMETRY = (
     "int64 nc, int64 nn, int64 id, int64 ih, int64 iw, int64 kd, int64 kh, int64 kw, "
@@ -124,13 +124,7 @@ _CACHE: dict = {}
 def im2col_kernels(xp, dtype, nd: int):
     """The fused im2col/col2im kernels for arrays of ``xp`` (the real cupy module), ``dtype``
     (float32/float64) and ``nd`` (1 to 3) spatial dims, or None where the generic path runs."""
-    if dtype.char not in "fd" or not 1 <= nd <= 3 or not hasattr(xp, "ElementwiseKernel"):
+    if not 1 <= nd <= 3:
         return None
-    k = _CACHE.get(xp)
-    if k is None:
-        k = _CACHE[xp] = Im2colKernels(
-            xp,
-            xp.ElementwiseKernel(*PARAMS[IM2COL], IM2COL, "ember_im2col"),
-            xp.ElementwiseKernel(*PARAMS[COL2IM], COL2IM, "ember_col2im"),
-        )
-    return k
+    bodies = {"ember_im2col": IM2COL, "ember_col2im": COL2IM}
+    return kernel_set(xp, dtype, _CACHE, Im2colKernels, bodies, PARAMS)

@@ -21,7 +21,7 @@ Layouts (C-contiguous): ``x``, ``y``, ``g``, ``dx`` (R, S) rows of S normalized 
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import kernel_set, launch
 
 MAX_ROW = 4096
 
@@ -139,13 +139,11 @@ def layer_norm_kernels(xp, dtype, row: int):
     """The fused layer norm kernels for arrays of ``xp`` (the real cupy module) and ``dtype``
     (float32/float64) with rows of ``row`` values, or None where the generic path runs (numpy,
     other array modules and dtypes, rows longer than ``MAX_ROW``)."""
-    if dtype.char not in "fd" or row > MAX_ROW or not hasattr(xp, "ElementwiseKernel"):
+    if row > MAX_ROW:
         return None
-    k = _CACHE.get(xp)
-    if k is None:
-        names = ("ember_layer_norm", "ember_layer_norm_backward", "ember_layer_norm_params")
-        bodies = (LAYER_NORM, LAYER_NORM_BACKWARD, LAYER_NORM_PARAM_BACKWARD)
-        k = _CACHE[xp] = LayerNormKernels(
-            xp, *(xp.ElementwiseKernel(*PARAMS[b], b, n) for b, n in zip(bodies, names))
-        )
-    return k
+    bodies = {
+        "ember_layer_norm": LAYER_NORM,
+        "ember_layer_norm_backward": LAYER_NORM_BACKWARD,
+        "ember_layer_norm_params": LAYER_NORM_PARAM_BACKWARD,
+    }
+    return kernel_set(xp, dtype, _CACHE, LayerNormKernels, bodies, PARAMS)

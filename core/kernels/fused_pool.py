@@ -22,7 +22,7 @@ Layouts (C-contiguous): ``x``, ``dx`` (P, 2 ho, 2 wo) with P the planes (batch x
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import kernel_set, launch
 
 MAX_POOL_2X2 = """
 const ptrdiff_t c = i % wo, q = i / wo;
@@ -90,13 +90,8 @@ _CACHE: dict = {}
 def max_pool_2x2_kernels(xp, dtype):
     """The fused 2x2 max pooling kernels for arrays of ``xp`` (the real cupy module) and
     ``dtype`` (float32/float64), or None where the generic path runs."""
-    if dtype.char not in "fd" or not hasattr(xp, "ElementwiseKernel"):
-        return None
-    k = _CACHE.get(xp)
-    if k is None:
-        names = ("ember_max_pool_2x2", "ember_max_pool_2x2_backward")
-        bodies = (MAX_POOL_2X2, MAX_POOL_2X2_BACKWARD)
-        k = _CACHE[xp] = MaxPool2x2Kernels(
-            xp, *(xp.ElementwiseKernel(*PARAMS[b], b, n) for b, n in zip(bodies, names))
-        )
-    return k
+    bodies = {
+        "ember_max_pool_2x2": MAX_POOL_2X2,
+        "ember_max_pool_2x2_backward": MAX_POOL_2X2_BACKWARD,
+    }
+    return kernel_set(xp, dtype, _CACHE, MaxPool2x2Kernels, bodies, PARAMS)

@@ -23,7 +23,7 @@ queries) of S keys.
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import kernel_set, launch
 
 ATTENTION_SOFTMAX = """
 const ptrdiff_t o = i * S, lim = causal ? i % L : S - 1;
@@ -97,13 +97,8 @@ _CACHE: dict = {}
 def attention_softmax_kernels(xp, dtype):
     """The fused attention softmax kernels for arrays of ``xp`` (the real cupy module) and
     ``dtype`` (float32/float64), or None where the generic path runs."""
-    if dtype.char not in "fd" or not hasattr(xp, "ElementwiseKernel"):
-        return None
-    k = _CACHE.get(xp)
-    if k is None:
-        names = ("ember_attention_softmax", "ember_attention_softmax_backward")
-        bodies = (ATTENTION_SOFTMAX, ATTENTION_SOFTMAX_BACKWARD)
-        k = _CACHE[xp] = AttentionSoftmaxKernels(
-            xp, *(xp.ElementwiseKernel(*PARAMS[b], b, n) for b, n in zip(bodies, names))
-        )
-    return k
+    bodies = {
+        "ember_attention_softmax": ATTENTION_SOFTMAX,
+        "ember_attention_softmax_backward": ATTENTION_SOFTMAX_BACKWARD,
+    }
+    return kernel_set(xp, dtype, _CACHE, AttentionSoftmaxKernels, bodies, PARAMS)

@@ -1,8 +1,41 @@
-"""Calling a fused ``ElementwiseKernel`` (the fused_*.py modules of this package)."""
+"""Building and calling the fused ``ElementwiseKernel``s (the fused_*.py modules of this
+package)."""
 
 from __future__ import annotations
 
 import numpy as np
+
+# the modules holding fused kernel bodies (each with a PARAMS table): the host harness, the
+# NVRTC check and the launch census go through them all
+FUSED_MODULES = (
+    "fused_im2col",
+    "fused_norm",
+    "fused_optim",
+    "fused_pool",
+    "fused_rnn",
+    "fused_softmax",
+)
+
+
+def fused_modules() -> list:
+    """The modules of ``FUSED_MODULES``, imported."""
+    import importlib
+
+    return [importlib.import_module(f"{__package__}.{name}") for name in FUSED_MODULES]
+
+
+def kernel_set(xp, dtype, cache: dict, cls, bodies: dict, params: dict):
+    """``cls(xp, *kernels)`` with one kernel per ``name -> body`` of ``bodies`` (in order),
+    compiled once per array module into ``cache``; None where the generic paths run: an array
+    module without ``ElementwiseKernel`` (numpy, the strict test backend) or a dtype other than
+    float32/float64."""
+    if dtype.char not in "fd" or not hasattr(xp, "ElementwiseKernel"):
+        return None
+    k = cache.get(xp)
+    if k is None:
+        kernels = (xp.ElementwiseKernel(*params[b], b, name) for name, b in bodies.items())
+        k = cache[xp] = cls(xp, *kernels)
+    return k
 
 
 def launch(kernel, args, size: int) -> None:
