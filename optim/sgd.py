@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
-from ..core.kernels.fused_optim import sgd_step
+from ..core.kernels.fused_optim import sgd_fusable, sgd_step
 from ..core.tensor import _wrap
 from .optimizer import Optimizer, _bump, _check, _check_lr, _params_with_grad, _val
 
@@ -76,6 +76,8 @@ class SGD(Optimizer):
 
     def _fused_step(self, p, g, xp, lr, mom, damp, wd, nesterov) -> bool:
         """The whole update of ``p`` as one kernel where the array module has one (cupy)."""
+        if not sgd_fusable(xp, p._data, g):
+            return False
         buf, first = None, False
         if mom != 0:
             st = self.state[p]
@@ -83,13 +85,13 @@ class SGD(Optimizer):
             first = buf is None
             if first:
                 buf = _wrap(xp.empty_like(p._data), p._names)
-        done = sgd_step(
+        if not sgd_step(
             xp, p._data, g, None if buf is None else buf._data, lr, mom, damp, wd, nesterov, first
-        )
-        if done:
-            if first:
-                self.state[p]["momentum_buffer"] = buf
-            elif buf is not None:
-                _bump(buf)
-            _bump(p)
-        return done
+        ):
+            return False  # a momentum buffer that is not one C-contiguous block
+        if first:
+            self.state[p]["momentum_buffer"] = buf
+        elif buf is not None:
+            _bump(buf)
+        _bump(p)
+        return True

@@ -89,6 +89,12 @@ def _kernel(xp, body, d, g):
     return k
 
 
+def sgd_fusable(xp, d, g) -> bool:
+    """Whether SGD's update of ``d`` by ``g`` runs as the fused kernel here (before a first
+    momentum buffer is made for it)."""
+    return _kernel(xp, SGD_STEP, d, g) is not None
+
+
 def sgd_step(xp, d, g, buf, lr, momentum, dampening, weight_decay, nesterov, first) -> bool:
     """SGD's update of ``d`` (and of the momentum buffer ``buf``, None without momentum) in one
     launch; False (nothing done) where the generic update must run."""
