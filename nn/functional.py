@@ -123,8 +123,14 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
+def _number(v):
+    """A number argument as a Python number: torch takes a 0-d tensor there too."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where input <= ``threshold``, else input."""
+    threshold, value = _number(threshold), _number(value)
     if inplace:
         return input.threshold_(threshold, value)
     return _threshold(input, threshold, value)
@@ -132,7 +138,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place :func:`threshold`."""
-    return input.threshold_(threshold, value)
+    return input.threshold_(_number(threshold), _number(value))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -186,7 +192,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
-    return _act._elu(x, alpha, scale)
+    return _act._elu(x, _number(alpha), scale)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -212,6 +218,7 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
+    alpha = _number(alpha)
     return _act._elu(x, alpha, 1.0, 1.0 / alpha)
 
 
@@ -300,6 +307,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b) where a, b are the halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _number(dim)
     if isinstance(dim, int):
         d = dim + input.dim() if dim < 0 else dim
     else:
@@ -360,7 +368,7 @@ def softsign(input: Tensor) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
-    return _act._softplus(input, beta, threshold)
+    return _act._softplus(input, _number(beta), _number(threshold))
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
@@ -540,9 +548,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 # ---------------------------------------------------------------------- dropout
-def _check_p(p: float) -> None:
+def _check_p(p: float) -> float:
+    """The dropout probability as a Python number, checked."""
+    p = _number(p)
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return p
 
 
 def _keep_mask(input: Tensor, p: float, shape):
@@ -563,7 +574,7 @@ def _dropout(x: Tensor, p: float, shape) -> Tensor:
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes each element with probability ``p`` in training, scaling the rest by 1/(1-p)."""
-    _check_p(p)
+    p = _check_p(p)
     if not training or p == 0.0:
         return input
     shape = input._data.shape
@@ -577,7 +588,7 @@ def _feature_shape(input: Tensor, batched: bool):
 
 
 def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
-    _check_p(p)
+    p = _check_p(p)
     nd = input.dim()
     lo, hi = spatial + 1, spatial + 2
     if spatial == 1 and nd not in (lo, hi):
@@ -652,7 +663,7 @@ def alpha_dropout(
     input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
 ) -> Tensor:
     """Dropout for SELU networks: keeps the input's mean and variance."""
-    _check_p(p)
+    p = _check_p(p)
     if not training or p == 0.0:
         return input
     shape = input._data.shape
@@ -665,7 +676,7 @@ def feature_alpha_dropout(
     input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
 ) -> Tensor:
     """Alpha dropout of whole channels (dim 1)."""
-    _check_p(p)
+    p = _check_p(p)
     if not training or p == 0.0:
         return input
     shape = _feature_shape(input, True) if input.dim() >= 2 else input._data.shape

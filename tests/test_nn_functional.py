@@ -678,3 +678,33 @@ def test_gelu_float32_cdf_accuracy():
     np.testing.assert_allclose(EF.gelu(xe).detach().numpy(), xd * cdf, rtol=1e-6, atol=3e-6)
     want = cdf + xd * np.exp(-0.5 * xd * xd) / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(xe.grad.numpy(), want, rtol=1e-6, atol=3e-6)
+
+
+ZERO_DIM_ARGS = [
+    ("dropout", (), {"p": 1.0}),
+    ("dropout2d", (), {"p": 0.0}),
+    ("dropout3d", (), {"p": 1.0}),
+    ("alpha_dropout", (), {"p": 0.0, "training": True}),
+    ("feature_alpha_dropout", (), {"p": 0.0, "training": True}),
+    ("glu", (), {"dim": 1}),
+    ("softplus", (), {"beta": 2.0, "threshold": 1.0}),
+    ("threshold", (0.1, 20.0), {}),
+    ("elu", (), {"alpha": 0.5}),
+    ("celu", (), {"alpha": 0.5}),
+    ("leaky_relu", (), {"negative_slope": 0.2}),
+    ("hardtanh", (-0.5, 0.5), {}),
+    ("hardshrink", (0.6,), {}),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,args,kw", ZERO_DIM_ARGS, ids=[c[0] for c in ZERO_DIM_ARGS])
+def test_number_arguments_take_zero_dim_tensors(name, args, kw):
+    # torch reads a 0-d tensor where a number goes (its Scalar arguments)
+    x = np.random.default_rng(0).uniform(-0.9, 0.9, (2, 4, 4, 4)).astype("float32")
+    outs = []
+    for m in (ember, torch):
+        a = tuple(m.tensor(v) for v in args)
+        k = {q: v if isinstance(v, bool) else m.tensor(v) for q, v in kw.items()}
+        outs.append(getattr(_F(m), name)(m.tensor(x), *a, **k))
+    np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6, atol=1e-7)

@@ -522,3 +522,17 @@ def test_sum_to_size_unchanged():
     assert x.sum_to_size((1, 3, 4)).tolist() == (ember.ones(1, 3, 4) * 2).tolist()
     with pytest.raises(RuntimeError, match="is not expandable to size"):
         ember.ones(3).sum_to_size(2, 3)
+
+
+@needs_torch
+def test_var_std_correction_takes_a_zero_dim_tensor():
+    # torch reads a 0-d tensor as the correction number; values and gradients match
+    a = np.random.default_rng(0).standard_normal((3, 5))
+    res = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        out = x.std(dim=1, correction=m.tensor(0)) + x.var(0, correction=m.tensor(2)).sum()
+        (out * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        res.append((out.detach().numpy(), x.grad.numpy()))
+    for e, t in zip(*res):
+        np.testing.assert_allclose(e, t, rtol=1e-12)

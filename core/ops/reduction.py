@@ -550,6 +550,8 @@ def _var_args(name, dim, unbiased, correction):
         raise TypeError(f"{name}(): argument 'correction' can't be given together with 'unbiased'")
     if correction is None:
         correction = 0 if unbiased is False else 1
+    elif isinstance(correction, Tensor):  # torch takes a 0-d tensor as the number
+        correction = correction.item()
     return dim, correction
 
 
