@@ -545,7 +545,7 @@ def _wrap_int_scalars(arrays):
 
 
 def _resolve_dims(od, t, opts, kw):
-    """Dim options given as names (or None-free ints) become indices of ``t``."""
+    """Dim options given as names (or 0-d integer tensors) become indices of ``t``."""
     for i, nm in od.dim_args:
         if i < len(opts):
             v = opts[i]
@@ -553,10 +553,14 @@ def _resolve_dims(od, t, opts, kw):
             v = kw[nm]
         else:
             continue
+        if type(v) is int or v is None:
+            continue
         if isinstance(v, str):
             v = normalize_dim(t, v)
         elif isinstance(v, (list, tuple)) and any(isinstance(x, str) for x in v):
             v = type(v)(normalize_dim(t, x) for x in v)
+        elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
+            v = v.__index__()
         else:
             continue
         if i < len(opts):

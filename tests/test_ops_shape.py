@@ -2,6 +2,7 @@
 gradgradcheck, and torch's errors for bad inputs."""
 
 import ember
+import numpy as np
 import pytest
 from harness import A, Case, run_case, run_gradcheck
 
@@ -528,3 +529,20 @@ def test_as_strided_errors_like_torch(args):
             m.arange(6.0).as_strided(*args)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_zero_dim_integer_tensors_as_dims_and_sizes():
+    # torch reads a 0-d integer tensor where an int dim, index or size goes
+    a = np.arange(24.0).reshape(2, 3, 4)
+    calls = [
+        lambda m, x: x.view(m.tensor(24)),
+        lambda m, x: x.view(m.tensor(6), 4),
+        lambda m, x: x.narrow(m.tensor(2), m.tensor(1), 2),
+        lambda m, x: x.select(m.tensor(1), m.tensor(2)),
+        lambda m, x: x.sum(m.tensor(0)),
+        lambda m, x: x.softmax(m.tensor(-1)),
+        lambda m, x: (x + 2).mvlgamma(m.tensor(2)),
+    ]
+    for call in calls:
+        e, t = call(ember, ember.tensor(a)), call(torch, torch.tensor(a))
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)

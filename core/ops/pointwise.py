@@ -757,10 +757,11 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 @op(names=keep, inplace="mvlgamma_")
 def mvlgamma(xp, input, p):
     """The multivariate log-gamma function of dimension ``p``."""
+    if getattr(p, "ndim", None) == 0 and p.dtype.kind in "iu":
+        p = int(p)  # a 0-d integer tensor, as torch takes it
     if type(p) is not int:
-        raise TypeError(
-            f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}"
-        )
+        got = "Tensor" if hasattr(p, "ndim") else type(p).__name__
+        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {got}")
     k = input.dtype.kind
     if k == "b":
         raise RuntimeError("The input tensor may not be a boolean tensor.")

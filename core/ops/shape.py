@@ -133,8 +133,8 @@ def _permuted_names(names, perm):
 @op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size)
+    if len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1):
+        shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size); not a 0-d integer tensor
     try:
         if shape and min(shape) < -1:  # numpy would take any negative size as "infer"
             raise ValueError
