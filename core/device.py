@@ -185,10 +185,22 @@ def device_of(arr) -> device:
     return _DEVICE_OF[xp](arr)
 
 
+# set once data is placed on a GPU other than 0: from then on ops compare their inputs' GPUs
+# (with one GPU, the common case, that check costs nothing)
+_SEVERAL_GPUS = [False]
+
+
+def gpu_in_use(index) -> None:
+    """Note that GPU ``index`` holds (or will hold) data."""
+    if index:
+        _SEVERAL_GPUS[0] = True
+
+
 def module_for(d: device):
     """The array module that holds data on device ``d``."""
     if d.type == "cpu":
         return np
+    gpu_in_use(d.index)
     return cupy()
 
 

@@ -23,7 +23,7 @@ from ..autograd.node import RESULT as _RESULT
 from ..autograd.node import Node
 from ..autograd.node import SavedOutput as _SavedOutput
 from . import dtype as _dt
-from .device import _XP, array_module
+from .device import _SEVERAL_GPUS, _XP, array_module, device_of
 from .dims import normalize_dim
 from .dtype import scalar_name
 from .named import _UNALIGNED, _align_call, _by_name
@@ -377,9 +377,12 @@ def _make_public(od: OpDef):
                     if first is None:
                         first = a
                     elif type(a) is not type(first):
-                        a = _same_device(od, first, a, t)
-                    elif a.dtype is not first.dtype:
-                        mixed = True
+                        a = _same_device(od, first, a, t, len(arrays))
+                    else:
+                        if _SEVERAL_GPUS[0] and type(a) is not _ndarray:
+                            _same_gpu(od, first, a, len(arrays))
+                        if a.dtype is not first.dtype:
+                            mixed = True
                     arrays.append(a)
                     if t.requires_grad:
                         need_grad = True
@@ -582,15 +585,29 @@ def _inputs_from_kwargs(od, args, kw):
     return tuple(args)
 
 
-def _same_device(od, first, a, t):
+def _same_device(od, first, a, t, k: int = 1):
+    """``a`` (input ``k``) in ``first``'s array module: a 0-dim cpu tensor joins a cuda op as a
+    scalar, like torch; any other mix of devices is torch's error."""
     xp = array_module(first)
     if array_module(a) is xp:
         return a
-    if a.ndim == 0:  # like torch, a 0-dim cpu tensor may join a cuda op as a scalar
+    if a.ndim == 0:
         return a.item() if type(a) is _ndarray else a
-    raise RuntimeError(
-        "Expected all tensors to be on the same device, but found at least two "
-        f"devices, {t.device} and another device! ({od.name})"
+    raise _mixed_devices(od, device_of(first), t.device, k)
+
+
+def _same_gpu(od, first, a, k: int) -> None:
+    """Inputs on two GPUs are torch's error too (checked once a GPU other than 0 is in use)."""
+    d0, d1 = device_of(first), device_of(a)
+    if d0 != d1:
+        raise _mixed_devices(od, d0, d1, k)
+
+
+def _mixed_devices(od, d0, d1, k: int) -> RuntimeError:
+    arg = od.in_names[k] if k < len(od.in_names) else f"#{k}"
+    return RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{d0} and {d1}! (when checking argument for argument {arg} in method {od.name})"
     )
 
 
@@ -731,6 +748,8 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         other = o._data
         if type(other) is not type(a):
             other = _same_device(od, a, other, o)
+        elif _SEVERAL_GPUS[0] and type(other) is not _ndarray:
+            _same_gpu(od, a, other, 1)
         same = getattr(other, "dtype", a.dtype) is a.dtype
     elif isinstance(o, _SCALARS):
         other = o

@@ -91,6 +91,7 @@ def set_device(device) -> None:
     """Make ``device`` (an index, 'cuda:N' or ember.device) the current CUDA device."""
     idx = _index(device)
     if idx >= 0:
+        _dev.gpu_in_use(idx)
         _dev.cupy().cuda.Device(idx).use()
 
 

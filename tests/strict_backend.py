@@ -301,7 +301,7 @@ def strict_cuda():
 
     if not _FAKES:
         _FAKES.update(_fake_modules())
-    saved = _devmod._cupy, dict(_devmod._XP), dict(_devmod._DEVICE_OF)
+    saved = _devmod._cupy, dict(_devmod._XP), dict(_devmod._DEVICE_OF), _devmod._SEVERAL_GPUS[0]
     saved_mods = {k: sys.modules.get(k) for k in _FAKES}
     # the cuda default generators made inside belong to the strict backend: a real GPU's must
     # not see them afterwards (nor these the real ones)
@@ -323,6 +323,7 @@ def strict_cuda():
         _devmod._XP.update(saved[1])
         _devmod._DEVICE_OF.clear()
         _devmod._DEVICE_OF.update(saved[2])
+        _devmod._SEVERAL_GPUS[0] = saved[3]  # the strict backend's second GPU is its own
         _random._cuda_defaults.clear()
         _random._cuda_defaults.update(saved_gens)
         _current[0] = 0

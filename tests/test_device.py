@@ -560,3 +560,35 @@ def test_strict_backend_catches_a_numpy_kernel():
     finally:
         OPS.pop("_strict_probe_host", None)
         OPS.pop("_strict_probe_mix", None)
+
+
+def test_mixing_devices_is_torchs_error():
+    def msg(d0, d1, arg, op):
+        return (
+            f"Expected all tensors to be on the same device, but found at least two devices, "
+            f"{d0} and {d1}! (when checking argument for argument {arg} in method {op})"
+        )
+
+    with strict_cuda():
+        x, c = ember.ones(2, 3, device="cuda"), ember.ones(2, 3)
+        for f, d0, d1, arg, op in (
+            (lambda: x + c, "cuda:0", "cpu", "other", "add"),
+            (lambda: c * x, "cpu", "cuda:0", "other", "mul"),
+            (
+                lambda: x.index_select(0, ember.tensor([1])),
+                "cuda:0",
+                "cpu",
+                "index",
+                "_index_select",
+            ),
+            (lambda: x + ember.ones(2, 3, device="cuda:1"), "cuda:0", "cuda:1", "other", "add"),
+            (lambda: x.add_(ember.ones(2, 3, device="cuda:1")), "cuda:0", "cuda:1", "other", "add"),
+        ):
+            with pytest.raises(RuntimeError) as e:
+                f()
+            assert str(e.value) == msg(d0, d1, arg, op)
+        # a 0-dim cpu tensor joins a cuda op as a scalar, as torch allows
+        y = x * ember.tensor(2.0) + ember.tensor(1)
+        assert y.device == ember.device("cuda", 0) and type(y._data) is StrictArray
+        assert y.tolist() == [[3.0] * 3] * 2
+    assert not devmod._SEVERAL_GPUS[0]  # the strict backend's second GPU stays its own
