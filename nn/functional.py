@@ -123,14 +123,21 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
-def _number(v):
-    """A number argument as a Python number: torch takes a 0-d tensor there too."""
-    return v.item() if isinstance(v, Tensor) else v
+def _number(v, fn: str, arg: str, pos: int | None = None, kind: str = "Number"):
+    """A number argument as a Python number: torch takes a 0-d tensor there too, and no other
+    tensor (its message, naming ``fn``'s argument ``arg`` at position ``pos``)."""
+    if not isinstance(v, Tensor):
+        return v
+    if v.dim() != 0:
+        at = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fn}(): argument '{arg}'{at} must be {kind}, not Tensor")
+    return v.item()
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where input <= ``threshold``, else input."""
-    threshold, value = _number(threshold), _number(value)
+    threshold = _number(threshold, "threshold", "threshold", 2)
+    value = _number(value, "threshold", "value", 3)
     if inplace:
         return input.threshold_(threshold, value)
     return _threshold(input, threshold, value)
@@ -138,7 +145,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place :func:`threshold`."""
-    return input.threshold_(_number(threshold), _number(value))
+    threshold = _number(threshold, "threshold_", "threshold", 2)
+    return input.threshold_(threshold, _number(value, "threshold_", "value", 3))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -192,7 +200,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
-    return _act._elu(x, _number(alpha), scale)
+    return _act._elu(x, _number(alpha, "elu", "alpha", 2), scale)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -218,12 +226,12 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
-    alpha = _number(alpha)
     return _act._elu(x, alpha, 1.0, 1.0 / alpha)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    alpha = _number(alpha, "celu", "alpha", 2)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _inplace(input, _celu, alpha) if inplace else _celu(input, alpha)
@@ -307,7 +315,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b) where a, b are the halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    dim = _number(dim)
+    dim = _number(dim, "glu", "dim", 2, "int")
     if isinstance(dim, int):
         d = dim + input.dim() if dim < 0 else dim
     else:
@@ -368,7 +376,8 @@ def softsign(input: Tensor) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
-    return _act._softplus(input, _number(beta), _number(threshold))
+    beta = _number(beta, "softplus", "beta")
+    return _act._softplus(input, beta, _number(threshold, "softplus", "threshold"))
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
@@ -550,7 +559,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 # ---------------------------------------------------------------------- dropout
 def _check_p(p: float) -> float:
     """The dropout probability as a Python number, checked."""
-    p = _number(p)
+    if isinstance(p, Tensor) and p.dim() != 0:  # torch compares it with 0 in Python
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    p = _number(p, "dropout", "p")
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     return p

@@ -708,3 +708,28 @@ def test_number_arguments_take_zero_dim_tensors(name, args, kw):
         k = {q: v if isinstance(v, bool) else m.tensor(v) for q, v in kw.items()}
         outs.append(getattr(_F(m), name)(m.tensor(x), *a, **k))
     np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6, atol=1e-7)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "name,call",
+    [
+        ("elu", lambda m, x: _F(m).elu(x, alpha=m.ones(2))),
+        ("celu", lambda m, x: _F(m).celu(x, alpha=m.ones(1))),
+        ("softplus", lambda m, x: _F(m).softplus(x, beta=m.ones(2))),
+        ("threshold", lambda m, x: _F(m).threshold(x, m.ones(2), 0.0)),
+        ("glu", lambda m, x: _F(m).glu(x, dim=m.ones(2, dtype=m.long))),
+        ("dropout", lambda m, x: _F(m).dropout(x, p=m.ones(2))),
+        ("std", lambda m, x: x.std(dim=1, correction=m.ones(2))),
+    ],
+)
+def test_number_arguments_refuse_other_tensors(name, call):
+    # only a 0-d tensor stands for a number: torch's error types (and messages but std's)
+    errors = []
+    for m in (ember, torch):
+        with pytest.raises((TypeError, RuntimeError)) as e:
+            call(m, m.ones(2, 4))
+        errors.append(e)
+    assert errors[0].type is errors[1].type
+    if name != "std":  # torch lists std's overloads
+        assert str(errors[0].value) == str(errors[1].value)

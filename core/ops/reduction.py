@@ -551,6 +551,8 @@ def _var_args(name, dim, unbiased, correction):
     if correction is None:
         correction = 0 if unbiased is False else 1
     elif isinstance(correction, Tensor):  # torch takes a 0-d tensor as the number
+        if correction.dim() != 0:
+            raise TypeError(f"{name}(): argument 'correction' must be Number, not Tensor")
         correction = correction.item()
     return dim, correction
 
