@@ -324,14 +324,17 @@ class Tensor:
         t._grad = None
         t._names = self._names
         t._ver = self._ver
-        t._extra = {"base": self._base_or_self()}
+        # the storage's root (storage_offset, in-place writes) but not a view for autograd
+        t._extra = {"base": self._base_or_self(), "detached": True}
         return t
 
     def detach_(self) -> Tensor:
+        ex = self._extra
         if (
-            self._extra
-            and self._extra.get("base") is not None
-            and self._extra["base"].requires_grad
+            ex
+            and ex.get("base") is not None
+            and not ex.get("detached")
+            and ex["base"].requires_grad
         ):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
@@ -375,7 +378,8 @@ class Tensor:
 
     @property
     def _base(self):
-        return self._extra.get("base") if self._extra else None
+        ex = self._extra
+        return None if not ex or ex.get("detached") else ex.get("base")
 
     def _base_or_self(self) -> Tensor:
         b = self._extra.get("base") if self._extra else None

@@ -69,7 +69,7 @@ def test_view_shares_memory_like_torch(name, shape, fn):
         assert a.storage_offset() == b.storage_offset()
         assert a.data_ptr() - e.data_ptr() == b.data_ptr() - t.data_ptr()
         assert a.is_contiguous() == b.is_contiguous()
-        assert a._base is e
+        assert (a._base is e) == (b._base is t)  # detach() shares memory but is no view
     # writing through the view changes the base, and bumps the shared version counter
     ew, tw = _first(ev), _first(tv)
     ew.mul_(-1)
@@ -430,3 +430,15 @@ def test_inplace_on_expanded_view_errors_like_torch(op):
             getattr(x, op)(*args)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_detach_is_not_a_view_for_autograd():
+    # torch: detach() shares storage and version counter but has no _base, so detach_() works
+    # on it; a view of a tensor that requires grad refuses detach_()
+    for m in (ember, torch):
+        a = m.ones(3, requires_grad=True)
+        d = a.detach()
+        assert d._base is None and d.detach_() is d
+        assert d[1:].storage_offset() == 1 and d._version == a._version
+        with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+            a[0:2].detach_()
