@@ -155,6 +155,27 @@ def _sync(m, device: str):
     return lambda: None
 
 
+def _time_both(build, variant, args):
+    """({framework: median step seconds}, {framework: first loss}) of one workload."""
+    times, losses = {}, {}
+    for m in (torch, ember):  # torch first: ember copies its weights
+        with (
+            _default_device(m, args.device),
+            variant() if m is ember else contextlib.nullcontext(),
+        ):
+            step = build(m)
+            sync = _sync(m, args.device)
+
+            def timed(step=step, sync=sync):
+                loss = step()
+                sync()
+                return loss
+
+            losses[m] = float(timed().item())
+            times[m] = median_time(timed, args.repeat, args.warmup)
+    return times, losses
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
@@ -165,22 +186,12 @@ def main() -> None:
         raise SystemExit("bench needs torch installed to print ratios")
     print(f"{'workload':42s} {'ember':>9s} {'torch':>9s} {'ratio':>6s} {'TFLOP/s e/t':>12s}")
     for label, build, gflop, variant in _jobs():
-        times, losses = {}, {}
-        for m in (torch, ember):  # torch first: ember copies its weights
-            with (
-                _default_device(m, args.device),
-                variant() if m is ember else contextlib.nullcontext(),
-            ):
-                step = build(m)
-                sync = _sync(m, args.device)
-
-                def timed(step=step, sync=sync):
-                    loss = step()
-                    sync()
-                    return loss
-
-                losses[m] = float(timed().item())
-                times[m] = median_time(timed, args.repeat, args.warmup)
+        try:
+            times, losses = _time_both(build, variant, args)
+        except Exception as e:  # noqa: BLE001 - one failing row (a kernel that does not compile,
+            # say) must not cost the others' timings on a GPU lent for minutes
+            print(f"{label:42s} failed: {type(e).__name__}: {e}", flush=True)
+            continue
         te, tt = times[ember], times[torch]
         if abs(losses[ember] - losses[torch]) > 1e-3 * max(1.0, abs(losses[torch])):
             print(
