@@ -27,14 +27,7 @@ from .ops.conversion import CAST_METHODS
 from .registry import NonStridedError, caller_op_name
 from .tensor import _ALL, Size, Tensor, _new, _size, _wrap
 
-__all__ = [
-    "sparse_bsc_tensor",
-    "sparse_bsr_tensor",
-    "sparse_compressed_tensor",
-    "sparse_coo_tensor",
-    "sparse_csc_tensor",
-    "sparse_csr_tensor",
-]
+__all__: list = []  # the factories' and the ops' (both imported at the end)
 
 _COMPRESSED = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
 _BLOCK = (sparse_bsr, sparse_bsc)
@@ -544,18 +537,10 @@ def _rebuild_sparse(layout, shape, ci, pi, vals, coal, device, requires_grad):
 
 
 # the factories and conversions build SparseTensor (above); sparse_ops needs them: keep this order
-from .sparse_factories import (  # noqa: I001
-    _to_compressed,
-    _to_coo,
-    _to_sparse,
-    sparse_bsc_tensor,
-    sparse_bsr_tensor,
-    sparse_compressed_tensor,
-    sparse_coo_tensor,
-    sparse_csc_tensor,
-    sparse_csr_tensor,
-)
+from . import sparse_factories as _sparse_factories  # noqa: I001
+from .sparse_factories import _to_compressed, _to_coo, _to_sparse
 from . import sparse_ops as _sparse_ops
 
-__all__ += _sparse_ops.__all__
-globals().update({n: getattr(_sparse_ops, n) for n in _sparse_ops.__all__})
+for _m in (_sparse_factories, _sparse_ops):  # their public names are this module's
+    __all__ += _m.__all__
+    globals().update({n: getattr(_m, n) for n in _m.__all__})

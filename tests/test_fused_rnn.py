@@ -23,8 +23,9 @@ def host_kernels(tmp_path_factory):
         ("lstm", [fused_rnn.LSTM_STEP, fused_rnn.LSTM_STEP_BACKWARD]),
         ("gru", [fused_rnn.GRU_STEP, fused_rnn.GRU_STEP_BACKWARD]),
     ):
+        workdir = tmp_path_factory.mktemp(mode)
         sets = kernel_sets(
-            bodies, fused_rnn.PARAMS, tmp_path_factory.mktemp(mode), fused_rnn.StepKernels
+            bodies, fused_rnn.PARAMS, workdir, lambda *k: fused_rnn.StepKernels(np, *k)
         )
         out.update({(mode, dt): k for dt, k in sets.items()})
     return out

@@ -18,7 +18,7 @@ Layouts (C-contiguous), with fewer spatial dims taken as leading dims of size 1:
 
 from __future__ import annotations
 
-from .launch import kernel_set, launch
+from .launch import KernelSet, kernel_set, launch
 
 _GEOMETRY = (
     "int64 nc, int64 nn, int64 id, int64 ih, int64 iw, int64 kd, int64 kh, int64 kw, "
@@ -84,12 +84,8 @@ def _three(values, fill):
     return (fill,) * (3 - len(values)) + tuple(values)
 
 
-class Im2colKernels:
+class Im2colKernels(KernelSet):
     """The two kernels on arrays of one module ``xp``; each method allocates its output."""
-
-    def __init__(self, xp, im2col, col2im) -> None:
-        self.xp = xp
-        self._kernels = (im2col, col2im)
 
     @staticmethod
     def _geometry(n, c, spatial, kernel, out_spatial, stride, padding, dilation):

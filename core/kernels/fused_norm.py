@@ -21,7 +21,7 @@ Layouts (C-contiguous): ``x``, ``y``, ``g``, ``dx`` (R, S) rows of S normalized 
 
 from __future__ import annotations
 
-from .launch import kernel_set, launch
+from .launch import KernelSet, kernel_set, launch
 
 MAX_ROW = 4096
 
@@ -95,13 +95,9 @@ PARAMS = {
 }
 
 
-class LayerNormKernels:
+class LayerNormKernels(KernelSet):
     """The three layer norm kernels on arrays of one module ``xp``; each method allocates its
     outputs and takes C-contiguous (R, S) rows and (S,) parameters (None: absent)."""
-
-    def __init__(self, xp, forward, backward, param_backward) -> None:
-        self.xp = xp
-        self._kernels = (forward, backward, param_backward)
 
     def forward(self, x2, weight, bias, eps: float):
         """(y, mean, rstd) of the rows ``x2`` (R, S)."""

@@ -13,7 +13,7 @@ optimizers' steps with it (tests/test_fused_optim.py); only cupy's compilation w
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import KernelSet, kernel_set, launch
 
 SGD_STEP = """
 double gi = (double)g[i];
@@ -68,7 +68,8 @@ PARAMS = {
     ),
 }
 
-_NAMES = {SGD_STEP: "ember_sgd_step", ADAM_STEP: "ember_adam_step"}
+_BODIES = {"ember_sgd_step": SGD_STEP, "ember_adam_step": ADAM_STEP}
+_ORDER = {body: n for n, body in enumerate(_BODIES.values())}
 _CACHE: dict = {}
 
 
@@ -76,17 +77,10 @@ def _kernel(xp, body, d, g):
     """The body's kernel for parameter data ``d`` and its gradient ``g`` on ``xp`` (the real
     cupy module), or None where the generic update runs: numpy and other array modules,
     non-float or mixed dtypes, a parameter that is not one C-contiguous block."""
-    if (
-        not hasattr(xp, "ElementwiseKernel")
-        or d.dtype.char not in "fd"
-        or g.dtype != d.dtype
-        or not d.flags.c_contiguous
-    ):
+    if g.dtype != d.dtype or not d.flags.c_contiguous:
         return None
-    k = _CACHE.get((xp, body))
-    if k is None:
-        k = _CACHE[(xp, body)] = xp.ElementwiseKernel(*PARAMS[body], body, _NAMES[body])
-    return k
+    kernels = kernel_set(xp, d.dtype, _CACHE, KernelSet, _BODIES, PARAMS)
+    return None if kernels is None else kernels._kernels[_ORDER[body]]
 
 
 def sgd_fusable(xp, d, g) -> bool:

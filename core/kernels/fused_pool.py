@@ -22,7 +22,7 @@ Layouts (C-contiguous): ``x``, ``dx`` (P, 2 ho, 2 wo) with P the planes (batch x
 
 from __future__ import annotations
 
-from .launch import kernel_set, launch
+from .launch import KernelSet, kernel_set, launch
 
 MAX_POOL_2X2 = """
 const ptrdiff_t c = i % wo, q = i / wo;
@@ -61,12 +61,8 @@ PARAMS = {
 }
 
 
-class MaxPool2x2Kernels:
+class MaxPool2x2Kernels(KernelSet):
     """The two kernels on arrays of one module ``xp``; each method allocates its output."""
-
-    def __init__(self, xp, forward, backward) -> None:
-        self.xp = xp
-        self._kernels = (forward, backward)
 
     def forward(self, x):
         """(maxima, argmax positions) of the 2x2 windows of C-contiguous ``x`` (..., H, W)."""

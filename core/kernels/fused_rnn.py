@@ -20,7 +20,7 @@ f, g, o, rows i, f and o pre-scaled by 0.5; GRU gates r, z, n, rows r and z pre-
 
 from __future__ import annotations
 
-from .launch import launch
+from .launch import KernelSet, kernel_set, launch
 
 LSTM_STEP = """
 const ptrdiff_t b = i / H, j = i % H, r = b * 4 * H + j;
@@ -131,13 +131,10 @@ PARAMS = {
 }
 
 
-class StepKernels:
+class StepKernels(KernelSet):
     """A recurrent mode's forward and backward step kernels. ``forward(*args, size=B * H)`` and
     ``backward(...)`` take the arguments in the order of ``PARAMS`` (C-contiguous arrays and
     integers) and run the body once per (batch, hidden) element."""
-
-    def __init__(self, forward, backward) -> None:
-        self._kernels = (forward, backward)
 
     def forward(self, *args, size: int) -> None:
         launch(self._kernels[0], args, size)
@@ -147,20 +144,13 @@ class StepKernels:
 
 
 _BODIES = {"lstm": (LSTM_STEP, LSTM_STEP_BACKWARD), "gru": (GRU_STEP, GRU_STEP_BACKWARD)}
-_CACHE: dict = {}
+_CACHE: dict = {}  # mode -> {array module: StepKernels}
 
 
 def step_kernels(xp, dtype, mode: str):
     """The fused step kernels of ``mode`` ("lstm" or "gru") for arrays of ``xp`` (the real cupy
     module) and ``dtype`` (float32/float64), or None where the generic path runs (numpy, other
     array modules and dtypes)."""
-    if dtype.char not in "fd" or not hasattr(xp, "ElementwiseKernel"):
-        return None
-    k = _CACHE.get((xp, mode))
-    if k is None:
-        fwd, bwd = _BODIES[mode]
-        k = _CACHE[(xp, mode)] = StepKernels(
-            xp.ElementwiseKernel(*PARAMS[fwd], fwd, f"ember_{mode}_step"),
-            xp.ElementwiseKernel(*PARAMS[bwd], bwd, f"ember_{mode}_step_backward"),
-        )
-    return k
+    fwd, bwd = _BODIES[mode]
+    bodies = {f"ember_{mode}_step": fwd, f"ember_{mode}_step_backward": bwd}
+    return kernel_set(xp, dtype, _CACHE.setdefault(mode, {}), StepKernels, bodies, PARAMS)

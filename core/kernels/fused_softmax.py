@@ -23,7 +23,7 @@ queries) of S keys.
 
 from __future__ import annotations
 
-from .launch import kernel_set, launch
+from .launch import KernelSet, kernel_set, launch
 
 ATTENTION_SOFTMAX = """
 const ptrdiff_t o = i * S, lim = causal ? i % L : S - 1;
@@ -67,12 +67,8 @@ PARAMS = {
 }
 
 
-class AttentionSoftmaxKernels:
+class AttentionSoftmaxKernels(KernelSet):
     """The two kernels on arrays of one module ``xp``."""
-
-    def __init__(self, xp, forward, backward) -> None:
-        self.xp = xp
-        self._kernels = (forward, backward)
 
     def forward(self, s, scale: float, causal: bool, safe: bool):
         """softmax(scale * s) over the last dim of C-contiguous scores ``s`` (..., L, S), in

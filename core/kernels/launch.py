@@ -24,6 +24,15 @@ def fused_modules() -> list:
     return [importlib.import_module(f"{__package__}.{name}") for name in FUSED_MODULES]
 
 
+class KernelSet:
+    """Fused kernels compiled for the array module ``xp``, in the order of their bodies (a fused
+    module's kernel class adds the methods that allocate outputs and launch them)."""
+
+    def __init__(self, xp, *kernels) -> None:
+        self.xp = xp
+        self._kernels = kernels
+
+
 def kernel_set(xp, dtype, cache: dict, cls, bodies: dict, params: dict):
     """``cls(xp, *kernels)`` with one kernel per ``name -> body`` of ``bodies`` (in order),
     compiled once per array module into ``cache``; None where the generic paths run: an array
