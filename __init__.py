@@ -109,6 +109,19 @@ from .core import serialization  # ember.save / ember.load (safetensors + pickle
 from .core.serialization import load, save
 from . import autograd
 from . import nn  # torch.nn
+from .nn.functional import (  # the F functions torch also has at top level, same signatures
+    celu,
+    celu_,
+    cosine_similarity,
+    pairwise_distance,
+    pdist,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    threshold_,
+)
 from . import optim  # torch.optim
 from . import data  # torch.utils.data (also ember.utils.data, below)
 

@@ -135,9 +135,9 @@ def _dims(x: Tensor, s, dim, default_all: bool = True):
         dims = list(range(nd)) if default_all else []
     if s is not None:
         s = [x.shape[d] if n == -1 else n for d, n in zip(dims, s)]
-        for n in s:
-            if n <= 0:
-                raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    for n in s if s is not None else [x.shape[d] for d in dims]:
+        if n <= 0:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return s, dims
 
 
@@ -154,9 +154,16 @@ def _resize(x: Tensor, dims, sizes) -> Tensor:
     return x
 
 
-def _one_dim(x: Tensor, n, dim):
+def _one_dim(x: Tensor, n, dim, c2r: bool = False):
+    """``dim`` as an index, with torch's errors; a c2r transform checks its output size later."""
+    if not x.ndim and not isinstance(dim, str):
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = normalize_dim(x, dim)
-    if n is not None and n <= 0:
+    if n is None:
+        if c2r:
+            return d
+        n = x.shape[d]
+    if n <= 0:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return d
 
@@ -255,7 +262,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of rfft: a real signal of length ``n`` (default 2 * (bins - 1))."""
     input = _check_dtype(input, "irfft")
-    d = _one_dim(input, n, dim)
+    d = _one_dim(input, n, dim, c2r=True)
     return _c2r("irfft", input, None if n is None else [n], [d], _mode(norm, False))
 
 
@@ -293,7 +300,7 @@ def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tens
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The DFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     input = _check_dtype(input, "hfft")
-    d = _one_dim(input, n, dim)
+    d = _one_dim(input, n, dim, c2r=True)
     # sum_k x_k e^{-i..} = conj(sum_k conj(x_k) e^{+i..}), real: an unscaled c2r of conj(x)
     return _c2r("hfft", input, None if n is None else [n], [d], _mode(norm, True), conj=True)
 

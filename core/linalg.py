@@ -352,14 +352,12 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
-    if isinstance(ord, str):
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
     if A.ndim not in (1, 2):
         raise RuntimeError(
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
             f"{A.ndim}D."
         )
-    if A.ndim == 1:
+    if A.ndim == 1 and not isinstance(ord, str):
         return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
 

@@ -548,7 +548,10 @@ def _wrap_int_scalars(arrays):
 
 
 def _resolve_dims(od, t, opts, kw):
-    """Dim options given as names (or 0-d integer tensors) become indices of ``t``."""
+    """Dim options given as names (or 0-d integer tensors) become indices of ``t``; numpy's
+    spellings ``axis=`` and ``keepdims=`` stand for ``dim=`` and ``keepdim=``, as in torch."""
+    if kw and ("axis" in kw or "keepdims" in kw):
+        kw = _numpy_spellings(od, kw)
     for i, nm in od.dim_args:
         if i < len(opts):
             v = opts[i]
@@ -571,6 +574,16 @@ def _resolve_dims(od, t, opts, kw):
         else:
             kw[nm] = v
     return opts, kw
+
+
+def _numpy_spellings(od, kw):
+    kw = dict(kw)
+    for alias, nm in (("axis", "dim"), ("keepdims", "keepdim")):
+        if alias in kw and nm in od.opt_defaults:
+            if nm in kw:
+                raise TypeError(f"{od.name}() got multiple values for argument '{nm}'")
+            kw[nm] = kw.pop(alias)
+    return kw
 
 
 def _inputs_from_kwargs(od, args, kw):

@@ -8,7 +8,7 @@ from .. import dtype as _dt
 from ..names import keep, unify_inputs
 from ..registry import apply_inplace, op, reflected, scalar_name
 from ..registry import promote_arrays as promote_raw
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 
 __all__ = ["arctan2", "divide", "multiply", "negative", "pow", "subtract", "true_divide"]
 
@@ -541,6 +541,9 @@ def atan2(xp, input, other):
 @atan2.vjp
 def _(grad, input, other, needs):
     d = input * input + other * other
+    z = d._data == 0
+    if z.any():  # torch's convention at the origin: a zero gradient
+        d = d + _wrap(z.astype(d._data.dtype))
     return (grad * other / d if needs[0] else None), (-grad * input / d if needs[1] else None)
 
 

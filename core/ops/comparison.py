@@ -473,7 +473,13 @@ def _shift(xp, x, s, left, kernel):
     if ref.dtype.kind == "b":
         if _kind(x, s) == "b":
             raise _not_impl(kernel, ref)
-        ref = x = x.astype(_dt.int64.np)  # a bool tensor with a Python int computes in int64
+        # a bool tensor with a Python int computes in int64
+        i64 = _dt.int64.np
+        x = x.astype(i64) if hasattr(x, "dtype") else xp.asarray(x, i64)
+        s = s.astype(i64) if hasattr(s, "dtype") else s
+        ref = x
+    elif not hasattr(x, "dtype"):  # a Python int shifted by a tensor: the tensor's dtype
+        x = xp.asarray(x).astype(ref.dtype)
     bits = ref.dtype.itemsize * 8
     signed = ref.dtype.kind == "i"
     if hasattr(s, "dtype"):

@@ -789,6 +789,10 @@ def _(grad, abs, angle, needs):
 @op(names=unify_inputs, promote=True, inplace="heaviside_")
 def heaviside(xp, input, values):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (not differentiable)."""
+    from .arithmetic import _need_tensor
+
+    _need_tensor("heaviside", 1, "input", input)
+    _need_tensor("heaviside", 2, "values", values)
     if input.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     one = xp.ones((), input.dtype)

@@ -615,8 +615,18 @@ def _linalg_svd(xp, A, full_matrices=True):
         U = xp.broadcast_to(xp.eye(m, mu, dtype=A.dtype), b + (m, mu)).copy()
         Vh = xp.broadcast_to(xp.eye(nv, n, dtype=A.dtype), b + (nv, n)).copy()
         return U, xp.zeros(b + (k,), A.real.dtype), Vh
-    U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
-    return U, S, Vh
+    return tuple(_xp_svd(xp, A, full_matrices=full_matrices))  # numpy's is a namedtuple
+
+
+def _xp_svd(xp, A, **kw):
+    """xp.linalg.svd with torch's error when LAPACK does not converge (non-finite input)."""
+    try:
+        return xp.linalg.svd(A, **kw)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values."
+        ) from None
 
 
 def _svd_grad(A, gU, gS, gVh, U, S, Vh):
@@ -669,7 +679,7 @@ def _linalg_svdvals(xp, A):
     _check_float("linalg.svd", A)
     if A.size == 0:
         return xp.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.real.dtype)
-    return xp.linalg.svd(A, compute_uv=False)
+    return _xp_svd(xp, A, compute_uv=False)
 
 
 @_linalg_svdvals.vjp

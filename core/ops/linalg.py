@@ -1168,7 +1168,11 @@ def _(grad, x1, x2, result, p, needs):
             w = diff / result.masked_fill(zero, 1.0).unsqueeze(-1)
         else:
             scale = result.masked_fill(zero, 1.0).unsqueeze(-1) ** (p - 1)
-            w = diff.sign() * diff.abs() ** (p - 1) / scale
+            sgn = diff.sign()
+            absd = diff.abs()
+            if p < 1:  # |diff|^(p-1) is infinite at 0, where torch's gradient is 0
+                absd = absd.masked_fill(sgn == 0, 1.0)
+            w = sgn * absd ** (p - 1) / scale
         if p != 1 and p != float("inf"):
             w = w.masked_fill(zero.unsqueeze(-1), 0.0)
         g = grad.unsqueeze(-1) * w

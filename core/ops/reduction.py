@@ -194,7 +194,11 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {_tname(input.dtype)}"
         )
-    return input.mean(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    ax = _axes(dim, input.ndim)
+    if not input.size:  # nan, like torch, without numpy's "Mean of empty slice" warning
+        s = input.sum(axis=ax, keepdims=keepdim, dtype=npd)
+        return s / xp.zeros((), s.dtype) if s.size else s
+    return input.mean(axis=ax, keepdims=keepdim, dtype=npd)
 
 
 @mean.vjp
@@ -712,6 +716,11 @@ def _norm_p(p):
                 "norm(): p='nuc' (the nuclear norm) is not supported by ember"
             )
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    if not isinstance(p, (int, float)):
+        raise TypeError(
+            f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+            f"{type(p).__name__}"
+        )
     return float(p)
 
 
@@ -733,6 +742,8 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
         return xp.sqrt(xp.sum(a * a, axis=ax, keepdims=keepdim))
     if pv == 1.0:
         return xp.sum(a, axis=ax, keepdims=keepdim)
+    if math.isinf(pv) and not a.size:
+        _no_identity_norm(pv, a.shape, ax)
     if pv == math.inf:
         return xp.amax(a, axis=ax, keepdims=keepdim)
     if pv == -math.inf:
@@ -741,6 +752,22 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
         return xp.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
     with np.errstate(divide="ignore"):
         return xp.sum(a**pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
+
+
+def _no_identity_norm(pv, shape, ax):
+    """torch's error for an inf-norm over an empty reduction (max/min have no identity)."""
+    which = "inf" if pv > 0 else "-inf"
+    empty = [d for d in (range(len(shape)) if ax is None else ax) if shape[d] == 0]
+    if ax is None or len(shape) <= 1:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {which} norm on an empty tensor because the "
+            "operation does not have an identity"
+        )
+    if empty:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {which} norm on the dimension {empty[0]}"
+            "because this dimension is empty and the operation does not have an identity"
+        )
 
 
 @norm.vjp
@@ -769,12 +796,26 @@ def _(grad, input, result, p, dim, keepdim, dtype):
         g = g * _const((~z).astype(r._data.dtype))
     if pv == 2.0:
         return g * input / r
-    return g * sgn * (input * sgn) ** (pv - 1) / r ** (pv - 1)
+    absx = input * sgn
+    if pv < 1.0:  # |x|^(p-1) is infinite at 0: torch gives zeros there
+        zx = a == 0
+        if zx.any():
+            absx = absx + _const(zx.astype(a.dtype))
+    return g * sgn * absx ** (pv - 1) / r ** (pv - 1)
 
 
 # ---------------------------------------------------------------------- all / any / count_nonzero
+def _logical_names(ins, dim=None, keepdim=False):
+    if dim is not None and type(dim) is not int and not len(dim):
+        return ins[0]._names
+    return _drop(ins[0], dim, keepdim)
+
+
 def _make_logical(name):
     def kernel(xp, input, dim=None, keepdim=False):
+        if dim is not None and type(dim) is not int and not len(dim):  # torch: no dims, no-op
+            r = input.astype(bool)
+            return r.astype(np.uint8) if input.dtype == np.uint8 else r
         ax = _axes(dim, input.ndim)
         r = (
             input.all(axis=ax, keepdims=keepdim)
@@ -787,7 +828,7 @@ def _make_logical(name):
     kernel.__doc__ = (
         f"Whether {name} elements are true over ``dim`` (bool; uint8 for uint8 input, like torch)."
     )
-    return op(names=_reduced_names, name=name)(kernel)
+    return op(names=_logical_names, name=name)(kernel)
 
 
 all = _make_logical("all")

@@ -31,6 +31,8 @@ def _prepare(name, input, dim, dtype):
 def softmax(xp, input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first."""
     x, ax = _prepare("softmax", input, dim, dtype)
+    if not x.size:
+        return x.copy()
     e = x - x.max(axis=ax, keepdims=True)
     xp.exp(e, out=e)
     e /= e.sum(axis=ax, keepdims=True)
@@ -48,6 +50,8 @@ def _(grad, result, dim):
 def log_softmax(xp, input, dim=None, dtype=None):
     """x - logsumexp(x) along ``dim``; ``dtype`` casts the input first."""
     x, ax = _prepare("log_softmax", input, dim, dtype)
+    if not x.size:
+        return x.copy()
     s = x - x.max(axis=ax, keepdims=True)
     s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
     return s if input.ndim else s.reshape(())

@@ -172,11 +172,11 @@ def _special_xlog1py(xp, input, other):
 
 @_special_xlog1py.vjp
 def _(grad, input, other, needs):
-    from .comparison import ne
+    from .pointwise import log1p
 
     gi = go = None
     if needs[0]:
-        gi = grad * _special_xlog1py(ne(input, 0), other)
+        gi = grad * (log1p(other) if hasattr(other, "_data") else math.log1p(other))
     if needs[1]:
         go = grad * input / (1 + other)
     return gi, go
