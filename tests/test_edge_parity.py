@@ -98,8 +98,8 @@ def test_mean_of_empty_does_not_warn(recwarn):
 NAN = float("nan")
 ERRORS = [
     (lambda m: m.linalg.vector_norm(m.zeros(0), math.inf), RuntimeError,
-     "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
-     "does not have an identity"),
+     ("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
+      "does not have an identity")),
     (lambda m: m.norm(m.zeros(0), -math.inf), RuntimeError, "cannot compute the -inf norm"),
     (lambda m: m.linalg.vector_norm(m.zeros(2, 0), math.inf, dim=1), RuntimeError,
      "cannot compute the inf norm on the dimension 1because this dimension is empty"),
@@ -108,8 +108,8 @@ ERRORS = [
     (lambda m: m.norm(m.ones(2), ()), TypeError,
      "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not tuple"),
     (lambda m: m.linalg.svd(m.tensor([[1.0, NAN], [0.0, 1.0]])), RuntimeError,
-     "linalg.svd: The algorithm failed to converge because the input matrix contained "
-     "non-finite values."),
+     ("linalg.svd: The algorithm failed to converge because the input matrix contained "
+      "non-finite values.")),
     (lambda m: m.linalg.svdvals(m.tensor([[1.0, NAN], [0.0, 1.0]])), RuntimeError,
      "linalg.svd: The algorithm failed to converge"),
     (lambda m: m.fft.fft(m.tensor(3.0)), IndexError,
