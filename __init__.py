@@ -108,6 +108,10 @@ from .core import quasirandom  # torch.quasirandom: SobolEngine
 from .core import serialization  # ember.save / ember.load (safetensors + pickle)
 from .core.serialization import load, save
 from . import autograd
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .core.legacy_types import CPU_TYPES as _legacy_types
+
+globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ... (core/legacy_types.py)
 from . import nn  # torch.nn
 from .nn.functional import (  # the F functions torch also has at top level, same signatures
     celu,

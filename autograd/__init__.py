@@ -18,12 +18,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "GradcheckError",
     "InplaceFunction",
+    "Variable",
     "backward",
     "detect_anomaly",
     "enable_grad",

@@ -96,7 +96,104 @@ def _call_hooks(hooks, g):
     for h in list(hooks):
         r = h(g)
         if r is not None:
+            _check_hook_result(h, g, r)
             g = r
+    return g
+
+
+def _hook_name(h) -> str:
+    return getattr(h, "__name__", "<unknown>")
+
+
+def _type_str(t) -> str:
+    cuda = "cuda." if t.device.type == "cuda" else ""
+    return f"torch.{cuda}{_legacy_type(t)}"
+
+
+def _check_hook_result(h, old, new) -> None:
+    """A hook may replace a gradient, not change its type or size (torch's messages)."""
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(new, _tm.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new._data.dtype is not old._data.dtype or new.device != old.device:
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has changed the type of value "
+            f"(was {_type_str(old)} got {_type_str(new)})"
+        )
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of value")
+
+
+def _check_hook_results(h, old, new) -> list:
+    """A node hook's replacement tuple: one value (or None) per gradient."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has returned an incorrect number of values "
+            f"(got {len(new)}, but expected {len(old)})"
+        )
+    for o, n in zip(old, new):
+        if n is not None:
+            _check_hook_result(h, o, n)
+    return list(new)
+
+
+def _post_hooks(node, in_grads, grad_outputs, handed):
+    """fn(grad_inputs, grad_outputs) after the node's backward; a returned tuple replaces the
+    grad_inputs. They are conformed first, so hooks see each input's shape, as in torch."""
+    in_grads = list(in_grads)
+    for j, e in enumerate(node.edges):
+        g = in_grads[j] if j < len(in_grads) else None
+        if g is not None and e is not None:
+            target, nr = e
+            in_grads[j] = _conform(
+                g, target.meta[nr] if type(target) is Node else _leaf_meta(target)
+            )
+    for h in node.post_hooks:
+        r = h(tuple(in_grads), grad_outputs)
+        if r is not None:
+            in_grads = _check_hook_results(h, in_grads, r)
+    for g in in_grads:  # a hook may keep what it saw
+        if g is not None:
+            _hand(handed, g._data)
+    return tuple(in_grads)
+
+
+def _hand(handed: set, a) -> None:
+    """Mark array ``a`` (and the array it views) as held by others: a .grad gets a copy."""
+    handed.add(id(a))
+    b = a.base
+    if b is not None:
+        handed.add(id(b))
+
+
+def _has_leaf_hooks(t) -> bool:
+    ex = t._extra
+    return bool(ex and (ex.get("hooks") or ex.get("post_acc_hooks")))
+
+
+def _count_leaf(pend, t):
+    if pend is None:
+        pend = {}
+    p = pend.get(id(t))
+    if p is None:
+        pend[id(t)] = [1, None]
+    else:
+        p[0] += 1
+    return pend
+
+
+def _pend_leaf(pend, t, g):
+    """Add one contribution to a hooked leaf's sum; the sum once the last one arrived, else None."""
+    p = pend[id(t)]
+    if g is not None:
+        p[1] = g if p[1] is None else _named_sum(p[1], g)
+    p[0] -= 1
+    if p[0]:
+        return None
+    g, p[1] = p[1], None
     return g
 
 
@@ -126,6 +223,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
             deps[fn] = 0
             stack.append(fn)
     root_nodes = list(stack)
+    # leaves with hooks, like torch's AccumulateGrad: id -> [contributions to come, their sum];
+    # their hooks run once, on the summed gradient
+    pend = None
+    for t in roots:
+        if t.grad_fn is None and _has_leaf_hooks(t):
+            pend = _count_leaf(pend, t)
     order = []
     while stack:
         n = stack.pop()
@@ -139,6 +242,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     else:
                         deps[m] = 1
                         stack.append(m)
+                elif m._extra is not None and _has_leaf_hooks(m):
+                    pend = _count_leaf(pend, m)
     # where gradients are captured (autograd.grad) or restricted to (backward(inputs=...))
     cap_nodes = {}  # (node, output index) -> capture index, or -1 for backward(inputs=[non_leaf])
     cap_leaves = {}  # id(leaf) -> capture index
@@ -155,7 +260,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
             else:
                 cap_leaves[id(t)] = i
     needed = _needed_nodes(order, cap_nodes, cap_leaves) if targets is not None else None
-    handed = {id(g) for g in root_grads}  # tensors the caller owns: never stored as a .grad as-is
+    # ids of arrays others may hold (the caller's gradients, arrays a hook saw, .grads already
+    # set): never stored as a .grad as-is, since .grad is later accumulated in place
+    handed: set = set()
+    for g in root_grads:
+        _hand(handed, g._data)
 
     # 2. seed the root gradients
     buffers: dict = {}
@@ -164,7 +273,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
         if fn is None:
             if g._names is not t._names and g._names != t._names:
                 g = _conform(g, _leaf_meta(t))  # a view: still the caller's, never stored as-is
-                handed.add(id(g))
+            if pend is not None and id(t) in pend:
+                g = _pend_leaf(pend, t, g)
+                if g is None:
+                    continue
             _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed)
             continue
         ex = t._extra
@@ -216,9 +328,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                             in_grads = (in_grads,)
                     else:
                         in_grads = _run_node(node, grads)
+                        if node.ctx is not None:  # the user's backward may keep what it returns
+                            for g in in_grads:
+                                if g is not None:
+                                    _hand(handed, g._data)
                     if node.post_hooks:
-                        for h in node.post_hooks:
-                            h(in_grads, tuple(grads))
+                        in_grads = _post_hooks(node, in_grads, tuple(grads), handed)
             if not retain_graph and node.vers is not None:
                 node.saved = None
                 node.res = None
@@ -247,14 +362,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     deps[target] = c
                     if c == 0:
                         ready.append(target)
-                elif g is not None:
-                    a = target._data
-                    if (
-                        a.shape != g._data.shape
-                        or a.dtype is not g._data.dtype
-                        or g._names is not target._names
-                    ):
-                        g = _conform(g, _leaf_meta(target))
+                else:
+                    if g is not None:
+                        a = target._data
+                        if (
+                            a.shape != g._data.shape
+                            or a.dtype is not g._data.dtype
+                            or g._names is not target._names
+                        ):
+                            g = _conform(g, _leaf_meta(target))
+                    if pend is not None and id(target) in pend:
+                        g = _pend_leaf(pend, target, g)
+                    if g is None:
+                        continue
                     _deliver_leaf(
                         target,
                         g,
@@ -298,7 +418,10 @@ def _node_hooks(node, grads, create_graph, handed):
     for h in hooks.get(-1, ()):
         r = h(tuple(grads))
         if r is not None:
-            grads = list(r)
+            grads = _check_hook_results(h, grads, r)
+    for g in grads:  # a hook may keep what it saw: never stored as a .grad as-is
+        if g is not None:
+            _hand(handed, g._data)
     for ref in hooks.get(-2, ()):  # backward(inputs=[non_leaf]): accumulate like a leaf
         t = ref()
         if t is not None:
@@ -372,37 +495,47 @@ def _call_vjp(node: Node, grads: list):
     return out
 
 
-def _leaf_hooks(leaf, g):
+def _leaf_hooks(leaf, g, handed=None):
     ex = leaf._extra
     if ex and ex.get("hooks"):
         g = _call_hooks(ex["hooks"], g)
+        if handed is not None:
+            _hand(handed, g._data)  # the hooks saw g and may keep it
     return g
 
 
 def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
-    g = _leaf_hooks(leaf, g)
+    g = _leaf_hooks(leaf, g, handed)
     if not create_graph and g.grad_fn is not None:
         g = g.detach()
     old = leaf._grad
     if old is None:
         a = g._data
         flags = a.flags
+        b = a.base
         if (
-            id(g) in handed
+            id(a) in handed
+            or (b is not None and id(b) in handed)
             or not getattr(flags, "writeable", True)
             or not (flags.c_contiguous or flags.f_contiguous)
         ):
-            # the caller owns g, or g is a broadcast/strided view (read-only, overlapping
-            # memory): .grad gets its own writable copy (named like g), as torch's does
+            # others may hold g's memory (the caller, a hook, another .grad), or g is a
+            # broadcast/strided view: .grad gets its own copy (named like g), as torch's does,
+            # since later backwards accumulate into it in place
             c = g.detach().clone() if not create_graph else g.clone()
             c._names = g._names
             g = c
-        handed.add(id(g))
+        _hand(handed, g._data)
         leaf._grad = g
-    else:
-        if old._names is not g._names and old._names != g._names:
-            old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
+    elif old._names is not g._names and old._names != g._names:
+        old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
         leaf._grad = _named_sum(old, g)
+    elif create_graph or old.grad_fn is not None or not getattr(old._data.flags, "writeable", True):
+        leaf._grad = _named_sum(old, g)  # out of place, like torch under create_graph
+    else:
+        # in place, like torch: references to .grad (an optimizer's, the user's) stay current
+        old._data += g._data
+        old._ver[0] += 1
     ex = leaf._extra
     if ex and ex.get("post_acc_hooks"):
         for h in ex["post_acc_hooks"]:
@@ -668,7 +801,13 @@ def retain_grad(t) -> None:
     def keep(g):
         x = ref()
         if x is not None:
-            x._grad = g.detach() if x._grad is None else x._grad + g.detach()
+            # a copy, like torch's: g may become a leaf's .grad, which is updated in place
+            if x._grad is None:
+                c = g.detach().clone()
+                c._names = g._names
+                x._grad = c
+            else:
+                x._grad = x._grad + g.detach()
 
     # runs after the user's hooks on this tensor: append to the same list (kept last)
     ex = t._extra

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
 
 
@@ -40,6 +42,9 @@ class _Mode:
         if isinstance(fn, type):
             raise TypeError(f"{type(self).__name__} cannot decorate a class")
 
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self._clone, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self._clone():
@@ -57,6 +62,35 @@ class _Mode:
 
     def __exit__(self, *exc) -> None:
         _state.enabled, _state.inference = self._prev
+
+
+def _wrap_generator(make_ctx, fn):
+    """A decorated generator runs each resumption under the mode (torch's _wrap_generator);
+    the caller's mode is back in force between resumptions."""
+
+    @functools.wraps(fn)
+    def generator_context(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException:  # noqa: BLE001 (thrown into the generator, as torch does)
+                    with make_ctx():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
 
 
 class no_grad(_Mode):

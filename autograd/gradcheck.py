@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..core import tensor as _tm
@@ -70,6 +72,29 @@ def _analytical(fn, inputs, diff_idx):
     return jac
 
 
+_NO_GRAD_INPUT = (
+    "gradcheck expects at least one input tensor to require gradient, but none of them have "
+    "requires_grad=True."
+)
+
+
+def _check_inputs(inputs) -> list:
+    """The indices of the inputs requiring grad. Like torch: a warning (not an error) for one
+    that is not double precision, a ValueError when there is none."""
+    diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, _tm.Tensor) and t.requires_grad]
+    for i in diff_idx:
+        if inputs[i]._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ",
+                stacklevel=3,
+            )
+    if not diff_idx:
+        raise ValueError(_NO_GRAD_INPUT)
+    return diff_idx
+
+
 def gradcheck(
     func,
     inputs,
@@ -82,13 +107,7 @@ def gradcheck(
 ) -> bool:
     """Check gradients of ``func`` at ``inputs`` (float64 tensors requiring grad) numerically."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
-    diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, _tm.Tensor) and t.requires_grad]
-    for i in diff_idx:
-        if inputs[i]._data.dtype != np.float64:
-            raise GradcheckError(
-                f"gradcheck: input {i} is {inputs[i].dtype}, not float64: "
-                "finite differences need double precision"
-            )
+    diff_idx = _check_inputs(inputs)
     inputs = tuple(
         t.contiguous() if i in diff_idx and not t._data.flags.c_contiguous else t
         for i, t in enumerate(inputs)
@@ -119,7 +138,8 @@ def gradgradcheck(
 ) -> bool:
     """Check second derivatives: gradcheck of the vector-Jacobian product of ``func``."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
-    diff = [t for t in inputs if isinstance(t, _tm.Tensor) and t.requires_grad]
+    if not any(isinstance(t, _tm.Tensor) and t.requires_grad for t in inputs):
+        raise ValueError(_NO_GRAD_INPUT)
     outs = _outputs(func, inputs)
     rng = np.random.default_rng(0)
     if grad_outputs is None:
@@ -135,7 +155,6 @@ def gradgradcheck(
         gs = _grad(os_, dins, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    del diff
     return gradcheck(
         vjp,
         inputs + tuple(grad_outputs),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 try:  # bfloat16 storage comes from ml_dtypes (the package JAX uses)
@@ -244,14 +246,14 @@ def to_dtype(d) -> dtype:
     """An ember dtype from an ember dtype, a numpy dtype/type, a Python type, or a name."""
     if type(d) is dtype:
         return d
-    if d is float:
-        return get_default_dtype()
+    if d is float:  # torch: Python's float is double precision, whatever the default dtype
+        return float64
     if d is int:
         return int64
     if d is bool:
         return bool_
     if d is complex:
-        return get_default_dtype().to_complex()
+        return complex128
     if isinstance(d, str):
         name = d[6:] if d.startswith("torch.") else d.removeprefix("ember.")
         if name in _NAMES:
@@ -353,6 +355,43 @@ def _combine(higher, lower):
     if higher.category == BOOL or lower.category == FLOAT:
         return promote_types(higher, lower)
     return higher
+
+
+_FILL_TYPE_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                    "uint64": "uint64_t", "float32": "float"}  # fmt: skip
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def fill_scalar(v, npd):
+    """Python number ``v`` to store in an array of numpy dtype ``npd`` (fill_, full, masked_fill,
+    x[i] = v), checked like torch: a value out of the type's range raises, except that negative
+    ints wrap into unsigned types (uint8 fill_(-1) gives 255), and float16 overflows to inf."""
+    kind = npd.kind
+    t = type(v)
+    if t is complex and kind != "c":  # a real target takes only a real value
+        if v.imag:
+            raise _fill_overflow(npd)
+        v, t = v.real, float
+    if kind in "iu" and t is not bool:
+        if t is float:
+            if not math.isfinite(v):
+                raise _fill_overflow(npd)
+            v = int(v)  # truncation toward zero, like torch
+        elif t is not int:
+            return v
+        info = np.iinfo(npd)
+        if not (-info.max if kind == "u" else info.min) <= v <= info.max:
+            raise _fill_overflow(npd)
+        return v + info.max + 1 if v < 0 and kind == "u" else v
+    if npd == np.float32 and t is float and _F32_MAX < abs(v) < math.inf:
+        raise _fill_overflow(npd)
+    return v
+
+
+def _fill_overflow(npd) -> RuntimeError:
+    name = _FILL_TYPE_NAMES.get(npd.name, npd.name)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def scalar_dtype(v) -> dtype:

@@ -159,6 +159,12 @@ class _Fallback:
 FALLBACK = _Fallback()
 
 
+def fallback_names(src, shape) -> tuple | None:
+    """The fallback for a composite op (a plain function over registered ops) that runs on its
+    named input's unnamed data: ``src``'s names when the result has ``src``'s shape, else None."""
+    return src._names if tuple(shape) == tuple(src._data.shape) else None
+
+
 def rule_name(rule) -> str | None:
     """The coverage-table name of a rule: its function name, 'fallback', or None (undeclared)."""
     if rule is None:
@@ -167,6 +173,19 @@ def rule_name(rule) -> str | None:
 
 
 # ------------------------------------------------------------------ contraction (matmul family)
+def no_duplicates(out: tuple, what: str) -> tuple:
+    """``out`` when no name repeats in it, else PyTorch's error for a product (mm's wording):
+    ``what`` says which product, e.g. "Matrix multiplying Tensor['N', 'K'] with Tensor['K', 'N']".
+    The registry prefixes the op's name."""
+    named = [n for n in out if n is not None]
+    if len(set(named)) != len(named):
+        raise RuntimeError(
+            f"{what} would produce output tensor with duplicate names {_fmt(out)}. Please rename "
+            "the input tensors with `Tensor.rename` to prevent this."
+        )
+    return out
+
+
 def _unify_batch(nx: tuple, ny: tuple, bx: tuple, by: tuple) -> tuple:
     """Unify batch names ``bx``/``by`` from the right; the misalignment check looks at the whole
     name lists ``nx``/``ny`` (a batch name may not sit elsewhere in the other operand)."""
@@ -208,14 +227,7 @@ def _contract(nx: tuple, ny: tuple) -> tuple:
         out += (nx[-2],)
     if dy >= 2:
         out += (ny[-1],)
-    named = [n for n in out if n is not None]
-    if len(set(named)) != len(named):
-        raise RuntimeError(
-            f"Matrix multiplying Tensor{_fmt(nx)} with Tensor{_fmt(ny)} would produce output "
-            f"tensor with duplicate names {_fmt(out)}. Please rename the input tensors with "
-            "`Tensor.rename` to prevent this."
-        )
-    return out
+    return no_duplicates(out, f"Matrix multiplying Tensor{_fmt(nx)} with Tensor{_fmt(ny)}")
 
 
 def contract(ins, *args, **kwargs):

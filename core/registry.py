@@ -110,25 +110,37 @@ class OpDef:
     def __repr__(self) -> str:
         return f"<ember op {self.name}>"
 
-    def set_vjp(self, fn):
-        """Register the derivative (decorator). Parameter names say what the node saves."""
+    def set_vjp(self, fn=None, *, only_for: dict | None = None):
+        """Register the derivative (decorator). Parameter names say what the node saves.
+
+        ``only_for={"input": "other"}``: input ``input`` is used only for ``other``'s gradient,
+        so it is saved (and its in-place changes checked) only when ``other`` needs one, as torch
+        does (a frozen weight's matmul keeps no activation; ``y * 2`` keeps nothing of y).
+        """
+        if fn is None:
+            return lambda f: self.set_vjp(f, only_for=only_for)
+        only_for = only_for or {}
         spec = []
         for p in list(inspect.signature(fn).parameters)[1:]:
             if p == "result":
                 spec.append((1, 0))
+            elif p in only_for:
+                spec.append((5, (self.in_names.index(p), self.in_names.index(only_for[p]))))
             elif p in self.in_names:
                 spec.append((0, self.in_names.index(p)))
             elif p == "needs":
                 spec.append((4, 0))  # which inputs need a gradient (tuple of bools)
             elif p.endswith("_shape") and p[:-6] in self.in_names:
                 spec.append((3, self.in_names.index(p[:-6])))
+            elif p.endswith("_dtype") and p[:-6] in self.in_names:
+                spec.append((6, self.in_names.index(p[:-6])))
             elif p in self.opt_names:
                 spec.append((2, p))
             else:
                 raise TypeError(f"vjp of {self.name}: unknown parameter {p!r}")
         self.vjp = fn
         self.spec = tuple(spec)
-        self.save_first = (0, 0) in spec
+        self.save_first = any(k == 0 and i == 0 or k == 5 and i[0] == 0 for k, i in spec)
         return fn
 
     vjp_ = set_vjp
@@ -291,17 +303,26 @@ def _translate_error(od, e, arrays):
                 f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
             )
     if "broadcast" in msg:
-        shapes = [a.shape for a in arrays if hasattr(a, "shape")]
-        if len(shapes) == 2:
-            a, b = shapes
-            for k in range(1, max(len(a), len(b)) + 1):
-                x = a[-k] if k <= len(a) else 1
-                y = b[-k] if k <= len(b) else 1
-                if x != y and x != 1 and y != 1:
-                    return RuntimeError(
-                        f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                        f"non-singleton dimension {max(len(a), len(b)) - k}"
-                    )
+        return broadcast_error([a.shape for a in arrays if hasattr(a, "shape")])
+    return None
+
+
+def broadcast_error(shapes) -> RuntimeError | None:
+    """torch's error for the first of ``shapes`` that does not broadcast with those before it."""
+    a = ()
+    for b in shapes:
+        n = max(len(a), len(b))
+        out = []
+        for k in range(n, 0, -1):
+            x = a[-k] if k <= len(a) else 1
+            y = b[-k] if k <= len(b) else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                    f"non-singleton dimension {n - k}"
+                )
+            out.append(max(x, y) if x != 1 else y)
+        a = tuple(out)
     return None
 
 
@@ -389,7 +410,12 @@ def _make_public(od: OpDef):
                     if t._names is not None:
                         named = True
                 elif isinstance(t, _SCALARS):
+                    if isinstance(t, _generic):  # numpy scalars promote like Python's, as in torch
+                        t = t.item()
+                        ins = _replace_at(ins, len(arrays), t)
                     arrays.append(t)
+                elif tt is _ndarray and not seq:  # torch takes a numpy array as a cpu tensor
+                    return public(*_ndarrays_as_tensors(args), out=out, **kw)
                 else:
                     raise _bad_input(od, len(arrays), t)
         except NonStridedError:
@@ -473,6 +499,11 @@ def _make_public(od: OpDef):
             bound = None
             has_res = False
             for kind, key in od.spec:
+                if kind == 5:  # an input kept only for another input's gradient
+                    if edges[key[1]] is None:
+                        saved.append(None)
+                        continue
+                    kind, key = 0, key[0]
                 if kind == 0:
                     t = ins[key]
                     saved.append(t)
@@ -490,6 +521,8 @@ def _make_public(od: OpDef):
                 elif kind == 1:
                     saved.append(_RESULT)
                     has_res = True
+                elif kind == 6:  # an input's dtype
+                    saved.append(ins[key].dtype)
                 elif od.seq:  # kind 3 of a sequence op (cat): the shapes of all its tensors
                     saved.append(tuple(getattr(x, "shape", ()) for x in ins))
                 else:  # kind 3: an input's shape
@@ -559,11 +592,16 @@ def _resolve_dims(od, t, opts, kw):
             v = kw[nm]
         else:
             continue
-        if type(v) is int or v is None:
+        if type(v) is int:
+            continue
+        if v is None:
+            # a dim that None cannot mean (all dims) is a name lookup on a named tensor (spec)
+            if t._names is not None and od.opt_defaults.get(nm, 0) is not None:
+                normalize_dim(t, v)
             continue
         if isinstance(v, str):
             v = normalize_dim(t, v)
-        elif isinstance(v, (list, tuple)) and any(isinstance(x, str) for x in v):
+        elif isinstance(v, (list, tuple)) and any(isinstance(x, str) or x is None for x in v):
             v = type(v)(normalize_dim(t, x) for x in v)
         elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
             v = v.__index__()
@@ -584,6 +622,16 @@ def _numpy_spellings(od, kw):
                 raise TypeError(f"{od.name}() got multiple values for argument '{nm}'")
             kw[nm] = kw.pop(alias)
     return kw
+
+
+def _ndarrays_as_tensors(args: tuple) -> tuple:
+    from .tensor import _wrap
+
+    return tuple(_wrap(a) if type(a) is _ndarray else a for a in args)
+
+
+def _replace_at(ins: tuple, i: int, v) -> tuple:
+    return ins[:i] + (v,) + ins[i + 1 :]
 
 
 def _inputs_from_kwargs(od, args, kw):
@@ -722,6 +770,8 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         and len(args) == 1
         and self._names is None
         and not (grad_on and (self.requires_grad or _any_rg(args)))
+        and self._data.dtype.kind != "b"  # bool targets and bool operands: the op's own checks
+        and type(args[0]) is not bool
     ):
         return _ufunc_inplace(od, self, args[0])
     src = self
@@ -777,7 +827,15 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
             raise _cast_error(target, self.dtype)
     try:
         _check_writable(a)
-        getattr(array_module(a), od.ufunc)(a, other, out=a, casting="unsafe")
+        try:
+            getattr(array_module(a), od.ufunc)(a, other, out=a, casting="unsafe")
+        except OverflowError:  # u8 += -1: an int outside the dtype's range wraps, like torch
+            args = [a, other]
+            _wrap_int_scalars(args)
+            getattr(array_module(a), od.ufunc)(a, args[1], out=a, casting="unsafe")
+        except TypeError:  # numpy refuses the dtypes (float |= 1): the op raises torch's error
+            od.public(self, o)
+            raise
     except ValueError:
         shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
         raise RuntimeError(

@@ -487,6 +487,18 @@ class Tensor:
             return iter(unbind(0))
         return iter([self[i] for i in range(self._data.shape[0])])
 
+    def __contains__(self, element) -> bool:
+        if not isinstance(element, (Tensor, int, float, complex)):  # bool is an int
+            raise RuntimeError(  # noqa: TRY004  (torch's type)
+                "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                f"{type(element)}."
+            )
+        return bool((self == element).any())
+
+    def __reversed__(self) -> Tensor:
+        # like torch: the tensor flipped along dim 0 (a 0-d tensor is itself)
+        return self.flip(0) if self._data.ndim else self
+
     def __hash__(self) -> int:
         return id(self)
 
@@ -559,6 +571,7 @@ class Tensor:
         if dtype is None:
             prefix = "torch.cuda." if self.is_cuda else "torch."
             return prefix + _TYPE_NAMES[self.dtype]
+        dtype = getattr(dtype, "_legacy_name", dtype)  # a legacy type class: torch.LongTensor
         if isinstance(dtype, str):
             name = dtype[6:] if dtype.startswith(("torch.", "ember.")) else ""
             cuda = name.startswith("cuda.")
@@ -578,6 +591,17 @@ class Tensor:
 
 _TYPE_NAMES = {d: _dt.legacy_type_name(d) for d in _dt.ALL}
 _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def number_arg(v, fn: str, arg: str, pos: int | None = None, kind: str = "Number"):
+    """A number argument as a Python number: torch takes a 0-d tensor there too, and no other
+    tensor (its message, naming ``fn``'s argument ``arg`` at position ``pos``)."""
+    if not isinstance(v, Tensor):
+        return v
+    if v.dim() != 0:
+        at = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fn}(): argument '{arg}'{at} must be {kind}, not Tensor")
+    return v.item()
 
 
 def _rebuild_tensor(cls, arr, device, requires_grad, names, state=None):

@@ -11,7 +11,10 @@ import sys as _sys
 
 from ..core import device as _dev
 from ..core import streams as _streams
+from ..core.legacy_types import CUDA_TYPES as _legacy_types
 from . import amp
+
+globals().update(_legacy_types)  # torch.cuda.FloatTensor, ... (core/legacy_types.py)
 
 __all__ = [
     "Event",

@@ -2,7 +2,7 @@
 
 ``install()`` puts an import hook first on ``sys.meta_path`` that answers ``import torch`` and
 every ``torch.X.Y`` with the ember module of the same path (``torch.nn`` IS ``ember.nn``), with the
-few renames ember needs (``torch.utils.data.distributed``, ``torch.autograd.anomaly_mode``).
+few renames ember needs (``torch.autograd.anomaly_mode``, ...).
 A module or attribute ember lacks raises an error naming the torch API
 (``torch.foo.bar is not implemented by ember``) whose type still subclasses ModuleNotFoundError /
 AttributeError, so ``hasattr`` and ``try: import ... except ImportError`` behave as under torch.
@@ -81,20 +81,6 @@ RENAMES: dict[str, str] = {
 }
 
 
-def _data_distributed() -> types.ModuleType:
-    # torch.utils.data.distributed holds DistributedSampler, which ember keeps in data/sampler.py
-    from ..data.sampler import DistributedSampler
-
-    m = types.ModuleType("torch.utils.data.distributed", "DistributedSampler (torch path).")
-    m.DistributedSampler = DistributedSampler
-    m.__all__ = ["DistributedSampler"]
-    return m
-
-
-# torch module path -> a function building a small module that has no ember file of its own
-SYNTHETIC = {"torch.utils.data.distributed": _data_distributed}
-
-
 class _AliasLoader(importlib.abc.Loader):
     """Hands an already-imported ember module to the import system under its torch name."""
 
@@ -121,7 +107,7 @@ class AliasFinder(importlib.abc.MetaPathFinder):
         self.alias = alias
         self.target = target
         self.guard = guard  # give aliased modules a __getattr__ that names the missing torch API
-        self.torch_like = torch_like  # apply RENAMES / SYNTHETIC (torch's layout)
+        self.torch_like = torch_like  # apply RENAMES (torch's layout)
         self._dot = alias + "."
         self.guarded: dict[str, tuple[types.ModuleType, object]] = {}
 
@@ -144,11 +130,6 @@ class AliasFinder(importlib.abc.MetaPathFinder):
 
     def _resolve_child(self, fullname: str) -> types.ModuleType:
         key = "torch" + fullname[len(self.alias) :] if self.torch_like else ""
-        if key in SYNTHETIC:
-            m = sys.modules.get("ember._dropin_synthetic." + key)
-            if m is None:
-                m = sys.modules["ember._dropin_synthetic." + key] = SYNTHETIC[key]()
-            return m
         if key in RENAMES:
             return importlib.import_module(RENAMES[key])
         parent_name, _, child = fullname.rpartition(".")

@@ -212,6 +212,46 @@ def _(grad, input, target, needs):
     return gx, (grad * -input if needs[1] else None)
 
 
+@op(names=unify_inputs, promote=True, method=False)
+def _bce(xp, input, target):
+    """-(y log(x) + (1 - y) log(1 - x)) elementwise, each log clamped at -100 (torch's kernel)."""
+    a = xp.maximum(xp.log(input), -100)
+    b = xp.maximum(xp.log1p(-input), -100)
+    return (target - 1) * b - target * a
+
+
+_bce.op.backward_name = "BinaryCrossEntropyBackward0"
+
+
+@_bce.vjp
+def _(grad, input, target, needs):
+    # torch's derivative, not the clamped logs': at x = 0 or 1 the latter is inf * 0 = NaN
+    gx = _bce_grad(grad, input, target) if needs[0] else None
+    return gx, (grad * -input.logit() if needs[1] else None)
+
+
+@op(names=unify_inputs, promote=True, method=False)
+def _bce_grad(xp, grad, input, target):
+    """grad (x - y) / max(x (1 - x), 1e-12): torch's BCE input gradient, finite at 0 and 1."""
+    return grad * (input - target) / xp.maximum((1 - input) * input, 1e-12)
+
+
+_bce_grad.op.backward_name = "BinaryCrossEntropyBackwardBackward0"
+
+
+@_bce_grad.vjp
+def _(gg, grad, input, target, needs):
+    # torch's binary_cross_entropy_double_backward* formulas (eps added, not clamped)
+    eps = 1e-12
+    d = (input + eps) * (1 - input + eps)
+    g_grad = gg * (input - target) / d if needs[0] else None
+    g_in = None
+    if needs[1]:
+        g_in = gg * grad * (input * input - 2 * input * target + target) / (d * d)
+    g_t = -gg * grad / d if needs[2] else None
+    return g_grad, g_in, g_t
+
+
 def _softplus(x: Tensor) -> Tensor:
     return _loss_softplus(x)
 
@@ -430,7 +470,8 @@ def binary_cross_entropy(
     reduce=None,
     reduction: str = "mean",
 ) -> Tensor:
-    """-w (y log(x) + (1 - y) log(1 - x)), the logs clamped at -100 like torch."""
+    """-w (y log(x) + (1 - y) log(1 - x)), the logs clamped at -100 and the gradient
+    (x - y) / max(x (1 - x), 1e-12), like torch."""
     reduction = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(
@@ -443,10 +484,7 @@ def binary_cross_entropy(
     y = target._data
     if bool(((y < 0) | (y > 1)).any()):
         raise RuntimeError("all elements of target should be between 0 and 1")
-    loss = -(
-        target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100)
-    )
-    return _reduce(loss, reduction, weight)
+    return _reduce(_bce(input, target), reduction, weight)
 
 
 @_with_names(_elementwise_names)
@@ -679,7 +717,7 @@ def multi_margin_loss(
         raise RuntimeError("target out of range")
     xp = array_module(td)
     idx = _wrap(td.astype(np.int64)[:, None])
-    z = (margin - x.gather(1, idx) + x).clamp_min(0)
+    z = (margin - x.gather(1, idx) + x).relu()  # torch: no gradient at the hinge (> 0)
     if p == 2:
         z = z * z
     keepm = xp.arange(C)[None, :] != td[:, None]
@@ -716,7 +754,7 @@ def multilabel_margin_loss(
     rows = xp.broadcast_to(xp.arange(N)[:, None], (N, C))
     is_t[rows[slot], safe[slot]] = True
     xj = x.gather(1, _wrap(safe))  # (N, C): the input at each target slot
-    pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).relu()
     m = slot[:, :, None] & ~is_t[:, None, :]
     loss = (pair * _const(m, x)).sum((1, 2)) / C
     if input.ndim < 2:

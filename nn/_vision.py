@@ -8,14 +8,20 @@ names (spec 4.3: padding and upsampling keep all names; the shuffles keep each d
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
 
+import numpy as np
+
+from ..core.device import array_module
 from ..core.dtype import scalar_name
+from ..core.names import keep
 from ..core.ops import padding as _padding
 from ..core.ops import vision as _vision
-from ..core.tensor import Tensor
+from ..core.registry import op
+from ..core.tensor import Tensor, _wrap
 
 __all__ = [
     "affine_grid",
@@ -152,6 +158,8 @@ def interpolate(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
             "requires a 4-D tensor as input"
         )
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
     if mode == "lanczos" and not antialias:
         raise ValueError("Lanczos mode requires antialias=True")
     need = _NEEDS_DIM.get(mode)
@@ -184,27 +192,88 @@ def interpolate(
                 f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
                 f"{list(input.shape)}"
             )
+    if input.dtype.name == "uint8" and kmode in _U8_SUPPORT:
+        return _resample_u8(input, out_size, scales, kmode, align_corners, antialias)
     wdt = "float64" if input.dtype.name == "float64" else "float32"  # torch's opmath type
-    plans = tuple(
-        _vision.axis_plan(
-            kmode,
-            n,
-            o,
-            None if scales is None else scales[j],
-            bool(align_corners),
-            bool(antialias),
-            wdt,
+
+    def plan_of(scs):
+        return tuple(
+            _vision.axis_plan(
+                kmode,
+                n,
+                o,
+                None if scs is None else scs[j],
+                bool(align_corners),
+                bool(antialias),
+                wdt,
+            )
+            for j, (n, o) in enumerate(zip(in_sp, out_size))
         )
-        for j, (n, o) in enumerate(zip(in_sp, out_size))
-    )
-    if not input.dtype.is_floating_point:
-        return _resample_int(input, plans, kmode)
-    return _vision._resample(input, plans, 2)
+
+    if scales is not None and kmode in ("linear", "cubic", "lanczos"):
+        # a dim whose size is unchanged: torch's linear kernels copy it whatever the scale,
+        # forward and backward; antialiased ones copy it forward but resample with 1/scale
+        # backward; plain bicubic's backward copies only when no size changes
+        same = [None if n == o else sc for n, o, sc in zip(in_sp, out_size, scales)]
+        if same != scales:
+            if antialias:
+                return _resample_asym(input, plan_of(same), plan_of(scales))
+            if kmode != "cubic":
+                scales = same
+            elif in_sp == out_size:
+                return _resample_asym(input, plan_of(scales), plan_of(same))
+    plans = plan_of(scales)
+    if (
+        kmode == "nearest"
+        and dim != 2
+        and scales is not None
+        and any(o in (n, 2 * n) for n, o in zip(in_sp, out_size))
+    ):
+        return _nearest_scaled(input, plans, in_sp, out_size, scales)
+    return _vision._resample(input, plans, 2)  # uint8 nearest is a gather
+
+
+def _nearest_scaled(input, plans, in_sp, out_size, scales):
+    """1-d and 3-d 'nearest' with a scale_factor that keeps or doubles a size: torch's forward
+    indexes with floor(o / scale) (float32) there, but its backward keeps the copy (o) or
+    halved (o >> 1) index of ``plans``."""
+    fwd = list(plans)
+    for j, (n, o) in enumerate(zip(in_sp, out_size)):
+        if o in (n, 2 * n):
+            s = np.float32(1.0 / scales[j]) if scales[j] > 0 else np.float32(n / o)
+            i = np.minimum((np.arange(o, dtype=np.float32) * s).astype(np.int64), n - 1)
+            fwd[j] = _vision._AxisPlan(i[:, None], np.ones((o, 1)), n)
+    return _resample_asym(input, tuple(fwd), plans)
+
+
+@op(names=keep, method=False)
+def _resample_asym(xp, input, plans=(), grad_plans=()):
+    """Resampling by ``plans`` whose gradient is the adjoint of ``grad_plans`` instead."""
+    x = input
+    low = x.dtype.itemsize < 4 and x.dtype.kind in "fV"  # half computes in float32 (opmath)
+    if low:
+        x = x.astype(xp.float32)
+    for j, p in enumerate(plans):
+        x = _vision._apply_axis(xp, x, 2 + j, p)
+    if low:
+        return x.astype(input.dtype)
+    return input.copy() if x is input else x
+
+
+@_resample_asym.vjp
+def _(grad, grad_plans):
+    return _vision._resample(grad, tuple(p.T for p in grad_plans), 2)
 
 
 def _check_dtype(input: Tensor, kmode: str, dim: int) -> None:
     d = input.dtype
-    if d.is_floating_point or (d.name == "uint8" and kmode not in ("area",)):
+    if d.is_floating_point:
+        return
+    if d.name == "uint8" and kmode != "area":
+        if kmode == "linear" and dim != 2:  # only bilinear has a uint8 kernel
+            raise NotImplementedError(
+                "\"compute_indices_weights_linear\" not implemented for 'Byte'"
+            )
         return
     if d.is_complex:
         raise NotImplementedError(f"\"upsample_{kmode}{dim}d\" not implemented for 'Complex'")
@@ -216,19 +285,105 @@ def _check_dtype(input: Tensor, kmode: str, dim: int) -> None:
     raise NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(d)}'")
 
 
-def _resample_int(input: Tensor, plans, kmode: str) -> Tensor:
-    """uint8 images: nearest is a gather; weighted modes compute in float32 and round to the
-    nearest integer in [0, 255] (bicubic after each dim's pass, last dim first, as torch does)."""
-    if all(p.unit for p in plans):
-        return _vision._resample(input, plans, 2)
-    from ..core import dtype as _dt
+def _filter_linear(x):
+    return np.maximum(1.0 - np.abs(x), 0.0)
 
-    x = input.to(_dt.float32)
-    if kmode == "cubic":
-        for j in reversed(range(len(plans))):
-            x = _vision._resample(x, (plans[j],), 2 + j).round().clamp(0, 255)
-        return x.to(input.dtype)
-    return _vision._resample(x, plans, 2).round().clamp(0, 255).to(input.dtype)
+
+def _filter_cubic_aa(x):
+    a, x = -0.5, np.abs(x)
+    return np.where(
+        x < 1.0,
+        ((a + 2.0) * x - (a + 3.0)) * x * x + 1,
+        np.where(x < 2.0, (((x - 5) * x + 8) * x - 4) * a, 0.0),
+    )
+
+
+def _filter_lanczos(x):
+    return np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+
+
+_U8_SUPPORT = {"linear": 1.0, "cubic": 2.0, "lanczos": 3.0}
+_U8_FILTER = {"linear": _filter_linear, "cubic": _filter_cubic_aa, "lanczos": _filter_lanczos}
+
+
+def _u8_cubic(n_in, n_out, s, align_corners):
+    """Plain bicubic (a = -0.75) taps i0 - 1 .. i0 + 2, those outside the image folded onto
+    the border pixel (torch's _compute_indices_min_size_weights_bicubic)."""
+    o = np.arange(n_out)
+    src = s * o if align_corners else s * (o + 0.5) - 0.5
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+    a = -0.75
+
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    taps = np.stack([c2(t + 1), c1(t), c1(1 - t), c2(2 - t)], 1)
+    dense = np.zeros((n_out, n_in))
+    np.add.at(dense, (o[:, None], np.clip(i0[:, None] + np.arange(-1, 3), 0, n_in - 1)), taps)
+    lo = np.clip(i0 - 1, 0, max(n_in - 4, 0))
+    idx = np.minimum(lo[:, None] + np.arange(min(4, n_in)), n_in - 1)
+    return idx, np.take_along_axis(dense, idx, 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _u8_taps(kmode, n_in, n_out, scale, align_corners, antialias):
+    """torch's uint8 taps for one dim (compute_index_ranges_int16_weights): the filter's
+    weights in double, then scaled to int16 with the most precision bits that keep the
+    largest weight in range. Returns (idx, weights, bits)."""
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    if kmode == "cubic" and not antialias:
+        idx, w = _u8_cubic(n_in, n_out, s, align_corners)
+    else:
+        stretch = antialias and s >= 1.0
+        support = _U8_SUPPORT[kmode] * (s if stretch else 1.0)
+        d = 0.5 if align_corners and not antialias else 0.0
+        c = s * (np.arange(n_out) + 0.5 - d)
+        lo = np.maximum((c - support + 0.5 + d).astype(np.int64), 0)  # C casts truncate
+        hi = np.minimum((c + support + 0.5 + d).astype(np.int64), n_in)
+        idx = lo[:, None] + np.arange(max(int((hi - lo).max()), 1))
+        filt = _U8_FILTER[kmode]
+        w = filt(((idx - c[:, None]) + 0.5 - d) * (1.0 / s if stretch else 1.0))
+        w = np.where(idx < hi[:, None], w, 0.0)
+        total = np.cumsum(w, axis=1)[:, -1:]  # torch sums in order
+        w = np.where(total != 0, w / np.where(total != 0, total, 1.0), w)
+        idx = np.minimum(idx, n_in - 1)
+    mx = w.max()
+    bits = 0
+    while bits < 22 and int(0.5 + mx * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    v = w * (1 << bits)
+    return idx, np.trunc(np.where(v < 0, v - 0.5, v + 0.5)).astype(np.int32), bits
+
+
+def _resample_u8(input: Tensor, out_size, scales, kmode, align_corners, antialias) -> Tensor:
+    """uint8 bilinear, bicubic and lanczos the way torch computes them: int16 fixed-point
+    weights, width then height, each pass rounded (half up) and clamped to uint8; a dim whose
+    size is unchanged is skipped."""
+    x = input._data
+    xp = array_module(x)
+    for ax in (3, 2):
+        n_in, n_out = x.shape[ax], out_size[ax - 2]
+        if n_in == n_out:
+            continue
+        sc = None if scales is None else scales[ax - 2]
+        idx, wq, bits = _u8_taps(kmode, n_in, n_out, sc, bool(align_corners), bool(antialias))
+        bshape = (-1, 1) if ax == 2 else (-1,)
+        acc = xp.full((), 1 << (bits - 1) if bits else 0, dtype=xp.int32)
+        for k in range(idx.shape[1]):
+            t = xp.take(x, xp.asarray(idx[:, k]), axis=ax).astype(xp.int32)
+            t *= xp.asarray(wq[:, k]).reshape(bshape)
+            acc = acc + t
+        x = xp.clip(acc >> bits, 0, 255).astype(xp.uint8)
+    if x is input._data:
+        x = x.copy()
+    return _wrap(x, input._names)
 
 
 def _deprecated(name: str) -> None:

@@ -16,10 +16,12 @@ from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
+from ..core.ops.reduction import _tname
 from ..core.random import default_generator_for as _gen_for
 from ..core.registry import OPS as _OPS
 from ..core.registry import _rebase_history, _snapshot
 from ..core.tensor import Tensor, _wrap
+from ..core.tensor import number_arg as _number
 from . import _attention as _attention_mod
 from . import _conv as _conv_mod
 from . import _losses as _losses_mod
@@ -123,21 +125,19 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
-def _number(v, fn: str, arg: str, pos: int | None = None, kind: str = "Number"):
-    """A number argument as a Python number: torch takes a 0-d tensor there too, and no other
-    tensor (its message, naming ``fn``'s argument ``arg`` at position ``pos``)."""
-    if not isinstance(v, Tensor):
-        return v
-    if v.dim() != 0:
-        at = f" (position {pos})" if pos else ""
-        raise TypeError(f"{fn}(): argument '{arg}'{at} must be {kind}, not Tensor")
-    return v.item()
+def _no_int(input: Tensor, kernel: str) -> None:
+    """torch's error for a kernel with no integer or bool implementation."""
+    d = input._data.dtype
+    if d.kind in "biu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(d)}'")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where input <= ``threshold``, else input."""
     threshold = _number(threshold, "threshold", "threshold", 2)
     value = _number(value, "threshold", "value", 3)
+    if input._data.dtype.kind == "b":
+        _no_int(input, "threshold_cpu")
     if inplace:
         return input.threshold_(threshold, value)
     return _threshold(input, threshold, value)
@@ -168,6 +168,8 @@ def hardtanh(
     """x clamped into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     if inplace:
         return _inplace(input, _hardtanh, min_val, max_val)
     return _hardtanh(input, min_val, max_val)
@@ -188,6 +190,7 @@ _hardsigmoid = _act._hardsigmoid
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
+    _no_int(input, "hardsigmoid_cpu")
     return _inplace(input, _hardsigmoid) if inplace else _hardsigmoid(input)
 
 
@@ -196,10 +199,12 @@ _hardswish = _act._hardswish
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
+    _no_int(input, "hardswish_cpu")
     return _inplace(input, _hardswish) if inplace else _hardswish(input)
 
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
+    _no_int(x, "elu_cpu")
     return _act._elu(x, _number(alpha, "elu", "alpha", 2), scale)
 
 
@@ -226,6 +231,7 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
+    _no_int(x, "elu_cpu")
     return _act._elu(x, alpha, 1.0, 1.0 / alpha)
 
 
@@ -243,6 +249,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
+    _no_int(x, "leaky_relu_cpu")
     return _act._leaky_relu(x, negative_slope)
 
 
@@ -260,9 +267,16 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope: one for all channels, or one per channel (dim 1)."""
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {_tname(input._data.dtype)} and "
+            f"{_tname(weight._data.dtype)}"
+        )
     n = weight.numel()
     if n != 1:
-        c = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() else 1)
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        c = input.shape[1] if input.dim() >= 2 else 1  # a 1-d input is one channel
         if n != c:
             raise RuntimeError(
                 "Mismatch of parameter numbers and input channel size. Found parameter "
@@ -272,6 +286,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif weight.dim() != 0:
         weight = weight.reshape(())
+    _no_int(input, "prelu_cpu")
     a = input._data
     pos = (a > 0).astype(a.dtype)
     # masks as constants (where() is slow on random masks): x for x > 0, weight * x otherwise
@@ -281,6 +296,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     if not training:
         return _leaky_relu(x, (lower + upper) / 2)
+    _no_int(x, "rrelu_with_noise_out_cpu")
     a = x._data
     u = _gen_for(x.device)._uniform(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
     slope = (u * (upper - lower) + lower).astype(a.dtype)
@@ -323,6 +339,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    _no_int(input, "glu_cpu")
     a, b = input.split(size // 2, d)
     return a * b.sigmoid()
 
@@ -331,21 +348,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    _no_int(input, "GeluKernelImpl")
     return _act._gelu(input, approximate=approximate)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    _no_int(input, "log_sigmoid_cpu")
     return -softplus(-input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
+    _no_int(input, "hardshrink_cpu")
     return input * (input.abs() > lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
+    _no_int(input, "softshrink_check")
     if lambd < 0:
         from ..core.dtype import SCALAR_NAMES
 
@@ -377,6 +398,7 @@ def softsign(input: Tensor) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
     beta = _number(beta, "softplus", "beta")
+    _no_int(input, "softplus_cpu")
     return _act._softplus(input, beta, _number(threshold, "softplus", "threshold"))
 
 
@@ -418,6 +440,11 @@ def gumbel_softmax(
     """Samples from the Gumbel-softmax distribution; ``hard`` returns one-hot vectors whose
     gradient is the soft sample's (straight-through)."""
     a = logits._data
+    if a.dtype.kind in "biu":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_tname(a.dtype)}"
+        )
     e = _gen_for(logits.device)._exponential(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
     gumbels = (logits + _wrap(-_xp_log(e).astype(a.dtype))) / tau
     y = _softmax(gumbels, dim)
@@ -455,6 +482,7 @@ _silu = _act._silu
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
+    _no_int(input, "silu_cpu")
     return _inplace(input, _silu) if inplace else _silu(input)
 
 
@@ -464,6 +492,7 @@ def _mish(x: Tensor) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
+    _no_int(input, "mish_cpu")
     return _inplace(input, _mish) if inplace else _mish(input)
 
 
@@ -475,7 +504,7 @@ def _linear_out_names(input: Tensor, weight: Tensor):
     wn = weight.names if weight.dim() == 2 else (None,)
     w_out, w_in = (wn[0], wn[1]) if len(wn) == 2 else (None, wn[0])
     if w_out is None and w_in is None:
-        return xn
+        return xn if weight.dim() == 2 else xn[:-1]  # a 1-D weight contracts the features dim
     x_in = xn[-1] if xn else None
     if w_in is not None and x_in is not None and x_in != w_in:
         raise RuntimeError(
@@ -575,9 +604,22 @@ def _keep_mask(input: Tensor, p: float, shape):
     return (u < (1.0 - p)).astype(a.dtype)
 
 
+def _all_dropped(x: Tensor) -> Tensor:
+    # torch multiplies by zeros of the input's dtype: integers and bools stay as they are
+    return x * 0.0 if x._data.dtype.kind not in "biu" else x * _zeros_like(x)
+
+
+def _no_int_result(x: Tensor, bool_name: str = "Bool") -> None:
+    d = x._data.dtype
+    if d.kind in "biu":
+        name = bool_name if d.kind == "b" else _tname(d)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+
+
 def _dropout(x: Tensor, p: float, shape) -> Tensor:
     if p == 1.0:
-        return x * 0.0
+        return _all_dropped(x)
+    _no_int_result(x)
     m = _keep_mask(x, p, shape)
     m *= 1.0 / (1.0 - p)
     return x * _wrap(m)
@@ -661,7 +703,8 @@ _ALPHA_SELU = 1.7580993408473766  # scale * alpha of SELU: the value SELU satura
 
 def _alpha_dropout(x: Tensor, p: float, shape) -> Tensor:
     if p == 1.0:
-        return x * 0.0
+        return _all_dropped(x)
+    _no_int_result(x, "Long")  # torch's alpha dropout promotes bool to long first
     m = _keep_mask(x, p, shape)
     # dropped units take SELU's saturation value; then an affine map restores mean and variance
     a = 1.0 / math.sqrt((_ALPHA_SELU * _ALPHA_SELU * p + 1) * (1 - p))
@@ -843,15 +886,20 @@ def embedding_bag(
         e = e * per_sample_weights.unsqueeze(1)
     if mode == "max":
         out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
-        if seg_v.shape[0] == 0:
-            return out
-        idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
-        return out.scatter_reduce(0, idx, e, "amax", include_self=False)
-    out = _zeros((nb, d), dtype=weight.dtype, device=weight.device).index_add(0, _wrap(seg_v), e)
-    if mode == "mean":
-        cnt = xp.bincount(seg_v, minlength=nb)[:nb].astype(weight._data.dtype)
-        cnt = xp.maximum(cnt, 1)
-        out = out / _wrap(cnt[:, None])
+        if seg_v.shape[0] != 0:
+            idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
+            out = out.scatter_reduce(0, idx, e, "amax", include_self=False)
+    else:
+        out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
+        out = out.index_add(0, _wrap(seg_v), e)
+        if mode == "mean":
+            cnt = xp.bincount(seg_v, minlength=nb)[:nb].astype(weight._data.dtype)
+            cnt = xp.maximum(cnt, 1)
+            out = out / _wrap(cnt[:, None])
+    if input._names is not None and starts is None and input._names[0] is not None:
+        # spec 4.3: a 2-D input's bag dim is left alone (keeps its name), the bag's positions
+        # are reduced away and the vector dim is created (unnamed), as in Embedding
+        out = out.rename(input._names[0], None)
     return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..core.device import array_module
 from ..core.tensor import Tensor, _wrap
@@ -110,11 +112,13 @@ def _arr(v):
 
 
 def _ten(v):
-    return (
-        _wrap(v)
-        if v is not None and not isinstance(v, (int, float, Tensor)) and getattr(v, "ndim", 0)
-        else v
-    )
+    """A state entry as a tensor (0-dim for an array scalar), like torch's, so a checkpoint loads
+    weights-only; python numbers stay numbers."""
+    if isinstance(v, np.generic):  # before the float check: np.float64 is a float
+        return _wrap(np.asarray(v))
+    if v is None or isinstance(v, (int, float, Tensor)):
+        return v
+    return _wrap(v)
 
 
 class LBFGS(Optimizer):
@@ -281,8 +285,10 @@ class LBFGS(Optimizer):
             state["t"] = _ten(t)
             state["old_dirs"] = [_ten(v) for v in old_dirs]
             state["old_stps"] = [_ten(v) for v in old_stps]
-            state["ro"] = list(ro)
-            state["H_diag"] = h_diag
+            state["ro"] = [_ten(v) for v in ro]
+            state["H_diag"] = _ten(h_diag)
+            if "al" in state:
+                state["al"] = [_ten(v) for v in state["al"]]
             state["prev_flat_grad"] = _ten(prev_flat_grad)
             state["prev_loss"] = prev_loss
         return orig_loss

@@ -172,13 +172,19 @@ class LRScheduler:
                     f"schedule. See more details at {_ORDER_URL}"
                 )
         self._step_count += 1
+        if epoch is not None:
+            _warn(EPOCH_DEPRECATION_WARNING)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Move to the next (or the given) epoch and set the groups' lrs: step without the
+        step count and warnings (SequentialLR calls it at a milestone, as torch does)."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                _warn(EPOCH_DEPRECATION_WARNING)
                 self.last_epoch = epoch
                 if hasattr(self, "_get_closed_form_lr"):
                     values = self._get_closed_form_lr()
@@ -257,7 +263,7 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        if self._is_initial or self.last_epoch % self.step_size != 0:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._scaled_lrs()
         return self._scaled_lrs(self.gamma)
 
@@ -300,7 +306,7 @@ class ConstantLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        if self._is_initial:
+        if self.last_epoch == 0:  # torch's test (not _is_initial): resuming skips the factor
             return self._scaled_lrs(self.factor)
         if self.last_epoch != self.total_iters:
             return self._scaled_lrs()
@@ -336,9 +342,9 @@ class LinearLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        if self._is_initial:
+        if self.last_epoch == 0:  # torch's test: a resumed scheduler keeps the group's lr
             return self._scaled_lrs(self.start_factor)
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._scaled_lrs()
         d = self.end_factor - self.start_factor
         mult = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
@@ -461,7 +467,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             epoch = self.last_epoch + 1
             self.T_cur = self.T_cur + 1
             if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur - self.T_i
+                self.T_cur = self.T_cur % self.T_i  # a resumed T_cur may exceed T_i
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
@@ -890,6 +896,15 @@ class _SchedulerGroup(LRScheduler):
             s.load_state_dict(sd)
 
 
+def _undo_initial_steps(sched) -> None:
+    """Take back the initial step of every (nested) sub-scheduler, like torch's recursive_undo."""
+    for s in sched._schedulers:
+        if hasattr(s, "_schedulers"):
+            _undo_initial_steps(s)
+        elif hasattr(s, "last_epoch"):
+            s.last_epoch -= 1
+
+
 class SequentialLR(_SchedulerGroup):
     """Run schedulers one after another, switching at the milestones."""
 
@@ -914,22 +929,18 @@ class SequentialLR(_SchedulerGroup):
         # Undo the initial steps the sub-schedulers made, then redo only the first one's.
         for group in optimizer.param_groups:
             _set_lr(group, group["initial_lr"])
-        for s in self._schedulers:
-            s.last_epoch -= 1
-        self._schedulers[0]._initial_step()
-        self._last_lr = self._schedulers[0].get_last_lr()
+        _undo_initial_steps(self)
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = self._schedulers[idx].get_last_lr()
 
     def step(self) -> None:  # type: ignore[override]
         """Step the scheduler active for the current epoch."""
-        import warnings
-
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         s = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                s.step(0)
+            s._update_lr(0)  # restart it (closed form); not a step, as in torch
         else:
             s.step()
         self._last_lr = s.get_last_lr()

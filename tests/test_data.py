@@ -304,3 +304,14 @@ def test_collate_fn_map():
 
     assert ed.collate([1, 2], collate_fn_map={int: fn}) == "custom"
     assert ed.collate([True], collate_fn_map={int: fn}) == "custom"  # isinstance fallback
+
+
+def test_distributed_submodule_path():
+    # `from torch.utils.data.distributed import DistributedSampler`, under ember's names
+    import ember.utils.data as eud
+    from ember.utils.data.distributed import DistributedSampler
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+
+    assert DistributedSampler is ed.DistributedSampler is eud.distributed.DistributedSampler
+    got = list(DistributedSampler(range(10), num_replicas=3, rank=1, shuffle=False))
+    assert got == list(TorchSampler(range(10), num_replicas=3, rank=1, shuffle=False))

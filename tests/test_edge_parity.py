@@ -5,6 +5,7 @@ under ember and torch and compares values, dtypes and shapes (or the error)."""
 import math
 
 import ember
+import numpy as np
 import pytest
 from harness import assert_same, needs_torch, raises_like_torch, torch
 
@@ -68,7 +69,77 @@ VALUES = {
     "bool_rshift_int": lambda m: m.tensor([True, False]) >> 1,
     "int_rshift_int8": lambda m: 16 >> m.tensor([-1, 2], dtype=m.int8),
     "fft_n_given_on_empty": lambda m: m.fft.fft(m.zeros(0), n=4),
+    # numpy scalars promote like Python scalars
+    "f32_div_np_float64": lambda m: m.ones(2) / np.sqrt(4.0),
+    "i32_mul_np_int64": lambda m: m.ones(2, dtype=m.int32) * np.int64(2),
+    "f16_mul_np_float32": lambda m: m.ones(2, dtype=m.float16) * np.float32(2),
+    "i64_mul_np_float64": lambda m: m.ones(2, dtype=m.int64) * np.float64(2.5),
+    "np_float64_radd": lambda m: np.float64(2.5) + m.ones(2),
+    "add_np_float64": lambda m: m.ones(2).add(np.float64(1)),
+    # true division of integers never narrows a 0-d int64 divisor first
+    "uint8_div_its_sum": lambda m: m.ones(1000, dtype=m.uint8) / m.ones(1000, dtype=m.uint8).sum(),
+    "int8_div_0d": lambda m: m.tensor([-7, 3], dtype=m.int8) / m.tensor(1000),
+    "int32_div_big_0d": lambda m: m.tensor([1, 2], dtype=m.int32) / m.tensor(2**40),
+    "int8_true_divide": lambda m: m.true_divide(m.tensor([-7, 3], dtype=m.int8), m.tensor(1000)),
+    "int8_floor_div_0d": lambda m: m.div(
+        m.tensor([-7, 3], dtype=m.int8), m.tensor(2), rounding_mode="floor"
+    ),
+    "f32_div_f64_0d": lambda m: m.ones(2) / m.tensor(3.0, dtype=m.float64),
+    "int_div_f64_0d": lambda m: m.ones(2, dtype=m.int64) / m.tensor(3.0, dtype=m.float64),
+    "bf16_div_scalar": lambda m: (m.ones(2, dtype=m.bfloat16) / 3.0).float(),
+    "complex_div_float": lambda m: m.tensor([1 + 1j]) / m.ones(1),
+    "float_div_complex_scalar": lambda m: m.ones(2) / 1j,
+    # Python's float and complex types as dtypes are double precision
+    "zeros_dtype_float": lambda m: m.zeros(2, dtype=float),
+    "to_float": lambda m: m.ones(2).to(float),
+    "sum_dtype_float": lambda m: m.ones(2).sum(dtype=float),
+    "zeros_dtype_complex": lambda m: m.zeros(2, dtype=complex),
+    # complex to bool: a nonzero imaginary part is True
+    "complex_to_bool": lambda m: m.tensor([1j, 0, 1 + 0j]).bool(),
+    # dtype inference from typed list elements
+    "list_of_float64_arrays": lambda m: m.tensor([np.array([1.0, 2]), np.array([3.0, 4])]),
+    "list_with_np_float64": lambda m: m.tensor([1, np.float64(2.5)]),
+    "list_with_float64_0d": lambda m: m.tensor([1, m.tensor(2.5, dtype=m.float64)]),
+    "list_of_int32_arrays": lambda m: m.tensor([np.array([1, 2], dtype=np.int32)]),
+    "as_tensor_list_of_arrays": lambda m: m.as_tensor([np.ones(2), np.ones(2)]),
+    "nested_python_floats": lambda m: m.tensor([[1.0, 2.0], [3.0, 4.0]]),
+    "tensor_of_range": lambda m: m.tensor(range(4)),
+    "as_tensor_of_range": lambda m: m.as_tensor(range(3)),
+    "tensor_of_bytearray": lambda m: m.tensor(bytearray(b"ab")),
+    # numpy arrays as operands
+    "eq_ndarray": lambda m: m.ones(2) == np.array([1.0, 2]),
+    "add_ndarray": lambda m: m.ones(2) + np.array([1.0, 2]),
+    "mul_ndarray": lambda m: m.ones(2) * np.array([1.0, 2]),
+    "reversed": lambda m: reversed(m.arange(3)),
+    "reversed_0d": lambda m: reversed(m.tensor(3.0)),
+    "legacy_type_cast": lambda m: m.ones(2).type(m.LongTensor),
+    "legacy_type_from_data": lambda m: m.LongTensor([1, 2]),
+    "legacy_type_from_sizes": lambda m: m.DoubleTensor(2, 3).zero_(),
+    "legacy_type_empty": lambda m: m.FloatTensor(),
 }
+
+
+def test_tensor_split_takes_index_tensors():
+    x = ember.arange(6)
+    assert [p.tolist() for p in x.tensor_split(ember.tensor([1, 5]))] == [[0], [1, 2, 3, 4], [5]]
+    assert [p.tolist() for p in x.tensor_split(ember.tensor(2))] == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_contains():
+    x = ember.arange(20).reshape(5, 4)
+    assert 3 in x and ember.tensor(3) in x and 30 not in x and 2.0 in x
+    with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar"):
+        "a" in x  # noqa: B015
+
+
+def test_legacy_types_isinstance():
+    assert isinstance(ember.ones(2), ember.FloatTensor)
+    assert not isinstance(ember.ones(2), ember.LongTensor)
+    assert isinstance(ember.ones(2, dtype=ember.long), ember.LongTensor)
+    assert not isinstance(ember.ones(2), ember.cuda.FloatTensor)
+    assert repr(ember.LongTensor) == "<class 'torch.LongTensor'>"
+    with pytest.raises(TypeError, match="expected sizes"):
+        ember.FloatTensor(2, "a")
 
 
 @needs_torch
@@ -134,3 +205,141 @@ def test_errors_like_torch(fn, exc, msg):
 def test_axis_and_dim_together_is_a_type_error():
     with pytest.raises(TypeError, match="sum\\(\\) got multiple values for argument 'dim'"):
         ember.sum(ember.ones(2), dim=0, axis=0)
+
+
+def _modified_after_use(op):
+    """x.grad after ``op(y)``'s input y is changed in place before backward: fine wherever the
+    op's derivative does not need y (torch saves an operand only for the other's gradient)."""
+
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        z = op(m, y)
+        y.add_(1)
+        z.backward(m.arange(z.numel(), dtype=z.dtype).reshape(z.shape) + 1)
+        return x.grad
+
+    return run
+
+
+FROZEN = {
+    "mul_scalar": lambda m, y: y * 2,
+    "div_scalar": lambda m, y: y / 2,
+    "mul_constant": lambda m, y: y * m.ones(3),
+    "matmul_frozen": lambda m, y: y @ m.ones(3, 4),
+    "linear_frozen": lambda m, y: m.nn.functional.linear(y, m.ones(4, 3)),
+    "linear_frozen_bias": lambda m, y: m.nn.functional.linear(
+        y.reshape(1, 3), m.ones(4, 3), m.ones(4)
+    ),
+    "linear_frozen_3d": lambda m, y: m.nn.functional.linear(y.reshape(1, 1, 3), m.ones(4, 3)),
+    "mm_frozen": lambda m, y: y.reshape(1, 3).mm(m.ones(3, 2)),
+    "bmm_frozen": lambda m, y: y.reshape(1, 1, 3).bmm(m.ones(1, 3, 2)),
+    "cast": lambda m, y: y.double(),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_operand_changed_in_place_when_not_needed(name):
+    f = _modified_after_use(FROZEN[name])
+    assert_same(f(ember), f(torch), what=name)
+
+
+def test_operand_changed_in_place_when_needed_is_an_error():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = y * (x * 1)  # both need gradients: each operand is saved for the other's
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def _u8(m):
+    return m.tensor([250, 3], dtype=m.uint8)
+
+
+def _iadd(m, x, v):
+    x += v
+    return x
+
+
+def _setitem0(m, x, v):
+    x[0] = v
+    return x
+
+
+OVERFLOW = {
+    # arithmetic with an out-of-range int wraps, like torch
+    "iadd_neg_into_uint8": lambda m: _iadd(m, _u8(m), -1),
+    "iadd_200_into_int8": lambda m: _iadd(m, m.tensor([100, 3], dtype=m.int8), 200),
+    "add__neg": lambda m: _u8(m).add_(-1),
+    "mul__neg": lambda m: _u8(m).mul_(-1),
+    "sub__300": lambda m: _u8(m).sub_(300),
+    # fills take -1 into uint8 as 255
+    "fill__neg": lambda m: _u8(m).fill_(-1),
+    "setitem_neg": lambda m: _setitem0(m, _u8(m), -1),
+    "masked_fill__neg": lambda m: _u8(m).masked_fill_(m.tensor([True, False]), -1),
+    "full_neg_uint8": lambda m: m.full((2,), -1, dtype=m.uint8),
+    "full_like_neg": lambda m: m.full_like(_u8(m), -1),
+    "new_full_neg": lambda m: _u8(m).new_full((2,), -1),
+    "tensor_numpy_wraps": lambda m: m.tensor(np.array([300]), dtype=m.uint8),
+    "fill_float_truncates": lambda m: m.zeros(2, dtype=m.int32).fill_(2.7),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(OVERFLOW))
+def test_integer_overflow_like_torch(name):
+    assert_same(OVERFLOW[name](ember), OVERFLOW[name](torch), what=name)
+
+
+OVERFLOW_ERRORS = [
+    (lambda m: m.tensor([100], dtype=m.int8).fill_(200), "to type int8_t without overflow"),
+    (lambda m: _setitem0(m, _u8(m), 300), "to type uint8_t without overflow"),
+    (lambda m: m.full((2,), 300, dtype=m.uint8), "to type uint8_t without overflow"),
+    (lambda m: m.zeros(1, dtype=m.int64).fill_(float("nan")), "to type int64_t without overflow"),
+    (lambda m: m.zeros(1, dtype=m.int32).fill_(float("inf")), "to type int without overflow"),
+    (lambda m: m.zeros(1).fill_(1e300), "to type float without overflow"),
+    (
+        lambda m: m.tensor([300], dtype=m.uint8),
+        "cannot be converted to type uint8 without overflow",
+    ),
+    (lambda m: m.tensor([-1.0], dtype=m.uint8), "to type uint8 without overflow"),
+    (lambda m: m.tensor(float("nan"), dtype=m.int64), "to type int64 without overflow"),
+]
+
+
+@pytest.mark.parametrize("fn,msg", OVERFLOW_ERRORS)
+def test_integer_overflow_errors_like_torch(fn, msg):
+    raises_like_torch(fn, RuntimeError, msg)
+
+
+def test_python_int_past_int64_is_torchs_value_error():
+    raises_like_torch(lambda m: m.tensor(2**63), ValueError, "Overflow when unpacking long long")
+
+
+MORE_ERRORS = [
+    (lambda m: m.zeros(3).index_select(0, m.tensor([5])), IndexError, "index out of range in self"),
+    (lambda m: m.zeros(3, 4).index_select(0, m.tensor([-1])), IndexError, "index out of range"),
+    (lambda m: m.zeros(3, 4).index_select(1, m.tensor([4])), RuntimeError,
+     "INDICES element is out of DATA bounds, id=4 axis_dim=4"),
+    (lambda m: m.where(m.ones(2, 3) > 0, m.ones(2, 3), m.zeros(2)), RuntimeError,
+     "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
+    (lambda m: m.zeros(1, 2).copy_(m.zeros(2, 1)), RuntimeError,
+     "output with shape [1, 2] doesn't match the broadcast shape [2, 2]"),
+    (lambda m: m.ones(2).__ior__(1), NotImplementedError, "\"bitwise_or_cpu\" not implemented for 'Float'"),
+    (lambda m: m.tensor([True]).__isub__(m.tensor([True])), RuntimeError,
+     "Subtraction, the `-` operator, with two bool tensors is not supported"),
+    (lambda m: m.tensor([True]).__iadd__(2), RuntimeError,
+     "result type Long can't be cast to the desired output type Bool"),
+    (lambda m: m.ones(2).__isub__(True), RuntimeError,
+     "Subtraction, the `-` operator, with a bool tensor is not supported"),
+    (lambda m: _setitem0(m, m.zeros(2, dtype=m.long), 1 + 2j), RuntimeError,
+     "value cannot be converted to type int64_t without overflow"),
+    (lambda m: m.zeros(2).fill_(1 + 2j), RuntimeError, "to type float without overflow"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn,exc,msg", MORE_ERRORS)
+def test_more_errors_like_torch(fn, exc, msg):
+    raises_like_torch(fn, exc, msg)

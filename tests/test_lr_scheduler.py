@@ -470,3 +470,69 @@ def test_tensor_lr_updated_in_place_like_torch():
         return seq
 
     _close(run(ember), run(torch))
+
+
+_RESUMABLE = {
+    "step": lambda L, o, e: L.StepLR(o, 2, last_epoch=e),
+    "multistep": lambda L, o, e: L.MultiStepLR(o, [2, 4, 8], last_epoch=e),
+    "constant": lambda L, o, e: L.ConstantLR(o, 0.5, total_iters=4, last_epoch=e),
+    "linear": lambda L, o, e: L.LinearLR(o, 0.5, total_iters=4, last_epoch=e),
+    "exponential": lambda L, o, e: L.ExponentialLR(o, 0.5, last_epoch=e),
+    "poly": lambda L, o, e: L.PolynomialLR(o, total_iters=6, power=2.0, last_epoch=e),
+    "cosine": lambda L, o, e: L.CosineAnnealingLR(o, 5, eta_min=0.001, last_epoch=e),
+    "lambda": lambda L, o, e: L.LambdaLR(o, lambda k: 1 / (k + 1), last_epoch=e),
+    "multiplicative": lambda L, o, e: L.MultiplicativeLR(o, lambda k: 0.9, last_epoch=e),
+    "warm_restarts": lambda L, o, e: L.CosineAnnealingWarmRestarts(o, 3, T_mult=2, last_epoch=e),
+    "cyclic": lambda L, o, e: L.CyclicLR(o, 0.01, 0.1, step_size_up=3, last_epoch=e),
+    "onecycle": lambda L, o, e: L.OneCycleLR(o, 1.0, total_steps=30, last_epoch=e),
+    "sequential": lambda L, o, e: L.SequentialLR(
+        o, [L.ConstantLR(o, 0.5, total_iters=3), L.ExponentialLR(o, 0.9)], [3], last_epoch=e
+    ),
+}
+
+
+@pytest.mark.parametrize("last_epoch", [0, 3, 7])
+@pytest.mark.parametrize("name", sorted(_RESUMABLE))
+def test_every_scheduler_resumes_like_torch(name, last_epoch):
+    def run(m):
+        opt = _opt(m)
+        for g in opt.param_groups:
+            g["initial_lr"] = g["lr"]
+            if name == "onecycle":
+                g.update(max_lr=1.0, min_lr=1e-5, initial_lr=0.04)
+                g.update(max_momentum=0.95, base_momentum=0.85)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = _RESUMABLE[name](m.optim.lr_scheduler, opt, last_epoch)
+        seq = [list(s.get_last_lr())]
+        for _ in range(10):
+            opt.step()
+            s.step()
+            seq.append(list(s.get_last_lr()))
+        return seq
+
+    _close(run(ember), run(torch))
+
+
+def test_get_lr_called_directly_at_epoch_0():
+    def run(m):
+        opt = _opt(m)
+        s = m.optim.lr_scheduler.StepLR(opt, 1, gamma=0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return s.get_lr()
+
+    _close(run(ember), run(torch))
+
+
+def test_sequential_milestone_is_not_a_step():
+    def run(m):
+        L = m.optim.lr_scheduler
+        opt = _opt(m)
+        s = L.SequentialLR(opt, [L.ConstantLR(opt, 0.5, 3), L.ExponentialLR(opt, 0.9)], [3])
+        for _ in range(10):
+            opt.step()
+            s.step()
+        return [(d["_step_count"], d["last_epoch"]) for d in s.state_dict()["_schedulers"]]
+
+    assert run(ember) == run(torch)

@@ -7,7 +7,15 @@ import ember
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
+from harness import (
+    A,
+    Case,
+    assert_same,
+    needs_torch,
+    raises_like_torch,
+    run_case,
+    run_gradcheck,
+)
 
 try:
     import torch
@@ -548,6 +556,141 @@ ERRORS = [
 def test_errors(i):
     fn, exc, msg = ERRORS[i]
     raises_like_torch(fn, exc, msg)
+
+
+def _f(name, *args, **kw):
+    return lambda m, x: getattr(m.nn.functional, name)(x, *args, **kw)
+
+
+# kernels torch has only for floating types: (call, torch's kernel name in the message)
+FLOAT_ONLY = [
+    (_f("gelu"), "GeluKernelImpl"),
+    (_f("gelu", approximate="tanh"), "GeluKernelImpl"),
+    (_f("softplus"), "softplus_cpu"),
+    (_f("logsigmoid"), "log_sigmoid_cpu"),
+    (_f("mish"), "mish_cpu"),
+    (_f("mish", inplace=True), "mish_cpu"),
+    (_f("hardsigmoid"), "hardsigmoid_cpu"),
+    (_f("hardswish"), "hardswish_cpu"),
+    (_f("silu"), "silu_cpu"),
+    (_f("silu", inplace=True), "silu_cpu"),
+    (_f("elu"), "elu_cpu"),
+    (_f("elu_"), "elu_cpu"),
+    (_f("celu"), "elu_cpu"),
+    (_f("selu"), "elu_cpu"),
+    (_f("glu", 0), "glu_cpu"),
+    (_f("softshrink"), "softshrink_check"),
+    (_f("softshrink", -1.0), "softshrink_check"),
+    (_f("hardshrink"), "hardshrink_cpu"),
+    (_f("leaky_relu"), "leaky_relu_cpu"),
+    (_f("leaky_relu", inplace=True), "leaky_relu_cpu"),
+    (_f("rrelu"), "leaky_relu_cpu"),
+    (_f("rrelu", training=True), "rrelu_with_noise_out_cpu"),
+    (lambda m, x: m.nn.functional.prelu(x, x[:1]), "prelu_cpu"),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "i,dtype",
+    [
+        (i, dtype)
+        for i in range(len(FLOAT_ONLY))
+        for dtype in ["int64", "uint8", "bool"]
+        if not (dtype == "bool" and "glu" in FLOAT_ONLY[i][1])  # glu splits before it checks
+    ],
+)
+def test_float_only_activations(i, dtype):
+    fn, kernel = FLOAT_ONLY[i]
+    names = {"int64": "Long", "uint8": "Byte", "bool": "Bool"}
+    raises_like_torch(
+        lambda m: fn(m, m.tensor([-2, -1, 0, 1, 2, 3]).to(getattr(m, dtype))),
+        NotImplementedError,
+        f"\"{kernel}\" not implemented for '{names[dtype]}'",
+    )
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_integer_dropout_and_friends(dtype):
+    name = {"int64": "Long", "int32": "Int", "bool": "Bool"}[dtype]
+
+    def x(m):
+        return m.tensor([[-2, -1, 0, 1, 2, 3]]).to(getattr(m, dtype))
+
+    for fn in (
+        lambda m: m.nn.functional.dropout(x(m), 0.5),
+        lambda m: m.nn.functional.dropout(x(m), 0.5, inplace=True),
+        lambda m: m.nn.functional.dropout1d(x(m), 0.5),
+    ):
+        raises_like_torch(
+            fn, RuntimeError, f"result type Float can't be cast to the desired output type {name}"
+        )
+    raises_like_torch(
+        lambda m: m.nn.functional.alpha_dropout(x(m), 0.5, training=True),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type "
+        + ("Long" if dtype == "bool" else name),
+    )
+    # p = 1 multiplies by zeros of the input's dtype; eval mode passes the input through
+    for fn in (
+        lambda m: m.nn.functional.dropout(x(m), 1.0),
+        lambda m: m.nn.functional.alpha_dropout(x(m), 1.0, training=True),
+        lambda m: m.nn.functional.dropout(x(m), 0.5, training=False),
+    ):
+        assert_same(fn(ember), fn(torch))
+    raises_like_torch(
+        lambda m: m.nn.functional.gumbel_softmax(x(m)),
+        RuntimeError,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        f"floating point but you specified {name}",
+    )
+    raises_like_torch(
+        lambda m: m.nn.functional.prelu(x(m), m.tensor([0.25])),
+        RuntimeError,
+        f"prelu: Type promoting not supported. Got {name} and Float",
+    )
+    if dtype == "bool":
+        raises_like_torch(
+            lambda m: m.nn.functional.hardtanh(x(m)), RuntimeError,
+            "Bool inputs not supported for hardtanh",
+        )  # fmt: skip
+        raises_like_torch(
+            lambda m: m.nn.functional.relu6(x(m)), RuntimeError,
+            "Bool inputs not supported for hardtanh",
+        )  # fmt: skip
+        raises_like_torch(
+            lambda m: m.nn.functional.threshold(x(m), 0, 1), NotImplementedError,
+            "\"threshold_cpu\" not implemented for 'Bool'",
+        )  # fmt: skip
+
+
+@needs_torch
+def test_prelu_channels():
+    """A 1-d input is one channel (so a per-channel weight of size > 1 is refused); a 0-d input
+    takes only a single weight."""
+    msg = "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 "
+    raises_like_torch(
+        lambda m: m.nn.PReLU(3)(m.randn(3)), RuntimeError, msg + "and channel size = 1."
+    )
+    raises_like_torch(
+        lambda m: m.nn.functional.prelu(m.tensor(1.0), m.ones(2)),
+        RuntimeError,
+        "Not allow zero-dim input tensor.",
+    )
+    raises_like_torch(
+        lambda m: m.nn.functional.prelu(m.ones(2, 3), m.ones(3, dtype=m.float64)),
+        RuntimeError,
+        "prelu: Type promoting not supported. Got Float and Double",
+    )
+    for shape, w in (((3,), [0.25]), ((), 0.25), ((2, 3, 4), [0.1, 0.2, 0.3])):
+        run_case(
+            Case(
+                f"prelu{shape}",
+                lambda m, x, w=w: m.nn.functional.prelu(x, m.tensor(w)),
+                [A(*shape)],
+            )
+        )
 
 
 # ---------------------------------------------------------------------- names (spec 4.3)

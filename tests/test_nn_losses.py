@@ -10,7 +10,16 @@ import ember
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck, torch
+from harness import (
+    A,
+    Case,
+    assert_same,
+    needs_torch,
+    raises_like_torch,
+    run_case,
+    run_gradcheck,
+    torch,
+)
 
 if torch is not None:
     import torch.nn.functional as TF
@@ -974,3 +983,57 @@ def test_names_gradient():
     x = ember.randn(3, 5, names=("N", "C"), requires_grad=True)
     EF.cross_entropy(x, ember.tensor([1, 0, 4]), reduction="none").sum().backward()
     assert x.grad.names == ("N", "C")
+
+
+# ====================================================================== BCE at 0 and 1
+@needs_torch
+@pytest.mark.parametrize("red", REDS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bce_saturated_gradient(red, weighted):
+    """x exactly 0 or 1 (a saturated sigmoid): torch's gradient (x - y) / max(x (1 - x), 1e-12)
+    stays finite where the clamped logs' would be inf * 0 = NaN; double backward follows torch's
+    formulas too."""
+    xs = np.array([0.0, 1.0, 1e-30, 0.3, 1 - 1e-7, 1.0, 0.0], "float32")
+    ys = np.array([1.0, 0.0, 1.0, 0.2, 0.0, 1.0, 0.0], "float32")
+    ws = np.linspace(0.5, 2.0, 7).astype("float32")
+    up = np.linspace(0.5, 1.5, 7).astype("float32") if red == "none" else np.float32(1.3)
+    res = {}
+    for m in (ember, torch):
+        x = m.tensor(xs, requires_grad=True)
+        y = m.tensor(ys, requires_grad=True)
+        w = m.tensor(ws) if weighted else None
+        loss = F(m).binary_cross_entropy(x, y, w, reduction=red)
+        gx, gy = m.autograd.grad(loss, (x, y), m.tensor(up), create_graph=True)
+        # gy is +-inf at x in {0, 1} (torch's -logit(x)): keep it out of the second derivative
+        gg = m.autograd.grad((gx * m.tensor(ws[::-1].copy())).sum() + gy[2:5].sum(), (x, y))
+        res[m] = (loss, gx, gy, *gg)
+    for k, (e, t) in enumerate(zip(res[ember], res[torch])):
+        assert_same(e, t, rtol=1e-5, what=f"output {k}")
+
+
+@needs_torch
+def test_bce_saturated_sigmoid():
+    out = {}
+    for m in (ember, torch):
+        z = m.tensor([20.0, -120.0, 3.0], requires_grad=True)
+        F(m).binary_cross_entropy(m.sigmoid(z), m.tensor([1.0, 0.0, 1.0])).backward()
+        out[m] = z.grad
+    assert_same(out[ember], out[torch])
+
+
+@needs_torch
+@pytest.mark.parametrize("p", [1, 2])
+def test_margin_losses_no_gradient_at_the_hinge(p):
+    """A hinge term exactly 0 (margin - x[y] + x[j] == 0) gets no gradient in torch (> 0)."""
+    xs = np.array([[1.0, 0.0, 0.5, 2.0], [0.25, 1.25, -1.0, 0.25]], "float32")
+    up = np.array([0.7, 1.3], "float32")
+    for fn in (
+        lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 3]), p=p, reduction="none"),
+        lambda m, x: F(m).multilabel_margin_loss(x, m.tensor([[0, -1, 0, 0], [3, 1, -1, 0]]), reduction="none"),
+    ):  # fmt: skip
+        g = {}
+        for m in (ember, torch):
+            x = m.tensor(xs, requires_grad=True)
+            fn(m, x).backward(m.tensor(up))
+            g[m] = x.grad
+        assert_same(g[ember], g[torch])

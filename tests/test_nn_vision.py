@@ -4,6 +4,7 @@ F.affine_grid, pixel_shuffle / pixel_unshuffle / channel_shuffle, their modules,
 data-parallel wrappers. Parity with torch (values, dtypes, gradients), float64 gradcheck and
 gradgradcheck, torch's errors and warnings, names, and dispatch on a strict device backend."""
 
+import itertools
 import warnings
 
 import ember
@@ -49,7 +50,11 @@ def _interp_cases():
     for nd, modes in MODES.items():
         for mode in modes:
             for spec in SPECS:
-                acs = [None] if mode in ("nearest", "nearest-exact", "area") else [False, True]
+                acs = (
+                    [None]
+                    if mode in ("nearest", "nearest-exact", "area", "lanczos")
+                    else [False, True]
+                )
                 for ac in acs:
                     kw = dict(spec, mode=mode)
                     if ac is not None:
@@ -122,15 +127,74 @@ def test_interpolate_gradcheck(case):
     run_gradcheck(case, gradgrad=True)
 
 
+# the (mode, antialias, align_corners) combinations torch accepts for uint8 input
+UINT8_CASES = [
+    (mode, antialias, align_corners)
+    for mode in ["nearest", "nearest-exact", "bilinear", "bicubic", "lanczos"]
+    for antialias in [False, True]
+    for align_corners in [None, True]
+    if not (antialias != (mode == "lanczos") and mode in ("nearest", "nearest-exact", "lanczos"))
+    and not (align_corners and (antialias or mode in ("nearest", "nearest-exact")))
+]
+
+
 @needs_torch
-@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
-def test_interpolate_uint8(mode):
-    a = np.random.default_rng(0).integers(0, 256, (1, 3, 5, 7)).astype(np.uint8)
-    e = ember.nn.functional.interpolate(ember.tensor(a), size=(8, 4), mode=mode)
-    t = torch.nn.functional.interpolate(torch.tensor(a), size=(8, 4), mode=mode)
-    assert e.dtype == ember.uint8
-    diff = np.abs(e.numpy().astype(int) - t.numpy().astype(int)).max()
-    assert diff <= (0 if mode == "nearest" else 1)
+@pytest.mark.parametrize("mode,antialias,align_corners", UINT8_CASES)
+def test_interpolate_uint8(mode, antialias, align_corners):
+    """Exact: torch resamples uint8 in int16 fixed point, a pass per dim, rounding half up."""
+    r = np.random.default_rng(0)
+    for C, shape, size in [(3, (5, 7), (8, 4)), (1, (4, 4), (6, 6)), (5, (9, 6), (3, 13)),
+                           (2, (7, 9), (7, 4)), (4, (6, 8), (2, 8)), (3, (8, 9), (3, 2))]:  # fmt: skip
+        a = r.integers(0, 256, (2, C) + shape).astype(np.uint8)
+        kw = {"size": size, "mode": mode, "antialias": antialias, "align_corners": align_corners}
+        e = ember.nn.functional.interpolate(ember.tensor(a), **kw)
+        t = torch.nn.functional.interpolate(torch.tensor(a), **kw)
+        assert e.dtype == ember.uint8
+        np.testing.assert_array_equal(e.numpy(), t.numpy(), err_msg=f"{C} {shape}->{size}")
+    # a scale_factor that leaves one dim's size unchanged: that dim is copied
+    a = r.integers(0, 256, (1, 3, 4, 5)).astype(np.uint8)
+    if mode != "lanczos":
+        kw = {"scale_factor": (1.2, 1.5), "mode": mode, "align_corners": align_corners}
+        e = ember.nn.functional.interpolate(ember.tensor(a), antialias=antialias, **kw)
+        t = torch.nn.functional.interpolate(torch.tensor(a), antialias=antialias, **kw)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+SCALE_MODES = {
+    1: ["nearest", "nearest-exact", "linear", "area"],
+    2: ["nearest", "nearest-exact", "bilinear", "bicubic", "lanczos", "area"],
+    3: ["nearest", "nearest-exact", "trilinear", "area"],
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_interpolate_scale_factor_sweep(d):
+    """scale_factor given: torch indexes with 1/scale, except where a dim's size does not change
+    (4 * 1.2 -> 4) or doubles: values and gradients both (torch's backward does not always
+    mirror its forward there)."""
+    scales = [(1.2,) * d, (2.1,) * d, (1.1, 2.0, 0.7)[:d], (0.7, 1.25, 1.2)[:d]]
+    for mode in SCALE_MODES[d]:
+        acs = [None] if mode in ("nearest", "nearest-exact", "area", "lanczos") else [False, True]
+        aas = {"bilinear": [False, True], "bicubic": [False, True], "lanczos": [True]}.get(
+            mode, [False]
+        )
+        for n, sc, ac, rsf, aa in itertools.product(
+            (3, 4, 9), scales, acs, (None, False, True), aas
+        ):
+            kw = {
+                "scale_factor": sc,
+                "mode": mode,
+                "align_corners": ac,
+                "recompute_scale_factor": rsf,
+            }
+            run_case(
+                Case(
+                    f"{mode} {n} {sc} {ac} {rsf} {aa}",
+                    _interp(antialias=aa, **kw),
+                    [A(1, 2, *(n,) * d)],
+                )
+            )
 
 
 @needs_torch
@@ -180,6 +244,8 @@ INTERP_ERRORS = [
     ("antialias_mode", lambda m: _f(m).interpolate(m.zeros(1, 2, 5), size=3, mode="linear",
      antialias=True), ValueError, ("Anti-alias option is restricted to bilinear, bicubic, and "
      "lanczos modes and requires a 4-D tensor as input")),
+    ("lanczos_align_corners", lambda m: _f(m).interpolate(X4(m), size=3, mode="lanczos",
+     align_corners=True), ValueError, "Lanczos mode does not support align_corners=True"),
     ("lanczos_no_aa", lambda m: _f(m).interpolate(X4(m), size=3, mode="lanczos"), ValueError,
      "Lanczos mode requires antialias=True"),
     ("zero_size", lambda m: _f(m).interpolate(X4(m), size=0), RuntimeError,
@@ -196,6 +262,10 @@ INTERP_ERRORS = [
      RuntimeError, "Non-empty 4D data tensor expected but got a tensor with sizes [1, 0, 3, 3]"),
     ("long_linear", lambda m: _f(m).interpolate(m.zeros(1, 2, 5, dtype=m.int64), size=3,
      mode="linear"), NotImplementedError, "not implemented for 'Long'"),
+    ("uint8_linear", lambda m: _f(m).interpolate(m.zeros(1, 2, 5, dtype=m.uint8), size=3,
+     mode="linear"), NotImplementedError, "\"compute_indices_weights_linear\" not implemented for 'Byte'"),
+    ("uint8_trilinear", lambda m: _f(m).interpolate(m.zeros(1, 1, 2, 2, 2, dtype=m.uint8), size=3,
+     mode="trilinear"), NotImplementedError, "not implemented for 'Byte'"),
     ("long_area", lambda m: _f(m).interpolate(m.zeros(1, 2, 5, 5, dtype=m.int64), size=3,
      mode="area"), NotImplementedError, "\"adaptive_avg_pool2d\" not implemented for 'Long'"),
 ]  # fmt: skip

@@ -306,6 +306,42 @@ def test_lbfgs(kw):
     assert eopt2.state[eopt2.param_groups[0]["params"][0]]["n_iter"] > 0
 
 
+def test_lbfgs_checkpoint_loads_weights_only(tmp_path):
+    # the state holds tensors (H_diag, ro, al), not numpy scalars, so ember.load (weights-only)
+    # reads it back, and the resumed optimizer goes on like torch's
+    kw = {"lr": 1, "max_iter": 6, "history_size": 3}
+
+    def run(m, path):
+        ps = _params(m)
+        x, y = m.tensor(DATA[0][0]), m.tensor(DATA[0][1])
+
+        def closure():
+            for p in ps:
+                p.grad = None
+            loss = ((x @ ps[0].T + ps[1] - y) ** 2).mean() + (ps[0] ** 4).sum() * 0.01
+            loss.backward()
+            return loss
+
+        opt = m.optim.LBFGS(ps, **kw)
+        opt.step(closure)
+        m.save(opt.state_dict(), path)
+        sd = m.load(path)
+        st = sd["state"][0]
+        types = {k: type(v).__name__ for k, v in st.items() if k != "al"}
+        types["ro"] = sorted({type(v).__name__ for v in st["ro"]})
+        types["al"] = sorted({type(v).__name__ for v in st["al"] if v is not None})
+        opt2 = m.optim.LBFGS(ps, **kw)
+        opt2.load_state_dict(sd)
+        opt2.step(closure)
+        return types, [p.detach().numpy().copy() for p in ps]
+
+    et, ep = run(ember, tmp_path / "e.pt")
+    tt, tp = run(torch, tmp_path / "t.pt")
+    assert et == tt
+    for a, b in zip(ep, tp):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=5e-4)
+
+
 def test_lbfgs_errors():
     _raises(
         lambda m: m.optim.LBFGS([{"params": _params(m)[:1]}, {"params": _params(m)[1:]}]),

@@ -166,28 +166,42 @@ def _cj(v):
     return v.conjugate() if isinstance(v, complex) else v
 
 
-@mul.vjp
+@mul.vjp(only_for={"input": "other", "other": "input"})
 def _(grad, input, other, needs):
     return (grad * _cj(other) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
 
 
-@op(names=unify_inputs, promote=True, dunders=("__truediv__",), inplace="div_")
+# div promotes in its kernel: true division of integers casts straight to the default float, so
+# a 0-d int64 divisor (m / m.sum()) is never first narrowed to the other operand's int8/uint8
+@op(names=unify_inputs, dunders=("__truediv__",), inplace="div_")
 def div(xp, input, other, *, rounding_mode=None):
     """out = input / other; rounding_mode None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
-        if _kind(input, other) not in "fcV":
-            fd = _dt.get_default_dtype().np  # integer true division gives the default float
-            if hasattr(input, "dtype"):
-                input = input.astype(fd)
-            if hasattr(other, "dtype"):
-                other = other.astype(fd)
+        if not _same_float(input, other):
+            input, other = promote_raw([input, other], floating=True)[0]
         return xp.true_divide(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
             f"found '{rounding_mode}'"
         )
+    if not _same_float(input, other):
+        input, other = promote_raw([input, other])[0]
     return _rounded_div(xp, input, other, rounding_mode)
+
+
+def _same_float(a, b) -> bool:
+    """Both operands already in one float/complex dtype numpy keeps (a Python scalar beside a
+    float32 array counts): the common case, which needs no promotion."""
+    da = getattr(a, "dtype", None)
+    db = getattr(b, "dtype", None)
+    if da is None:
+        da, b = db, a
+    elif db is None:
+        db = da
+    if da is not db or da.kind not in "fc":
+        return False
+    return type(b) is not complex or da.kind == "c"
 
 
 def _rounded_div(xp, x, y, mode):
@@ -207,7 +221,7 @@ def _rounded_div(xp, x, y, mode):
     return xp.trunc(xp.true_divide(x, y))
 
 
-@div.vjp
+@div.vjp(only_for={"input": "other"})
 def _(grad, input, other, rounding_mode, needs):
     if rounding_mode is not None:
         return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)

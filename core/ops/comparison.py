@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtype as _dt
 from ..kernels.select import select
 from ..names import keep, unify_inputs
@@ -82,7 +84,7 @@ def _cmp_dunder(public):
     # a non-tensor, non-number operand is not ours: Python then falls back (== gives False,
     # < raises its own TypeError), like torch
     def d(self, other):
-        if isinstance(other, (Tensor, _SCALARS)):
+        if isinstance(other, (Tensor, _SCALARS)) or type(other) is np.ndarray:
             return public(self, other)
         return NotImplemented
 

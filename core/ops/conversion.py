@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..layout import format_array, preserve_format
 from ..names import check_out_names, check_resize, keep, unify_inputs
-from ..registry import _check_writable, apply_inplace, op
+from ..registry import _check_writable, apply_inplace, broadcast_error, op
 from ..tensor import Tensor
 
 
 @op(names=keep, method=False)
 def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an input
+    if input.dtype.kind == "c" and dtype is _dt.bool_:
+        return input != 0  # torch: nonzero real or imaginary part is True
     if input.dtype.kind == "c" and dtype.category < _dt.COMPLEX:
         warnings.warn(
             "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3
@@ -25,12 +29,12 @@ def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an inp
 
 
 @_cast.vjp
-def _(grad, input):
+def _(grad, input_dtype):
     if grad.dtype.category < _dt.FLOAT:
         return None
-    if grad.is_complex() and not input.is_complex():
+    if grad.is_complex() and input_dtype.category < _dt.COMPLEX:
         grad = grad.real  # the gradient of a real -> complex cast is the real part (silently)
-    return grad.to(input.dtype)
+    return grad.to(input_dtype)
 
 
 @op(names=keep, method=False)
@@ -159,11 +163,17 @@ def _(grad):
 @op(names=unify_inputs, method=False, name="_copy_")
 def _copy_from(xp, input, src):
     """``src`` broadcast to ``input``'s shape, in ``input``'s dtype: the value ``copy_`` writes."""
-    if getattr(src, "ndim", 0) > input.ndim:
-        raise RuntimeError(
-            f"output with shape {list(input.shape)} doesn't match the broadcast shape "
-            f"{list(xp.broadcast_shapes(input.shape, src.shape))}"
-        )
+    ss = getattr(src, "shape", ())
+    if ss != input.shape:
+        try:
+            shape = np.broadcast_shapes(input.shape, ss)
+        except ValueError:
+            raise broadcast_error([input.shape, ss]) from None
+        if shape != input.shape:
+            raise RuntimeError(
+                f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
     return xp.broadcast_to(xp.asarray(src), input.shape).astype(input.dtype)
 
 
@@ -227,7 +237,7 @@ def _fill(xp, input, value):
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value.ndim} dimensions."
         )
-    return xp.full(input.shape, value, dtype=input.dtype)
+    return xp.full(input.shape, _dt.fill_scalar(value, input.dtype), dtype=input.dtype)
 
 
 @_fill.vjp
@@ -252,7 +262,8 @@ def fill_(self: Tensor, value) -> Tensor:
         )
     if not (_grad_state.enabled and (self.requires_grad or _rg(value))):
         _check_writable(self._data)
-        self._data[...] = value._data if isinstance(value, Tensor) else value
+        a = self._data
+        a[...] = value._data if isinstance(value, Tensor) else _dt.fill_scalar(value, a.dtype)
         self._ver[0] += 1
         return self
     return apply_inplace(_fill.op, self, (value,), {})

@@ -151,6 +151,19 @@ def _has_tensor(data) -> bool:
     return False
 
 
+_TYPED = (Tensor, np.generic, np.ndarray)  # list elements whose dtype drives the inference
+_PLAIN = (bool, int, float, complex, list, tuple)
+
+
+def _typed_top(data) -> bool:
+    """Whether a top-level element carries a dtype ([1, np.float64(2.5)], [arr, arr]); deeper
+    levels are checked along the first element only, so nested Python lists stay cheap."""
+    for v in data:
+        if type(v) not in _PLAIN and isinstance(v, _TYPED):
+            return True
+    return False
+
+
 def _typed_dtype(data):
     """torch's inference over elements that carry dtypes: promote every leaf's dtype."""
     seen = set()
@@ -161,7 +174,7 @@ def _typed_dtype(data):
                 walk(v)
         elif isinstance(x, Tensor):
             seen.add(x.dtype)
-        elif isinstance(x, np.generic):
+        elif isinstance(x, (np.generic, np.ndarray)):
             seen.add(_dt.from_numpy_dtype(x.dtype))
         else:
             seen.add(_dt.scalar_dtype(x))
@@ -201,6 +214,8 @@ def _to_array(data, dtype):
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (range, bytearray, memoryview)):  # sequences of ints, as in torch
+        data = list(data.tolist() if isinstance(data, memoryview) else data)
     if isinstance(data, (list, tuple)):
         try:  # the fast path: numpy reads plain nested lists (and 0-d tensors via __array__)
             a = np.array(data)
@@ -215,7 +230,7 @@ def _to_array(data, dtype):
                 raise TypeError(
                     "only integer tensors of a single element can be converted to an index"
                 )
-            if dtype is None and isinstance(leaf, (Tensor, np.generic)):
+            if dtype is None and (isinstance(leaf, _TYPED) or _typed_top(data)):
                 # typed scalars (0-d tensors, numpy scalars) keep their dtype, promoted like torch
                 npd = _typed_dtype(data).np
                 return np.array(_scalarize(data), dtype=npd)
@@ -246,7 +261,21 @@ def _to_array(data, dtype):
     else:
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     npd = _infer(a, data) if dtype is None else _np_dtype(dtype)
+    if a.dtype.kind in "iuf" and npd.kind in "iu" and a.dtype != npd and a.size:
+        _check_int_range(a, npd)
     return a.astype(npd, copy=False)
+
+
+def _check_int_range(a: np.ndarray, npd) -> None:
+    """torch.tensor's check on Python numbers bound for an integer dtype: no wrapping, no NaN
+    (numpy reads 2**63 as uint64, which int64 would wrap)."""
+    info = np.iinfo(npd)
+    with np.errstate(invalid="ignore"):
+        lo, hi = a.min(), a.max()
+    if np.isnan(lo) or np.isnan(hi) or lo < info.min or hi > info.max:
+        if a.dtype.kind == "u" and npd == np.int64:
+            raise ValueError("Overflow when unpacking long long")
+        raise RuntimeError(f"value cannot be converted to type {npd.name} without overflow")
 
 
 def tensor(
@@ -470,11 +499,17 @@ def full(
         npd = out._data.dtype if out is not None else _fill_dtype(fill_value).np
     else:
         npd = _np_dtype(dtype)
+    d = _dev(device) if out is None or device is not None else out.device
+    return _finish(_full_array(d, shape, fill_value, npd), requires_grad, names, out)
+
+
+def _full_array(d, shape, fill_value, npd):
+    """xp.full on device ``d``: a 0-d tensor value counts as its number, checked like torch's
+    fill (a value out of the dtype's range raises; -1 in uint8 is 255)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    d = _dev(device) if out is None or device is not None else out.device
-    arr = _make(d, lambda xp: xp.full(shape, fill_value, npd))
-    return _finish(arr, requires_grad, names, out)
+    fill_value = _dt.fill_scalar(fill_value, np.dtype(npd))
+    return _make(d, lambda xp: xp.full(shape, fill_value, npd))
 
 
 def empty_strided(
@@ -557,9 +592,7 @@ def full_like(
     a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
     d = input.device if device is None else to_device(device)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    arr = _make(d, lambda xp: xp.full(a.shape, fill_value, npd))
+    arr = _full_array(d, a.shape, fill_value, npd)
     if names is not None:
         return _finish(arr, requires_grad, names)
     return _named(_finish(arr, requires_grad, None), input._names)
@@ -857,9 +890,7 @@ def _new_full(
     shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "new_full")
     npd = self._data.dtype if dtype is None else _np_dtype(dtype)
     d = self.device if device is None else to_device(device)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    return _finish(_make(d, lambda xp: xp.full(shape, fill_value, npd)), requires_grad, None)
+    return _finish(_full_array(d, shape, fill_value, npd), requires_grad, None)
 
 
 Tensor.new_tensor = _new_tensor

@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from ...autograd.grad_mode import _state
+from .. import dtype as _dt
 from ..device import _XP, array_module
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
 from ..registry import _rebase_history, op
@@ -196,6 +197,7 @@ def _convert(self: Tensor, index):
     out = []
     adv = has_int = False
     inames = None
+    masks = None
     for it in items:
         tp = type(it)
         if tp is int:
@@ -215,8 +217,11 @@ def _convert(self: Tensor, index):
             else:
                 out.append(_index_array(a, xp))
                 adv = True
-                if it._names is not None and a.dtype.kind != "b":
-                    inames = (inames or []) + [it._names]
+                if it._names is not None:
+                    if out[-1].dtype.kind != "b":
+                        inames = (inames or []) + [it._names]
+                    else:
+                        masks = (masks or {}) | {len(out) - 1: it._names}
         elif tp is bool or tp is np.bool_:
             out.append(bool(it))
             adv = True
@@ -238,7 +243,39 @@ def _convert(self: Tensor, index):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                 f"Variables are valid indices (got {type(it).__name__})"
             )
+    if masks is not None and self._names is not None:
+        _check_masks(self._names, out, masks)
     return out, adv, has_int, inames
+
+
+def _check_masks(names: tuple, items: list, masks: dict) -> None:
+    """A named boolean mask must match the names of the dims it covers (unify rules), as
+    masked_select's mask does (spec line 150, P111). ``masks``: item position -> mask names."""
+
+    def consumes(it):
+        if it is None or it is Ellipsis or type(it) is bool:
+            return 0
+        if hasattr(it, "dtype"):
+            return it.ndim if it.dtype.kind == "b" else 1
+        return 1
+
+    used = sum(consumes(it) for it in items)
+    pos = 0
+    for k, it in enumerate(items):
+        if k in masks:
+            _check_mask_names(names[pos : pos + it.ndim], masks[k])
+        pos += len(names) - used if it is Ellipsis else consumes(it)
+
+
+def _check_mask_names(covered: tuple, mask_names: tuple) -> None:
+    from ..names import unify
+
+    try:
+        unify(covered, mask_names)
+    except RuntimeError as e:
+        raise RuntimeError(
+            f"index: the boolean mask's names do not fit the dims it masks: {e}"
+        ) from None
 
 
 def _dict_items(self: Tensor, index: dict) -> tuple:
@@ -589,7 +626,13 @@ def _getitem(self: Tensor, index) -> Tensor:
     ):
         args = (self, index._data)  # x[idx], x[mask]: the array is the key
         od = _ADV
-        inames = None if index._names is None or index._data.dtype.kind == "b" else [index._names]
+        inames = index._names
+        if inames is not None and index._data.dtype.kind == "b":
+            if self._names is not None:  # a named mask covers the leading dims: check them
+                _check_mask_names(self._names[: index._data.ndim], inames)
+            inames = None
+        elif inames is not None:
+            inames = [inames]
     else:
         od, args, inames = _prepare(self, index)
     try:
@@ -751,6 +794,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         key = index._data
         pre = None
         adv = True
+        if index._names is not None and self._names is not None and key.dtype.kind == "b":
+            _check_mask_names(self._names[: key.ndim], index._names)
     else:
         od, args, _ = _prepare(self, index)
         key = args[1]
@@ -765,6 +810,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
         )
         raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
+    if vt and value._names is not None and self._names is not None:
+        _check_put_names(self, key, pre, value._names)
     try:
         if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
             if self.requires_grad and self.grad_fn is None:
@@ -790,6 +837,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             return
         a = self._data
         v = value._data if vt else value
+        if not vt and a.dtype.kind in "iu":
+            v = _dt.fill_scalar(v, a.dtype)  # torch's range check (-1 into uint8 is 255)
         if vt and type(v) is not type(a):
             v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
         if accumulate:
@@ -823,6 +872,20 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
 
 
 _PUT = _index_put.op
+
+
+def _check_put_names(self: Tensor, key, pre, vnames: tuple) -> None:
+    """``self[key] = value``: the value's names must match the names of the region it is written
+    to (unify rules, like ``self[key].copy_(value)``; spec lines 64, 382-384)."""
+    from ..names import unify
+
+    region = _getitem_names((self,), key, pre)
+    if region is None:
+        return
+    try:
+        unify(region, vnames)
+    except RuntimeError as e:
+        raise RuntimeError(f"__setitem__: {e}") from None
 
 
 def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
@@ -1232,6 +1295,8 @@ def _index_select(xp, input, index, dim=0):
     if xp is np and idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():
+            if dim != 1:  # torch's kernels differ: only its dim-1 one names the bad index
+                raise IndexError("index out of range in self")
             raise RuntimeError(
                 f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}"
             )
@@ -1357,7 +1422,7 @@ def masked_fill(xp, input, mask, value):
             )
         value = value.astype(input.dtype)
     else:
-        value = xp.asarray(value, dtype=input.dtype)
+        value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
     return xp.where(mask, value, input)
 
 
@@ -1394,6 +1459,8 @@ def _masked_fill_(self, mask, value):
                 )
             if type(v) is not type(a):
                 v = v.item()
+        elif a.dtype.kind in "iu":
+            v = _dt.fill_scalar(v, a.dtype)
         _xp_of(a).copyto(a, v, where=m, casting="unsafe")
         self._ver[0] += 1
         return self

@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
-from ..names import add_contract, add_contract_batch_sum, cdist_names, contract
+from ..names import (
+    _fmt,
+    add_contract,
+    add_contract_batch_sum,
+    cdist_names,
+    contract,
+    fallback_names,
+    names_of,
+    no_duplicates,
+)
 from ..registry import op
 from ..tensor import Tensor
 
@@ -150,9 +159,9 @@ def matmul(xp, input, other):
         raise _matmul_error(input, other) from None
 
 
-@matmul.vjp
-def _(grad, input, other, needs):
-    xi, xo = input.ndim, other.ndim
+@matmul.vjp(only_for={"input": "other"})  # a frozen right operand keeps no activation
+def _(grad, input, other, input_shape, needs):
+    xi, xo = len(input_shape), other.ndim
     if xi == 1 and xo == 1:
         return (grad * _cj(other) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
     if xo == 1:
@@ -189,7 +198,7 @@ def mm(xp, input, mat2):
     return _mmf(xp.matmul, input, mat2)
 
 
-@mm.vjp
+@mm.vjp(only_for={"input": "mat2"})
 def _mat_product_vjp(grad, input, mat2, needs):
     # shared by mm and bmm: (batched) products of matrices without broadcasting
     return (grad @ _adj(mat2) if needs[0] else None), (
@@ -218,7 +227,7 @@ def bmm(xp, input, mat2):
     return _mmf(xp.matmul, input, mat2)
 
 
-bmm.vjp(_mat_product_vjp)
+bmm.vjp(_mat_product_vjp, only_for={"input": "mat2"})
 
 
 def _mv_checks(m, v, n_in=None):
@@ -301,7 +310,6 @@ dot.op = _DOT.op
 
 def _dot_by_name(x: Tensor, y: Tensor, dim, out):
     from ..dims import normalize_dim
-    from ..names import names_of
 
     for i, t in enumerate((x, y)):
         if not isinstance(t, Tensor):
@@ -380,9 +388,9 @@ def _(grad, input, other, needs):
 
 
 def _outer_names(ins, *a, **k):
-    from ..names import names_of
-
-    return _clean(names_of(ins[0]) + names_of(ins[1]))
+    """input's dim then vec2's; a name in both would repeat (spec line 11): mm's error."""
+    na, nb = names_of(ins[0]), names_of(ins[1])
+    return _clean(no_duplicates(na + nb, f"Outer product of Tensor{_fmt(na)} and Tensor{_fmt(nb)}"))
 
 
 @op(names=_outer_names, promote=True)
@@ -456,7 +464,7 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_add(xp, r, input, beta, alpha)
 
 
-@addmm.vjp
+@addmm.vjp(only_for={"mat1": "mat2"})
 def _(grad, input, mat1, mat2, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * beta) if needs[0] else None
     g = grad if alpha == 1 else grad * alpha
@@ -659,8 +667,6 @@ def _label_sizes(ins, shapes) -> dict:
 
 
 def _einsum_names(ins, equation, **k):
-    from ..names import names_of
-
     lhs, out = equation.split("->")
     by_letter: dict = {}
     for s, t in zip(lhs.split(","), ins):
@@ -869,13 +875,34 @@ def einsum(*args) -> Tensor:
                 f"einsum(): argument 'tensors' must be tuple of Tensors, but found "
                 f"element of type {type(t).__name__} at pos {i}"
             )
+    r = _einsum(equation, operands)
+    if r._names is not None:  # only a named result can repeat a name ('i,j->ij' of two N's)
+        _einsum_no_duplicates(equation, operands, r._names)
+    return r
+
+
+def _einsum_no_duplicates(equation, operands, names) -> None:
+    """The output's names must not repeat (spec line 11): mm's error, for einsum."""
+    try:
+        no_duplicates(
+            names,
+            f"Contracting {' and '.join(f'Tensor{_fmt(names_of(t))}' for t in operands)} "
+            f"with the equation {equation!r}",
+        )
+    except RuntimeError as e:
+        raise _einsum_err(str(e)) from None
+
+
+def _einsum(equation, operands) -> Tensor:
+    """einsum's work, without the final duplicate-names check (intermediate products of a
+    multi-operand or named equation may repeat a name that a later step removes)."""
     shapes = [t._data.shape for t in operands]
     key = (equation, *shapes)
     parsed = _PARSED.get(key)
     if parsed is None:
         labels = _named_labels(equation, operands)
         if labels is not None:  # 'N C, C O -> N O': dims labelled by name (never cached here)
-            return _einsum_by_name(labels, operands)
+            return _einsum_by_name(labels, operands, equation)
         parsed = _parse(equation, shapes)
         if len(operands) == 1:
             _label_sizes(parsed[0], shapes)
@@ -940,7 +967,7 @@ def _named_labels(equation: str, operands):
     return groups, out
 
 
-def _einsum_by_name(labels, operands):
+def _einsum_by_name(labels, operands, equation):
     """einsum with dims labelled by name: names are checked against the tensors' names, the
     contraction runs on letters (the ordinary path), and the result is named by the labels."""
     groups, out = labels
@@ -1006,13 +1033,18 @@ def _einsum_by_name(labels, operands):
             rhs += letter[tok]
         else:
             raise _einsum_err(f"output label '{tok}' does not appear for any input operand")
-    r = einsum(",".join(subs) + "->" + rhs, *operands)
+    r = _einsum(",".join(subs) + "->" + rhs, operands)
     named = [n for n in out if n != "..."]
-    e = out.index("...") if "..." in out else len(out)
-    res = out[:e] + [None] * (r._data.ndim - len(named)) + out[e + 1 :]
     if len(set(named)) != len(named):
         raise _einsum_err(f"an output label appears more than once in the output {out}")
-    return r.rename(*res) if named else r
+    if not named:
+        return r
+    # the ellipsis dims keep the names the letter contraction gave them (spec 4.4)
+    e = out.index("...") if "..." in out else len(out)
+    ell = names_of(r)[e : e + r._data.ndim - len(named)]
+    res = (*out[:e], *ell, *out[e + 1 :])
+    _einsum_no_duplicates(equation, operands, res)
+    return r.rename(*res)
 
 
 # ---------------------------------------------------------------------- composites
@@ -1025,6 +1057,10 @@ def _dims_err(a, b, da, db):
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     """Contract ``a``'s last ``dims`` dims with ``b``'s first (or the listed dims pairs)."""
+    return _tensordot(a, b, dims, out, "tensordot")
+
+
+def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
     if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, Tensor):
@@ -1052,6 +1088,17 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
             raise _dims_err(a, b, x, y)
         lb[yb] = la[xa]
     lb = "".join(lb)
+    if a._names is not None or b._names is not None:
+        # a's kept dims then b's: a name in both would repeat (spec line 11), mm's error
+        ka = {a._dim(x) for x in da}
+        kb = {b._dim(y) for y in db}
+        na, nb = names_of(a), names_of(b)
+        kept = tuple(n for i, n in enumerate(na) if i not in ka)
+        kept += tuple(n for i, n in enumerate(nb) if i not in kb)
+        try:
+            no_duplicates(kept, f"Contracting Tensor{_fmt(na)} with Tensor{_fmt(nb)}")
+        except RuntimeError as e:
+            raise RuntimeError(f"{who}: {e}") from None
     contracted = {la[a._dim(x)] for x in da}
     res = "".join(c for c in la if c not in contracted) + "".join(
         c for c in lb if c not in contracted
@@ -1074,19 +1121,27 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         )
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    return tensordot(input, other, ([-1], [-1]), out=out)
+    return _tensordot(input, other, ([-1], [-1]), out, "inner")
 
 
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Kronecker product: block (i, j) of the result is input[i, j] * other."""
-    n = max(input.ndim, other.ndim)
-    sa = (1,) * (n - input.ndim) + tuple(input.shape)
-    sb = (1,) * (n - other.ndim) + tuple(other.shape)
-    a = input.reshape(tuple(v for s in sa for v in (s, 1)))
-    b = other.reshape(tuple(v for s in sb for v in (1, s)))
-    r = (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+    if input._names is not None or other._names is not None:
+        # no specific rule (spec 4.2): the interleaved reshapes would misalign the names, so
+        # compute unnamed and let the generic fallback name the result
+        r = kron(input.rename(None), other.rename(None))
+        names = fallback_names(input if input._names is not None else other, r.shape)
+        if names is not None:
+            r = r.rename(*names)
+    else:
+        n = max(input.ndim, other.ndim)
+        sa = (1,) * (n - input.ndim) + tuple(input.shape)
+        sb = (1,) * (n - other.ndim) + tuple(other.shape)
+        a = input.reshape(tuple(v for s in sa for v in (s, 1)))
+        b = other.reshape(tuple(v for s in sb for v in (1, s)))
+        r = (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
     if out is not None:
-        out._data, out._names = r.detach()._data, None
+        out._data, out._names = r.detach()._data, r._names
         return out
     return r
 

@@ -21,7 +21,7 @@ from ..kernels.select import select
 from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
 from ..return_types import return_types
-from ..tensor import Tensor
+from ..tensor import Tensor, number_arg
 from .creation import zeros_like
 from .shape import cat
 
@@ -792,6 +792,8 @@ def threshold(xp, input, threshold=None, value=None):
     """``value`` where input <= ``threshold``, else input (NaN passes, like torch)."""
     if input.dtype.kind == "b":
         raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+    threshold = number_arg(threshold, "threshold", "threshold", 2)
+    value = number_arg(value, "threshold", "value", 3)
     return select(xp, input <= threshold, input.dtype.type(value), input)
 
 

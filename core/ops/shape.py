@@ -803,6 +803,8 @@ def tensor_split(xp, input, indices_or_sections=None, dim=0):
     d = _norm(dim, input.ndim)
     size = input.shape[d]
     s = indices_or_sections
+    if hasattr(s, "_data"):  # torch: a 1-d tensor holds indices, a 0-d tensor the sections
+        s = s.tolist()
     if isinstance(s, (tuple, list)):
         bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in s] + [size]
         bounds = [bounds[0]] + [max(b, 0) for b in bounds[1:]]

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
+from ..names import fallback_names
 from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
@@ -555,6 +556,12 @@ def _weights_check(w, name, n_obs, integral):
 
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """Covariance matrix of the variables in the rows of ``input`` (observations in columns)."""
+    if input._names is not None:
+        # no specific rule (spec 4.2): computed unnamed (x @ x^H would repeat the variables'
+        # name), then the generic fallback names the result
+        c = cov(input.rename(None), correction=correction, fweights=fweights, aweights=aweights)
+        names = fallback_names(input, c.shape)
+        return c if names is None else c.rename(*names)
     nd = input.dim()
     if nd > 2:
         raise RuntimeError(
@@ -604,6 +611,10 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
 
 def corrcoef(input: Tensor) -> Tensor:
     """Pearson correlation coefficients of the variables in the rows of ``input``."""
+    if input._names is not None:  # as cov: computed unnamed, named by the fallback (spec 4.2)
+        c = corrcoef(input.rename(None))
+        names = fallback_names(input, c.shape)
+        return c if names is None else c.rename(*names)
     nd = input.dim()
     if nd > 2:
         raise RuntimeError(

@@ -1511,10 +1511,11 @@ class Module:
 
 
 def _copy_keep_names(param: Tensor, src: Tensor) -> None:
-    """``param.copy_(src)`` by position; ``param`` keeps its own names (a checkpoint's names,
-    or their absence, do not rename the model's axes)."""
+    """``param.copy_(src)`` by position: an unnamed checkpoint does not rename the model's axes,
+    an unnamed param takes the checkpoint's names (spec 4.9), and when both are named copy_'s
+    in-place rule checks them (spec lines 382-383: a mismatch is an error, not a silent keep)."""
     names = param._names
-    if names is None and src._names is None:
+    if (names is None) == (src._names is None):
         param.copy_(src)
         return
     param._names = None

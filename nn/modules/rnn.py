@@ -393,6 +393,22 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
 
+def _cell_names(name: str, input: Tensor, w_ih: Tensor, w_hh: Tensor, outs: tuple) -> tuple:
+    """Names of a cell's outputs, as the fused layers name theirs (spec 4.3,
+    core/ops/recurrent.py): the batch dim keeps its name; the features dim keeps the input's name
+    while the weights are unnamed, else takes weight_hh's input (hidden) name. (The composite's
+    matmuls against the weights would drop it.) Called only when something is named."""
+    xn, wi, wh = input._names, w_ih._names, w_hh._names
+    feat = xn[-1] if xn is not None else None
+    if wi is not None and wi[1] is not None and feat is not None and wi[1] != feat:
+        raise RuntimeError(
+            f"{name}: the input's features dim {feat!r} does not match weight_ih's input dim "
+            f"{wi[1]!r} (names {list(xn)} and {list(wi)}); use rename or refine_names"
+        )
+    out_f = feat if wi is None and wh is None else (wh[1] if wh is not None else None)
+    return tuple(o.rename(*(o._names or (None,) * o.dim())[:-1], out_f) for o in outs)
+
+
 # ---------------------------------------------------------------------- cells
 class RNNCellBase(Module):
     """weight_ih (chunks*hidden, input), weight_hh (chunks*hidden, hidden), optional biases."""
@@ -476,7 +492,10 @@ class RNNCell(RNNCellBase):
             fn = rnn_relu_cell
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = fn(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        wi, wh = self.weight_ih, self.weight_hh
+        ret = fn(input, hx, wi, wh, self.bias_ih, self.bias_hh)
+        if input._names is not None or wi._names is not None or wh._names is not None:
+            (ret,) = _cell_names("RNNCell", input, wi, wh, (ret,))
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -505,7 +524,10 @@ class LSTMCell(RNNCellBase):
             hx = (z, z)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        h, c = lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        wi, wh = self.weight_ih, self.weight_hh
+        h, c = lstm_cell(input, hx, wi, wh, self.bias_ih, self.bias_hh)
+        if input._names is not None or wi._names is not None or wh._names is not None:
+            h, c = _cell_names("LSTMCell", input, wi, wh, (h, c))
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
         return h, c
@@ -521,5 +543,8 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, hx, is_batched = self._batch("GRUCell", input, hx)
-        ret = gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        wi, wh = self.weight_ih, self.weight_hh
+        ret = gru_cell(input, hx, wi, wh, self.bias_ih, self.bias_hh)
+        if input._names is not None or wi._names is not None or wh._names is not None:
+            (ret,) = _cell_names("GRUCell", input, wi, wh, (ret,))
         return ret if is_batched else ret.squeeze(0)
