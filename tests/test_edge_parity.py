@@ -343,3 +343,60 @@ MORE_ERRORS = [
 @pytest.mark.parametrize("fn,exc,msg", MORE_ERRORS)
 def test_more_errors_like_torch(fn, exc, msg):
     raises_like_torch(fn, exc, msg)
+
+
+ONE_ELEMENT = {
+    "list_of_one_element_tensor": lambda m: m.tensor([m.tensor([2.5])]),
+    "list_of_two_one_element_tensors": lambda m: m.tensor([m.tensor([2.5]), m.tensor([1.0])]),
+    "one_element_tensor_with_dtype": lambda m: m.tensor([m.tensor([2.5])], dtype=m.float64),
+    "zero_d_tensor_and_int": lambda m: m.tensor([m.tensor(1.0), 2]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(ONE_ELEMENT))
+def test_one_element_tensors_in_lists(name):
+    assert_same(ONE_ELEMENT[name](ember), ONE_ELEMENT[name](torch), what=name)
+
+
+def test_list_of_longer_tensors_is_torchs_error():
+    raises_like_torch(
+        lambda m: m.tensor([m.tensor([2.5, 1.0])]),
+        ValueError,
+        "only one element tensors can be converted to Python scalars",
+    )
+
+
+def _halves(m, dtype):
+    a = np.random.default_rng(0).random(20000).astype(np.float32)
+    return m.tensor(a).to(getattr(m, dtype))
+
+
+LOWP = {
+    "sum": lambda x: x.sum(),
+    "sum_dim": lambda x: x.reshape(100, 200).sum(1),
+    "nansum": lambda x: x.nansum(),
+    "mean": lambda x: x.mean(),
+    "nanmean": lambda x: x.nanmean(),
+    "cumsum_last": lambda x: x.cumsum(0)[-1:],
+    "var": lambda x: x.var(),
+    "std_dim": lambda x: x.reshape(100, 200).std(1),
+    "var_mean": lambda x: ember_or_torch(x).stack(ember_or_torch(x).var_mean(x)),
+    "prod": lambda x: (x[:40] + 1).prod(),
+    "cumprod_last": lambda x: (x[:40] + 1).cumprod(0)[-1:],
+    "logsumexp": lambda x: x.reshape(100, 200).logsumexp(1),
+}
+
+
+def ember_or_torch(x):
+    return ember if isinstance(x, ember.Tensor) else torch
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(LOWP))
+def test_low_precision_reductions_accumulate_in_float32(name, dtype):
+    # numpy alone sums float16/bfloat16 in the 16-bit type (a running sum stalls at 2048/256)
+    e, t = (LOWP[name](_halves(m, dtype)) for m in (ember, torch))
+    assert str(e.dtype).split(".")[-1] == dtype
+    assert_same(e.float(), t.float(), rtol=1e-2 if dtype == "bfloat16" else 2e-3, what=name)

@@ -133,10 +133,14 @@ def _nested_shape(data, dim=0, shape=None):
 def _scalarize(x):
     """0-d tensors in a list become numpy scalars (their dtype drives the inference)."""
     if isinstance(x, Tensor):
-        if x._data.ndim:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
+        if x._data.size != 1:  # torch reads any one-element tensor as its number
+            if x._data.dtype.kind in "biu":  # torch tries __index__ first for integer tensors
+                raise TypeError(
+                    "only integer tensors of a single element can be converted to an index"
+                )
+            raise ValueError("only one element tensors can be converted to Python scalars")
         a = x._data if type(x._data) is np.ndarray else x.cpu()._data
-        return a[()]
+        return a.reshape(())[()]
     if isinstance(x, (list, tuple)):
         return [_scalarize(v) for v in x]
     return x
@@ -226,13 +230,12 @@ def _to_array(data, dtype):
             leaf = data
             while isinstance(leaf, (list, tuple)) and leaf:
                 leaf = leaf[0]
-            if isinstance(leaf, Tensor) and leaf._data.ndim:
-                raise TypeError(
-                    "only integer tensors of a single element can be converted to an index"
-                )
-            if dtype is None and (isinstance(leaf, _TYPED) or _typed_top(data)):
-                # typed scalars (0-d tensors, numpy scalars) keep their dtype, promoted like torch
-                npd = _typed_dtype(data).np
+            if isinstance(leaf, Tensor) or (
+                dtype is None and (isinstance(leaf, _TYPED) or _typed_top(data))
+            ):
+                # typed scalars (one-element tensors, numpy scalars) keep their dtype, promoted
+                # like torch; a one-element tensor counts as its number
+                npd = _typed_dtype(data).np if dtype is None else _np_dtype(dtype)
                 return np.array(_scalarize(data), dtype=npd)
         else:
             if _has_tensor(data):

@@ -151,12 +151,25 @@ def _(grad, result):
 
 
 # ---------------------------------------------------------------------- sum / mean
+_F32 = np.dtype(np.float32)
+
+
+def _lowp(a) -> bool:
+    """float16/bfloat16: torch's cpu reductions accumulate these in float32 (numpy's would sum
+    in the 16-bit type, where a running sum stops growing at 2048 or 256)."""
+    return a.dtype.itemsize == 2 and a.dtype.kind in "fV"
+
+
 @op(names=_reduced_names)
 def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, name, or a list of them; all dims when None)."""
     npd = _np_dtype(dtype)
-    if npd is None and input.dtype.kind in "bui":
-        npd = _dt.int64.np
+    if npd is None:
+        if input.dtype.kind in "bui":
+            npd = _dt.int64.np
+        elif _lowp(input):
+            r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
+            return r.astype(input.dtype)
     # the array method skips numpy's Python-level dispatch: this is a hot path
     return input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
 
@@ -175,6 +188,8 @@ def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     ax = _axes(dim, input.ndim)
     if input.dtype.kind in "bui":
         return xp.sum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    if npd is None and _lowp(input):
+        return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
     return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
 
 
@@ -198,6 +213,8 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if not input.size:  # nan, like torch, without numpy's "Mean of empty slice" warning
         s = input.sum(axis=ax, keepdims=keepdim, dtype=npd)
         return s / xp.zeros((), s.dtype) if s.size else s
+    if npd is None and _lowp(input):
+        return input.mean(axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
     return input.mean(axis=ax, keepdims=keepdim, dtype=npd)
 
 
@@ -218,9 +235,10 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
     npd = _np_dtype(dtype)
     ax = _axes(dim, input.ndim)
     keepm = ~xp.isnan(input)
-    s = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    acc = _F32 if npd is None and _lowp(input) else npd
+    s = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=acc)
     n = xp.sum(keepm, axis=ax, keepdims=keepdim)
-    return (s / n).astype(s.dtype, copy=False)
+    return (s / n).astype(npd or input.dtype, copy=False)
 
 
 @nanmean.vjp
@@ -250,6 +268,9 @@ def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
     npd = _np_dtype(dtype)
     if npd is None and input.dtype.kind in "bui":
         npd = _dt.int64.np
+    if npd is None and _lowp(input):
+        r = input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
+        return r.astype(input.dtype)
     return input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
 
 
@@ -573,6 +594,9 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
     dim, c = _var_args(name, dim, unbiased, correction)
     ax = _axes(dim, input.ndim)
     n = _count(input.shape, ax)
+    out_dtype = input.dtype
+    if _lowp(input):
+        input = input.astype(_F32)
     if n - c <= 0:
         import warnings
 
@@ -590,6 +614,8 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
         else:
             sq = d * d
         v = xp.sum(sq, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
+    if out_dtype.kind != "c":  # the real dtype of a complex input's variance is sq's
+        return v.astype(out_dtype, copy=False), m.astype(out_dtype, copy=False), ax
     return v.astype(sq.dtype, copy=False), m, ax
 
 
@@ -682,6 +708,9 @@ def logsumexp(xp, input, dim=None, keepdim=False):
     if dim is None:
         raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     ax = _axes(dim, input.ndim)
+    out_dtype = input.dtype
+    if _lowp(input):  # the sum of exponentials in float32 (see _lowp)
+        input = input.astype(_F32)
     if input.size:
         m = xp.amax(input, axis=ax, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)
@@ -689,6 +718,7 @@ def logsumexp(xp, input, dim=None, keepdim=False):
         m = xp.zeros(_kept_shape(input.shape, ax), dtype=input.dtype)
     with np.errstate(divide="ignore"):
         r = xp.log(xp.sum(xp.exp(input - m), axis=ax, keepdims=True)) + m
+    r = r.astype(out_dtype, copy=False)
     return (
         r
         if keepdim
@@ -855,6 +885,8 @@ def _scan(xp, f, input, dim, dtype, name):
     ax = _axis1(dim, input.ndim)
     if ax is None:
         return input.astype(npd or input.dtype)  # a 0-dim tensor: a copy
+    if npd is None and _lowp(input):
+        return f(input, axis=ax, dtype=_F32).astype(input.dtype)
     return f(input, axis=ax, dtype=npd)
 
 
