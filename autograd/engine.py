@@ -15,6 +15,7 @@ from ..core.device import array_module
 from ..core.named import _by_name
 from .grad_mode import _state
 from .node import RESULT, Node, RemovableHandle
+from .views import fresh as _fresh_view
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -549,6 +550,7 @@ def _make_root_grads(roots, grads, who: str):
         if not isinstance(t, Tensor):
             raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
         g = grads[i] if grads is not None and i < len(grads) else None
+        _fresh_view(t)
         if not t.requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
@@ -556,9 +558,10 @@ def _make_root_grads(roots, grads, who: str):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t._data.dtype.kind not in "fcV":
+            if t._data.dtype.kind not in "fV":  # complex too: d(complex)/dx needs a chosen grad
                 raise RuntimeError(
-                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"torch.{t.dtype.name}"
                 )
             g = _tm._wrap(array_module(t._data).ones(t._data.shape, t._data.dtype), t._names)
         else:
@@ -614,6 +617,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not only:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in only:
+            _fresh_view(t)
             if t.grad_fn is not None:
                 _register_nonleaf_target(t)
     grads = _make_root_grads(tensors, grad_tensors, "backward")
@@ -650,12 +654,20 @@ def grad(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
             "but got: allow_unused=False."
         )
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
+        _fresh_view(t)
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     grad_outputs = _as_tuple(grad_outputs)
+    if is_grads_batched:
+        return _grad_batched(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     grads = _make_root_grads(outputs, grad_outputs, "grad")
     uniq = list({id(t): t for t in inputs}.values())  # the same tensor twice: one capture slot
     res = run_backward(outputs, grads, retain_graph, create_graph, capture=uniq)
@@ -676,6 +688,52 @@ def grad(
                 )
         elif not create_graph and r.grad_fn is not None:
             res[i] = r.detach()
+    return tuple(res)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):
+    """``grad(..., is_grads_batched=True)``: dim 0 of each grad_output is a batch. torch vmaps
+    the backward; here it runs once per batch entry (the graph kept until the last) and the
+    gradients are stacked, which gives the same values, shapes and graph."""
+    from ..core.ops.creation import zeros_like
+    from ..core.ops.shape import stack
+
+    sizes = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs or ())):
+        if not isinstance(g, _tm.Tensor):
+            continue
+        first = g[0]
+        if first._data.shape != out._data.shape:
+            # torch's message shows first.shape[1:] (it slices the batch dim off twice)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {first.shape[1:]} and output[{i}] "
+                f"has a shape of {out.shape}. If you only want some tensors in `grad_output` to "
+                "be considered batched, consider using vmap."
+            )
+        sizes.append(g._data.shape[0])
+    if not sizes:  # no batched grad_output: nothing to map over (torch's implicit-grad errors)
+        return grad(outputs, inputs, grad_outputs, retain_graph, create_graph, True, allow_unused)
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {sizes} for the mapped dimension"
+        )
+    n = sizes[0]
+    per = []
+    for b in range(n):
+        gos = [g[b] if isinstance(g, _tm.Tensor) else g for g in grad_outputs]
+        keep = retain_graph if b == n - 1 else True
+        per.append(grad(outputs, inputs, gos, keep, create_graph, True, allow_unused))
+    res = []
+    for i, t in enumerate(inputs):
+        col = [r[i] for r in per]
+        if not col or col[0] is None:
+            res.append(zeros_like(t) if mat else None)
+        else:
+            res.append(stack(col))
     return tuple(res)
 
 
@@ -753,6 +811,7 @@ def check_grad_assignment(t, g):
 
 
 def register_tensor_hook(t, hook):
+    _fresh_view(t)
     if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is None:
@@ -787,6 +846,7 @@ def register_post_accumulate_grad_hook(t, hook):
 
 
 def retain_grad(t) -> None:
+    _fresh_view(t)
     if not t.requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t.grad_fn is None:

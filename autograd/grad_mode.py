@@ -20,6 +20,15 @@ class _State(threading.local):
 
 _state = _State()
 
+# inference_mode blocks open now, in any thread. The op registry tags new tensors as inference
+# tensors only while this is non-zero (then checking the thread's own _state.inference), so the
+# normal path pays one list read, not a thread-local lookup.
+_INFERENCE_OPEN = [0]
+# whether inference mode was ever on: until then no tensor is an inference tensor, and the
+# checks where autograd saves a tensor or an in-place op runs are skipped
+_INFERENCE_USED = [False]
+_inference_lock = threading.Lock()
+
 
 def is_grad_enabled() -> bool:
     return _state.enabled
@@ -112,7 +121,12 @@ class set_grad_enabled(_Mode):
     restores the previous mode on exit."""
 
     def __init__(self, mode: bool):
-        self.mode = bool(mode)
+        if type(mode) is not bool:
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{_type_name(mode)}"
+            )
+        self.mode = mode
         self._prev = (_state.enabled, _state.inference)
         _state.enabled = self.mode
 
@@ -131,8 +145,14 @@ class set_grad_enabled(_Mode):
         _state.enabled = self.mode
 
 
+def _type_name(v) -> str:
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
 class inference_mode(_Mode):
-    """Like no_grad, for inference: no graph is recorded inside the block (``mode=False`` disables it)."""
+    """Like no_grad, for inference: no graph is recorded inside the block, and tensors made in it
+    are inference tensors (``is_inference()``). ``mode=False`` turns it off (grad on), like torch."""
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)
@@ -140,7 +160,49 @@ class inference_mode(_Mode):
     def _clone(self):
         return inference_mode(self.mode)
 
-    def _apply(self) -> None:
+    def __enter__(self):
         if self.mode:
-            _state.enabled = False
-            _state.inference = True
+            _INFERENCE_USED[0] = True
+        with _inference_lock:
+            _INFERENCE_OPEN[0] += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        super().__exit__(*exc)
+        with _inference_lock:
+            _INFERENCE_OPEN[0] -= 1
+
+    def _apply(self) -> None:
+        _state.enabled = not self.mode
+        _state.inference = self.mode
+
+
+def _inference_tensor(t) -> bool:
+    """Whether ``t`` was made in inference mode (a view: whether its base was)."""
+    ex = t._extra
+    if ex is None:
+        return False
+    if ex.get("inf"):
+        return True
+    b = ex.get("base")
+    return b is not None and b._extra is not None and bool(b._extra.get("inf"))
+
+
+INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+    "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+    "to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def check_inference_inplace(t) -> None:
+    """torch's error for an in-place write to an inference tensor outside inference mode. For
+    in-place ops that bypass the registry's apply_inplace (zero_, fill_, __setitem__, init_)."""
+    if _INFERENCE_USED[0] and not _state.inference and _inference_tensor(t):
+        raise RuntimeError(INFERENCE_INPLACE_MSG)

@@ -17,6 +17,11 @@ except ImportError:  # pragma: no cover - ml_dtypes is a hard dependency
 BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 
+# the module name that dtype, Size and layout reprs show: "torch" while the drop-in alias is
+# installed (`ember run`), so scripts that print or compare str(x.dtype) see torch's spelling
+DISPLAY = ["ember"]
+
+
 class dtype:
     """A tensor element type (``ember.float32`` ...). Compares by identity, like torch's."""
 
@@ -47,7 +52,7 @@ class dtype:
         return complex128 if self is float64 or self is complex128 else complex64
 
     def __repr__(self) -> str:
-        return "ember." + self.name
+        return DISPLAY[0] + "." + self.name
 
     def __reduce__(self):
         return (_by_name, (self.name,))

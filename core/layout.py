@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+from .dtype import DISPLAY
+
 __all__ = [
     "apply_memory_format",
     "channels_last",
@@ -38,7 +40,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"ember.{self.name}"
+        return f"{DISPLAY[0]}.{self.name}"
 
     def __reduce__(self):
         return self.name  # pickles as the module-level singleton
@@ -55,7 +57,7 @@ class memory_format:
         self.order = order  # dims from the fastest-varying to the slowest
 
     def __repr__(self) -> str:
-        return f"ember.{self.name}"
+        return f"{DISPLAY[0]}.{self.name}"
 
     def __reduce__(self):
         return self.name

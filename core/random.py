@@ -216,7 +216,7 @@ class Generator:
     def _poisson(self, lam):
         if self._cuda:
             return self._cupy_rs(lam.size).poisson(lam)
-        return self.rng.poisson(lam)
+        return np.asarray(self.rng.poisson(lam))  # a 0-d rate gives a Python int
 
 
 def _numel(shape) -> int:

@@ -18,15 +18,23 @@ import sys
 
 import numpy as np
 
-from ..autograd.grad_mode import _state
+from ..autograd.grad_mode import _INFERENCE_OPEN as _INF_OPEN
+from ..autograd.grad_mode import _INFERENCE_USED as _INF_USED
+from ..autograd.grad_mode import INFERENCE_SAVE_MSG, _inference_tensor, _state
+from ..autograd.grad_mode import check_inference_inplace as _check_inference_inplace
 from ..autograd.node import RESULT as _RESULT
 from ..autograd.node import Node
 from ..autograd.node import SavedOutput as _SavedOutput
+from ..autograd.views import forget as _forget_view
+from ..autograd.views import note_views as _note_views
+from ..autograd.views import rebased as _rebased_view
+from ..autograd.views import refresh as _refresh_view
 from . import dtype as _dt
 from .device import _SEVERAL_GPUS, _XP, array_module, device_of
 from .dims import normalize_dim
 from .dtype import scalar_name
 from .named import _UNALIGNED, _align_call, _by_name
+from .names import keep as _keep
 from .names import unify_inputs as _unify_inputs
 from .tensor import Tensor, _generic, _ndarray, _new
 
@@ -450,6 +458,8 @@ def _make_public(od: OpDef):
             # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
             _wrap_int_scalars(arrays)
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
+        except TypeError:
+            r = _elementwise_0d(od, seq, arrays, xp, opts, kw)
         if named and not _state.names_off:
             if rule is None:
                 names = _fallback_names(ins, r)
@@ -480,6 +490,8 @@ def _make_public(od: OpDef):
             else:
                 res._ver = [0]
                 res._extra = None
+                if _INF_OPEN[0] and _state.inference:
+                    res._extra = {"inf": True}  # an inference tensor (views: via their base)
             outs = (res,)
         if need_grad and _state.enabled and od.vjp is not None:
             # record the node (inline: this is the per-op cost of the tape)
@@ -492,7 +504,14 @@ def _make_public(od: OpDef):
                         edges.append((t, 0))
                     else:
                         ex = t._extra
-                        edges.append((fn, ex.get("nr", 0) if ex else 0))
+                        if ex is None:
+                            edges.append((fn, 0))
+                        else:
+                            if "gv" in ex and ex["gv"] != t._ver[0]:
+                                # a view whose base changed in place: its grad_fn is stale
+                                fn = _refresh_view(t)
+                                ex = t._extra
+                            edges.append((fn, ex.get("nr", 0)) if fn is not None else None)
                 else:
                     edges.append(None)
             saved = []
@@ -508,10 +527,14 @@ def _make_public(od: OpDef):
                     t = ins[key]
                     saved.append(t)
                     if type(t) is Tensor or isinstance(t, Tensor):
+                        if _INF_USED[0] and _inference_tensor(t) and not _state.inference:
+                            raise RuntimeError(INFERENCE_SAVE_MSG)
                         if vers is None:
                             vers = [(t, t._ver[0])]
                         else:
                             vers.append((t, t._ver[0]))
+                    elif vers is None:
+                        vers = []  # a saved number: the node is still freed after backward
                 elif kind == 2:
                     if bound is None:
                         bound = _bind_options(od, opts, kw) if (opts or kw) else od.opt_defaults
@@ -556,6 +579,8 @@ def _make_public(od: OpDef):
                 for k, t in enumerate(outs):
                     vers.append((_SavedOutput(t._ver, t._data, k), t._ver[0]))
                 node.vers = vers
+            if view:
+                _note_views(od, ins[0], outs, opts, kw)  # how to replay it from its base
             if _state.anomaly:
                 from ..autograd.anomaly import capture_trace
 
@@ -565,6 +590,20 @@ def _make_public(od: OpDef):
         return res
 
     return public
+
+
+def _elementwise_0d(od, seq, arrays, xp, opts, kw):
+    """An elementwise kernel that failed on 0-d arrays, run again on 1-element arrays: numpy's
+    ufuncs turn 0-d arrays into scalars, which ``out=`` and item assignment refuse (only on
+    this failure path, so the common call pays nothing)."""
+    if seq or od.dim_args or od.rule not in (_keep, _unify_inputs):
+        raise  # noqa: PLE0704  (the kernel's own TypeError)
+    if not all(getattr(a, "ndim", 0) == 0 for a in arrays):
+        raise  # noqa: PLE0704
+    r = od.kernel(xp, *[a.reshape(1) if hasattr(a, "ndim") else a for a in arrays], *opts, **kw)
+    if type(r) is tuple:
+        return tuple(x.reshape(()) for x in r)
+    return r.reshape(())
 
 
 def _wrap_int_scalars(arrays):
@@ -696,6 +735,8 @@ def _wrap_many(od, ins, rs, names):
         else:
             t._ver = [0]
             t._extra = {"nr": k} if k else None
+            if _INF_OPEN[0] and _state.inference:
+                t._extra = {"nr": k, "inf": True}
         outs.append(t)
     return od.out_type(*outs) if od.out_type is not None else tuple(outs)
 
@@ -760,6 +801,8 @@ def _cast_error(frm, to):
 def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     """``self.op_(...)``: write the op's result into self's storage (version bump)."""
     grad_on = _state.enabled
+    if _INF_USED[0]:
+        _check_inference_inplace(self)
     if grad_on and self.requires_grad and self.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
@@ -776,6 +819,9 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         return _ufunc_inplace(od, self, args[0])
     src = self
     if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
+        ex = self._extra
+        if ex and "gv" in ex and ex["gv"] != self._ver[0]:
+            _refresh_view(self)  # the snapshot takes self's grad_fn: make it current first
         src = _snapshot(self)  # the derivative needs self's old value: keep a copy
     r = od.public(src, *args, **kw)
     if type(r) is tuple:
@@ -898,12 +944,15 @@ def _rebase_history(self: Tensor, r: Tensor) -> None:
         from .ops.indexing import _write_through_view  # torch's CopySlices for views
 
         if _write_through_view(self, base, r):
+            _rebased_view(self)  # its new grad_fn is current as of this version
             return
     if base is not None and (base.requires_grad or base.grad_fn is not None):
         raise RuntimeError(
             "ember: an in-place operation on a view of a tensor that requires grad is not "
             "supported; apply the operation out of place, or to the base tensor"
         )
+    if base is not None:
+        _forget_view(self)  # the base's history lacks this write: never replay from it
     self.grad_fn = r.grad_fn
     self.requires_grad = True
     ex = r._extra

@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from . import dtype as _dt
+from . import layout as _layout
 from .device import device as _device
-from .tensor import Tensor, _wrap
+from .tensor import Size, Tensor, _wrap
 
 __all__ = [
     "add_safe_globals",
@@ -98,10 +99,15 @@ def _atomic_writer(f):
         if hasattr(f, "flush"):
             f.flush()
         return
-    path = os.fspath(f)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(f))  # through a symlink: the link stays, its target changes
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "wb") as out:  # a device or FIFO (/dev/null): written, never replaced
+            yield out
+        return
+    folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
+        os.chmod(tmp, _new_file_mode(path))  # mkstemp's 0600 would hide it from other users
         with os.fdopen(fd, "wb") as out:
             yield out
             out.flush()
@@ -117,6 +123,16 @@ def _atomic_writer(f):
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode open(path, 'wb') would leave: the old file's, else 0666 less the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _cpu_array(t: Tensor) -> np.ndarray:
@@ -451,7 +467,16 @@ def _default_safe():
         ("builtins", "frozenset"): frozenset,
         ("builtins", "complex"): complex,
         ("builtins", "slice"): slice,
+        ("collections", "Counter"): collections.Counter,
+        # the plain values a checkpoint's config holds, as torch allows them
+        (_dt._by_name.__module__, "_by_name"): _dt._by_name,  # dtypes
+        (_device.__module__, "device"): _device,
+        (Size.__module__, "Size"): Size,
     }
+    for name in _layout.__all__:
+        obj = getattr(_layout, name)
+        if isinstance(obj, (_layout.layout, _layout.memory_format)):
+            d[(_layout.__name__, name)] = obj
     return d
 
 
@@ -462,6 +487,8 @@ def add_safe_globals(safe_globals: list) -> None:
         if isinstance(g, tuple):
             obj, full = g
             mod, _, name = full.rpartition(".")
+        elif isinstance(g, (_dt.dtype, _device, _layout.layout, _layout.memory_format)):
+            continue  # instances, not globals: loadable by default already
         else:
             obj, mod, name = g, g.__module__, g.__qualname__
         _SAFE_GLOBALS[(mod, name)] = obj

@@ -27,7 +27,7 @@ class Size(tuple):
         return tuple.__new__(cls, out)
 
     def __repr__(self) -> str:
-        return f"ember.Size({list(self)})"
+        return f"{_dt.DISPLAY[0]}.Size({list(self)})"
 
     __str__ = __repr__
 
@@ -280,7 +280,10 @@ class Tensor:
         return self._names is not None
 
     def is_inference(self) -> bool:
-        return False
+        """Whether this tensor was made in inference mode (a view: whether its base was)."""
+        from ..autograd.grad_mode import _inference_tensor
+
+        return _inference_tensor(self)
 
     def _dim(self, dim) -> int:
         """Normalise a dim argument (int or name) to a non-negative index, with torch's errors."""
@@ -312,6 +315,14 @@ class Tensor:
             )
         if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self.is_inference():
+            from ..autograd.grad_mode import _state
+
+            if not _state.inference:
+                raise RuntimeError(
+                    "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                    "allowed."
+                )
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -374,6 +385,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self.is_inference():
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._ver[0]
 
     @property
@@ -663,6 +676,8 @@ def _wrap(arr, names=None) -> Tensor:
     t._names = names
     t._ver = [0]
     t._extra = None
+    if _INF_OPEN[0] and _state.inference:
+        t._extra = {"inf": True}  # made in inference mode (factories, ember.tensor)
     return t
 
 
@@ -713,3 +728,8 @@ def to_array(x, xp=np, dtype=None):
     if isinstance(x, Tensor):
         return x._data
     return xp.asarray(x, dtype=dtype)
+
+
+# last: importing ember.autograd imports modules that need Tensor (used by _wrap at call time)
+from ..autograd.grad_mode import _INFERENCE_OPEN as _INF_OPEN
+from ..autograd.grad_mode import _state

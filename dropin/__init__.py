@@ -21,6 +21,8 @@ import os
 import sys
 import types
 
+from ..core import dtype as _dt
+
 __all__ = [
     "NotImplementedByEmber",
     "UnsupportedAttributeError",
@@ -208,6 +210,8 @@ def install(alias: str = "torch", *, guard: bool = True) -> AliasFinder:
         sys.modules[alias] = finder.resolve(alias)
         if guard:
             _guard_tree(finder, ember)
+    if alias == "torch":
+        _dt.DISPLAY[0] = "torch"  # reprs read torch.float32, torch.Size: what the script expects
     return finder
 
 
@@ -255,6 +259,8 @@ def uninstall(alias: str = "torch") -> None:
     finder.unguard()
     for name in [n for n in sys.modules if n == alias or n.startswith(alias + ".")]:
         del sys.modules[name]
+    if alias == "torch":
+        _dt.DISPLAY[0] = "ember"
 
 
 # ----------------------------------------------------------------------------- running a script

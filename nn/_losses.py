@@ -22,6 +22,7 @@ from ..core.ops.comparison import where as _where
 from ..core.ops.reduction import _tname
 from ..core.registry import op
 from ..core.tensor import Tensor, _wrap
+from ._args import arg_type_error
 
 __all__ = [
     "binary_cross_entropy",
@@ -137,10 +138,14 @@ def _with_names(rule):
 
     def deco(fn):
         sig = inspect.signature(fn)
+        tname = _TORCH_NAMES.get(fn.__name__, fn.__name__)
 
         def wrapper(*args, **kwargs):
             if not (_all_names(*args) or _all_names(*kwargs.values())):
-                return fn(*args, **kwargs)
+                try:
+                    return fn(*args, **kwargs)
+                except AttributeError as e:
+                    raise _not_tensor(tname, sig, e, args, kwargs) from None
             # the rule sees the arguments in signature order, however they were passed
             names = rule(list(sig.bind(*args, **kwargs).arguments.values()), {})
             out = fn(*[_strip(a) for a in args], **{k: _strip(v) for k, v in kwargs.items()})
@@ -152,6 +157,25 @@ def _with_names(rule):
         return wrapper
 
     return deco
+
+
+# torch's op names in its argument TypeErrors, where they differ from F's
+_TORCH_NAMES = {"cross_entropy": "cross_entropy_loss", "nll_loss": "nll_loss_nd"}
+
+
+def _not_tensor(fn: str, sig, exc, args, kwargs):
+    """torch's TypeError for a list (or array) where a loss wants a Tensor (failure path only)."""
+    try:
+        bound = sig.bind(*args, **kwargs).arguments
+    except TypeError:
+        return exc
+    params = tuple(sig.parameters.values())
+    wants = [("Tensor" in str(p.annotation)) for p in params]
+    if not any(wants):
+        return exc
+    k = len(wants) - wants[::-1].index(True)  # up to the last Tensor parameter
+    vals = tuple(bound.get(p.name) if w else None for p, w in zip(params[:k], wants))
+    return arg_type_error(fn, exc, tuple(p.name for p in params[:k]), vals)
 
 
 def _elementwise_names(args, kwargs):
@@ -630,7 +654,20 @@ def cross_entropy(
     """log_softmax + NLL over class indices or class probabilities (``target`` shaped like
     ``input``), with optional per-class ``weight`` and ``label_smoothing``."""
     reduction = _reduction(reduction, size_average, reduce)
-    _check_classes_input(input)
+    # torch's order: a target shaped like the input is class probabilities, checked first
+    probs = target.shape == input.shape
+    if probs:
+        if target._data.dtype.kind not in "fV":
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{_tname(target._data.dtype)}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim == 0:  # torch's log_softmax over dim 1 of a 0-dim input
+        if probs:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {float(label_smoothing):g}"
@@ -641,7 +678,7 @@ def cross_entropy(
     wshape = None
     if weight is not None:
         wshape = (C,) + (1,) * (input.ndim - cd - 1)
-    if target.shape == input.shape and target._data.dtype.kind in "fV":
+    if probs:
         # class probabilities
         if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
             raise RuntimeError(

@@ -8,6 +8,7 @@ import math
 
 from ..core.ops import normalization as _norm
 from ..core.tensor import Tensor
+from ._args import arg_type_error
 
 __all__ = [
     "batch_norm",
@@ -36,7 +37,12 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Layer normalization over the trailing dims given by ``normalized_shape``."""
-    return _norm.layer_norm(input, _shape_arg("layer_norm", normalized_shape), weight, bias, eps)
+    shape = _shape_arg("layer_norm", normalized_shape)
+    try:
+        return _norm.layer_norm(input, shape, weight, bias, eps)
+    except AttributeError as e:
+        names = ("input", "normalized_shape", "weight", "bias")
+        raise arg_type_error("layer_norm", e, names, (input, None, weight, bias)) from None
 
 
 def batch_norm(

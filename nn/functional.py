@@ -28,6 +28,7 @@ from . import _losses as _losses_mod
 from . import _normalization as _normalization_mod
 from . import _pooling as _pooling_mod
 from . import _vision as _vision_mod
+from ._args import arg_type_error as _arg_type_error
 from ._attention import *
 from ._conv import *
 from ._losses import *
@@ -151,7 +152,10 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0)."""
-    return input.relu_() if inplace else input.relu()
+    try:
+        return input.relu_() if inplace else input.relu()
+    except AttributeError as e:
+        raise _arg_type_error("relu_" if inplace else "relu", e, ("input",), (input,)) from None
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -523,11 +527,17 @@ def _unname(t):
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
-    if (
-        input._names is not None
-        or weight._names is not None
-        or (bias is not None and bias._names is not None)
-    ):
+    try:
+        named = (
+            input._names is not None
+            or weight._names is not None
+            or (bias is not None and bias._names is not None)
+        )
+    except AttributeError as e:
+        raise _arg_type_error(
+            "linear", e, ("input", "weight", "bias"), (input, weight, bias)
+        ) from None
+    if named:
         names = _linear_out_names(input, weight)
         out = linear(_unname(input), _unname(weight), _unname(bias))
         if names is not None and any(n is not None for n in names):
@@ -630,7 +640,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     p = _check_p(p)
     if not training or p == 0.0:
         return input
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError as e:
+        raise _arg_type_error("dropout", e, ("input",), (input,)) from None
     return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
 
 
@@ -911,7 +924,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 tensor with a 1 at each index."""
     from ..core.device import array_module
 
-    a = tensor._data
+    try:
+        a = tensor._data
+    except AttributeError as e:
+        raise _arg_type_error("one_hot", e, ("input",), (tensor,)) from None
     if a.dtype.kind != "i" or a.dtype.itemsize != 8:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     xp = array_module(a)

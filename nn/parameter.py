@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
+import numpy as np
+
+from ..core.device import register_backend
 from ..core.tensor import Tensor
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
@@ -91,6 +96,55 @@ def _clear_buffer_mark(t: Tensor) -> None:
         t._extra = e or None
 
 
+_UNINIT_MSG = (
+    "Attempted to use an uninitialized parameter in {}. This error happens when you are using a "
+    "`LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. "
+    "When using LazyModules Call `forward` with a dummy batch to initialize the parameters before "
+    "calling torch functions"
+)
+
+
+def _uninit_error() -> ValueError:
+    # the op that touched the array: the registry's public function holds its OpDef as ``od``;
+    # else the function that touched it
+    f = caller = sys._getframe(2)
+    name = None
+    while f is not None and name is None:
+        name = getattr(f.f_locals.get("od"), "name", None)
+        f = f.f_back
+    return ValueError(_UNINIT_MSG.format(name or caller.f_code.co_name))
+
+
+class _UninitArray(np.ndarray):
+    """The empty array of an uninitialized parameter/buffer: numpy computing on it (a ufunc, a
+    numpy function, indexing) raises torch's ValueError. Metadata (dtype, astype for ``.to``)
+    works, and ops on other tensors pay nothing: only this array carries the check."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _uninit_error()
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _uninit_error()
+
+    def __getitem__(self, key):
+        raise _uninit_error()
+
+    def __setitem__(self, key, value):  # in-place fills (init.zeros_, copy_ ...)
+        raise _uninit_error()
+
+    def fill(self, value):
+        raise _uninit_error()
+
+
+register_backend(_UninitArray, np)
+
+
+def _uninit_array(data: Tensor) -> Tensor:
+    if type(data._data) is np.ndarray:  # cpu only: a cupy array keeps its plain type
+        data._data = data._data.view(_UninitArray)
+    return data
+
+
 class UninitializedTensorMixin:
     """Shared behaviour of UninitializedParameter/UninitializedBuffer: no shape until
     ``materialize(shape)`` turns the object into a regular Parameter/Tensor in place."""
@@ -148,7 +202,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
         from ..core.ops import creation
 
-        data = creation.empty(0, device=device, dtype=dtype)
+        data = _uninit_array(creation.empty(0, device=device, dtype=dtype))
         return Tensor._make_subclass(cls, data, requires_grad)
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
@@ -172,7 +226,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent=True):
         from ..core.ops import creation
 
-        data = creation.empty(0, device=device, dtype=dtype)
+        data = _uninit_array(creation.empty(0, device=device, dtype=dtype))
         t = Tensor._make_subclass(cls, data, requires_grad)
         t._extra = {"is_buffer": True, "persistent": persistent}
         return t

@@ -294,7 +294,11 @@ SCRIPTS_SRC = {
     "attr.py": "import torch\n\ndef f(x):\n    return x.frobnicate()\n\nf(torch.ones(2))\n",
     "imp.py": "from torch.nn import NoSuchLayer\n",
     "syntax.py": "x = (\n",
-    "mymod.py": "import sys, torch\nprint(__name__, sys.argv[1:], torch.zeros(3).shape)\n",
+    "mymod.py": (
+        "import sys, torch, ember\n"
+        "print(__name__, sys.argv[1:], torch.zeros(3).shape)\n"
+        "print(str(torch.zeros(1, dtype=torch.float64).dtype) == 'torch.float64', torch.strided)\n"
+    ),
 }
 SCENARIOS = [
     ("main", ["run", "main.py", "--lr", "0.1"]),
@@ -395,7 +399,8 @@ def test_run_missing_script_like_python(cli):
 def test_run_module_mode(cli):
     rc, out, err = cli["module"]
     assert rc == 0, err
-    assert out.strip() == "__main__ ['a'] ember.Size([3])"
+    # under the torch alias, reprs spell torch's module (scripts compare str(x.dtype))
+    assert out.strip() == "__main__ ['a'] torch.Size([3])\nTrue torch.strided"
     rc, out, err = cli["no_module"]
     assert rc == 1 and "No module named no_such_mod_xyz" in err
 

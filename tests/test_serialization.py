@@ -10,9 +10,11 @@ import json
 import math
 import os
 import pickle
+import stat
 import struct
 import subprocess
 import sys
+import threading
 
 import ember
 import numpy as np
@@ -483,3 +485,55 @@ def test_training_resume_reproduces_losses(tmp_path):
     resumed = _train(8, resume=ck)
     assert len(resumed) == 4
     assert resumed == full[4:]  # exactly, on cpu
+
+
+def test_save_keeps_a_symlink_and_writes_its_target(tmp_path):
+    target, link = tmp_path / "target.pt", tmp_path / "link.pt"
+    ember.save(ember.ones(2), target)
+    link.symlink_to(target.name)
+    ember.save(ember.zeros(3), link)
+    assert link.is_symlink()
+    assert ember.load(target).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_save_file_mode_like_open(tmp_path):
+    p = tmp_path / "m.pt"
+    ember.save(ember.ones(2), p)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert p.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
+    p.chmod(0o640)
+    ember.save(ember.ones(2), p)
+    assert p.stat().st_mode & 0o777 == 0o640  # an overwrite keeps the file's mode
+
+
+def test_save_into_a_fifo_writes_through_it(tmp_path):
+    fifo = tmp_path / "ff"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    ember.save(ember.arange(3.0), fifo)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO, not replaced by a file
+    assert ember.load(io.BytesIO(got[0])).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_weights_only_loads_plain_config_values():
+    obj = {
+        "dtype": ember.float64,
+        "device": ember.device("cpu"),
+        "size": ember.Size([2, 3]),
+        "layout": ember.strided,
+        "format": ember.channels_last,
+        "counts": collections.Counter("aab"),
+        "w": ember.ones(2),
+    }
+    b = io.BytesIO()
+    ember.save(obj, b)
+    b.seek(0)
+    back = ember.load(b)  # weights_only=True by default
+    assert back["dtype"] is ember.float64 and back["layout"] is ember.strided
+    assert back["format"] is ember.channels_last and back["size"] == ember.Size([2, 3])
+    assert back["device"] == ember.device("cpu") and back["counts"] == collections.Counter("aab")
+    ember.serialization.add_safe_globals([ember.float64, ember.strided])  # instances: no-op

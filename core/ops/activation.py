@@ -27,6 +27,13 @@ def _c(arr):
 
 
 # ---------------------------------------------------------------------- leaky_relu
+def _raw(t):
+    """A derivative's raw array of ``t``: 1-element for a 0-d tensor, since numpy ufuncs turn
+    0-d arrays into scalars that ``out=`` refuses (the engine sums the gradient back to ())."""
+    a = t._data
+    return a if a.ndim else a.reshape(1)
+
+
 @op(names=keep, method=False)
 def _leaky_relu(xp, input, negative_slope=0.01):
     s = negative_slope
@@ -37,7 +44,7 @@ def _leaky_relu(xp, input, negative_slope=0.01):
 
 @_leaky_relu.vjp
 def _(grad, input, negative_slope):
-    a = input._data
+    a = _raw(input)
     d = (a > 0).astype(a.dtype)
     d *= 1 - negative_slope
     d += negative_slope
@@ -52,7 +59,7 @@ def _hardtanh(xp, input, min_val=-1.0, max_val=1.0):
 
 @_hardtanh.vjp
 def _(grad, input, min_val, max_val):
-    a = input._data
+    a = _raw(input)
     return grad * _c(((a > min_val) & (a < max_val)).astype(a.dtype))
 
 
@@ -73,7 +80,7 @@ def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
 
 @_elu.vjp
 def _(grad, input, alpha, scale, input_scale):
-    a = input._data
+    a = _raw(input)
     xp = array_module(a)
     pos = (a > 0).astype(a.dtype)
     k = alpha * scale * input_scale
@@ -108,7 +115,7 @@ def _softplus(xp, input, beta=1.0, threshold=20.0):
 
 @_softplus.vjp
 def _(grad, input, beta, threshold):
-    a = input._data
+    a = _raw(input)
     xp = array_module(a)
     z = a * beta if beta != 1 else a
     lin = z > threshold
@@ -135,7 +142,7 @@ def _hardsigmoid(xp, input):
 
 @_hardsigmoid.vjp
 def _(grad, input):
-    a = input._data
+    a = _raw(input)
     d = ((a > -3) & (a < 3)).astype(a.dtype)
     d /= 6
     return grad * _c(d)
@@ -153,7 +160,7 @@ def _hardswish(xp, input):
 @_hardswish.vjp
 def _(grad, input):
     # 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (torch's breakpoints)
-    a = input._data
+    a = _raw(input)
     mid = ((a > -3) & (a < 3)).astype(a.dtype)
     hi = (a >= 3).astype(a.dtype)
     if not _state.enabled:
@@ -257,7 +264,7 @@ def _gelu(xp, input, approximate="none"):
 
 @_gelu.vjp
 def _(grad, input, approximate):
-    a = input._data
+    a = _raw(input)
     xp = array_module(a)
     if not _state.enabled:
         if approximate == "tanh":
@@ -300,7 +307,7 @@ def _silu(xp, input):
 
 @_silu.vjp
 def _(grad, input):
-    a = input._data
+    a = _raw(input)
     xp = array_module(a)
     if not _state.enabled:
         s = _sigmoid_raw(xp, a)

@@ -181,6 +181,12 @@ def pack_padded_sequence(
         )
     if enforce_sorted and np.any(lens[1:] > lens[:-1]):
         raise RuntimeError(_SORT_MSG)
+    if lens.size and lens[0] > T:
+        # torch reads past the padded input here (no check); a clear error beats numpy's
+        raise RuntimeError(
+            f"Expected every length to be at most the padded sequence length {T}, but found "
+            f"a length of {int(lens[0])}"
+        )
     batch_sizes, idx = _pack_index(lens, T, B, batch_first)
     if order is not None:
         # the packed rows read the unsorted input directly: map sorted batch slots to originals

@@ -1,0 +1,111 @@
+"""A view's grad_fn after its base changed in place (torch's view + in-place handling, forward way).
+
+A view shares its base's version counter. When the registry records a view op, the view keeps in
+``_extra`` how to replay it from its base (``"vc"``: a chain of (op, options, kwargs, output index))
+and the version at which its grad_fn was set (``"gv"``). An in-place op on the base (or on another
+view of it) bumps the shared version, so the view's grad_fn is out of date: where the view is used
+with grad on (an op that records a node, backward roots, grad inputs, hooks), ``refresh`` replays
+the chain on the base, whose grad_fn is current, and takes the replayed view's grad_fn. This is
+torch's regenerated grad_fn (torch replays with as_strided; the gradients are the same).
+
+Nothing here runs on the no-grad path: the chain is written only when a view node is recorded.
+"""
+
+from __future__ import annotations
+
+from .grad_mode import _state
+
+# ops returning several views: torch refuses to regenerate their outputs' grad_fn (its names)
+_MULTI = {"split": "Split", "chunk": "Split", "unbind": "Unbind", "split_with_sizes": "Split"}
+
+
+def note_views(od, parent, outs, opts, kw) -> None:
+    """Called by the registry after recording a view op's node: ``outs`` (views of ``parent``)
+    learn how to be replayed from their base. A parent that is a view with no chain (detached,
+    or made without grad) gives no chain: such a view keeps its grad_fn, as before."""
+    pex = parent._extra
+    if pex and pex.get("base") is not None:
+        chain = pex.get("vc")
+        if chain is None:
+            return
+    else:
+        chain = ()
+    for k, t in enumerate(outs):
+        if t.grad_fn is not None:
+            ex = t._extra
+            ex["vc"] = chain + ((od, opts, kw, k),)
+            ex["gv"] = t._ver[0]
+
+
+def fresh(t) -> None:
+    """Refresh ``t``'s grad_fn if it is a view whose base changed since (engine entry points)."""
+    ex = t._extra
+    if ex and "gv" in ex and ex["gv"] != t._ver[0]:
+        refresh(t)
+
+
+def refresh(t):
+    """Replay view ``t`` from its base to get a current grad_fn; return it."""
+    ex = t._extra
+    chain = ex["vc"]
+    for od, _, _, _ in chain:
+        if od.name in _MULTI:
+            raise RuntimeError(_multi_error(t))
+    prev = _state.enabled
+    _state.enabled = True  # the replay must record (backward() may be called under no_grad)
+    try:
+        r = ex["base"]
+        for od, opts, kw, k in chain:
+            r = od.public(r, *opts, **kw)
+            if not hasattr(r, "_data"):  # a multi-output view op: its k-th output
+                r = r[k]
+    except (RuntimeError, IndexError, ValueError):
+        r = None
+    finally:
+        _state.enabled = prev
+    if r is None or r._data.shape != t._data.shape or r._data.dtype != t._data.dtype:
+        # the base's geometry changed in place (t_(), squeeze_()): the chain no longer applies
+        del ex["vc"], ex["gv"]
+        return t.grad_fn
+    ex["gv"] = t._ver[0]
+    t.grad_fn = r.grad_fn
+    t.requires_grad = r.requires_grad
+    rex = r._extra
+    nr = rex.get("nr", 0) if rex else 0
+    if nr:
+        ex["nr"] = nr
+    else:
+        ex.pop("nr", None)
+    return t.grad_fn
+
+
+def rebased(t) -> None:
+    """An in-place op gave view ``t`` a new grad_fn: it is current as of now."""
+    ex = t._extra
+    if ex and "vc" in ex:
+        ex["gv"] = t._ver[0]
+
+
+def forget(t) -> None:
+    """The view's in-place history did not reach its base: never replay it from the base."""
+    ex = t._extra
+    if ex and "vc" in ex:
+        del ex["vc"]
+        ex.pop("gv", None)
+
+
+def _multi_error(t) -> str:
+    fn = t.grad_fn
+    ex = t._extra
+    nr = ex.get("nr", 0) if ex else 0
+    name = fn.name() if fn is not None else "a view op"
+    i = name.rfind("Backward")
+    if i > 0:
+        name = name[:i]
+    name = {"Chunk": "Split"}.get(name, name)
+    return (
+        f"Output {nr} of {name} is a view and its base or another view of its base has been "
+        "modified inplace. This view is the output of a function that returns multiple views. "
+        "Such functions do not allow the output views to be modified inplace. You should replace "
+        "the inplace operation by an out-of-place one."
+    )
