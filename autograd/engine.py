@@ -605,6 +605,11 @@ def _as_tuple(x):
     return tuple(x)
 
 
+# > 0 while a backward computes only some gradients (autograd.grad, backward(inputs=...)):
+# utils.checkpoint's recomputation accumulates into .grad and must refuse to run then
+PARTIAL = [0]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """ember.autograd.backward: accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
     tensors = _as_tuple(tensors)
@@ -621,7 +626,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if t.grad_fn is not None:
                 _register_nonleaf_target(t)
     grads = _make_root_grads(tensors, grad_tensors, "backward")
-    run_backward(tensors, grads, retain_graph, create_graph, only=only)
+    if only is None:
+        run_backward(tensors, grads, retain_graph, create_graph)
+        return
+    PARTIAL[0] += 1
+    try:
+        run_backward(tensors, grads, retain_graph, create_graph, only=only)
+    finally:
+        PARTIAL[0] -= 1
 
 
 def _register_nonleaf_target(t) -> None:
@@ -670,7 +682,11 @@ def grad(
         )  # fmt: skip
     grads = _make_root_grads(outputs, grad_outputs, "grad")
     uniq = list({id(t): t for t in inputs}.values())  # the same tensor twice: one capture slot
-    res = run_backward(outputs, grads, retain_graph, create_graph, capture=uniq)
+    PARTIAL[0] += 1
+    try:
+        res = run_backward(outputs, grads, retain_graph, create_graph, capture=uniq)
+    finally:
+        PARTIAL[0] -= 1
     if len(uniq) != len(inputs):
         slot = {id(t): k for k, t in enumerate(uniq)}
         res = [res[slot[id(t)]] for t in inputs]

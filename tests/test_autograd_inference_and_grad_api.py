@@ -222,3 +222,26 @@ def test_requires_grad_false_on_non_leaf_errors():
         RuntimeError,
         "you can only change requires_grad flags of leaf variables.",
     )
+
+
+def _inference_ones(m):
+    with m.inference_mode():
+        return m.ones(3)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.zero_(),
+        lambda x: x.fill_(2.0),
+        lambda x: x.__setitem__(0, 5.0),
+        lambda x: x.masked_fill_(x > 0, 1.0),
+    ],
+)
+def test_direct_writes_to_inference_tensors_raise(write):
+    # these in-place writes bypass the registry's apply_inplace: each checks on its own
+    raises_like_torch(
+        lambda m: write(_inference_ones(m)),
+        RuntimeError,
+        "Inplace update to inference tensor outside InferenceMode is not allowed",
+    )

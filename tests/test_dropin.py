@@ -1,6 +1,5 @@
 """Drop-in mode (`ember run script.py`) and the platform modules PyTorch scripts touch: cuda, amp,
-backends, distributed, multiprocessing, onnx, accelerator, compile, utils (checkpoint,
-tensorboard).
+backends, distributed, multiprocessing, onnx, accelerator, compile, utils.tensorboard.
 
 The PyTorch-style scripts in tests/dropin_scripts/ run unchanged under real torch
 (`python script.py`) and under ember (`python -m ember run script.py`); each prints `loss: <value>`
@@ -765,23 +764,6 @@ def test_onnx_export_names_the_api():
     with pytest.raises(NotImplementedError, match=r"^torch\.onnx\.export is not implemented"):
         ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), "model.onnx")
     assert ember.onnx.is_in_onnx_export() is False
-
-
-def test_checkpoint_computes_normally():
-    from ember.utils.checkpoint import checkpoint, checkpoint_sequential
-
-    lin = ember.nn.Linear(3, 3)
-    x = ember.randn(2, 3, requires_grad=True)
-    y = checkpoint(lambda a: ember.tanh(lin(a)), x, use_reentrant=False)
-    y.sum().backward()
-    g1 = x.grad.clone()
-    x.grad = None
-    ember.tanh(lin(x)).sum().backward()
-    assert ember.equal(g1, x.grad)
-    with pytest.warns(UserWarning, match="use_reentrant"):
-        checkpoint(lin, x)
-    seq = ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.ReLU())
-    assert ember.equal(checkpoint_sequential(seq, 2, x, use_reentrant=False), seq(x))
 
 
 def test_summary_writer_csv(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ...autograd.grad_mode import _INFERENCE_USED, check_inference_inplace
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..device import device as _device
@@ -247,6 +248,8 @@ def _(grad, needs):
 
 def fill_(self: Tensor, value) -> Tensor:
     """Fill with ``value`` in place; names are unchanged (spec 2: no name semantics)."""
+    if _INFERENCE_USED[0]:
+        check_inference_inplace(self)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(

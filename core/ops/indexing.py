@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ...autograd.grad_mode import _state
+from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
 from .. import dtype as _dt
 from ..device import _XP, array_module
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
@@ -781,6 +781,8 @@ def _setitem_error(a, key, pre, v, adv):
 
 
 def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
+    if _INFERENCE_USED[0]:
+        check_inference_inplace(self)
     key = _fast_key(index)
     if key is not None:
         pre = None
@@ -1435,6 +1437,8 @@ def _(grad, mask, needs):
 
 def _masked_fill_(self, mask, value):
     """In place; the no-grad path writes straight into self's storage."""
+    if _INFERENCE_USED[0]:
+        check_inference_inplace(self)
     vt = isinstance(value, Tensor)
     if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and isinstance(
         mask, Tensor

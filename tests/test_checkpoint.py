@@ -1,0 +1,140 @@
+"""utils.checkpoint against torch.utils.checkpoint: the recomputed backward gives torch's values
+and gradients (both variants, autograd.grad, dropout's replayed random state, sequential
+segments), keeps no activations, and refuses what torch refuses."""
+
+import warnings
+
+import ember
+import numpy as np
+import pytest
+from harness import assert_same, needs_torch, raises_like_torch, torch
+
+X = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+
+
+def _ck(m):
+    return ember.utils.checkpoint if m is ember else torch.utils.checkpoint
+
+
+def _net(m, train=False):
+    nn = m.nn
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.3), nn.Linear(8, 3))
+    r = np.random.default_rng(1)
+    with m.no_grad():
+        for p in net.parameters():
+            p.copy_(m.tensor(r.standard_normal(tuple(p.shape)).astype(np.float32)))
+    return net.train(train)
+
+
+def _run(m, reentrant, x_grad):
+    net = _net(m)
+    x = m.tensor(X, requires_grad=x_grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = _ck(m).checkpoint(net, x, use_reentrant=reentrant)
+    out = [y.detach(), m.tensor(y.requires_grad)]
+    if y.requires_grad:
+        (y * m.arange(15.0).reshape(5, 3)).sum().backward()
+        out += [p.grad for p in net.parameters()] + ([x.grad] if x_grad else [])
+    return out
+
+
+@needs_torch
+@pytest.mark.parametrize("reentrant", [True, False])
+@pytest.mark.parametrize("x_grad", [True, False])
+def test_checkpoint_like_torch(reentrant, x_grad):
+    e, t = _run(ember, reentrant, x_grad), _run(torch, reentrant, x_grad)
+    assert len(e) == len(t)
+    for a, b in zip(e, t):
+        assert_same(a, b)
+
+
+def _grad_through(m):
+    net = _net(m)
+    x = m.tensor(X, requires_grad=True)
+    y = _ck(m).checkpoint(net, x, use_reentrant=False)
+    return m.autograd.grad((y * y).sum(), [x, *net.parameters()])
+
+
+@needs_torch
+def test_autograd_grad_through_a_module_checkpoint():
+    for a, b in zip(_grad_through(ember), _grad_through(torch)):
+        assert_same(a, b)
+
+
+def _dropout_replay(m):
+    net = _net(m, train=True)
+    x = m.tensor(X, requires_grad=True)
+    m.manual_seed(5)
+    y = _ck(m).checkpoint(net, x, use_reentrant=False)
+    y.sum().backward()
+    net2 = _net(m, train=True)
+    x2 = m.tensor(X, requires_grad=True)
+    m.manual_seed(5)
+    net2(x2).sum().backward()
+    return x.grad, x2.grad
+
+
+def test_recomputation_replays_the_random_state():
+    a, b = _dropout_replay(ember)
+    assert ember.equal(a, b)
+
+
+def _sequential(m):
+    net = _net(m)
+    x = m.tensor(X, requires_grad=True)
+    y = _ck(m).checkpoint_sequential(net, 2, x, use_reentrant=False)
+    y.sum().backward()
+    return [y.detach(), x.grad, *[p.grad for p in net.parameters()]]
+
+
+@needs_torch
+def test_checkpoint_sequential_like_torch():
+    for a, b in zip(_sequential(ember), _sequential(torch)):
+        assert_same(a, b)
+
+
+def test_no_activation_is_kept():
+    net = _net(ember)
+    x = ember.tensor(X, requires_grad=True)
+    y = ember.utils.checkpoint.checkpoint(net, x, use_reentrant=False)
+    # the checkpoint node's only edges are its tensor inputs (x, the parameters): the layers ran
+    # without a graph, so nothing of theirs is saved
+    inputs = {id(t) for t in [x, *net.parameters()]}
+    fns = y.grad_fn.next_functions
+    assert all(type(f).__name__ == "AccumulateGrad" for f, _ in fns if f is not None)
+    assert {id(f.variable) for f, _ in fns if f is not None} <= inputs
+
+
+def _reentrant_grad(m):
+    x = m.tensor(X, requires_grad=True)
+    y = _ck(m).checkpoint(_net(m), x, use_reentrant=True)
+    m.autograd.grad(y.sum(), x)
+
+
+def test_reentrant_refuses_autograd_grad():
+    raises_like_torch(
+        _reentrant_grad, RuntimeError, "When use_reentrant=True, torch.utils.checkpoint is "
+        "incompatible with .grad()"
+    )  # fmt: skip
+
+
+def test_reentrant_warns_when_no_input_needs_grad():
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        y = ember.utils.checkpoint.checkpoint(_net(ember), ember.tensor(X), use_reentrant=True)
+    assert not y.requires_grad
+    with pytest.warns(UserWarning, match="the use_reentrant parameter should be passed"):
+        ember.utils.checkpoint.checkpoint(_net(ember), ember.tensor(X, requires_grad=True))
+
+
+def test_plain_function_reaches_parameters_but_refuses_autograd_grad():
+    lin = ember.nn.Linear(4, 3)
+    y = ember.utils.checkpoint.checkpoint(
+        lambda a: lin(a).tanh(), ember.tensor(X), use_reentrant=False
+    )
+    y.sum().backward()
+    assert lin.weight.grad is not None and lin.weight.grad.abs().sum() > 0
+    x = ember.tensor(X, requires_grad=True)
+    y = ember.utils.checkpoint.checkpoint(lambda a: lin(a).tanh(), x, use_reentrant=False)
+    with pytest.raises(RuntimeError, match="cannot give .grad\\(\\)"):
+        ember.autograd.grad(y.sum(), x)
