@@ -31,8 +31,7 @@ from ..core.dtype import C_NAMES
 from ..core.kernels.fused_softmax import attention_softmax_kernels
 from ..core.names import names_of
 from ..core.ops.creation import zeros as _zeros
-from ..core.ops.joining import _bcast_error
-from ..core.registry import op
+from ..core.registry import broadcast_error, op
 from ..core.tensor import Tensor, _wrap
 from .attention.bias import CausalBias, CausalVariant
 
@@ -352,7 +351,7 @@ def scaled_dot_product_attention(
             try:
                 np.broadcast_shapes(sshape, md.shape)
             except ValueError:
-                raise _bcast_error((sshape, md.shape)) from None
+                raise broadcast_error((sshape, md.shape)) from None
         p = _probs_masked(query, key, attn_mask, sc, True)
     if dropout_p > 0.0:
         from .functional import dropout

@@ -248,23 +248,25 @@ def _convert(self: Tensor, index):
     return out, adv, has_int, inames
 
 
+def _consumes(it) -> int:
+    """How many of the indexed tensor's dims an index item uses up."""
+    if it is None or it is Ellipsis or type(it) is bool:
+        return 0
+    if hasattr(it, "dtype"):
+        return it.ndim if it.dtype.kind == "b" else 1
+    return 1
+
+
 def _check_masks(names: tuple, items: list, masks: dict) -> None:
     """A named boolean mask must match the names of the dims it covers (unify rules), as
     masked_select's mask does (spec line 150, P111). ``masks``: item position -> mask names."""
 
-    def consumes(it):
-        if it is None or it is Ellipsis or type(it) is bool:
-            return 0
-        if hasattr(it, "dtype"):
-            return it.ndim if it.dtype.kind == "b" else 1
-        return 1
-
-    used = sum(consumes(it) for it in items)
+    used = sum(_consumes(it) for it in items)
     pos = 0
     for k, it in enumerate(items):
         if k in masks:
             _check_mask_names(names[pos : pos + it.ndim], masks[k])
-        pos += len(names) - used if it is Ellipsis else consumes(it)
+        pos += len(names) - used if it is Ellipsis else _consumes(it)
 
 
 def _check_mask_names(covered: tuple, mask_names: tuple) -> None:
@@ -364,14 +366,7 @@ def _diagnose(self: Tensor, index):
     shape = self._data.shape
     nd = len(shape)
 
-    def consumes(it):
-        if it is None or it is Ellipsis or type(it) is bool:
-            return 0
-        if type(it) in (int, slice):
-            return 1
-        return it.ndim if it.dtype.kind == "b" else 1
-
-    used = sum(consumes(it) for it in items)
+    used = sum(_consumes(it) for it in items)
     if used > nd:
         if nd == 0 and items and type(items[0]) is int:
             return IndexError(
@@ -407,7 +402,7 @@ def _diagnose(self: Tensor, index):
                 return e
             dim += 1
         else:
-            k = consumes(it)
+            k = _consumes(it)
             after.extend(shape[dim : dim + k])
             dim += k
     after.extend(shape[dim:])
@@ -481,14 +476,7 @@ def _getitem_names(ins, key, pre=None, **kw):
         out = _basic_names(names, items)
         return None if all(n is None for n in out) else tuple(out)
 
-    def consumes(it):
-        if it is None or it is Ellipsis or type(it) is bool:
-            return 0
-        if hasattr(it, "dtype"):
-            return it.ndim if it.dtype.kind == "b" else 1
-        return 1
-
-    used = sum(consumes(it) for it in items)
+    used = sum(_consumes(it) for it in items)
     out = []
     i = 0
     first = None
@@ -503,7 +491,7 @@ def _getitem_names(ins, key, pre=None, **kw):
                 gaps = True
             last = k
             bnd = max(bnd, 1 if type(it) is bool or it.dtype.kind == "b" else it.ndim)
-            i += consumes(it)
+            i += _consumes(it)
         elif it is None:
             out.append(None)
         elif it is Ellipsis:
@@ -667,14 +655,7 @@ def _name_by_index(r: Tensor, args: tuple, inames: list) -> Tensor:
         nd -= sum(1 for it in args[2] if type(it) is int)
     items = key if type(key) is tuple else (key,)
 
-    def consumes(it):
-        if it is None or it is Ellipsis or type(it) is bool:
-            return 0
-        if hasattr(it, "dtype"):
-            return it.ndim if it.dtype.kind == "b" else 1
-        return 1
-
-    used = sum(consumes(it) for it in items)
+    used = sum(_consumes(it) for it in items)
     pos = 0
     first = last = None
     gaps = False

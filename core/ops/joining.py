@@ -16,6 +16,7 @@ import numpy as np
 from ..names import keep
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
+from ..registry import broadcast_error as _broadcast_error
 from ..registry import op
 from ..tensor import Size, Tensor, _wrap
 from .indexing import (
@@ -121,22 +122,6 @@ def broadcast_shapes(*shapes) -> Size:
     return Size(result)
 
 
-def _bcast_error(shapes):
-    # torch's message names the first two tensors that disagree
-    out = ()
-    for s in shapes:
-        for k in range(1, max(len(out), len(s)) + 1):
-            x = out[-k] if k <= len(out) else 1
-            y = s[-k] if k <= len(s) else 1
-            if x != y and x != 1 and y != 1:
-                return RuntimeError(
-                    f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                    f"non-singleton dimension {max(len(out), len(s)) - k}"
-                )
-        out = np.broadcast_shapes(out, s)
-    return RuntimeError("shapes cannot be broadcast together")  # pragma: no cover
-
-
 def broadcast_tensors(*tensors) -> tuple:
     """Expanded views of the tensors, all of their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -145,7 +130,7 @@ def broadcast_tensors(*tensors) -> tuple:
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise _bcast_error(shapes) from None
+        raise _broadcast_error(shapes) from None
     return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
 
 

@@ -20,7 +20,7 @@ from ..names import (
     names_of,
     no_duplicates,
 )
-from ..registry import op
+from ..registry import broadcast_error, op
 from ..tensor import Tensor
 
 __all__ = ["chain_matmul", "dot", "einsum", "ger", "inner", "kron", "tensordot"]
@@ -121,19 +121,10 @@ def _matmul_error(a, b):
             f"{_shape_str(b.shape)})"
         )
     ba, bb = a.shape[:-2], b.shape[:-2]
-    try:
-        batch = np.broadcast_shapes(ba, bb)
-    except ValueError:
-        n = max(len(ba), len(bb))
-        for k in range(1, n + 1):
-            x = ba[-k] if k <= len(ba) else 1
-            y = bb[-k] if k <= len(bb) else 1
-            if x != y and x != 1 and y != 1:
-                return RuntimeError(
-                    f"The size of tensor a ({x}) must match the size of tensor b "
-                    f"({y}) at non-singleton dimension {n - k}"
-                )
-        batch = ()
+    err = broadcast_error([ba, bb])
+    if err is not None:
+        return err
+    batch = np.broadcast_shapes(ba, bb)
     nbatch = int(np.prod(batch))
     return RuntimeError(
         f"Expected size for first two dimensions of batch2 tensor to be: "

@@ -1,0 +1,574 @@
+"""ember.func (torch.func): function transforms over ember's tape autograd.
+
+ember has no functorch levels: ``grad``, ``vjp``, ``jacrev``, ... run the function with fresh
+differentiable copies of the chosen inputs and ask :func:`ember.autograd.grad` for the
+derivatives. Inside another transform (``grad(grad(f))``, ``jacrev(jacrev(f))``, ``hessian``) and
+when an input already requires grad, the derivatives are taken with ``create_graph=True``, so
+the transforms compose by nesting. ``jacrev``/``jacfwd`` build a Jacobian one backward pass per
+output element (reverse mode for both); ``jvp`` is computed as the derivative of a vjp (the
+"double-vjp" trick). ``vmap`` is :func:`ember.vmap` (one call per element), extended to outputs
+that are dicts, lists or nested tuples, so the per-sample-gradient recipe
+``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)`` works. Tensors a function closes over
+are constants unless an enclosing transform differentiates them.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .autograd.engine import grad as _autograd_grad
+from .autograd.grad_mode import enable_grad, is_grad_enabled
+from .core.tensor import Tensor
+from .core.vmap import vmap as _vmap
+from .nn.utils.stateless import _functional_call
+
+__all__ = [
+    "debug_unwrap",
+    "functional_call",
+    "functionalize",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "replace_all_batch_norm_modules_",
+    "stack_module_state",
+    "vjp",
+    "vmap",
+]
+
+
+class _Depth(threading.local):
+    def __init__(self) -> None:
+        self.n = 0
+
+
+_depth = _Depth()  # how many transforms are evaluating their function right now
+
+
+# ------------------------------------------------------------------ pytrees (tuple/list/dict)
+
+
+def _flatten(tree) -> tuple[list, Any]:
+    """The leaves of ``tree`` (tuples, lists and dicts are nodes) and its structure."""
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for t in tree:
+            lv, sp = _flatten(t)
+            leaves += lv
+            specs.append(sp)
+        return leaves, (type(tree), None, specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for t in tree.values():
+            lv, sp = _flatten(t)
+            leaves += lv
+            specs.append(sp)
+        return leaves, (dict, list(tree.keys()), specs)
+    return [tree], None
+
+
+def _unflatten(spec, leaves: list):
+    it = iter(leaves)
+
+    def build(sp):
+        if sp is None:
+            return next(it)
+        kind, keys, children = sp
+        vals = [build(c) for c in children]
+        if kind is dict:
+            return dict(zip(keys, vals, strict=True))
+        if kind is tuple or kind is list:
+            return kind(vals)
+        return kind(*vals)  # a namedtuple
+
+    return build(spec)
+
+
+def _spec_str(spec) -> str:
+    if spec is None:
+        return "*"
+    kind, keys, children = spec
+    inner = ", ".join(_spec_str(c) for c in children)
+    if kind is dict:
+        inner = ", ".join(f"{k!r}: {_spec_str(c)}" for k, c in zip(keys, children, strict=True))
+        return "{" + inner + "}"
+    return f"[{inner}]" if kind is list else f"({inner}{',' if len(children) == 1 else ''})"
+
+
+# ------------------------------------------------------------------ shared machinery
+
+
+def _check_argnums(argnums, nargs: int) -> tuple[int, ...]:
+    if isinstance(argnums, int):
+        if not -nargs <= argnums < nargs or isinstance(argnums, bool):
+            raise RuntimeError(f"Got argnum={argnums}, but only {nargs} positional inputs")
+        return (argnums % nargs,)
+    if isinstance(argnums, tuple) and all(
+        isinstance(a, int) and not isinstance(a, bool) for a in argnums
+    ):
+        if not argnums:
+            raise RuntimeError("argnums must be non-empty")
+        if len(set(argnums)) != len(argnums):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+        for a in argnums:
+            _check_argnums(a, nargs)
+        return tuple(a % nargs for a in argnums)
+    raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _differentiable(tree) -> tuple[Any, list[Tensor], bool]:
+    """``tree`` with every tensor replaced by a fresh input of this transform: an alias of it
+    when it already requires grad (still connected to an enclosing transform's graph), else a
+    detached copy that requires grad. Also the new leaves, and whether any input required grad."""
+    leaves, spec = _flatten(tree)
+    new, tracked = [], False
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise ValueError(  # noqa: TRY004 - torch's error type
+                f"Thing passed to transform API must be Tensor, got {type(x)}"
+            )
+        if x.requires_grad:
+            tracked = True
+            new.append(x.view_as(x))
+        else:
+            new.append(x.detach().requires_grad_())
+    return _unflatten(spec, new), new, tracked
+
+
+def _call(func: Callable, args: tuple, kwargs: dict):
+    with enable_grad():
+        _depth.n += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _depth.n -= 1
+
+
+def _wants_graph(tracked: bool) -> bool:
+    """Keep the derivatives differentiable: inside another transform, or when an input was
+    already part of a graph the caller may differentiate."""
+    return _depth.n > 0 or (tracked and is_grad_enabled())
+
+
+def _grads(outputs: list, inputs: list, grad_outputs: list, create_graph: bool) -> list:
+    """d(outputs . grad_outputs)/d(inputs); zeros where an input is unused."""
+    from .core.ops.creation import zeros_like
+
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o.requires_grad]
+    if pairs:
+        with enable_grad():
+            got = _autograd_grad(
+                [o for o, _ in pairs],
+                inputs,
+                grad_outputs=[g for _, g in pairs],
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
+    else:
+        got = [None] * len(inputs)
+    return [zeros_like(x) if g is None else g for g, x in zip(got, inputs, strict=True)]
+
+
+def _release(tree, keep: bool):
+    """Outputs handed back to the caller: detached unless an enclosing graph needs them."""
+    if keep:
+        return tree
+    leaves, spec = _flatten(tree)
+    return _unflatten(spec, [x.detach() if isinstance(x, Tensor) else x for x in leaves])
+
+
+def _split_aux(out, has_aux: bool, where: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(
+            f"{where}: output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
+    return out
+
+
+# ------------------------------------------------------------------ the transforms
+
+
+def functional_call(
+    module: Any,
+    parameter_and_buffer_dicts: dict[str, Tensor] | Sequence[dict[str, Tensor]],
+    args: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
+    """Call ``module(*args, **kwargs)`` with its parameters and buffers replaced by the tensors
+    of ``parameter_and_buffer_dicts`` (a dict keyed like ``named_parameters``, or a sequence of
+    dicts). The module is unchanged afterwards. Tied weights follow a value given for one alias
+    (``tie_weights=True``); ``strict=True`` requires exactly the module's keys."""
+    if isinstance(parameter_and_buffer_dicts, list):
+        parameter_and_buffer_dicts = tuple(parameter_and_buffer_dicts)
+    return _functional_call(
+        module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights, strict=strict
+    )
+
+
+def vmap(
+    func: Callable,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable:
+    """torch.func.vmap: :func:`ember.vmap`, whose ``func`` may also return dicts, lists and
+    nested tuples of tensors (stacked leaf by leaf). ``out_dims`` is an int for every output, or
+    a tuple with one entry per top-level output (None: not stacked)."""
+    state: dict = {}
+
+    @functools.wraps(func)
+    def flat(*args: Any, **kwargs: Any) -> tuple:
+        leaves, spec = _flatten(func(*args, **kwargs))
+        state["spec"] = spec
+        return tuple(leaves)
+
+    mapped = _vmap(flat, in_dims, 0, randomness, chunk_size=chunk_size)
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        leaves = mapped(*args, **kwargs)
+        spec = state["spec"]
+        top = spec[2] if spec is not None and spec[0] is not dict else [spec]
+        if isinstance(out_dims, (tuple, list)):
+            if len(out_dims) != len(top):
+                raise ValueError(
+                    f"vmap({getattr(func, '__name__', func)}, ...): out_dims is not compatible "
+                    f"with the structure of `outputs`. out_dims has {len(out_dims)} entries but "
+                    f"outputs has {len(top)}."
+                )
+            dims = [d for d, s in zip(out_dims, top, strict=True) for _ in _flatten_spec(s)]
+        else:
+            dims = [out_dims] * len(leaves)
+        out = [
+            leaf.select(0, 0) if d is None else (leaf if d == 0 else leaf.movedim(0, d))
+            for leaf, d in zip(leaves, dims, strict=True)
+        ]
+        return _unflatten(spec, out)
+
+    return wrapped
+
+
+def _flatten_spec(spec) -> list:
+    return [None] if spec is None else [x for c in spec[2] for x in _flatten_spec(c)]
+
+
+def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
+    """Returns a function computing ``(gradient, value)`` of ``func``: the gradient of its scalar
+    output with respect to the positional arguments ``argnums`` (each a tensor or a tuple/list/
+    dict of tensors; the gradient has the same structure), and the output itself. With
+    ``has_aux=True`` ``func`` returns ``(output, aux)`` and the value is ``(output, aux)``."""
+    where = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any):
+        nums = _check_argnums(argnums, len(args))
+        args = list(args)
+        inputs, tracked = [], False
+        for n in nums:
+            args[n], new, t = _differentiable(args[n])
+            inputs.append(new)
+            tracked |= t
+        out = _call(func, tuple(args), kwargs)
+        out, aux = _split_aux(out, has_aux, where)
+        if not isinstance(out, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                f"{where}: Expected f(*args) to return a Tensor, got {type(out)}"
+            )
+        if out.dim() != 0:
+            raise RuntimeError(
+                f"{where}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+            )
+        keep = _wants_graph(tracked)
+        flat = [x for group in inputs for x in group]
+        grads = iter(_grads([out], flat, [_ones_like(out)], keep))
+        per_arg = []
+        for n, group in zip(nums, inputs, strict=True):
+            _, spec = _flatten(args[n])
+            per_arg.append(_unflatten(spec, [next(grads) for _ in group]))
+        g = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
+        value = _release(out, keep)
+        if has_aux:
+            return g, (value, _release(aux, keep))
+        return g, value
+
+    return wrapper
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    from .core.ops.creation import ones_like
+
+    return ones_like(t)
+
+
+def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """Returns a function computing the gradient of ``func``'s scalar output with respect to
+    its positional arguments ``argnums`` (see :func:`grad_and_value`); with ``has_aux=True``,
+    ``(gradient, aux)``. Nests: ``grad(grad(f))(x)`` is the second derivative."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False):
+    """Runs ``func(*primals)`` and returns ``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with
+    ``has_aux=True``). ``vjp_fn(cotangents)`` (cotangents shaped like the output) returns the
+    vector-Jacobian products, a tuple with one entry per primal."""
+    diff, flat, tracked = _differentiable(primals)
+    out = _call(func, diff, {})
+    out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
+    out_leaves, out_spec = _flatten(out)
+    for o in out_leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                "vjp(f, *primals): expected f(*primals) to return only tensors, got "
+                f"unsupported type {type(o)}"
+            )
+    keep = _wants_graph(tracked)
+    _, primal_spec = _flatten(primals)
+
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None):
+        ct_leaves, ct_spec = _flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {_spec_str(ct_spec)}, primal output: "
+                f"{_spec_str(out_spec)}"
+            )
+        cg = keep or _depth.n > 0 or bool(create_graph)
+        return _unflatten(primal_spec, _grads(out_leaves, flat, ct_leaves, cg))
+
+    if has_aux:
+        return _release(out, keep), vjp_fn, _release(aux, keep)
+    return _release(out, keep), vjp_fn
+
+
+def jvp(
+    func: Callable,
+    primals: tuple,
+    tangents: tuple,
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+):
+    """Runs ``func(*primals)`` and returns ``(output, jvp_out)``, the Jacobian-vector product
+    with ``tangents`` (shaped like ``primals``); ``(output, jvp_out, aux)`` with ``has_aux``.
+    Computed in reverse mode, as the derivative of a vjp with respect to its cotangent."""
+    where = "jvp(f, primals, tangents)"
+    for what, val in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(val, tuple):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                f"{where}: Expected {what} to be a tuple. E.g. it should be valid to call "
+                f"f(*{what})."
+            )
+    p_leaves, p_spec = _flatten(primals)
+    t_leaves, t_spec = _flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(
+            f"{where}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {_spec_str(p_spec)} and tangents with structure {_spec_str(t_spec)}"
+        )
+    for p, t in zip(p_leaves, t_leaves, strict=True):
+        if isinstance(p, Tensor) and isinstance(t, Tensor) and p.shape != t.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                "original Tensor, this is not supported. Tensor is of size "
+                f"{list(p.shape)} while the given forward gradient is of size {list(t.shape)}."
+            )
+    diff, flat, tracked = _differentiable(primals)
+    out = _call(func, diff, {})
+    out, aux = _split_aux(out, has_aux, where)
+    out_leaves, out_spec = _flatten(out)
+    for o in out_leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                f"{where}: expected f(*primals) to return only tensors, got unsupported type "
+                f"{type(o)}"
+            )
+    keep = _wants_graph(tracked) or any(t.requires_grad for t in t_leaves)
+    from .core.ops.creation import zeros_like
+
+    dummies = [zeros_like(o).requires_grad_() for o in out_leaves]
+    vjps = _grads(out_leaves, flat, dummies, True)  # J^T u, linear in the dummy cotangent u
+    jv = _grads(vjps, dummies, t_leaves, keep)  # d(J^T u . t)/du = J t
+    res = (_release(out, keep), _unflatten(out_spec, jv))
+    return (*res, _release(aux, keep)) if has_aux else res
+
+
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """Returns ``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is the Jacobian-vector
+    product at ``primals`` (each call runs ``func`` again)."""
+    out = _call(func, primals, {})
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return _release(out, _depth.n > 0), jvp_fn
+
+
+def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any):
+        nums = _check_argnums(argnums, len(args))
+        args = list(args)
+        inputs, tracked = [], False
+        for n in nums:
+            args[n], new, t = _differentiable(args[n])
+            inputs.append(new)
+            tracked |= t
+        out = _call(func, tuple(args), kwargs)
+        out, aux = _split_aux(out, has_aux, f"{name}(f, ...)(*args)")
+        out_leaves, out_spec = _flatten(out)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(  # noqa: TRY004 - torch's jacobians report through their vjp
+                    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
+                    f"unsupported type {type(o)}"
+                )
+        keep = _wants_graph(tracked)
+        flat = [x for group in inputs for x in group]
+        jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
+        per_out = []
+        for rows in jac_leaves:  # rows: one Jacobian block per flat input
+            it = iter(rows)
+            per_arg = []
+            for n, group in zip(nums, inputs, strict=True):
+                _, spec = _flatten(args[n])
+                per_arg.append(_unflatten(spec, [next(it) for _ in group]))
+            per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+        jac = _unflatten(out_spec, per_out)
+        return (jac, _release(aux, keep)) if has_aux else jac
+
+    return wrapper
+
+
+def _jac_rows(out: Tensor, inputs: list[Tensor], keep: bool) -> list[Tensor]:
+    """d out / d x for every x in ``inputs``: each of shape ``out.shape + x.shape``."""
+    from .core.ops.creation import zeros
+    from .core.ops.joining import stack
+
+    n = out.numel()
+    rows: list[list[Tensor]] = [[] for _ in inputs]
+    for k in range(n):
+        onehot = zeros(n, dtype=out.dtype, device=out.device)
+        onehot[k] = 1
+        for r, g in zip(
+            rows, _grads([out], inputs, [onehot.reshape(out.shape)], keep), strict=True
+        ):
+            r.append(g)
+    blocks = []
+    for x, r in zip(inputs, rows, strict=True):
+        if r:
+            blocks.append(stack(r).reshape(*out.shape, *x.shape))
+        else:
+            blocks.append(zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device))
+    return blocks
+
+
+def jacrev(
+    func: Callable,
+    argnums: int | tuple[int, ...] = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+    _preallocate_and_copy: bool = False,
+) -> Callable:
+    """Returns a function computing the Jacobian of ``func`` with respect to the positional
+    arguments ``argnums`` by reverse mode: for an output of shape ``O`` and an input of shape
+    ``I``, a tensor of shape ``O + I`` (nested like the outputs, then like ``argnums``).
+    ``chunk_size`` is accepted (ember runs one backward pass per output element)."""
+    return _jacobian(func, argnums, has_aux, "jacrev")
+
+
+def jacfwd(
+    func: Callable,
+    argnums: int | tuple[int, ...] = 0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+) -> Callable:
+    """The Jacobian of ``func`` (torch computes it in forward mode; ember in reverse mode, with
+    the same result: see :func:`jacrev`)."""
+    return _jacobian(func, argnums, has_aux, "jacfwd")
+
+
+def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
+    """Returns a function computing the Hessian of ``func``'s scalar output with respect to the
+    positional arguments ``argnums``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """Returns ``func``: ember runs mutations eagerly, with the same results."""
+    return func
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """Returns ``tensor``: ember's transforms do not wrap tensors."""
+    return tensor
+
+
+def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of ``models`` (same architecture) stacked along a new first
+    dim, as two dicts keyed like ``named_parameters`` / ``named_buffers`` (for ensembling with
+    :func:`vmap` and :func:`functional_call`). Stacked parameters are new leaves that require
+    grad when the originals do."""
+    from .core.ops.joining import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
+    ref = type(models[0])
+    if not all(type(m) is ref for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def gather(named: str, detach: bool) -> dict[str, Tensor]:
+        names = [n for n, _ in getattr(models[0], named)()]
+        out = {}
+        for name in names:
+            parts = [dict(getattr(m, named)())[name] for m in models]
+            t = stack([p.detach() for p in parts])
+            if not detach and parts[0].requires_grad:
+                t.requires_grad_()
+            out[name] = t
+        return out
+
+    return gather("named_parameters", False), gather("named_buffers", True)
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """In place: make every batch-norm layer of ``root`` stop tracking running statistics (so
+    it always normalizes with batch statistics, which vmap needs in torch). Returns ``root``."""
+    from .nn.modules.batchnorm import _BatchNorm
+
+    for m in root.modules():
+        if isinstance(m, _BatchNorm):
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
