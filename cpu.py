@@ -11,12 +11,10 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .amp import autocast_mode as _autocast_mode
-from .amp import grad_scaler as _grad_scaler
+from .amp.deprecated import device_amp_classes
 from .core import dtype as _dt
 from .core.streams import Event, Stream
 
@@ -86,48 +84,6 @@ def stream(stream: Stream | None) -> contextlib.AbstractContextManager:
     return StreamContext(stream)
 
 
-class _CpuAutocast(_autocast_mode.autocast):
-    """torch.cpu.amp.autocast: ``ember.autocast('cpu', ...)`` (deprecated in torch)."""
-
-    def __init__(
-        self, enabled: bool = True, dtype: _dt.dtype = _dt.bfloat16, cache_enabled: bool = True
-    ) -> None:
-        warnings.warn(
-            "`torch.cpu.amp.autocast(args...)` is deprecated. "
-            "Please use `torch.amp.autocast('cpu', args...)` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        super().__init__("cpu", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
-
-
-class _CpuGradScaler(_grad_scaler.GradScaler):
-    """torch.cpu.amp.GradScaler: ``ember.amp.GradScaler('cpu', ...)`` (deprecated in torch)."""
-
-    def __init__(
-        self,
-        init_scale: float = 2.0**16,
-        growth_factor: float = 2.0,
-        backoff_factor: float = 0.5,
-        growth_interval: int = 2000,
-        enabled: bool = True,
-    ) -> None:
-        warnings.warn(
-            "`torch.cpu.amp.GradScaler(args...)` is deprecated. "
-            "Please use `torch.amp.GradScaler('cpu', args...)` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        super().__init__(
-            "cpu",
-            init_scale=init_scale,
-            growth_factor=growth_factor,
-            backoff_factor=backoff_factor,
-            growth_interval=growth_interval,
-            enabled=enabled,
-        )
-
-
 # a real module (not a package file: cpu.py is one file), registered so that `import
 # ember.cpu.amp` and the drop-in `from torch.cpu.amp import autocast` find it
 amp = types.ModuleType(
@@ -135,11 +91,7 @@ amp = types.ModuleType(
     "torch.cpu.amp: autocast and GradScaler for the cpu (see ember.amp; no op runs in a lower "
     "precision on ember).",
 )
-_CpuAutocast.__name__ = _CpuAutocast.__qualname__ = "autocast"
-_CpuGradScaler.__name__ = _CpuGradScaler.__qualname__ = "GradScaler"
-_CpuAutocast.__module__ = _CpuGradScaler.__module__ = amp.__name__
-amp.autocast = _CpuAutocast
-amp.GradScaler = _CpuGradScaler
+amp.GradScaler, amp.autocast = device_amp_classes("cpu", _dt.bfloat16, amp.__name__)
 amp.__all__ = ["GradScaler", "autocast"]
 sys.modules[amp.__name__] = amp
 # importing a submodule needs its parent to look like a package (torch.cpu is one): an empty

@@ -276,12 +276,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any):
         nums = _check_argnums(argnums, len(args))
-        args = list(args)
-        inputs, tracked = [], False
-        for n in nums:
-            args[n], new, t = _differentiable(args[n])
-            inputs.append(new)
-            tracked |= t
+        args, inputs, tracked = _track(args, nums)
         out = _call(func, tuple(args), kwargs)
         out, aux = _split_aux(out, has_aux, where)
         if not isinstance(out, Tensor):
@@ -426,16 +421,23 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     return _release(out, _depth.n > 0), jvp_fn
 
 
+def _track(args: tuple, nums) -> tuple:
+    """``args`` with the ones at ``nums`` made differentiable: (new args, those inputs, whether
+    any of them was already tracked by an enclosing transform)."""
+    args = list(args)
+    inputs, tracked = [], False
+    for n in nums:
+        args[n], new, t = _differentiable(args[n])
+        inputs.append(new)
+        tracked |= t
+    return args, inputs, tracked
+
+
 def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any):
         nums = _check_argnums(argnums, len(args))
-        args = list(args)
-        inputs, tracked = [], False
-        for n in nums:
-            args[n], new, t = _differentiable(args[n])
-            inputs.append(new)
-            tracked |= t
+        args, inputs, tracked = _track(args, nums)
         out = _call(func, tuple(args), kwargs)
         out, aux = _split_aux(out, has_aux, f"{name}(f, ...)(*args)")
         out_leaves, out_spec = _flatten(out)
