@@ -23,52 +23,75 @@ def _outputs(fn, inputs):
     )
 
 
+# Complex numbers are checked as pairs of reals (torch's view): a complex output gives two
+# columns per element (real part, then imaginary part: all real parts of the output first), a
+# complex input two rows per element (d/d real, d/d imag). Every Jacobian is real.
 def _values(fn, inputs):
     # grad mode stays on: gradgradcheck's function itself calls autograd.grad
-    return [
-        o._data.astype(np.complex128 if o.is_complex() else np.float64).reshape(-1)
-        for o in _outputs(fn, inputs)
-    ]
+    vals = []
+    for o in _outputs(fn, inputs):
+        a = o._data.reshape(-1)
+        if a.dtype.kind == "c":
+            a = a.astype(np.complex128)
+            vals.append(np.concatenate([a.real, a.imag]))
+        else:
+            vals.append(a.astype(np.float64))
+    return vals
 
 
 def _numerical(fn, inputs, idx, eps):
-    """d(outputs)/d(inputs[idx]) by central differences: rows = input elements."""
+    """d(outputs)/d(inputs[idx]) by central differences: rows = input (real) variables."""
     x = inputs[idx]
-    flat = x._data.reshape(-1)  # a view: perturb in place (x is contiguous float64)
+    flat = x._data.reshape(-1)  # a view: perturb in place (x is contiguous float64/complex128)
+    steps = (eps, 1j * eps) if flat.dtype.kind == "c" else (eps,)
     cols = []
     for k in range(flat.size):
         orig = flat[k]
-        flat[k] = orig + eps
-        plus = _values(fn, inputs)
-        flat[k] = orig - eps
-        minus = _values(fn, inputs)
-        flat[k] = orig
-        cols.append(
-            np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-            if plus
-            else np.zeros(0)
-        )
+        for h in steps:
+            flat[k] = orig + h
+            plus = _values(fn, inputs)
+            flat[k] = orig - h
+            minus = _values(fn, inputs)
+            flat[k] = orig
+            cols.append(
+                np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+                if plus
+                else np.zeros(0)
+            )
     return np.stack(cols) if cols else np.zeros((0, 0))
 
 
 def _analytical(fn, inputs, diff_idx):
     outs = _outputs(fn, inputs)
     diff_in = [inputs[i] for i in diff_idx]
-    sizes = [o._data.size for o in outs]
-    jac = [np.zeros((inputs[i]._data.size, sum(sizes))) for i in diff_idx]
+    cplx_in = [t._data.dtype.kind == "c" for t in diff_in]
+    sizes = [o._data.size * (2 if o._data.dtype.kind == "c" else 1) for o in outs]
+    jac = [np.zeros((t._data.size * (2 if c else 1), sum(sizes))) for t, c in zip(diff_in, cplx_in)]
     col = 0
-    for oi, o in enumerate(outs):
+    for o, size in zip(outs, sizes):
         if not o.requires_grad:
-            col += o._data.size
+            col += size
             continue
-        for k in range(o._data.size):
-            g = np.zeros(o._data.shape, o._data.dtype)
-            g.reshape(-1)[k] = 1
-            grads = _grad(o, diff_in, _tm._wrap(g, o._names), retain_graph=True, allow_unused=True)
-            for j, gr in enumerate(grads):
-                if gr is not None:
-                    jac[j][:, col + k] = np.asarray(gr._data, dtype=np.float64).reshape(-1)
-        col += o._data.size
+        n = o._data.size
+        # the upstream gradient of Re(o_k) is 1, of Im(o_k) is 1j (torch's convention)
+        units = (1, 1j) if o._data.dtype.kind == "c" else (1,)
+        for p, unit in enumerate(units):
+            for k in range(n):
+                g = np.zeros(o._data.shape, o._data.dtype)
+                g.reshape(-1)[k] = unit
+                grads = _grad(
+                    o, diff_in, _tm._wrap(g, o._names), retain_graph=True, allow_unused=True
+                )
+                for j, gr in enumerate(grads):
+                    if gr is None:
+                        continue
+                    a = np.asarray(gr._data).reshape(-1)
+                    if cplx_in[j]:  # d/d real, d/d imag of each element
+                        jac[j][0::2, col + p * n + k] = a.real
+                        jac[j][1::2, col + p * n + k] = a.imag
+                    else:
+                        jac[j][:, col + p * n + k] = a.real
+        col += size
     return jac
 
 
@@ -143,7 +166,14 @@ def gradgradcheck(
     outs = _outputs(func, inputs)
     rng = np.random.default_rng(0)
     if grad_outputs is None:
-        grad_outputs = [_tm._wrap(rng.standard_normal(o._data.shape)) for o in outs]
+        grad_outputs = [
+            _tm._wrap(
+                rng.standard_normal(o._data.shape) + 1j * rng.standard_normal(o._data.shape)
+                if o._data.dtype.kind == "c"
+                else rng.standard_normal(o._data.shape)
+            )
+            for o in outs
+        ]
         for g in grad_outputs:
             g.requires_grad_(True)
     grad_outputs = list(grad_outputs)

@@ -603,6 +603,27 @@ class Tensor:
 
 
 _TYPE_NAMES = {d: _dt.legacy_type_name(d) for d in _dt.ALL}
+
+
+def _set_part(self, part: str, value) -> None:
+    """``z.real = v`` / ``z.imag = v``: torch's ``z.real.copy_(v)`` (the part is a view, so
+    the write lands in ``z``; a real tensor's ``.imag`` raises as its getter does)."""
+    view = getattr(self, part)
+    if not isinstance(value, (Tensor, bool, int, float, complex, _generic)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a torch.{_TYPE_NAMES[view.dtype]}"
+        )
+    view.copy_(value)
+
+
+def _set_real(self, value) -> None:
+    _set_part(self, "real", value)
+
+
+def _set_imag(self, value) -> None:
+    _set_part(self, "imag", value)
+
+
 _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
 
 

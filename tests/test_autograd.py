@@ -867,3 +867,59 @@ def test_leaf_grad_is_writable_in_place(make):
     np.testing.assert_array_equal(w.grad.numpy(), before * 2 + 1)
     w.grad.zero_()
     assert w.grad.abs().sum().item() == 0.0
+
+
+# ---------------------------------------------------------------------- gradcheck, complex
+_CPLX_GRADCHECK = {
+    "complex_in_out": (lambda z: z.exp() * z.sin(), ("c",)),
+    "real_in_complex_out": (lambda x: x * (1 + 2j), ("r",)),
+    "complex_in_real_out": (lambda z: z.abs(), ("c",)),
+    "mixed_inputs": (lambda z, x: (z * x).sum(), ("c", "r")),
+    "conj": (lambda z: z * z.conj(), ("c",)),
+}
+
+
+def _gc_inputs(m, kinds):
+    rng = np.random.default_rng(3)
+    out = []
+    for k in kinds:
+        a = rng.standard_normal(4) + (1j * rng.standard_normal(4) if k == "c" else 0)
+        out.append(m.tensor(a, requires_grad=True))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("name", list(_CPLX_GRADCHECK))
+def test_gradcheck_complex_like_torch(name):
+    # the imaginary parts count: of the numerical Jacobian (no ComplexWarning) and of the inputs
+    fn, kinds = _CPLX_GRADCHECK[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        assert ember.autograd.gradcheck(fn, _gc_inputs(ember, kinds))
+    if torch is not None:
+        assert torch.autograd.gradcheck(fn, _gc_inputs(torch, kinds))
+
+
+def test_gradcheck_complex_catches_a_wrong_imaginary_gradient():
+    def bad(m):
+        class Bad(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, z):
+                return z * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2j  # right modulus, wrong phase
+
+        return Bad.apply
+
+    mods = (ember,) if torch is None else (ember, torch)
+    for m in mods:
+        z = _gc_inputs(m, ("c",))
+        assert not m.autograd.gradcheck(bad(m), z, raise_exception=False)
+
+
+def test_gradgradcheck_complex_like_torch():
+    fn = _CPLX_GRADCHECK["complex_in_out"][0]
+    assert ember.autograd.gradgradcheck(fn, _gc_inputs(ember, ("c",)))
+    if torch is not None:
+        assert torch.autograd.gradgradcheck(fn, _gc_inputs(torch, ("c",)))

@@ -412,6 +412,12 @@ EXPLICIT = {
         lambda p: _grad(ember.nn.functional.adaptive_max_pool2d, p, 4),
         ("P",),
     ),
+    "third_grad_of_adaptive_max_pool": (  # graphs _index_scatter (the gather's derivative)
+        lambda p: _grad(
+            lambda x: _grad(lambda y: _grad(ember.nn.functional.adaptive_max_pool2d, y, 4), x), p
+        ),
+        ("P",),
+    ),
     "grad_of_diagonal": (lambda x: _grad(ember.diagonal, x), ("X",)),
     "grad_of_index_select": (lambda x, j: _grad(ember.index_select, x, 1, j), ("X", "J")),
     "grad_of_gather": (lambda x, i: _grad(ember.gather, x, 1, i), ("X", "I")),

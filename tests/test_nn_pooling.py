@@ -11,7 +11,7 @@ import ember.nn as enn
 import ember.nn.functional as EF
 import numpy as np
 import pytest
-from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, assert_same, needs_torch, raises_like_torch, run_case, run_gradcheck
 from nn_harness import check_module
 
 try:
@@ -1131,6 +1131,59 @@ def test_max_pool_double_backward_like_torch():
         res.append((g.detach().numpy(), u.grad.numpy()))
     for a, b in zip(res[0], res[1]):
         np.testing.assert_allclose(a, b, 1e-12, 1e-12)
+
+
+_DOUBLE_POOLS = {
+    "avg_pool1d": ((2, 3, 9), lambda F, x: F.avg_pool1d(x, 3, 2, 1)),
+    "avg_pool2d": ((2, 2, 6, 7), lambda F, x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)),
+    "avg_pool2d_div": ((1, 2, 6, 6), lambda F, x: F.avg_pool2d(x, 2, divisor_override=3)),
+    "avg_pool3d": ((1, 2, 4, 5, 4), lambda F, x: F.avg_pool3d(x, 2, ceil_mode=True)),
+    "adaptive_avg_pool1d": ((2, 3, 7), lambda F, x: F.adaptive_avg_pool1d(x, 4)),
+    "adaptive_avg_pool2d": ((2, 2, 7, 6), lambda F, x: F.adaptive_avg_pool2d(x, (4, 3))),
+    "adaptive_avg_pool3d": ((1, 2, 5, 4, 6), lambda F, x: F.adaptive_avg_pool3d(x, 3)),
+    "max_pool1d": ((2, 3, 9), lambda F, x: F.max_pool1d(x, 3, 2)),
+    "max_pool2d": ((2, 2, 6, 7), lambda F, x: F.max_pool2d(x, 3, 2, 1)),
+    "max_pool2d_2x2": ((2, 2, 6, 8), lambda F, x: F.max_pool2d(x, 2)),
+    "max_pool3d": ((1, 2, 4, 5, 4), lambda F, x: F.max_pool3d(x, 2)),
+    "adaptive_max_pool2d": ((2, 2, 7, 6), lambda F, x: F.adaptive_max_pool2d(x, (4, 4))),
+    "adaptive_max_pool2d_even": ((2, 2, 6, 6), lambda F, x: F.adaptive_max_pool2d(x, 3)),
+    "adaptive_max_pool1d": ((2, 3, 7), lambda F, x: F.adaptive_max_pool1d(x, 3)),
+    "fractional_max_pool2d": (
+        (2, 1, 7, 7),
+        lambda F, x: F.fractional_max_pool2d(
+            x, 2, output_size=3, _random_samples=x.new_tensor([[[0.3, 0.6]], [[0.8, 0.1]]])
+        ),
+    ),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("upstream_grad", [False, True])
+@pytest.mark.parametrize("name", list(_DOUBLE_POOLS))
+def test_pool_double_backward_input_gets_zeros_like_torch(name, upstream_grad):
+    # the backward ops take the pooled input as an operand (torch's self, derivative zeros): the
+    # first-order gradient has a graph even when the upstream gradient needs none, and x.grad
+    # after the second backward is zeros, not None
+    shape, fn = _DOUBLE_POOLS[name]
+    x = np.random.default_rng(7).standard_normal(shape)
+    res = []
+    for m in (ember, torch):
+        t = m.tensor(x, requires_grad=True)
+        y = fn(F(m), t)
+        up = np.random.default_rng(9).standard_normal(tuple(y.shape))
+        u = m.tensor(up, requires_grad=upstream_grad)
+        (g,) = m.autograd.grad(y, [t], u, create_graph=True)
+        assert g.requires_grad and g.grad_fn is not None
+        w = m.tensor(np.random.default_rng(8).standard_normal(shape))
+        (g * w).sum().backward()
+        res.append((g.detach(), t.grad, u.grad))
+    (eg, ex, eu), (tg, tx, tu) = res
+    assert_same(eg, tg, 1e-12, 1e-12)
+    assert ex is not None and tx is not None
+    assert_same(ex, tx, 0, 0, "x.grad")  # zeros in both
+    assert (eu is None) == (tu is None)
+    if tu is not None:
+        assert_same(eu, tu, 1e-12, 1e-12, "grad_output.grad")
 
 
 # ---------------------------------------------------------------------- names (spec P129)

@@ -578,3 +578,293 @@ def test_cuda_generator_state_round_trip():
         np.testing.assert_array_equal(g.get_state()._data, st._data)
         with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator"):
             ember.rand(2, device="cuda", generator=ember.Generator())
+
+
+# ---------------------------------------------------------------------- dtype bounds, arguments
+_INF, _NAN = float("inf"), float("nan")
+_CONT = "Exponential distribution is a continuous probability distribution. dtype must be a "
+_CAUCHY = "Cauchy distribution is a continuous probability distribution. dtype must be a "
+BOUNDS_ERRORS = {
+    "randperm_u8": (
+        lambda m: m.randperm(300, dtype=m.uint8),
+        RuntimeError,
+        "value cannot be converted to type uint8_t without overflow",
+    ),
+    "randperm_i8": (
+        lambda m: m.randperm(129, dtype=m.int8),
+        RuntimeError,
+        "value cannot be converted to type int8_t without overflow",
+    ),
+    "randperm_i16_out": (
+        lambda m: m.randperm(32769, out=m.zeros(0, dtype=m.int16)),
+        RuntimeError,
+        "value cannot be converted to type int16_t without overflow",
+    ),
+    "randperm_f16": (
+        lambda m: m.randperm(2050, dtype=m.float16),
+        RuntimeError,
+        "n cannot be greater than 2049 for Half type.",
+    ),
+    "randperm_bool": (
+        lambda m: m.randperm(2, dtype=m.bool),
+        NotImplementedError,
+        "\"randperm\" not implemented for 'Bool'",
+    ),
+    "randperm_complex": (
+        lambda m: m.randperm(2, dtype=m.complex64),
+        NotImplementedError,
+        "\"randperm\" not implemented for 'ComplexFloat'",
+    ),
+    "randint_u8_high": (
+        lambda m: m.randint(0, 300, (3,), dtype=m.uint8),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    "randint_u8_low": (
+        lambda m: m.randint(-5, 5, (3,), dtype=m.uint8),
+        RuntimeError,
+        "from is out of bounds for unsigned char",
+    ),
+    "randint_i8_low": (
+        lambda m: m.randint(-200, 5, (3,), dtype=m.int8),
+        RuntimeError,
+        "from is out of bounds for signed char",
+    ),
+    "randint_bool": (
+        lambda m: m.randint(0, 3, (3,), dtype=m.bool),
+        RuntimeError,
+        "to - 1 is out of bounds for bool",
+    ),
+    "randint_f16": (
+        lambda m: m.randint(0, 2**40, (3,), dtype=m.float16),
+        RuntimeError,
+        "to - 1 is out of bounds for c10::Half",
+    ),
+    "randint_complex": (
+        lambda m: m.randint(0, 5, (3,), dtype=m.complex64),
+        RuntimeError,
+        "check_random_bounds handles only integral, floating-point and boolean types",
+    ),
+    "randint_like_u8": (
+        lambda m: m.randint_like(m.zeros(3, dtype=m.uint8), 300),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    "random_u8": (
+        lambda m: m.zeros(4, dtype=m.uint8).random_(0, 300),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    "random_u8_to": (
+        lambda m: m.zeros(4, dtype=m.uint8).random_(300),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    "random_u16_from": (
+        lambda m: m.zeros(4, dtype=m.uint16).random_(-3, 2),
+        RuntimeError,
+        "from is out of bounds for short unsigned int",
+    ),
+    "random_u8_from_only": (
+        lambda m: m.zeros(4, dtype=m.uint8).random_(-1, None),
+        RuntimeError,
+        "from is out of bounds for unsigned char",
+    ),
+    "random_bool": (
+        lambda m: m.zeros(4, dtype=m.bool).random_(2, 5),
+        RuntimeError,
+        "from is out of bounds for bool",
+    ),
+    "random_i8": (
+        lambda m: m.zeros(4, dtype=m.int8).random_(0, 2**40),
+        RuntimeError,
+        "to - 1 is out of bounds for signed char",
+    ),
+    "random_f16": (
+        lambda m: m.zeros(4, dtype=m.float16).random_(0, 2**40),
+        RuntimeError,
+        "to - 1 is out of bounds for c10::Half",
+    ),
+    "random_f16_cast": (
+        lambda m: m.zeros(4, dtype=m.float16).random_(4097, 4098),
+        RuntimeError,
+        (
+            "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+            "from=4100 >= to=4098"
+        ),
+    ),
+    "random_complex": (
+        lambda m: m.zeros(4, dtype=m.complex64).random_(0, 3),
+        RuntimeError,
+        "check_random_bounds handles only integral, floating-point and boolean types",
+    ),
+    "random_complex_from_only": (
+        lambda m: m.zeros(4, dtype=m.complex64).random_(0, None),
+        RuntimeError,
+        "random_from_to_impl handles only integral, floating-point and boolean types",
+    ),
+    "random_complex_full": (
+        lambda m: m.zeros(4, dtype=m.complex64).random_(),
+        NotImplementedError,
+        "\"random_kernel_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    "uniform_inf": (
+        lambda m: m.zeros(3).uniform_(0, _INF),
+        RuntimeError,
+        "to is out of bounds for float",
+    ),
+    "uniform_neg_inf": (
+        lambda m: m.zeros(3).uniform_(-_INF, 0),
+        RuntimeError,
+        "from is out of bounds for float",
+    ),
+    "uniform_nan": (
+        lambda m: m.zeros(3).uniform_(_NAN, 1),
+        RuntimeError,
+        "from is out of bounds for float",
+    ),
+    "uniform_f32_huge": (
+        lambda m: m.zeros(3).uniform_(-1e308, 1e308),
+        RuntimeError,
+        "from is out of bounds for float",
+    ),
+    "uniform_f64_span": (
+        lambda m: m.zeros(3, dtype=m.float64).uniform_(-1e308, 1e308),
+        RuntimeError,
+        (
+            "uniform_ expects to-from <= std::numeric_limits<Double>::max(), but found to=1e+308 "
+            "and from=-1e+308 which result in to-from to exceed the limit"
+        ),
+    ),
+    "uniform_f16_span": (
+        lambda m: m.zeros(3, dtype=m.float16).uniform_(-60000, 60000),
+        RuntimeError,
+        (
+            "uniform_ expects to-from <= std::numeric_limits<Half>::max(), but found to=60000 "
+            "and from=-60000 which result in to-from to exceed the limit"
+        ),
+    ),
+    "uniform_complex_inf": (
+        lambda m: m.zeros(3, dtype=m.complex64).uniform_(0, _INF),
+        RuntimeError,
+        "to is out of bounds for float",
+    ),
+    "uniform_int_first": (
+        lambda m: m.zeros(3, dtype=m.int64).uniform_(5, 1),
+        NotImplementedError,
+        "\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    "normal__nan": (
+        lambda m: m.zeros(3).normal_(0, _NAN),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std nan",
+    ),
+    "normal__neg": (
+        lambda m: m.zeros(3).normal_(0, -1.5),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std -1.5",
+    ),
+    "normal__nan_int": (
+        lambda m: m.zeros(3, dtype=m.int64).normal_(0, _NAN),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std nan",
+    ),
+    "normal_nan": (
+        lambda m: m.normal(0.0, _NAN, (3,)),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std nan",
+    ),
+    "normal_tensor_mean_nan": (
+        lambda m: m.normal(m.zeros(3), _NAN),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std nan",
+    ),
+    "normal_tensor_std_nan": (
+        lambda m: m.normal(m.zeros(3), m.tensor([1.0, _NAN, 1.0])),
+        RuntimeError,
+        "normal expects all elements of std >= 0.0",
+    ),
+    "exponential_complex": (
+        lambda m: m.zeros(3, dtype=m.complex64).exponential_(),
+        RuntimeError,
+        _CONT + "floating point but you specified ComplexFloat",
+    ),
+    "exponential_int": (
+        lambda m: m.zeros(3, dtype=m.int64).exponential_(),
+        RuntimeError,
+        _CONT + "floating point but you specified Long",
+    ),
+    "exponential_bool": (
+        lambda m: m.zeros(3, dtype=m.bool).exponential_(),
+        RuntimeError,
+        _CONT + "floating point but you specified Bool",
+    ),
+    "cauchy_complex": (
+        lambda m: m.zeros(3, dtype=m.complex64).cauchy_(),
+        RuntimeError,
+        _CAUCHY + "floating point but you specified c10::complex<float>",
+    ),
+    "cauchy_int": (
+        lambda m: m.zeros(3, dtype=m.int64).cauchy_(),
+        RuntimeError,
+        _CAUCHY + "floating point but you specified long int",
+    ),
+    "log_normal_complex": (
+        lambda m: m.zeros(3, dtype=m.complex128).log_normal_(),
+        NotImplementedError,
+        "\"log_normal_cpu\" not implemented for 'ComplexDouble'",
+    ),
+    "geometric_complex": (
+        lambda m: m.zeros(3, dtype=m.complex64).geometric_(0.5),
+        NotImplementedError,
+        "\"geometric_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    "geometric_bool": (
+        lambda m: m.zeros(3, dtype=m.bool).geometric_(0.5),
+        NotImplementedError,
+        "\"geometric_cpu\" not implemented for 'Bool'",
+    ),
+    "geometric_bool_p_first": (
+        lambda m: m.zeros(3, dtype=m.bool).geometric_(2),
+        RuntimeError,
+        "geometric_ expects p to be in (0, 1), but got p=2",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BOUNDS_ERRORS))
+def test_dtype_bounds_and_argument_errors_like_torch(name):
+    import warnings
+
+    from harness import raises_like_torch
+
+    fn, exc, msg = BOUNDS_ERRORS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raises_like_torch(fn, exc, msg)
+
+
+def test_dtype_bounds_edges_like_torch():
+    import warnings
+
+    # the largest ranges a dtype holds still sample
+    p = ember.randperm(256, dtype=ember.uint8)
+    assert sorted(p.tolist()) == list(range(256))
+    assert ember.randperm(2049, dtype=ember.float16).shape == (2049,)
+    assert set(ember.randint(0, 256, (4000,), dtype=ember.uint8).tolist()) <= set(range(256))
+    assert set(ember.zeros(100, dtype=ember.bool).random_(0, 2).tolist()) == {False, True}
+    with pytest.warns(UserWarning, match=r"2\^11"):  # torch warns here too
+        assert ember.zeros(3, dtype=ember.float16).random_(4096, 4097).tolist() == [4096.0] * 3
+    # empty tensors skip the dtype checks of these samplers, as in torch
+    ember.zeros(0, dtype=ember.complex64).exponential_()
+    ember.zeros(0, dtype=ember.bool).geometric_(0.5)
+    # a complex uniform_ fills the real and imaginary parts alike
+    z = ember.zeros(4, dtype=ember.complex64).uniform_(1, 1)
+    np.testing.assert_array_equal(z.numpy(), np.full(4, 1 + 1j, np.complex64))
+    # out of the exact-integer range of a float: torch's warning, then samples
+    for m in (ember,) if torch is None else (ember, torch):
+        with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]"):
+            m.zeros(4).random_(0, 2**40)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m.zeros(4).random_(0, 2**24 + 1)

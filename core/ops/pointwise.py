@@ -21,7 +21,7 @@ from ..kernels.select import select
 from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
 from ..return_types import return_types
-from ..tensor import Tensor, number_arg
+from ..tensor import Tensor, _set_imag, _set_real, number_arg
 from .creation import zeros_like
 from .shape import cat
 
@@ -1025,8 +1025,8 @@ def _install():
     Tensor.__abs__ = abs
     Tensor.polygamma = _polygamma_method
     Tensor.positive = positive
-    Tensor.real = property(real)
-    Tensor.imag = property(imag)
+    Tensor.real = property(real, _set_real)  # z.real = v writes into z (core/tensor.py)
+    Tensor.imag = property(imag, _set_imag)
     Tensor.conj = conj
     Tensor.resolve_conj = resolve_conj
     Tensor.is_conj = _is_conj

@@ -564,9 +564,18 @@ def _make_max_linear(name, kernel_fn, doc):
 
 
 def _link_max_linear(pool, other):
+    # the argmax is piecewise constant in ``input``: its gradient is zeros (torch's
+    # zeros_like(self), so ``x.grad`` after a double backward is zeros, not None)
     @pool.vjp
     def _(g, input, kernel_size, stride, padding, dilation, ceil_mode):
-        return other(g, input, kernel_size, stride, padding, dilation, ceil_mode), None
+        return other(g, input, kernel_size, stride, padding, dilation, ceil_mode), _zeros_of(
+            g, input
+        )
+
+
+def _zeros_of(g, input):
+    """The zero gradient of a pooling backward's ``input`` operand (its values only pick windows)."""
+    return g.new_zeros(input.shape)
 
 
 _max_pool_backward = _make_max_linear(
@@ -779,9 +788,11 @@ def _make_avg_pool(nd, name):
         k, s, p, o = plan
         return _avg_forward_kernel(xp, input, k, s, p, o, ceil_mode, count_include_pad, div)
 
+    # the input itself is saved (as torch saves self): it is an operand of the backward op, so
+    # the first-order gradient has a graph to the input too (zeros) under create_graph=True
     def vjp(
         grad,
-        input_shape,
+        input,
         kernel_size,
         stride,
         padding,
@@ -791,7 +802,7 @@ def _make_avg_pool(nd, name):
     ):
         k, s, p = _avg_geom(nd, kernel_size, stride, padding)
         return _avg_pool_backward(
-            grad, input_shape, k, s, p, ceil_mode, count_include_pad, divisor_override
+            grad, input, k, s, p, ceil_mode, count_include_pad, divisor_override
         )
 
     if nd == 1:
@@ -812,10 +823,8 @@ def _make_avg_pool(nd, name):
                 xp, input, kernel_size, stride, padding, ceil_mode, count_include_pad
             )
 
-        def vjp(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad):
-            return full_vjp(
-                grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad
-            )
+        def vjp(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad):
+            return full_vjp(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d average pooling over the last {nd} dims."
@@ -828,7 +837,7 @@ def _make_avg_pool(nd, name):
 def _avg_pool_backward(
     xp,
     grad,
-    input_shape=(),
+    input,
     kernel_size=(),
     stride=(),
     padding=(),
@@ -837,9 +846,9 @@ def _avg_pool_backward(
     divisor_override=None,
 ):
     """Average pooling's input gradient: each window's share added back (a strided add per
-    kernel offset)."""
+    kernel offset). ``input`` (the pooled tensor) gives the shape; its own gradient is zeros."""
     nd = len(kernel_size)
-    S = tuple(input_shape[-nd:])
+    S = tuple(input.shape[-nd:])
     return _avg_backward_kernel(
         xp,
         grad,
@@ -855,10 +864,12 @@ def _avg_pool_backward(
 
 
 @_avg_pool_backward.vjp
-def _(gg, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _(
+    gg, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     return _avg_pool_apply(
         gg, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
-    )
+    ), gg.new_zeros(input_shape)
 
 
 @op(names=keep, method=False)
@@ -884,12 +895,10 @@ def _avg_pool_apply(
 
 
 @_avg_pool_apply.vjp
-def _(
-    grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
-):
+def _(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     return _avg_pool_backward(
         grad,
-        input_shape,
+        input,
         kernel_size,
         stride,
         padding,
@@ -1026,21 +1035,22 @@ def _make_adaptive_avg(nd, name):
     pool = op(names=keep, method=False, name=name)(kernel)
 
     @pool.vjp
-    def _(grad, input_shape):
-        return _adaptive_avg_backward(grad, tuple(input_shape[-nd:]))
+    def _(grad, input):  # input saved like torch's self: an operand of the backward op
+        return _adaptive_avg_backward(grad, input, tuple(input.shape[-nd:]))
 
     return pool
 
 
 @op(names=keep, method=False)
-def _adaptive_avg_backward(xp, grad, input_size=()):
-    """Adaptive average pooling's input gradient (the transposed GEMMs)."""
+def _adaptive_avg_backward(xp, grad, input, input_size=()):
+    """Adaptive average pooling's input gradient (the transposed GEMMs); ``input`` is the pooled
+    tensor (an operand only so the gradient has a graph to it: its own gradient is zeros)."""
     return _adaptive_avg_kernel(xp, grad, tuple(input_size), transpose=True)
 
 
 @_adaptive_avg_backward.vjp
-def _(gg, grad_shape, input_size):
-    return _adaptive_avg_apply(gg, tuple(grad_shape[-len(input_size) :]))
+def _(gg, grad_shape, input_shape, input_size):
+    return _adaptive_avg_apply(gg, tuple(grad_shape[-len(input_size) :])), gg.new_zeros(input_shape)
 
 
 @op(names=keep, method=False)
@@ -1050,8 +1060,8 @@ def _adaptive_avg_apply(xp, input, output_size=()):
 
 
 @_adaptive_avg_apply.vjp
-def _(grad, input_shape, output_size):
-    return _adaptive_avg_backward(grad, tuple(input_shape[-len(output_size) :]))
+def _(grad, input, output_size):
+    return _adaptive_avg_backward(grad, input, tuple(input.shape[-len(output_size) :]))
 
 
 adaptive_avg_pool1d = _make_adaptive_avg(1, "adaptive_avg_pool1d")
@@ -1141,7 +1151,7 @@ def _make_adaptive_max(nd, name):
         if k is not None:
             return _max_pool_backward(grad, input, k, k, (0,) * nd, (1,) * nd, False)
         _, idx = kernel(_xp_of(input), input._data, output_size)
-        return _index_scatter(grad, _wrap(idx), tuple(input.shape[-nd:]))
+        return _max_index_backward(grad, input, _wrap(idx), tuple(input.shape[-nd:]))
 
     return pool
 
@@ -1163,6 +1173,10 @@ def _planes(shape, nd):
 @op(names=keep, method=False)
 def _index_scatter(xp, grad, indices, input_size=()):
     """``grad`` summed into the flat per-plane ``indices`` of planes of ``input_size``."""
+    return _scatter_kernel(xp, grad, indices, input_size)
+
+
+def _scatter_kernel(xp, grad, indices, input_size):
     nd = len(input_size)
     size = 1
     for x in input_size:
@@ -1196,6 +1210,19 @@ def _index_gather(xp, src, indices, nd=1):
 @_index_gather.vjp
 def _(g, indices, src_shape, nd):
     return _index_scatter(g, indices, tuple(src_shape[len(src_shape) - nd :])), None
+
+
+@op(names=keep, method=False)
+def _max_index_backward(xp, grad, input, indices, input_size=()):
+    """Adaptive / fractional max pooling's input gradient: ``grad`` summed into the argmax
+    ``indices``. ``input`` (the pooled tensor) is an operand like torch's self, so the gradient
+    has a graph to it (zeros: the argmax is piecewise constant)."""
+    return _scatter_kernel(xp, grad, indices, input_size)
+
+
+@_max_index_backward.vjp
+def _(gg, input_shape, indices, input_size):
+    return _index_gather(gg, indices, len(input_size)), gg.new_zeros(input_shape), None
 
 
 adaptive_max_pool1d = _make_adaptive_max(1, "adaptive_max_pool1d")
@@ -1289,7 +1316,7 @@ def _make_fractional(nd, name):
     @pool.vjp
     def _(grad, input, random_samples, kernel_size, output_size):
         _, idx = kernel(_xp_of(input), input._data, random_samples._data, kernel_size, output_size)
-        return _index_scatter(grad, _wrap(idx), tuple(input.shape[-nd:])), None
+        return _max_index_backward(grad, input, _wrap(idx), tuple(input.shape[-nd:])), None
 
     return pool
 

@@ -8,6 +8,7 @@ device it samples on (core/random.py). Samples are drawn directly in float32 whe
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -62,6 +63,100 @@ def _sname(npd) -> str:
 def _g(v) -> str:
     """A number as torch prints it in messages (2.0 -> 2, 0.5 -> 0.5)."""
     return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _gd(v) -> str:
+    """A number torch holds as a C++ double, as its messages print it (60000, 1e+308)."""
+    return f"{float(v):g}"
+
+
+# torch's C++ element type names (its dtype bounds messages print the TypeMeta name)
+_C_NAMES = {
+    **_dt.C_NAMES,
+    "uint16": "short unsigned int",
+    "uint32": "unsigned int",
+    "uint64": "long unsigned int",
+}
+_FMAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+}
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _dname(npd) -> str:
+    return _dt._FROM_NP[np.dtype(npd)].name
+
+
+def _cname(npd) -> str:
+    name = _dname(npd)
+    return _C_NAMES.get(name, name)
+
+
+def _check_bounds(frm, to_inc, npd, fn="check_random_bounds", stacklevel=4):
+    """torch's check_from_to_in_range: ``from`` and ``to - 1`` must fit the dtype ``npd``."""
+    npd = np.dtype(npd)
+    name = _dname(npd)
+    if npd.kind in "fV":
+        lo, hi = -_FMAX[name], _FMAX[name]
+    elif name == "uint64":
+        lo, hi = 0, (1 << 63) - 1
+    elif npd.kind == "b":
+        lo, hi = 0, 1
+    elif npd.kind in "iu":
+        info = np.iinfo(npd)
+        lo, hi = int(info.min), int(info.max)
+    else:
+        raise RuntimeError(f"{fn} handles only integral, floating-point and boolean types")
+    for v, what in ((frm, "from"), (to_inc, "to - 1")):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {_cname(npd)}")
+    if npd.kind in "fV":
+        dg = _DIGITS[name]
+        for v, what in ((frm, "from"), (to_inc, "to - 1")):
+            if v < -(1 << dg) or v > (1 << dg):
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{dg}), 2^{dg}]. Due to precision limitations "
+                    f"{_cname(npd)} can support discrete uniform distribution only within this "
+                    "range. This warning will become an error in version 1.7 release, please "
+                    "fix the code in advance",
+                    UserWarning,
+                    stacklevel=stacklevel,  # the user's call (via _int_range / random_)
+                )
+
+
+def _as_float_int(v, npd) -> int:
+    """static_cast<int64_t>(static_cast<scalar_t>(v)) (an inf cast gives INT64_MIN on x86)."""
+    f = float(np.array(float(v)).astype(npd).astype(np.float64))
+    return int(f) if math.isfinite(f) else -(1 << 63)
+
+
+def _float_from_to(frm, to, npd):
+    """torch's update_from / update_to: the range ends as the float dtype can hold them."""
+    dg = _DIGITS[_dname(npd)]
+    f1 = _as_float_int(frm + 1, npd)
+    if f1 < frm:
+        frm = f1 + (1 << (abs(frm + 1).bit_length() - 1 - dg + 1))
+    t1 = _as_float_int(to - 1, npd)
+    if t1 >= to:
+        to = t1 - (1 << (abs(to - 1).bit_length() - 1 - dg + 1))
+    if frm >= to:
+        raise RuntimeError(
+            "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but "
+            f"got from={frm} >= to={to}"
+        )
+    return frm, to
+
+
+def _int_range(low, high, npd):
+    """random_(from, to)'s checks on a tensor of dtype ``npd``: the (updated) [low, high)."""
+    _check_range(low, high)
+    if np.dtype(npd).kind in "fV":
+        low, high = _float_from_to(low, high, npd)
+    _check_bounds(low, high - 1, npd)
+    return low, high
 
 
 def _gen(generator, d):
@@ -203,11 +298,11 @@ def randint(
         raise TypeError("randint() missing required arguments: 'high' and 'size'")
     low = 0 if low is None else int(low)
     high = int(high)
-    _check_range(low, high)
     shape = _size_args((tuple(size),), "randint")
     npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     if dtype is None and out is not None:
         npd = out._data.dtype
+    low, high = _int_range(low, high, npd)
     g = _gen(generator, _dev(device, out))
     return _finish(g._integers(low, high, shape, npd), requires_grad, names, out)
 
@@ -228,9 +323,31 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
+    if dtype is None and out is not None:
+        npd = out._data.dtype
+    _check_randperm(n, npd)
     g = _gen(generator, _dev(device, out))
     p = g._permutation(n)
     return _finish(p if p.dtype == npd else p.astype(npd), requires_grad, None, out)
+
+
+_PERM_FLOAT_MAX = {
+    "float16": (2049, "2049", "Half"),
+    "float32": ((1 << 24) + 1, "2^24+1", "Float"),
+    "float64": ((1 << 53) + 1, "2^53+1", "Double"),
+}
+
+
+def _check_randperm(n, npd):
+    """torch's randperm dtype checks: n - 1 must fit the dtype (exactly, for floats)."""
+    name = _dname(npd)
+    if npd.kind in "bc" or name == "uint64":
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_sname(npd)}'")
+    if npd.kind in "iu" and npd.itemsize <= 2 and n - 1 > np.iinfo(npd).max:
+        raise RuntimeError(f"value cannot be converted to type {npd.name}_t without overflow")
+    lim = _PERM_FLOAT_MAX.get(name)
+    if lim is not None and n > lim[0]:
+        raise RuntimeError(f"n cannot be greater than {lim[1]} for {lim[2]} type.")
 
 
 # ---------------------------------------------------------------------- *_like
@@ -301,8 +418,8 @@ def randint_like(
     if high is None:
         low, high = 0, low
     low, high = int(low), int(high)
-    _check_range(low, high)
     npd = input._data.dtype if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
+    low, high = _int_range(low, high, npd)
     g = _gen(generator, _like_dev(input, device))
     t = _finish(g._integers(low, high, input._data.shape, npd), requires_grad, names)
     if names is None:
@@ -338,9 +455,9 @@ def _normal(xp, mean, std, generator=None):
     shape = _bshape(getattr(mean, "shape", ()), getattr(std, "shape", ()))
     ref = mean if hasattr(mean, "dtype") else std
     if hasattr(std, "dtype"):
-        if bool((std < 0).any()):
+        if not bool((std >= 0).all()):  # NaN too
             raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif std < 0:
+    elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     g = _device_gen_of(ref, generator)
     z = g._normal(shape, ref.dtype)
@@ -382,7 +499,7 @@ def normal(
             "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor "
             "std), (float mean, float std, tuple of ints size)"
         )
-    if std < 0:
+    if not std >= 0:  # NaN too
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "normal")
     npd = _float_npd(dtype, out, "normal_kernel_cpu")
@@ -523,12 +640,24 @@ def _float_self(self, kernel):
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
     """Fill with uniform samples on [from, to)."""
     from_ = kw.pop("from", from_)
+    npd = _float_self(self, "check_uniform_bounds")
+    # torch's checks, in its order; a complex tensor is checked (and filled) as its real view
+    real = npd if npd.kind != "c" else np.dtype(np.float32 if npd.itemsize == 8 else np.float64)
+    name = _dname(real)
+    hi = _FMAX[name]
+    for v, what in ((from_, "from"), (to, "to")):
+        if not -hi <= v <= hi:  # NaN too
+            raise RuntimeError(f"{what} is out of bounds for {_cname(real)}")
     if from_ > to:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from="
-            f"{_g(from_)} > to={_g(to)}"
+            f"{_gd(from_)} > to={_gd(to)}"
         )
-    npd = _float_self(self, "check_uniform_bounds")
+    if to - from_ > hi:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{_SN[name]}>::max(), but found "
+            f"to={_gd(to)} and from={_gd(from_)} which result in to-from to exceed the limit"
+        )
     g = _self_gen(self, generator)
     shape = self._data.shape
     if npd.kind == "c":
@@ -538,13 +667,13 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
     if to - from_ != 1:
         u = u * (to - from_)
     if from_ != 0:
-        u = u + from_
+        u = u + (complex(from_, from_) if npd.kind == "c" else from_)  # both parts, like torch
     return _fill_(self, u)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """Fill with normal samples N(mean, std^2)."""
-    if std < 0:
+    if not std >= 0:  # NaN too
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     npd = _float_self(self, "normal_kernel_cpu")
     g = _self_gen(self, generator)
@@ -597,19 +726,25 @@ def random_(self, *args, generator=None, **kw) -> Tensor:
         to = args[0]
     elif len(args) == 2:
         frm, to = args
+    npd = self._data.dtype
+    if npd.kind == "c" and frm is None and to is None:
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_sname(npd)}'")
     frm = 0 if frm is None else int(frm)
     g = _self_gen(self, generator)
     shape = self._data.shape
-    npd = self._data.dtype
     if to is None:
+        if npd.kind == "c":
+            raise RuntimeError(
+                "random_from_to_impl handles only integral, floating-point and boolean types"
+            )
         hi = _random_max(npd)
+        _check_bounds(frm, hi, npd, stacklevel=3)
         if hi >= (1 << 63) - 1:
             r = g._integers(frm, hi, shape, np.int64)  # [0, 2^63 - 1): the top value is skipped
         else:
             r = g._integers(frm, hi + 1, shape, np.int64)
     else:
-        to = int(to)
-        _check_range(frm, to)
+        frm, to = _int_range(frm, int(to), npd)
         r = g._integers(frm, to, shape, np.int64)
     return _fill_(self, r.astype(npd))
 
@@ -618,7 +753,14 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    npd = _float_self(self, "exponential_cpu")
+    npd = self._data.dtype
+    if npd.kind not in "fV":
+        if self._data.size == 0:
+            return self
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_sname(npd)}"
+        )
     e = _self_gen(self, generator)._exponential(self._data.shape, npd)
     return _fill_(self, e / lambd if lambd != 1 else e)
 
@@ -627,6 +769,12 @@ def geometric_(self, p, *, generator=None) -> Tensor:
     """Fill with geometric samples: trials until the first success (support 1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    if self._data.dtype.kind in "bc":
+        if self._data.size == 0:
+            return self
+        raise NotImplementedError(
+            f"\"geometric_cpu\" not implemented for '{_sname(self._data.dtype)}'"
+        )
     e = _self_gen(self, generator)._exponential(self._data.shape, np.float64)
     xp = module_for(self.device)
     # P(X > k) = (1-p)^k: X = ceil(E / -log(1-p)) with E ~ Exp(1)
@@ -638,7 +786,11 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std^2)) samples."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    npd = _float_self(self, "log_normal_cpu")
+    npd = self._data.dtype
+    if npd.kind not in "fV":
+        if self._data.size == 0:
+            return self
+        raise NotImplementedError(f"\"log_normal_cpu\" not implemented for '{_sname(npd)}'")
     xp = module_for(self.device)
     z = _self_gen(self, generator)._normal(self._data.shape, npd)
     return _fill_(self, xp.exp(z * std + mean))
@@ -648,7 +800,12 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
     """Fill with Cauchy samples: median + sigma * tan(pi * (u - 1/2))."""
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    npd = _float_self(self, "cauchy_cpu")
+    npd = self._data.dtype
+    if npd.kind not in "fV":
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_cname(npd)}"
+        )
     xp = module_for(self.device)
     u = _self_gen(self, generator)._uniform(self._data.shape, np.float64)
     return _fill_(self, (median + sigma * xp.tan(math.pi * (u - 0.5))).astype(npd))

@@ -124,6 +124,13 @@ def _const(arr) -> Tensor:
     return _wrap(arr)
 
 
+def _not_impl(kernel, a):
+    """torch's dispatch error for a dtype its kernel lacks (complex, for the ordering ops)."""
+    return NotImplementedError(
+        f"\"{kernel}\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[a.dtype])}'"
+    )
+
+
 def _nonempty(name, a, axes):
     """torch refuses max-like reductions over an empty dim (there is no identity)."""
     if a.size:
@@ -183,6 +190,7 @@ def _(grad, input_shape, dim, keepdim):
 def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` treating NaN as zero."""
     npd = _np_dtype(dtype)
+    _nansum_complex(xp, input, npd)
     if npd is None and input.dtype.kind in "bui":
         npd = _dt.int64.np
     ax = _axes(dim, input.ndim)
@@ -191,6 +199,16 @@ def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     if npd is None and _lowp(input):
         return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
     return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+
+
+def _nansum_complex(xp, input, npd):
+    if xp is np:  # torch's CPU kernel has no complex nansum (its CUDA one does)
+        if input.dtype.kind == "c":
+            raise RuntimeError("nansum on CPU does not support complex inputs")
+        if npd is not None and np.dtype(npd).kind == "c":
+            raise NotImplementedError(
+                f"\"nansum_cpu\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[np.dtype(npd)])}'"
+            )
 
 
 @nansum.vjp
@@ -233,6 +251,7 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
             f"got {_tname(input.dtype)}"
         )
     npd = _np_dtype(dtype)
+    _nansum_complex(xp, input, npd)  # torch's nanmean is a nansum
     ax = _axes(dim, input.ndim)
     keepm = ~xp.isnan(input)
     acc = _F32 if npd is None and _lowp(input) else npd
@@ -367,7 +386,11 @@ def _make_ext(name, largest):
     def kernel(xp, input, dim=None, keepdim=False):
         if dim is None:
             _nonempty(name, input, None)
+            if input.dtype.kind == "c":
+                raise _not_impl(f"{name}_all", input)
             return input.max() if largest else input.min()
+        if input.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input")
         return _ext_dim(xp, input, dim, keepdim, largest, name)
 
     kernel.__name__ = name
@@ -413,6 +436,8 @@ def _make_aext(name, largest):
     def kernel(xp, input, dim=(), keepdim=False):
         ax = _axes(dim, input.ndim)
         _nonempty(name, input, ax)
+        if input.dtype.kind == "c" and input.size:
+            raise _not_impl(f"{name[1:]}_values_cpu", input)
         if largest:
             return input.max(axis=ax, keepdims=keepdim)
         return input.min(axis=ax, keepdims=keepdim)
@@ -444,6 +469,8 @@ def aminmax(xp, input, *, dim=None, keepdim=False):
     """(min, max) over ``dim`` (all dims when None)."""
     ax = _axes(dim, input.ndim)
     _nonempty("aminmax", input, ax)
+    if input.dtype.kind == "c":
+        raise _not_impl("aminmax_cpu", input)
     return xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
 
 
@@ -459,6 +486,8 @@ def _(grad, input, dim, keepdim):
 
 def _make_arg(name, largest):
     def kernel(xp, input, dim=None, keepdim=False):
+        if input.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input")
         if dim is None:
             if not input.size:
                 raise IndexError(
@@ -506,11 +535,16 @@ def median(xp, input, dim=None, keepdim=False):
             return xp.full(
                 (), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else np.float32
             )
+        if input.dtype.kind == "c":
+            raise _not_impl("median_cpu", input)
         return xp.take(flat, _median_idx(flat, 0)).reshape(())
     ax = _axis1(dim, input.ndim)
+    if ax is not None:
+        _nonempty("median", input, (ax,))
+    if input.dtype.kind == "c":
+        raise _not_impl("median_out", input)
     if ax is None:
         return input.copy(), xp.zeros((), dtype=np.int64)
-    _nonempty("median", input, (ax,))
     idx = _median_idx(input, ax)
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
@@ -554,6 +588,8 @@ def mode(xp, input, dim=-1, keepdim=False):
     if ax is None:
         return input.copy(), xp.zeros((), dtype=np.int64)
     _nonempty("mode", input, (ax,))
+    if input.dtype.kind == "c" and input.size:
+        raise _not_impl("mode_cpu", input)
     idx = _mode_idx(input, ax)
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
@@ -1056,6 +1092,8 @@ def _make_cum(name, largest):
             return input.copy(), xp.zeros((), dtype=np.int64)
         if not input.shape[ax]:
             return input.copy(), xp.zeros(input.shape, dtype=np.int64)
+        if input.dtype.kind == "c":
+            raise _not_impl(f"{name}_cpu", input)
         a = input.astype(np.float32) if input.dtype.kind == "V" else input
         vals = _accumulate(xp, ufunc, a, ax)
         return vals.astype(input.dtype, copy=False), _cum_idx(xp, a, vals, ax)

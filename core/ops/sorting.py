@@ -363,9 +363,22 @@ def isin(xp, elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` is in ``test_elements`` (bool, elements' shape)."""
     e = xp.asarray(elements)
     t = xp.asarray(test_elements).reshape(-1)
-    if e.dtype.kind == "c" or t.dtype.kind == "c":
-        raise NotImplementedError("isin(): complex inputs are not supported")
+    c = _complex_of(e, t)
+    if c is not None:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {_tname(c)}")
     return xp.isin(e, t, invert=invert)
+
+
+def _complex_of(*arrays):
+    """The array of the widest complex dtype among ``arrays`` (torch's promoted type)."""
+    cs = [a for a in arrays if a.dtype.kind == "c"]
+    return max(cs, key=lambda a: a.dtype.itemsize) if cs else None
+
+
+def _search_complex(*arrays):
+    c = _complex_of(*arrays)
+    if c is not None:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{_tname(c)}'")
 
 
 # ---------------------------------------------------------------------- searchsorted / bucketize
@@ -426,6 +439,8 @@ def searchsorted(
                 f"boundary tensor {list(seq.shape)}and got sorter tensor {list(s.shape)}"
             )
         seq = xp.take_along_axis(seq, s, axis=-1)
+    if v.size:
+        _search_complex(seq, v)
     return _search_dtype(_search(xp, seq, v, right), out_int32)
 
 
@@ -434,4 +449,7 @@ def bucketize(xp, input, boundaries, *, out_int32=False, right=False):
     """The bucket of each element of ``input`` among the sorted 1-D ``boundaries``."""
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return _search_dtype(_search(xp, boundaries, xp.asarray(input), right), out_int32)
+    v = xp.asarray(input)
+    if v.size:
+        _search_complex(boundaries, v)
+    return _search_dtype(_search(xp, boundaries, v, right), out_int32)
