@@ -66,3 +66,38 @@ def test_setter_errors_like_torch(fn, exc, msg):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         raises_like_torch(fn, exc, msg)
+
+
+def _write_imag(m, a, v):
+    b = a * 2
+    b.imag.copy_(v)
+    return b
+
+
+def _scale_real(m, a, v):
+    b = a * 2
+    b.real.mul_(v)
+    return b
+
+
+def _scale_parts(m, a, v):
+    b = a * 1
+    m.view_as_real(b)[:, 1].mul_(v)
+    return b
+
+
+@needs_torch
+@pytest.mark.parametrize("write", [_write_imag, _scale_real, _scale_parts])
+def test_gradients_through_writes_into_part_views(write):
+    """The base's history takes the write at the written real or imaginary parts (torch's
+    CopySlices on a view of another dtype)."""
+
+    def run(m):
+        a = m.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        v = m.tensor([5.0, 6.0], requires_grad=True)
+        b = write(m, a, v)
+        (b * m.tensor([1 + 1j, 2 - 1j])).real.sum().backward()
+        return a.grad, v.grad
+
+    for e, t in zip(run(ember), run(torch)):
+        assert_same(e, t)

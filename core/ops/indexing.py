@@ -888,12 +888,14 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
 
 
 def _positions(base: Tensor, view: Tensor):
-    """Flat indices into ``base`` (C-contiguous) of each element of ``view``, or None."""
+    """Flat indices into ``base`` (C-contiguous) of each element of ``view``, or None. For a
+    real view of a complex base (``.real``, ``.imag``, ``view_as_real``) the indices count the
+    base's real and imaginary parts (its ``view_as_real`` layout)."""
     b, v = base._data, view._data
     if not b.flags.c_contiguous or type(b) is not type(v):
         return None
     xp = _xp_of(b)
-    isz = b.itemsize
+    isz = v.itemsize if b.dtype.kind == "c" and v.dtype.kind != "c" else b.itemsize
     off = (_ptr(v, xp) - _ptr(b, xp)) // isz
     pos = xp.full(v.shape, off, dtype=_INT64)
     nd = v.ndim
@@ -915,10 +917,17 @@ def _copy_slices(xp, base, src, positions=None):
 
 
 @_copy_slices.vjp
-def _(grad, positions, needs):
-    flat = grad.reshape(-1)
-    gb = _index_zero(flat, positions).reshape(tuple(grad.shape)) if needs[0] else None
-    gs = _get(flat, positions, None, True) if needs[1] else None
+def _(grad, src_dtype, positions, needs):
+    from .misc import view_as_complex, view_as_real
+
+    parts = grad.is_complex() and not src_dtype.is_complex  # positions count real/imag parts
+    flat = (view_as_real(grad) if parts else grad).reshape(-1)
+    gb = gs = None
+    if needs[0]:
+        gb = _index_zero(flat, positions)
+        gb = view_as_complex(gb.reshape(*grad.shape, 2)) if parts else gb.reshape(grad.shape)
+    if needs[1]:
+        gs = _get(flat, positions, None, True)
     return gb, gs
 
 
