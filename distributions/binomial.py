@@ -1,0 +1,155 @@
+"""Binomial distribution."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import ember
+
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Binomial"]
+
+
+def _clamp_by_zero(x: ember.Tensor) -> ember.Tensor:
+    # like x.clamp(min=0) but with gradient 0.5 at x == 0
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+class Binomial(Distribution):
+    r"""A Binomial distribution parameterized by ``total_count`` and either :attr:`probs` or
+    :attr:`logits` (but not both). ``total_count`` must be broadcastable with
+    :attr:`probs`/:attr:`logits`.
+
+    Example::
+
+        >>> m = Binomial(100, ember.tensor([0, 0.2, 0.8, 1]))
+        >>> x = m.sample()
+        tensor([   0.,   22.,   71.,  100.])
+
+    Args:
+        total_count (int or Tensor): number of Bernoulli trials.
+        probs (Tensor): event probabilities.
+        logits (Tensor): event log-odds.
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
+    has_enumerate_support = True
+
+    def __init__(
+        self, total_count=1, probs=None, logits=None, validate_args: bool | None = None
+    ) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Binomial:
+        new = self._get_checked_instance(Binomial, _instance)
+        batch_shape = ember.Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self) -> ember.Tensor:
+        return self.total_count * self.probs
+
+    @property
+    def mode(self) -> ember.Tensor:
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self) -> ember.Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self) -> ember.Tensor:
+        """Event log-odds."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> ember.Tensor:
+        """Event probabilities."""
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> ember.Size:
+        """The shape of the parameter tensor."""
+        return self._param.size()
+
+    def sample(self, sample_shape=()) -> ember.Tensor:
+        # ember has no binomial op: sum max(total_count) Bernoulli trials, masking the extra ones
+        shape = tuple(self._extended_shape(sample_shape))
+        with no_grad():
+            n = self.total_count.expand(shape)
+            p = self.probs.expand(shape)
+            max_n = int(n.max().item()) if n.numel() else 0
+            if max_n == 0:
+                return ember.zeros(shape, dtype=p.dtype, device=p.device)
+            u = ember.rand(shape + (max_n,), dtype=p.dtype, device=p.device)
+            trial = ember.arange(max_n, dtype=p.dtype, device=p.device)
+            hits = (u < p.unsqueeze(-1)) & (trial < n.unsqueeze(-1))
+            return hits.sum(-1).to(p.dtype)
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        n = self.total_count
+        log_factorial_n = ember.lgamma(n + 1)
+        log_factorial_k = ember.lgamma(value + 1)
+        log_factorial_nmk = ember.lgamma(n - value + 1)
+        # n * log(1 + exp(logits)), computed stably
+        normalize_term = (
+            n * _clamp_by_zero(self.logits)
+            + n * ember.log1p(ember.exp(-ember.abs(self.logits)))
+            - log_factorial_n
+        )
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def entropy(self) -> ember.Tensor:
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(ember.exp(log_prob) * log_prob).sum(0)
+
+    def enumerate_support(self, expand: bool = True) -> ember.Tensor:
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError(
+                "Inhomogeneous total count not supported by `enumerate_support`."
+            )
+        values = ember.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

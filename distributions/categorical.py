@@ -1,0 +1,142 @@
+"""Categorical distribution over ``{0, ..., K-1}``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import ember
+
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .distribution import Distribution
+from .utils import lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical"]
+
+
+class Categorical(Distribution):
+    r"""A categorical distribution parameterized by either :attr:`probs` or :attr:`logits` (but
+    not both).
+
+    Samples are integers from :math:`\{0, \ldots, K-1\}` where ``K`` is ``probs.size(-1)``.
+    ``probs`` must be non-negative, finite and have a non-zero sum; it is normalized to sum to 1
+    along the last dimension. ``logits`` are unnormalized log probabilities (normalized so that
+    the resulting probabilities sum to 1 along the last dimension).
+
+    Example::
+
+        >>> m = Categorical(ember.tensor([0.25, 0.25, 0.25, 0.25]))
+        >>> m.sample()  # equal probability of 0, 1, 2, 3
+        tensor(3)
+
+    Args:
+        probs (Tensor): event probabilities.
+        logits (Tensor): event log probabilities (unnormalized).
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {
+        "probs": constraints.simplex,
+        "logits": constraints.real_vector,
+    }
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else ember.Size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Categorical:
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = ember.Size(batch_shape)
+        param_shape = batch_shape + ember.Size((self._num_events,))
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(param_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(param_shape)
+            new._param = new.logits
+        new._num_events = self._num_events
+        super(Categorical, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self) -> ember.Tensor:
+        """Normalized log probabilities."""
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self) -> ember.Tensor:
+        """Normalized probabilities."""
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self) -> ember.Size:
+        """The shape of the parameter tensor."""
+        return self._param.size()
+
+    @property
+    def mean(self) -> ember.Tensor:
+        return ember.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.probs.dtype,
+            device=self.probs.device,
+        )
+
+    @property
+    def mode(self) -> ember.Tensor:
+        return self.probs.argmax(dim=-1)
+
+    @property
+    def variance(self) -> ember.Tensor:
+        return self.mean
+
+    def sample(self, sample_shape=()) -> ember.Tensor:
+        if not isinstance(sample_shape, ember.Size):
+            sample_shape = ember.Size(sample_shape)
+        with no_grad():
+            probs_2d = self.probs.reshape(-1, self._num_events)
+            samples_2d = ember.multinomial(probs_2d, sample_shape.numel(), True).T
+        return samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = ember.broadcast_tensors(value, self.logits)
+        value = value[..., :1]
+        return log_pmf.gather(-1, value).squeeze(-1)
+
+    def entropy(self) -> ember.Tensor:
+        min_real = ember.finfo(self.logits.dtype).min
+        logits = ember.clamp(self.logits, min=min_real)
+        p_log_p = logits * self.probs
+        return -p_log_p.sum(-1)
+
+    def enumerate_support(self, expand: bool = True) -> ember.Tensor:
+        num_events = self._num_events
+        values = ember.arange(num_events, dtype=ember.long, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

@@ -1,0 +1,93 @@
+"""Dirichlet distribution."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import ember
+import ember.nn.functional as F
+
+from . import constraints
+from .distribution import Distribution
+from .gamma_sampling import _sample_dirichlet
+
+__all__ = ["Dirichlet"]
+
+
+class Dirichlet(Distribution):
+    r"""A Dirichlet distribution parameterized by concentration ``concentration``.
+
+    Example::
+
+        >>> m = Dirichlet(ember.tensor([0.5, 0.5]))
+        >>> m.sample()  # Dirichlet distributed with concentration [0.5, 0.5]
+        tensor([ 0.1046,  0.8954])
+
+    Args:
+        concentration (Tensor): concentration parameter of the distribution (often referred to
+            as alpha).
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {
+        "concentration": constraints.independent(constraints.positive, 1)
+    }
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration: ember.Tensor, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Dirichlet:
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = ember.Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
+        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=()) -> ember.Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        return _sample_dirichlet(self.concentration.expand(shape))
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return (
+            ember.xlogy(c - 1.0, value).sum(-1) + ember.lgamma(c.sum(-1)) - ember.lgamma(c).sum(-1)
+        )
+
+    @property
+    def mean(self) -> ember.Tensor:
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self) -> ember.Tensor:
+        c = self.concentration
+        concentrationm1 = (c - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, keepdim=True)
+        all_small = (c < 1).all(dim=-1, keepdim=True)
+        corner = F.one_hot(c.argmax(-1), c.shape[-1]).to(mode.dtype)
+        return ember.where(all_small, corner, mode)
+
+    @property
+    def variance(self) -> ember.Tensor:
+        c = self.concentration
+        con0 = c.sum(-1, keepdim=True)
+        return c * (con0 - c) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self) -> ember.Tensor:
+        c = self.concentration
+        k = c.size(-1)
+        a0 = c.sum(-1)
+        return (
+            ember.lgamma(c).sum(-1)
+            - ember.lgamma(a0)
+            - (k - a0) * ember.digamma(a0)
+            - ((c - 1.0) * ember.digamma(c)).sum(-1)
+        )

@@ -1,0 +1,72 @@
+"""Poisson distribution."""
+
+from __future__ import annotations
+
+from numbers import Number
+from typing import ClassVar
+
+import ember
+
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["Poisson"]
+
+
+class Poisson(Distribution):
+    r"""A Poisson distribution parameterized by ``rate``, the rate parameter.
+
+    Samples are nonnegative integers, with a pmf given by
+    :math:`\mathrm{rate}^k \frac{e^{-\mathrm{rate}}}{k!}`.
+
+    Example::
+
+        >>> m = Poisson(ember.tensor([4]))
+        >>> m.sample()
+        tensor([ 3.])
+
+    Args:
+        rate (Number, Tensor): the rate parameter.
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate, validate_args: bool | None = None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Poisson:
+        new = self._get_checked_instance(Poisson, _instance)
+        batch_shape = ember.Size(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        super(Poisson, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> ember.Tensor:
+        return self.rate
+
+    @property
+    def mode(self) -> ember.Tensor:
+        return self.rate.floor()
+
+    @property
+    def variance(self) -> ember.Tensor:
+        return self.rate
+
+    def sample(self, sample_shape=()) -> ember.Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        with no_grad():
+            return ember.poisson(self.rate.expand(shape))
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()

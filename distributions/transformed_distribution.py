@@ -1,0 +1,192 @@
+"""TransformedDistribution and LogNormal (a Normal pushed through exp)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import ember
+
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .distribution import Distribution
+from .independent import Independent
+from .normal import Normal
+from .transforms import ExpTransform, Transform
+from .utils import _sum_rightmost
+
+__all__ = ["LogNormal", "TransformedDistribution"]
+
+
+class TransformedDistribution(Distribution):
+    r"""Extension of the Distribution class which applies a sequence of Transforms to a base
+    distribution. Let f be the composition of transforms applied::
+
+        X ~ BaseDistribution
+        Y = f(X) ~ TransformedDistribution(BaseDistribution, f)
+        log p(Y) = log p(X) + log |det (dX/dY)|
+
+    Only transforms that keep the shape of their input are supported.
+
+    Args:
+        base_distribution (Distribution): the base distribution.
+        transforms (Transform or list of Transform): the transforms, applied in order.
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {}
+
+    def __init__(
+        self, base_distribution: Distribution, transforms, validate_args: bool | None = None
+    ) -> None:
+        if isinstance(transforms, Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, Transform) for t in transforms):
+                raise ValueError("transforms must be a Transform or a list of Transforms")
+            self.transforms = transforms
+        else:
+            raise ValueError(  # noqa: TRY004  (torch raises ValueError)
+                f"transforms must be a Transform or list, but was {transforms}"
+            )
+        base_shape = base_distribution.batch_shape + base_distribution.event_shape
+        base_event_dim = len(base_distribution.event_shape)
+        domain_event_dim = max([t.domain.event_dim for t in self.transforms] + [0])
+        if len(base_shape) < domain_event_dim:
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least {domain_event_dim}, "
+                f"but got {base_shape}."
+            )
+        if domain_event_dim > base_event_dim:
+            base_distribution = Independent(base_distribution, domain_event_dim - base_event_dim)
+        self.base_dist = base_distribution
+        event_dim = max([t.codomain.event_dim for t in self.transforms] + [base_event_dim])
+        cut = len(base_shape) - event_dim
+        super().__init__(base_shape[:cut], base_shape[cut:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> TransformedDistribution:
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = ember.Size(batch_shape)
+        base_batch = batch_shape + self.base_dist.batch_shape[len(self.batch_shape) :]
+        new.base_dist = self.base_dist.expand(base_batch)
+        new.transforms = self.transforms
+        super(TransformedDistribution, new).__init__(
+            batch_shape, self.event_shape, validate_args=False
+        )
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=False)
+    def support(self):
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self.event_shape) > support.event_dim:
+            support = constraints.independent(support, len(self.event_shape) - support.event_dim)
+        return support
+
+    @property
+    def has_rsample(self) -> bool:  # type: ignore[override]
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape=()) -> ember.Tensor:
+        with no_grad():
+            x = self.base_dist.sample(sample_shape)
+            for transform in self.transforms:
+                x = transform(x)
+            return x
+
+    def rsample(self, sample_shape=()) -> ember.Tensor:
+        x = self.base_dist.rsample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        log_prob = 0.0
+        y = value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            log_prob = log_prob - _sum_rightmost(
+                transform.log_abs_det_jacobian(x, y), event_dim - transform.domain.event_dim
+            )
+            y = x
+        log_prob = log_prob + _sum_rightmost(
+            self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
+        )
+        return log_prob
+
+    def _monotonize_cdf(self, value):
+        sign = 1
+        for transform in self.transforms:
+            sign = sign * transform.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value: ember.Tensor) -> ember.Tensor:
+        for transform in self.transforms[::-1]:
+            value = transform.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value: ember.Tensor) -> ember.Tensor:
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+
+class LogNormal(TransformedDistribution):
+    r"""A log-normal distribution parameterized by ``loc`` and ``scale``::
+
+        X ~ Normal(loc, scale)
+        Y = exp(X) ~ LogNormal(loc, scale)
+
+    Args:
+        loc (float or Tensor): mean of log of distribution.
+        scale (float or Tensor): standard deviation of log of the distribution.
+        validate_args (bool, optional): whether to validate arguments.
+    """
+
+    arg_constraints: ClassVar[dict] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> LogNormal:
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self) -> ember.Tensor:
+        """Mean of the log of the distribution."""
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> ember.Tensor:
+        """Standard deviation of the log of the distribution."""
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> ember.Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> ember.Tensor:
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self) -> ember.Tensor:
+        scale_sq = self.scale.pow(2)
+        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+
+    def entropy(self) -> ember.Tensor:
+        return self.base_dist.entropy() + self.loc
