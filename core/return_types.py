@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 
+from .dtype import DISPLAY
+
 
 class _ReturnType(tuple):
     """Base of the (values, indices)-style results, printed like torch.return_types."""
@@ -12,7 +14,7 @@ class _ReturnType(tuple):
 
     def __repr__(self) -> str:
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ember.return_types.{type(self).__name__}(\n{body})"
+        return f"{DISPLAY[0]}.return_types.{type(self).__name__}(\n{body})"
 
 
 def _return_type(name: str, fields: tuple = ("values", "indices")):

@@ -27,7 +27,7 @@ from .sparse import (
 from .sparse_factories import _to_compressed, _to_coo, _to_sparse
 from .tensor import Tensor, _wrap
 
-__all__ = ["smm", "sspaddmm"]
+__all__ = ["smm", "spmm", "sspaddmm"]
 
 
 # ---------------------------------------------------------------------------- repr
@@ -333,6 +333,13 @@ class check_sparse_tensor_invariants:
 
 
 # ---------------------------------------------------------------------------- torch.smm & co
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """torch.spmm: ``input @ mat2`` as a dense result, ``input`` sparse (or dense: ``mm``)."""
+    if not isinstance(input, SparseTensor):
+        return input.mm(mat2)
+    return mm(input, mat2)
+
+
 def smm(input: Tensor, mat: Tensor) -> Tensor:
     """``input @ mat`` (``input`` sparse COO 2-D) as a sparse tensor: every column of each
     row ``input`` stores something in."""

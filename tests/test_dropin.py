@@ -297,6 +297,7 @@ SCRIPTS_SRC = {
         "import sys, torch, ember\n"
         "print(__name__, sys.argv[1:], torch.zeros(3).shape)\n"
         "print(str(torch.zeros(1, dtype=torch.float64).dtype) == 'torch.float64', torch.strided)\n"
+        "print(repr(torch.ones(2).max(0)).split('(')[0])\n"
     ),
 }
 SCENARIOS = [
@@ -399,7 +400,9 @@ def test_run_module_mode(cli):
     rc, out, err = cli["module"]
     assert rc == 0, err
     # under the torch alias, reprs spell torch's module (scripts compare str(x.dtype))
-    assert out.strip() == "__main__ ['a'] torch.Size([3])\nTrue torch.strided"
+    assert out.strip() == (
+        "__main__ ['a'] torch.Size([3])\nTrue torch.strided\ntorch.return_types.max"
+    )
     rc, out, err = cli["no_module"]
     assert rc == 1 and "No module named no_such_mod_xyz" in err
 

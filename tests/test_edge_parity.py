@@ -470,3 +470,32 @@ def test_second_backward_like_torch(make):
     # a node that saved a number is freed too (y * 3 keeps 3, not y): a second backward raises
     f = _backward_twice(make)
     assert f(ember) == f(torch)
+
+
+def _coo(m):
+    return m.sparse_coo_tensor(m.tensor([[0, 1], [1, 0]]), m.tensor([1.0, 2.0]), (2, 2))
+
+
+SPARSE_LEGACY = {
+    "spmm_sparse": lambda m: m.spmm(_coo(m), m.ones(2, 1)),
+    "spmm_dense": lambda m: m.spmm(m.ones(2, 2), m.ones(2, 1)),
+    "sparse_float_tensor": lambda m: m.sparse.FloatTensor(
+        m.tensor([[0, 1], [1, 0]]), m.tensor([1.0, 2.0]), m.Size([2, 2])
+    ).to_dense(),
+    "sparse_double_tensor_sizes": lambda m: m.sparse.DoubleTensor(2, 3).to_dense(),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(SPARSE_LEGACY))
+def test_sparse_legacy_api(name, recwarn):
+    assert_same(SPARSE_LEGACY[name](ember), SPARSE_LEGACY[name](torch), what=name)
+
+
+def test_sparse_legacy_types_isinstance():
+    a = _coo(ember)
+    assert isinstance(a, ember.sparse.FloatTensor) and not isinstance(a, ember.FloatTensor)
+    assert not isinstance(ember.ones(2), ember.sparse.FloatTensor)
+    assert repr(ember.sparse.LongTensor) == "<class 'torch.sparse.LongTensor'>"
+    with pytest.warns(UserWarning, match="torch.sparse.SparseTensor\\(shape"):
+        ember.sparse.FloatTensor(2, 2)
