@@ -126,10 +126,10 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
-def _no_int(input: Tensor, kernel: str) -> None:
-    """torch's error for a kernel with no integer or bool implementation."""
+def _no_int(input: Tensor, kernel: str, complex_ok: bool = False) -> None:
+    """torch's error for a kernel with no integer or bool (or complex) implementation."""
     d = input._data.dtype
-    if d.kind in "biu":
+    if d.kind in "biu" or (d.kind == "c" and not complex_ok):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(d)}'")
 
 
@@ -137,7 +137,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """``value`` where input <= ``threshold``, else input."""
     threshold = _number(threshold, "threshold", "threshold", 2)
     value = _number(value, "threshold", "value", 3)
-    if input._data.dtype.kind == "b":
+    if input._data.dtype.kind in "bc":
         _no_int(input, "threshold_cpu")
     if inplace:
         return input.threshold_(threshold, value)
@@ -172,8 +172,11 @@ def hardtanh(
     """x clamped into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if input._data.dtype.kind == "b":
+    kind = input._data.dtype.kind
+    if kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if inplace:
         return _inplace(input, _hardtanh, min_val, max_val)
     return _hardtanh(input, min_val, max_val)
@@ -486,7 +489,7 @@ _silu = _act._silu
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    _no_int(input, "silu_cpu")
+    _no_int(input, "silu_cpu", complex_ok=True)
     return _inplace(input, _silu) if inplace else _silu(input)
 
 

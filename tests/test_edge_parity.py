@@ -499,3 +499,35 @@ def test_sparse_legacy_types_isinstance():
     assert repr(ember.sparse.LongTensor) == "<class 'torch.sparse.LongTensor'>"
     with pytest.warns(UserWarning, match="torch.sparse.SparseTensor\\(shape"):
         ember.sparse.FloatTensor(2, 2)
+
+
+def _z(m):
+    return m.tensor([1 + 1j, -2 + 0.5j])
+
+
+COMPLEX_REFUSED = [
+    (lambda m: m.nn.functional.softmax(_z(m), 0), "\"softmax_lastdim_kernel_impl\" not implemented for 'ComplexFloat'"),
+    (lambda m: m.nn.functional.log_softmax(_z(m), 0), "\"log_softmax_lastdim_kernel_impl\" not implemented"),
+    (lambda m: m.nn.functional.cross_entropy(_z(m).reshape(1, 2), m.tensor([0])), "log_softmax_lastdim_kernel_impl"),
+    (lambda m: m.nn.functional.gelu(_z(m)), "\"GeluKernelImpl\" not implemented for 'ComplexFloat'"),
+    (lambda m: m.nn.functional.hardtanh(_z(m)), "clamp is not supported for complex types"),
+    (lambda m: m.nn.functional.relu6(_z(m)), "clamp is not supported for complex types"),
+    (lambda m: m.nn.functional.leaky_relu(_z(m)), "\"leaky_relu_cpu\" not implemented"),
+    (lambda m: m.nn.functional.elu(_z(m)), "\"elu_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda m: m.nn.functional.threshold(_z(m), 0.1, 0.0), "\"threshold_cpu\" not implemented"),
+    (lambda m: m.nn.functional.softplus(_z(m)), "\"softplus_cpu\" not implemented"),
+    (lambda m: m.nn.functional.logsigmoid(_z(m)), "\"log_sigmoid_cpu\" not implemented"),
+    (lambda m: m.nn.functional.mish(_z(m)), "\"mish_cpu\" not implemented"),
+    (lambda m: m.nn.functional.glu(_z(m)), "\"glu_cpu\" not implemented"),
+    (lambda m: m.nn.functional.hardshrink(_z(m)), "\"hardshrink_cpu\" not implemented"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn,msg", COMPLEX_REFUSED)
+def test_real_only_activations_refuse_complex(fn, msg):
+    raises_like_torch(fn, NotImplementedError, msg)
+
+
+@needs_torch
+def test_silu_takes_complex():
+    assert_same(ember.nn.functional.silu(_z(ember)), torch.nn.functional.silu(_z(torch)))

@@ -18,7 +18,7 @@ def _prepare(name, input, dim, dtype):
     if dtype is not None:
         input = input.astype(_dt.to_dtype(dtype).np, copy=False)
     ax = _axis1(dim, input.ndim)
-    if input.dtype.kind not in "fcV":
+    if input.dtype.kind not in "fV":
         last = ax is None or ax == input.ndim - 1
         kind = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
         raise NotImplementedError(f"\"{kind}\" not implemented for '{_tname(input.dtype)}'")
