@@ -172,6 +172,100 @@ def contiguous(t, memory_format=contiguous_format):
     return _contiguous(t, memory_format)
 
 
+def _dense_strides(shape, strides) -> bool:
+    # torch's is_non_overlapping_and_dense: sorted by stride (size<2 dims last), the strides are
+    # exactly the running products of the sizes
+    n = len(shape)
+    if n == 1:
+        return shape[0] < 2 or strides[0] == 1
+    perm = sorted(range(n), key=lambda d: (shape[d] < 2, strides[d] if shape[d] >= 2 else 0))
+    need = 1
+    for d in perm:
+        s = shape[d]
+        if s < 2:
+            return True
+        if strides[d] != need:
+            return False
+        need *= s
+    return True
+
+
+def like_array(xp, a, npd, fill, memory_format=None):
+    """The array of a ``*_like`` factory: ``fill(xp, shape, npd)`` laid out like torch's
+    ``memory_format`` (default ``preserve_format``: ``a``'s own strides when ``a`` is dense and
+    non-overlapping, else the format its strides suggest). ``fill`` must not depend on the
+    element order (zeros, ones, empty, a constant)."""
+    if memory_format is None or memory_format is preserve_format:
+        if a.flags.c_contiguous:  # the common case: nothing to decide
+            return fill(xp, a.shape, npd)
+        isz = a.itemsize
+        st = [s // isz for s in a.strides]
+        if not _dense_strides(a.shape, st):
+            fmt = _suggest(a.shape, st, a.ndim)
+            if fmt is contiguous_format:
+                return fill(xp, a.shape, npd)
+            st = _format_strides(a.shape, fmt)
+    elif memory_format is contiguous_format:
+        return fill(xp, a.shape, npd)
+    else:
+        fmt = _check_format(memory_format)
+        if a.ndim != fmt.ndim:
+            raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
+        st = _format_strides(a.shape, fmt)
+    buf = fill(xp, (a.size,), npd)
+    it = buf.itemsize
+    return xp.lib.stride_tricks.as_strided(buf, a.shape, tuple(s * it for s in st))
+
+
+def _suggest(shape, st, n) -> memory_format:
+    if n == 4 or n == 5:
+        fmt = channels_last if n == 4 else channels_last_3d
+        if _strides_like(shape, st, fmt.order):
+            return fmt
+    return contiguous_format
+
+
+def cl_format(*ts):
+    """channels_last (channels_last_3d) when one of the 4-D (5-D) tensors ``ts`` is laid out so
+    and not also contiguous (torch's suggest_memory_format), else None: the format a CNN op's
+    output follows. The contiguous path pays one flags check per tensor."""
+    for t in ts:
+        a = t._data
+        if a.flags.c_contiguous:
+            continue
+        n = a.ndim
+        if n == 4 or n == 5:
+            isz = a.itemsize
+            fmt = _suggest(a.shape, [s // isz for s in a.strides], n)
+            if fmt is not contiguous_format:
+                return fmt
+    return None
+
+
+def follow_format(t, fmt):
+    """``t`` relaid out as ``fmt`` (a differentiable copy) when ``fmt`` is a channels_last format
+    of ``t``'s rank and ``t`` is not already laid out so; else ``t`` itself."""
+    if fmt is None or t is None or t._data.ndim != fmt.ndim or is_contiguous(t, fmt):
+        return t
+    from .ops.shape import _contiguous
+
+    return _contiguous(t, fmt)
+
+
+def follow_array(xp, a, like):
+    """Array ``a`` relaid out as channels_last(_3d) when array ``like`` (same rank) is laid out
+    so and not contiguous, else ``a`` itself (for kernels that work on raw arrays)."""
+    if like.flags.c_contiguous or like.ndim not in (4, 5) or a.ndim != like.ndim:
+        return a
+    isz = like.itemsize
+    fmt = _suggest(like.shape, [s // isz for s in like.strides], like.ndim)
+    if fmt is contiguous_format or _strides_follow(
+        a.shape, [s // a.itemsize for s in a.strides], fmt.order
+    ):
+        return a
+    return format_array(xp, a, fmt)
+
+
 def apply_memory_format(t, fmt):
     """``t.to(memory_format=fmt)``: ``t`` when its strides already suggest ``fmt`` (torch's rule),
     else a copy laid out as ``fmt``."""

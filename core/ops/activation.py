@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import _state
+from .. import layout as _layout
 from ..device import array_module
 from ..names import keep
 from ..registry import op
@@ -259,7 +260,9 @@ def _gelu(xp, input, approximate="none"):
         r *= input
         r *= 0.5
         return r
-    return (input * _phi(xp, input)).astype(input.dtype, copy=False)
+    r = (input * _phi(xp, input)).astype(input.dtype, copy=False)
+    # _phi works in C order: a channels_last input gets its layout back (one copy, only then)
+    return r if input.flags.c_contiguous else _layout.follow_array(xp, r, input)
 
 
 @_gelu.vjp

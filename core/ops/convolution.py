@@ -35,6 +35,7 @@ import warnings
 from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
+from .. import layout as _layout
 from ..device import array_module
 from ..kernels.fused_im2col import im2col_kernels
 from ..kernels.im2col import col2im, conv_out_size, im2col
@@ -232,6 +233,9 @@ def _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation,
             # double backward: the weight gradient must see the input through the graph
             cols = _im2col(input, tuple(weight.shape[2:]), stride, padding, dilation)
         gw = _conv_mm_dw(g, cols, groups)
+    fmt = _layout.cl_format(input, weight)
+    if fmt is not None:  # channels_last in, channels_last gradients out (torch's backend format)
+        gx, gw = _layout.follow_format(gx, fmt), _layout.follow_format(gw, fmt)
     return gx, g, gw
 
 
@@ -344,7 +348,7 @@ def _conv_wino_vjp(grad, input, v, weight, padding, needs):
             gx = _conv_input_grad(g, weight, tuple(input.shape[2:]), 1, ones, padding, ones)
         if needs[2]:
             gw = _conv_mm_dw(g, _im2col(input, tuple(weight.shape[2:]), ones, padding, ones), 1)
-        return gx, gw, _bias_grad(g, need_b)
+        return (*_follow_grads(input, weight, gx, gw), _bias_grad(g, need_b))
     res = iter(
         _conv_wino_grad(
             grad, v, weight, tuple(input.shape[2:]), padding, needs[0], needs[2], need_b
@@ -352,7 +356,15 @@ def _conv_wino_vjp(grad, input, v, weight, padding, needs):
     )
     gx = next(res) if needs[0] else None
     gw = next(res) if needs[2] else None
-    return gx, gw, next(res) if need_b else None
+    return (*_follow_grads(input, weight, gx, gw), next(res) if need_b else None)
+
+
+def _follow_grads(input, weight, gx, gw):
+    """(gx, gw) relaid out as channels_last when the input or weight is (torch's backend format)."""
+    fmt = _layout.cl_format(input, weight)
+    if fmt is None:
+        return gx, gw
+    return _layout.follow_format(gx, fmt), _layout.follow_format(gw, fmt)
 
 
 @_conv_wino.vjp
@@ -626,6 +638,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     spatial = x.shape[2:]
     _check_kernel_fits(spatial, padding, weight, dilation)
     kernel = tuple(weight.shape[2:])
+    # a channels_last input or weight gives a channels_last output (torch's rule); the relayout
+    # is one copy of the output, paid only then (the contiguous path: two flags checks)
+    fmt = _layout.cl_format(x, weight)
+    if fmt is not None:
+        out = _conv_cl(x, weight, bias, stride, padding, dilation, groups, nd, kernel)
+        return _layout.follow_format(out, fmt) if batched else out.squeeze(0)
     if all(k == 1 for k in kernel) and not any(padding) and all(s == 1 for s in stride):
         # 1x1 convolution: the columns are the input itself (a plain GEMM)
         c, n = x.shape[1], x.shape[0]
@@ -650,6 +668,20 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     else:
         out = _conv_cols_bias(x, cols, weight, bias, groups, stride, padding, dilation)
     return out if batched else out.squeeze(0)
+
+
+def _conv_cl(x, weight, bias, stride, padding, dilation, groups, nd, kernel):
+    # the winograd or im2col path (the 1x1 shortcut's gradient would reach x through views, not
+    # through a vjp that knows x's layout); same GEMMs on the same columns: the same values
+    if nd == 2 and _use_winograd(x, weight, stride, padding, dilation, groups):
+        v = _wino_input(x.detach() if x.requires_grad else x, padding)
+        if bias is None:
+            return _conv_wino(x, v, weight, padding)
+        return _conv_wino_bias(x, v, weight, bias, padding)
+    cols = _im2col(x.detach() if x.requires_grad else x, kernel, stride, padding, dilation)
+    if bias is None:
+        return _conv_cols(x, cols, weight, groups, stride, padding, dilation)
+    return _conv_cols_bias(x, cols, weight, bias, groups, stride, padding, dilation)
 
 
 def _conv_fn(nd):
@@ -739,7 +771,9 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
     if bias is not None:
         out = out + bias.reshape((cout,) + (1,) * nd)
-    return out if batched else out.squeeze(0)
+    if not batched:
+        return out.squeeze(0)
+    return _layout.follow_format(out, _layout.cl_format(x, weight))
 
 
 def _convt_fn(nd):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module, get_default_device, module_for, to_device
+from ..layout import like_array
 from ..names import check_names, unify_inputs
 from ..registry import op
 from ..tensor import Size, Tensor, _wrap
@@ -550,15 +551,12 @@ def _like(name, fill):
     ):
         a = input._data
         npd = a.dtype if dtype is None else _np_dtype(dtype)
-        if device is None:
-            xp = array_module(a)
-            arr = (
-                fill(xp, a.shape, npd)
-                if xp is np
-                else _make(input.device, lambda m: fill(m, a.shape, npd))
-            )
+        # memory_format (default preserve_format): the input's strides when it is dense
+        if device is None and array_module(a) is np:
+            arr = like_array(np, a, npd, fill, memory_format)
         else:
-            arr = _make(to_device(device), lambda m: fill(m, a.shape, npd))
+            d = input.device if device is None else to_device(device)
+            arr = _make(d, lambda m: like_array(m, a, npd, fill, memory_format))
         return (
             _finish(arr, requires_grad, names if names is not None else None)
             if names is not None
@@ -595,7 +593,12 @@ def full_like(
     a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
     d = input.device if device is None else to_device(device)
-    arr = _full_array(d, a.shape, fill_value, npd)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    fv = _dt.fill_scalar(fill_value, np.dtype(npd))
+    arr = _make(
+        d, lambda m: like_array(m, a, npd, lambda xp, s, dt: xp.full(s, fv, dt), memory_format)
+    )
     if names is not None:
         return _finish(arr, requires_grad, names)
     return _named(_finish(arr, requires_grad, None), input._names)

@@ -16,6 +16,7 @@ import math
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
+from .. import layout as _layout
 from ..kernels.fused_norm import layer_norm_kernels
 from ..names import keep
 from ..registry import op
@@ -412,8 +413,20 @@ def _batch_norm_train(xp, input, weight, bias, eps=1e-5, cache=None):
     return _result(out, input, cache, mean, rstd, var)
 
 
+def _cl_grad(grads, input):
+    """The input gradient (first of ``grads``) laid out channels_last when ``input`` is."""
+    fmt = _layout.cl_format(input)
+    if fmt is None or grads[0] is None:
+        return grads
+    return (_layout.follow_format(grads[0], fmt), *grads[1:])
+
+
 @_batch_norm_train.vjp
 def _(grad, input, weight, eps, cache, needs):
+    return _cl_grad(_bn_train_grads(grad, input, weight, eps, cache, needs), input)
+
+
+def _bn_train_grads(grad, input, weight, eps, cache, needs):
     if _state.enabled:
         return _bn_composite(grad, input, weight, eps, needs)
     from ..device import array_module
@@ -546,6 +559,12 @@ def _batch_norm_eval(xp, input, running_mean, running_var, weight, bias, eps=1e-
 
 @_batch_norm_eval.vjp
 def _(grad, input, running_mean, running_var, weight, eps, needs):
+    return _cl_grad(
+        _bn_eval_grads(grad, input, running_mean, running_var, weight, eps, needs), input
+    )
+
+
+def _bn_eval_grads(grad, input, running_mean, running_var, weight, eps, needs):
     if not _state.enabled:  # first order (e.g. a frozen, eval-mode BatchNorm in training)
         return _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, needs)
     # create_graph: written in ember ops, differentiable again
@@ -627,8 +646,11 @@ def _bn_eval(input, running_mean, running_var, weight, bias, eps):
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     """The shared body of torch.batch_norm and F.batch_norm; returns (out, cache)."""
     _check_bn(input, running_mean, running_var, weight, bias, training, momentum)
+    # a channels_last input gives a channels_last output (one copy; contiguous: a flags check)
+    fmt = _layout.cl_format(input)
     if not training:
-        return _bn_eval(input, running_mean, running_var, weight, bias, eps), None
+        out = _bn_eval(input, running_mean, running_var, weight, bias, eps)
+        return (out if fmt is None else _layout.follow_format(out, fmt)), None
     if input._data.size == 0:  # an empty batch: empty output, zero gradients, stats untouched
         nd = input.dim()
         cshape = (-1,) + (1,) * (nd - 2)
@@ -647,7 +669,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         if running_var is not None:
             n = input._data.size // input.shape[1]
             _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
-    return out, cache
+    return (out if fmt is None else _layout.follow_format(out, fmt)), cache
 
 
 def batch_norm(

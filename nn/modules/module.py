@@ -715,7 +715,15 @@ class Module:
         from ...core.ops.conversion import _parse_to
 
         non_blocking = kwargs.pop("non_blocking", False)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
+        if memory_format is not None:
+            from ...core.layout import memory_format as _mf
+
+            if not isinstance(memory_format, _mf):
+                raise TypeError(
+                    "to() received an invalid combination of arguments - got "
+                    f"(memory_format={type(memory_format).__name__}, )"
+                )
         kwargs = dict(kwargs)
         device, dtype = _parse_to(args, kwargs)
         if kwargs or len(args) > 2:
@@ -740,9 +748,11 @@ class Module:
                 )
 
         def convert(t):
+            # like torch: memory_format applies to the 4-D and 5-D parameters and buffers only
+            fmt = memory_format if t._data.ndim in (4, 5) else None
             if t.is_floating_point() or t.is_complex():
-                return t.to(device, dtype, non_blocking=non_blocking)
-            return t.to(device, non_blocking=non_blocking)
+                return t.to(device, dtype, non_blocking=non_blocking, memory_format=fmt)
+            return t.to(device, non_blocking=non_blocking, memory_format=fmt)
 
         return self._apply(convert)
 
