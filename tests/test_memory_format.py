@@ -129,8 +129,9 @@ _LAYERS = {
     "gelu": lambda m: m.nn.GELU(),
     "leaky_relu": lambda m: m.nn.LeakyReLU(),
     "sigmoid": lambda m: m.nn.Sigmoid(),
+    "relu": lambda m: m.nn.ReLU(),
 }
-_NO_INPUT_GRAD = {"conv_transpose"}  # its input gradient is still contiguous (see report)
+_NO_INPUT_GRAD = {"conv_transpose"}  # its input gradient is still contiguous (torch: channels_last)
 
 
 def _params(mod_e, mod_t):

@@ -813,7 +813,7 @@ def relu(xp, input):
     if xp is np and k == "f":
         # numpy's maximum against a scalar runs a scalar loop; against a zeroed array of the same
         # shape its SIMD loop: fill + max is ~2x faster than maximum(input, 0) on this machine
-        out = np.zeros(input.shape, input.dtype)
+        out = np.zeros_like(input)  # keeps the input's layout (channels_last stays so)
         return np.maximum(input, out, out=out)
     return xp.maximum(input, 0)  # a Python 0 keeps the dtype (NEP 50)
 
