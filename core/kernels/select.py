@@ -20,6 +20,10 @@ def select(xp, mask, a, b):
     was positive, else exactly 0, also where the gradient is inf or NaN).
     """
     if xp is np and mask.dtype == np.bool_ and mask.size >= _SELECT_MIN:
+        if not hasattr(a, "dtype"):  # a Python number beside an array: the array's dtype
+            a = _weak(a, b)
+        elif not hasattr(b, "dtype"):
+            b = _weak(b, a)
         a, b = np.asarray(a), np.asarray(b)
         d = a.dtype if a.ndim else b.dtype
         ut = _UINT_OF.get(d.itemsize)
@@ -41,3 +45,13 @@ def select(xp, mask, a, b):
             out |= w
             return out.view(d)
     return xp.where(mask, a, b)
+
+
+def _weak(v, other):
+    """A Python number in ``other``'s dtype where numpy would give that dtype anyway (a float
+    beside float32 stays float32): np.asarray(0.0) would be float64 and miss the fast path."""
+    k = getattr(other, "dtype", np.dtype(object)).kind
+    t = type(v)
+    if (t is float and k == "f") or (t is int and k in "fiu") or (t is bool and k == "b"):
+        return np.asarray(v, other.dtype)
+    return v
