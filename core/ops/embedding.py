@@ -8,6 +8,7 @@ works. Used by nn.functional.embedding and embedding_bag.
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import _state
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
@@ -61,8 +62,14 @@ def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
         if padding_idx >= 0:
             c = c * (idx != padding_idx).astype(dt)
         g = g * _wrap(c.reshape(-1, 1))
-    gw = _zeros(grad, weight_shape).index_add(0, _wrap(idx), g)
-    return gw, None
+    if not _state.enabled:  # no graph wanted: add the rows into fresh zeros in place
+        from .indexing import _add_at
+
+        gw = _zeros(grad, weight_shape)
+        _add_at(_xp(idx), gw._data, (idx,), g._data)
+        return gw, None
+    # under create_graph: index_add, so the weight's gradient is differentiable again
+    return _zeros(grad, weight_shape).index_add(0, _wrap(idx), g), None
 
 
 def _xp(a):
