@@ -609,12 +609,12 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
 def _(grad, input_shape, target, wt, reduction):
     t, w = target._data, wt._data
     xp = array_module(t)
-    ar = xp.arange(input_shape[1]).reshape((1, -1) + (1,) * (len(input_shape) - 2))
     with _errstate(xp):
         scale = -w / w.sum() if reduction == "mean" else -w
-    g = (ar == xp.expand_dims(t, 1)) * xp.expand_dims(scale, 1)
-    g = _wrap(g.astype(w.dtype, copy=False))
-    return g * (grad.unsqueeze(1) if reduction == "none" else grad), None, None
+    # -scale at each target class, zeros elsewhere (written in place: no dense one-hot)
+    g = xp.zeros(input_shape, dtype=w.dtype)
+    xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(scale.astype(w.dtype), 1), axis=1)
+    return _wrap(g) * (grad.unsqueeze(1) if reduction == "none" else grad), None, None
 
 
 def _check_classes_input(input):
