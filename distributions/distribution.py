@@ -81,6 +81,31 @@ class Distribution:
                     )
         super().__init__()
 
+    def _init_params(self, names: tuple, values: tuple, validate_args) -> None:
+        """Set broadcast parameters ``names`` from ``values``; the batch shape is theirs (empty
+        when every value is a Python number). The shared __init__ of the elementwise families."""
+        from numbers import Number
+
+        from .utils import broadcast_all
+
+        tensors = broadcast_all(*values)
+        for n, t in zip(names, tensors):
+            setattr(self, n, t)
+        numbers = all(isinstance(v, Number) for v in values)
+        Distribution.__init__(
+            self, ember.Size() if numbers else tensors[0].size(), validate_args=validate_args
+        )
+
+    def _expand_params(self, cls, batch_shape, _instance, names: tuple) -> Distribution:
+        """``expand`` for a family whose parameters ``names`` all have the batch shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = ember.Size(batch_shape)
+        for n in names:
+            setattr(new, n, getattr(self, n).expand(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def expand(self, batch_shape, _instance=None) -> Distribution:
         """A new distribution instance (or ``_instance``) with batch dimensions expanded to
         ``batch_shape``; no new memory is allocated for the parameters.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -10,7 +9,6 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -35,17 +33,10 @@ class Exponential(Distribution):
     _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("rate",), (rate,), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Exponential:
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self) -> ember.Tensor:

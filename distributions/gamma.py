@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -10,7 +9,6 @@ import ember
 from . import constraints
 from .distribution import Distribution
 from .gamma_sampling import _standard_gamma
-from .utils import broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -40,21 +38,10 @@ class Gamma(Distribution):
     _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args: bool | None = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, Number) and isinstance(rate, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("concentration", "rate"), (concentration, rate), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Gamma:
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     @property
     def mean(self) -> ember.Tensor:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -10,7 +9,6 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
@@ -35,21 +33,10 @@ class Laplace(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("loc", "scale"), (loc, scale), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Laplace:
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self) -> ember.Tensor:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from numbers import Number, Real
+from numbers import Real
 from typing import ClassVar
 
 import ember
@@ -11,7 +11,7 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
@@ -39,21 +39,10 @@ class Normal(Distribution):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("loc", "scale"), (loc, scale), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Normal:
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self) -> ember.Tensor:

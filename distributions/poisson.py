@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -36,17 +35,10 @@ class Poisson(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("rate",), (rate,), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Poisson:
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self) -> ember.Tensor:

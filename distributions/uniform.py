@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
 import ember
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -38,21 +35,10 @@ class Uniform(Distribution):
         }
 
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(("low", "high"), (low, high), validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Uniform:
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
 
     @property
     def mean(self) -> ember.Tensor:
