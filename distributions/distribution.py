@@ -106,6 +106,14 @@ class Distribution:
         new._validate_args = self._validate_args
         return new
 
+    def _expand_probs_or_logits(self, new: Distribution, shape) -> None:
+        """Give ``new`` whichever of probs/logits this instance holds, expanded to ``shape``
+        (the other one is computed lazily from it)."""
+        for n in ("probs", "logits"):
+            if n in self.__dict__:
+                setattr(new, n, self.__dict__[n].expand(shape))
+                new._param = new.__dict__[n]
+
     def expand(self, batch_shape, _instance=None) -> Distribution:
         """A new distribution instance (or ``_instance``) with batch dimensions expanded to
         ``batch_shape``; no new memory is allocated for the parameters.
