@@ -71,11 +71,21 @@ def _add_at(xp, a, key, v) -> None:
 
 
 def _add_rows(a, idx, v) -> None:
-    """a[idx] += v for whole rows (embedding and index_add backward): the rows sorted by index,
-    each run of one index summed by ``add.reduceat``; ~4x faster than ``np.add.at`` there."""
+    """a[idx] += v for whole rows (embedding and index_add backward, index_add_). For float and
+    complex rows: one sparse (unique rows x len(idx)) 0/1 matrix times ``v`` (scipy's compiled
+    product; 3.5-8x faster than the sorted ``add.reduceat`` below, which other dtypes take, and
+    that one ~4x faster than ``np.add.at``)."""
     if idx.size == 0:
         return
     idx = np.where(idx < 0, idx + a.shape[0], idx)  # -1 and n-1 are one row
+    if v.dtype == a.dtype and a.dtype.char in "fdFD":
+        from scipy.sparse import csr_matrix
+
+        rows, inv = np.unique(idx, return_inverse=True)
+        m = idx.size
+        sel = csr_matrix((np.ones(m, a.dtype), (inv, np.arange(m))), shape=(rows.size, m))
+        a[rows] += (sel @ v.reshape(m, -1)).reshape((rows.size,) + v.shape[1:])
+        return
     order = np.argsort(idx, kind="stable")
     s = idx[order]
     starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
