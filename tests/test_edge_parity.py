@@ -531,3 +531,36 @@ def test_real_only_activations_refuse_complex(fn, msg):
 @needs_torch
 def test_silu_takes_complex():
     assert_same(ember.nn.functional.silu(_z(ember)), torch.nn.functional.silu(_z(torch)))
+
+
+def _acc(m, idx):
+    x = m.zeros(3)
+    return x.index_put_((m.tensor(idx),), m.tensor([1.0, 2.0, 3.0]), accumulate=True)
+
+
+def _scatter_dups(m):
+    idx = np.random.default_rng(0).integers(0, 16, (16, 16))
+    v = np.random.default_rng(1).standard_normal((16, 16)).astype(np.float32)
+    return m.zeros(16, 16).scatter_add_(0, m.tensor(idx), m.tensor(v))
+
+
+ACCUMULATE = {
+    "index_put_accumulate_negative": lambda m: _acc(m, [-1, -1, 0]),
+    "scatter_add_duplicates": _scatter_dups,
+    "index_add_rows": lambda m: m.zeros(4, 3).index_add_(
+        0, m.tensor([3, 0, 3, 1]), m.arange(12.0).reshape(4, 3)
+    ),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(ACCUMULATE))
+def test_accumulating_writes_like_torch(name):
+    # (the fast paths: index_add_'s sparse product, scatter_add_'s bincount)
+    assert_same(ACCUMULATE[name](ember), ACCUMULATE[name](torch), what=name)
+
+
+def test_accumulating_out_of_range_is_torchs_error():
+    raises_like_torch(
+        lambda m: _acc(m, [5, 0, 1]), IndexError, "index 5 is out of bounds for dimension 0"
+    )

@@ -62,12 +62,38 @@ def _add_at(xp, a, key, v) -> None:
         k = key[0] if len(key) == 1 else None
         if getattr(k, "ndim", 0) == 1 and k.dtype.kind in "iu" and v.ndim == a.ndim > 1:
             _add_rows(a, key[0], v)
-        else:
+        elif not _add_by_bincount(a, key, v):
             np.add.at(a, key, v)
     else:
         import cupyx
 
         cupyx.scatter_add(a, key, v)
+
+
+def _add_by_bincount(a, key, v) -> bool:
+    """a[key] += v for a full tuple of non-negative integer index arrays (scatter_add's), as one
+    ``bincount`` over flat positions: ~10x faster than ``np.add.at``. Only for real floats, and
+    when the updates are not far fewer than ``a``'s elements (bincount makes a full-size sum)."""
+    if (
+        a.dtype.char not in "fd"
+        or not a.flags.c_contiguous
+        or type(key) is not tuple
+        or len(key) != a.ndim
+        or not all(getattr(k, "dtype", None) is not None and k.dtype.kind in "iu" for k in key)
+    ):
+        return False
+    *ks, vb = np.broadcast_arrays(*key, v)
+    if vb.size * 4 < a.size:
+        return False
+    ks = [np.where(k < 0, k + n, k) if k.dtype.kind == "i" and k.min() < 0 else k
+          for k, n in zip(ks, a.shape)]  # fmt: skip
+    try:
+        flat = np.ravel_multi_index(ks, a.shape).ravel()
+    except ValueError:  # an index out of range: np.add.at raises the error callers translate
+        return False
+    sums = np.bincount(flat, weights=vb.ravel(), minlength=a.size)
+    a.reshape(-1)[...] += sums.astype(a.dtype, copy=False)
+    return True
 
 
 def _add_rows(a, idx, v) -> None:
