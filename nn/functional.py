@@ -944,7 +944,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    out = (a[..., None] == xp.arange(num_classes)).astype("int64")
+    out = xp.zeros(a.shape + (num_classes,), dtype="int64")  # a 1 written at each index
+    xp.put_along_axis(out, a[..., None], 1, axis=-1)
     names = tensor._names
     return _wrap(out, None if names is None else tuple(names) + (None,))
 
