@@ -27,7 +27,7 @@ from ..random import (
     seed,
     set_rng_state,
 )
-from ..registry import op
+from ..registry import broadcast_error, op
 from ..tensor import Tensor
 from .creation import _finish, _size_args
 
@@ -432,16 +432,7 @@ def _bshape(a, b):
     try:
         return np.broadcast_shapes(a, b)
     except ValueError:
-        n = max(len(a), len(b))
-        for k in range(1, n + 1):
-            x = a[-k] if k <= len(a) else 1
-            y = b[-k] if k <= len(b) else 1
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({x}) must match the size of tensor b "
-                    f"({y}) at non-singleton dimension {n - k}"
-                ) from None
-        raise
+        raise broadcast_error([a, b]) from None
 
 
 def _device_gen_of(arr, generator):
