@@ -228,3 +228,21 @@ def test_cnn_block_channels_last_end_to_end():
         y.backward(m.ones_like(y))
         res[m] = (_layout(y, m), _layout(x.grad, m), _layout(net[0].weight.grad, m))
     assert res[ember] == res[torch]
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["rand_like", "randn_like", "randint_like"])
+def test_random_like_factories_preserve_layout(fn):
+    # the values differ between frameworks; the layout must not
+    def strides(m):
+        args = (5,) if fn == "randint_like" else ()
+        f = getattr(m, fn)
+        cl = m.ones(2, 3, 4, 5).to(memory_format=m.channels_last)
+        out = [
+            f(m.ones(2, 3).t(), *args),
+            f(cl, *args),
+            f(cl, *args, memory_format=m.contiguous_format),
+        ]
+        return [tuple(t.stride()) for t in out]
+
+    assert strides(ember) == strides(torch)

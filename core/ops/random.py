@@ -14,7 +14,8 @@ import numpy as np
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
-from ..device import get_default_device, module_for, to_device
+from ..device import array_module, get_default_device, module_for, to_device
+from ..layout import like_array
 from ..names import keep, unify_inputs
 from ..random import (
     Generator,
@@ -355,6 +356,22 @@ def _like_dev(input, device):
     return input.device if device is None else to_device(device)
 
 
+def _like_result(input, arr, requires_grad, names, memory_format):
+    """A ``*_like`` sampler's tensor: the drawn values laid out like torch's ``memory_format``
+    (by default the input's own strides: core/layout.like_array), named like the input."""
+    a = input._data
+    if memory_format is not None or not a.flags.c_contiguous:
+        out = like_array(
+            array_module(arr), a, arr.dtype, lambda xp, s, d: xp.empty(s, d), memory_format
+        )
+        out[...] = arr
+        arr = out
+    t = _finish(arr, requires_grad, names)
+    if names is None:
+        t._names = input._names
+    return t
+
+
 def rand_like(
     input,
     *,
@@ -370,10 +387,7 @@ def rand_like(
     g = _gen(generator, _like_dev(input, device))
     shape = input._data.shape
     arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
-    t = _finish(arr, requires_grad, names)
-    if names is None:
-        t._names = input._names
-    return t
+    return _like_result(input, arr, requires_grad, names, memory_format)
 
 
 def randn_like(
@@ -395,10 +409,7 @@ def randn_like(
         if npd.kind == "c"
         else g._normal(shape, npd)
     )
-    t = _finish(arr, requires_grad, names)
-    if names is None:
-        t._names = input._names
-    return t
+    return _like_result(input, arr, requires_grad, names, memory_format)
 
 
 def randint_like(
@@ -421,10 +432,8 @@ def randint_like(
     npd = input._data.dtype if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     low, high = _int_range(low, high, npd)
     g = _gen(generator, _like_dev(input, device))
-    t = _finish(g._integers(low, high, input._data.shape, npd), requires_grad, names)
-    if names is None:
-        t._names = input._names
-    return t
+    arr = g._integers(low, high, input._data.shape, npd)
+    return _like_result(input, arr, requires_grad, names, memory_format)
 
 
 # ---------------------------------------------------------------------- normal
