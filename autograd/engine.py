@@ -505,6 +505,17 @@ def _leaf_hooks(leaf, g, handed=None):
     return g
 
 
+def _like_leaf(la, g):
+    """``g`` copied into the strides of the leaf's array ``la`` when those are dense (numpy's
+    empty_like keeps a dense array's strides), else ``g`` itself."""
+    xp = array_module(la)
+    out = xp.empty_like(la, dtype=g._data.dtype)
+    if out.strides != la.strides:  # la overlaps or has gaps: no layout to follow
+        return g
+    out[...] = g._data
+    return _tm._wrap(out, g._names)
+
+
 def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     g = _leaf_hooks(leaf, g, handed)
     if not create_graph and g.grad_fn is not None:
@@ -526,6 +537,9 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
             c = g.detach().clone() if not create_graph else g.clone()
             c._names = g._names
             g = c
+        la = leaf._data
+        if not la.flags.c_contiguous and g._data.strides != la.strides and not create_graph:
+            g = _like_leaf(la, g)  # torch's layout contract: a channels_last leaf's grad is too
         _hand(handed, g._data)
         leaf._grad = g
     elif old._names is not g._names and old._names != g._names:

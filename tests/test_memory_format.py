@@ -246,3 +246,16 @@ def test_random_like_factories_preserve_layout(fn):
         return [tuple(t.stride()) for t in out]
 
     assert strides(ember) == strides(torch)
+
+
+@needs_torch
+def test_grad_takes_the_leafs_layout():
+    # torch's layout contract: a dense leaf's .grad has the leaf's strides
+    def strides(m):
+        x = m.ones(2, 3, 4, 5).to(memory_format=m.channels_last).requires_grad_()
+        m.relu(x).sum().backward()
+        xt = m.ones(3, 2).t().requires_grad_()
+        (xt * 2).sum().backward()
+        return x.grad.stride(), xt.grad.stride()
+
+    assert strides(ember) == strides(torch)
