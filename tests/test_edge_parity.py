@@ -564,3 +564,12 @@ def test_accumulating_out_of_range_is_torchs_error():
     raises_like_torch(
         lambda m: _acc(m, [5, 0, 1]), IndexError, "index 5 is out of bounds for dimension 0"
     )
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int64", "float64", "float32"])
+def test_dense_dequantize_gives_float32(dtype):
+    def run(m):
+        return m.tensor([1, 2]).to(getattr(m, dtype)).dequantize()
+
+    assert_same(run(ember), run(torch))

@@ -573,7 +573,8 @@ _METHODS = {
     "q_per_channel_zero_points": _quantized_only("q_per_channel_zero_points"),
     "q_per_channel_axis": _quantized_only("q_per_channel_axis"),
     "qscheme": _quantized_only("qscheme"),
-    "dequantize": lambda self: self,  # a dense tensor dequantizes to itself, like torch
+    # a dense tensor dequantizes to its float32 values (itself when already float32), like torch
+    "dequantize": lambda self: self if self.dtype is _dt.float32 else self.float(),
     "to_dense": lambda self, dtype=None, *, masked_grad=None: (
         self if dtype in (None, self.dtype) else self.to(dtype)
     ),
