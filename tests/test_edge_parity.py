@@ -573,3 +573,17 @@ def test_dense_dequantize_gives_float32(dtype):
         return m.tensor([1, 2]).to(getattr(m, dtype)).dequantize()
 
     assert_same(run(ember), run(torch))
+
+
+HISTOGRAMS = {
+    "default_bins": lambda m: m.histogram(m.tensor([1.0, 2.0, 2.5, 3.0, 7.0])),
+    "method_default": lambda m: m.tensor([1.0, 2.0, 2.5, 3.0, 7.0]).histogram(),
+    "edges_keyword": lambda m: m.tensor([1.0, 2.0, 7.0]).histogram(bins=m.tensor([0.0, 2.0, 8.0])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(HISTOGRAMS))
+def test_histogram_bins_default_like_torch(name):
+    for e, t in zip(HISTOGRAMS[name](ember), HISTOGRAMS[name](torch)):
+        assert_same(e, t, what=name)

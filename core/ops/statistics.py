@@ -447,10 +447,12 @@ def _histdd(xp, x, bins, ranges, weight, density):
 
 
 @op(names=_unnamed, out_type=return_types.histogram)
-def histogram(xp, input, bins, *, range=None, weight=None, density=False):
+def histogram(xp, input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range when None), or the
     given edges tensor; ``weight`` weighs each element; ``density`` normalizes to a density."""
     _float_only(input, "histogramdd")
+    if isinstance(bins, Tensor):  # an option (it has torch's default), so still a Tensor here
+        bins = bins._data
     if weight is not None and getattr(weight, "shape", None) != input.shape:
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided it should have the same shape as the "
