@@ -587,3 +587,15 @@ HISTOGRAMS = {
 def test_histogram_bins_default_like_torch(name):
     for e, t in zip(HISTOGRAMS[name](ember), HISTOGRAMS[name](torch)):
         assert_same(e, t, what=name)
+
+
+@pytest.mark.parametrize(
+    "fn", ["cat", "stack", "hstack", "vstack", "dstack", "row_stack", "column_stack"]
+)
+def test_one_tensor_for_a_sequence_is_torchs_error(fn):
+    # iterating the tensor's rows would silently join them
+    raises_like_torch(
+        lambda m: getattr(m, fn)(m.ones(2, 3)),
+        TypeError,
+        f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor",
+    )

@@ -28,7 +28,7 @@ from .indexing import (
     _wrap_dim,
     _xp_of,
 )
-from .shape import _diag_dims, _diag_view, cat, hstack, reshape, stack, vstack
+from .shape import _diag_dims, _diag_view, _not_one_tensor, cat, hstack, reshape, stack, vstack
 
 __all__ = [
     "atleast_1d",
@@ -213,6 +213,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 # ---------------------------------------------------------------------- stacks & splits
 def column_stack(tensors, *, out=None) -> Tensor:
     """Stack tensors as columns: 0-D/1-D tensors become (n, 1) columns, then hstack."""
+    _not_one_tensor(tensors, "column_stack")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("column_stack expects a non-empty TensorList")
@@ -222,6 +223,7 @@ def column_stack(tensors, *, out=None) -> Tensor:
 
 def row_stack(tensors, *, out=None) -> Tensor:
     """Alias of ``vstack``."""
+    _not_one_tensor(tensors, "row_stack")
     return vstack(tensors, out=out) if out is not None else vstack(tensors)
 
 

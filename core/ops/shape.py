@@ -891,6 +891,7 @@ def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
     unified)."""
     if axis is not None:
         dim = axis
+    _not_one_tensor(tensors, "cat")
     try:
         return _cat(tensors, dim) if out is None else _cat(tensors, dim, out=out)
     except RuntimeError as e:
@@ -918,7 +919,16 @@ def concatenate(tensors, axis=0, *, out=None) -> Tensor:
     return cat(tensors, axis, out=out) if out is not None else cat(tensors, axis)
 
 
+def _not_one_tensor(tensors, who) -> None:
+    """torch refuses a single tensor where a sequence of tensors goes (it would iterate rows)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{who}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
+
+
 def _check_seq(tensors, who):
+    _not_one_tensor(tensors, who)
     tensors = tuple(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
@@ -963,6 +973,7 @@ def _(grad, dim):
 def stack(tensors, dim=0, *, out=None) -> Tensor:
     """Join same-shaped tensors along a new dim ``dim`` (its name is None)."""
     if not isinstance(tensors, (tuple, list)):
+        _not_one_tensor(tensors, "stack")
         tensors = tuple(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
