@@ -941,6 +941,12 @@ def _adaptive_avg_kernel(xp, a, out_size, transpose=False):
     nd = len(out_size)
     lead = a.shape[: a.ndim - nd]
     if not transpose and all(o == 1 for o in out_size):  # global pooling: one mean
+        n = 1
+        for x in a.shape[a.ndim - nd :]:
+            n *= x
+        if a.dtype.char in "fd" and n:  # a GEMV by 1/n: ~7x numpy's mean over short rows
+            m = a.reshape(-1, n) @ xp.full(n, 1.0 / n, dtype=a.dtype)
+            return m.reshape(lead + (1,) * nd)
         return a.reshape(lead + (-1,)).mean(-1).reshape(lead + (1,) * nd)
     if transpose and all(o == 1 for o in a.shape[a.ndim - nd :]):
         n = 1
