@@ -732,6 +732,25 @@ def _h_mul(input, other):
     return _mul(other, input) if _is_sparse(other) else NotImplemented
 
 
+def _h_mv(input, vec):
+    if _is_sparse(input) and not _is_sparse(vec):  # sparse @ vector: a dense vector, as torch
+        return _matmul(input, vec.unsqueeze(1)).squeeze(1)
+    return NotImplemented
+
+
+def _h_index_select(input, dim, index):
+    # a sparse result through the dense tensor (torch keeps it sparse; gradients reach the values)
+    if _is_sparse(input) and not _is_sparse(index):
+        return input.to_dense().index_select(dim, index).to_sparse()
+    return NotImplemented
+
+
+def _h_stack(tensors, dim=0):
+    if all(_is_sparse(t) for t in tensors):  # sparse tensors stack into a sparse tensor
+        return _E.stack([t.to_dense() for t in tensors], dim).to_sparse()
+    return NotImplemented
+
+
 def _h_sum(input, dim=None, keepdim=False, *, dtype=None):
     return _sum_method(input, dim, keepdim, dtype) if _is_sparse(input) else NotImplemented
 
@@ -754,6 +773,9 @@ NON_STRIDED.update(
         "sub": _h_sub,
         "mul": _h_mul,
         "sum": _h_sum,
+        "mv": _h_mv,
+        "_index_select": lambda input, index, dim=0: _h_index_select(input, dim, index),
+        "_stack": _h_stack,
         "neg": _only_sparse_first(_neg),
         "div": _only_sparse_first(_div),
         "t": _only_sparse_first(_t),

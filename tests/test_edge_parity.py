@@ -599,3 +599,35 @@ def test_one_tensor_for_a_sequence_is_torchs_error(fn):
         TypeError,
         f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor",
     )
+
+
+def _sp(m, vals=(1.0, 2.0, 3.0), grad=False):
+    v = m.tensor(list(vals), requires_grad=grad)
+    return m.sparse_coo_tensor(m.tensor([[0, 1, 2], [1, 0, 2]]), v, (3, 3)), v
+
+
+SPARSE_OPS = {
+    "mv": lambda m: m.mv(_sp(m)[0], m.tensor([1.0, 2.0, 3.0])),
+    "mv_method": lambda m: _sp(m)[0].mv(m.tensor([1.0, 2.0, 3.0])),
+    "index_select_rows": lambda m: _sp(m)[0].index_select(0, m.tensor([2, 0])).to_dense(),
+    "index_select_cols": lambda m: m.index_select(_sp(m)[0], 1, m.tensor([1])).to_dense(),
+    "stack": lambda m: m.stack([_sp(m)[0], _sp(m, (4.0, 5.0, 6.0))[0]]).to_dense(),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(SPARSE_OPS))
+def test_sparse_inputs_like_torch(name, recwarn):
+    assert_same(SPARSE_OPS[name](ember), SPARSE_OPS[name](torch), what=name)
+
+
+@needs_torch
+def test_sparse_mv_gradients(recwarn):
+    def run(m):
+        a, v = _sp(m, grad=True)
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (m.mv(a, x) * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return v.grad, x.grad
+
+    for e, t in zip(run(ember), run(torch)):
+        assert_same(e, t)
