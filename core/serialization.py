@@ -772,13 +772,10 @@ def load(
                 size = fh.seek(0, 2) - start
                 fh.seek(start + 8)
             return _read_pickle(f, fh, size, place, weights_only, bool(mmap))
-        if magic[:2] == b"PK":
-            raise _bad(
-                f,
-                "this is a zip file (a PyTorch torch.save checkpoint?); ember reads "
-                "safetensors files and its own checkpoints (convert with "
-                "safetensors.torch.save_file)",
-            )
+        if magic[:2] == b"PK":  # a torch.save checkpoint (mmap: ignored, storages are read)
+            from .torch_zip import load_torch_zip
+
+            return load_torch_zip(f, fh, place, weights_only)
         meta, arrays = _read_safetensors(fh if not is_path else f, bool(mmap))
     finally:
         if is_path:

@@ -1,0 +1,249 @@
+"""Read checkpoints written by PyTorch's ``torch.save`` (its zip format) into ember tensors.
+
+The archive holds ``<name>/data.pkl`` (a pickle whose tensors are persistent ids naming storages),
+each storage's raw bytes as ``<name>/data/<key>``, and ``<name>/byteorder``. torch's globals are
+mapped to ember equivalents here: torch is never imported, and with ``weights_only=True`` only the
+tensor-rebuild functions, storage types, dtypes, ``torch.device`` / ``torch.Size``, OrderedDict,
+plain containers and the user's allow-listed globals load; anything else raises
+``pickle.UnpicklingError`` before it runs. Tensors viewing one storage share memory (on cpu).
+``mmap`` is ignored: each storage is read into memory once.
+"""
+
+from __future__ import annotations
+
+import _compat_pickle
+import io
+import pickle
+import struct
+import zipfile
+import zlib
+
+import numpy as np
+
+from . import dtype as _dt
+from .device import device as _device
+from .serialization import _SAFE_GLOBALS, _bad, _default_safe, _weights_only_message
+from .tensor import Size, _wrap
+
+__all__ = ["load_torch_zip"]
+
+# torch's legacy typed storage classes -> the dtype of their elements
+_STORAGE_DTYPES = {
+    "DoubleStorage": _dt.float64,
+    "FloatStorage": _dt.float32,
+    "HalfStorage": _dt.float16,
+    "BFloat16Storage": _dt.bfloat16,
+    "LongStorage": _dt.int64,
+    "IntStorage": _dt.int32,
+    "ShortStorage": _dt.int16,
+    "CharStorage": _dt.int8,
+    "ByteStorage": _dt.uint8,
+    "BoolStorage": _dt.bool_,
+    "ComplexFloatStorage": _dt.complex64,
+    "ComplexDoubleStorage": _dt.complex128,
+}
+
+
+class _StorageType:
+    """What a pickled ``torch.FloatStorage`` (etc.) global becomes: its element dtype."""
+
+    def __init__(self, name: str, dtype):
+        self.name, self.dtype = name, dtype
+
+    def __repr__(self):
+        return f"<torch storage type {self.name}>"
+
+
+class _Storage:
+    """A loaded storage: its bytes (a flat uint8 numpy array), element dtype and saved device."""
+
+    def __init__(self, buf: np.ndarray, dtype, location: str):
+        self.buf, self.dtype, self.location = buf, dtype, location
+
+
+def _int_tuple(x, what: str) -> tuple:
+    if not isinstance(x, (tuple, list)) or not all(type(v) is int for v in x):
+        raise pickle.UnpicklingError(f"torch checkpoint: bad tensor {what} {x!r}")
+    return tuple(x)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    def __init__(self, file, f, zf, prefix, place, weights_only, big_endian):
+        super().__init__(file)
+        self.f, self.zf, self.prefix, self.place = f, zf, prefix, place
+        self.weights_only, self.big_endian = weights_only, big_endian
+        self.storages: dict = {}
+        torch_map = {
+            ("torch._utils", "_rebuild_tensor"): self._rebuild_tensor,
+            ("torch._utils", "_rebuild_tensor_v2"): self._rebuild_tensor_v2,
+            ("torch._utils", "_rebuild_tensor_v3"): self._rebuild_tensor_v3,
+            ("torch._utils", "_rebuild_parameter"): self._rebuild_parameter,
+            ("torch._utils", "_rebuild_parameter_with_state"): self._rebuild_parameter_with_state,
+            ("torch", "device"): _device,
+            ("torch", "Size"): Size,
+            ("torch", "UntypedStorage"): _StorageType("UntypedStorage", _dt.uint8),
+            ("torch.storage", "UntypedStorage"): _StorageType("UntypedStorage", _dt.uint8),
+            ("collections", "OrderedDict"): __import__("collections").OrderedDict,
+        }
+        for name, dt in _STORAGE_DTYPES.items():
+            torch_map[("torch", name)] = _StorageType(name, dt)
+        for d in _dt.ALL:
+            torch_map[("torch", d.name)] = d
+        self.torch_map = torch_map
+        if weights_only:
+            self.allowed = {**_default_safe(), **torch_map, **_SAFE_GLOBALS}
+
+    def find_class(self, module, name):
+        if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol 2's Python 2 names
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        if self.weights_only:
+            obj = self.allowed.get((module, name))
+            if obj is None:
+                raise pickle.UnpicklingError(_weights_only_message(self.f, module, name))
+            return obj
+        obj = self.torch_map.get((module, name))
+        if obj is not None:
+            return obj
+        if module == "torch" or module.startswith("torch."):
+            raise pickle.UnpicklingError(
+                f"ember.load: '{module}.{name}' in '{self.f}' is a torch object ember cannot "
+                "rebuild without importing torch (ember reads tensors, parameters, storages, "
+                "dtypes, devices and plain containers from torch checkpoints)"
+            )
+        return super().find_class(module, name)
+
+    # ---------------------------------------------------------------- storages
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise pickle.UnpicklingError(f"torch checkpoint: unsupported persistent id {pid!r}")
+        _, stype, key, location, numel = pid
+        if not isinstance(stype, _StorageType) or type(numel) is not int or numel < 0:
+            raise pickle.UnpicklingError(f"torch checkpoint: bad storage id {pid!r}")
+        key, location = str(key), str(location)
+        st = self.storages.get(key)
+        if st is None:
+            name = f"{self.prefix}data/{key}"
+            try:
+                raw = bytearray(self.zf.read(name))  # writable: tensors are views of it
+            except KeyError:
+                raise _bad(self.f, f"the archive has no storage entry '{name}'") from None
+            need = numel * stype.dtype.np.itemsize
+            if len(raw) < need:
+                raise _bad(
+                    self.f,
+                    f"storage '{name}' holds {len(raw)} bytes but {need} are needed (truncated?)",
+                )
+            st = _Storage(np.frombuffer(raw, dtype=np.uint8), stype.dtype, location)
+            self.storages[key] = st
+        return st if st.dtype is stype.dtype else _Storage(st.buf, stype.dtype, st.location)
+
+    # ---------------------------------------------------------------- tensors
+    def _view(self, storage, offset, size, stride, dtype):
+        if not isinstance(storage, _Storage):
+            raise pickle.UnpicklingError("torch checkpoint: a tensor's storage is not a storage")
+        if dtype is None or getattr(dtype, "np", None) is None:
+            raise pickle.UnpicklingError(f"torch checkpoint: unsupported tensor dtype {dtype!r}")
+        size, stride = _int_tuple(size, "size"), _int_tuple(stride, "stride")
+        if (
+            type(offset) is not int
+            or offset < 0
+            or len(size) != len(stride)
+            or any(s < 0 for s in size + stride)
+        ):
+            raise pickle.UnpicklingError(
+                f"torch checkpoint: bad tensor view (offset {offset!r}, size {size}, "
+                f"stride {stride})"
+            )
+        npd = dtype.np
+        isz = npd.itemsize
+        if self.big_endian and isz > 1:
+            npd = npd.newbyteorder(">")
+        nbytes = storage.buf.nbytes
+        if 0 in size:
+            arr = np.empty(size, dtype.np)
+        else:
+            last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+            if (last + 1) * isz > nbytes:
+                raise _bad(
+                    self.f,
+                    f"a tensor (offset {offset}, size {list(size)}, stride {list(stride)}) "
+                    f"reaches past its storage's {nbytes} bytes",
+                )
+            arr = np.ndarray(
+                size,
+                dtype=npd,
+                buffer=storage.buf,
+                offset=offset * isz,
+                strides=tuple(s * isz for s in stride),
+            )
+            if npd is not dtype.np:  # big-endian file: a native copy (no sharing)
+                arr = arr.astype(dtype.np)
+        return self.place(_wrap(arr), storage.location)
+
+    def _finish(self, t, requires_grad):
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def _rebuild_tensor(self, storage, storage_offset, size, stride):
+        dtype = storage.dtype if isinstance(storage, _Storage) else None
+        return self._view(storage, storage_offset, size, stride, dtype)
+
+    def _rebuild_tensor_v2(
+        self, storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None
+    ):
+        t = self._rebuild_tensor(storage, storage_offset, size, stride)
+        return self._finish(t, bool(requires_grad))
+
+    def _rebuild_tensor_v3(
+        self,
+        storage,
+        storage_offset,
+        size,
+        stride,
+        requires_grad,
+        backward_hooks,
+        dtype,
+        metadata=None,
+    ):
+        t = self._view(storage, storage_offset, size, stride, dtype)
+        return self._finish(t, bool(requires_grad))
+
+    def _rebuild_parameter(self, data, requires_grad, backward_hooks):
+        from ..nn.parameter import Parameter
+
+        return Parameter(data, requires_grad=bool(requires_grad))
+
+    def _rebuild_parameter_with_state(self, data, requires_grad, backward_hooks, state):
+        return self._rebuild_parameter(data, requires_grad, backward_hooks)  # state: ignored
+
+
+def load_torch_zip(f, fh, place, weights_only: bool):
+    """Load the ``torch.save`` zip checkpoint open as ``fh`` (``f``: its path or file object, for
+    messages); ``place``: serialization's map_location placer."""
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise _bad(f, f"a truncated or corrupt zip archive ({e})") from None
+    with zf:
+        pkls = [n for n in zf.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
+        if not pkls:
+            raise _bad(f, "a zip archive without a data.pkl entry (not a torch checkpoint)")
+        prefix = pkls[0][: -len("data.pkl")]
+        try:
+            order = zf.read(prefix + "byteorder").decode().strip()
+        except KeyError:
+            order = "little"  # files from before torch wrote it were little-endian
+        except (zipfile.BadZipFile, zlib.error, UnicodeDecodeError, EOFError) as e:
+            raise _bad(f, f"a corrupt zip archive ({e})") from None
+        if order not in ("little", "big"):
+            raise _bad(f, f"unknown byteorder {order!r}")
+        try:
+            blob = zf.read(pkls[0])
+            up = _TorchUnpickler(
+                io.BytesIO(blob), f, zf, prefix, place, weights_only, order == "big"
+            )
+            return up.load()
+        except (zipfile.BadZipFile, zlib.error, EOFError, struct.error) as e:
+            raise _bad(f, f"a truncated or corrupt zip archive ({e})") from None
