@@ -126,7 +126,7 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
-def _no_int(input: Tensor, kernel: str, complex_ok: bool = False) -> None:
+def _float_kernel_only(input: Tensor, kernel: str, complex_ok: bool = False) -> None:
     """torch's error for a kernel with no integer or bool (or complex) implementation."""
     d = input._data.dtype
     if d.kind in "biu" or (d.kind == "c" and not complex_ok):
@@ -138,7 +138,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     threshold = _number(threshold, "threshold", "threshold", 2)
     value = _number(value, "threshold", "value", 3)
     if input._data.dtype.kind in "bc":
-        _no_int(input, "threshold_cpu")
+        _float_kernel_only(input, "threshold_cpu")
     if inplace:
         return input.threshold_(threshold, value)
     return _threshold(input, threshold, value)
@@ -197,7 +197,7 @@ _hardsigmoid = _act._hardsigmoid
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    _no_int(input, "hardsigmoid_cpu")
+    _float_kernel_only(input, "hardsigmoid_cpu")
     return _inplace(input, _hardsigmoid) if inplace else _hardsigmoid(input)
 
 
@@ -206,12 +206,12 @@ _hardswish = _act._hardswish
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    _no_int(input, "hardswish_cpu")
+    _float_kernel_only(input, "hardswish_cpu")
     return _inplace(input, _hardswish) if inplace else _hardswish(input)
 
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
-    _no_int(x, "elu_cpu")
+    _float_kernel_only(x, "elu_cpu")
     return _act._elu(x, _number(alpha, "elu", "alpha", 2), scale)
 
 
@@ -238,7 +238,7 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
-    _no_int(x, "elu_cpu")
+    _float_kernel_only(x, "elu_cpu")
     return _act._elu(x, alpha, 1.0, 1.0 / alpha)
 
 
@@ -256,7 +256,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
-    _no_int(x, "leaky_relu_cpu")
+    _float_kernel_only(x, "leaky_relu_cpu")
     return _act._leaky_relu(x, negative_slope)
 
 
@@ -293,7 +293,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif weight.dim() != 0:
         weight = weight.reshape(())
-    _no_int(input, "prelu_cpu")
+    _float_kernel_only(input, "prelu_cpu")
     a = input._data
     pos = (a > 0).astype(a.dtype)
     # masks as constants (where() is slow on random masks): x for x > 0, weight * x otherwise
@@ -303,7 +303,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     if not training:
         return _leaky_relu(x, (lower + upper) / 2)
-    _no_int(x, "rrelu_with_noise_out_cpu")
+    _float_kernel_only(x, "rrelu_with_noise_out_cpu")
     a = x._data
     u = _gen_for(x.device)._uniform(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
     slope = (u * (upper - lower) + lower).astype(a.dtype)
@@ -346,7 +346,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    _no_int(input, "glu_cpu")
+    _float_kernel_only(input, "glu_cpu")
     a, b = input.split(size // 2, d)
     return a * b.sigmoid()
 
@@ -355,25 +355,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    _no_int(input, "GeluKernelImpl")
+    _float_kernel_only(input, "GeluKernelImpl")
     return _act._gelu(input, approximate=approximate)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    _no_int(input, "log_sigmoid_cpu")
+    _float_kernel_only(input, "log_sigmoid_cpu")
     return -softplus(-input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    _no_int(input, "hardshrink_cpu")
+    _float_kernel_only(input, "hardshrink_cpu")
     return input * (input.abs() > lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
-    _no_int(input, "softshrink_check")
+    _float_kernel_only(input, "softshrink_check")
     if lambd < 0:
         from ..core.dtype import SCALAR_NAMES
 
@@ -405,7 +405,7 @@ def softsign(input: Tensor) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
     beta = _number(beta, "softplus", "beta")
-    _no_int(input, "softplus_cpu")
+    _float_kernel_only(input, "softplus_cpu")
     return _act._softplus(input, beta, _number(threshold, "softplus", "threshold"))
 
 
@@ -489,7 +489,7 @@ _silu = _act._silu
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    _no_int(input, "silu_cpu", complex_ok=True)
+    _float_kernel_only(input, "silu_cpu", complex_ok=True)
     return _inplace(input, _silu) if inplace else _silu(input)
 
 
@@ -499,7 +499,7 @@ def _mish(x: Tensor) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    _no_int(input, "mish_cpu")
+    _float_kernel_only(input, "mish_cpu")
     return _inplace(input, _mish) if inplace else _mish(input)
 
 
