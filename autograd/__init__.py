@@ -1,6 +1,6 @@
 """ember.autograd: the tape engine, grad modes, custom Functions, gradcheck, functional transforms."""
 
-from . import function, functional
+from . import function, functional, profiler, profiler_util
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -41,6 +41,8 @@ __all__ = [
     "is_inference_mode_enabled",
     "no_grad",
     "once_differentiable",
+    "profiler",
+    "profiler_util",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]
