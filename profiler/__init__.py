@@ -7,9 +7,7 @@ Built on ember.autograd.profiler's recorder: CPU time of every op, backward step
 from __future__ import annotations
 
 import enum
-import gzip
 import os
-import socket
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -111,6 +109,9 @@ def tensorboard_trace_handler(
     ``dir_name`` (``<worker>.<time in ns>.pt.trace.json[.gz]``), as TensorBoard's plugin reads."""
 
     def handler(prof) -> None:
+        import gzip
+        import socket
+
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns()}.pt.trace.json"
