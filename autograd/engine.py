@@ -13,6 +13,8 @@ from ..core import names as _nm
 from ..core import tensor as _tm
 from ..core.device import array_module
 from ..core.named import _by_name
+from ..core.registry import NonStridedError
+from ..core.sparse import SparseTensor as _SparseTensor
 from .grad_mode import _state
 from .node import RESULT, Node, RemovableHandle
 from .views import fresh as _fresh_view
@@ -347,7 +349,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                 if type(target) is Node:
                     if g is not None:
                         meta = target.meta[nr]
-                        gd = g._data
+                        try:
+                            gd = g._data
+                        except NonStridedError:  # a sparse gradient goes on dense through ops
+                            g = g.to_dense()
+                            gd = g._data
                         if (
                             gd.shape != meta[0]
                             or gd.dtype is not meta[1]
@@ -366,9 +372,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                 else:
                     if g is not None:
                         a = target._data
-                        if (
-                            a.shape != g._data.shape
-                            or a.dtype is not g._data.dtype
+                        try:
+                            gd = g._data
+                        except NonStridedError:  # a sparse gradient (embedding(sparse=True))
+                            gd = None  # is a leaf's as it is
+                        if gd is not None and (
+                            a.shape != gd.shape
+                            or a.dtype is not gd.dtype
                             or g._names is not target._names
                         ):
                             g = _conform(g, _leaf_meta(target))
@@ -391,6 +401,21 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
         _by_name.on = by_name
         _state.names_off = names_off
     return results
+
+
+def _sparse_sum(old, g, create_graph: bool):
+    """A leaf's .grad when a sparse gradient is involved, as torch accumulates: sparse + sparse
+    stays sparse, a dense .grad takes a sparse gradient in place, else the sum is dense."""
+    if old is None:
+        return g
+    if type(old) is not _SparseTensor and not create_graph and old.grad_fn is None:
+        from ..core.ops.indexing import _add_at
+
+        a = old._data
+        _add_at(array_module(a), a, tuple(g._ci._data), g._vals._data.astype(a.dtype))
+        old._ver[0] += 1
+        return old
+    return g + old if type(g) is not _SparseTensor else old + g
 
 
 def _named_sum(a, b):
@@ -521,7 +546,9 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     if not create_graph and g.grad_fn is not None:
         g = g.detach()
     old = leaf._grad
-    if old is None:
+    if type(g) is _SparseTensor or type(old) is _SparseTensor:
+        leaf._grad = _sparse_sum(old, g, create_graph)
+    elif old is None:
         a = g._data
         flags = a.flags
         b = a.base
@@ -819,12 +846,18 @@ def check_grad_assignment(t, g):
             f"a tensor with device type '{t.device.type}'. Please ensure that the "
             "gradient and the tensor are on the same device"
         )
-    if g._data.shape != t._data.shape:
+    if tuple(g.shape) != t._data.shape:
         raise RuntimeError(
-            f"attempting to assign a gradient of size '{list(g._data.shape)}' to a "
+            f"attempting to assign a gradient of size '{list(g.shape)}' to a "
             f"tensor of size '{list(t._data.shape)}'. Please ensure that the "
             "gradient and the tensor are the same size"
         )
+    if type(g) is _SparseTensor:  # a dense tensor takes a sparse COO gradient, as in torch
+        if not g.is_sparse:
+            raise RuntimeError(
+                "attempting to assign a gradient to a tensor that has data of a different type"
+            )
+        return g
     if g._names is t._names or g._names == t._names:
         return g
     if t._names is None:

@@ -271,6 +271,23 @@ class SparseTensor(Tensor):
     def backward(self, *args, **kwargs):
         raise _not_sparse_error(self._lay, "backward")
 
+    def zero_(self) -> Tensor:
+        """No entries left (in place: nnz becomes 0), as torch zeroes a sparse tensor."""
+        xp = array_module(self._ci._data)
+        sd = self.sparse_dim()
+        if self._lay is not sparse_coo:
+            raise _not_sparse_error(self._lay, "zero_")
+        if self._vals.requires_grad and _E.is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        self._ci = _wrap(xp.zeros((sd, 0), dtype=xp.int64))
+        v = self._vals._data
+        self._vals = _wrap(xp.zeros((0, *v.shape[1:]), dtype=v.dtype))
+        self._coal = True
+        self._ver[0] += 1
+        return self
+
     def _like(self, vals: Tensor, coalesced=None) -> SparseTensor:
         """A sparse tensor with this one's indices and ``vals``."""
         c = self._coal if coalesced is None else coalesced

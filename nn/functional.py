@@ -803,7 +803,9 @@ def embedding(
     if max_norm is not None:
         _emb_ops._check_indices(None, input._data, weight.shape[0])
         _renorm_rows_(weight, input._data, max_norm, norm_type)
-    return _embedding_op(weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq)
+    return _embedding_op(
+        weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+    )
 
 
 def embedding_bag(
@@ -855,6 +857,8 @@ def embedding_bag(
         )
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -888,7 +892,9 @@ def embedding_bag(
             last = int(starts[-1]) if starts.shape[0] else 0
             keep = xp.arange(m) < last
             seg = xp.where(keep, seg, nb)  # positions past the last offset join no bag
-    e = _embedding_op(weight, flat, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq)
+    e = _embedding_op(
+        weight, flat, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+    )
     valid = xp.ones(m, dtype=bool) if pad < 0 else flat._data != pad
     if include_last_offset and starts is not None:
         valid = valid & (seg < nb)

@@ -19,7 +19,10 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
-    """torch.optim.Adagrad."""
+    """torch.optim.Adagrad. Takes sparse gradients (embedding(sparse=True)) without weight
+    decay."""
+
+    _sparse_wd_msg = "weight_decay option is not compatible with sparse gradients"
 
     def __init__(
         self,

@@ -23,6 +23,8 @@ __all__ = ["Adam"]
 class Adam(Optimizer):
     """torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW)."""
 
+    _sparse_msg = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(
         self,
         params,
@@ -72,6 +74,9 @@ class Adam(Optimizer):
                     bc1 = 1 - beta1**step
                     bc2s = math.sqrt(1 - beta2**step)
                     mx = st["max_exp_avg_sq"]._data if ams else None
+                    if d.ndim == 0:  # numpy makes 0-d results scalars: update 1-element views
+                        d, m, v, g = d.reshape(1), m.reshape(1), v.reshape(1), xp.reshape(g, (1,))
+                        mx = None if mx is None else mx.reshape(1)
                     args = (lr, beta1, beta2, eps, wd, bc1, bc2s, decoupled)
                     if adam_step(xp, d, g, m, v, mx, *args):  # one kernel (cupy)
                         _bump(p)

@@ -9,6 +9,7 @@ from itertools import chain
 from typing import Any
 
 from ..core.device import array_module
+from ..core.registry import NonStridedError
 from ..core.tensor import Tensor, _wrap
 
 __all__ = [
@@ -73,15 +74,21 @@ def _val(x) -> float:
     return float(x) if isinstance(x, Tensor) else x
 
 
+_STEPPING: list = [None]  # the optimizer whose step runs now (for its sparse-gradient rule)
+
+
 def _with_hooks(step):
     def wrapper(self, *args, **kwargs):
         if self.__dict__.get("_in_step"):  # a subclass's step calling super().step(): hooks once
             return step(self, *args, **kwargs)
         self._in_step = True
+        outer = _STEPPING[0]
+        _STEPPING[0] = self
         try:
             return _run_hooked(step, self, args, kwargs)
         finally:
             self._in_step = False
+            _STEPPING[0] = outer
 
     wrapper.__wrapped__ = step
     wrapper.__name__ = step.__name__
@@ -145,6 +152,11 @@ class Optimizer:
         st = cls.__dict__.get("step")
         if st is not None and not getattr(st, "_ember_hooked", False):
             cls.step = _with_hooks(st)
+
+    # sparse gradients: refused with this message, unless _sparse_wd_msg is set (the optimizer
+    # takes them, and refuses them with that message when a group has weight decay)
+    _sparse_msg = "{} does not support sparse gradients"
+    _sparse_wd_msg: str | None = None
 
     def __init__(self, params, defaults: dict[str, Any]):
         self.defaults = defaults
@@ -270,8 +282,11 @@ class Optimizer:
                         g = g.detach()
                         g.requires_grad = False
                         p._grad = g
-                    g._data[...] = 0
-                    _bump(g)
+                    try:
+                        g._data[...] = 0
+                        _bump(g)
+                    except NonStridedError:  # a sparse gradient: no entries left
+                        g.zero_()
 
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook: Callable) -> _Handle:
@@ -481,11 +496,30 @@ def _params_with_grad(group):
         g = p._grad
         if g is None:
             continue
-        gd = g._data
+        try:
+            gd = g._data
+        except NonStridedError:
+            gd = _sparse_as_dense(group, g)
+        xp = array_module(p._data)
         if maximize:
             gd = -gd
-        out.append((p, gd, array_module(p._data)))
+            if not gd.ndim:  # numpy negates a 0-d array into a scalar
+                gd = xp.asarray(gd)
+        out.append((p, gd, xp))
     return out
+
+
+def _sparse_as_dense(group, g):
+    """A sparse gradient (embedding(sparse=True)) for an optimizer that takes one (SGD,
+    Adagrad): its dense array, on which the dense update equals torch's sparse one (absent rows
+    get a zero update and keep their state). Others refuse it with torch's message."""
+    opt = _STEPPING[0]
+    if opt is None or opt._sparse_wd_msg is None:
+        msg = getattr(opt, "_sparse_msg", "{} does not support sparse gradients")
+        raise RuntimeError(msg.format(type(opt).__name__))
+    if group.get("weight_decay", 0):
+        raise RuntimeError(opt._sparse_wd_msg)
+    return g.to_dense()._data
 
 
 _sqrt = math.sqrt

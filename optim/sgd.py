@@ -11,7 +11,9 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """torch.optim.SGD."""
+    """torch.optim.SGD. Takes sparse gradients (embedding(sparse=True)) without weight decay."""
+
+    _sparse_wd_msg = "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
 
     def __init__(
         self,

@@ -1,27 +1,23 @@
-"""SparseAdam (dense fallback: only the nonzero entries of a gradient are updated, as for
-a sparse gradient)."""
+"""SparseAdam: Adam's update applied only to the entries a sparse gradient holds."""
 
 from __future__ import annotations
 
 import math
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import (
-    Optimizer,
-    _bump,
-    _check,
-    _check_lr,
-    _params_with_grad,
-    _val,
-    _zeros,
-)
+from ..core.device import array_module
+from .optimizer import Optimizer, _bump, _check, _check_lr, _val, _zeros
 
 __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """torch.optim.SparseAdam; ember has no sparse tensors, so a dense gradient's nonzero entries
-    play the role of the sparse gradient's values."""
+    """torch.optim.SparseAdam: for sparse gradients (``nn.Embedding(sparse=True)``).
+
+    Only the rows present in a step's gradient have their moments and values updated (a
+    row absent from the batch keeps its moments, unlike Adam on a dense gradient). A dense
+    gradient is refused, as in torch.
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         _check_lr(lr)
@@ -38,7 +34,15 @@ class SparseAdam(Optimizer):
                 lr = _val(group["lr"])
                 beta1, beta2 = group["betas"]
                 eps = group["eps"]
-                for p, g, xp in _params_with_grad(group):
+                for p in group["params"]:
+                    g = p._grad
+                    if g is None:
+                        continue
+                    if not getattr(g, "is_sparse", False):
+                        raise RuntimeError(
+                            "SparseAdam does not support dense gradients, please consider Adam "
+                            "instead"
+                        )
                     st = self.state[p]
                     if not st:
                         st["step"] = 0
@@ -46,20 +50,18 @@ class SparseAdam(Optimizer):
                         st["exp_avg_sq"] = _zeros(p)
                     st["step"] += 1
                     step = st["step"]
-                    idx = g != 0
-                    gv = g[idx]
-                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                    om, ov = m[idx], v[idx]
+                    g = g.coalesce()
+                    rows = tuple(g._ci._data)  # the entries' indices over the sparse dims
+                    gv = g._vals._data
+                    if group["maximize"]:
+                        gv = -gv
+                    m, v, d = st["exp_avg"]._data, st["exp_avg_sq"]._data, p._data
+                    om, ov = m[rows], v[rows]
                     um = (gv - om) * (1 - beta1)
-                    m[idx] = om + um
+                    m[rows] = om + um
                     uv = (gv * gv - ov) * (1 - beta2)
-                    v[idx] = ov + uv
-                    numer = um + om
-                    denom = xp.sqrt(uv + ov) + eps
-                    bc1 = 1 - beta1**step
-                    bc2 = 1 - beta2**step
-                    step_size = lr * math.sqrt(bc2) / bc1
-                    d = p._data
-                    d[idx] += -step_size * (numer / denom)
+                    v[rows] = ov + uv
+                    step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+                    d[rows] += -step_size * ((um + om) / (array_module(gv).sqrt(uv + ov) + eps))
                     _bump(p)
         return loss

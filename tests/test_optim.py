@@ -83,7 +83,7 @@ def _loss_step(m, opt, ps, i, sparse):
     opt.zero_grad()
     loss = ((m.tensor(x) @ ps[0].T + ps[1] - m.tensor(y)) ** 2).mean()
     loss.backward()
-    if sparse and m is torch:
+    if sparse:
         for p in ps:
             p.grad = p.grad.to_sparse()
     opt.step()

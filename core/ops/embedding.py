@@ -42,16 +42,19 @@ def _type_name(npd) -> str:
 
 
 @op(names=_embedding_names, method=False)
-def _embedding(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
-    """weight[indices]: an (*indices.shape, embedding_dim) tensor."""
+def _embedding(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """weight[indices]: an (*indices.shape, embedding_dim) tensor. ``sparse``: the weight's
+    gradient is a sparse COO tensor (one row per looked-up index)."""
     _check_indices(xp, indices, weight.shape[0])
     return weight[indices]
 
 
 @_embedding.vjp
-def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
     idx = indices._data.reshape(-1)
     g = grad.reshape(-1, weight_shape[-1])
+    if sparse:
+        return _sparse_grad(grad, g, idx, weight_shape, padding_idx, scale_grad_by_freq), None
     if padding_idx >= 0 or scale_grad_by_freq:
         xp = _xp(idx)
         dt = grad._data.dtype
@@ -70,6 +73,27 @@ def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
         return gw, None
     # under create_graph: index_add, so the weight's gradient is differentiable again
     return _zeros(grad, weight_shape).index_add(0, _wrap(idx), g), None
+
+
+def _sparse_grad(grad, g, idx, weight_shape, padding_idx, scale_grad_by_freq):
+    """The looked-up rows' gradients as an uncoalesced sparse COO tensor (padding rows left
+    out), as torch's sparse embedding backward gives; differentiable through its values."""
+    from ..layout import sparse_coo
+    from ..sparse import _make
+
+    if scale_grad_by_freq:
+        raise RuntimeError(
+            "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+        )
+    xp = _xp(idx)
+    if padding_idx >= 0:
+        keep = xp.nonzero(idx != padding_idx)[0]
+        idx = idx[keep]
+        g = g[_wrap(keep)]
+    elif g._data.base is not None and not _state.enabled:
+        g = g.clone()  # its own rows: the upstream gradient's array may be held elsewhere
+    ci = _wrap(xp.ascontiguousarray(idx.reshape(1, -1)).astype(xp.int64))
+    return _make(sparse_coo, weight_shape, ci, None, g, False)
 
 
 def _xp(a):
