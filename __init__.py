@@ -92,6 +92,7 @@ from .core.ops.hashing import *  # hash_tensor
 from .core.ops.recurrent import *  # lstm_cell, gru_cell, rnn_*_cell; fused RNN layers
 from .core.ops.normalization import *  # layer_norm, batch_norm, group_norm, ...
 from .core.ops.convolution import *  # conv1d/2d/3d, conv_transpose*, convolution
+from .core.ops.method_aliases import *  # neg_(x), permute_copy(x, d), typename, ...
 from .core.sparse import *  # sparse_coo_tensor, sparse_csr_tensor, ..., smm, sspaddmm
 from . import sparse  # torch.sparse: mm, addmm, sum, softmax, log_softmax, spdiags
 from .core.quantized import *  # quantize_per_tensor, fake_quantize_*, qint8, ...
@@ -126,6 +127,7 @@ from .nn.functional import (  # the F functions torch also has at top level, sam
     selu_,
     threshold_,
 )
+from .nn.aten_functions import *  # torch.dropout(x, p, train), torch.kl_div(..., 1), ...
 from . import optim  # torch.optim
 from . import data  # torch.utils.data (also ember.utils.data, below)
 

@@ -631,3 +631,25 @@ def test_sparse_mv_gradients(recwarn):
 
     for e, t in zip(run(ember), run(torch)):
         assert_same(e, t)
+
+
+@needs_torch
+def test_setitem_drops_the_values_leading_ones_into_a_scalar_slot():
+    # buf[i, j] = t where t has shape (1,) or (1, 1): torch drops the leading 1-dims
+    def run(m):
+        x = m.zeros(3, 2)
+        v = m.tensor([[5.0]], requires_grad=True)
+        y = x.clone()
+        y[1, 0] = v
+        y[0, 1] = m.tensor([2.0])
+        y[2] = m.ones(1, 1, 2) * 3
+        (y * m.arange(1.0, 7.0).reshape(3, 2)).sum().backward()
+        return y, v.grad
+
+    for e, t in zip(run(ember), run(torch)):
+        assert_same(e, t)
+    raises_like_torch(
+        lambda m: m.zeros(3, 2).__setitem__(0, m.ones(2, 2)),
+        RuntimeError,
+        "expand(torch.FloatTensor{[2, 2]}, size=[2]): the number of sizes provided (1)",
+    )

@@ -797,6 +797,17 @@ def _setitem_error(a, key, pre, v, adv):
     return None
 
 
+def _without_leading_ones(a, key, pre, vs, adv):
+    """The value's shape without the leading 1-dims it has beyond the target's rank, or None
+    when it has none to drop."""
+    t = a if pre is None else a[pre]
+    nd = t[key].ndim if adv else np.ndim(t[key])
+    extra = len(vs) - nd
+    if extra <= 0 or any(s != 1 for s in vs[:extra]):
+        return None
+    return tuple(vs[extra:])
+
+
 def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)
@@ -882,6 +893,10 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         raise err from None
     except ValueError:
         err = _diagnose(self, index)
+        if err is None and vt:
+            shape = _without_leading_ones(self._data, key, pre, value.shape, adv)
+            if shape is not None:  # x[0, 1] = tensor([v]): torch drops the value's leading 1s
+                return _setitem(self, index, value.reshape(shape), accumulate)
         if err is None:
             v = value._data if vt else value
             err = _setitem_error(self._data, key, pre, v, adv)
@@ -913,6 +928,12 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
         raise TypeError(
             "index_put_(): argument 'indices' must be tuple of Tensors, not "
             f"{type(indices).__name__}"
+        )
+    if isinstance(values, Tensor) and values.dtype is not self.dtype:
+        raise RuntimeError(  # only x[i] = v converts; index_put_ wants the same dtype
+            "Index put requires the source and destination dtypes match, got "
+            f"{_dt.scalar_name(self.dtype)} for the destination and "
+            f"{_dt.scalar_name(values.dtype)} for the source."
         )
     _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
     return self
@@ -1348,6 +1369,11 @@ def _dim_key(dim, idx):
 @op(names=keep, method=False, name="_index_add")
 def _index_add(xp, input, index, source, dim=0, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    if source.dtype != input.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_dtype_word(input)}) and source ({_dtype_word(source)}) must "
+            "have the same scalar type"
+        )
     idx = _vector_index(index, "index_add")
     nd = input.ndim
     dim = _wrap_dim(dim, nd)
@@ -1522,6 +1548,11 @@ def _(grad, input_shape, mask):
 def _masked_scatter(xp, input, mask, source):
     """A copy of ``input`` with the leading elements of ``source`` where ``mask`` is True."""
     _check_mask(mask, "masked_scatter_")
+    if source.dtype != input.dtype:
+        raise RuntimeError(  # torch's message, its missing space included
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{_dtype_word(input)} and {_dtype_word(source)}"
+        )
     shape = np.broadcast_shapes(input.shape, mask.shape)
     out = xp.broadcast_to(input, shape).copy()
     mb = xp.broadcast_to(mask, shape)

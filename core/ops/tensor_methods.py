@@ -120,9 +120,13 @@ def _check_put(index, source, n):
 def put(xp, input, index, source, accumulate=False):
     """``input`` seen flat, with ``source``'s elements written (or added) at ``index``."""
     if index.dtype != np.int64:
-        n = _dtname(index)
         raise RuntimeError(
-            f"put_(): Expected a long tensor for index, but got {_SCALAR_TYPES.get(n, n)}"
+            f"put_(): Expected a long tensor for index, but got {_scalar_word(index)}"
+        )
+    if source.dtype != input.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{_scalar_word(input)} and source.dtype = {_scalar_word(source)}"
         )
     flat_i = _check_put(index, source, input.size)
     out = input.copy().reshape(-1)
@@ -137,19 +141,9 @@ def put(xp, input, index, source, accumulate=False):
     return out.reshape(input.shape)
 
 
-_SCALAR_TYPES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+def _scalar_word(a) -> str:
+    """torch's scalar-type word of an array's dtype (Float, Long ...), as messages show it."""
+    return _dt.scalar_name(_dt._FROM_NP[a.dtype])
 
 
 def _dtname(a):
