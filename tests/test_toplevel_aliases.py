@@ -206,8 +206,11 @@ def test_index_put_wants_the_same_dtype_like_torch():
         for v in (m.tensor(7.0, dtype=m.float64), m.tensor(7)):
             with pytest.raises(RuntimeError, match="Index put requires the source and destin"):
                 m.index_put(x, (m.tensor([0]),), v)
-        x[m.tensor([True, False, False])] = m.tensor(7)  # a mask's assignment converts
-        assert x[0].item() == 7.0
+        with pytest.raises(RuntimeError, match="Index put requires the source and destin"):
+            m.index_put(x, (x > -1,), m.ones(3, dtype=m.float64))
+        m.index_put_(x, (m.tensor([True, False, False]),), m.tensor(7))  # a masked fill
+        x[m.tensor([False, True, False])] = m.tensor([8.0], dtype=m.float64)
+        assert x.tolist() == [7.0, 8.0, 0.0]
 
 
 @pytest.mark.parametrize(

@@ -850,6 +850,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
                 )
             ex = self._extra
             base = ex.get("base") if ex else None
+            if base is not None and "nr" in ex and self.grad_fn is not None:
+                check_multi_view_inplace(self)
             if (
                 base is not None
                 and base.requires_grad
@@ -929,7 +931,11 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
             "index_put_(): argument 'indices' must be tuple of Tensors, not "
             f"{type(indices).__name__}"
         )
-    if isinstance(values, Tensor) and values.dtype is not self.dtype:
+    if (
+        isinstance(values, Tensor)
+        and values.dtype is not self.dtype
+        and not _mask_fill(indices, values)
+    ):
         raise RuntimeError(  # only x[i] = v converts; index_put_ wants the same dtype
             "Index put requires the source and destination dtypes match, got "
             f"{_dt.scalar_name(self.dtype)} for the destination and "
@@ -937,6 +943,16 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
         )
     _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
     return self
+
+
+def _mask_fill(indices, values) -> bool:
+    """One boolean mask and one value: a masked fill, which converts the value (as torch)."""
+    return (
+        len(indices) == 1
+        and isinstance(indices[0], Tensor)
+        and indices[0].dtype is _dt.bool_
+        and values.numel() == 1
+    )
 
 
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
@@ -989,6 +1005,27 @@ def _(grad, src_dtype, positions, needs):
 
 
 _COPY = _copy_slices.op
+_COPY.backward_name = "CopySlices"  # torch's name for this node (no Backward0 suffix)
+
+
+_MULTI_VIEW = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
+
+
+def check_multi_view_inplace(self: Tensor) -> None:
+    """torch refuses (in grad mode) in-place writes to a view that an op returning several
+    views made (split, chunk, unbind): their shared backward cannot take the write."""
+    gf = self.grad_fn
+    kind = _MULTI_VIEW.get(getattr(gf.op, "name", None))
+    if kind is None:
+        return
+    if gf.op.name == "split" and gf.saved and isinstance(gf.saved[1], (list, tuple)):
+        kind = "SplitWithSizes"
+    raise RuntimeError(
+        f"Output {self._extra.get('nr', 0)} of {kind} is a view and is being modified inplace. "
+        "This view is the output of a function that returns multiple views. Such functions do "
+        "not allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one."
+    )
 
 
 def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
