@@ -35,9 +35,6 @@ class ProfilerActivity(enum.Enum):
     HPU = 4
     PrivateUse1 = 5
 
-    def __repr__(self) -> str:
-        return f"<ProfilerActivity.{self.name}: {self.value}>"
-
 
 class ProfilerAction(enum.Enum):
     """What the profiler does during a step (the value a ``schedule`` returns)."""
@@ -46,9 +43,6 @@ class ProfilerAction(enum.Enum):
     WARMUP = 1
     RECORD = 2
     RECORD_AND_SAVE = 3
-
-    def __repr__(self) -> str:
-        return f"<ProfilerAction.{self.name}: {self.value}>"
 
 
 _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
