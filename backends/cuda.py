@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 
+from ..core import runtime as _runtime
+
 __all__ = [
     "cudnn_sdp_enabled",
     "cufft_plan_cache",
@@ -27,10 +29,19 @@ class _MatmulFlags:
     """``torch.backends.cuda.matmul``: TF32 and reduced-precision reduction switches."""
 
     def __init__(self) -> None:
-        self.allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
         self.fp32_precision = "none"
+
+    # one switch with set_float32_matmul_precision, as in torch: TF32 is any precision but
+    # "highest" (ember's numpy matmuls compute in full float32 whatever it says)
+    @property
+    def allow_tf32(self) -> bool:
+        return _runtime.get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value: bool) -> None:
+        _runtime.set_float32_matmul_precision("high" if value else "highest")
 
     def __repr__(self) -> str:
         return f"<torch.backends.cuda.matmul: allow_tf32={self.allow_tf32}>"
