@@ -10,13 +10,13 @@ import ember.nn.functional as F
 
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     r"""A Bernoulli distribution parameterized by :attr:`probs` or :attr:`logits` (but not both).
 
     Samples are binary (0 or 1): 1 with probability ``p`` and 0 with probability ``1 - p``.
@@ -106,6 +106,13 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> ember.Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (ember.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return ember.log1p(ember.exp(x))
 
     def enumerate_support(self, expand: bool = True) -> ember.Tensor:
         values = ember.arange(2, dtype=self._param.dtype, device=self._param.device)

@@ -9,13 +9,13 @@ import ember
 
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     r"""A Beta distribution parameterized by ``concentration1`` and ``concentration0``.
 
     Example::
@@ -77,6 +77,13 @@ class Beta(Distribution):
             self._validate_sample(value)
         heads_tails = ember.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return ember.lgamma(x) + ember.lgamma(y) - ember.lgamma(x + y)
 
     def entropy(self) -> ember.Tensor:
         return self._dirichlet.entropy()

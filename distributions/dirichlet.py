@@ -8,13 +8,13 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma_sampling import _sample_dirichlet
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     r"""A Dirichlet distribution parameterized by concentration ``concentration``.
 
     Example::
@@ -80,6 +80,13 @@ class Dirichlet(Distribution):
         c = self.concentration
         con0 = c.sum(-1, keepdim=True)
         return c * (con0 - c) / (con0.pow(2) * (con0 + 1))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))
 
     def entropy(self) -> ember.Tensor:
         c = self.concentration

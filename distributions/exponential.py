@@ -8,12 +8,12 @@ import ember
 
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     r"""An exponential distribution parameterized by ``rate``.
 
     Example::
@@ -73,6 +73,13 @@ class Exponential(Distribution):
 
     def icdf(self, value: ember.Tensor) -> ember.Tensor:
         return -ember.log1p(-value) / self.rate
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -ember.log(-x)
 
     def entropy(self) -> ember.Tensor:
         return 1.0 - ember.log(self.rate)

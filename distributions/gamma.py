@@ -7,13 +7,13 @@ from typing import ClassVar
 import ember
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma_sampling import _standard_gamma
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     r"""A Gamma distribution parameterized by shape ``concentration`` and ``rate``.
 
     Example::
@@ -70,6 +70,13 @@ class Gamma(Distribution):
             - self.rate * value
             - ember.lgamma(self.concentration)
         )
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return ember.lgamma(x + 1) + (x + 1) * ember.log(-y.reciprocal())
 
     def entropy(self) -> ember.Tensor:
         return (

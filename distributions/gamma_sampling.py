@@ -4,8 +4,12 @@ ember has no core ``_standard_gamma`` op, so the sampler lives here: Marsaglia a
 squeeze-rejection method (with the ``U ** (1 / alpha)`` boost for ``alpha < 1``), drawing its
 normals and uniforms from the ember generator of the parameter's device. The gradient of a draw
 ``x ~ Gamma(alpha, 1)`` with respect to ``alpha`` is the implicit reparameterization
-``dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha)`` (F the cdf, f the density), with
-``dF/dalpha`` taken by a central difference of ``ember.igamma`` in float64 (relative step 1e-5).
+``dx/dalpha = -(dP/dalpha)(x; alpha) / f(x; alpha)`` (P the regularized lower incomplete gamma
+function, f the density), evaluated analytically in float64: for ``x <= alpha + 1`` by
+differentiating P's power series term by term (``P/f = sum_n x^(n+1) Gamma(alpha) /
+Gamma(alpha+n+1)``), above by forward-mode differentiation of the Lentz evaluation of the
+complement's continued fraction. Both are accurate to ~1e-14 relative (torch's closed-form
+approximation is within ~1e-3 of them).
 """
 
 from __future__ import annotations
@@ -48,16 +52,101 @@ def _draw_standard_gamma(alpha, generator: Generator, xp):
     return out.reshape(alpha.shape)
 
 
+_MAX_TERMS = 100000
+
+
+def _lower_series_grad(xp, a, x, logx, psi):
+    """``-(dP/da)/f`` from P's power series (used where ``x <= a + 1``: no cancellation).
+
+    ``P = f * sum_n r_n`` with ``r_0 = x/a`` and ``r_{n+1} = r_n x / (a+n+1)``; term by term,
+    ``(dP/da) / f = sum_n r_n (log x - psi(a+n+1))``. ``psi`` is ``digamma(a + 1)``."""
+    r = x / a
+    s = r * (logx - psi)
+    out = xp.empty_like(a)
+    idx = xp.arange(a.size)
+    n = 0
+    while idx.size and n < _MAX_TERMS:
+        n += 1
+        den = a + n
+        psi = psi + 1.0 / den
+        r = r * x / den
+        t = r * (logx - psi)
+        s = s + t
+        done = xp.abs(t) <= 1e-17 * xp.abs(s)
+        if bool(done.any()):
+            out[idx[done]] = s[done]
+            keep = ~done
+            idx, a, x, logx, psi, r, s = (v[keep] for v in (idx, a, x, logx, psi, r, s))
+    out[idx] = s
+    return -out
+
+
+def _upper_fraction_grad(xp, a, x):
+    """``(dQ/da)/f`` (Q = 1 - P) from Q's continued fraction (used where ``x > a + 1``, where it
+    converges fast), differentiated in forward mode through the modified Lentz iteration.
+
+    Returns ``h`` and ``dh/da`` where ``Q = x^a e^-x / Gamma(a) * h``, so that
+    ``(dQ/da)/f = x (h (log x - digamma(a)) + dh/da)``."""
+    tiny = 1e-300
+    b = x + 1.0 - a  # db/da = -1 throughout
+    c = xp.full_like(a, 1.0 / tiny)
+    dc = xp.zeros_like(a)
+    d = 1.0 / b
+    dd = d * d  # -db/da / b^2
+    h, dh = d.copy(), dd.copy()
+    out_h, out_dh = xp.empty_like(a), xp.empty_like(a)
+    idx = xp.arange(a.size)
+    i = 0
+    while idx.size and i < _MAX_TERMS:
+        i += 1
+        an = -i * (i - a)  # d an / da = i
+        b = b + 2.0
+        D = an * d + b
+        dD = i * d + an * dd - 1.0
+        D = xp.where(xp.abs(D) < tiny, tiny, D)
+        C = b + an / c
+        dC = -1.0 + (i * c - an * dc) / (c * c)
+        C = xp.where(xp.abs(C) < tiny, tiny, C)
+        d, dd = 1.0 / D, -dD / (D * D)
+        c, dc = C, dC
+        delta = d * c
+        ddelta = dd * c + d * dc
+        h, dh = h * delta, dh * delta + h * ddelta
+        done = (xp.abs(delta - 1.0) <= 1e-16) & (xp.abs(h * ddelta) <= 1e-16 * xp.abs(dh))
+        if bool(done.any()):
+            out_h[idx[done]] = h[done]
+            out_dh[idx[done]] = dh[done]
+            keep = ~done
+            idx, a, b, c, dc, d, dd, h, dh = (v[keep] for v in (idx, a, b, c, dc, d, dd, h, dh))
+    out_h[idx], out_dh[idx] = h, dh
+    return out_h, out_dh
+
+
 def _standard_gamma_grad(alpha: ember.Tensor, x: ember.Tensor) -> ember.Tensor:
-    """``dx/dalpha`` for ``x ~ Gamma(alpha, 1)`` (implicit reparameterization), in alpha's dtype."""
+    """``dx/dalpha`` for ``x ~ Gamma(alpha, 1)`` (implicit reparameterization), in alpha's dtype
+    and broadcast shape (like ``torch._standard_gamma_grad``); not itself differentiable."""
     with no_grad():
-        a = alpha.detach().double()
-        xv = x.detach().double()
-        h = 1e-5 * a
-        dcdf = (ember.igamma(a + h, xv) - ember.igamma(a - h, xv)) / (2 * h)
-        log_pdf = (a - 1) * xv.log() - xv - a.lgamma()
-        grad = ember.where(dcdf == 0, ember.zeros_like(dcdf), -dcdf * ember.exp(-log_pdf))
-        return grad.to(alpha.dtype)
+        alpha, x = ember.broadcast_tensors(alpha.detach(), x.detach())
+        xp = module_for(alpha.device)
+        a = alpha._data.astype(np.float64).reshape(-1)
+        xv = x._data.astype(np.float64).reshape(-1)
+        out = xp.zeros_like(a)
+        ok = (xv > 0) & (a > 0) & xp.isfinite(xv) & xp.isfinite(a)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            logx = xp.log(xp.where(ok, xv, 1.0))
+            lower = ok & (xv <= a + 1.0)
+            upper = ok & ~lower
+            if bool(lower.any()):
+                al = a[lower]
+                psi = ember.digamma(_wrap(al + 1.0))._data
+                out[lower] = _lower_series_grad(xp, al, xv[lower], logx[lower], psi)
+            if bool(upper.any()):
+                au, xu, lu = a[upper], xv[upper], logx[upper]
+                psi = ember.digamma(_wrap(au))._data
+                h, dh = _upper_fraction_grad(xp, au, xu)
+                out[upper] = xu * (h * (lu - psi) + dh)
+        out = xp.where(xp.isnan(a) | xp.isnan(xv), xp.nan, out)
+        return _wrap(out.reshape(alpha._data.shape).astype(alpha._data.dtype))
 
 
 class _StandardGamma(Function):

@@ -10,13 +10,13 @@ import ember
 
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     r"""A normal (Gaussian) distribution parameterized by ``loc`` and ``scale``.
 
     Example::
@@ -84,6 +84,13 @@ class Normal(Distribution):
 
     def icdf(self, value: ember.Tensor) -> ember.Tensor:
         return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
 
     def entropy(self) -> ember.Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)

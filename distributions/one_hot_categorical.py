@@ -11,7 +11,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -112,3 +112,16 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    r"""A reparameterizable :class:`OneHotCategorical` via the straight-through gradient
+    estimator of Bengio et al. (2013): ``rsample`` returns the one-hot sample, with gradients
+    flowing as if it were ``probs``."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()) -> ember.Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached by Categorical
+        return samples + (probs - probs.detach())

@@ -8,13 +8,13 @@ import ember
 
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     r"""A Poisson distribution parameterized by ``rate``, the rate parameter.
 
     Samples are nonnegative integers, with a pmf given by
@@ -56,6 +56,13 @@ class Poisson(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             return ember.poisson(self.rate.expand(shape))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (ember.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return ember.exp(x)
 
     def log_prob(self, value: ember.Tensor) -> ember.Tensor:
         if self._validate_args:

@@ -11,7 +11,7 @@ from . import constraints
 from .distribution import Distribution
 from .independent import Independent
 from .normal import Normal
-from .transforms import ExpTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, Transform
 from .utils import _sum_rightmost
 
 __all__ = ["LogNormal", "TransformedDistribution"]
@@ -24,8 +24,6 @@ class TransformedDistribution(Distribution):
         X ~ BaseDistribution
         Y = f(X) ~ TransformedDistribution(BaseDistribution, f)
         log p(Y) = log p(X) + log |det (dX/dY)|
-
-    Only transforms that keep the shape of their input are supported.
 
     Args:
         base_distribution (Distribution): the base distribution.
@@ -50,24 +48,35 @@ class TransformedDistribution(Distribution):
             )
         base_shape = base_distribution.batch_shape + base_distribution.event_shape
         base_event_dim = len(base_distribution.event_shape)
-        domain_event_dim = max([t.domain.event_dim for t in self.transforms] + [0])
-        if len(base_shape) < domain_event_dim:
+        transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
             raise ValueError(
-                f"base_distribution needs to have shape with size at least {domain_event_dim}, "
-                f"but got {base_shape}."
+                f"base_distribution needs to have shape with size at least "
+                f"{transform.domain.event_dim}, but got {base_shape}."
             )
-        if domain_event_dim > base_event_dim:
-            base_distribution = Independent(base_distribution, domain_event_dim - base_event_dim)
+        forward_shape = transform.forward_shape(base_shape)
+        expanded_base_shape = transform.inverse_shape(forward_shape)
+        if base_shape != expanded_base_shape:
+            base_batch_shape = expanded_base_shape[: len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch_shape)
+        reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
+        if reinterpreted_batch_ndims > 0:
+            base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
         self.base_dist = base_distribution
-        event_dim = max([t.codomain.event_dim for t in self.transforms] + [base_event_dim])
-        cut = len(base_shape) - event_dim
-        super().__init__(base_shape[:cut], base_shape[cut:], validate_args=validate_args)
+        # the event dim grows by what the transforms add, and is at least the codomain's
+        change = transform.codomain.event_dim - transform.domain.event_dim
+        event_dim = max(transform.codomain.event_dim, base_event_dim + change)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> TransformedDistribution:
         new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = ember.Size(batch_shape)
-        base_batch = batch_shape + self.base_dist.batch_shape[len(self.batch_shape) :]
-        new.base_dist = self.base_dist.expand(base_batch)
+        shape = batch_shape + self.event_shape
+        for t in reversed(self.transforms):
+            shape = t.inverse_shape(shape)
+        base_batch_shape = shape[: len(shape) - len(self.base_dist.event_shape)]
+        new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
         super(TransformedDistribution, new).__init__(
             batch_shape, self.event_shape, validate_args=False

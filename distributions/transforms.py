@@ -1,5 +1,7 @@
-"""Transforms between spaces, used by :class:`TransformedDistribution` (a basic subset of
-torch.distributions.transforms: exp, affine, sigmoid, and their inverses)."""
+"""Transforms between spaces, used by :class:`TransformedDistribution`
+(torch.distributions.transforms): each has a forward map, an inverse, a log absolute Jacobian
+determinant, a domain and a codomain constraint, and (for shape-changing transforms) the shape
+maps ``forward_shape`` / ``inverse_shape``."""
 
 from __future__ import annotations
 
@@ -10,8 +12,31 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
+from .utils import _sum_rightmost
+from .utils import broadcast_all as _broadcast_all
 
-__all__ = ["AffineTransform", "ExpTransform", "SigmoidTransform", "Transform"]
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "CatTransform",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "TanhTransform",
+    "Transform",
+    "identity_transform",
+]
 
 
 class Transform:
@@ -45,6 +70,22 @@ class Transform:
     def inv(self) -> Transform:
         """The inverse transform (``t.inv(t(x)) == x``)."""
         return _InverseTransform(self)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with the given cache size."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def forward_shape(self, shape):
+        """The output shape for an input of shape ``shape``."""
+        return shape
+
+    def inverse_shape(self, shape):
+        """The input shape for an output of shape ``shape``."""
+        return shape
 
     @property
     def sign(self) -> int:
@@ -129,11 +170,20 @@ class _InverseTransform(Transform):
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self._inv!r})"
 
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self._inv.with_cache(cache_size).inv
+
     def __call__(self, x):
         return self._inv._inv_call(x)
 
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
 
 
 class ExpTransform(Transform):
@@ -203,6 +253,17 @@ class AffineTransform(Transform):
         self.scale = scale
         self._event_dim = event_dim
 
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def forward_shape(self, shape):
+        return _broadcast_shape(shape, self.loc, self.scale)
+
+    def inverse_shape(self, shape):
+        return _broadcast_shape(shape, self.loc, self.scale)
+
     @property
     def event_dim(self) -> int:
         return self._event_dim
@@ -254,3 +315,743 @@ class AffineTransform(Transform):
             result = result.view(result_size).sum(-1)
             shape = shape[: len(shape) - self._event_dim]
         return result.expand(tuple(shape))
+
+
+def _broadcast_shape(shape, *params):
+    shapes = [tuple(shape)] + [tuple(p.shape) for p in params if isinstance(p, ember.Tensor)]
+    return ember.Size(ember.broadcast_shapes(*shapes))
+
+
+class ComposeTransform(Transform):
+    r"""Composes multiple transforms in a chain (``parts[0]`` first). The composition is
+    responsible for caching.
+
+    Args:
+        parts (list of :class:`Transform`): the transforms to compose.
+        cache_size (int): 0 or 1.
+    """
+
+    def __init__(self, parts: list, cache_size: int = 0) -> None:
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ComposeTransform):
+            return False
+        return self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        # adjust the event_dim to be the maximum over what the later parts need
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self) -> Transform:
+        return ComposeTransform([p.inv for p in reversed(self.parts)])
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return ember.zeros_like(x)
+        # compute the intermediates (with caching, the parts return the cached ones)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        terms = []
+        event_dim = self.domain.event_dim
+        for part, xi, yi in zip(self.parts, xs[:-1], xs[1:]):
+            terms.append(
+                _sum_rightmost(part.log_abs_det_jacobian(xi, yi), event_dim - part.domain.event_dim)
+            )
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        result = terms[0]
+        for t in terms[1:]:
+            result = result + t
+        return result
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self) -> str:
+        fmt_string = self.__class__.__name__ + "(\n    "
+        fmt_string += ",\n    ".join([p.__repr__() for p in self.parts])
+        fmt_string += "\n)"
+        return fmt_string
+
+
+identity_transform = ComposeTransform([])
+
+
+class IndependentTransform(Transform):
+    r"""Wraps a transform to treat ``reinterpreted_batch_ndims`` extra rightmost dims as
+    dependent: the log abs det jacobian is summed over them.
+
+    Args:
+        base_transform (Transform): a base transform.
+        reinterpreted_batch_ndims (int): the number of extra rightmost dims to treat as
+            dependent.
+        cache_size (int): 0 or 1.
+    """
+
+    def __init__(
+        self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(result, self.reinterpreted_batch_ndims)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+        )
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    r"""Unit-Jacobian transform reshaping the rightmost part of a tensor: ``in_shape`` and
+    ``out_shape`` must have the same number of elements.
+
+    Args:
+        in_shape (ember.Size): the input event shape.
+        out_shape (ember.Size): the output event shape.
+        cache_size (int): 0 or 1.
+    """
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0) -> None:
+        self.in_shape = ember.Size(in_shape)
+        self.out_shape = ember.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.reshape(batch_shape + tuple(self.out_shape))
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape[: y.dim() - len(self.out_shape)])
+        return y.reshape(batch_shape + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        batch_shape = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.new_zeros(batch_shape)
+
+    def forward_shape(self, shape):
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if tuple(shape[cut:]) != tuple(self.in_shape):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
+        return ember.Size(tuple(shape[:cut]) + tuple(self.out_shape))
+
+    def inverse_shape(self, shape):
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if tuple(shape[cut:]) != tuple(self.out_shape):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
+        return ember.Size(tuple(shape[:cut]) + tuple(self.in_shape))
+
+
+class PowerTransform(Transform):
+    r"""Transform via the mapping :math:`y = x^{\text{exponent}}` (on positive numbers).
+
+    Args:
+        exponent (Tensor or float): the exponent.
+        cache_size (int): 0 or 1.
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = _broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PowerTransform):
+            return False
+        return bool(self.exponent.eq(other.exponent).all().item())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return _broadcast_shape(shape, self.exponent)
+
+    def inverse_shape(self, shape):
+        return _broadcast_shape(shape, self.exponent)
+
+
+class TanhTransform(Transform):
+    r"""Transform via the mapping :math:`y = \tanh(x)`. The inverse (``atanh``) is not clamped
+    at the boundary: use ``cache_size=1`` to get the exact inverse of a forward value."""
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return ember.atanh(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        # log(1 - tanh(x)^2) written stably: 2 (log 2 - x - softplus(-2x))
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    r"""Transform via the mapping :math:`y = |x|` (not bijective: the inverse is the identity)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class SoftplusTransform(Transform):
+    r"""Transform via the mapping :math:`y = \log(1 + \exp(x))`; the inverse is
+    :math:`x = \log(\exp(y) - 1)`."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
+class SoftmaxTransform(Transform):
+    r"""Transform from unconstrained space to the simplex via :math:`y = \exp(x)` then
+    normalizing. Not bijective (so not usable for HMC); it is useful for algorithms that work
+    coordinate-wise."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        logprobs = x
+        probs = (logprobs - logprobs.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    r"""Transform from unconstrained space to the simplex of one more dimension via a
+    stick-breaking process: a bijection, so usable in HMC (unlike :class:`SoftmaxTransform`)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _offset(n: int, like):
+        # log(n), log(n-1), ..., log(1): centers the k-th logit so x = 0 maps to the uniform point
+        k = ember.arange(n, dtype=like.dtype, device=like.device)
+        return (n - k).log()
+
+    def _call(self, x):
+        n = x.shape[-1]
+        z = ember.sigmoid(x - self._offset(n, x))
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        n = y_crop.shape[-1]
+        sf = 1 - y_crop.cumsum(-1)
+        # remaining stick lengths: clamp like torch so the last steps stay finite
+        sf = ember.clamp(sf, min=ember.finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + self._offset(n, y)
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x.shape[-1], x)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return ember.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return ember.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+class LowerCholeskyTransform(Transform):
+    r"""Transform from unconstrained matrices to lower-triangular matrices with nonnegative
+    diagonal entries (exp of the diagonal, strict lower part kept)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    r"""Transform from unconstrained matrices to positive-definite matrices (``L L^T`` of the
+    :class:`LowerCholeskyTransform`)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        y = ember.linalg.cholesky(y)
+        return LowerCholeskyTransform().inv(y)
+
+
+class CorrCholeskyTransform(Transform):
+    r"""Transform an unconstrained vector of length ``D*(D-1)/2`` into the Cholesky factor of a
+    D-dimensional correlation matrix (lower triangular, positive diagonal, unit-norm rows), by
+    filling the strict lower triangle with ``tanh`` of the input row by row and applying
+    stick-breaking to the squared norms of each row."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _vec_to_tril(vec, n: int, diag: int):
+        # fill the lower triangle (offset ``diag``) row by row from ``vec``
+        rows, cols = _tril_indices(n, diag)
+        out = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
+        flat = [r * n + c for r, c in zip(rows, cols)]
+        index = ember.tensor(flat, dtype=ember.long, device=vec.device)
+        index = index.expand(tuple(vec.shape[:-1]) + (len(flat),))
+        return out.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))
+
+    @staticmethod
+    def _tril_to_vec(mat, diag: int):
+        n = mat.shape[-1]
+        rows, cols = _tril_indices(n, diag)
+        flat = ember.tensor([r * n + c for r, c in zip(rows, cols)], device=mat.device)
+        return mat.reshape(tuple(mat.shape[:-2]) + (n * n,)).index_select(-1, flat)
+
+    @staticmethod
+    def _size(m: int) -> int:
+        n = round((0.25 + 2 * m) ** 0.5 + 0.5)
+        if n * (n - 1) // 2 != m:
+            raise ValueError("Incorrect size of unconstrained vector")
+        return n
+
+    def _call(self, x):
+        eps = ember.finfo(x.dtype).eps
+        x = x.tanh().clamp(min=-1 + eps, max=1 - eps)
+        n = self._size(x.shape[-1])
+        r = self._vec_to_tril(x, n, -1)
+        # stick breaking on the squared row entries: z_ij = r_ij * sqrt(1 - sum_{k<j} z_ik^2)
+        z = r.pow(2)
+        one_minus_cum = (1 - z).sqrt().cumprod(-1)
+        eye = ember.eye(n, dtype=x.dtype, device=x.device)
+        w = r + eye
+        shifted = F.pad(one_minus_cum[..., :-1], [1, 0], value=1)
+        return w * shifted
+
+    def _inverse(self, y):
+        # the sum of squares of y_ij (j < i) left of the diagonal gives the stick lengths
+        y_cumsum = 1 - ember.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = self._tril_to_vec(y, -1)
+        y_cumsum_vec = self._tril_to_vec(y_cumsum_shifted, -1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return ((1 + t) / (1 - t)).log() / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        # by the stick-breaking structure, only the strict lower entries' stick lengths count
+        y1m_cumsum_tril = self._tril_to_vec(y1m_cumsum, -2)
+        stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = self._size(shape[-1])
+        return ember.Size(tuple(shape[:-1]) + (n, n))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("A matrix that isn't square can't be a Cholesky factor")
+        n = shape[-1]
+        return ember.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
+
+
+def _tril_indices(n: int, diag: int):
+    rows, cols = [], []
+    for r in range(n):
+        for c in range(min(r + diag, n - 1) + 1):
+            rows.append(r)
+            cols.append(c)
+    return rows, cols
+
+
+class CatTransform(Transform):
+    r"""Applies a sequence of transforms ``tseq`` to consecutive chunks (of sizes ``lengths``)
+    of dim ``dim``, compatibly with :func:`ember.cat`.
+
+    Args:
+        tseq (list of Transform): the transforms.
+        dim (int): the dim to split.
+        lengths (list of int): the chunk sizes (default: 1 each).
+        cache_size (int): 0 or 1.
+    """
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("lengths and transforms must have the same length")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _chunks(self, x):
+        start = 0
+        for t, length in zip(self.transforms, self.lengths):
+            yield t, x.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        return ember.cat([t(xs) for t, xs in self._chunks(x)], dim=self.dim)
+
+    def _inverse(self, y):
+        return ember.cat([t.inv(ys) for t, ys in self._chunks(y)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        logdets, start = [], 0
+        for t, length in zip(self.transforms, self.lengths):
+            xs, ys = x.narrow(self.dim, start, length), y.narrow(self.dim, start, length)
+            logdet = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                logdet = _sum_rightmost(logdet, self.event_dim - t.event_dim)
+            logdets.append(logdet)
+            start += length
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return ember.cat(logdets, dim=dim)
+        return sum(logdets)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    r"""Applies a sequence of transforms ``tseq`` to the slices of dim ``dim`` (one transform
+    per slice), compatibly with :func:`ember.stack`.
+
+    Args:
+        tseq (list of Transform): the transforms.
+        dim (int): the dim to slice.
+        cache_size (int): 0 or 1.
+    """
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        return ember.stack([t(v) for v, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        return ember.stack(
+            [t.inv(v) for v, t in zip(self._slice(y), self.transforms)], dim=self.dim
+        )
+
+    def log_abs_det_jacobian(self, x, y):
+        parts = [
+            t.log_abs_det_jacobian(xs, ys)
+            for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)
+        ]
+        return ember.stack(parts, dim=self.dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    r"""Transform via the cumulative distribution function of a probability distribution
+    (``y = distribution.cdf(x)``, onto the unit interval).
+
+    Args:
+        distribution (Distribution): the distribution whose cdf is the transform.
+        cache_size (int): 0 or 1.
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):  # type: ignore[override]
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return type(self)(self.distribution, cache_size=cache_size)
