@@ -10,6 +10,7 @@ time of the calling thread is measured; device kernels are not timed.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -263,6 +264,16 @@ class _Recorder:
 
 
 _ACTIVE: list[_Recorder] = []  # the recorders running now (record_function marks them all)
+
+
+def _forget_in_child() -> None:
+    """A forked process (a DataLoader worker) does not profile: it drops the inherited hook."""
+    if _ACTIVE:
+        sys.setprofile(None)
+        _ACTIVE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class profile:

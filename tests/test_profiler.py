@@ -223,3 +223,17 @@ def test_schedule_actions_are_profiler_actions():
     s = schedule(wait=0, warmup=1, active=1)
     assert s(0) is ProfilerAction.WARMUP and s(1) is ProfilerAction.RECORD_AND_SAVE
     assert ember.profiler.supported_activities() == {ember.profiler.ProfilerActivity.CPU}
+
+
+class _ProfiledInWorker(ember.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return ember.tensor([float(sys.getprofile() is not None)])
+
+
+def test_dataloader_workers_do_not_inherit_the_profiling_hook():
+    with profile():
+        batches = list(ember.data.DataLoader(_ProfiledInWorker(), batch_size=2, num_workers=2))
+    assert [b.view(-1).tolist() for b in batches] == [[0.0, 0.0], [0.0, 0.0]]
