@@ -1,6 +1,6 @@
 """ember.autograd: the tape engine, grad modes, custom Functions, gradcheck, functional transforms."""
 
-from . import function, functional, profiler, profiler_util
+from . import function, functional, graph, profiler, profiler_util
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -34,6 +34,7 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "graph",
     "inference_mode",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",

@@ -17,6 +17,7 @@ from ..core.registry import NonStridedError
 from ..core.sparse import SparseTensor as _SparseTensor
 from .grad_mode import _state
 from .node import RESULT, Node, RemovableHandle
+from .saved_hooks import Packed
 from .views import fresh as _fresh_view
 
 _FREED_MSG = (
@@ -73,10 +74,13 @@ def _saved_args(node: Node) -> list:
     for s in saved:
         if s is RESULT:
             # the output, rebuilt around its saved array with this node as its grad_fn
-            r = _tm._wrap(node.res[0], node.meta[0][2])
+            a = node.res[0]
+            r = _tm._wrap(a.get()._data if type(a) is Packed else a, node.meta[0][2])
             r.grad_fn = node
             r.requires_grad = True
             s = r
+        elif type(s) is Packed:  # saved under saved_tensors_hooks: what unpack gives back
+            s = s.get()
         args.append(s)
     return args
 
@@ -502,9 +506,9 @@ def _call_vjp(node: Node, grads: list):
     op = node.op
     if node.freed:
         raise RuntimeError(_FREED_MSG)
+    if node.ctx is not None:  # a custom Function: it materializes missing grads itself, and
+        return op.vjp(node, list(grads))  # reads (and checks) its saved tensors through ctx
     args = _saved_args(node)
-    if node.ctx is not None:  # a custom Function: it materializes missing grads itself
-        return op.vjp(node, list(grads))
     if len(grads) == 1:
         g = grads[0]
     else:

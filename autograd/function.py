@@ -13,6 +13,8 @@ from ..core import tensor as _tm
 from ..core.device import array_module
 from .grad_mode import _state
 from .node import Node
+from .saved_hooks import HOOKS as _SAVED_HOOKS
+from .saved_hooks import pack_node
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
@@ -299,6 +301,8 @@ def _record(cls, ctx, args, edges, out):
         if any(s is o for s in saved for o in new_outs):
             # saved outputs: the version error names this node (engine._check_versions)
             node.res = [o._data for o in new_outs if isinstance(o, _Tensor)]
+        if _SAVED_HOOKS:  # saved_tensors_hooks: the node keeps what pack returns
+            pack_node(node)
     if _state.anomaly:
         from .anomaly import capture_trace
 

@@ -25,6 +25,8 @@ from ..autograd.grad_mode import check_inference_inplace as _check_inference_inp
 from ..autograd.node import RESULT as _RESULT
 from ..autograd.node import Node
 from ..autograd.node import SavedOutput as _SavedOutput
+from ..autograd.saved_hooks import HOOKS as _SAVED_HOOKS
+from ..autograd.saved_hooks import pack_node as _pack_node
 from ..autograd.views import forget as _forget_view
 from ..autograd.views import note_views as _note_views
 from ..autograd.views import rebased as _rebased_view
@@ -579,6 +581,8 @@ def _make_public(od: OpDef):
                 for k, t in enumerate(outs):
                     vers.append((_SavedOutput(t._ver, t._data, k), t._ver[0]))
                 node.vers = vers
+            if _SAVED_HOOKS:  # saved_tensors_hooks: the node keeps what pack returns
+                _pack_node(node, outs[0] if has_res else None)
             if view:
                 _note_views(od, ins[0], outs, opts, kw)  # how to replay it from its base
             if _state.anomaly:

@@ -1,0 +1,99 @@
+"""torch.autograd.graph: the graph's node type and hooks on the tensors it saves.
+
+``saved_tensors_hooks(pack, unpack)`` decides what the graph keeps of each tensor saved for
+backward (see autograd/saved_hooks.py), ``save_on_cpu()`` keeps them on the cpu,
+``disable_saved_tensors_hooks`` forbids such hooks in a region, ``increment_version`` marks a
+tensor as changed in place, and ``Node`` is the type every ``grad_fn`` is an instance of.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..core.tensor import Tensor
+from . import saved_hooks as _sh
+from .node import AccumulateGrad as _AccumulateGrad
+from .node import Node as _Node
+
+__all__ = [
+    "Node",
+    "disable_saved_tensors_hooks",
+    "increment_version",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]
+
+
+class Node(abc.ABC):
+    """The type of autograd graph nodes: every ``grad_fn`` (and the ``AccumulateGrad`` entries of
+    ``next_functions``) is an instance (``isinstance(y.grad_fn, Node)``)."""
+
+
+Node.register(_Node)
+Node.register(_AccumulateGrad)
+
+
+class saved_tensors_hooks:
+    """Context manager: ``pack_hook(tensor) -> Any`` runs when an op saves a tensor for
+    backward, and the graph keeps its result; ``unpack_hook(packed) -> Tensor`` gives the tensor
+    back when backward needs it (at each use). Hooks nest: the innermost pair packs. Inside a
+    pack hook no hook runs (its own ops save plain tensors).
+
+    ember packs the inputs an op saves, the output its derivative reuses, and the tensors of
+    ``ctx.save_for_backward``.
+    """
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _sh.DISABLED:
+            raise RuntimeError(_sh.DISABLED[-1])
+        _sh.HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _sh.HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the cpu and moved back to their device in backward (frees
+    device memory between forward and backward). ``pin_memory`` is accepted (numpy memory is
+    not pinned)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Tensor):
+            return t.device, t.cpu()
+
+        def unpack(packed) -> Tensor:
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager in which entering ``saved_tensors_hooks`` raises RuntimeError with
+    ``error_message`` (for code that must not have its saved tensors packed)."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self):
+        if _sh.HOOKS and _sh.HOOKS[-1] is not None:
+            raise RuntimeError(self.error_message)
+        _sh.DISABLED.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _sh.DISABLED.pop()
+
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Bump the version counter, as an in-place op would (a derivative that saved the tensor
+    then refuses to run)."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._ver[0] += 1
