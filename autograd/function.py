@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 import numpy as np
@@ -125,10 +126,9 @@ class _FunctionOp:
                     f"position {k + 1}, but the corresponding forward input was not a Variable"
                 )
             if not isinstance(g, _Tensor):
-                raise TypeError(
-                    f"function {self.backward_name} returned a gradient of type "
-                    f"{type(g).__name__} at position {k + 1}: expected a Tensor or None"
-                )
+                t = type(g)
+                name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+                raise RuntimeError(f"expected Variable or None (got {name})")  # noqa: TRY004
             gs = g._data.shape
             if gs != s and not _expandable(s, gs):
                 raise RuntimeError(
@@ -195,6 +195,15 @@ class Function:
             "autograd.Function to use it with forward mode AD."
         )
 
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -251,6 +260,7 @@ class InplaceFunction(Function):
     """A Function with an ``inplace`` flag (torch.autograd.function.InplaceFunction)."""
 
     def __init__(self, inplace: bool = False):
+        super().__init__()
         self.inplace = inplace
 
 

@@ -811,6 +811,10 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
+    if grad_on and self.grad_fn is not None and self._extra and "nr" in self._extra:
+        from .ops.indexing import check_multi_view_inplace  # split/chunk/unbind outputs
+
+        check_multi_view_inplace(self)
     if (
         od.ufunc is not None
         and not kw

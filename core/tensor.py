@@ -69,6 +69,31 @@ def _size(shape) -> Size:
 _new = object.__new__
 _ndarray = np.ndarray
 _ALL = object()  # size()/stride() without a dim (None is a dim lookup on a named tensor)
+_FLOAT_WARNED = False
+_NONLEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+def _warn_float_of_grad() -> None:
+    """torch warns once per process when float() reads a tensor that requires grad (in grad
+    mode)."""
+    global _FLOAT_WARNED
+    _FLOAT_WARNED = True
+    import warnings
+
+    warnings.warn(
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 _generic = np.generic
 
 
@@ -294,7 +319,12 @@ class Tensor:
     # ------------------------------------------------------------------ autograd attributes
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            import warnings
+
+            warnings.warn(_NONLEAF_GRAD_MSG, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, g) -> None:
@@ -409,7 +439,12 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and value._data.dtype.kind not in "fcV":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                "dtype"
+            )
         self._data = value._data
         self._names = value._names
 
@@ -473,6 +508,8 @@ class Tensor:
         return v
 
     def __float__(self) -> float:
+        if not _FLOAT_WARNED and self.requires_grad and _state.enabled:
+            _warn_float_of_grad()
         return float(self._scalar("double"))
 
     def __int__(self) -> int:

@@ -246,7 +246,26 @@ class DataLoader:
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self._check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
+
+    def _check_worker_number_rationality(self) -> None:
+        """torch's warning when there are more workers than CPUs this process may use."""
+        import os
+
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:
+            cpus = os.cpu_count()
+        if cpus is not None and self.num_workers > cpus:
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker processes in total. "
+                f"Our suggested max number of worker in current system is {cpus}, which is "
+                "smaller than what this DataLoader is going to create. Please be aware that "
+                "excessive worker creation might get DataLoader running slow or even freeze, "
+                "lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=4,
+            )
 
     def __iter__(self):
         # persistent workers: one worker iterator for the loader's lifetime, reset each epoch

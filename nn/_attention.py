@@ -305,11 +305,6 @@ def scaled_dot_product_attention(
         )
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    if is_causal and attn_mask is not None:
-        raise RuntimeError(
-            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-            "is_causal=True"
-        )
     E = qd.shape[-1]
     if kd.shape[-1] != E:
         b = math.prod(_bshape(qd.shape[:-2], kd.shape[:-2]))
@@ -352,6 +347,13 @@ def scaled_dot_product_attention(
                 np.broadcast_shapes(sshape, md.shape)
             except ValueError:
                 raise broadcast_error((sshape, md.shape)) from None
+        if is_causal:  # torch >= 2.10 applies both: the mask and the upper-left causal block
+            xp = array_module(md)
+            causal = _causal_block(xp, md, qd.shape[-2], S)
+            if md.dtype.kind == "b":
+                attn_mask = _wrap(xp.logical_and(md, ~causal))
+            else:
+                attn_mask = _wrap(md + xp.where(causal, _NEG_INF, 0).astype(md.dtype))
         p = _probs_masked(query, key, attn_mask, sc, True)
     if dropout_p > 0.0:
         from .functional import dropout

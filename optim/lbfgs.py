@@ -121,6 +121,12 @@ def _ten(v):
     return _wrap(v)
 
 
+def _scalar(loss) -> float:
+    # torch's step runs under no_grad, so reading the loss does not warn about requires_grad
+    with no_grad():
+        return float(loss)
+
+
 class LBFGS(Optimizer):
     """torch.optim.LBFGS (one parameter group; ``step`` needs a closure)."""
 
@@ -193,7 +199,7 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         orig_loss = evaluate()
-        loss = float(orig_loss)
+        loss = _scalar(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
         with no_grad():
@@ -255,7 +261,7 @@ class LBFGS(Optimizer):
 
                     def obj_func(x, step, direction):
                         self._add_grad(step, direction)
-                        f = float(evaluate())
+                        f = _scalar(evaluate())
                         fg = self._flat_grad(xp)
                         self._set_param(x)
                         return f, fg
@@ -269,7 +275,7 @@ class LBFGS(Optimizer):
                     self._add_grad(t, d)
                     opt_cond = False
                     if n_iter != max_iter:
-                        loss = float(evaluate())
+                        loss = _scalar(evaluate())
                         flat_grad = self._flat_grad(xp)
                         opt_cond = xp.abs(flat_grad).max() <= tol_grad
                         ls_evals = 1

@@ -126,8 +126,8 @@ def test_data_get_and_set():
     assert x._version == 1  # detach() shares it
     x.data = ember.zeros(2, dtype=ember.float64)  # like torch: shape and dtype may change
     assert x.shape == (2,) and x.dtype == ember.float64 and x.requires_grad
-    with pytest.raises(TypeError, match="must be a Tensor"):
-        x.data = [1.0, 2.0]
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        x.data = [1.0, 2.0]  # torch's message
 
 
 # ---------------------------------------------------------------------------------- len / iter

@@ -851,7 +851,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             ex = self._extra
             base = ex.get("base") if ex else None
             if base is not None and "nr" in ex and self.grad_fn is not None:
-                check_multi_view_inplace(self)
+                check_multi_view_inplace(self, key)
             if (
                 base is not None
                 and base.requires_grad
@@ -1011,7 +1011,34 @@ _COPY.backward_name = "CopySlices"  # torch's name for this node (no Backward0 s
 _MULTI_VIEW = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
 
 
-def check_multi_view_inplace(self: Tensor) -> None:
+def _setitem_view_kind(key, shape) -> str | None:
+    """The view op torch applies last for ``self[key] = v`` (it names in-place errors), or None
+    when ``key`` takes no basic view of self (v is written by index_put_ or copy_)."""
+    key = key if type(key) is tuple else (key,)
+    used = sum(
+        0 if k is None or k is Ellipsis or type(k) is bool
+        else (k.ndim if isinstance(k, Tensor) and k.dtype.is_floating_point is False
+              and k._data.dtype.kind == "b" else 1)
+        for k in key
+    )  # fmt: skip
+    kind, d = None, 0
+    for k in key:
+        if k is None or type(k) is bool:
+            kind = "Unsqueeze"
+        elif k is Ellipsis:
+            d += len(shape) - used
+        elif isinstance(k, int):
+            kind, d = "Select", d + 1
+        elif isinstance(k, slice):
+            if d < len(shape) and k.indices(shape[d]) != (0, shape[d], 1):
+                kind = "Slice"
+            d += 1
+        else:
+            d += k.ndim if isinstance(k, Tensor) and k._data.dtype.kind == "b" else 1
+    return kind
+
+
+def check_multi_view_inplace(self: Tensor, key=None) -> None:
     """torch refuses (in grad mode) in-place writes to a view that an op returning several
     views made (split, chunk, unbind): their shared backward cannot take the write."""
     gf = self.grad_fn
@@ -1020,6 +1047,8 @@ def check_multi_view_inplace(self: Tensor) -> None:
         return
     if gf.op.name == "split" and gf.saved and isinstance(gf.saved[1], (list, tuple)):
         kind = "SplitWithSizes"
+    if key is not None:
+        kind = _setitem_view_kind(key, self._data.shape) or kind
     raise RuntimeError(
         f"Output {self._extra.get('nr', 0)} of {kind} is a view and is being modified inplace. "
         "This view is the output of a function that returns multiple views. Such functions do "
@@ -1158,6 +1187,8 @@ def _scatter(xp, input, index, src, dim=0, reduce=None):
     else:
         idx = _along_idx(xp, index, dim)
     v = _src_view(src, index) if hasattr(src, "shape") and src.ndim else src
+    if reduce is not None and not hasattr(v, "ndim"):  # a scalar value: one per index entry
+        v = xp.full(index.shape, v, dtype=out.dtype)
     if reduce is None:
         out[idx] = v
     elif reduce == "add":
@@ -1245,9 +1276,7 @@ def _(grad, input, index, src, result, dim, reduce, include_self, src_shape, nee
         gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
         return gi, None, gs
     if reduce == "prod":
-        raise NotImplementedError(
-            "ember: the derivative of scatter_reduce with reduce='prod' is not implemented yet"
-        )
+        return _scatter_prod_grad(grad, input, index, src, dim, include_self, src_shape, needs)
     # mean, amax, amin: constant weights (piecewise) built from the saved arrays
     g = grad._data
     xp = _xp_of(g)
@@ -1317,6 +1346,8 @@ def scatter(
         src = value
     if src is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
+    if reduce is not None and isinstance(src, Tensor):
+        _warn_scatter_reduce()
     return _apply(
         _scatter.op, (input, index, src, dim, reduce), _NOKW if out is None else {"out": out}
     )
@@ -1325,6 +1356,40 @@ def scatter(
 def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates accumulate)."""
     return _apply(_scatter_add.op, (input, index, src, dim), _NOKW if out is None else {"out": out})
+
+
+def _scatter_prod_grad(grad, input, index, src, dim, include_self, src_shape, needs):
+    """Gradients of scatter_reduce(prod) without dividing by zero: d out_j / d self_j is the
+    product of the src scattered to j; d out_j / d src_i is out_j without the factor src_i
+    (0 when another zero also lands on j)."""
+    g = grad._data
+    xp = _xp_of(g)
+    dt = g.dtype
+    ia = index._data
+    idx = _along_idx(xp, ia, dim % g.ndim) if ia.ndim and g.ndim else ()
+    same = tuple(src.shape) == tuple(ia.shape)
+    sv = src if same else _get(src, tuple(slice(0, n) for n in ia.shape))
+    gi = gs = None
+    if needs[0]:
+        if include_self:
+            ones = _wrap(xp.ones(g.shape, input._data.dtype))
+            gi = grad * _scatter_reduce(ones, index, sv, dim, "prod", True)
+        else:
+            touched = xp.zeros(g.shape, _BOOL)
+            touched[idx] = True
+            gi = grad * _wrap((~touched).astype(dt))
+    if needs[2]:
+        zero = sv._data == 0
+        nzero = xp.zeros(g.shape, dt)
+        _add_at(xp, nzero, idx, zero.astype(dt))
+        nz_at = nzero[idx] if idx != () else nzero
+        masked = sv.masked_fill(_wrap(zero), 1)
+        q = grad * _scatter_reduce(input, index, masked, dim, "prod", include_self)
+        q = _gather(q, index, dim)
+        only_zero = _wrap((zero & (nz_at == 1)).astype(dt))
+        no_zero = _wrap(((~zero) & (nz_at == 0)).astype(dt))
+        gs = _pad(q * only_zero + q / masked * no_zero, src_shape)
+    return gi, None, gs
 
 
 def scatter_reduce(
@@ -1345,9 +1410,28 @@ def scatter_reduce(
     )
 
 
+_SCATTER_REDUCE_WARNED = [False]
+
+
+def _warn_scatter_reduce() -> None:
+    if not _SCATTER_REDUCE_WARNED[0]:  # torch warns once per process
+        _SCATTER_REDUCE_WARNED[0] = True
+        import warnings
+
+        warnings.warn(
+            "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+            "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+            "reduction options.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
+    elif reduce is not None and isinstance(src, Tensor):
+        _warn_scatter_reduce()
     return _apply_inplace(_scatter.op, self, (index, src, dim, reduce), _NOKW)
 
 

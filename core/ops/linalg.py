@@ -44,6 +44,45 @@ def _same_dtype_mm(a, b) -> None:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
+def _sn(a) -> str:
+    return _SNAME[_dn(a)]
+
+
+def _matmul_dtype_check(a, b) -> None:
+    """torch's dtype error for matmul, named after the kernel its shapes dispatch to."""
+    if a.dtype == b.dtype:
+        _same_dtype_mm(a, b)  # bool
+        return
+    if a.ndim == 1 and b.ndim == 1:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_sn(a)} and {_sn(b)}"
+        )
+    if b.ndim == 1:
+        _mv_dtype_error(a, b)
+    if b.ndim >= 3:
+        raise RuntimeError(f"expected scalar type {_sn(a)} but found {_sn(b)}")
+    _same_dtype_mm(a, b)
+
+
+def _mv_dtype_error(m, v, inp=None) -> None:
+    raise RuntimeError(
+        "addmv input tensors must have the same dtype, but got "
+        f"{_sn(v if inp is None else inp)}, {_sn(m)}, and {_sn(v)}"
+    )
+
+
+def _addmm_dtype_check(inp, m1, m2) -> None:
+    """addmm/addbmm: self against mat2 first, then mat1 against mat2 (torch's order)."""
+    if inp.dtype != m2.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_sn(inp)} and {_sn(m2)}"
+        )
+    if m1.dtype != m2.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_sn(m1)} and {_sn(m2)}"
+        )
+
+
 def _lowp(f, a, b):
     """float16/bfloat16: numpy has no BLAS for them (and no bfloat16 einsum): compute in float32
     (torch accumulates these in float32 too) and round the result back."""
@@ -141,7 +180,7 @@ def matmul(xp, input, other):
             f"{input.ndim}D and {other.ndim}D"
         )
     if input.dtype is not other.dtype or input.dtype.kind == "b":
-        _same_dtype_mm(input, other)
+        _matmul_dtype_check(input, other)
     try:
         if input.dtype.itemsize == 2 and input.dtype.kind in "fV":
             return _lowp(xp.matmul, input, other)
@@ -207,7 +246,9 @@ def _bmm_checks(a, b):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
-    if a.dtype is not b.dtype or a.dtype.kind == "b":
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_sn(a)} but found {_sn(b)}")
+    if a.dtype.kind == "b":
         _same_dtype_mm(a, b)
 
 
@@ -230,7 +271,9 @@ def _mv_checks(m, v, n_in=None):
         raise RuntimeError(
             f"size mismatch, got input ({rows}), mat ({_shape_str(m.shape)}), vec ({v.shape[0]})"
         )
-    if m.dtype is not v.dtype or m.dtype.kind == "b":
+    if m.dtype != v.dtype:
+        _mv_dtype_error(m, v)
+    if m.dtype.kind == "b":
         _same_dtype_mm(m, v)
 
 
@@ -448,8 +491,8 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
     if mat2.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
+    _addmm_dtype_check(input, mat1, mat2)
     _mm_checks(mat1, mat2)
-    _check_add_dtype(input, mat1)
     r = _mmf(xp.matmul, mat1, mat2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
@@ -481,9 +524,10 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
             f"size mismatch, got input ({n_in}), mat ({_shape_str(mat.shape)}), vec "
             f"({vec.shape[0]})"
         )
-    if mat.dtype is not vec.dtype or mat.dtype.kind == "b":
+    if input.dtype != mat.dtype or mat.dtype != vec.dtype:
+        _mv_dtype_error(mat, vec, input)
+    if mat.dtype.kind == "b":
         _same_dtype_mm(mat, vec)
-    _check_add_dtype(input, mat)
     r = _mmf(xp.matmul, mat, vec)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
@@ -503,8 +547,12 @@ def _(grad, input, mat, vec, beta, alpha, needs):
 @op(names=_add_mm_names, inplace="baddbmm_")
 def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * bmm(batch1, batch2)."""
+    if input.dtype != batch1.dtype:
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {_CNAME[_dn(input)]}, batch1: "
+            f"{_CNAME[_dn(batch1)]}, batch2: {_CNAME[_dn(batch2)]}"
+        )
     _bmm_checks(batch1, batch2)
-    _check_add_dtype(input, batch1)
     r = _mmf(xp.matmul, batch1, batch2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
@@ -534,9 +582,9 @@ def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
             f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
             f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})"
         )
-    if batch1.dtype is not batch2.dtype or batch1.dtype.kind == "b":
+    _addmm_dtype_check(input, batch1, batch2)
+    if batch1.dtype.kind == "b":
         _same_dtype_mm(batch1, batch2)
-    _check_add_dtype(input, batch1)
     r = _mmf(lambda x, y: xp.tensordot(x, y, axes=([0, 2], [0, 1])), batch1, batch2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)

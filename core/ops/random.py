@@ -598,16 +598,13 @@ def multinomial(
         idx = idx.reshape(rows, num_samples) - (xp.arange(rows) * n)[:, None]
         idx = xp.minimum(idx, n - 1)
     else:
-        if bool(((w > 0).sum(-1) < num_samples).any()):
-            raise RuntimeError(
-                "invalid multinomial distribution (with replacement=False, not "
-                "enough non-negative category to sample)"
-            )
-        # exponential race: the k smallest Exp(1)/w are a weighted sample without replacement
+        # exponential race: the k smallest Exp(1)/w are a weighted sample without replacement;
+        # zero-weight categories (key inf) come last, as in torch >= 2.x, which samples them
+        # once the positive ones are used up instead of raising
         e = g._exponential((rows, n), np.float64)
         with np.errstate(divide="ignore"):
             keys = e / w
-        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+        idx = xp.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
     return _finish(idx, False, None, out)
 

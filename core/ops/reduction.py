@@ -511,13 +511,10 @@ argmin = _make_arg("argmin", False)
 # ---------------------------------------------------------------------- median / mode
 def _median_idx(a, ax):
     """keepdim int64 indices of the lower median along ``ax`` (NaN wins, like torch)."""
+    from .sorting import _kth_idx  # the stable sort's k-th position, by selection on the host
+
     xp = array_module(a)
-    kw = {"kind": "stable"} if xp is np else {}
-    order = xp.argsort(a, axis=ax, **kw)
-    k = (a.shape[ax] - 1) // 2
-    sl = [slice(None)] * a.ndim
-    sl[ax] = slice(k, k + 1)
-    idx = order[tuple(sl)]
+    idx = _kth_idx(xp, a, (a.shape[ax] - 1) // 2 + 1, ax)
     if a.dtype.kind in "fc":
         nan = xp.isnan(a)
         has = nan.any(axis=ax, keepdims=True)
@@ -1118,3 +1115,7 @@ def _make_cum(name, largest):
 
 cummax = _make_cum("cummax", True)
 cummin = _make_cum("cummin", False)
+
+
+# torch computes Tensor.norm with linalg.vector_norm (its grad_fn's name)
+norm.op.backward_name = "LinalgVectorNormBackward0"

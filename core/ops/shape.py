@@ -774,7 +774,7 @@ def split(xp, input, split_size_or_sections=None, dim=0):
 
 
 @split.vjp
-def _(grad, dim):
+def _(grad, dim, split_size_or_sections):  # the sizes name the node in in-place errors
     return _cat_grads(grad, dim)
 
 
@@ -1370,3 +1370,9 @@ def _(grad, input, size, stride, storage_offset):
     p = _wrap(_positions(xp, size, stride, off).reshape(-1))
     q = _wrap(_positions(xp, data.shape, [s // isz for s in data.strides], in_off))
     return grad.new_zeros(n).index_add(0, p, grad.reshape(-1))[q]
+
+
+# torch's grad_fn names where ember's op has another name (scripts and reprs print them)
+narrow.op.backward_name = "SliceBackward0"
+chunk.op.backward_name = "SplitBackward0"
+movedim.op.backward_name = "PermuteBackward0"

@@ -19,7 +19,7 @@ from ...core.ops.creation import full
 from ...core.tensor import Tensor
 from .. import functional as F
 from .. import init
-from .._attention import _check_mask
+from .._attention import _as_float, _check_mask
 from ._multihead import MultiheadAttention
 from .activation import GELU, ReLU
 from .container import ModuleList
@@ -166,6 +166,11 @@ class _TransformerLayer(Module):
         return drop(_ff(x, self.linear1, self.activation, self.dropout, self.linear2))
 
 
+def _canon(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """A boolean mask (True = masked) as an additive float mask of ``like``'s dtype."""
+    return None if mask is None else _as_float(mask, like.dtype)
+
+
 class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention + feed-forward block (post-norm, or pre-norm with ``norm_first``)."""
 
@@ -182,6 +187,10 @@ class TransformerEncoderLayer(_TransformerLayer):
         """src (S, N, E) / (N, S, E) with ``batch_first`` / unbatched (S, E)."""
         _check_mask(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask")
         _check_mask(src_mask, "src_mask", None, "")
+        # like torch, boolean masks become additive float masks here (so attention checks,
+        # and warns about, mismatched mask types once)
+        src_key_padding_mask = _canon(src_key_padding_mask, src)
+        src_mask = _canon(src_mask, src)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -300,13 +309,12 @@ class TransformerEncoder(Module):
         _check_mask(mask, "mask", None, "")
         first = self.layers[0] if len(self.layers) else None
         bf = first.self_attn.batch_first if isinstance(first, TransformerEncoderLayer) else False
-        is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, bf))
         keep = self._nested_keep(src, mask, src_key_padding_mask)
+        kpm, mask = _canon(src_key_padding_mask, src), _canon(mask, src)  # torch's, see above
+        is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, bf))
         out = src
         for mod in self.layers:
-            out = mod(
-                out, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
-            )
+            out = mod(out, src_mask=mask, is_causal=is_causal, src_key_padding_mask=kpm)
         if self.norm is not None:
             out = self.norm(out)
         if keep is not None:  # torch's nested-tensor inference path: padded positions are 0
