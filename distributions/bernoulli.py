@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -11,12 +10,12 @@ import ember.nn.functional as F
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogitsParam, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_ProbsOrLogitsParam, ExponentialFamily):
     r"""A Bernoulli distribution parameterized by :attr:`probs` or :attr:`logits` (but not both).
 
     Samples are binary (0 or 1): 1 with probability ``p`` and 0 with probability ``1 - p``.
@@ -42,28 +41,13 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        # a Number parameter gives a 0-d tensor, so its size is the empty batch shape
+        super().__init__(
+            self._set_probs_or_logits(probs, logits).size(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None) -> Bernoulli:
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        self._expand_probs_or_logits(new, batch_shape)
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_probs_or_logits(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self) -> ember.Tensor:
@@ -77,21 +61,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self) -> ember.Tensor:
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Log-odds of sampling ``1``."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Probability of sampling ``1``."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         shape = self._extended_shape(sample_shape)

@@ -9,7 +9,7 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogitsParam
 
 __all__ = ["Binomial"]
 
@@ -19,7 +19,7 @@ def _clamp_by_zero(x: ember.Tensor) -> ember.Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_ProbsOrLogitsParam, Distribution):
     r"""A Binomial distribution parameterized by ``total_count`` and either :attr:`probs` or
     :attr:`logits` (but not both). ``total_count`` must be broadcastable with
     :attr:`probs`/:attr:`logits`.
@@ -47,28 +47,13 @@ class Binomial(Distribution):
     def __init__(
         self, total_count=1, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        param = self._set_probs_or_logits(probs, logits, total_count)
+        super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Binomial:
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        self._expand_probs_or_logits(new, batch_shape)
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_probs_or_logits(
+            Binomial, batch_shape, _instance, names=("total_count",)
+        )
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -85,21 +70,6 @@ class Binomial(Distribution):
     @property
     def variance(self) -> ember.Tensor:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Event log-odds."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Event probabilities."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         # ember has no binomial op: sum max(total_count) Bernoulli trials, masking the extra ones

@@ -9,12 +9,12 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import _check_probs_or_logits, _forwarded, _ProbsOrLogitsParam
 
 __all__ = ["Categorical"]
 
 
-class Categorical(Distribution):
+class Categorical(_ProbsOrLogitsParam, Distribution):
     r"""A categorical distribution parameterized by either :attr:`probs` or :attr:`logits` (but
     not both).
 
@@ -40,10 +40,10 @@ class Categorical(Distribution):
         "logits": constraints.real_vector,
     }
     has_enumerate_support = True
+    _is_binary = False
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        _check_probs_or_logits(probs, logits)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
@@ -58,36 +58,13 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Categorical:
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        param_shape = batch_shape + ember.Size((self._num_events,))
-        self._expand_probs_or_logits(new, param_shape)
-        new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_probs_or_logits(
+            Categorical, batch_shape, _instance, copy=("_num_events",)
+        )
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Normalized log probabilities."""
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Normalized probabilities."""
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
 
     @property
     def mean(self) -> ember.Tensor:
@@ -135,3 +112,19 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+class _CategoricalWrapper:
+    r"""Mixin of the families built on a :class:`Categorical` (``_categorical``): its
+    parameters, seen through the wrapper."""
+
+    logits = _forwarded("_categorical.logits", "Normalized log probabilities.")
+    probs = _forwarded("_categorical.probs", "Normalized probabilities.")
+    param_shape = _forwarded("_categorical.param_shape", "The shape of the parameter tensor.")
+    _param = _forwarded("_categorical._param")
+    _new = _forwarded("_categorical._new")
+
+    def _set_categorical(self, probs, logits) -> tuple:
+        """Build ``_categorical``; return the (batch_shape, event_shape) of the wrapper."""
+        self._categorical = Categorical(probs, logits)
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]

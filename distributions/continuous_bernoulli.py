@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -12,12 +11,12 @@ import ember.nn.functional as F
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogitsParam, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_ProbsOrLogitsParam, ExponentialFamily):
     r"""A continuous Bernoulli distribution parameterized by :attr:`probs` or :attr:`logits`
     (but not both), supported on [0, 1] (Loaiza-Ganem and Cunningham, 2019).
 
@@ -49,36 +48,21 @@ class ContinuousBernoulli(ExponentialFamily):
     def __init__(
         self, probs=None, logits=None, lims=(0.499, 0.501), validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        batch_shape = self._set_probs_or_logits(probs, logits).size()
         if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
             # validate before clamping: the clamped probs always satisfy the constraint
             if validate_args is not None and not bool(
                 self.arg_constraints["probs"].check(self.probs).all()
             ):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> ContinuousBernoulli:
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._lims = self._lims
-        self._expand_probs_or_logits(new, batch_shape)
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_probs_or_logits(
+            ContinuousBernoulli, batch_shape, _instance, copy=("_lims",)
+        )
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
@@ -132,19 +116,9 @@ class ContinuousBernoulli(ExponentialFamily):
         return ember.where(self._outside_unstable_region(), vars_, taylor)
 
     @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Real-valued parameters whose sigmoid is ``probs``."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self) -> ember.Tensor:
         """(0, 1)-valued parameters."""
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         shape = tuple(self._extended_shape(sample_shape))

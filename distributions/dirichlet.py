@@ -44,11 +44,8 @@ class Dirichlet(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None) -> Dirichlet:
         new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        new.concentration = self.concentration.expand(ember.Size(batch_shape) + self.event_shape)
+        return self._expand_params(Dirichlet, batch_shape, new)
 
     def rsample(self, sample_shape=()) -> ember.Tensor:
         shape = tuple(self._extended_shape(sample_shape))

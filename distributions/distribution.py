@@ -96,23 +96,21 @@ class Distribution:
             self, ember.Size() if numbers else tensors[0].size(), validate_args=validate_args
         )
 
-    def _expand_params(self, cls, batch_shape, _instance, names: tuple) -> Distribution:
-        """``expand`` for a family whose parameters ``names`` all have the batch shape."""
+    def _expand_params(
+        self, cls, batch_shape, _instance, names: tuple = (), copy: tuple = ()
+    ) -> Distribution:
+        """The shared ``expand``: a checked instance of ``cls`` (or ``_instance``) whose
+        attributes ``names`` (tensors or distributions with the batch shape) are expanded to
+        ``batch_shape`` and whose attributes ``copy`` are shared; the event shape is kept."""
         new = self._get_checked_instance(cls, _instance)
         batch_shape = ember.Size(batch_shape)
         for n in names:
             setattr(new, n, getattr(self, n).expand(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
+        for n in copy:
+            setattr(new, n, getattr(self, n))
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _expand_probs_or_logits(self, new: Distribution, shape) -> None:
-        """Give ``new`` whichever of probs/logits this instance holds, expanded to ``shape``
-        (the other one is computed lazily from it)."""
-        for n in ("probs", "logits"):
-            if n in self.__dict__:
-                setattr(new, n, self.__dict__[n].expand(shape))
-                new._param = new.__dict__[n]
 
     def expand(self, batch_shape, _instance=None) -> Distribution:
         """A new distribution instance (or ``_instance``) with batch dimensions expanded to

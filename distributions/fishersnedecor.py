@@ -46,15 +46,8 @@ class FisherSnedecor(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> FisherSnedecor:
-        new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.df1 = self.df1.expand(batch_shape)
-        new.df2 = self.df2.expand(batch_shape)
-        new._gamma1 = self._gamma1.expand(batch_shape)
-        new._gamma2 = self._gamma2.expand(batch_shape)
-        super(FisherSnedecor, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        names = ("df1", "df2", "_gamma1", "_gamma2")
+        return self._expand_params(FisherSnedecor, batch_shape, _instance, names)
 
     @property
     def mean(self) -> ember.Tensor:

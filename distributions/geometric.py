@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -11,12 +10,12 @@ import ember.nn.functional as F
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogits, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_ProbsOrLogits, Distribution):
     r"""A Geometric distribution parameterized by :attr:`probs`, the probability of success of
     each Bernoulli trial; samples are the number of failures before the first success,
     :math:`P(X=k) = (1-p)^{k} p, k = 0, 1, ...`.
@@ -40,18 +39,9 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        probs_or_logits = probs if probs is not None else logits
-        if isinstance(probs_or_logits, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = probs_or_logits.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(
+            self._set_probs_or_logits(probs, logits).size(), validate_args=validate_args
+        )
         if self._validate_args and probs is not None:
             # unit_interval admits 0, which is not a valid success probability
             value = self.probs
@@ -66,15 +56,7 @@ class Geometric(Distribution):
                 )
 
     def expand(self, batch_shape, _instance=None) -> Geometric:
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_probs_or_logits(Geometric, batch_shape, _instance)
 
     @property
     def mean(self) -> ember.Tensor:
@@ -87,16 +69,6 @@ class Geometric(Distribution):
     @property
     def variance(self) -> ember.Tensor:
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Log-odds of success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Probability of success."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         shape = tuple(self._extended_shape(sample_shape))

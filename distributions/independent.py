@@ -58,14 +58,12 @@ class Independent(Distribution):
 
     def expand(self, batch_shape, _instance=None) -> Independent:
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = ember.Size(batch_shape)
         new.base_dist = self.base_dist.expand(
-            batch_shape + self.event_shape[: self.reinterpreted_batch_ndims]
+            ember.Size(batch_shape) + self.event_shape[: self.reinterpreted_batch_ndims]
         )
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            Independent, batch_shape, new, copy=("reinterpreted_batch_ndims",)
+        )
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]

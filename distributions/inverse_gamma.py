@@ -11,6 +11,7 @@ from . import constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
+from .utils import _forwarded
 
 __all__ = ["InverseGamma"]
 
@@ -40,18 +41,10 @@ class InverseGamma(TransformedDistribution):
         super().__init__(base_dist, PowerTransform(exponent=neg_one), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> InverseGamma:
-        new = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_transformed(InverseGamma, batch_shape, _instance)
 
-    @property
-    def concentration(self) -> ember.Tensor:
-        """The shape parameter (alpha)."""
-        return self.base_dist.concentration
-
-    @property
-    def rate(self) -> ember.Tensor:
-        """The rate parameter (beta)."""
-        return self.base_dist.rate
+    concentration = _forwarded("base_dist.concentration", "The shape parameter (alpha).")
+    rate = _forwarded("base_dist.rate", "The rate parameter (beta).")
 
     @property
     def mean(self) -> ember.Tensor:

@@ -61,13 +61,8 @@ class LKJCholesky(Distribution):
         self._beta = Beta(conc1, conc0, validate_args=False)
 
     def expand(self, batch_shape, _instance=None) -> LKJCholesky:
-        new = self._get_checked_instance(LKJCholesky, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.dim = self.dim
-        new.concentration = self.concentration.expand(tuple(batch_shape))
+        new = self._expand_params(LKJCholesky, batch_shape, _instance, ("concentration",), ("dim",))
         new._init_beta()
-        super(LKJCholesky, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def sample(self, sample_shape=()) -> ember.Tensor:

@@ -118,19 +118,12 @@ class LowRankMultivariateNormal(Distribution):
 
     def expand(self, batch_shape, _instance=None) -> LowRankMultivariateNormal:
         new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        loc_shape = tuple(batch_shape + self.event_shape)
+        loc_shape = tuple(ember.Size(batch_shape) + self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new.cov_diag = self.cov_diag.expand(loc_shape)
         new.cov_factor = self.cov_factor.expand(loc_shape + tuple(self.cov_factor.shape[-1:]))
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
-        )
-        new._validate_args = self._validate_args
-        return new
+        shared = ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril")
+        return self._expand_params(LowRankMultivariateNormal, batch_shape, new, copy=shared)
 
     @property
     def mean(self) -> ember.Tensor:

@@ -86,19 +86,17 @@ class MixtureSameFamily(Distribution):
         super().__init__(batch_shape=cdbs, event_shape=event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> MixtureSameFamily:
-        batch_shape = ember.Size(batch_shape)
-        batch_shape_comp = batch_shape + (self._num_component,)
+        batch_shape_comp = ember.Size(batch_shape) + (self._num_component,)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
+        # the components' event shape, so this mixture's, is kept by the expansion
         new._component_distribution = self._component_distribution.expand(batch_shape_comp)
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
-        new._num_component = self._num_component
-        new._event_ndims = self._event_ndims
-        event_shape = new._component_distribution.event_shape
-        super(MixtureSameFamily, new).__init__(
-            batch_shape=batch_shape, event_shape=event_shape, validate_args=False
+        return self._expand_params(
+            MixtureSameFamily,
+            batch_shape,
+            new,
+            names=("_mixture_distribution",),
+            copy=("_num_component", "_event_ndims"),
         )
-        new._validate_args = self._validate_args
-        return new
 
     @constraints.dependent_property
     def support(self):

@@ -9,14 +9,14 @@ import ember.nn.functional as F
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import _CategoricalWrapper
 from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalWrapper, Distribution):
     r"""A Multinomial distribution parameterized by ``total_count`` and either :attr:`probs` or
     :attr:`logits` (but not both). The innermost dimension of :attr:`probs` indexes over
     categories; all other dimensions index over batches.
@@ -60,43 +60,20 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        batch_shape, event_shape = self._set_categorical(probs, logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Multinomial:
         new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        new._binomial = self._binomial.expand(batch_shape + self.event_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
+        new._binomial = self._binomial.expand(ember.Size(batch_shape) + self.event_shape)
+        return self._expand_params(
+            Multinomial, batch_shape, new, names=("_categorical",), copy=("total_count",)
+        )
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self) -> ember.Tensor:
-        """Normalized log probabilities."""
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> ember.Tensor:
-        """Normalized probabilities."""
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         sample_shape = ember.Size(sample_shape)

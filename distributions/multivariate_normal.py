@@ -38,6 +38,23 @@ def _precision_to_scale_tril(P: ember.Tensor) -> ember.Tensor:
     return ember.linalg.solve_triangular(L_inv, Id, upper=False)
 
 
+def _scale_tril_of(covariance_matrix, precision_matrix, scale_tril) -> ember.Tensor:
+    """The (unbroadcast) Cholesky factor of whichever one of the three matrices is given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return ember.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
+def _expand_matrices(old, new, shape) -> None:
+    """Give ``new`` whichever of the covariance/precision/scale_tril matrices ``old`` holds
+    (given or cached), expanded to ``shape``."""
+    for n in ("covariance_matrix", "scale_tril", "precision_matrix"):
+        if n in old.__dict__:
+            setattr(new, n, old.__dict__[n].expand(shape))
+
+
 class MultivariateNormal(Distribution):
     r"""A multivariate normal (Gaussian) distribution parameterized by a mean vector and a
     covariance matrix.
@@ -115,29 +132,18 @@ class MultivariateNormal(Distribution):
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            covariance_matrix, precision_matrix, scale_tril
+        )
 
     def expand(self, batch_shape, _instance=None) -> MultivariateNormal:
         new = self._get_checked_instance(MultivariateNormal, _instance)
         batch_shape = ember.Size(batch_shape)
-        loc_shape = tuple(batch_shape + self.event_shape)
-        cov_shape = tuple(batch_shape + self.event_shape + self.event_shape)
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        if "covariance_matrix" in self.__dict__:
-            new.covariance_matrix = self.covariance_matrix.expand(cov_shape)
-        if "scale_tril" in self.__dict__:
-            new.scale_tril = self.scale_tril.expand(cov_shape)
-        if "precision_matrix" in self.__dict__:
-            new.precision_matrix = self.precision_matrix.expand(cov_shape)
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        new.loc = self.loc.expand(tuple(batch_shape + self.event_shape))
+        _expand_matrices(self, new, tuple(batch_shape + self.event_shape + self.event_shape))
+        return self._expand_params(
+            MultivariateNormal, batch_shape, new, copy=("_unbroadcasted_scale_tril",)
+        )
 
     @lazy_property
     def scale_tril(self) -> ember.Tensor:

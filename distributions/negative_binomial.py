@@ -11,12 +11,12 @@ from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogitsParam, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_ProbsOrLogitsParam, Distribution):
     r"""A Negative Binomial distribution: the number of successful independent and identical
     Bernoulli trials before ``total_count`` failures are achieved. The probability of success
     of each Bernoulli trial is :attr:`probs`.
@@ -39,28 +39,13 @@ class NegativeBinomial(Distribution):
     def __init__(
         self, total_count, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        param = self._set_probs_or_logits(probs, logits, total_count)
+        super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> NegativeBinomial:
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        self._expand_probs_or_logits(new, batch_shape)
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_probs_or_logits(
+            NegativeBinomial, batch_shape, _instance, names=("total_count",)
+        )
 
     @property
     def mean(self) -> ember.Tensor:
@@ -73,21 +58,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self) -> ember.Tensor:
         return self.mean / ember.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Event log-odds."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Event probabilities."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
 
     @lazy_property
     def _gamma(self) -> Gamma:

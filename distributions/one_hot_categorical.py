@@ -8,13 +8,13 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import _CategoricalWrapper
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_CategoricalWrapper, Distribution):
     r"""A one-hot categorical distribution parameterized by :attr:`probs` or :attr:`logits`.
 
     Samples are one-hot coded vectors of size ``probs.size(-1)``; see :class:`Categorical` for
@@ -40,35 +40,11 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
+        batch_shape, event_shape = self._set_categorical(probs, logits)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> OneHotCategorical:
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def _param(self) -> ember.Tensor:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> ember.Tensor:
-        """Normalized probabilities."""
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> ember.Tensor:
-        """Normalized log probabilities."""
-        return self._categorical.logits
+        return self._expand_params(OneHotCategorical, batch_shape, _instance, ("_categorical",))
 
     @property
     def mean(self) -> ember.Tensor:
@@ -83,11 +59,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self) -> ember.Tensor:
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()) -> ember.Tensor:
         sample_shape = ember.Size(sample_shape)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import ClassVar
 
 import ember
@@ -12,12 +11,12 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _forwarded, _ProbsOrLogitsParam, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_ProbsOrLogitsParam, Distribution):
     r"""A LogitRelaxedBernoulli distribution parameterized by :attr:`probs` or :attr:`logits`
     (but not both): the logit of a :class:`RelaxedBernoulli` sample (Maddison et al., 2017;
     Jang et al., 2017).
@@ -39,44 +38,15 @@ class LogitRelaxedBernoulli(Distribution):
         self, temperature, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        # a Number parameter gives a 0-d tensor, so its size is the empty batch shape
+        super().__init__(
+            self._set_probs_or_logits(probs, logits).size(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None) -> LogitRelaxedBernoulli:
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.temperature = self.temperature
-        self._expand_probs_or_logits(new, batch_shape)
-        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self) -> ember.Tensor:
-        """Log-odds of sampling ``1``."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> ember.Tensor:
-        """Probability of sampling ``1``."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._param.size()
+        return self._expand_probs_or_logits(
+            LogitRelaxedBernoulli, batch_shape, _instance, copy=("temperature",)
+        )
 
     def rsample(self, sample_shape=()) -> ember.Tensor:
         shape = tuple(self._extended_shape(sample_shape))
@@ -129,20 +99,8 @@ class RelaxedBernoulli(TransformedDistribution):
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> RelaxedBernoulli:
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_transformed(RelaxedBernoulli, batch_shape, _instance)
 
-    @property
-    def temperature(self):
-        """The relaxation temperature."""
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> ember.Tensor:
-        """Log-odds of sampling ``1``."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> ember.Tensor:
-        """Probability of sampling ``1``."""
-        return self.base_dist.probs
+    temperature = _forwarded("base_dist.temperature", "The relaxation temperature.")
+    logits = _forwarded("base_dist.logits", "Log-odds of sampling ``1``.")
+    probs = _forwarded("base_dist.probs", "Probability of sampling ``1``.")

@@ -7,16 +7,16 @@ from typing import ClassVar
 import ember
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import _CategoricalWrapper
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import _forwarded, broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalWrapper, Distribution):
     r"""An ExpRelaxedCategorical distribution parameterized by :attr:`temperature` and either
     :attr:`probs` or :attr:`logits` (but not both): the log of a point in the simplex, whose
     exp is a :class:`RelaxedOneHotCategorical` sample (Maddison et al., 2017).
@@ -38,40 +38,14 @@ class ExpRelaxedCategorical(Distribution):
     def __init__(
         self, temperature, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
-        self._categorical = Categorical(probs, logits)
+        batch_shape, event_shape = self._set_categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> ExpRelaxedCategorical:
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
+        return self._expand_params(
+            ExpRelaxedCategorical, batch_shape, _instance, ("_categorical",), ("temperature",)
         )
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self) -> ember.Size:
-        """The shape of the parameter tensor."""
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> ember.Tensor:
-        """Normalized log probabilities."""
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> ember.Tensor:
-        """Normalized probabilities."""
-        return self._categorical.probs
 
     def rsample(self, sample_shape=()) -> ember.Tensor:
         shape = tuple(self._extended_shape(sample_shape))
@@ -126,20 +100,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> RelaxedOneHotCategorical:
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_transformed(RelaxedOneHotCategorical, batch_shape, _instance)
 
-    @property
-    def temperature(self):
-        """The relaxation temperature."""
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> ember.Tensor:
-        """Normalized log probabilities."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> ember.Tensor:
-        """Normalized probabilities."""
-        return self.base_dist.probs
+    temperature = _forwarded("base_dist.temperature", "The relaxation temperature.")
+    logits = _forwarded("base_dist.logits", "Normalized log probabilities.")
+    probs = _forwarded("base_dist.probs", "Normalized probabilities.")

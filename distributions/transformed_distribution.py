@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import ember
@@ -11,8 +12,8 @@ from . import constraints
 from .distribution import Distribution
 from .independent import Independent
 from .normal import Normal
-from .transforms import ComposeTransform, ExpTransform, Transform
-from .utils import _sum_rightmost
+from .transforms import AbsTransform, ComposeTransform, ExpTransform, Transform
+from .utils import _forwarded, _sum_rightmost
 
 __all__ = ["LogNormal", "TransformedDistribution"]
 
@@ -93,6 +94,14 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
+    def _expand_transformed(self, cls, batch_shape, _instance, names: tuple = ()):
+        """The ``expand`` of a subclass ``cls``: a checked instance whose attributes ``names``
+        are expanded to ``batch_shape``, then expanded as a TransformedDistribution."""
+        new = self._get_checked_instance(cls, _instance)
+        for n in names:
+            setattr(new, n, getattr(self, n).expand(batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
+
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
@@ -171,18 +180,10 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> LogNormal:
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_transformed(LogNormal, batch_shape, _instance)
 
-    @property
-    def loc(self) -> ember.Tensor:
-        """Mean of the log of the distribution."""
-        return self.base_dist.loc
-
-    @property
-    def scale(self) -> ember.Tensor:
-        """Standard deviation of the log of the distribution."""
-        return self.base_dist.scale
+    loc = _forwarded("base_dist.loc", "Mean of the log of the distribution.")
+    scale = _forwarded("base_dist.scale", "Standard deviation of the log of the distribution.")
 
     @property
     def mean(self) -> ember.Tensor:
@@ -199,3 +200,40 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self) -> ember.Tensor:
         return self.base_dist.entropy() + self.loc
+
+
+class _HalfDistribution(TransformedDistribution):
+    r"""``|X|`` for ``X ~ _base(0, scale)``: the shared body of :class:`HalfNormal` and
+    :class:`HalfCauchy` (the density, cdf and entropy of a symmetric law folded at 0)."""
+
+    arg_constraints: ClassVar[dict] = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _base: type  # the full (symmetric, loc-scale) distribution
+
+    def __init__(self, scale, validate_args: bool | None = None) -> None:
+        base_dist = self._base(0, scale, validate_args=False)
+        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    scale = _forwarded("base_dist.scale", "Scale of the full distribution.")
+
+    @property
+    def mode(self) -> ember.Tensor:
+        return ember.zeros_like(self.scale)
+
+    def log_prob(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
+
+    def cdf(self, value: ember.Tensor) -> ember.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: ember.Tensor) -> ember.Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> ember.Tensor:
+        return self.base_dist.entropy() - math.log(2)

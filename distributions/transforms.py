@@ -186,18 +186,27 @@ class _InverseTransform(Transform):
         return self._inv.forward_shape(shape)
 
 
-class ExpTransform(Transform):
+class _ParameterlessTransform(Transform):
+    """A transform without parameters: all instances of its family compare equal."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if _ParameterlessTransform in cls.__bases__:
+            cls._family = cls  # subclasses of a family compare equal to it too
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, self._family)
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(_ParameterlessTransform):
     r"""Transform via the mapping :math:`y = \exp(x)`."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -209,18 +218,13 @@ class ExpTransform(Transform):
         return x
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterlessTransform):
     r"""Transform via the mapping :math:`y = \frac{1}{1 + \exp(-x)}` and :math:`x = \text{logit}(y)`."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         finfo = ember.finfo(x.dtype)
@@ -612,7 +616,7 @@ class PowerTransform(Transform):
         return _broadcast_shape(shape, self.exponent)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterlessTransform):
     r"""Transform via the mapping :math:`y = \tanh(x)`. The inverse (``atanh``) is not clamped
     at the boundary: use ``cache_size=1`` to get the exact inverse of a forward value."""
 
@@ -620,11 +624,6 @@ class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -637,16 +636,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterlessTransform):
     r"""Transform via the mapping :math:`y = |x|` (not bijective: the inverse is the identity)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -655,7 +649,7 @@ class AbsTransform(Transform):
         return y
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterlessTransform):
     r"""Transform via the mapping :math:`y = \log(1 + \exp(x))`; the inverse is
     :math:`x = \log(\exp(y) - 1)`."""
 
@@ -663,11 +657,6 @@ class SoftplusTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return F.softplus(x)
@@ -679,18 +668,13 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterlessTransform):
     r"""Transform from unconstrained space to the simplex via :math:`y = \exp(x)` then
     normalizing. Not bijective (so not usable for HMC); it is useful for algorithms that work
     coordinate-wise."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         logprobs = x
@@ -711,18 +695,13 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterlessTransform):
     r"""Transform from unconstrained space to the simplex of one more dimension via a
     stick-breaking process: a bijection, so usable in HMC (unlike :class:`SoftmaxTransform`)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset(n: int, like):
@@ -759,17 +738,12 @@ class StickBreakingTransform(Transform):
         return ember.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterlessTransform):
     r"""Transform from unconstrained matrices to lower-triangular matrices with nonnegative
     diagonal entries (exp of the diagonal, strict lower part kept)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -778,17 +752,12 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterlessTransform):
     r"""Transform from unconstrained matrices to positive-definite matrices (``L L^T`` of the
     :class:`LowerCholeskyTransform`)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -799,7 +768,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(y)
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterlessTransform):
     r"""Transform an unconstrained vector of length ``D*(D-1)/2`` into the Cholesky factor of a
     D-dimensional correlation matrix (lower triangular, positive diagonal, unit-norm rows), by
     filling the strict lower triangle with ``tanh`` of the input row by row and applying
@@ -808,11 +777,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _vec_to_tril(vec, n: int, diag: int):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from numbers import Number
+from operator import attrgetter
 
 import ember
 
@@ -98,3 +99,75 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _forwarded(path: str, doc: str | None = None) -> property:
+    """A read-only property returning the attribute at the dotted ``path`` (``"base_dist.scale"``):
+    the parameters a wrapping distribution takes from the distribution it wraps."""
+    return property(attrgetter(path), doc=doc)
+
+
+def _check_probs_or_logits(probs, logits) -> None:
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+_NO_COUNT = object()
+
+
+class _ProbsOrLogits:
+    r"""Mixin of the families parameterized by exactly one of ``probs`` and ``logits``: the one
+    given is stored (and is ``_param``), the other is computed lazily from it: log-odds and
+    sigmoid when ``_is_binary``, else normalized log probabilities and softmax."""
+
+    _is_binary = True
+
+    def _set_probs_or_logits(self, probs, logits, total_count=_NO_COUNT) -> ember.Tensor:
+        """Store whichever of ``probs``/``logits`` is given (exactly one must be), broadcast
+        (against ``total_count`` when given, which is then stored cast to its dtype); return
+        it."""
+        _check_probs_or_logits(probs, logits)
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is _NO_COUNT:
+            (param,) = broadcast_all(value)
+        else:
+            count, param = broadcast_all(total_count, value)
+            self.total_count = count.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        return param
+
+    def _expand_probs_or_logits(self, cls, batch_shape, _instance, names=(), copy=()):
+        """``expand`` (see ``Distribution._expand_params``) that also gives the new instance
+        whichever of probs/logits this one holds, expanded (the other stays lazy)."""
+        new = self._get_checked_instance(cls, _instance)
+        param_shape = ember.Size(
+            tuple(batch_shape) + tuple(self._param.shape[len(self._batch_shape) :])
+        )
+        for n in ("probs", "logits"):
+            if n in self.__dict__:
+                setattr(new, n, self.__dict__[n].expand(param_shape))
+                new._param = new.__dict__[n]
+        return self._expand_params(cls, batch_shape, new, names, copy)
+
+    @lazy_property
+    def logits(self) -> ember.Tensor:
+        """Log-odds (binary families) or normalized log probabilities."""
+        return probs_to_logits(self.probs, is_binary=self._is_binary)
+
+    @lazy_property
+    def probs(self) -> ember.Tensor:
+        """Probabilities (binary families: of sampling ``1``), normalized."""
+        return logits_to_probs(self.logits, is_binary=self._is_binary)
+
+
+class _ProbsOrLogitsParam(_ProbsOrLogits):
+    """:class:`_ProbsOrLogits` that also shows its parameter tensor (``param_shape``, ``_new``)."""
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @property
+    def param_shape(self) -> ember.Size:
+        """The shape of the parameter tensor."""
+        return self._param.size()

@@ -73,13 +73,7 @@ class VonMises(Distribution):
         super().__init__(batch_shape, ember.Size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> VonMises:
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(VonMises, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, batch_shape, _instance, ("loc", "concentration"))
 
     def log_prob(self, value: ember.Tensor) -> ember.Tensor:
         if self._validate_args:

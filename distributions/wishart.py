@@ -10,7 +10,7 @@ import ember
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _expand_matrices, _scale_tril_of
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["Wishart"]
@@ -96,12 +96,9 @@ class Wishart(ExponentialFamily):
         self._df_constraint = constraints.greater_than(p - 1)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            covariance_matrix, precision_matrix, scale_tril
+        )
         self._init_chi2()
 
     def _init_chi2(self) -> None:
@@ -121,17 +118,11 @@ class Wishart(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None) -> Wishart:
         new = self._get_checked_instance(Wishart, _instance)
-        batch_shape = ember.Size(batch_shape)
-        cov_shape = tuple(batch_shape + self.event_shape)
+        cov_shape = tuple(ember.Size(batch_shape) + self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
-        new.df = self.df.expand(tuple(batch_shape))
-        new._df_constraint = self._df_constraint
-        for n in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if n in self.__dict__:
-                setattr(new, n, self.__dict__[n].expand(cov_shape))
-        super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        _expand_matrices(self, new, cov_shape)
+        new = self._expand_params(Wishart, batch_shape, new, ("df",), ("_df_constraint",))
         new._init_chi2()
-        new._validate_args = self._validate_args
         return new
 
     def __repr__(self) -> str:

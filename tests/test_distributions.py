@@ -139,19 +139,27 @@ HAS_ICDF = {"normal", "normal_scalar", "uniform", "laplace", "exponential", "log
 NO_ENTROPY = {"poisson"}
 
 
-def _make(lib, case, skip=()):
-    cls_name, params, _ = CASES[case]
+# The helpers below (up to the tests) serve test_distributions_more.py too, with its own tables.
+def _build(lib, cls_name, params, no_grad, skip=(), numbers=(float,)):
+    """``cls_name(**params)`` in ember or torch: arrays become float64 tensors (requiring grad
+    unless named in ``no_grad`` or ``skip``), ``numbers`` are passed as they are. Returns the
+    distribution and its {name: tensor requiring grad}."""
     mod = ember if lib == "ember" else torch
     tensors, kw = {}, {}
     for k, v in params.items():
-        if isinstance(v, float):
+        if isinstance(v, numbers):
             kw[k] = v
         else:
             t = kw[k] = mod.tensor(v, dtype=mod.float64)
-            if k not in NO_GRAD and k not in skip:
+            if k not in no_grad and k not in skip:
                 tensors[k] = t.requires_grad_(True)
     dist = getattr(ED if lib == "ember" else TD, cls_name)(**kw)
     return dist, tensors
+
+
+def _make(lib, case, skip=()):
+    cls_name, params, _ = CASES[case]
+    return _build(lib, cls_name, params, NO_GRAD, skip)
 
 
 def _np(t):
@@ -160,11 +168,18 @@ def _np(t):
     return t.detach().numpy().astype(np.float64)
 
 
-def _compare(case, fn, *, with_value=None, rtol=1e-9, atol=1e-10, skip=()):
-    """fn(dist, value) on both libraries: values, then gradients w.r.t. every parameter for a
-    non-uniform upstream gradient."""
-    de, pe = _make("ember", case, skip)
-    dt, pt = _make("torch", case, skip)
+def _same_grad(case, name, a, b, ot):
+    np.testing.assert_allclose(_np(a), _np(b), rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+def _compare_with(
+    make, rng, case, fn, *, with_value=None, rtol=1e-9, atol=1e-10, skip=(), same_grad=_same_grad
+):
+    """fn(dist, value) on both libraries (dists from ``make``): values, then gradients w.r.t.
+    every parameter for a non-uniform upstream gradient (drawn from ``rng``), compared by
+    ``same_grad(case, name, ember_grad, torch_grad, torch_output)`` where torch has one."""
+    de, pe = make("ember", case, skip)
+    dt, pt = make("torch", case, skip)
     ve = vt = None
     if with_value is not None:
         ve = ember.tensor(with_value, dtype=ember.float64)
@@ -174,7 +189,7 @@ def _compare(case, fn, *, with_value=None, rtol=1e-9, atol=1e-10, skip=()):
     np.testing.assert_allclose(_np(oe), _np(ot), rtol=rtol, atol=atol)
     if not ot.requires_grad:
         return
-    up = R.uniform(0.5, 1.5, tuple(ot.shape))
+    up = rng.uniform(0.5, 1.5, tuple(ot.shape))
     finite = np.isfinite(_np(ot))
     up = np.where(finite, up, 0.0)
     ge = ember.autograd.grad(oe, list(pe.values()), ember.tensor(up), allow_unused=True)
@@ -183,7 +198,107 @@ def _compare(case, fn, *, with_value=None, rtol=1e-9, atol=1e-10, skip=()):
         if b is None:
             assert a is None or np.allclose(_np(a), 0), name
             continue
-        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-7, atol=1e-9, err_msg=name)
+        same_grad(case, name, a, b, ot)
+
+
+def _compare(case, fn, **kw):
+    _compare_with(_make, R, case, fn, **kw)
+
+
+def _check_shapes_support_repr(de, dt, sample_shapes, finite=False):
+    """Shapes, flags, reprs and constraints of ember's ``de`` against torch's ``dt``; samples of
+    each of ``sample_shapes`` lie in the support (and have a finite density when ``finite``)."""
+    assert tuple(de.batch_shape) == tuple(dt.batch_shape)
+    assert tuple(de.event_shape) == tuple(dt.event_shape)
+    assert de.has_rsample == dt.has_rsample
+    assert de.has_enumerate_support == dt.has_enumerate_support
+    assert repr(de).replace("ember", "torch") == repr(dt)
+    assert repr(de.support).replace("ember", "torch") == repr(dt.support)
+    assert {k: repr(v).replace("ember", "torch") for k, v in de.arg_constraints.items()} == {
+        k: repr(v) for k, v in dt.arg_constraints.items()
+    }
+    for sample_shape in sample_shapes:
+        se = de.sample(sample_shape)
+        st = dt.sample(sample_shape)
+        assert tuple(se.shape) == tuple(st.shape)
+        assert str(se.dtype).replace("ember", "torch") == str(st.dtype)
+        assert not se.requires_grad
+        if dt.has_rsample:
+            re_ = de.rsample(sample_shape)
+            assert tuple(re_.shape) == tuple(st.shape)
+            assert re_.requires_grad == dt.rsample(sample_shape).requires_grad
+        # samples lie in the support (log_prob validates them)
+        lp = de.log_prob(se)
+        if finite:
+            assert np.isfinite(_np(lp)).all()
+
+
+def _check_expand(de, dt, atol=0.0):
+    """ember's ``de.expand`` against torch's ``dt.expand``: type, shapes, log_prob values."""
+    new_batch = (2,) + tuple(dt.batch_shape)
+    ee, et = de.expand(new_batch), dt.expand(new_batch)
+    assert type(ee) is type(de)
+    assert tuple(ee.batch_shape) == tuple(et.batch_shape)
+    assert tuple(ee.event_shape) == tuple(et.event_shape)
+    assert tuple(ee.sample().shape) == tuple(et.sample().shape)
+    v = _np(et.sample((3,)))
+    np.testing.assert_allclose(
+        _np(ee.log_prob(ember.tensor(v))), _np(et.log_prob(torch.tensor(v))), rtol=1e-9, atol=atol
+    )
+
+
+def _kl_check(ke, kt, params_e, params_t, rng, rtol=1e-9):
+    """ember's KL ``ke`` against torch's ``kt``: values, then gradients w.r.t. the parameters
+    for a non-uniform upstream gradient (drawn from ``rng``)."""
+    assert tuple(ke.shape) == tuple(kt.shape)
+    np.testing.assert_allclose(_np(ke), _np(kt), rtol=rtol, atol=1e-12)
+    if not kt.requires_grad:
+        assert not ke.requires_grad
+        return
+    up = rng.uniform(0.5, 1.5, tuple(kt.shape))
+    up = np.where(np.isfinite(_np(kt)), up, 0.0)
+    ge = ember.autograd.grad(ke, params_e, ember.tensor(up), allow_unused=True)
+    gt = torch.autograd.grad(kt, params_t, torch.tensor(up), allow_unused=True)
+    for i, (a, b) in enumerate(zip(ge, gt)):
+        if b is None:
+            assert a is None or np.allclose(_np(a), 0), i
+            continue
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-7, atol=1e-9, err_msg=str(i))
+
+
+def _check_sample_moments(d, n, var_rtol):
+    """``n`` samples (and rsamples) of ``d`` have its mean (to 6 standard errors) and variance
+    (to ``var_rtol``)."""
+    x = _np(d.sample((n,)))
+    mean, var = _np(d.mean), _np(d.variance)
+    np.testing.assert_array_less(np.abs(x.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
+    np.testing.assert_allclose(x.var(0), var, rtol=var_rtol)
+    if d.has_rsample:
+        y = _np(d.rsample((n,)))
+        np.testing.assert_array_less(np.abs(y.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
+
+
+def _errs(build_e, build_t):
+    with pytest.raises(Exception) as ee:
+        build_e()
+    if torch is not None:
+        with pytest.raises(Exception) as et:
+            build_t()
+        assert type(ee.value) is type(et.value)
+        assert str(ee.value).replace("ember", "torch") == str(et.value)
+    return ee.value
+
+
+def _torch_validating():
+    # importing torch._dynamo (torch.compile, which other test files call) turns torch's default
+    # validation off for the rest of the process: the oracle must validate here
+    if TD is None:
+        yield
+        return
+    was = TD.Distribution._validate_args
+    TD.Distribution.set_default_validate_args(True)
+    yield
+    TD.Distribution.set_default_validate_args(was)
 
 
 @needs_torch
@@ -232,46 +347,13 @@ def test_icdf(case):
 @needs_torch
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_shapes_batch_event_support_repr(case):
-    de, _ = _make("ember", case)
-    dt, _ = _make("torch", case)
-    assert tuple(de.batch_shape) == tuple(dt.batch_shape)
-    assert tuple(de.event_shape) == tuple(dt.event_shape)
-    assert de.has_rsample == dt.has_rsample
-    assert de.has_enumerate_support == dt.has_enumerate_support
-    assert repr(de).replace("ember", "torch") == repr(dt)
-    assert repr(de.support).replace("ember", "torch") == repr(dt.support)
-    assert {k: repr(v).replace("ember", "torch") for k, v in de.arg_constraints.items()} == {
-        k: repr(v) for k, v in dt.arg_constraints.items()
-    }
-    for sample_shape in [(), (5,), (2, 3)]:
-        se = de.sample(sample_shape)
-        st = dt.sample(sample_shape)
-        assert tuple(se.shape) == tuple(st.shape)
-        assert str(se.dtype).replace("ember", "torch") == str(st.dtype)
-        assert not se.requires_grad
-        if dt.has_rsample:
-            re_ = de.rsample(sample_shape)
-            assert tuple(re_.shape) == tuple(st.shape)
-            assert re_.requires_grad == dt.rsample(sample_shape).requires_grad
-        # samples lie in the support (log_prob validates them)
-        de.log_prob(se)
+    _check_shapes_support_repr(_make("ember", case)[0], _make("torch", case)[0], [(), (5,), (2, 3)])
 
 
 @needs_torch
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_expand(case):
-    de, _ = _make("ember", case)
-    dt, _ = _make("torch", case)
-    new_batch = (2,) + tuple(dt.batch_shape)
-    ee, et = de.expand(new_batch), dt.expand(new_batch)
-    assert type(ee) is type(de)
-    assert tuple(ee.batch_shape) == tuple(et.batch_shape)
-    assert tuple(ee.event_shape) == tuple(et.event_shape)
-    assert tuple(ee.sample().shape) == tuple(et.sample().shape)
-    v = _np(et.sample((3,)))
-    np.testing.assert_allclose(
-        _np(ee.log_prob(ember.tensor(v))), _np(et.log_prob(torch.tensor(v))), rtol=1e-9
-    )
+    _check_expand(_make("ember", case)[0], _make("torch", case)[0])
 
 
 @needs_torch
@@ -339,14 +421,8 @@ def _kl_compare(cls_name, pp, qp):
         kl = (ED if lib == "e" else TD).kl_divergence(mk["p"], mk["q"])
         res[lib] = (kl, ts)
     (ke, te), (kt, tt) = res["e"], res["t"]
-    assert tuple(ke.shape) == tuple(kt.shape)
-    np.testing.assert_allclose(_np(ke), _np(kt), rtol=1e-9, atol=1e-12)
-    up = R.uniform(0.5, 1.5, tuple(kt.shape))
-    up = np.where(np.isfinite(_np(kt)), up, 0.0)
-    ge = ember.autograd.grad(ke, list(te.values()), ember.tensor(up))
-    gt = torch.autograd.grad(kt, list(tt.values()), torch.tensor(up))
-    for name, a, b in zip(te, ge, gt):
-        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-7, atol=1e-9, err_msg=name)
+    assert kt.requires_grad  # every parameter is differentiable here
+    _kl_check(ke, kt, list(te.values()), list(tt.values()), R)
 
 
 @needs_torch
@@ -442,15 +518,7 @@ def test_sample_statistics(cls_name, params):
     d = getattr(ED, cls_name)(
         **{k: ember.tensor(v, dtype=ember.float64) for k, v in params.items()}
     )
-    n = 20000
-    x = _np(d.sample((n,)))
-    mean, var = _np(d.mean), _np(d.variance)
-    # 6 standard errors of the mean; variance checked to 10% relative
-    np.testing.assert_array_less(np.abs(x.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
-    np.testing.assert_allclose(x.var(0), var, rtol=0.1)
-    if d.has_rsample:
-        y = _np(d.rsample((n,)))
-        np.testing.assert_array_less(np.abs(y.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
+    _check_sample_moments(d, 20000, var_rtol=0.1)
 
 
 def test_categorical_sample_frequencies():
@@ -531,17 +599,6 @@ def test_sampling_is_seeded_and_float32_stays_float32():
 
 
 # ------------------------------------------------------------------------ validation
-def _errs(build_e, build_t):
-    with pytest.raises(Exception) as ee:
-        build_e()
-    if torch is not None:
-        with pytest.raises(Exception) as et:
-            build_t()
-        assert type(ee.value) is type(et.value)
-        assert str(ee.value).replace("ember", "torch") == str(et.value)
-    return ee.value
-
-
 BAD = [
     ("normal_scale", lambda m, D: D.Normal(m.zeros(2), -m.ones(2))),
     ("uniform_order", lambda m, D: D.Uniform(1.0, 0.0)),
@@ -571,15 +628,7 @@ BAD = [
 
 @pytest.fixture
 def torch_validates():
-    # importing torch._dynamo (torch.compile, which other test files call) turns torch's default
-    # validation off for the rest of the process: the oracle must validate here
-    if TD is None:
-        yield
-        return
-    was = TD.Distribution._validate_args
-    TD.Distribution.set_default_validate_args(True)
-    yield
-    TD.Distribution.set_default_validate_args(was)
+    yield from _torch_validating()
 
 
 @pytest.mark.parametrize("name,build", BAD, ids=[b[0] for b in BAD])

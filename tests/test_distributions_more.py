@@ -8,6 +8,17 @@ import ember
 import ember.distributions as ED
 import numpy as np
 import pytest
+from test_distributions import (
+    _build,
+    _check_expand,
+    _check_sample_moments,
+    _check_shapes_support_repr,
+    _compare_with,
+    _errs,
+    _kl_check,
+    _np,
+    _torch_validating,
+)
 
 try:
     import torch
@@ -196,76 +207,34 @@ LOOSE = {"vonmises": 2e-6}
 
 def _make(lib, case, skip=()):
     cls_name, params, _ = CASES[case]
-    mod = ember if lib == "ember" else torch
-    tensors, kw = {}, {}
-    for k, v in params.items():
-        if isinstance(v, (float, int)):
-            kw[k] = v
-        else:
-            t = kw[k] = mod.tensor(v, dtype=mod.float64)
-            if k not in NO_GRAD and k not in skip:
-                tensors[k] = t.requires_grad_(True)
-    dist = getattr(ED if lib == "ember" else TD, cls_name)(**kw)
-    return dist, tensors
+    return _build(lib, cls_name, params, NO_GRAD, skip, numbers=(float, int))
 
 
-def _np(t):
-    if isinstance(t, ember.Tensor):
-        return np.asarray(t.detach()._data, dtype=np.float64)
-    return t.detach().numpy().astype(np.float64)
+def _same_grad(case, name, a, b, ot):
+    assert a is not None, name
+    if name == "scale_tril":
+        # torch's cholesky_solve backward also sends gradient to the (unused) upper
+        # triangle of the factor; ember's keeps it lower triangular: compare the lower part
+        a, b = a.tril(), b.tril()
+    # torch's masked formulas leak NaN gradients (0 * nan) where ember's where() gives 0
+    keep = ~np.isnan(_np(b)) | bool(np.isfinite(_np(ot)).all())
+    np.testing.assert_allclose(
+        _np(a)[keep] if keep.ndim else _np(a),
+        _np(b)[keep] if keep.ndim else _np(b),
+        rtol=1e-7,
+        atol=max(1e-9, 10 * LOOSE.get(case, 0)),
+        err_msg=name,
+    )
 
 
-def _compare(case, fn, *, with_value=None, rtol=1e-9, atol=1e-10, skip=()):
-    """fn(dist, value) on both libraries: values, then gradients w.r.t. every parameter for a
-    non-uniform upstream gradient."""
+def _compare(case, fn, *, atol=1e-10, **kw):
     atol = max(atol, LOOSE.get(case, 0.0))
-    de, pe = _make("ember", case, skip)
-    dt, pt = _make("torch", case, skip)
-    ve = vt = None
-    if with_value is not None:
-        ve = ember.tensor(with_value, dtype=ember.float64)
-        vt = torch.tensor(with_value, dtype=torch.float64)
-    oe, ot = fn(de, ve), fn(dt, vt)
-    assert tuple(oe.shape) == tuple(ot.shape)
-    np.testing.assert_allclose(_np(oe), _np(ot), rtol=rtol, atol=atol)
-    if not ot.requires_grad:
-        return
-    up = R.uniform(0.5, 1.5, tuple(ot.shape))
-    finite = np.isfinite(_np(ot))
-    up = np.where(finite, up, 0.0)
-    ge = ember.autograd.grad(oe, list(pe.values()), ember.tensor(up), allow_unused=True)
-    gt = torch.autograd.grad(ot, list(pt.values()), torch.tensor(up), allow_unused=True)
-    for name, a, b in zip(pe, ge, gt):
-        if b is None:
-            assert a is None or np.allclose(_np(a), 0), name
-            continue
-        assert a is not None, name
-        if name == "scale_tril":
-            # torch's cholesky_solve backward also sends gradient to the (unused) upper
-            # triangle of the factor; ember's keeps it lower triangular: compare the lower part
-            a, b = a.tril(), b.tril()
-        # torch's masked formulas leak NaN gradients (0 * nan) where ember's where() gives 0
-        keep = ~np.isnan(_np(b)) | bool(np.isfinite(_np(ot)).all())
-        np.testing.assert_allclose(
-            _np(a)[keep] if keep.ndim else _np(a),
-            _np(b)[keep] if keep.ndim else _np(b),
-            rtol=1e-7,
-            atol=max(1e-9, 10 * LOOSE.get(case, 0)),
-            err_msg=name,
-        )
+    _compare_with(_make, R, case, fn, atol=atol, same_grad=_same_grad, **kw)
 
 
 @pytest.fixture(autouse=True)
 def torch_validates():
-    # importing torch._dynamo (other test files) turns torch's default validation off for the
-    # rest of the process: the oracle must validate here
-    if TD is None:
-        yield
-        return
-    was = TD.Distribution._validate_args
-    TD.Distribution.set_default_validate_args(True)
-    yield
-    TD.Distribution.set_default_validate_args(was)
+    yield from _torch_validating()
 
 
 @needs_torch
@@ -344,49 +313,15 @@ def test_icdf(case):
 @needs_torch
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_shapes_batch_event_support_repr(case):
-    de, _ = _make("ember", case)
-    dt, _ = _make("torch", case)
-    assert tuple(de.batch_shape) == tuple(dt.batch_shape)
-    assert tuple(de.event_shape) == tuple(dt.event_shape)
-    assert de.has_rsample == dt.has_rsample
-    assert de.has_enumerate_support == dt.has_enumerate_support
-    assert repr(de).replace("ember", "torch") == repr(dt)
-    assert repr(de.support).replace("ember", "torch") == repr(dt.support)
-    assert {k: repr(v).replace("ember", "torch") for k, v in de.arg_constraints.items()} == {
-        k: repr(v) for k, v in dt.arg_constraints.items()
-    }
-    for sample_shape in [(), (3,), (2, 3)]:
-        se = de.sample(sample_shape)
-        st = dt.sample(sample_shape)
-        assert tuple(se.shape) == tuple(st.shape)
-        assert str(se.dtype).replace("ember", "torch") == str(st.dtype)
-        assert not se.requires_grad
-        if dt.has_rsample:
-            re_ = de.rsample(sample_shape)
-            assert tuple(re_.shape) == tuple(st.shape)
-            assert re_.requires_grad == dt.rsample(sample_shape).requires_grad
-        # samples lie in the support (log_prob validates them) and have finite density
-        assert np.isfinite(_np(de.log_prob(se))).all()
+    de, dt = _make("ember", case)[0], _make("torch", case)[0]
+    # samples also have a finite density
+    _check_shapes_support_repr(de, dt, [(), (3,), (2, 3)], finite=True)
 
 
 @needs_torch
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_expand(case):
-    de, _ = _make("ember", case)
-    dt, _ = _make("torch", case)
-    new_batch = (2,) + tuple(dt.batch_shape)
-    ee, et = de.expand(new_batch), dt.expand(new_batch)
-    assert type(ee) is type(de)
-    assert tuple(ee.batch_shape) == tuple(et.batch_shape)
-    assert tuple(ee.event_shape) == tuple(et.event_shape)
-    assert tuple(ee.sample().shape) == tuple(et.sample().shape)
-    v = _np(et.sample((3,)))
-    np.testing.assert_allclose(
-        _np(ee.log_prob(ember.tensor(v))),
-        _np(et.log_prob(torch.tensor(v))),
-        rtol=1e-9,
-        atol=LOOSE.get(case, 0),
-    )
+    _check_expand(_make("ember", case)[0], _make("torch", case)[0], atol=LOOSE.get(case, 0))
 
 
 # ------------------------------------------------------------------------ mixtures
@@ -519,22 +454,9 @@ def _kl_params(shapes):
     return out
 
 
-def _kl_check(pe, qe, pt, qt, params_e, params_t, rtol=1e-9):
+def _kl_check_dists(pe, qe, pt, qt, params_e, params_t, rtol=1e-9):
     ke, kt = ED.kl_divergence(pe, qe), TD.kl_divergence(pt, qt)
-    assert tuple(ke.shape) == tuple(kt.shape)
-    np.testing.assert_allclose(_np(ke), _np(kt), rtol=rtol, atol=1e-12)
-    if not kt.requires_grad:
-        assert not ke.requires_grad
-        return
-    up = R.uniform(0.5, 1.5, tuple(kt.shape))
-    up = np.where(np.isfinite(_np(kt)), up, 0.0)
-    ge = ember.autograd.grad(ke, params_e, ember.tensor(up), allow_unused=True)
-    gt = torch.autograd.grad(kt, params_t, torch.tensor(up), allow_unused=True)
-    for a, b in zip(ge, gt):
-        if b is None:
-            assert a is None or np.allclose(_np(a), 0)
-            continue
-        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-7, atol=1e-9)
+    _kl_check(ke, kt, params_e, params_t, R, rtol=rtol)
 
 
 @needs_torch
@@ -547,7 +469,7 @@ def test_kl_divergence_values_and_grads(p_kind, q_kind, p_shapes, q_shapes):
     qe, qe_params = _kl_build(ember, ED, q_kind, qp)
     pt, pt_params = _kl_build(torch, TD, p_kind, pp)
     qt, qt_params = _kl_build(torch, TD, q_kind, qp)
-    _kl_check(pe, qe, pt, qt, pe_params + qe_params, pt_params + qt_params)
+    _kl_check_dists(pe, qe, pt, qt, pe_params + qe_params, pt_params + qt_params)
 
 
 @needs_torch
@@ -569,7 +491,7 @@ def test_kl_lowrank(pair):
     qe, b = build(ember, ED, qk, 2)
     pt, c = build(torch, TD, pk, 1)
     qt, d = build(torch, TD, qk, 2)
-    _kl_check(pe, qe, pt, qt, a + b, c + d)
+    _kl_check_dists(pe, qe, pt, qt, a + b, c + d)
 
 
 @needs_torch
@@ -636,17 +558,11 @@ def test_sample_statistics(cls_name, params):
         for k, v in params.items()
     }
     d = getattr(ED, cls_name)(**kw)
-    x = _np(d.sample((n,)))
-    mean, var = _np(d.mean), _np(d.variance)
     if cls_name == "VonMises":  # circular moments
-        ang = x - _np(d.loc)
-        np.testing.assert_allclose(1 - np.cos(ang).mean(0), var, rtol=0.05)
+        ang = _np(d.sample((n,))) - _np(d.loc)
+        np.testing.assert_allclose(1 - np.cos(ang).mean(0), _np(d.variance), rtol=0.05)
         return
-    np.testing.assert_array_less(np.abs(x.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
-    np.testing.assert_allclose(x.var(0), var, rtol=0.12)
-    if d.has_rsample:
-        y = _np(d.rsample((n,)))
-        np.testing.assert_array_less(np.abs(y.mean(0) - mean), 6 * np.sqrt(var / n) + 1e-12)
+    _check_sample_moments(d, n, var_rtol=0.12)
 
 
 def test_lkj_cholesky_samples():
@@ -892,17 +808,6 @@ def test_transform_reprs_and_caching():
 
 
 # ------------------------------------------------------------------------ validation
-def _errs(build_e, build_t):
-    with pytest.raises(Exception) as ee:
-        build_e()
-    if torch is not None:
-        with pytest.raises(Exception) as et:
-            build_t()
-        assert type(ee.value) is type(et.value)
-        assert str(ee.value).replace("ember", "torch") == str(et.value)
-    return ee.value
-
-
 BAD = [
     ("studentt_df", lambda m, D: D.StudentT(m.tensor([-1.0]))),
     ("cauchy_scale", lambda m, D: D.Cauchy(0.0, m.tensor([0.0]))),
@@ -1093,7 +998,7 @@ def test_kl_mixed_pairs_match_torch(p_kind, q_kind):
     qe, b = _kl_build(ember, ED, q_kind, qp)
     pt, c = _kl_build(torch, TD, p_kind, pp)
     qt, d = _kl_build(torch, TD, q_kind, qp)
-    _kl_check(pe, qe, pt, qt, a + b, c + d, rtol=1e-8)
+    _kl_check_dists(pe, qe, pt, qt, a + b, c + d, rtol=1e-8)
 
 
 @needs_torch
