@@ -17,6 +17,8 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..core.device import array_module
+from ..core.dtype import bool_ as _bool
+from ..core.dtype import scalar_name
 from ..core.names import keep, unify, unify_inputs
 from ..core.ops.comparison import where as _where
 from ..core.ops.reduction import _tname
@@ -502,13 +504,22 @@ def binary_cross_entropy(
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
             f"({_size(input.shape)}) is deprecated. Please ensure they have the same size."
         )
+    if target.dtype is not input.dtype:
+        raise RuntimeError(
+            f"Found dtype {scalar_name(target.dtype)} but expected {scalar_name(input.dtype)}"
+        )
     x = input._data
     if bool(((x < 0) | (x > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     y = target._data
     if bool(((y < 0) | (y > 1)).any()):
         raise RuntimeError("all elements of target should be between 0 and 1")
-    return _reduce(_bce(input, target), reduction, weight)
+    return _reduce(_bce(input, target), reduction, _as_dtype(weight, input.dtype))
+
+
+def _as_dtype(weight: Tensor | None, dtype) -> Tensor | None:
+    """The BCE losses cast their weight to the loss's dtype (torch's result keeps it)."""
+    return weight if weight is None or weight.dtype is dtype else weight.to(dtype)
 
 
 @_with_names(_elementwise_names)
@@ -528,11 +539,23 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size(target.shape)}) must be the same as input size "
             f"({_size(input.shape)})"
         )
+    if not (target.is_floating_point() or target.is_complex()):
+        if target.dtype is _bool:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead."
+            )
+        raise RuntimeError(
+            f"result type {scalar_name(input.dtype)} can't be cast to the desired output type "
+            f"{scalar_name(target.dtype)}"
+        )
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * _softplus(-input)
     else:
         loss = _bce_logits(input, target)
-    return _reduce(loss, reduction, weight)
+    if loss.dtype is not target.dtype:  # torch's loss takes the target's dtype
+        loss = loss.to(target.dtype)
+    return _reduce(loss, reduction, _as_dtype(weight, target.dtype))
 
 
 # ------------------------------------------------------------------ class-index losses

@@ -13,6 +13,7 @@ import warnings
 
 from ..autograd.grad_mode import _state
 from ..core import ops as _ops  # noqa: F401  (registers every op)
+from ..core.dtype import scalar_name
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
@@ -562,6 +563,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         out = flat.matmul(weight.t()) if bias is None else _addmm(bias, flat, weight.t())
         return out.reshape(*lead, weight.shape[0])
     out = input.matmul(weight.t())
+    if bias is not None and bias.dtype is not out.dtype:  # torch's addmv refuses to promote
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {scalar_name(bias.dtype)} and "
+            f"{scalar_name(out.dtype)}"
+        )
     return out if bias is None else out + bias
 
 

@@ -653,3 +653,63 @@ def test_setitem_drops_the_values_leading_ones_into_a_scalar_slot():
         RuntimeError,
         "expand(torch.FloatTensor{[2, 2]}, size=[2]): the number of sizes provided (1)",
     )
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "fn, msg",
+    [
+        (
+            lambda m: m.nn.functional.binary_cross_entropy_with_logits(
+                m.zeros(3), m.tensor([0, 1, 1])
+            ),
+            "result type Float can't be cast to the desired output type Long",
+        ),
+        (
+            lambda m: m.nn.functional.binary_cross_entropy_with_logits(
+                m.zeros(3), m.tensor([False, True, True])
+            ),
+            "Subtraction, the `-` operator, with two bool tensors is not supported.",
+        ),
+        (
+            lambda m: m.nn.functional.binary_cross_entropy(m.zeros(3), m.tensor([0, 1, 1])),
+            "Found dtype Long but expected Float",
+        ),
+        (
+            lambda m: m.nn.functional.binary_cross_entropy(m.zeros(3), m.zeros(3).double()),
+            "Found dtype Double but expected Float",
+        ),
+        (
+            lambda m: m.nn.functional.linear(m.zeros(4), m.zeros(2, 4), m.zeros(2).double()),
+            "self and mat2 must have the same dtype, but got Double and Float",
+        ),
+        (
+            lambda m: m.nn.functional.linear(
+                m.zeros(4).double(), m.zeros(2, 4).double(), m.zeros(2)
+            ),
+            "self and mat2 must have the same dtype, but got Float and Double",
+        ),
+    ],
+)
+def test_bce_and_linear_dtype_errors_match_torch(fn, msg):
+    raises_like_torch(fn, RuntimeError, msg)
+
+
+@needs_torch
+def test_bce_losses_take_the_target_or_input_dtype_like_torch():
+    x, y, w = np.linspace(-1, 1, 6), np.linspace(0.1, 0.9, 6), np.linspace(0.5, 1.5, 6)
+
+    def run(m):
+        xi = m.tensor(x, dtype=m.float64, requires_grad=True)
+        a = m.nn.functional.binary_cross_entropy_with_logits(xi, m.tensor(y, dtype=m.float32))
+        b = m.nn.functional.binary_cross_entropy_with_logits(
+            xi.float(), m.tensor(y, dtype=m.float32), weight=m.tensor(w)
+        )
+        c = m.nn.functional.binary_cross_entropy(
+            xi.sigmoid().float(), m.tensor(y, dtype=m.float32), weight=m.tensor(w)
+        )
+        (a + b + c).backward()
+        return a, b, c, xi.grad
+
+    for e, t in zip(run(ember), run(torch)):
+        assert_same(e, t)
