@@ -230,3 +230,20 @@ def test_writes_of_another_dtype_are_refused_like_torch(fn):
             fn(m, m.zeros(3), m.ones(1, dtype=m.float64))
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("split", ["unsafe_chunk", "unsafe_split"])
+def test_unsafe_split_outputs_may_be_written_in_place_like_torch(split):
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(X.copy(), requires_grad=True)
+        y = x * 1
+        a, b = getattr(m, split)(y, 2)
+        assert a._base is None and a.data_ptr() == y.data_ptr()
+        a.mul_(3)
+        assert y._version == 0  # not a tracked view: the input's version does not move
+        (a.sum() + (b * 2).sum()).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view"):
+        ember.tensor(X.copy(), requires_grad=True).mul(1).chunk(2)[0].mul_(2)

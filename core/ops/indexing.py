@@ -1043,7 +1043,7 @@ def check_multi_view_inplace(self: Tensor, key=None) -> None:
     views made (split, chunk, unbind): their shared backward cannot take the write."""
     gf = self.grad_fn
     kind = _MULTI_VIEW.get(getattr(gf.op, "name", None))
-    if kind is None:
+    if kind is None or self._extra.get("unsafe"):
         return
     if gf.op.name == "split" and gf.saved and isinstance(gf.saved[1], (list, tuple)):
         kind = "SplitWithSizes"

@@ -527,6 +527,18 @@ def _ormqr(self: Tensor, input2: Tensor, input3: Tensor, left=True, transpose=Fa
     return ember.ormqr(self, input2, input3, left, transpose)
 
 
+def _unsafe(outs: tuple) -> tuple:
+    """The unsafe_* splits: like torch's, the outputs share memory with the input but are not
+    tracked as its views (no base, their own version counters), so they may be written in
+    place, unlike split's (indexing.check_multi_view_inplace)."""
+    for t in outs:
+        ex = {k: v for k, v in (t._extra or {}).items() if k not in ("base", "vc", "gv")}
+        ex["unsafe"] = True
+        t._extra = ex
+        t._ver = [0]
+    return outs
+
+
 def _volatile(self) -> bool:
     warnings.warn(
         "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
@@ -539,9 +551,9 @@ _METHODS = {
     "hardshrink": hardshrink,
     "prelu": _prelu,
     "split_with_sizes": _split_with_sizes,
-    "unsafe_split_with_sizes": _split_with_sizes,
-    "unsafe_split": lambda self, split_size, dim=0: self.split(split_size, dim),
-    "unsafe_chunk": lambda self, chunks, dim=0: self.chunk(chunks, dim),
+    "unsafe_split_with_sizes": lambda self, *a, **k: _unsafe(_split_with_sizes(self, *a, **k)),
+    "unsafe_split": lambda self, split_size, dim=0: _unsafe(self.split(split_size, dim)),
+    "unsafe_chunk": lambda self, chunks, dim=0: _unsafe(self.chunk(chunks, dim)),
     "multinomial": lambda self, num_samples, replacement=False, *, generator=None: __import__(
         "ember"
     ).multinomial(self, num_samples, replacement, generator=generator),
