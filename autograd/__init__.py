@@ -1,6 +1,6 @@
 """ember.autograd: the tape engine, grad modes, custom Functions, gradcheck, functional transforms."""
 
-from . import function, functional, graph, profiler, profiler_util
+from . import forward_ad, function, functional, graph, profiler, profiler_util
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -29,6 +29,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "function",
     "functional",
     "grad",

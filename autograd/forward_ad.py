@@ -1,0 +1,111 @@
+"""torch.autograd.forward_ad: dual tensors (``make_dual``), their tangents (``unpack_dual``).
+
+ember computes forward-mode derivatives with its reverse-mode engine: a dual tensor is recorded
+like any tensor that requires grad, and ``unpack_dual(y)`` gives the Jacobian-vector product
+``J t`` as the derivative, with respect to a dummy cotangent ``u``, of ``sum_i t_i . (J_i^T u)``
+(the same double-backward trick as ``autograd.functional.jvp``). The tangent is computed when
+asked for, so code that never unpacks pays only for recording the graph.
+
+Difference from torch: a dual tensor made from a tensor that does not require grad reports
+``requires_grad=True`` (the engine records through it).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..core.tensor import Tensor
+from .grad_mode import enable_grad
+
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+]
+
+_LEVEL: list = []  # the open level's duals: [(dual tensor, tangent)]; empty list = no level
+
+
+class UnpackedDualTensor(NamedTuple):
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def enter_dual_level() -> int:
+    """Open the dual level (one at a time, as in torch); returns its index (0)."""
+    if _LEVEL:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _LEVEL.append([])
+    return 0
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the dual level: its dual tensors lose their tangents."""
+    if _LEVEL:
+        _LEVEL.pop()
+
+
+class dual_level:
+    """``with dual_level():`` the region in which dual tensors carry tangents."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A tensor equal to ``tensor`` whose forward derivative is ``tangent`` (same shape)."""
+    if not _LEVEL:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first."
+        )
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}."
+        )
+    with enable_grad():
+        dual = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach()
+    if not dual.requires_grad:
+        dual.requires_grad_(True)
+    _LEVEL[-1].append((dual, tangent))
+    return dual
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of ``tensor``: its value and its forward derivative along the
+    level's dual tensors (None when it does not depend on any)."""
+    from .engine import grad
+
+    duals = _LEVEL[-1] if _LEVEL else []
+    keep = any(d.grad_fn is not None for d, _ in duals)  # a primal requires grad: stay in graph
+    primal = tensor if keep else tensor.detach()
+    for d, t in duals:
+        if d is tensor:
+            return UnpackedDualTensor(primal, t)
+    if not duals or tensor.grad_fn is None:
+        return UnpackedDualTensor(primal, None)
+    with enable_grad():
+        u = tensor.new_zeros(tensor.shape).requires_grad_(True)
+        vjps = grad(tensor, [d for d, _ in duals], u, create_graph=True, allow_unused=True)
+        used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None]
+        if not used:
+            return UnpackedDualTensor(primal, None)
+        s = sum((g * t).sum() for g, t in used)
+        (tangent,) = grad(s, u, create_graph=keep, allow_unused=True)
+    return UnpackedDualTensor(primal, tangent)
