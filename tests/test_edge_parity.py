@@ -713,3 +713,49 @@ def test_bce_losses_take_the_target_or_input_dtype_like_torch():
 
     for e, t in zip(run(ember), run(torch)):
         assert_same(e, t)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "u.clamp(min=-1)",
+        "u.clamp(max=-1)",
+        "torch.clamp_max(u, -5)",
+        "u.clamp(min=2.5)",
+        "torch.where(u > 0, u, -1)",
+        "torch.where(u > 0, u, 255)",
+        "torch.where(u > 0, u, 2.5)",
+        "i8.clamp(-128, 127)",
+    ],
+)
+def test_int_bounds_in_range_or_wrapping_match_torch(expr):
+    def run(m):
+        u = m.tensor([0, 44, 255], dtype=m.uint8)
+        i8 = m.tensor([-128, 0, 127], dtype=m.int8)
+        return eval(expr, {"torch": m, "u": u, "i8": i8})
+
+    assert_same(run(ember), run(torch))
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "expr, ctype",
+    [
+        ("u.clamp(min=256)", "uint8_t"),
+        ("torch.clamp_min(u, 300)", "uint8_t"),
+        ("u.clamp_(max=300)", "uint8_t"),
+        ("i8.clamp(min=-129)", "int8_t"),
+        ("i8.clamp(-200, 200)", "int8_t"),
+        ("torch.where(u > 0, 300, u)", "uint8_t"),
+    ],
+)
+def test_int_bounds_out_of_range_raise_like_torch(expr, ctype):
+    def run(m):
+        u = m.tensor([0, 44, 255], dtype=m.uint8)
+        i8 = m.tensor([-128, 0, 127], dtype=m.int8)
+        return eval(expr, {"torch": m, "u": u, "i8": i8})
+
+    raises_like_torch(
+        run, RuntimeError, f"value cannot be converted to type {ctype} without overflow"
+    )

@@ -162,6 +162,12 @@ def _(grad, input, other, needs):
 
 
 # ---------------------------------------------------------------------- clamp
+def _int_bound(a, v):
+    """A Python int bound for an integer array: torch's range rule (out of range raises, a
+    negative one wraps into an unsigned type), not the wrap arithmetic gives (uint8 + 300)."""
+    return _dt.fill_scalar(v, a.dtype) if type(v) is int and a.dtype.kind in "iu" else v
+
+
 def _clamp_check(kernel, a, *bounds):
     if a.dtype.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
@@ -177,7 +183,7 @@ def _clamp_check(kernel, a, *bounds):
 def clamp_min(xp, input, min):
     """max(input, min) elementwise; min is a number or a tensor."""
     _clamp_check("clamp_min_scalar_cpu", input, min)
-    return xp.maximum(input, min)
+    return xp.maximum(input, _int_bound(input, min))
 
 
 @clamp_min.vjp
@@ -192,7 +198,7 @@ def _(grad, input, min, needs):
 def clamp_max(xp, input, max):
     """min(input, max) elementwise; max is a number or a tensor."""
     _clamp_check("clamp_max_scalar_cpu", input, max)
-    return xp.minimum(input, max)
+    return xp.minimum(input, _int_bound(input, max))
 
 
 @clamp_max.vjp
@@ -206,6 +212,7 @@ def _(grad, input, max, needs):
 @op(name="_clamp", names=unify_inputs, promote=True, method=False, inplace="_clamp_")
 def _clamp(xp, input, min, max):
     _clamp_check("clamp_scalar_cpu", input, min, max)
+    min, max = _int_bound(input, min), _int_bound(input, max)
     if input.dtype.kind == "V":  # bfloat16: clip would compute in float32
         return xp.minimum(xp.maximum(input, min), max)
     return xp.clip(input, min, max)  # min > max gives max, like torch
@@ -257,6 +264,10 @@ def _where(xp, condition, input, other):
             f"with dtype {_tname(condition)}"
         )
     ti, to = type(input), type(other)
+    if ti is int and hasattr(other, "dtype"):
+        input = _int_bound(other, input)
+    elif to is int and hasattr(input, "dtype"):
+        other = _int_bound(input, other)
     if (
         getattr(input, "dtype", None) is getattr(other, "dtype", 0)
         or (to is float and hasattr(input, "dtype") and input.dtype.kind in "fc")
