@@ -394,6 +394,16 @@ def fill_scalar(v, npd):
     return v
 
 
+def wrap_int(v: int, npd) -> int:
+    """Python int ``v`` wrapped into integer numpy dtype ``npd`` (two's complement), as torch
+    takes an out-of-range int scalar in arithmetic and comparisons (uint8 + 300 adds 44)."""
+    bits = npd.itemsize * 8
+    w = v & ((1 << bits) - 1)
+    if npd.kind == "i" and w >= 1 << (bits - 1):
+        w -= 1 << bits
+    return w
+
+
 def _fill_overflow(npd) -> RuntimeError:
     name = _FILL_TYPE_NAMES.get(npd.name, npd.name)
     return RuntimeError(f"value cannot be converted to type {name} without overflow")

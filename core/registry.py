@@ -616,11 +616,7 @@ def _wrap_int_scalars(arrays):
         raise OverflowError  # not an out-of-range integer scalar: let the caller see it
     for i, a in enumerate(arrays):
         if type(a) is int:
-            bits = ref.dtype.itemsize * 8
-            v = a & ((1 << bits) - 1)
-            if ref.dtype.kind == "i" and v >= 1 << (bits - 1):
-                v -= 1 << bits
-            arrays[i] = v
+            arrays[i] = _dt.wrap_int(a, ref.dtype)
 
 
 def _resolve_dims(od, t, opts, kw):

@@ -759,3 +759,19 @@ def test_int_bounds_out_of_range_raise_like_torch(expr, ctype):
     raises_like_torch(
         run, RuntimeError, f"value cannot be converted to type {ctype} without overflow"
     )
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "expr",
+    ["u == 300", "300 > u", "u.ne(-1)", "u > -1", "i8 < 200", "i8 == 128", "i32 == 2**32",
+     "i32 < 2**31", "u.lt(256)", "u >= 256", "u == 44.0", "u < 255.5"],
+)  # fmt: skip
+def test_int_scalars_compared_with_int_tensors_wrap_like_torch(expr):
+    def run(m):
+        u = m.tensor([0, 44, 255], dtype=m.uint8)
+        i8 = m.tensor([-128, 0, 127], dtype=m.int8)
+        i32 = m.tensor([0, 1], dtype=m.int32)
+        return eval(expr, {"u": u, "i8": i8, "i32": i32})
+
+    assert_same(run(ember), run(torch))

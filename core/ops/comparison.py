@@ -31,6 +31,14 @@ _FROM_NP = _dt._FROM_NP
 
 
 # ---------------------------------------------------------------------- comparisons
+def _int_other(a, v):
+    """An int scalar compared with an integer tensor is first wrapped into its dtype, as torch
+    does (uint8 == 300 compares with 44)."""
+    if type(v) is int and getattr(a, "dtype", None) is not None and a.dtype.kind in "iu":
+        return _dt.wrap_int(v, a.dtype)
+    return v
+
+
 def _no_complex(name, a, b):
     for v in (a, b):
         if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
@@ -40,41 +48,41 @@ def _no_complex(name, a, b):
 @op(names=unify_inputs, promote=True, inplace="eq_")
 def eq(xp, input, other):
     """input == other, elementwise (a bool tensor)."""
-    return xp.equal(input, other)
+    return xp.equal(input, _int_other(input, other))
 
 
 @op(names=unify_inputs, promote=True, inplace="ne_")
 def ne(xp, input, other):
     """input != other, elementwise."""
-    return xp.not_equal(input, other)
+    return xp.not_equal(input, _int_other(input, other))
 
 
 @op(names=unify_inputs, promote=True, inplace="lt_")
 def lt(xp, input, other):
     """input < other, elementwise."""
     _no_complex("lt", input, other)
-    return xp.less(input, other)
+    return xp.less(input, _int_other(input, other))
 
 
 @op(names=unify_inputs, promote=True, inplace="le_")
 def le(xp, input, other):
     """input <= other, elementwise."""
     _no_complex("le", input, other)
-    return xp.less_equal(input, other)
+    return xp.less_equal(input, _int_other(input, other))
 
 
 @op(names=unify_inputs, promote=True, inplace="gt_")
 def gt(xp, input, other):
     """input > other, elementwise."""
     _no_complex("gt", input, other)
-    return xp.greater(input, other)
+    return xp.greater(input, _int_other(input, other))
 
 
 @op(names=unify_inputs, promote=True, inplace="ge_")
 def ge(xp, input, other):
     """input >= other, elementwise."""
     _no_complex("ge", input, other)
-    return xp.greater_equal(input, other)
+    return xp.greater_equal(input, _int_other(input, other))
 
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
