@@ -136,9 +136,13 @@ def _(grad, input, beta, threshold):
 # ---------------------------------------------------------------------- hardsigmoid / hardswish
 @op(names=keep, method=False)
 def _hardsigmoid(xp, input):
-    r = input / 6
-    r += 0.5
-    return xp.minimum(xp.maximum(r, 0), 1)
+    # torch's formula: min(max(x + 3, 0), 6) / 6 (x / 6 + 0.5 rounds differently); clip with
+    # both bounds runs numpy's vector loop, maximum/minimum with a scalar its slow scalar loop
+    x = input.astype("float32") if input.dtype.itemsize == 2 else input  # torch's opmath
+    r = x + 3
+    xp.clip(r, 0, 6, out=r)
+    r /= 6
+    return r.astype(input.dtype, copy=False)
 
 
 @_hardsigmoid.vjp
@@ -151,11 +155,12 @@ def _(grad, input):
 
 @op(names=keep, method=False)
 def _hardswish(xp, input):
-    r = input + 3
-    r = xp.minimum(xp.maximum(r, 0), 6)
-    r *= input
+    x = input.astype("float32") if input.dtype.itemsize == 2 else input  # torch's opmath
+    r = x + 3
+    xp.clip(r, 0, 6, out=r)  # one vector pass (maximum/minimum with a scalar: slow loops)
+    r *= x
     r /= 6
-    return r
+    return r.astype(input.dtype, copy=False)
 
 
 @_hardswish.vjp
@@ -212,17 +217,20 @@ def _phi_f32(a):
     return out.reshape(a.shape)
 
 
-def _phi_block(a):
+def _tail_block(a):
+    """(Phi(-|x|), |x|) of a float32 block."""
     f = np.float32
-    u = np.abs(a)
-    u *= f(_SQRT1_2)  # |x| / sqrt(2): Phi(x) = erfc(-x / sqrt(2)) / 2
-    t = u * f(0.5)
-    t += f(1)
-    np.reciprocal(t, out=t)
+    ax = np.abs(a)
+    u = ax * f(_SQRT1_2)  # |x| / sqrt(2): Phi(x) = erfc(-x / sqrt(2)) / 2
+    # t = 1 / (1 + u/2), as 2 / (2 + u): the same float (scaling by 2 is exact), in one pass
+    # fewer, and numpy's float32 divide is a vector loop where reciprocal is not
+    t = u + f(2)
+    np.divide(f(2), t, out=t)
     s = t + t
     s -= f(1)
-    p = np.full(a.shape, f(_ERFC_POLY[-1]), np.float32)
-    for c in _ERFC_POLY[-2::-1]:
+    p = s * f(_ERFC_POLY[-1])
+    p += f(_ERFC_POLY[-2])
+    for c in _ERFC_POLY[-3::-1]:
         p *= s
         p += f(c)
     u *= u
@@ -230,6 +238,28 @@ def _phi_block(a):
     np.exp(p, out=p)
     p *= t
     p *= f(0.5)  # Phi(-|x|)
+    return p, ax
+
+
+def _gelu_f32(a):
+    """x Phi(x) as relu(x) - |x| Phi(-|x|) (x > 0: x (1 - Phi(-x)); x <= 0: x Phi(x)): no blend
+    of the two sides. A NaN, and +-inf (inf * 0), give NaN, as torch's does."""
+    if a.size > 2 * _PHI_BLOCK:
+        flat = a.reshape(-1)
+        out = np.empty(flat.shape, np.float32)
+        for i in range(0, flat.size, _PHI_BLOCK):
+            out[i : i + _PHI_BLOCK] = _gelu_f32(flat[i : i + _PHI_BLOCK])
+        return out.reshape(a.shape)
+    p, ax = _tail_block(a)
+    p *= ax
+    r = np.clip(a, np.float32(0), np.float32(np.inf))  # relu: clip's vector loop
+    r -= p
+    return r
+
+
+def _phi_block(a):
+    f = np.float32
+    p, _ = _tail_block(a)
     # Phi(x) = Phi(-|x|) + [x > 0] (1 - 2 Phi(-|x|)): a multiply, as numpy's where on a random
     # mask runs ~15x slower; a NaN stays NaN (NaN * 0 is NaN)
     q = p * f(-2)
@@ -260,7 +290,10 @@ def _gelu(xp, input, approximate="none"):
         r *= input
         r *= 0.5
         return r
-    r = (input * _phi(xp, input)).astype(input.dtype, copy=False)
+    if xp is np and input.dtype == np.float32:
+        r = _gelu_f32(input)
+    else:
+        r = (input * _phi(xp, input)).astype(input.dtype, copy=False)
     # _phi works in C order: a channels_last input gets its layout back (one copy, only then)
     return r if input.flags.c_contiguous else _layout.follow_array(xp, r, input)
 
@@ -297,7 +330,8 @@ def _sigmoid_raw(xp, a):
     s = xp.negative(x)
     xp.exp(s, out=s)  # exp(-x) = inf for very negative x gives 1/inf = 0, the right limit
     s += 1
-    xp.reciprocal(s, out=s)
+    # 1 / s: numpy's float32 divide is a vector loop, its reciprocal a scalar one (same value)
+    xp.divide(s.dtype.type(1), s, out=s)
     return s
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import itertools
 
+import numpy as np
+
 from ...autograd.grad_mode import _state as _grad_state
 from ..kernels.fused_pool import max_pool_2x2_kernels
 from ..names import keep
@@ -1076,6 +1078,62 @@ _adaptive_avg_pool3d = _make_adaptive_avg(3, "_adaptive_avg_pool3d")
 
 
 def _adaptive_max_kernel(xp, a, osz):
+    """Adaptive max pooling -> (values, flat per-plane indices of the argmax)."""
+    if xp is np and a.dtype.kind == "f" and a.size:
+        n_win = planes = 1
+        for o in osz:
+            n_win *= o
+        for v in a.shape[: -len(osz)]:
+            planes *= v
+        # a Python step per window: for many windows over few planes the general kernel's step
+        # per window offset is fewer calls
+        if n_win <= 64 or planes >= 128:
+            r = _adaptive_max_blocks(a, osz)
+            if r is not None:
+                return r
+    return _adaptive_max_exact(xp, a, osz)
+
+
+def _adaptive_max_blocks(a, osz):
+    """The host path for few windows (the usual adaptive output: 1x1 to 7x7): each window's block
+    is copied contiguous and one ``argmax`` over its rows (one per plane) finds the first maximum
+    in row-major order, torch's rule (16x32x32x32 to 3x3: 0.4 ms, against 4 ms for the general
+    kernel's per-offset gathers; reducing dim by dim over window offsets instead took 1.4 ms, as
+    numpy's ufuncs over views with short contiguous rows are slow). numpy's argmax takes a
+    window's first NaN, torch its last: a result with NaN goes to the general kernel (returns
+    None)."""
+    nd = len(osz)
+    S = a.shape[-nd:]
+    lead = a.shape[:-nd]
+    planes = 1
+    for v in lead:
+        planes *= v
+    x = a.reshape((planes,) + S)
+    cols = []
+    for sl, pos in _block_plan(S, tuple(osz)):
+        k = np.ascontiguousarray(x[sl]).reshape(planes, -1).argmax(axis=1)
+        cols.append(pos[k])
+    idx = np.stack(cols, axis=1)
+    vals = np.take_along_axis(x.reshape(planes, -1), idx, axis=1)
+    if np.isnan(vals).any():
+        return None
+    shape = lead + tuple(osz)
+    return vals.reshape(shape), idx.reshape(shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _block_plan(S, osz):
+    """Per adaptive window: its block's index (planes first) and its positions, in row-major
+    order, as flat indices of a plane."""
+    plan = []
+    for win in itertools.product(*[tuple(zip(*_adaptive_bounds(n, o))) for n, o in zip(S, osz)]):
+        grid = np.ix_(*[np.arange(b, e) for b, e in win])
+        pos = np.ravel_multi_index(grid, S).reshape(-1)
+        plan.append(((slice(None),) + tuple(slice(b, e) for b, e in win), pos))
+    return tuple(plan)
+
+
+def _adaptive_max_exact(xp, a, osz):
     """Separable adaptive max: reduce the last dim first so ties resolve in row-major order."""
     nd = len(osz)
     S = a.shape[-nd:]

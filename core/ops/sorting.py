@@ -208,12 +208,42 @@ def _(grad, input, k, dim, largest):
 
 
 def _kth_idx(xp, a, k, ax):
-    """keepdim int64 indices of the k-th smallest element along ``ax``.
+    """keepdim int64 indices of the k-th smallest element along ``ax``: the element a stable sort
+    puts at position k - 1 (NaN counts as the largest).
 
-    A full stable sort rather than a partial selection: among equal values (NaNs included) it
-    picks the same element as torch does in practice.
+    torch's median picks that element among equal values (its kthvalue's choice among ties
+    follows its selection algorithm, which no rule reproduces). A stable sort of every row costs
+    ~25 us per 256 floats; the selection below gets the same index from ``partition`` (values
+    only) and a few passes, falling back to the sort for a k-th value that is NaN.
     """
+    if xp is np and a.shape[ax] >= _SELECT_MIN and a.dtype.kind in "fiu":
+        idx = _kth_idx_select(a, k, ax)
+        if idx is not None:
+            return idx
     return _take(_argsort(xp, a, ax), ax, k - 1, k).astype(_INT64, copy=False)
+
+
+_SELECT_MIN = 16  # shorter rows: the sort is as fast
+
+
+def _kth_idx_select(a, k, ax):
+    v = np.take(np.partition(a, k - 1, axis=ax), [k - 1], axis=ax)  # the k-th value, keepdim
+    if v.dtype.kind == "f" and np.isnan(v).any():
+        return None  # the k-th value is NaN: its position among the NaNs comes from the sort
+    eq = a == v
+    # the element's rank among its equals in stable order: k - 1 minus the number of smaller
+    # values (NaN compares False, so it never counts)
+    r = (k - 1) - np.count_nonzero(a < v, axis=ax, keepdims=True)
+    if not r.any():  # the first of its equals (always so without ties)
+        return np.argmax(eq, axis=ax, keepdims=True).astype(_INT64, copy=False)
+    # ties: the r-th True of each row of eq, from the row-major positions of all Trues
+    n = a.shape[ax]
+    rows = np.moveaxis(eq, ax, -1).reshape(-1, n)
+    where_r, where_c = np.nonzero(rows)
+    starts = np.searchsorted(where_r, np.arange(rows.shape[0]))
+    pick = where_c[starts + np.moveaxis(r, ax, -1).reshape(-1)]
+    shape = list(np.moveaxis(r, ax, -1).shape)
+    return np.moveaxis(pick.reshape(shape), -1, ax).astype(_INT64, copy=False)
 
 
 @op(names=_drop_dim_names, out_type=return_types.kthvalue)
