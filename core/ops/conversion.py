@@ -11,6 +11,7 @@ from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
+from ..kernels.blocked import blocked
 from ..layout import format_array, preserve_format
 from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
@@ -58,14 +59,7 @@ def _filled(n, v):
 
 
 def _f32_to_f16(x):
-    if x.size <= 2 * _BLOCK or not x.flags.c_contiguous:  # (ufuncs keep x's layout)
-        return _f32_to_f16_block(x)
-    # block by block: the passes stay in cache
-    flat = x.reshape(-1)
-    out = np.empty(flat.shape, np.float16)
-    for i in range(0, flat.size, _BLOCK):
-        out[i : i + _BLOCK] = _f32_to_f16_block(flat[i : i + _BLOCK])
-    return out.reshape(x.shape)
+    return blocked(_f32_to_f16_block, x, _BLOCK, np.float16)
 
 
 def _f32_to_f16_block(x):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
+from ..kernels.blocked import blocked
 from ..kernels.select import select
 from ..names import keep, unify_inputs
 from ..registry import op, scalar_name
@@ -707,13 +708,7 @@ def _erf_f32_block(x):
 
 
 def _erf_f32(x):
-    if x.size <= 2 * _ERF_BLOCK or not x.flags.c_contiguous:  # (ufuncs keep x's layout)
-        return _erf_f32_block(x)
-    flat = x.reshape(-1)
-    out = np.empty(flat.shape, np.float32)
-    for i in range(0, flat.size, _ERF_BLOCK):
-        out[i : i + _ERF_BLOCK] = _erf_f32_block(flat[i : i + _ERF_BLOCK])
-    return out.reshape(x.shape)
+    return blocked(_erf_f32_block, x, _ERF_BLOCK, np.float32)
 
 
 @erf.vjp
