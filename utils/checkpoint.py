@@ -1,16 +1,16 @@
 """torch.utils.checkpoint: activation checkpointing.
 
-The wrapped function runs under no_grad in the forward, so none of its activations are kept; the
-backward runs it again (with the random state of the forward) and backpropagates through that
-recomputation. Values and gradients are those of an ordinary run.
+- ``use_reentrant=True`` (torch's default when it is not given, with its warning): the wrapped
+  function runs under no_grad in the forward; its backward runs it again (with the random state
+  of the forward) and backpropagates through that recomputation, accumulating into the
+  parameters' ``.grad``, as torch's. ``autograd.grad`` / ``backward(inputs=...)`` are refused.
+- ``use_reentrant=False``: torch's design. The function runs with its graph, under saved-tensor
+  hooks that keep, of each tensor an op saves for backward, only its position in the run; the
+  first backward use of one of them runs the function again under hooks that collect the
+  recomputed tensors, and the graph reads them from there. The graph reaches every tensor the
+  function uses (captured parameters too), so ``autograd.grad`` and double backward work.
 
-- ``use_reentrant=True`` (torch's default when it is not given, with its warning) behaves like
-  torch's: the recomputation's backward accumulates into the parameters' ``.grad``, outputs need
-  a grad only when an input does, and ``autograd.grad`` / ``backward(inputs=...)`` are refused.
-- ``use_reentrant=False``: the parameters of a Module (or of a bound method's Module) are inputs
-  of the checkpoint node, so their gradients flow like any other (``autograd.grad`` works). For a
-  plain function the recomputation's backward accumulates into ``.grad`` as above, and
-  ``autograd.grad`` through it is refused rather than answered without the parameters' share.
+Values and gradients are those of an ordinary run.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 from ..autograd import engine as _engine
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import saved_tensors_hooks
 from ..core import random as _random
-from ..core.ops.creation import empty
 from ..core.tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
@@ -36,11 +36,6 @@ _PARTIAL_MSG = (
     "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
     "`inputs` parameter to .backward(). To resolve this error, you can either set "
     "use_reentrant=False, or call .backward() without passing the `inputs` argument."
-)
-_PLAIN_FN_MSG = (
-    "ember's checkpoint(use_reentrant=False) of a plain function (not an nn.Module) cannot "
-    "give .grad() or backward(inputs=...) its parameters' share: checkpoint the Module itself, "
-    "or call .backward() without `inputs`."
 )
 
 
@@ -59,72 +54,88 @@ def _use_reentrant(use_reentrant) -> bool:
     return bool(use_reentrant)
 
 
-class _Checkpoint(Function):
-    """forward(ctx, function, kwargs, rng, rec_ctx, mode, n_args, *args, *extra): the function's
-    output, computed without a graph.
+@contextlib.contextmanager
+def _replayed(rng):
+    """The random state of the forward, for the recomputation (then the current one back)."""
+    with _random.fork_rng(enabled=rng is not None):
+        if rng is not None:
+            _random.set_rng_state(rng)
+        yield
 
-    ``mode``: "reentrant" (torch's reentrant variant), "params" (``extra`` are the function's
-    parameters, differentiated like inputs) or "dummy" (``extra`` is one empty tensor requiring
-    grad, so that a function whose inputs need no grad still reaches its parameters).
-    """
+
+class _Checkpoint(Function):
+    """forward(ctx, function, kwargs, rng, rec_ctx, *args): the function's output, computed
+    without a graph (the reentrant variant)."""
 
     @staticmethod
-    def forward(ctx, function, kwargs, rng, rec_ctx, mode, n_args, *inputs):
+    def forward(ctx, function, kwargs, rng, rec_ctx, *args):
         ctx.function, ctx.kwargs, ctx.rng, ctx.rec_ctx = function, kwargs, rng, rec_ctx
-        ctx.mode, ctx.n_args, ctx.n_extra = mode, n_args, len(inputs) - n_args
-        args = inputs[:n_args]
         ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.others = [None if isinstance(a, Tensor) else a for a in args]
-        ctx.save_for_backward(*[args[i] for i in ctx.tensor_at], *inputs[n_args:])
+        ctx.save_for_backward(*[args[i] for i in ctx.tensor_at])
         return function(*args, **kwargs)
 
     @staticmethod
     def backward(ctx, *grads):
-        mode = ctx.mode
-        if _engine.PARTIAL[0] and mode != "params":
-            raise RuntimeError(_PARTIAL_MSG if mode == "reentrant" else _PLAIN_FN_MSG)
-        saved = ctx.saved_tensors
+        if _engine.PARTIAL[0]:
+            raise RuntimeError(_PARTIAL_MSG)
         args = list(ctx.others)
-        for i, t in zip(ctx.tensor_at, saved):
+        for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
-        with _random.fork_rng(enabled=ctx.rng is not None):
-            if ctx.rng is not None:
-                _random.set_rng_state(ctx.rng)
-            with ctx.rec_ctx or contextlib.nullcontext(), enable_grad():
-                out = ctx.function(*args, **ctx.kwargs)
+        with _replayed(ctx.rng), ctx.rec_ctx or contextlib.nullcontext(), enable_grad():
+            out = ctx.function(*args, **ctx.kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         pairs = [
             (o, g)
             for o, g in zip(outs, grads)
             if isinstance(o, Tensor) and o.requires_grad and g is not None
         ]
-        wrt = [args[i] for i in ctx.tensor_at if args[i].requires_grad]
-        if mode == "params":
-            wrt += list(saved[len(ctx.tensor_at) :])
-            got = [None] * len(wrt)
-            if pairs and wrt:
-                outs_, grads_ = zip(*pairs)
-                got = list(_engine.grad(outs_, wrt, grads_, allow_unused=True))
-        else:  # torch's reentrant way: the parameters' .grad are accumulated right here
-            if pairs:
-                outs_, grads_ = zip(*pairs)
-                _engine.backward(outs_, grads_)
-            got = [t.grad for t in wrt]
-        got = iter(got)
-        in_grads = [None] * ctx.n_args
+        if pairs:  # the parameters' .grad are accumulated right here, as torch's reentrant way
+            outs_, grads_ = zip(*pairs)
+            _engine.backward(outs_, grads_)
+        in_grads = [None] * len(args)
         for i in ctx.tensor_at:
             if args[i].requires_grad:
-                in_grads[i] = next(got)
-        extra = [next(got) for _ in range(ctx.n_extra)] if mode == "params" else []
-        extra += [None] * (ctx.n_extra - len(extra))
-        return (None,) * 6 + (*in_grads, *extra)
+                in_grads[i] = args[i].grad
+        return (None,) * 4 + tuple(in_grads)
 
 
-def _module_params(function) -> list:
-    owner = function if hasattr(function, "parameters") else getattr(function, "__self__", None)
-    if owner is None or not callable(getattr(owner, "parameters", None)):
-        return []
-    return [p for p in owner.parameters() if p.requires_grad]
+class _Recomputation:
+    """One non-reentrant checkpointed call: what its graph saved is kept as positions, filled by
+    running the call again at the first backward use."""
+
+    def __init__(self, function, args, kwargs, rng, rec_ctx):
+        self.run = (function, args, kwargs, rng, rec_ctx)
+        self.count = 0
+        self.values: list | None = None
+
+    def pack(self, t: Tensor) -> int:
+        self.count += 1
+        return self.count - 1
+
+    def unpack(self, k: int) -> Tensor:
+        if self.values is None:
+            self.values = self._recompute()
+        return self.values[k]
+
+    def _recompute(self) -> list:
+        function, args, kwargs, rng, rec_ctx = self.run
+        values: list = []
+
+        def keep(t: Tensor) -> Tensor:
+            values.append(t)
+            return t
+
+        hooks = saved_tensors_hooks(keep, lambda t: t)
+        with _replayed(rng), rec_ctx or contextlib.nullcontext(), enable_grad(), hooks:
+            function(*args, **kwargs)
+        if len(values) != self.count:
+            raise RuntimeError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                f"original forward and recomputation.\nNumber of tensors saved during forward: "
+                f"{self.count}\nNumber of tensors saved during recomputation: {len(values)}."
+            )
+        return values
 
 
 def checkpoint(
@@ -145,22 +156,18 @@ def checkpoint(
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     fwd_ctx, rec_ctx = context_fn() if context_fn is not None else (None, None)
     rng = _random.get_rng_state() if preserve_rng_state else None
-    if reentrant:
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn(
-                "None of the inputs have requires_grad=True. Gradients will be None",
-                UserWarning,
-                stacklevel=2,
-            )
-        mode, extra = "reentrant", ()
-    else:
-        params = _module_params(function)
-        if params:
-            mode, extra = "params", tuple(params)
-        else:
-            mode, extra = "dummy", (empty(0, requires_grad=True),)
+    if not reentrant:
+        rec = _Recomputation(function, args, kwargs, rng, rec_ctx)
+        with fwd_ctx or contextlib.nullcontext(), saved_tensors_hooks(rec.pack, rec.unpack):
+            return function(*args, **kwargs)
+    if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None",
+            UserWarning,
+            stacklevel=2,
+        )
     with fwd_ctx or contextlib.nullcontext():
-        return _Checkpoint.apply(function, kwargs, rng, rec_ctx, mode, len(args), *args, *extra)
+        return _Checkpoint.apply(function, kwargs, rng, rec_ctx, *args)
 
 
 def checkpoint_sequential(
@@ -178,7 +185,7 @@ def checkpoint_sequential(
         end = start + size - 1
         chunk = functions[start : end + 1]
         if all(isinstance(f, Module) for f in chunk):
-            run = Sequential(*chunk)  # a Module: its parameters are the checkpoint's inputs
+            run = Sequential(*chunk)
         else:
 
             def run(x, chunk=chunk):
