@@ -302,6 +302,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     _by_name.on = False  # derivatives broadcast by position, as they were recorded
     names_off = _state.names_off
     _state.names_off = True
+    RUNS.append(_Run(order, needed, targets))
     try:
         while ready:
             node = ready.pop()
@@ -404,7 +405,37 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
         _state.enabled = prev
         _by_name.on = by_name
         _state.names_off = names_off
+        RUNS.pop()
     return results
+
+
+class _Run:
+    """A backward pass while it runs: which tensors it computes a gradient for (asked by
+    graph.register_multi_grad_hook; worked out only then)."""
+
+    def __init__(self, order, needed, targets):
+        self.order, self.needed, self.targets = order, needed, targets
+        self._nodes = self._leaves = None
+
+    def computes(self, t) -> bool:
+        fn = t.grad_fn
+        if fn is not None:
+            if self._nodes is None:
+                self._nodes = set(self.order) if self.needed is None else self.needed
+            return fn in self._nodes
+        if self.targets is not None and not any(x is t for x in self.targets):
+            return False
+        if self._leaves is None:
+            self._leaves = {
+                id(e[0])
+                for n in self.order
+                for e in n.edges
+                if e is not None and type(e[0]) is not Node
+            }
+        return id(t) in self._leaves
+
+
+RUNS: list = []  # the backward passes running now, innermost last
 
 
 def _sparse_sum(old, g, create_graph: bool):

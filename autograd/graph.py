@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.tensor import Tensor
+from . import engine as _engine
 from . import saved_hooks as _sh
 from .node import AccumulateGrad as _AccumulateGrad
 from .node import Node as _Node
@@ -21,6 +22,7 @@ __all__ = [
     "Node",
     "disable_saved_tensors_hooks",
     "increment_version",
+    "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
 ]
@@ -90,6 +92,58 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc) -> None:
         _sh.DISABLED.pop()
+
+
+class _MultiHandle:
+    """Removes every tensor hook of one register_multi_grad_hook call."""
+
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """Call ``fn`` once per backward pass over several tensors: ``mode="all"``: when the
+    gradients of all of them that the pass computes are there, with the tuple of gradients
+    (None for those it does not compute); ``mode="any"``: at the first one, with that gradient.
+    Returns a handle whose ``remove()`` unregisters it."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state: dict = {"run": None}
+
+    def hook_for(i: int):
+        def hook(grad):
+            run = _engine.RUNS[-1] if _engine.RUNS else None
+            if state["run"] is not run or run is None:  # a new backward pass
+                state.update(run=run, grads=[None] * len(tensors), fired=False)
+                state["left"] = (
+                    sum(t.requires_grad and run.computes(t) for t in tensors) if run else 1
+                )
+            if mode == "any":
+                if not state["fired"]:
+                    state["fired"] = True
+                    fn(grad)
+                return
+            state["grads"][i] = grad
+            state["left"] -= 1
+            if state["left"] == 0:
+                fn(tuple(state["grads"]))
+
+        return hook
+
+    return _MultiHandle(
+        [t.register_hook(hook_for(i)) for i, t in enumerate(tensors) if t.requires_grad]
+    )
 
 
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:

@@ -172,6 +172,7 @@ def test_save_on_cpu_gives_torchs_gradients():
 def test_errors_match_torch():
     for m in (ember, torch):
         graph = m.autograd.graph
+
         def hooks(graph=graph):
             return graph.saved_tensors_hooks(lambda t: t, lambda t: t)
 
@@ -209,3 +210,37 @@ def test_node_is_the_type_of_every_grad_fn():
     leaf_entry = y.grad_fn.next_functions[0][0].next_functions[0][0]
     assert isinstance(leaf_entry, ember.autograd.graph.Node)
     assert not isinstance(x, ember.autograd.graph.Node)
+
+
+def _multi(m, mode):
+    graph = m.autograd.graph
+    a = m.ones(2, requires_grad=True)
+    b = m.full((2,), 2.0, requires_grad=True)
+    c = a * 3
+    log = []
+
+    def fn(g):
+        if mode == "any":
+            log.append(g.tolist())
+        else:
+            log.append([None if x is None else x.tolist() for x in g])
+
+    h = graph.register_multi_grad_hook((a, b, c), fn, mode=mode)
+    (c * b).sum().backward(retain_graph=True)
+    a.sum().backward()
+    (c * b).sum().backward(inputs=[b])
+    (a * b * 5).sum().backward()
+    h.remove()
+    (a * b).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_register_multi_grad_hook_like_torch(mode):
+    assert _multi(ember, mode) == _multi(torch, mode)
+
+
+def test_register_multi_grad_hook_mode_error():
+    for m in (ember, torch):
+        with pytest.raises(ValueError, match="Expects mode to be one of \\('all', 'any'\\)"):
+            m.autograd.graph.register_multi_grad_hook((m.ones(1),), print, mode="x")
