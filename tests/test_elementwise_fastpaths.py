@@ -407,3 +407,14 @@ def test_large_casts_and_erf_keep_values_and_layout():
             assert out.is_contiguous(memory_format=ember.channels_last) == e.is_contiguous(
                 memory_format=ember.channels_last
             )
+
+
+@needs_torch
+def test_hardswish_gradient_at_infinities_and_nan_like_torch():
+    vals = [float("nan"), float("inf"), -float("inf"), -3.0, 3.0, 0.5, -2.5, 2.75] * 4096
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(vals, requires_grad=True)
+        m.nn.functional.hardswish(x).backward(m.ones(len(vals)))
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

@@ -16,6 +16,7 @@ from ...autograd.grad_mode import _state
 from .. import layout as _layout
 from ..device import array_module
 from ..kernels.blocked import blocked
+from ..kernels.select import select
 from ..names import keep
 from ..registry import op
 from ..tensor import _wrap
@@ -166,17 +167,18 @@ def _hardswish(xp, input):
 
 @_hardswish.vjp
 def _(grad, input):
-    # 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (torch's breakpoints)
+    # 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (torch's breakpoints; +-inf give 1 and 0,
+    # NaN stays NaN as in torch's vectorized kernel)
     a = _raw(input)
-    mid = ((a > -3) & (a < 3)).astype(a.dtype)
-    hi = (a >= 3).astype(a.dtype)
+    mid = ~((a <= -3) | (a >= 3))
+    outer = (a >= 3).astype(a.dtype)
     if not _state.enabled:
         d = a / 3
         d += 0.5
-        d *= mid
-        d += hi
-        return grad * _c(d)
-    return grad * ((input / 3 + 0.5) * _c(mid) + _c(hi))
+        return grad * _c(select(array_module(a), mid, d, outer))
+    from .comparison import where  # (comparison imports this module's neighbours)
+
+    return grad * where(_c(mid), input / 3 + 0.5, _c(outer))
 
 
 # ---------------------------------------------------------------------- gelu
