@@ -6,6 +6,9 @@
 2. A ResNet-style stack: a 3x3 stem, then basic blocks (two 3x3 convs + BatchNorm2d + ReLU, an
    identity or a stride-2 1x1-conv + BatchNorm shortcut), global average pooling, Linear; 32x32
    RGB inputs, batch 32, cross-entropy, SGD with momentum.
+3. A MobileNet-style stack: a 3x3 stem, then depthwise-separable blocks (3x3 depthwise conv,
+   two of them stride 2, + BatchNorm2d + ReLU, 1x1 conv + BatchNorm2d + ReLU), global average
+   pooling, Linear; 32x32 RGB inputs, batch 32.
 
 Both frameworks start from the same weights (torch's init, copied). Times are the medians of
 ``--repeat`` steps after warm-up, ember and torch steps alternating. Peak memory of one training step (see ``peak_memory``):
@@ -13,7 +16,7 @@ ember's allocations during one step by tracemalloc (numpy reports its buffers to
 both frameworks the growth of the peak resident set (VmHWM, reset through /proc/self/clear_refs)
 over two training steps in a fresh process, which counts every allocation alike.
 
-Run: python bench/bench_cnn.py [--repeat N] [--only cnn|resnet] [--threads N]
+Run: python bench/bench_cnn.py [--repeat N] [--only cnn|resnet|mobilenet] [--threads N]
 (On a loaded machine, ``--threads 1`` gives steadier ratios: multi-threaded BLAS suffers most
 from oversubscription.)
 """
@@ -90,6 +93,34 @@ def resnet(m):
     )
 
 
+def mobilenet(m):
+    """Depthwise-separable blocks (3x3 depthwise conv + BN + ReLU, 1x1 conv + BN + ReLU)."""
+    nn = m.nn
+
+    def block(cin, cout, stride):
+        return [
+            nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False),
+            nn.BatchNorm2d(cin),
+            nn.ReLU(),
+            nn.Conv2d(cin, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(),
+        ]
+
+    return nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1, bias=False),
+        nn.BatchNorm2d(32),
+        nn.ReLU(),
+        *block(32, 64, 1),
+        *block(64, 128, 2),
+        *block(128, 128, 1),
+        *block(128, 256, 2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(256, 10),
+    )
+
+
 def workload(m, build, tmodel, x, y):
     """A training step of ``build(m)`` holding ``tmodel``'s weights (SGD momentum 0.9)."""
     model = build(m)
@@ -148,6 +179,7 @@ def rss_peak(framework: str, job: str) -> float | None:
 JOBS = {
     "cnn": ("CNN step (issue 6), batch 64 1x28x28", cnn, None, 64),
     "resnet": ("ResNet-style stack, batch 32 3x32x32", resnet, None, 32),
+    "mobilenet": ("MobileNet-style stack, batch 32 3x32x32", mobilenet, None, 32),
 }
 
 
@@ -155,6 +187,7 @@ def _inputs() -> None:
     torch.manual_seed(0)
     JOBS["cnn"] = JOBS["cnn"][:2] + (torch.randn(64, 1, 28, 28), 64)
     JOBS["resnet"] = JOBS["resnet"][:2] + (torch.randn(32, 3, 32, 32), 32)
+    JOBS["mobilenet"] = JOBS["mobilenet"][:2] + (torch.randn(32, 3, 32, 32), 32)
 
 
 def main() -> None:

@@ -395,6 +395,21 @@ EXPLICIT = {
         ),
         ("P", "Q"),
     ),
+    "conv_stem": (  # a 1-channel stem whose input needs no gradient (_conv_small_k_grads)
+        lambda p, q: ember.nn.functional.conv2d(
+            p[:, :1].detach(), q.expand(2, 1, 3, 3), q[0, :2], padding=1
+        ),
+        ("P", "Q"),
+    ),
+    "conv_depthwise": (  # large enough for the direct path (_DW_MIN_SIZE)
+        lambda p, q: (
+            ember.nn.functional.conv2d(
+                p.repeat(1, 1, 5, 5), q.expand(3, 1, 3, 3), q[0], padding=1, groups=3
+            ),
+            ember.nn.functional.conv2d(p.repeat(1, 1, 5, 5), q.expand(3, 1, 3, 3), groups=3),
+        ),
+        ("P", "Q"),
+    ),
     # (their derivatives are defined for the second argument only, as in torch)
     "igamma": (
         lambda x, y: ember.igamma(x.detach(), y) + ember.igammac(x.detach(), y * 2),

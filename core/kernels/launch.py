@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+_NP_DICT = vars(np)
+
 # the modules holding fused kernel bodies (each with a PARAMS table): the host harness, the
 # NVRTC check and the launch census go through them all
 FUSED_MODULES = (
@@ -38,6 +40,10 @@ def kernel_set(xp, dtype, cache: dict, cls, bodies: dict, params: dict):
     compiled once per array module into ``cache``; None where the generic paths run: an array
     module without ``ElementwiseKernel`` (numpy, the strict test backend) or a dtype other than
     float32/float64."""
+    # numpy first: hasattr on the numpy module goes through its __getattr__ (~3 us a miss, paid
+    # by every conv, norm and pool call on the cpu); its dict still sees a test's monkeypatch
+    if xp is np and "ElementwiseKernel" not in _NP_DICT:
+        return None
     if dtype.char not in "fd" or not hasattr(xp, "ElementwiseKernel"):
         return None
     k = cache.get(xp)

@@ -18,6 +18,12 @@ flops):
 ``_conv_wino(input, V, w)``'s derivative is the non-differentiable ``_conv_wino_grad`` (the
 Winograd backward, reusing V), or, under ``create_graph``, the im2col ops below.
 
+On the cpu, 2-D depthwise convolutions (groups == in == out channels, large enough:
+``_use_depthwise``) take direct multiply-adds instead (kernels/depthwise.py: ``_conv_dw``, whose
+derivative is the non-differentiable ``_conv_dw_grad`` or, under ``create_graph``, the im2col
+ops), and convolutions with few columns per output (stems: ``_SMALL_K``) multiply per sample on
+the NCHW layout, skipping the transposing copies.
+
 Every derivative is again one of these ops (``_im2col`` <-> ``_col2im``, ``_conv_mm``,
 ``_conv_mm_dx``, ``_conv_mm_dw``, ``_conv_input_grad``), so double backward works. A transposed
 convolution is the input gradient of a convolution: ``_conv_input_grad(x, w)``.
@@ -37,6 +43,7 @@ from itertools import product
 from ...autograd.grad_mode import _state as _grad_state
 from .. import layout as _layout
 from ..device import array_module
+from ..kernels.depthwise import dw_backward, dw_forward
 from ..kernels.fused_im2col import im2col_kernels
 from ..kernels.im2col import col2im, conv_out_size, im2col
 from ..kernels.winograd import (
@@ -98,6 +105,15 @@ def _matmul(xp, a, b):
     return xp.matmul(a, b)
 
 
+# up to this many columns per output (C/groups * prod(kernel)), the products run per sample on
+# the NCHW layout, skipping the transposing copies (CNN step's 1-channel stem, batch 64: forward
+# 0.48 -> 0.34 ms, weight gradient 0.68 -> 0.57 ms on one thread). The weight gradient of a stem
+# whose input needs none gains up to more columns (ResNet stem, 3 channels, batch 32 at 32x32:
+# backward 1.1 -> 0.85 ms on one thread, 1.2 -> 0.9 on two), its forward only on one thread.
+_SMALL_K = 16
+_SMALL_K_GRAD = 32
+
+
 def _mm_forward(xp, cols, weight, groups, bias):
     o = weight.shape[0]
     nd = weight.ndim - 2
@@ -105,6 +121,14 @@ def _mm_forward(xp, cols, weight, groups, bias):
     osp = cols.shape[2 + nd :]
     p = math.prod(osp)
     kk = math.prod(weight.shape[1:])  # C/groups * prod(kernel)
+    if groups == 1 and kk <= _SMALL_K and im2col_kernels(xp, cols.dtype, nd) is None:
+        # a stem (1-3 input channels): one product per sample writes the NCHW output directly;
+        # with so few columns the transposing copy below costs as much as the product (on the
+        # cpu; a GPU keeps one large product: fewer launches)
+        out = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n, p).swapaxes(0, 1))
+        if bias is not None:
+            out += bias.reshape(o, 1)
+        return out.reshape((n, o) + osp)
     if groups == 1:
         r = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n * p))
     else:
@@ -223,7 +247,36 @@ def _conv_cols_bias(xp, input, cols, weight, bias, groups=1, stride=(), padding=
     return _mm_forward(xp, cols, weight, groups, bias)
 
 
+@op(names=_unnamed, method=False)
+def _conv_small_k_grads(xp, grad, cols, weight_shape=(), need_bias=False):
+    """(weight gradient, bias gradient if asked) of a small-K convolution (``_SMALL_K_GRAD``)
+    from the NCHW output gradient: a product per sample, summed, with no channels-first copy.
+    Not differentiable (the first-order path only)."""
+    n, o = grad.shape[:2]
+    kk = math.prod(weight_shape[1:])
+    g3 = grad.reshape(n, o, -1)
+    gw = _matmul(xp, g3, cols.reshape(kk, n, -1).transpose(1, 2, 0)).sum(0)
+    gw = gw.reshape(weight_shape)
+    if need_bias:
+        return gw, (g3 @ xp.ones(g3.shape[2], g3.dtype)).sum(0)
+    return (gw,)
+
+
 def _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs):
+    if (
+        not needs[0]
+        and needs[2]
+        and groups == 1
+        and not _grad_state.enabled
+        and math.prod(weight.shape[1:]) <= _SMALL_K_GRAD
+        and grad._data.dtype.char in "fd"  # half types: one float32 product, rounded once
+        and im2col_kernels(array_module(grad._data), grad._data.dtype, 2) is None  # the cpu
+    ):
+        # a stem's weight (and bias) gradient straight from the NCHW gradient
+        need_b = len(needs) > 3 and needs[3]
+        res = _conv_small_k_grads(grad, cols, tuple(weight.shape), need_b)
+        gw = _layout.follow_format(res[0], _layout.cl_format(input, weight))
+        return None, None, gw, res[1] if need_b else None
     g = _channels_first(grad)
     gx = gw = None
     if needs[0]:
@@ -236,19 +289,23 @@ def _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation,
     fmt = _layout.cl_format(input, weight)
     if fmt is not None:  # channels_last in, channels_last gradients out (torch's backend format)
         gx, gw = _layout.follow_format(gx, fmt), _layout.follow_format(gw, fmt)
-    return gx, g, gw
+    return gx, g, gw, None
 
 
 @_conv_cols.vjp
 def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
-    gx, _g, gw = _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs)
+    gx, _g, gw, _gb = _conv_cols_vjp(
+        grad, input, cols, weight, groups, stride, padding, dilation, needs
+    )
     return gx, None, gw
 
 
 @_conv_cols_bias.vjp
 def _(grad, input, cols, weight, groups, stride, padding, dilation, needs):
-    gx, g, gw = _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation, needs)
-    return gx, None, gw, _bias_grad(g, needs[3])
+    gx, g, gw, gb = _conv_cols_vjp(
+        grad, input, cols, weight, groups, stride, padding, dilation, needs
+    )
+    return gx, None, gw, (_bias_grad(g, needs[3]) if g is not None else gb)
 
 
 def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
@@ -268,7 +325,7 @@ def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
     else:
         g = grad_t
     length = math.prod(wide)
-    dcols = _dx_kernel(xp, g, weight, groups).reshape(c, -1, n, length)
+    dcols = _dx_kernel(xp, g, weight, groups).reshape(c, math.prod(kernel), n, length)
     rest = math.prod(padded[1:])
     plane = (padded[0] + (1 if len(padded) > 1 else 0)) * rest  # one spare row: the last shifts
     acc = xp.zeros((n, c, plane), grad_t.dtype)
@@ -300,6 +357,119 @@ def _(grad, grad_t, weight, groups, stride, padding, dilation, needs):
         _channels_first(_conv_mm(cols, weight, groups)) if needs[0] else None,
         _conv_mm_dw(grad_t, cols, groups) if needs[1] else None,
     )
+
+
+# ---------------------------------------------------------------------- depthwise
+@op(names=_unnamed, method=False)
+def _conv_dw(xp, input, weight, stride=(), padding=(), dilation=(), cache=None):
+    """A depthwise 2-D convolution (groups == in == out channels) by direct multiply-adds
+    (kernels/depthwise.py); the input's padded phase planes (one copy of the input) go into the
+    list ``cache`` for the weight gradient, saved by the node like batch norm's statistics."""
+    return dw_forward(xp, input, weight, stride, padding, dilation, keep=cache)
+
+
+@op(names=_unnamed, method=False)
+def _conv_dw_bias(xp, input, weight, bias, stride=(), padding=(), dilation=(), cache=None):
+    """_conv_dw plus a per-channel bias."""
+    return dw_forward(xp, input, weight, stride, padding, dilation, bias, cache)
+
+
+@op(names=_unnamed, method=False)
+def _conv_dw_grad(
+    xp,
+    grad,
+    input,
+    weight,
+    stride=(),
+    padding=(),
+    dilation=(),
+    need_input=True,
+    need_weight=True,
+    need_bias=False,
+    cache=None,
+):
+    """The gradients (input, weight, bias: those asked for, in that order) of _conv_dw (``cache``:
+    the forward's). Not differentiable: under ``create_graph`` the derivative of _conv_dw takes
+    the im2col ops."""
+    planes = cache[0] if cache else None
+    return dw_backward(
+        xp,
+        grad,
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        need_input,
+        need_weight,
+        need_bias,
+        planes,
+    )
+
+
+def _conv_dw_vjp(grad, input, weight, stride, padding, dilation, cache, needs):
+    """(input, weight, bias) gradients of _conv_dw(_bias)."""
+    need_b = len(needs) > 2 and needs[2]
+    if _grad_state.enabled:
+        # double backward: the differentiable im2col ops of the grouped convolution
+        g = _channels_first(grad)
+        groups = weight.shape[0]
+        gx = gw = None
+        if needs[0]:
+            spatial = tuple(input.shape[2:])
+            gx = _conv_input_grad(g, weight, spatial, groups, stride, padding, dilation)
+        if needs[1]:
+            cols = _im2col(input, tuple(weight.shape[2:]), stride, padding, dilation)
+            gw = _conv_mm_dw(g, cols, groups)
+        return (*_follow_grads(input, weight, gx, gw), _bias_grad(g, need_b))
+    res = iter(
+        _conv_dw_grad(
+            grad, input, weight, stride, padding, dilation, needs[0], needs[1], need_b, cache
+        )
+    )
+    gx = next(res) if needs[0] else None
+    gw = next(res) if needs[1] else None
+    return (*_follow_grads(input, weight, gx, gw), next(res) if need_b else None)
+
+
+@_conv_dw.vjp
+def _(grad, input, weight, stride, padding, dilation, cache, needs):
+    return _conv_dw_vjp(grad, input, weight, stride, padding, dilation, cache, needs)[:2]
+
+
+@_conv_dw_bias.vjp
+def _(grad, input, weight, stride, padding, dilation, cache, needs):
+    return _conv_dw_vjp(grad, input, weight, stride, padding, dilation, cache, needs)
+
+
+# below this many input values the direct path's ~3 numpy calls per kernel offset cost more than
+# im2col's few larger ones (measured forward + backward, 3x3: 1K values 158 vs 130 us, 8K values
+# 217 vs 251 us, 64K values 0.55 vs 1.26 ms)
+_DW_MIN_SIZE = 4096
+
+
+def _use_depthwise(x, weight, groups) -> bool:
+    """A 2-D depthwise convolution with one output channel per input channel (the input's
+    channel count is checked against groups before), float32/float64, large enough, on the cpu:
+    there im2col makes 9x columns for GEMMs with K = 9 (~10x slower than torch); on cupy im2col
+    is one fused kernel and the direct path would cost two launches per kernel offset."""
+    ws = weight._data.shape
+    if groups == 1 or ws[1] != 1 or ws[0] != groups:
+        return False
+    a = x._data
+    return (
+        a.size >= _DW_MIN_SIZE
+        and a.dtype.char in "fd"
+        and im2col_kernels(array_module(a), a.dtype, 2) is None
+    )
+
+
+def _conv_dw_call(x, weight, bias, stride, padding, dilation):
+    # the phase planes are kept only where the weight gradient will use them
+    cache = [] if weight.requires_grad and _grad_state.enabled else None
+    if bias is None:
+        return _conv_dw(x, weight, stride, padding, dilation, cache)
+    return _conv_dw_bias(x, weight, bias, stride, padding, dilation, cache)
 
 
 # ---------------------------------------------------------------------- Winograd F(2x2, 3x3)
@@ -404,14 +574,15 @@ def _use_winograd(x, weight, stride, padding, dilation, groups) -> bool:
 def _winograd_fits(x, weight, stride, padding, dilation, groups) -> bool:
     """Whether Winograd applies and pays on the cpu: 3x3, stride 1, dilation 1, ungrouped,
     float32/float64, at least 2x2 outputs, and the shape where it is faster (see above)."""
-    o, c, kh, kw = weight.shape
+    o, c, kh, kw = weight._data.shape
     if kh != 3 or kw != 3 or groups != 1 or stride != (1, 1) or dilation != (1, 1):
         return False
     if c < _WINO_MIN_IN or (o > c and c < _WINO_WIDE_IN) or x._data.dtype.char not in "fd":
         return False
-    ho = x.shape[2] + 2 * padding[0] - 2
-    wo = x.shape[3] + 2 * padding[1] - 2
-    if ho < 2 or wo < 2 or x.shape[0] * ((ho + 1) // 2) * ((wo + 3) // 2) < _WINO_MIN_TILES:
+    n, _, h, w = x._data.shape
+    ho = h + 2 * padding[0] - 2
+    wo = w + 2 * padding[1] - 2
+    if ho < 2 or wo < 2 or n * ((ho + 1) // 2) * ((wo + 3) // 2) < _WINO_MIN_TILES:
         return False
     # the transforms subtract neighbouring values: an inf would make NaN even in outputs whose
     # window does not hold it, so non-finite inputs and weights take im2col (one sum each)
@@ -421,7 +592,13 @@ def _winograd_fits(x, weight, stride, padding, dilation, groups) -> bool:
 def _all_finite(t) -> bool:
     """No inf or NaN in ``t`` (or so large a sum that it overflows: then im2col, to be safe)."""
     a = t._data
-    return bool(array_module(a).isfinite(a.sum()))
+    xp = array_module(a)
+    if a.size >= 16384 and a.flags.c_contiguous and a.dtype.char in "fd":
+        # row sums by a BLAS matrix-vector product (threaded, ~4x numpy's sum of a large float
+        # array); an inf or NaN still reaches the total
+        m = a.reshape(a.shape[0], -1)
+        return bool(xp.isfinite((m @ xp.ones(m.shape[1], a.dtype)).sum()))
+    return bool(xp.isfinite(a.sum()))
 
 
 # ---------------------------------------------------------------------- argument checks
@@ -508,7 +685,7 @@ def _short(dt) -> str:
 
 
 def _check_bias(weight, bias, out_channels):
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+    if bias is not None and bias._data.shape != (out_channels,):
         raise RuntimeError(
             f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
             f"{out_channels} elements, but got bias of size {list(bias.shape)} instead"
@@ -516,7 +693,7 @@ def _check_bias(weight, bias, out_channels):
 
 
 def _check_groups_weight(weight, groups):
-    if weight.shape[0] % groups:
+    if weight._data.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
             f"but got weight of size [{list(weight.shape)}] instead"
@@ -527,7 +704,7 @@ def _check_kernel_fits(spatial, padding, weight, dilation, out_padding_lo=None):
     padded = [n + 2 * p for n, p in zip(spatial, padding)]
     if out_padding_lo is not None:
         padded = [n + e for n, e in zip(padded, out_padding_lo)]
-    ker = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    ker = [d * (k - 1) + 1 for k, d in zip(weight._data.shape[2:], dilation)]
     if any(k > n for k, n in zip(ker, padded)):
         raise RuntimeError(
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
@@ -618,7 +795,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             raise RuntimeError("negative padding is not supported")
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
-    if x.shape[1] != weight.shape[1] * groups:
+    # raw shapes (plain tuples): Tensor.shape is a Size, slower to index and slice
+    xshape, wshape = x._data.shape, weight._data.shape
+    if xshape[1] != wshape[1] * groups:
         _check_groups_weight(weight, groups)
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
@@ -626,7 +805,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             f"{x.shape[1]} channels instead"
         )
     _check_groups_weight(weight, groups)
-    _check_bias(weight, bias, weight.shape[0])
+    _check_bias(weight, bias, wshape[0])
     if pad_hi is not None:
         # asymmetric 'same' padding: the extra zero goes after (torch's choice)
         from .padding import constant_pad_nd
@@ -635,9 +814,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
         for lo, hi in zip(reversed(padding), reversed(pad_hi)):
             extra += [0, hi - lo]
         x = constant_pad_nd(x, tuple(extra))
-    spatial = x.shape[2:]
+        xshape = x._data.shape
+    spatial = xshape[2:]
     _check_kernel_fits(spatial, padding, weight, dilation)
-    kernel = tuple(weight.shape[2:])
+    kernel = wshape[2:]
     # a channels_last input or weight gives a channels_last output (torch's rule); the relayout
     # is one copy of the output, paid only then (the contiguous path: two flags checks)
     fmt = _layout.cl_format(x, weight)
@@ -646,13 +826,16 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
         return _layout.follow_format(out, fmt) if batched else out.squeeze(0)
     if all(k == 1 for k in kernel) and not any(padding) and all(s == 1 for s in stride):
         # 1x1 convolution: the columns are the input itself (a plain GEMM)
-        c, n = x.shape[1], x.shape[0]
-        cols = x.transpose(0, 1).reshape((c,) + kernel + (n,) + tuple(spatial))
+        n, c = xshape[:2]
+        cols = x.transpose(0, 1).reshape((c,) + kernel + (n,) + spatial)
         out = (
             _conv_mm(cols, weight, groups)
             if bias is None
             else _conv_mm_bias(cols, weight, bias, groups)
         )
+        return out if batched else out.squeeze(0)
+    if nd == 2 and groups > 1 and _use_depthwise(x, weight, groups):
+        out = _conv_dw_call(x, weight, bias, stride, padding, dilation)
         return out if batched else out.squeeze(0)
     if nd == 2 and _use_winograd(x, weight, stride, padding, dilation, groups):
         v = _wino_input(x.detach() if x.requires_grad else x, padding)
@@ -673,6 +856,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
 def _conv_cl(x, weight, bias, stride, padding, dilation, groups, nd, kernel):
     # the winograd or im2col path (the 1x1 shortcut's gradient would reach x through views, not
     # through a vjp that knows x's layout); same GEMMs on the same columns: the same values
+    if nd == 2 and groups > 1 and _use_depthwise(x, weight, groups):
+        return _conv_dw_call(x, weight, bias, stride, padding, dilation)
     if nd == 2 and _use_winograd(x, weight, stride, padding, dilation, groups):
         v = _wino_input(x.detach() if x.requires_grad else x, padding)
         if bias is None:

@@ -1,8 +1,8 @@
 """Normalization ops: layer_norm, batch_norm, group_norm, instance_norm, rms_norm (torch namespace).
 
 The kernels are fused: one private op per family normalizes, scales and shifts in a few passes
-(sums are matrix-vector products with a ones vector, sums of squares and of products are einsums;
-per-channel vectors are laid out along a sample so broadcasting runs long inner loops), with the
+(sums are matrix-vector products with a ones vector, sums of squares and of products are einsums,
+batch norm's per-channel ones batches of BLAS dot products; per-channel vectors are laid out along a sample so broadcasting runs long inner loops), with the
 statistics in float32 for half inputs and in the input's dtype otherwise. A kernel leaves what its
 derivative needs (per-row or per-channel mean and 1/std, never a full-size array) in its ``cache``
 option, a fresh list per call, which the node saves by reference: the first-order derivative then
@@ -292,10 +292,10 @@ def _check_float(input, kernel):
 def _check_param_dtype(input, weight, bias):
     """torch's dtype rules for norm parameters: the input's dtype, or float32 beside a half /
     bfloat16 input (mixed precision); each violation with torch's message."""
-    params = [p for p in (weight, bias) if p is not None]
     d = input._data.dtype
-    if all(p._data.dtype == d for p in params):
+    if (weight is None or weight._data.dtype == d) and (bias is None or bias._data.dtype == d):
         return
+    params = [p for p in (weight, bias) if p is not None]
     first = params[0]._data.dtype
     ref = d
     if first != d:
@@ -325,7 +325,7 @@ def _check_channel_params(c, k, weight, bias, running_mean, running_var) -> None
         ("running_mean", running_mean),
         ("running_var", running_var),
     ):
-        if t is not None and t.numel() != c:
+        if t is not None and t._data.size != c:
             raise RuntimeError(f"{nm} should contain {c * k} elements not {t.numel() * k}")
 
 
@@ -368,6 +368,13 @@ def _bn_view(x):
     return x.reshape(n, c, l_)
 
 
+def _chan_dot(xp, a3, b3):
+    """Per-channel sum over N and L of a3 * b3 (N, C, L): one batch of BLAS dot products (faster
+    than einsum's loop: 1.3x for (32, 32, 1024) float32, 1.8x float64)."""
+    n, c = a3.shape[:2]
+    return xp.matmul(a3[:, :, None, :], b3[:, :, :, None]).reshape(n, c).sum(0)
+
+
 def _chan_moments(xp, x3):
     """Per-channel (mean, biased var, centred x or None) of x3 (N, C, L) over N and L. Where
     the mean is small against the spread: E[x^2] - mean^2 from two BLAS-speed reductions, and
@@ -377,11 +384,11 @@ def _chan_moments(xp, x3):
     inv = 1.0 / (n * l_)
     mean = (x3 @ xp.ones(l_, x3.dtype)).sum(0) * inv
     if getattr(xp, "__name__", "") != "cupy":
-        var = xp.einsum("ncl,ncl->c", x3, x3) * inv - mean * mean
+        var = _chan_dot(xp, x3, x3) * inv - mean * mean
         if bool((var * 2.0 >= mean * mean).all()):
             return mean, var, None
     xc = x3 - mean[:, None]
-    return mean, xp.einsum("ncl,ncl->c", xc, xc) * inv, xc
+    return mean, _chan_dot(xp, xc, xc) * inv, xc
 
 
 def _offset(xp, mean, rstd) -> bool:
@@ -449,7 +456,7 @@ def _bn_train_grads(grad, input, weight, eps, cache, needs):
     n, _, l_ = g3.shape
     # sums of g and of g * xhat, with xhat = (x - mean) rstd never materialized
     db = _chan_sum(xp, g3)
-    dw = (xp.einsum("ncl,ncl->c", g3, x3) - mean * db) * rstd
+    dw = (_chan_dot(xp, g3, x3) - mean * db) * rstd
     dx = None
     if needs[0]:
         inv = 1.0 / (n * l_)
@@ -496,8 +503,8 @@ def _size_str(shape) -> str:
 
 
 def _check_bn(input, running_mean, running_var, weight, bias, training, momentum=0.1):
+    shape = input._data.shape  # a plain tuple (Tensor.shape is a Size: slower to index)
     if training:
-        shape = tuple(input.shape)
         if len(shape) < 2:
             _dim1_error(len(shape))
         prod = shape[0]
@@ -512,10 +519,9 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
         raise TypeError(
             "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType"
         )
-    if input.dim() < 2:
-        _dim1_error(input.dim())
-    c = input.shape[1]
-    _check_channel_params(c, 1, weight, bias, running_mean, running_var)
+    if len(shape) < 2:
+        _dim1_error(len(shape))
+    _check_channel_params(shape[1], 1, weight, bias, running_mean, running_var)
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
