@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
+    SparseRows,
     _bump,
     _check,
     _check_lr,
@@ -74,12 +75,18 @@ class Adagrad(Optimizer):
             for group in self.param_groups:
                 lr = _val(group["lr"])
                 eps, wd, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
-                for p, g, xp in _params_with_grad(group):
+                for p, g, xp in _params_with_grad(group, sparse_rows=True):
                     st, step = self._step_state(p)  # state was created in __init__
                     d = p._data
-                    g = _weight_decay(g, d, lr, wd)
                     clr = lr / (1 + (step - 1) * lr_decay)
                     s = st["sum"]._data
+                    if type(g) is SparseRows:  # embedding(sparse=True): only its rows move
+                        rs = s[g.index] + g.values * g.values
+                        s[g.index] = rs
+                        d[g.index] -= clr * (g.values / (xp.sqrt(rs) + eps))
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd)
                     s += g * g
                     std = xp.sqrt(s)
                     std += eps

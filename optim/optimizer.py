@@ -6,7 +6,7 @@ import math
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core.device import array_module
 from ..core.registry import NonStridedError
@@ -488,37 +488,53 @@ def _weight_decay(g, d, lr: float, wd: float, decoupled: bool = False):
     return g
 
 
-def _params_with_grad(group):
-    """(param, grad array, xp) for each param of ``group`` that has a gradient."""
+def _params_with_grad(group, sparse_rows: bool = False):
+    """(param, grad array, xp) for each param of ``group`` that has a gradient. A sparse
+    gradient comes as a SparseRows when the caller updates rows (``sparse_rows``), else dense."""
     out = []
     maximize = group.get("maximize", False)
     for p in group["params"]:
         g = p._grad
         if g is None:
             continue
+        xp = array_module(p._data)
         try:
             gd = g._data
         except NonStridedError:
-            gd = _sparse_as_dense(group, g)
-        xp = array_module(p._data)
+            gd = _sparse_grad(group, g, sparse_rows)
         if maximize:
-            gd = -gd
-            if not gd.ndim:  # numpy negates a 0-d array into a scalar
-                gd = xp.asarray(gd)
+            if type(gd) is SparseRows:
+                gd = SparseRows(gd.index, -gd.values)
+            else:
+                gd = -gd
+                if not gd.ndim:  # numpy negates a 0-d array into a scalar
+                    gd = xp.asarray(gd)
         out.append((p, gd, xp))
     return out
 
 
-def _sparse_as_dense(group, g):
+class SparseRows(NamedTuple):
+    """A coalesced sparse gradient as the entries an update touches: ``index`` (one index array
+    per sparse dim, for ``param[index]``) and ``values``."""
+
+    index: tuple
+    values: Any
+
+
+def _sparse_grad(group, g, rows: bool):
     """A sparse gradient (embedding(sparse=True)) for an optimizer that takes one (SGD,
-    Adagrad): its dense array, on which the dense update equals torch's sparse one (absent rows
-    get a zero update and keep their state). Others refuse it with torch's message."""
+    Adagrad): its entries (``rows``: the optimizer updates only them, as torch's sparse update
+    does), else its dense array (the dense update equals torch's sparse one: absent rows get a
+    zero update and keep their state). Others refuse it with torch's message."""
     opt = _STEPPING[0]
     if opt is None or opt._sparse_wd_msg is None:
         msg = getattr(opt, "_sparse_msg", "{} does not support sparse gradients")
         raise RuntimeError(msg.format(type(opt).__name__))
     if group.get("weight_decay", 0):
         raise RuntimeError(opt._sparse_wd_msg)
+    if rows:
+        c = g.coalesce()
+        return SparseRows(tuple(c._ci._data), c._vals._data)
     return g.to_dense()._data
 
 

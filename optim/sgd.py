@@ -5,7 +5,15 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from ..core.kernels.fused_optim import sgd_fusable, sgd_step
 from ..core.tensor import _wrap
-from .optimizer import Optimizer, _bump, _check, _check_lr, _params_with_grad, _val
+from .optimizer import (
+    Optimizer,
+    SparseRows,
+    _bump,
+    _check,
+    _check_lr,
+    _params_with_grad,
+    _val,
+)
 
 __all__ = ["SGD"]
 
@@ -55,8 +63,12 @@ class SGD(Optimizer):
                 lr = _val(group["lr"])
                 mom, damp = group["momentum"], group["dampening"]
                 wd, nesterov = group["weight_decay"], group["nesterov"]
-                for p, g, xp in _params_with_grad(group):
+                for p, g, xp in _params_with_grad(group, sparse_rows=mom == 0):
                     d = p._data
+                    if type(g) is SparseRows:  # embedding(sparse=True): only its rows move
+                        d[g.index] -= lr * g.values
+                        _bump(p)
+                        continue
                     if self._fused_step(p, g, xp, lr, mom, damp, wd, nesterov):
                         continue
                     if wd != 0:
