@@ -107,8 +107,38 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     return _many_out(out, _d._linalg_inv_ex(A, check_errors))
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
-    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * s_max) drop."""
+_PINV_SIGS = (
+    " * (Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+    "Tensor out = None)\n"
+    " * (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
+    "Tensor out = None)\n"
+    " * (Tensor input, Tensor rcond, bool hermitian = False, *, Tensor out = None)\n"
+    " * (Tensor input, float rcond, bool hermitian = False, *, Tensor out = None)\n"
+)
+
+
+def pinv(
+    A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None
+) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * s_max) drop.
+
+    ``rcond`` (torch's older overload) is a relative tolerance: the same as ``rtol`` with atol 0.
+    """
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            got = ", ".join(
+                ["Tensor"]
+                + [
+                    f"{k}={'Tensor' if isinstance(v, Tensor) else type(v).__name__}"
+                    for k, v in (("atol", atol), ("rtol", rtol), ("rcond", rcond))
+                    if v is not None
+                ]
+            )
+            raise TypeError(
+                "linalg_pinv() received an invalid combination of arguments - got "
+                f"({got}), but expected one of:\n" + _PINV_SIGS
+            )
+        atol, rtol = 0.0, rcond
     e = _e()
     a = A._data
     if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype.itemsize < 4:
@@ -131,11 +161,14 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     if s.shape[-1] == 0:
         return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)))
     smax = s.amax(-1, keepdim=True).detach()
-    tol = rtol * smax
+    # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
+    tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
     if atol is not None:
         tol = e.maximum(
             tol,
-            atol if isinstance(atol, Tensor) else e.tensor(atol, dtype=s.dtype, device=s.device),
+            atol.unsqueeze(-1)
+            if isinstance(atol, Tensor)
+            else e.tensor(atol, dtype=s.dtype, device=s.device),
         )
     keep = (s > tol).to(s.dtype)
     sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere (no inf in the graph)
@@ -189,6 +222,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
             f"input's dtype {_d._sname(A._data)} and other's dtype {_d._sname(B._data)}"
         )
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     m, n = A.shape[-2], A.shape[-1]
     eps = np.finfo(A._data.real.dtype).eps
     rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
@@ -368,6 +403,15 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
         s = svdvals(A)
         r = s[..., 0] / s[..., -1] if p in (None, 2) else s[..., -1] / s[..., 0]
         return _out(out, r)
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): The input tensor A must have at least 2 dimensions."
+        )
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
     return _out(out, matrix_norm(A, p) * matrix_norm(inv(A), p))
 
 

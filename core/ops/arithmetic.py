@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 
 from .. import dtype as _dt
@@ -266,6 +267,8 @@ def _pow_kernel(xp, input, exponent):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if hasattr(exponent, "dtype") and kind == "i" and bool((exponent < 0).any()):
             return _int_pow_negative(xp, input, exponent)
+    elif kind == "c" and type(exponent) is float and exponent == 0.5:
+        return xp.sqrt(input)  # torch takes z ** 0.5 as sqrt (exact on the axes)
     return xp.power(input, exponent)
 
 
@@ -281,20 +284,25 @@ def _int_pow_negative(xp, b, e):
 def _pow_grads(grad, input, exponent, result, needs):
     gi = ge = None
     if needs[0]:
+        # complex inputs: the conjugate Wirtinger convention multiplies by conj(d out / d in)
         if isinstance(exponent, Tensor):
-            gi = _where(exponent == 0, 0.0, grad * exponent * input ** (exponent - 1))
+            gi = _where(exponent == 0, 0.0, grad * _cj(exponent * input ** (exponent - 1)))
         elif exponent == 0:
             gi = grad * 0
         else:
-            gi = grad * exponent * input ** (exponent - 1)
+            gi = grad * _cj(exponent * input ** (exponent - 1))
     if needs[1]:
         if isinstance(input, Tensor):
             # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (torch's convention)
-            ge = grad * _where((input == 0) & (exponent >= 0), 0.0, result * input.log())
+            # (a complex exponent: its real part decides, like torch)
+            e = exponent.real if exponent.is_complex() else exponent
+            ge = grad * _cj(_where((input == 0) & (e >= 0), 0.0, result * input.log()))
         elif input == 0:
             ge = grad * _where(exponent >= 0, 0.0, result * -math.inf)
+        elif isinstance(input, complex):
+            ge = grad * _cj(result * cmath.log(input))
         else:
-            ge = grad * result * (math.log(input) if input > 0 else math.nan)
+            ge = grad * _cj(result * (math.log(input) if input > 0 else math.nan))
     return gi, ge
 
 
@@ -426,6 +434,14 @@ def _(grad, input, other, needs):
 @op(names=unify_inputs, promote=True, inplace="addcmul_")
 def addcmul(xp, input, tensor1, tensor2, *, value=1):
     """out = input + value * tensor1 * tensor2."""
+    if input.dtype.kind == "b":
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    if input.dtype.itemsize == 2 and input.dtype.kind in "fV":  # float32 math, one rounding
+        f = _dt.float32.np
+        r = addcmul.op.kernel(
+            xp, input.astype(f), tensor1.astype(f), tensor2.astype(f), value=value
+        )
+        return r.astype(input.dtype)
     prod = xp.multiply(tensor1, tensor2)
     if type(value) is not int or value != 1:
         if isinstance(value, float) and _kind(prod) in "iub":
@@ -436,11 +452,11 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
 
 @addcmul.vjp
 def _(grad, tensor1, tensor2, value, needs):
-    g = grad if value == 1 else grad * value
+    g = grad if value == 1 else grad * _cj(value)
     return (
         (grad if needs[0] else None),
-        (g * tensor2 if needs[1] else None),
-        (g * tensor1 if needs[2] else None),
+        (g * _cj(tensor2) if needs[1] else None),
+        (g * _cj(tensor1) if needs[2] else None),
     )
 
 
@@ -457,6 +473,12 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
             "+ value * tensor1 / tensor2), for all dtypes."
         )
     (input, tensor1, tensor2), _ = promote_raw([input, tensor1, tensor2])
+    if input.dtype.itemsize == 2 and input.dtype.kind in "fV":  # float32 math, one rounding
+        f = _dt.float32.np
+        r = addcdiv.op.kernel(
+            xp, input.astype(f), tensor1.astype(f), tensor2.astype(f), value=value
+        )
+        return r.astype(input.dtype)
     q = xp.true_divide(tensor1, tensor2)
     if type(value) is not int or value != 1:
         _check_alpha(value, _kind(q), "value")
@@ -466,11 +488,11 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
 
 @addcdiv.vjp
 def _(grad, tensor1, tensor2, value, needs):
-    g = grad if value == 1 else grad * value
+    g = grad if value == 1 else grad * _cj(value)
     return (
         (grad if needs[0] else None),
-        (g / tensor2 if needs[1] else None),
-        (-g * tensor1 / (tensor2 * tensor2) if needs[2] else None),
+        (g / _cj(tensor2) if needs[1] else None),
+        (-g * _cj(tensor1 / (tensor2 * tensor2)) if needs[2] else None),
     )
 
 

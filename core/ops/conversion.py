@@ -17,15 +17,40 @@ from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
 from ..tensor import Tensor
 
+_PKG_ROOT = __file__.rsplit("core", 1)[0]  # the ember package folder
+_USER_DIRS = tuple(_PKG_ROOT + d for d in ("tests", "examples", "bench"))  # callers, not ember
+
+
+def _user_level() -> int:
+    """The warnings stacklevel of the first frame outside ember (the user's call), however deep
+    the entry point (x.float(), x.to(...), x.type(...)) called the cast."""
+    import sys
+
+    f, level = sys._getframe(2), 2
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_ROOT) or fn.startswith(_USER_DIRS):
+            break
+        f, level = f.f_back, level + 1
+    return level
+
+
+def _warn_complex_to_real() -> None:
+    """torch's warning, pointing at the user's line. (torch warns once per process; ember warns
+    each time, which Python's default filter shows once per line, and tests can rely on.)"""
+    warnings.warn(
+        "Casting complex values to real discards the imaginary part",
+        UserWarning,
+        stacklevel=_user_level(),
+    )
+
 
 @op(names=keep, method=False)
 def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an input
     if input.dtype.kind == "c" and dtype is _dt.bool_:
         return input != 0  # torch: nonzero real or imaginary part is True
     if input.dtype.kind == "c" and dtype.category < _dt.COMPLEX:
-        warnings.warn(
-            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3
-        )
+        _warn_complex_to_real()
         input = input.real
     if xp is np and input.size >= _BITS_MIN:
         src = input.dtype
@@ -266,7 +291,14 @@ def _copy_from(xp, input, src):
                 f"output with shape {list(input.shape)} doesn't match the broadcast shape "
                 f"{list(shape)}"
             )
-    return xp.broadcast_to(xp.asarray(src), input.shape).astype(input.dtype)
+    src = xp.asarray(src)
+    if src.dtype.kind == "c" and input.dtype.kind != "c":
+        if input.dtype.kind == "b":
+            src = src != 0  # torch: a nonzero real or imaginary part is True
+        else:
+            _warn_complex_to_real()
+            src = src.real
+    return xp.broadcast_to(src, input.shape).astype(input.dtype)
 
 
 @_copy_from.vjp

@@ -276,7 +276,9 @@ def _check_int_range(a: np.ndarray, npd) -> None:
     info = np.iinfo(npd)
     with np.errstate(invalid="ignore"):
         lo, hi = a.min(), a.max()
-    if np.isnan(lo) or np.isnan(hi) or lo < info.min or hi > info.max:
+    # torch lets negative Python ints wrap into an unsigned dtype (two's complement) down to -max
+    low = -int(info.max) if npd.kind == "u" and a.dtype.kind in "iu" else info.min
+    if np.isnan(lo) or np.isnan(hi) or lo < low or hi > info.max:
         if a.dtype.kind == "u" and npd == np.int64:
             raise ValueError("Overflow when unpacking long long")
         raise RuntimeError(f"value cannot be converted to type {npd.name} without overflow")
@@ -682,10 +684,26 @@ def linspace(
         )
     else:
         npd = np.dtype(_np_dtype(dtype))
-    work = np.complex128 if npd.kind == "c" else np.float64
-    vals = _lin(start, end, steps, work)
+    if npd.kind == "f" and npd.itemsize in (4, 8) and steps > 1:
+        vals = _lin_float(start, end, steps, npd.type)
+    else:
+        vals = _lin(start, end, steps, np.complex128 if npd.kind == "c" else np.float64)
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+
+
+def _lin_float(start, end, steps, T):
+    """torch's float32/float64 linspace bit for bit: start, end and step in the output type, each
+    value one fused multiply-add (emulated exactly in long double), up from start for the first
+    half and down from end for the second."""
+    with np.errstate(over="ignore", invalid="ignore"):  # out-of-range ends become inf, like torch
+        s, e = T(start), T(end)
+        step = T(T(e - s) / T(steps - 1))
+        L = np.longdouble
+        i = np.arange(steps, dtype=L)
+        up = L(s) + L(step) * i
+        down = L(e) - L(step) * (L(steps - 1) - i)
+        return np.where(i < steps // 2, up, down).astype(T)
 
 
 def _lin(start, end, steps, work):
@@ -775,7 +793,7 @@ def triu_indices(
 
 
 # ---------------------------------------------------------------------- complex, polar
-@op(names=unify_inputs, promote=True, method=False, name="complex")
+@op(names=unify_inputs, method=False, name="complex")
 def _complex(xp, real, imag):
     """real + 1j * imag (float inputs of one dtype -> the matching complex dtype)."""
     if real.dtype.kind != "f" or imag.dtype.kind != "f":
@@ -783,6 +801,11 @@ def _complex(xp, real, imag):
             f"Expected both inputs to be Half, Float or Double tensors but got "
             f"{_SN.get(real.dtype.name, real.dtype.name)} and "
             f"{_SN.get(imag.dtype.name, imag.dtype.name)}"
+        )
+    if real.dtype != imag.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {_SN[real.dtype.name]} but got scalar type "
+            f"{_SN[imag.dtype.name]} for second argument"
         )
     cd = np.complex128 if real.dtype == np.float64 else np.complex64
     out = xp.empty(np.broadcast_shapes(real.shape, imag.shape), cd)
@@ -799,7 +822,7 @@ def _(grad):
     return grad.real, grad.imag
 
 
-@op(names=unify_inputs, promote=True, method=False)
+@op(names=unify_inputs, method=False)
 def polar(xp, abs, angle):
     """abs * (cos(angle) + 1j * sin(angle))."""
     if abs.dtype.kind != "f" or angle.dtype.kind != "f":
@@ -807,6 +830,11 @@ def polar(xp, abs, angle):
             f"Expected both inputs to be Half, Float or Double tensors but got "
             f"{_SN.get(abs.dtype.name, abs.dtype.name)} and "
             f"{_SN.get(angle.dtype.name, angle.dtype.name)}"
+        )
+    if abs.dtype != angle.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {_SN[abs.dtype.name]} but got scalar type "
+            f"{_SN[angle.dtype.name]} for second argument"
         )
     cd = np.complex128 if abs.dtype == np.float64 else np.complex64
     out = xp.empty(np.broadcast_shapes(abs.shape, angle.shape), cd)

@@ -156,13 +156,13 @@ def _chol_info(a, upper):
     return info
 
 
-def _raise_first(info, shape, fmt):
+def _raise_first(info, shape, fmt, exc=None):
     nz = np.argwhere(info != 0) if info.ndim else (np.zeros((1, 0), int) if info else [])
     if len(nz):
         idx = tuple(int(i) for i in nz[0])
         v = int(info[idx]) if info.ndim else int(info)
         name, rest = fmt.format(v).split(": ", 1)
-        raise LinAlgError(f"{name}: {_batch_prefix(shape, idx)}{rest}")
+        raise (exc or LinAlgError)(f"{name}: {_batch_prefix(shape, idx)}{rest}")
 
 
 # ---------------------------------------------------------------------- name rules
@@ -361,8 +361,27 @@ def _(grad, result, upper):
     return 0.5 * (S + _mh(S))
 
 
+_WARNED: set = set()  # torch warns once per process about each deprecated function
+
+
+def _deprecated(key: str, msg: str) -> None:
+    if key not in _WARNED:
+        _WARNED.add(key)
+        import warnings
+
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky (deprecated in torch): the Cholesky factor."""
+    _deprecated(
+        "cholesky",
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+        "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+        "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent "
+        "results for all valid (symmetric positive definite) inputs.",
+    )
     return _out(out, _linalg_cholesky_ex(input, upper, True)[0])
 
 
@@ -440,6 +459,14 @@ def solve_triangular(
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (solution, cloned_coefficient) of op(A) X = b."""
+    _deprecated(
+        "triangular_solve",
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will "
+        "be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its "
+        "arguments reversed and does not return a copy of one of the inputs.\n"
+        "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+        "X = torch.linalg.solve_triangular(A, B).",
+    )
     M = A.mT if transpose else A
     x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     r = return_types.triangular_solve(x, A.clone())
@@ -494,6 +521,11 @@ def _solve_prep(name, A, B, left):
         B = B.unsqueeze(-1) if left else B.unsqueeze(-2)
     if A.shape[-1] != A.shape[-2]:
         _check_square(name, A._data)
+    if A.dtype != B.dtype and name == "linalg.solve":  # torch checks dtypes before shapes
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_sname(A._data)} and B of type {_sname(B._data)} instead"
+        )
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
@@ -526,7 +558,9 @@ def _linalg_eigh(xp, A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices (one triangle is read)."""
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    _check_square_float("linalg.eigh", A)
+    _check_square("linalg.eigh", A)
+    if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's dispatch error here
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_sname(A)}'")
     if A.shape[-1] == 0:
         return xp.zeros(A.shape[:-1], A.real.dtype), xp.zeros(A.shape, A.dtype)
     w, v = xp.linalg.eigh(A, UPLO=UPLO.upper())
@@ -840,6 +874,7 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
             "torch.linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would result in a "
             "division by zero. If you still want to perform the factorization, consider calling "
             "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
+            RuntimeError,  # torch raises a plain RuntimeError here, not LinAlgError
         )
     return lu_.astype(A.dtype, copy=False), piv, info
 
@@ -937,7 +972,7 @@ def _linalg_lu(xp, A, pivot=True):
         )
     _check_float("linalg.lu", A)
     if not pivot:
-        raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = A.shape[-2:]
     k = min(m, n)
     if A.size == 0:
@@ -1002,6 +1037,15 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu (deprecated in torch): (LU, pivots[, infos])."""
+    _deprecated(
+        "lu",
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)"
+        "\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots)",
+    )
     LU, piv, info = _linalg_lu_factor_ex(A, pivot, not get_infos)
     return (LU, piv, info) if get_infos else (LU, piv)
 

@@ -51,6 +51,8 @@ def _sn(a) -> str:
 def _matmul_dtype_check(a, b) -> None:
     """torch's dtype error for matmul, named after the kernel its shapes dispatch to."""
     if a.dtype == b.dtype:
+        if a.ndim == 1 and b.ndim == 1 and a.dtype.kind == "b":
+            raise NotImplementedError("\"dot\" not implemented for 'Bool'")
         _same_dtype_mm(a, b)  # bool
         return
     if a.ndim == 1 and b.ndim == 1:
@@ -58,6 +60,8 @@ def _matmul_dtype_check(a, b) -> None:
             f"dot : expected both vectors to have same dtype, but found {_sn(a)} and {_sn(b)}"
         )
     if b.ndim == 1:
+        if a.shape[-1] != b.shape[0]:  # torch's mv checks sizes before dtypes
+            raise _matmul_error(a, b)
         _mv_dtype_error(a, b)
     if b.ndim >= 3:
         raise RuntimeError(f"expected scalar type {_sn(a)} but found {_sn(b)}")
@@ -92,6 +96,14 @@ def _lowp(f, a, b):
 def _mmf(f, a, b):
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
         return _lowp(f, a, b)
+    return f(a, b)
+
+
+def _mmf_acc(f, a, b):
+    """Like _mmf, but a half-precision product stays float32 for the fused add that follows
+    (torch's addmm family rounds beta * input + alpha * product once)."""
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return f(a.astype(np.float32), b.astype(np.float32))
     return f(a, b)
 
 
@@ -305,6 +317,8 @@ def _vec_checks(a, b, name="dot"):
             f"{name} : expected both vectors to have same dtype, but found "
             f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}"
         )
+    if a.dtype.kind == "b":
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 @op(names=_drop_names)
@@ -452,6 +466,8 @@ def _scaled_add(xp, r, inp, beta, alpha):
     product just computed (owned, never a view of an input): it is updated in place where the
     dtype allows, saving a pass and an output-sized allocation (the bias add of F.linear)."""
     dt = r.dtype
+    if inp.dtype != dt and inp.dtype.itemsize == 2 and inp.dtype.kind in "fV":
+        dt, inp = inp.dtype, inp.astype(r.dtype)  # r is a half product kept in float32
     if alpha != 1:
         r = r * alpha
     if beta != 0:
@@ -493,7 +509,7 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     _addmm_dtype_check(input, mat1, mat2)
     _mm_checks(mat1, mat2)
-    r = _mmf(xp.matmul, mat1, mat2)
+    r = _mmf_acc(xp.matmul, mat1, mat2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
 
@@ -528,7 +544,7 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
         _mv_dtype_error(mat, vec, input)
     if mat.dtype.kind == "b":
         _same_dtype_mm(mat, vec)
-    r = _mmf(xp.matmul, mat, vec)
+    r = _mmf_acc(xp.matmul, mat, vec)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
 
@@ -553,7 +569,7 @@ def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
             f"{_CNAME[_dn(batch1)]}, batch2: {_CNAME[_dn(batch2)]}"
         )
     _bmm_checks(batch1, batch2)
-    r = _mmf(xp.matmul, batch1, batch2)
+    r = _mmf_acc(xp.matmul, batch1, batch2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
 
@@ -585,7 +601,15 @@ def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     _addmm_dtype_check(input, batch1, batch2)
     if batch1.dtype.kind == "b":
         _same_dtype_mm(batch1, batch2)
-    r = _mmf(lambda x, y: xp.tensordot(x, y, axes=([0, 2], [0, 1])), batch1, batch2)
+    if batch1.dtype.itemsize == 2 and batch1.dtype.kind in "fV" and batch1.shape[0]:
+        # torch runs one addmm_ per batch, rounding to the half type after each
+        _check_add_input(input, (batch1.shape[1], batch2.shape[2]))
+        r = input
+        for b in range(batch1.shape[0]):
+            p = _mmf_acc(xp.matmul, batch1[b], batch2[b])
+            r = _scaled_add(xp, p, r, beta if b == 0 else 1, alpha)
+        return xp.broadcast_to(r, (batch1.shape[1], batch2.shape[2])).copy()
+    r = _mmf_acc(lambda x, y: xp.tensordot(x, y, axes=([0, 2], [0, 1])), batch1, batch2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
 

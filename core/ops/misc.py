@@ -84,6 +84,8 @@ def cross(xp, input, other, dim=None):
             f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]} and "
             f"{other.shape[d]}"
         )
+    if input.dtype.kind == "b":
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     return xp.cross(input, other, axis=d)
 
 

@@ -585,6 +585,9 @@ def _(grad, result):
 @op(names=keep, floating=True, inplace="reciprocal_")
 def reciprocal(xp, input):
     """1 / x for each element."""
+    if input.dtype.kind == "c":  # numpy's complex reciprocal gives nan at 0; 1 / 0j is inf+nanj
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.true_divide(input.dtype.type(1), input)
     return xp.reciprocal(input)
 
 
@@ -608,6 +611,9 @@ def _(grad, result):
 def rsqrt(xp, input):
     """1 / sqrt(x) for each element."""
     r = xp.sqrt(_up(input))
+    if r.dtype.kind == "c":  # 1 / 0j is inf+nanj (numpy's complex reciprocal gives nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.true_divide(r.dtype.type(1), r)
     return _down(xp.reciprocal(r, out=r), input.dtype)
 
 
@@ -772,7 +778,9 @@ def lgamma(xp, input):
     """log |gamma(x)|."""
     if input.dtype.kind == "c":
         raise _not_impl("lgamma_vml", input, xp)
-    return _sp(xp, "gammaln", input)
+    r = _sp(xp, "gammaln", input)
+    # scipy's gammaln(-inf) is -inf; lgamma(-inf) is +inf (C99, torch). No finite x gives -inf.
+    return xp.where(r == -xp.inf, r.dtype.type(xp.inf), r)
 
 
 @lgamma.vjp

@@ -227,6 +227,11 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {_tname(input.dtype)}"
         )
+    if npd is not None and npd.kind not in "fcV":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+            f"or complex dtype. Got: {_tname(npd)}"
+        )
     ax = _axes(dim, input.ndim)
     if not input.size:  # nan, like torch, without numpy's "Mean of empty slice" warning
         s = input.sum(axis=ax, keepdims=keepdim, dtype=npd)
@@ -256,7 +261,9 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
     keepm = ~xp.isnan(input)
     acc = _F32 if npd is None and _lowp(input) else npd
     s = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=acc)
-    n = xp.sum(keepm, axis=ax, keepdims=keepdim)
+    n = xp.sum(keepm, axis=ax, keepdims=keepdim).astype(s.dtype)  # divide in s's precision
+    if acc is _F32 and npd is None:  # torch: nansum (rounded to the half type), then divide
+        s = s.astype(input.dtype).astype(_F32)
     return (s / n).astype(npd or input.dtype, copy=False)
 
 
@@ -316,11 +323,14 @@ def _(grad, input, result, dim, keepdim):
     if a.ndim == 0:
         return grad
     g = _unsqueeze_back(grad, a.shape, dim, keepdim)
+    c = a.dtype.kind == "c"  # complex: times conj(d out / d in) (conjugate Wirtinger)
     if not (a == 0).any():
-        return g * _unsqueeze_back(result, a.shape, dim, keepdim) / input
-    if dim is None:
-        return g * _prod_others(input.reshape(-1), 0).reshape(a.shape)
-    return g * _prod_others(input, _axis1(dim, a.ndim))
+        d = _unsqueeze_back(result, a.shape, dim, keepdim) / input
+    elif dim is None:
+        d = _prod_others(input.reshape(-1), 0).reshape(a.shape)
+    else:
+        d = _prod_others(input, _axis1(dim, a.ndim))
+    return g * (d.conj() if c else d)
 
 
 # ---------------------------------------------------------------------- max / min family
@@ -486,8 +496,9 @@ def _(grad, input, dim, keepdim):
 
 def _make_arg(name, largest):
     def kernel(xp, input, dim=None, keepdim=False):
-        if input.dtype.kind == "c":
-            raise RuntimeError(f"{name}(): does not support complex input")
+        if input.dtype.kind in "cb":
+            kind = "complex" if input.dtype.kind == "c" else "bool"
+            raise RuntimeError(f"{name}(): does not support {kind} input")
         if dim is None:
             if not input.size:
                 raise IndexError(
@@ -532,13 +543,13 @@ def median(xp, input, dim=None, keepdim=False):
             return xp.full(
                 (), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else np.float32
             )
-        if input.dtype.kind == "c":
+        if input.dtype.kind in "cb":
             raise _not_impl("median_cpu", input)
         return xp.take(flat, _median_idx(flat, 0)).reshape(())
     ax = _axis1(dim, input.ndim)
     if ax is not None:
         _nonempty("median", input, (ax,))
-    if input.dtype.kind == "c":
+    if input.dtype.kind in "cb":
         raise _not_impl("median_out", input)
     if ax is None:
         return input.copy(), xp.zeros((), dtype=np.int64)
@@ -640,7 +651,10 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
             stacklevel=4,
         )
     with np.errstate(divide="ignore", invalid="ignore"):
-        m = xp.mean(input, axis=ax, keepdims=True)
+        if n:
+            m = xp.mean(input, axis=ax, keepdims=True)
+        else:  # nan without numpy's "Mean of empty slice" warning
+            m = xp.sum(input, axis=ax, keepdims=True) / input.dtype.type(0)
         d = input - m
         if d.dtype.kind == "c":
             sq = d.real * d.real + d.imag * d.imag
@@ -763,7 +777,8 @@ def logsumexp(xp, input, dim=None, keepdim=False):
 def _(grad, input, result, dim, keepdim):
     shape = input._data.shape
     g = _unsqueeze_back(grad, shape, dim, keepdim)
-    return g * _exp(input - _unsqueeze_back(result, shape, dim, keepdim))
+    d = _exp(input - _unsqueeze_back(result, shape, dim, keepdim))
+    return g * (d.conj() if d._data.dtype.kind == "c" else d)
 
 
 def _norm_names(ins, p="fro", dim=None, keepdim=False, dtype=None):
@@ -775,9 +790,7 @@ def _norm_p(p):
         if p == "fro":
             return 2.0
         if p == "nuc":
-            raise NotImplementedError(
-                "norm(): p='nuc' (the nuclear norm) is not supported by ember"
-            )
+            return p
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if not isinstance(p, (int, float)):
         raise TypeError(
@@ -792,13 +805,17 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
     if input.dtype.kind not in "fcV":
         raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as "
-            f"input. Got {_tname(input.dtype)}"
+            f"linalg.{'matrix' if p == 'nuc' else 'vector'}_norm: Expected a floating point or "
+            f"complex tensor as input. Got {_tname(input.dtype)}"
         )
     pv = _norm_p(p)
     npd = _np_dtype(dtype)
     if npd is not None:
         input = input.astype(npd, copy=False)
+    elif _lowp(input):  # torch accumulates half types in float32 (no overflow of sum |x|^p)
+        return norm.op.kernel(xp, input.astype(_F32), p, dim, keepdim).astype(input.dtype)
+    if pv == "nuc":
+        return _nuc_kernel(xp, input, dim, keepdim)
     ax = _axes(dim, input.ndim)
     a = xp.abs(input)
     if pv == 2.0:
@@ -815,6 +832,30 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
         return xp.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
     with np.errstate(divide="ignore"):
         return xp.sum(a**pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
+
+
+def _nuc_dims(ndim, dim):
+    """torch.norm(p='nuc') is linalg.matrix_norm: exactly two distinct dims (all, when None)."""
+    name = "linalg.matrix_norm"
+    dims = tuple(range(ndim)) if dim is None else ((dim,) if type(dim) is int else tuple(dim))
+    if ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if len(dims) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d0, d1 = (d % ndim for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({d0}, {d1})")
+    return d0, d1
+
+
+def _nuc_kernel(xp, a, dim, keepdim):
+    """The nuclear norm (sum of singular values) over two dims."""
+    d0, d1 = _nuc_dims(a.ndim, dim)
+    m = xp.moveaxis(a, (d0, d1), (-2, -1))
+    r = xp.linalg.svd(m, compute_uv=False).sum(-1)
+    if keepdim:
+        r = xp.expand_dims(r, tuple(sorted((d0, d1))))
+    return r.astype(a.real.dtype, copy=False)
 
 
 def _no_identity_norm(pv, shape, ax):
@@ -841,6 +882,16 @@ def _(grad, input, result, p, dim, keepdim, dtype):
     if dtype is not None:
         input = input.to(dtype)
         a = input._data
+    if pv == "nuc":  # d sum(s) / dA = U V^H
+        from ...linalg import svd
+
+        d0, d1 = _nuc_dims(len(shape), dim)
+        g = grad
+        if keepdim:
+            lo, hi = sorted((d0, d1))  # (max/min are this module's ops)
+            g = g.squeeze(hi).squeeze(lo)
+        U, _, Vh = svd(input.movedim((d0, d1), (-2, -1)), full_matrices=False)
+        return (g.unsqueeze(-1).unsqueeze(-1) * (U @ Vh)).movedim((-2, -1), (d0, d1))
     g = _unsqueeze_back(grad, shape, dim, keepdim)
     if pv == 0.0:
         return g.expand(shape) * 0
@@ -859,7 +910,7 @@ def _(grad, input, result, p, dim, keepdim, dtype):
         g = g * _const((~z).astype(r._data.dtype))
     if pv == 2.0:
         return g * input / r
-    absx = input * sgn
+    absx = input * (sgn.conj() if a.dtype.kind == "c" else sgn)  # |x|, kept in the graph
     if pv < 1.0:  # |x|^(p-1) is infinite at 0: torch gives zeros there
         zx = a == 0
         if zx.any():
@@ -918,9 +969,16 @@ def _scan(xp, f, input, dim, dtype, name):
     ax = _axis1(dim, input.ndim)
     if ax is None:
         return input.astype(npd or input.dtype)  # a 0-dim tensor: a copy
-    if npd is None and _lowp(input):
-        return f(input, axis=ax, dtype=_F32).astype(input.dtype)
+    if npd is None:
+        if _lowp(input):
+            return f(input, axis=ax, dtype=_F32).astype(input.dtype)
+        acc = _SCAN_ACC.get(input.dtype.char)
+        if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
+            return f(input, axis=ax, dtype=acc).astype(input.dtype)
     return f(input, axis=ax, dtype=npd)
+
+
+_SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator
 
 
 @op(names=keep, inplace="cumsum_")
@@ -932,7 +990,9 @@ def cumsum(xp, input, dim=None, *, dtype=None):
 @op(names=keep, method=False)
 def _rev_cumsum(xp, input, dim=0):
     """sum_{k >= i} input_k along ``dim`` (cumsum's adjoint)."""
-    return xp.flip(xp.cumsum(xp.flip(input, dim), axis=dim), dim)
+    acc = _SCAN_ACC.get(input.dtype.char)
+    r = xp.cumsum(xp.flip(input, dim), axis=dim, dtype=acc)
+    return xp.flip(r if acc is None else r.astype(input.dtype), dim)
 
 
 @_rev_cumsum.vjp
@@ -959,6 +1019,8 @@ def _(grad, input, result, dim):
     if a.ndim == 0:
         return grad
     d = _axis1(dim, a.ndim)
+    if a.dtype.kind == "c":  # complex: conj(d out / d in) (conjugate Wirtinger)
+        input, result = input.conj(), result.conj()
     if not (a == 0).any():
         return _rev_cumsum(grad * result, d) / input
     # zeros: grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j, via an (i, k) table (O(n^2))
@@ -1039,7 +1101,25 @@ def logcumsumexp(xp, input, dim=None):
         return input.copy()
     if input.dtype.kind == "V" or input.dtype.itemsize == 2:  # numpy: no half accumulate
         return _accumulate(xp, "logaddexp", input.astype(np.float32), ax).astype(input.dtype)
+    if input.dtype.kind == "c":  # numpy's logaddexp has no complex loop: a running one here
+        return _complex_logcumsumexp(xp, input, ax)
     return _accumulate(xp, "logaddexp", input, ax)
+
+
+def _complex_logcumsumexp(xp, a, ax):
+    """r_k = log(exp(r_{k-1}) + exp(a_k)), shifting by the larger real part (stable)."""
+    x = xp.moveaxis(a, ax, 0)
+    out = xp.empty_like(x)
+    if x.shape[0]:
+        acc = x[0]
+        out[0] = acc
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            for k in range(1, x.shape[0]):
+                m = xp.maximum(acc.real, x[k].real)
+                m = xp.where(xp.isinf(m), 0, m)  # -inf/inf: no shift (avoid inf - inf)
+                acc = m + xp.log(xp.exp(acc - m) + xp.exp(x[k] - m))
+                out[k] = acc
+    return xp.moveaxis(out, 0, ax)
 
 
 def _rev_lcse(x, d):

@@ -33,6 +33,9 @@ def softmax(xp, input, dim=None, dtype=None):
     x, ax = _prepare("softmax", input, dim, dtype)
     if not x.size:
         return x.copy()
+    if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # half types: float32 math, like torch
+        r = softmax.op.kernel(xp, x.astype(_dt.float32.np), dim).astype(x.dtype)
+        return r if input.ndim else r.reshape(())
     e = x - x.max(axis=ax, keepdims=True)
     xp.exp(e, out=e)
     e /= e.sum(axis=ax, keepdims=True)
@@ -52,6 +55,9 @@ def log_softmax(xp, input, dim=None, dtype=None):
     x, ax = _prepare("log_softmax", input, dim, dtype)
     if not x.size:
         return x.copy()
+    if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # half types: float32 math, like torch
+        r = log_softmax.op.kernel(xp, x.astype(_dt.float32.np), dim).astype(x.dtype)
+        return r if input.ndim else r.reshape(())
     s = x - x.max(axis=ax, keepdims=True)
     s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
     return s if input.ndim else s.reshape(())

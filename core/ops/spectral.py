@@ -311,6 +311,9 @@ def _pad_signal(x, pad, mode):
     return index_select(x, -1, x.new_tensor(i, dtype=_dt.int64))
 
 
+_STFT_WARNED: list = []
+
+
 def stft(
     input: Tensor,
     n_fft: int,
@@ -348,6 +351,19 @@ def stft(
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
     if win <= 0 or win > n_fft:
         raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is None and not _STFT_WARNED:
+        _STFT_WARNED.append(True)  # torch warns once per process
+        import warnings
+
+        warnings.warn(
+            "A window was not provided. A rectangular window will be applied,which is known to "
+            "cause spectral leakage. Other windows such as torch.hann_window or "
+            "torch.hamming_window are recommended to reduce spectral leakage.To suppress this "
+            "warning and use a rectangular window, explicitly set `window=torch.ones(n_fft, "
+            "device=<device>)`.",
+            UserWarning,
+            stacklevel=2,
+        )
     w = _pad_window(window, win, n_fft, x)
     n_frames = 1 + (length - n_fft) // hop
     idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
