@@ -25,7 +25,42 @@ __all__ = [
     "reset",
 ]
 
-_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+# torch's registered backend names (torch._dynamo.list_backends(exclude_tags=()) plus debug ones)
+_BACKENDS = frozenset(
+    {
+        "aot_eager",
+        "aot_eager_decomp_partition",
+        "aot_eager_decomp_partition_crossref",
+        "aot_eager_decomp_partition_with_mode",
+        "aot_eager_default_partitioner",
+        "aot_ts",
+        "cudagraphs",
+        "dynamo_accuracy_minifier_backend",
+        "dynamo_minifier_backend",
+        "eager",
+        "eager_debug",
+        "eager_noexcept",
+        "inductor",
+        "invoke_subgraph",
+        "openxla",
+        "openxla_eval",
+        "pre_dispatch_eager",
+        "ts",
+        "tvm",
+        "onnxrt",
+    }
+)
+
+
+class InvalidBackend(RuntimeError):
+    """torch._dynamo.exc.InvalidBackend: an unknown ``backend=`` name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available "
+            "backends."
+        )
 
 
 class OptimizedModule(Module):
@@ -57,6 +92,8 @@ def _check(mode, options, backend) -> None:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if not (isinstance(backend, str) or callable(backend)):
         raise TypeError(f"backend must be a str or a callable, not {type(backend).__name__}")
+    if isinstance(backend, str) and backend not in _BACKENDS:
+        raise InvalidBackend(backend)
 
 
 def compile(

@@ -250,16 +250,23 @@ def jacobian(
 ):
     """The Jacobian of ``func`` at ``inputs``: for each (output, input) pair a tensor of shape
     ``output.shape + input.shape`` (nested like torch's: tuples only where the arguments were)."""
+    # torch checks these with assert (AssertionError), then create_graph, then vectorize
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(
+        raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
             'If your function has more outputs than inputs, "forward-mode" tends to '
             'be more performant. Otherwise, prefer to use "reverse-mode".'
         )
+    if strategy == "forward-mode" and create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either '
+            'set `create_graph=False` or `strategy="reverse-mode"`.'
+        )
     if strategy == "forward-mode" and not vectorize:
         raise NotImplementedError(
-            'torch.autograd.functional.jacobian: `strategy="forward-mode"` '
-            "is only implemented together with `vectorize=True`."
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`."
         )
     prev = _state.enabled
     _state.enabled = True
@@ -317,7 +324,7 @@ def hessian(
     """The Hessian of a scalar ``func`` at ``inputs`` (a tuple of tuples for several inputs)."""
     is_in_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output(*inp):
         out = func(*inp)
@@ -334,7 +341,14 @@ def hessian(
     def jac_func(*inp):
         return jacobian(ensure_single_output, inp, create_graph=True, strict=strict)
 
-    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    res = jacobian(
+        jac_func,
+        ins,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
     return res if is_in_tuple else res[0][0]
 
 

@@ -323,7 +323,7 @@ def broadcast_error(shapes) -> RuntimeError | None:
     for b in shapes:
         n = max(len(a), len(b))
         out = []
-        for k in range(n, 0, -1):
+        for k in range(1, n + 1):  # torch reports the trailing-most mismatch
             x = a[-k] if k <= len(a) else 1
             y = b[-k] if k <= len(b) else 1
             if x != y and x != 1 and y != 1:
@@ -332,7 +332,7 @@ def broadcast_error(shapes) -> RuntimeError | None:
                     f"non-singleton dimension {n - k}"
                 )
             out.append(max(x, y) if x != 1 else y)
-        a = tuple(out)
+        a = tuple(reversed(out))
     return None
 
 
@@ -887,6 +887,9 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
             od.public(self, o)
             raise
     except ValueError:
+        err = broadcast_error([a.shape, getattr(other, "shape", ())])
+        if err is not None:  # the shapes do not broadcast at all (torch names the dim)
+            raise err from None
         shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
         raise RuntimeError(
             f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}"

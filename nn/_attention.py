@@ -330,6 +330,11 @@ def scaled_dot_product_attention(
                 key = key.repeat_interleave(hq // hk, dim=-3)
             if hv != hq:
                 value = value.repeat_interleave(hq // hv, dim=-3)
+    qb, kb, vb = qd.shape[:-2], key._data.shape[:-2], value._data.shape[:-2]
+    if qb != kb or qb != vb:  # torch's message names the batch dims (q@k^T, then @v)
+        err = broadcast_error((qb, kb, vb))
+        if err is not None:
+            raise err
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
     if attn_mask is None:
         p = _probs(query, key, sc, bool(is_causal), True)
@@ -536,6 +541,12 @@ def _mha(
                 raise AssertionError(
                     f"use_separate_proj_weight is True but {c}_proj_weight is None"
                 )
+        ein = (E, key.shape[-1], value.shape[-1])
+        for nm, w, e in zip(
+            ("query", "key", "value"), (q_proj_weight, k_proj_weight, v_proj_weight), ein
+        ):
+            if tuple(w.shape) != (E, e):
+                raise AssertionError(f"expecting {nm} weights shape of {(E, e)}, but got {w.shape}")
         bq = bk = bv = None
         if in_proj_bias is not None:
             bq, bk, bv = in_proj_bias.chunk(3)

@@ -99,7 +99,7 @@ def _warn_size(input, target) -> None:
             f"({_size(input.shape)}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,  # _warn_size < loss < _with_names wrapper < caller
         )
 
 
@@ -574,13 +574,31 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
             )
         if logp.ndim == 2 and target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if logp.ndim > 2 and target.shape != shape[:1] + shape[2:]:
+        if logp.ndim == 4 and target.ndim != 3:  # torch's nll_loss2d checks
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {target.ndim}"
+            )
+        if logp.ndim > 2 and logp.ndim != 4 and target.shape != shape[:1] + shape[2:]:
             raise RuntimeError(
                 f"Expected target size {list(shape[:1] + shape[2:])}, got {list(target.shape)}"
             )
     td = target._data
     if td.dtype != np.int64 and td.dtype != np.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(td.dtype)}")
+    if weight is not None and logp.ndim > 2:
+        # torch runs (N, C, d...) inputs as 2-d images: weight needs C values in any shape
+        if weight.numel() != C:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        weight = weight.reshape(-1)
+        if logp.ndim == 4 and target.shape != shape[:1] + shape[2:]:
+            raise RuntimeError(
+                f"size mismatch (got input: {list(shape)} , target: {list(target.shape)}"
+            )
+    elif logp.ndim == 4 and target.shape != shape[:1] + shape[2:]:
+        raise RuntimeError(
+            f"size mismatch (got input: {list(shape)} , target: {list(target.shape)}"
+        )
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
         raise RuntimeError(
             f"weight tensor should be defined either for all {C} classes or no classes but got "
@@ -1177,12 +1195,6 @@ def ctc_loss(
         raise RuntimeError("input_lengths must be of size batch_size")
     if tl.numel() != N:
         raise RuntimeError("target_lengths must be of size batch_size")
-    ild = il._data.reshape(-1)
-    if N and int(ild.max()) > T:
-        raise RuntimeError(
-            f"Expected input_lengths to have value at most {T}, but got value {int(ild.max())} "
-            "(while checking arguments for ctc_loss_cpu)"
-        )
     if log_probs._data.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"ctc_loss_cpu\" not implemented for '{_tname(log_probs._data.dtype)}'"
@@ -1201,6 +1213,13 @@ def ctc_loss(
         raise RuntimeError(
             f"Expected tensor to have size at least {int(tld.max())} at dimension 1, but got "
             f"size {tgd.shape[1]} {where}"
+        )
+    # torch 2.13 checks dtype, then the targets' size, then the input lengths
+    ild = il._data.reshape(-1)
+    if N and int(ild.max()) > T:
+        raise RuntimeError(
+            f"Expected input_lengths to have value at most {T}, but got value {int(ild.max())} "
+            "(while checking arguments for ctc_loss_allocate_outputs)"
         )
     if tgd.dtype.kind != "i":
         targets = targets.long()  # torch accepts float targets as class indices

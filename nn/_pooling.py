@@ -384,7 +384,7 @@ def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
             f"Input to max_unpooling{nd}d should be a {dims} Tensor, but got a tensor with "
             f"{input.dim()} dimensions."
         )
-    if str(indices.dtype) != "ember.int64":
+    if indices.dtype is not _dt.int64:  # not str(): `ember run` prints dtypes as torch.*
         got = "" if nd == 3 else f" but got: {_scalar_name(indices.dtype)}"
         raise RuntimeError(f"elements in indices should be type int64{got}")
     if tuple(indices.shape) != tuple(input.shape):

@@ -573,6 +573,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x1^T A x2 + b, per output feature: out[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j]."""
+    # torch's check order: ranks, batch dims (per dim), feature sizes, bias
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}"
+        )
+    for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {d}: got {a} and {b}"
+            )
     o, i, j = weight.shape
     if input1.shape[-1] != i:
         raise RuntimeError(
@@ -584,11 +594,14 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
             f"expected {j}"
         )
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(
-            "bilinear(): input batch dimensions do not match: got "
-            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
-        )
+    if bias is not None:  # torch reads bias.size(0)
+        if bias.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if bias.shape[0] != o:
+            raise RuntimeError(
+                f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but "
+                f"expected {o}"
+            )
     batch = tuple(input1.shape[:-1])
     x1 = _unname(input1).reshape(-1, i)
     x2 = _unname(input2).reshape(-1, j)

@@ -35,7 +35,7 @@ class Adafactor(Optimizer):
         foreach=None,
         maximize=False,
     ):
-        _check_lr(lr)
+        _check_lr(lr, "Learning rate should be >= 0 but is: {}")
         _check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
         _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")
         _check(0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}")

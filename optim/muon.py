@@ -55,9 +55,9 @@ class Muon(Optimizer):
         ns_steps=5,
         adjust_lr_fn=None,
     ):
-        _check_lr(lr)
-        _check(0.0 <= weight_decay, f"Invalid weight decay value: {weight_decay}")
-        _check(0.0 <= momentum, f"Invalid momentum value: {momentum}")
+        _check_lr(lr, "Learning rate should be >= 0 but is: {}")
+        _check(0.0 <= weight_decay, f"weight decay should be >= 0 but is: {weight_decay}")
+        _check(0.0 <= momentum, f"momentum should be >= 0 but is: {momentum}")
         if adjust_lr_fn is not None and adjust_lr_fn not in ("original", "match_rms_adamw"):
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
         defaults = {

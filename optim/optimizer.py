@@ -465,10 +465,10 @@ def _check_adam_args(eps, betas, weight_decay) -> None:
     _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
 
 
-def _check_lr(lr) -> None:
+def _check_lr(lr, msg: str = "Invalid learning rate: {}") -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
-    _check(0.0 <= _val(lr), f"Invalid learning rate: {lr}")
+    _check(0.0 <= _val(lr), msg.format(lr))
 
 
 def _adam_defaults(lr, betas, eps, weight_decay, **rest) -> dict[str, Any]:

@@ -1249,6 +1249,9 @@ def _cdist_check(x1, x2, p):
         raise RuntimeError(f"expected scalar type {_SNAME[_dn(x1)]} but found {_SNAME[_dn(x2)]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    err = broadcast_error([x1.shape[:-2], x2.shape[:-2]])  # the batch dims
+    if err is not None:
+        raise err
 
 
 @op(names=cdist_names, method=False)

@@ -1517,7 +1517,10 @@ class Module:
         return replica
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """No compiler here: ``compile`` leaves the module as it is."""
+        """No compiler here: ``compile`` checks torch.compile's options, runs eagerly."""
+        from ...compiler import _check
+
+        _check(kwargs.get("mode"), kwargs.get("options"), kwargs.get("backend", "inductor"))
 
 
 def _copy_keep_names(param: Tensor, src: Tensor) -> None:
