@@ -459,3 +459,14 @@ def test_float32_cumsum_backward_matches_torch():
         (x.cumsum(0) * m.full((50000,), 0.3)).sum().backward()
         res.append(x.grad.numpy())
     np.testing.assert_array_equal(*res)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_scatter_reduce_takes_max_and_min_like_torch(reduce):
+    outs = []
+    for m in (ember, torch):
+        x = m.tensor([0.5, 3.0, 1.0])
+        src = m.tensor([1.0, 5.0, 2.0, 7.0])
+        outs.append(x.scatter_reduce(0, m.tensor([0, 0, 1, 2]), src, reduce=reduce).tolist())
+    assert outs[0] == outs[1]

@@ -1232,6 +1232,7 @@ _REDUCE_FILL = {"sum": 0, "prod": 1, "mean": 0}
 @op(names=keep, method=False, name="_scatter_reduce")
 def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=True):
     """Reduce src into input at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin'."""
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch 2.13 takes both
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
