@@ -10,14 +10,7 @@ import warnings
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, run_case, run_gradcheck
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
+from harness import A, Case, needs_torch, run_case, run_gradcheck, torch
 
 
 def _outcome(fn, m):

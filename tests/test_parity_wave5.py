@@ -9,13 +9,7 @@ import warnings
 
 import ember
 import pytest
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch (the oracle) is not installed")
+from harness import needs_torch, torch
 
 
 def _outcome(fn, m):
