@@ -396,13 +396,14 @@ def _make_public(od: OpDef):
             ins = args[:n] if len(args) != n else args
             opts = args[n:]
         arrays = []
-        need_grad = named = mixed = False
+        need_grad = named = mixed = scalar = False
         first = None
         try:
             for t in ins:
                 tt = type(t)
                 if tt is float or tt is int:  # a Python scalar: the common second operand
                     arrays.append(t)
+                    scalar = True
                 elif tt is Tensor or isinstance(t, Tensor):
                     a = t._data
                     if first is None:
@@ -424,6 +425,7 @@ def _make_public(od: OpDef):
                         t = t.item()
                         ins = _replace_at(ins, len(arrays), t)
                     arrays.append(t)
+                    scalar = True
                 elif tt is _ndarray and not seq:  # torch takes a numpy array as a cpu tensor
                     return public(*_ndarrays_as_tensors(args), out=out, **kw)
                 else:
@@ -442,7 +444,15 @@ def _make_public(od: OpDef):
         xp = np if type(first) is _ndarray else (_XP.get(type(first)) or array_module(first))
         if dim_args and (opts or kw):
             opts, kw = _resolve_dims(od, ins[0], opts, kw)
-        if casts and (mixed or first.dtype.kind not in "fc") and _needs_promotion(od, ins, arrays):
+        fd = first.dtype
+        half = None
+        if scalar and (fd is _F16 or fd is _BF16) and not mixed and od.name in _OPMATH_SCALAR:
+            # torch computes these in float32 and rounds once (numpy rounds the scalar first)
+            half = fd
+            arrays = [
+                a.astype(np.float32) if getattr(a, "dtype", None) is fd else a for a in arrays
+            ]
+        elif casts and (mixed or fd.kind not in "fc") and _needs_promotion(od, ins, arrays):
             _promote_arrays(od, ins, arrays)
         try:
             if seq:
@@ -462,6 +472,8 @@ def _make_public(od: OpDef):
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
         except TypeError:
             r = _elementwise_0d(od, seq, arrays, xp, opts, kw)
+        if half is not None and r.dtype == np.float32:
+            r = r.astype(half)
         if named and not _state.names_off:
             if rule is None:
                 names = _fallback_names(ins, r)
@@ -594,6 +606,14 @@ def _make_public(od: OpDef):
         return res
 
     return public
+
+
+# the ops whose torch kernels take a Python scalar in float32 with a 16-bit float tensor and
+# round the result once (add, sub, pow, remainder round the scalar to 16 bits first, as numpy
+# does: measured on torch 2.13)
+_OPMATH_SCALAR = frozenset(("mul", "div", "lerp", "eq", "ne", "lt", "le", "gt", "ge"))
+_F16 = np.dtype(np.float16)
+_BF16 = _dt.bfloat16.np
 
 
 def _elementwise_0d(od, seq, arrays, xp, opts, kw):
@@ -867,6 +887,10 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
     elif isinstance(o, _SCALARS):
         other = o
         same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
+        if a.dtype is _F16 or a.dtype is _BF16:
+            # a 16-bit float: as the out-of-place op computes it (in float32 for
+            # _OPMATH_SCALAR ops; ml_dtypes' in-place loops round otherwise)
+            return apply_inplace_slow(od, self, o)
     else:
         raise _bad_input(od, 1, o)
     if not same or (od.floating and a.dtype.kind not in "fcV"):

@@ -775,3 +775,38 @@ def test_int_scalars_compared_with_int_tensors_wrap_like_torch(expr):
         return eval(expr, {"u": u, "i8": i8, "i32": i32})
 
     assert_same(run(ember), run(torch))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "expr",
+    ["x * 0.9", "0.3 + x", "x - 0.1", "x + 0.1", "x / 3", "x / 0.7", "x ** 1.5", "x > 0.411",
+     "x <= 0.2", "x == 0.411", "torch.clamp(x, 0.1, 0.5)", "torch.where(x > 0.3, x, 0.7)",
+     "torch.lerp(x, x * 2, 0.3)", "x % 0.7", "x.mul_(0.9)", "x.div_(0.7)", "x.add_(0.1)",
+     "x.sub_(3)"],
+)  # fmt: skip
+def test_16bit_floats_with_python_scalars_compute_in_float32_like_torch(dtype, expr):
+    # torch's mul/div/lerp/comparisons take the scalar in float32 with a half/bfloat16 tensor,
+    # its add/sub/pow/remainder round it to 16 bits first (x * 0.9 differed in the last bit)
+    def run(m):
+        x = (m.arange(64.0) * 0.137 - 3).to(getattr(m, dtype))
+        return eval(expr, {"torch": m, "x": x})
+
+    e, t = run(ember), run(torch)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())
+
+
+@needs_torch
+def test_16bit_scalar_ops_keep_torchs_gradients():
+    def run(m):
+        a = (m.arange(1.0, 7.0) * 0.137).half().requires_grad_()
+        x = a * 1.0
+        x.mul_(0.9)
+        y = (x + 0.1) ** 2
+        y.backward(m.arange(6.0).half())
+        return y, a.grad
+
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_array_equal(e.detach().float().numpy(), t.detach().float().numpy())
