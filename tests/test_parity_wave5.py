@@ -458,3 +458,29 @@ def test_cdist_batch_broadcast_error_like_torch(a, b):
             m.cdist(m.zeros(*a), m.zeros(*b))
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m: m.zeros(2, 3).expand(3, 2),
+        lambda m: m.zeros(2, 3).masked_fill(m.zeros(3, 2).bool(), 1.0),
+        lambda m: m.zeros(2, 3).view(4, 2),
+        lambda m: m.nn.functional.batch_norm(
+            m.zeros(2, 4), m.zeros(3), m.zeros(3), m.ones(3), training=True
+        ),
+        lambda m: m.nn.functional.batch_norm(
+            m.zeros(2, 4), m.zeros(4), m.zeros(4), m.ones(3), m.zeros(3), training=False
+        ),
+    ],
+)
+def test_shape_errors_name_what_torch_names(fn):
+    msgs = []
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError) as info:
+            fn(m)
+        msgs.append(str(info.value))
+        if m is ember:
+            assert info.value.__suppress_context__ or info.value.__context__ is None
+    assert msgs[0] == msgs[1]

@@ -20,7 +20,7 @@ from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inpla
 from .. import dtype as _dt
 from ..device import _XP, array_module
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
-from ..registry import _rebase_history, op
+from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..tensor import Tensor, _generic, _ndarray, _new, _ptr, _wrap
@@ -1599,7 +1599,13 @@ def masked_fill(xp, input, mask, value):
         value = value.astype(input.dtype)
     else:
         value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
-    return xp.where(mask, value, input)
+    try:
+        return xp.where(mask, value, input)
+    except ValueError:
+        err = broadcast_error([mask.shape, input.shape])  # torch names the mask first
+        if err is None:
+            raise
+        raise err from None
 
 
 @masked_fill.vjp

@@ -319,11 +319,11 @@ def _check_param_dtype(input, weight, bias):
 def _check_channel_params(c, k, weight, bias, running_mean, running_var) -> None:
     """Each given per-channel tensor holds ``c`` values; torch's message counts both sides ``k``
     times (instance norm runs batch norm on the batch folded into the channels: k = N)."""
-    for nm, t in (
-        ("weight", weight),
-        ("bias", bias),
+    for nm, t in (  # torch's order
         ("running_mean", running_mean),
         ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
     ):
         if t is not None and t._data.size != c:
             raise RuntimeError(f"{nm} should contain {c * k} elements not {t.numel() * k}")

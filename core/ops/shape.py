@@ -152,7 +152,10 @@ def view(xp, input, *shape):
                 f"view() received an invalid combination of arguments - got ({got}), "
                 "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
             ) from None
-        _infer_shape(_shape_arg((shape,)), input.size)  # raises torch's message
+        try:
+            _infer_shape(_shape_arg((shape,)), input.size)
+        except RuntimeError as e:
+            raise e from None  # torch's message, without numpy's error chained to it
         raise
 
 
@@ -370,7 +373,7 @@ def expand(xp, input, *sizes):
                 f"leading, non-existing dimension {i}"
             )
     ishape = input.shape
-    for i in range(nd):
+    for i in reversed(range(nd)):  # torch names the last mismatching dim
         s = shp[lead + i]
         if s == -1:
             shp[lead + i] = ishape[i]
