@@ -223,6 +223,12 @@ def scalar_name(d) -> str:
     return SCALAR_NAMES[d.name]
 
 
+def array_scalar_name(a) -> str:
+    """torch's scalar-type name of an array's dtype (its numpy name when ember has none)."""
+    d = _FROM_NP.get(a.dtype)
+    return SCALAR_NAMES[d.name] if d is not None else str(a.dtype)
+
+
 def legacy_type_name(d) -> str:
     """The legacy tensor-type name (``FloatTensor``) of an ember dtype."""
     return SCALAR_NAMES[d.name] + "Tensor"

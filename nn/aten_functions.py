@@ -77,15 +77,12 @@ def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
 
 
 def _feature_dropout(input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    # F's dropout machinery with one draw per (sample, channel), whatever the rank
+    p = F._check_p(p)
     if not train or p == 0:
         return input
-    shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
-    mask = input.new_empty(shape).bernoulli_(1 - p)
-    if p < 1:
-        mask.div_(1 - p)
-    return input.mul_(mask) if inplace else input * mask
+    shape = F._feature_shape(input, True) if input.dim() >= 2 else input._data.shape
+    return F._inplace(input, F._dropout, p, shape) if inplace else F._dropout(input, p, shape)
 
 
 def embedding(

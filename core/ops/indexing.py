@@ -160,21 +160,7 @@ _C10_NAMES = {
 }
 
 
-def _dtype_word(a) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "int32": "Int",
-        "int64": "Long",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-        "bfloat16": "BFloat16",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-    }.get(str(a.dtype), str(a.dtype))
+_dtype_word = _dt.array_scalar_name
 
 
 # ---------------------------------------------------------------------- index normalisation

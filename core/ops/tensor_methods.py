@@ -141,9 +141,7 @@ def put(xp, input, index, source, accumulate=False):
     return out.reshape(input.shape)
 
 
-def _scalar_word(a) -> str:
-    """torch's scalar-type word of an array's dtype (Float, Long ...), as messages show it."""
-    return _dt.scalar_name(_dt._FROM_NP[a.dtype])
+_scalar_word = _dt.array_scalar_name
 
 
 def _dtname(a):
