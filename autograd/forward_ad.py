@@ -3,7 +3,7 @@
 ember computes forward-mode derivatives with its reverse-mode engine: a dual tensor is recorded
 like any tensor that requires grad, and ``unpack_dual(y)`` gives the Jacobian-vector product
 ``J t`` as the derivative, with respect to a dummy cotangent ``u``, of ``sum_i t_i . (J_i^T u)``
-(the same double-backward trick as ``autograd.functional.jvp``). The tangent is computed when
+(``autograd.functional.double_backward_jvp``, also behind ``jvp``). The tangent is computed when
 asked for, so code that never unpacks pays only for recording the graph.
 
 Difference from torch: a dual tensor made from a tensor that does not require grad reports
@@ -90,7 +90,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of ``tensor``: its value and its forward derivative along the
     level's dual tensors (None when it does not depend on any)."""
-    from .engine import grad
+    from .functional import double_backward_jvp
 
     duals = _LEVEL[-1] if _LEVEL else []
     keep = any(d.grad_fn is not None for d, _ in duals)  # a primal requires grad: stay in graph
@@ -101,11 +101,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if not duals or tensor.grad_fn is None:
         return UnpackedDualTensor(primal, None)
     with enable_grad():
-        u = tensor.new_zeros(tensor.shape).requires_grad_(True)
-        vjps = grad(tensor, [d for d, _ in duals], u, create_graph=True, allow_unused=True)
-        used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None]
-        if not used:
-            return UnpackedDualTensor(primal, None)
-        s = sum((g * t).sum() for g, t in used)
-        (tangent,) = grad(s, u, create_graph=keep, allow_unused=True)
+        (tangent,) = double_backward_jvp(
+            (tensor,), [d for d, _ in duals], [t for _, t in duals], keep
+        )
     return UnpackedDualTensor(primal, tangent)

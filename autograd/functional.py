@@ -172,6 +172,25 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     )
 
 
+def double_backward_jvp(outs, ins, vs, create_graph: bool, strict: bool = False):
+    """``J v`` for each output, by the double-backward trick: with a dummy cotangent ``u``, the
+    vjp ``g = J^T u`` is linear in ``u``, so ``d(g . v)/du = J v``. ``vs`` holds one tangent per
+    input (None: ones, for a single one-element input); None where no input reaches an output.
+    Shared by ``jvp`` and ``forward_ad.unpack_dual``."""
+    us = tuple(_zeros_like(o).requires_grad_(True) for o in outs)
+    gi = _autograd_grad(outs, ins, us, create_graph=True)
+    if strict:
+        _fill_zeros(gi, ins, strict, create_graph, "back")
+    used = [
+        (g, w) for g, w in zip(gi, vs if vs is not None else (None,) * len(gi)) if g is not None
+    ]
+    if not used:
+        return (None,) * len(us)
+    return _autograd_grad(
+        [g for g, _ in used], us, [w for _, w in used] if vs is not None else None, create_graph
+    )
+
+
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): the Jacobian-vector product (by the double-backward trick)."""
     prev = _state.enabled
@@ -191,22 +210,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             vs = None
         is_out_tuple, outs = _check_outputs(func(*ins), "jvp")
         _strict_outputs(outs, strict, "jvp")
-        # u is a dummy cotangent: d(u^T J)/du applied to v gives J v
-        us = tuple(_zeros_like(o).requires_grad_(True) for o in outs)
-        gi = _autograd_grad(outs, ins, us, create_graph=True)
-        _fill_zeros(gi, ins, strict, create_graph, "back")
-        gi_used = [
-            (g, w) for g, w in zip(gi, vs if vs is not None else (None,) * len(gi)) if g is not None
-        ]
-        if gi_used:
-            res = _autograd_grad(
-                [g for g, _ in gi_used],
-                us,
-                [w for _, w in gi_used] if vs is not None else None,
-                create_graph,
-            )
-        else:
-            res = (None,) * len(us)
+        res = double_backward_jvp(outs, ins, vs, create_graph, strict)
         res = _fill_zeros(res, outs, strict, create_graph, "back_trick")
     finally:
         _state.enabled = prev
