@@ -2,6 +2,7 @@
 
 from . import (
     functional,
+    grad,
     init,
     modules,
     parameter,

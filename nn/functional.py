@@ -29,6 +29,7 @@ from . import _losses as _losses_mod
 from . import _normalization as _normalization_mod
 from . import _pooling as _pooling_mod
 from . import _vision as _vision_mod
+from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 from ._args import arg_type_error as _arg_type_error
 from ._attention import *
 from ._conv import *
