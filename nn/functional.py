@@ -33,6 +33,7 @@ from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 from ._args import arg_type_error as _arg_type_error
 from ._attention import *
 from ._conv import *
+from ._linear_cross_entropy import linear_cross_entropy
 from ._losses import *
 from ._normalization import *
 from ._pooling import *
@@ -70,6 +71,7 @@ __all__ = [
     "leaky_relu",
     "leaky_relu_",
     "linear",
+    "linear_cross_entropy",
     "log_softmax",
     "logsigmoid",
     "mish",

@@ -20,6 +20,7 @@ from .fold import *
 from .instancenorm import *
 from .lazy import LazyModuleMixin
 from .linear import *
+from .linear_cross_entropy import *
 from .loss import *
 from .module import Module
 from .normalization import *
