@@ -15,6 +15,7 @@ __all__ = [
     "alpha_dropout_",
     "bilinear",
     "binary_cross_entropy_with_logits",
+    "conv_tbc",
     "cosine_embedding_loss",
     "ctc_loss",
     "dropout",
@@ -111,6 +112,9 @@ def binary_cross_entropy_with_logits(
     return F.binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
     )
+
+
+conv_tbc = F.conv_tbc  # same signature in both namespaces
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False):

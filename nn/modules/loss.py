@@ -4,6 +4,7 @@ plus AdaptiveLogSoftmaxWithLoss (torch.nn.modules.adaptive). Per-class ``weight`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from ...core.tensor import Tensor
@@ -29,6 +30,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
@@ -98,6 +100,27 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return self._apply_loss(L.nll_loss, input, target)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss (torch keeps it, with a FutureWarning)."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
+            "details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
