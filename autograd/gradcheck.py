@@ -61,7 +61,7 @@ def _numerical(fn, inputs, idx, eps):
     return np.stack(cols) if cols else np.zeros((0, 0))
 
 
-def _analytical(fn, inputs, diff_idx):
+def _analytical(fn, inputs, diff_idx, check_grad_dtypes: bool = False):
     outs = _outputs(fn, inputs)
     diff_in = [inputs[i] for i in diff_idx]
     cplx_in = [t._data.dtype.kind == "c" for t in diff_in]
@@ -85,6 +85,8 @@ def _analytical(fn, inputs, diff_idx):
                 for j, gr in enumerate(grads):
                     if gr is None:
                         continue
+                    if check_grad_dtypes and gr._data.dtype != diff_in[j]._data.dtype:
+                        raise GradcheckError("Gradient has dtype mismatch")
                     a = np.asarray(gr._data).reshape(-1)
                     if cplx_in[j]:  # d/d real, d/d imag of each element
                         jac[j][0::2, col + p * n + k] = a.real
@@ -93,6 +95,17 @@ def _analytical(fn, inputs, diff_idx):
                         jac[j][:, col + p * n + k] = a.real
         col += size
     return jac
+
+
+def _check_zero_grad(fn, inputs, diff_idx) -> None:
+    """A zero upstream gradient must give zero (or no) input gradients."""
+    outs = [o for o in _outputs(fn, inputs) if o.requires_grad]
+    if not outs:
+        return
+    zeros = [_tm._wrap(np.zeros(o._data.shape, o._data.dtype), o._names) for o in outs]
+    grads = _grad(outs, [inputs[i] for i in diff_idx], zeros, allow_unused=True)
+    if any(g is not None and np.any(np.asarray(g._data) != 0) for g in grads):
+        raise GradcheckError("backward not multiplied by grad_output")
 
 
 _NO_GRAD_INPUT = (
@@ -118,6 +131,72 @@ def _check_inputs(inputs) -> list:
     return diff_idx
 
 
+_NONDET = (
+    "Backward is not reentrant, i.e., running backward with same input and grad_output "
+    "multiple times gives different values, although analytical gradient matches numerical "
+    "gradient.The tolerance for nondeterminism was {tol}.\n\nNOTE: If your op relies on "
+    "non-deterministic operations, this failure might be expected: call "
+    "gradcheck/gradgradcheck with `nondet_tol=<tol>` as a keyword argument."
+)
+
+
+def _blocks(jac, outs):
+    """Split a Jacobian's columns into one block per output (rows: the input's variables)."""
+    sizes = [o._data.size * (2 if o._data.dtype.kind == "c" else 1) for o in outs]
+    return np.split(jac, np.cumsum(sizes)[:-1], axis=1) if outs else []
+
+
+def _as_tensor(block, out):
+    real = np.empty(0, out._data.dtype).real.dtype  # a complex output's Jacobian is real
+    return _tm._wrap(np.asarray(block, real))
+
+
+def _compare(num, ana, outs, i, atol, rtol, what: str):
+    """The first output block where ``ana`` and ``num`` differ: raise torch's message."""
+    for o, (nb, ab, out) in enumerate(zip(_blocks(num, outs), _blocks(ana, outs), outs)):
+        if nb.size and not np.allclose(ab, nb, atol=atol, rtol=rtol):
+            raise GradcheckError(
+                f"{what} mismatch for output {o} with respect to input {i},\n"
+                f"numerical:{_as_tensor(nb, out)}\nanalytical:{_as_tensor(ab, out)}\n"
+            )
+
+
+def _forward_mode(fn, inputs, diff_idx):
+    """The Jacobians by forward-mode AD (one dual evaluation per input variable)."""
+    from . import forward_ad as fwad
+
+    jacs = []
+    for i in diff_idx:
+        x = inputs[i]
+        cplx = x._data.dtype.kind == "c"
+        rows = []
+        for k in range(x._data.size):
+            for unit in (1, 1j) if cplx else (1,):
+                t = np.zeros(x._data.shape, x._data.dtype)
+                t.reshape(-1)[k] = unit
+                with fwad.dual_level():
+                    args = list(inputs)
+                    args[i] = fwad.make_dual(x.detach(), _tm._wrap(t))
+                    cols = []
+                    for o in _outputs(fn, args):
+                        tan = fwad.unpack_dual(o).tangent
+                        a = (
+                            np.zeros(o._data.size, o._data.dtype)
+                            if tan is None
+                            else np.asarray(tan._data).reshape(-1)
+                        )
+                        cols.append(np.concatenate([a.real, a.imag]) if a.dtype.kind == "c" else a)
+                rows.append(np.concatenate(cols) if cols else np.zeros(0))
+        jacs.append(np.stack(rows) if rows else np.zeros((0, 0)))
+    return jacs
+
+
+def _fail(raise_exception: bool, err: GradcheckError) -> bool:
+    if raise_exception:
+        raise err
+    return False
+
+
 def gradcheck(
     func,
     inputs,
@@ -126,25 +205,51 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
-    **_ignored,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
-    """Check gradients of ``func`` at ``inputs`` (float64 tensors requiring grad) numerically."""
+    """Check the gradients of ``func`` at ``inputs`` (float64 tensors requiring grad) against
+    central differences: the backward Jacobian (``check_backward_ad``; run twice, the two must
+    agree within ``nondet_tol``, and a zero upstream gradient must give zero gradients) and, with
+    ``check_forward_ad``, the forward-mode one. ``check_grad_dtypes``: each gradient has its
+    input's dtype.
+
+    ember runs the full check in ``fast_mode`` too (same verdict, more work); the batched checks
+    are covered by the plain ones (ember's vmap calls the function once per batch element), and
+    ``check_undefined_grad``/``masked`` have nothing more to check (the engine materialises
+    missing gradients as zeros; no sparse inputs)."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
     diff_idx = _check_inputs(inputs)
     inputs = tuple(
         t.contiguous() if i in diff_idx and not t._data.flags.c_contiguous else t
         for i, t in enumerate(inputs)
     )
-    analytical = _analytical(func, inputs, diff_idx)
-    for j, i in enumerate(diff_idx):
-        num = _numerical(func, inputs, i, eps)
-        if num.size and not np.allclose(analytical[j], num, atol=atol, rtol=rtol):
-            if raise_exception:
-                raise GradcheckError(
-                    f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                    f"numerical:{num}\nanalytical:{analytical[j]}\n"
+    outs = _outputs(func, inputs)
+    nums = [_numerical(func, inputs, i, eps) for i in diff_idx]
+    try:
+        if check_backward_ad:
+            analytical = _analytical(func, inputs, diff_idx, check_grad_dtypes)
+            for j, i in enumerate(diff_idx):
+                _compare(nums[j], analytical[j], outs, i, atol, rtol, "Jacobian")
+            again = _analytical(func, inputs, diff_idx, False)
+            if any(np.abs(a - b).max(initial=0) > nondet_tol for a, b in zip(analytical, again)):
+                raise GradcheckError(_NONDET.format(tol=nondet_tol))
+            _check_zero_grad(func, inputs, diff_idx)
+        if check_forward_ad:
+            forward = _forward_mode(func, inputs, diff_idx)
+            for j, i in enumerate(diff_idx):
+                _compare(
+                    nums[j], forward[j], outs, i, atol, rtol, "Jacobian computed with forward mode"
                 )
-            return False
+    except GradcheckError as err:
+        return _fail(raise_exception, err)
     return True
 
 
@@ -156,10 +261,21 @@ def gradgradcheck(
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
     raise_exception: bool = True,
-    **_ignored,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
 ) -> bool:
-    """Check second derivatives: gradcheck of the vector-Jacobian product of ``func``."""
+    """Check second derivatives: gradcheck of the vector-Jacobian product of ``func`` (reverse
+    over reverse; ``check_fwd_over_rev``: forward mode over it). Random ``grad_outputs`` when
+    None (their layout does not matter to ember's kernels: ``gen_non_contig_grad_outputs`` is
+    accepted and changes nothing)."""
     inputs = (inputs,) if isinstance(inputs, _tm.Tensor) else tuple(inputs)
     if not any(isinstance(t, _tm.Tensor) and t.requires_grad for t in inputs):
         raise ValueError(_NO_GRAD_INPUT)
@@ -192,4 +308,8 @@ def gradgradcheck(
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_grad_dtypes=check_grad_dtypes,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
     )

@@ -365,6 +365,12 @@ SPECS = {
         None,
         False,
     ),
+    "LinearCrossEntropyLoss": (
+        lambda: nn.LinearCrossEntropyLoss(4, 3, bias=True, label_smoothing=0.1),
+        [f(5, 4), ints(3, 5)],
+        None,
+        False,
+    ),
     "GaussianNLLLoss": (
         lambda: nn.GaussianNLLLoss(),
         [f(3, 4), fx(3, 4), f(3, 4, seed=2)],
@@ -406,6 +412,7 @@ SPECS = {
         False,
     ),
     "NLLLoss": (lambda: nn.NLLLoss(ignore_index=1), [log_probs(5, 4), ints(4, 5)], None, False),
+    "NLLLoss2d": (lambda: nn.NLLLoss2d(), [log_probs(5, 4), ints(4, 5)], None, False),
     "PoissonNLLLoss": (
         lambda: nn.PoissonNLLLoss(full=True),
         [f(3, 4), fx(3, 4, lo=1, hi=4)],
