@@ -138,6 +138,7 @@ from . import distributions  # torch.distributions
 from . import profiler  # torch.profiler (CPU time of each op)
 from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)
 from . import signal_ as signal  # torch.signal.windows
+from . import types_ as types  # torch.types: annotation aliases
 from . import multiprocessing_ as multiprocessing  # torch.multiprocessing (see the file)
 from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled
 from .compiler import compile  # torch.compile: returns a callable running the model as is

@@ -12,7 +12,33 @@ from typing import Any
 
 from .tensor import Tensor
 
-__all__ = ["cond", "sym_float", "sym_int", "sym_max", "sym_min", "sym_not", "sym_sum"]
+__all__ = [
+    "SymBool",
+    "SymFloat",
+    "SymInt",
+    "cond",
+    "sym_float",
+    "sym_int",
+    "sym_max",
+    "sym_min",
+    "sym_not",
+    "sym_sum",
+]
+
+
+# torch's symbolic scalar types, for annotations and isinstance checks: eager ember never makes
+# one, so no value is an instance (as in eager torch)
+class SymInt:
+    """A symbolic int (never produced by eager ember)."""
+
+
+class SymFloat:
+    """A symbolic float (never produced by eager ember)."""
+
+
+class SymBool:
+    """A symbolic bool (never produced by eager ember)."""
+
 
 _NUMBER = (int, float)
 

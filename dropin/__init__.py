@@ -80,6 +80,7 @@ RENAMES: dict[str, str] = {
     "torch.fft": "ember.core.fft",
     "torch.special": "ember.core.special",
     "torch.quasirandom": "ember.core.quasirandom",
+    "torch.storage": "ember.core.storage",
 }
 
 

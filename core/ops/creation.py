@@ -381,10 +381,40 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _wrap(ndarray)
 
 
+class _Capsule:
+    """A bare DLPack capsule (torch.utils.dlpack.to_dlpack's result) dressed as a DLPack
+    producer: array modules' from_dlpack take only those."""
+
+    def __init__(self, capsule) -> None:
+        import ctypes
+
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        try:
+            ptr = get(capsule, b"dltensor")
+        except ValueError:  # a consumed capsule is renamed "used_dltensor"
+            raise RuntimeError(
+                "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                "consumed only once, so you might have already constructed a tensor from it once."
+            ) from None
+        # DLManagedTensor starts with DLTensor: void* data, then DLDevice {int32 type, int32 id}
+        dev = (ctypes.c_int32 * 2).from_address(ptr + ctypes.sizeof(ctypes.c_void_p))
+        self._capsule, self._device = capsule, (dev[0], dev[1])
+
+    def __dlpack__(self, **_kw):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
 def from_dlpack(ext) -> Tensor:
-    """A tensor sharing memory with any DLPack-capable array (numpy/torch cpu, cupy on cuda)."""
+    """A tensor sharing memory with any DLPack-capable array (numpy/torch cpu, cupy on cuda) or
+    a DLPack capsule."""
     if isinstance(ext, Tensor):
         return ext
+    if type(ext).__name__ == "PyCapsule":
+        ext = _Capsule(ext)
     if not hasattr(ext, "__dlpack__"):
         raise TypeError(
             f"from_dlpack(): expected an object with __dlpack__, got {type(ext).__name__}"
