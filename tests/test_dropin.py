@@ -215,8 +215,8 @@ def test_alias_unsupported_module_and_attribute(alias):
         tortch.definitely_not_an_api  # noqa: B018
     with pytest.raises(NotImplementedError, match=r"torch\.nn\.Nope is not implemented by ember"):
         tortch.nn.Nope  # noqa: B018
-    with pytest.raises(ModuleNotFoundError, match=r"^torch\._dynamo is not implemented by ember"):
-        import tortch._dynamo
+    with pytest.raises(ModuleNotFoundError, match=r"^torch\.fx is not implemented by ember"):
+        import tortch.fx
     try:
         import tortch.nn.no_such_module
     except ImportError as e:  # `try: import x except ImportError` keeps working
