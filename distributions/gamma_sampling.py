@@ -159,7 +159,7 @@ class _StandardGamma(Function):
         x = _draw_standard_gamma(a, g, xp)
         tiny = np.finfo(alpha._data.dtype).tiny
         x = xp.maximum(x.astype(alpha._data.dtype), alpha._data.dtype.type(tiny))
-        out = _wrap(x)
+        out = _wrap(x, alpha._names)  # one draw per element: the draws keep alpha's names
         ctx.save_for_backward(alpha, out)
         return out
 

@@ -200,9 +200,16 @@ def _class_names(args, kwargs):
 
 
 def _batch_names(args, kwargs):
-    """Per-sample losses of (N, C) inputs: the batch dim's name."""
+    """Per-sample losses of (N, C) inputs: the batch dim's name, unified over every tensor
+    argument's first dim (the other inputs' and the target's names count too: spec 4.3)."""
     t = args[0]
-    return (t._names or (None,))[:1] if isinstance(t, Tensor) and t.ndim >= 2 else None
+    if not isinstance(t, Tensor) or t.ndim < 2:
+        return None
+    out = (None,)
+    for a in args:
+        if isinstance(a, Tensor) and a.ndim and a._names is not None:
+            out = unify(out, a._names[:1])
+    return out
 
 
 # ------------------------------------------------------------------ private ops
@@ -764,7 +771,7 @@ def _check_nd_classes(input):
         )
 
 
-@_with_names(_batch_names)
+@_with_names(_class_names)
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -807,7 +814,7 @@ def multi_margin_loss(
     return _reduce(loss, reduction)
 
 
-@_with_names(_batch_names)
+@_with_names(_class_names)
 def multilabel_margin_loss(
     input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
 ) -> Tensor:
@@ -840,7 +847,7 @@ def multilabel_margin_loss(
     return _reduce(loss, reduction)
 
 
-@_with_names(_batch_names)
+@_with_names(_class_names)
 def multilabel_soft_margin_loss(
     input: Tensor,
     target: Tensor,

@@ -200,6 +200,9 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     _check_1d(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if input._names is not None:
+        # the result's dims (combinations, their elements) are created: unnamed (spec 4.2)
+        input = input.rename(None)
     if r == 0:
         return _wrap(input._data[:0].copy())
     n = input._data.shape[0]
@@ -315,7 +318,8 @@ def unravel_index(indices: Tensor, shape) -> tuple:
     for s in reversed(shape):  # like torch, every coordinate wraps (python-style modulo)
         coords.append(rem % s if s else rem)
         rem = rem // s if s else rem
-    return tuple(_wrap(xp.array(c, dtype=_INT64)) for c in reversed(coords))
+    # each coordinate has the indices' shape: it keeps their names (spec 4.2)
+    return tuple(_wrap(xp.array(c, dtype=_INT64), indices._names) for c in reversed(coords))
 
 
 # ---------------------------------------------------------------------- index_copy

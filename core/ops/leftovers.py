@@ -292,8 +292,15 @@ def ormqr(
 ) -> Tensor:
     """Multiply ``other`` by the Q of a geqrf factorization: op(Q) @ other or other @ op(Q)."""
     if _grad_enabled() and (input.requires_grad or tau.requires_grad or other.requires_grad):
-        _ormqr(input.detach(), tau.detach(), other.detach(), left, transpose)  # torch's checks
+        chk = _ormqr(input.detach(), tau.detach(), other.detach(), left, transpose)  # checks
+        named = input._names is not None or tau._names is not None or other._names is not None
+        if named:
+            # the reflector products would contract named matrix dims into duplicate names:
+            # run them unnamed, then name the result as _ormqr's rule does
+            input, tau, other = input.rename(None), tau.rename(None), other.rename(None)
         r = _apply_reflectors(input, tau, other, left, transpose)
+        if named and chk._names is not None:
+            r = r.rename(*chk._names)
         if out is not None:
             raise RuntimeError(
                 "ormqr(): functions with out=... arguments don't support automatic "

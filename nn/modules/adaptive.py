@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Sequence
 
+from ...core.names import names_of, unify
 from ...core.tensor import Tensor
 from .module import Module
 
@@ -118,6 +119,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             output = output.index_add(0, r, local)
         head_logp = self.head(input).log_softmax(1)
         output = output + head_logp.gather(1, _wrap_int(gather[:, None])).squeeze(1)
+        if target._names is not None:  # the target's batch name counts too (names spec 4.3)
+            output = output.rename(*unify(names_of(output), target._names))
         loss = (-output).mean()
         if not batched:
             output = output.squeeze(0)
