@@ -134,13 +134,25 @@ from . import data  # torch.utils.data (also ember.utils.data, below)
 from . import utils  # torch.utils: ember.utils.data IS ember.data; checkpoint, tensorboard
 from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accelerator, ...
 from . import func, jit, testing, version  # torch.func, torch.jit (pass-through), ...
+from .library import ops  # torch.ops (ember.ops); also binds torch.library
 from . import distributions  # torch.distributions
 from . import profiler  # torch.profiler (CPU time of each op)
 from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)
 from . import signal_ as signal  # torch.signal.windows
 from . import types_ as types  # torch.types: annotation aliases
 from . import multiprocessing_ as multiprocessing  # torch.multiprocessing (see the file)
-from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled
+from .amp.autocast_mode import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .compiler import compile  # torch.compile: returns a callable running the model as is
 from .autograd.grad_mode import (
     enable_grad,

@@ -88,8 +88,7 @@ def stream(stream: Stream | None) -> contextlib.AbstractContextManager:
 # ember.cpu.amp` and the drop-in `from torch.cpu.amp import autocast` find it
 amp = types.ModuleType(
     __name__ + ".amp",
-    "torch.cpu.amp: autocast and GradScaler for the cpu (see ember.amp; no op runs in a lower "
-    "precision on ember).",
+    "torch.cpu.amp: autocast and GradScaler for the cpu (see ember.amp).",
 )
 amp.GradScaler, amp.autocast = device_amp_classes("cpu", _dt.bfloat16, amp.__name__)
 amp.__all__ = ["GradScaler", "autocast"]

@@ -1,42 +1,38 @@
-"""torch.autocast / torch.amp.autocast.
+"""torch.autocast / torch.amp.autocast: mixed-precision regions.
 
-ember runs an autocast region in the tensors' own dtypes: the region, its dtype and the decorator
-form are accepted and reported (``is_autocast_enabled``), but no op is cast to a lower precision.
-A script written for mixed precision therefore computes in float32 on ember, with the same results
-up to rounding.
+Inside an enabled region, the ops on torch's autocast lists cast their floating-point inputs
+(to the region's dtype, to float32, or to the widest input dtype) before they run, as torch's
+do: the lists and the casting live in ``core/autocast.py``; this module holds torch's Python
+API over that state (the context manager, the getters and setters, custom_fwd/custom_bwd).
 """
 
 from __future__ import annotations
 
+import collections.abc
 import functools
-import threading
 import warnings
 
+from ..core import autocast as _ac
 from ..core import dtype as _dt
 
 __all__ = [
     "autocast",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "clear_autocast_cache",
     "custom_bwd",
     "custom_fwd",
     "get_autocast_dtype",
     "is_autocast_available",
+    "is_autocast_cache_enabled",
     "is_autocast_enabled",
+    "set_autocast_cache_enabled",
     "set_autocast_dtype",
     "set_autocast_enabled",
 ]
 
-_DEFAULT_DTYPE = {"cuda": _dt.float16, "cpu": _dt.bfloat16}
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "xla", "hpu", "mtia", "ipu", "maia")
-
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.enabled = {"cpu": False, "cuda": False}
-        self.dtype = dict(_DEFAULT_DTYPE)
-
-
-_state = _State()
-_warned = [False]
+_state = _ac.state
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -53,7 +49,7 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
     """Set the autocast flag of ``device_type`` (``set_autocast_enabled(bool)``: cuda)."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-    _state.enabled[device_type] = bool(enabled)
+    _ac.set_enabled(device_type, enabled)
 
 
 def get_autocast_dtype(device_type: str) -> _dt.dtype:
@@ -66,9 +62,32 @@ def set_autocast_dtype(device_type: str, dtype) -> None:
     _state.dtype[device_type] = dtype
 
 
+def is_autocast_cache_enabled() -> bool:
+    """Whether regions keep one cast of each weight (``autocast(cache_enabled=...)``)."""
+    return _state.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    _state.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Drop the weights' cached casts (the outermost region does it on exit)."""
+    _ac.clear_cache()
+
+
+def autocast_increment_nesting() -> int:
+    _state.nesting += 1
+    return _state.nesting
+
+
+def autocast_decrement_nesting() -> int:
+    _state.nesting -= 1
+    return _state.nesting
+
+
 class autocast:
-    """Context manager / decorator marking a mixed-precision region (computed in the tensors'
-    own dtypes by ember; see the module docstring)."""
+    """Context manager / decorator for a mixed-precision region (see the module docstring)."""
 
     def __init__(
         self,
@@ -104,30 +123,47 @@ class autocast:
                     stacklevel=2,
                 )
                 self._enabled = False
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
-        self._prev: list = []
-
-    def __enter__(self):
-        if self._enabled and not _warned[0] and self.device in ("cpu", "cuda"):
-            _warned[0] = True
+        elif self._enabled and self.fast_dtype not in (_dt.bfloat16, _dt.float16):
+            name = kind.upper()
             warnings.warn(
-                "ember: autocast regions compute in the tensors' own dtypes (no mixed "
-                "precision is applied)",
+                f"In {name} autocast, but the target dtype is not supported. Disabling "
+                f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
+                "torch.float16 currently.",
                 UserWarning,
                 stacklevel=2,
             )
-        self._prev.append((_state.enabled.get(self.device, False), _state.dtype.get(self.device)))
-        _state.enabled[self.device] = self._enabled
-        _state.dtype[self.device] = self.fast_dtype
+            self._enabled = False
+        self._cache_enabled = (
+            is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        )
+        self._prev: list = []
+
+    def __enter__(self):
+        prev = (is_autocast_enabled(self.device), get_autocast_dtype(self.device))
+        self._prev.append(prev + (is_autocast_cache_enabled(),))
+        set_autocast_enabled(self.device, self._enabled)
+        set_autocast_dtype(self.device, self.fast_dtype)
+        autocast_increment_nesting()
+        set_autocast_cache_enabled(self._cache_enabled)
         return self
 
     def __exit__(self, *exc) -> None:
-        enabled, dtype = self._prev.pop()
-        _state.enabled[self.device] = enabled
-        if dtype is not None:
-            _state.dtype[self.device] = dtype
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        enabled, dtype, cache = self._prev.pop()
+        set_autocast_enabled(self.device, enabled)
+        set_autocast_dtype(self.device, dtype)
+        set_autocast_cache_enabled(cache)
 
     def __call__(self, func):
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. "
+                "Did you mean to use autocast as a context manager? For example:\n"
+                "    with torch.autocast(device_type=...):\n"
+                "        output = model(input)"
+            )
+
         @functools.wraps(func)
         def decorate_autocast(*args, **kwargs):
             with self:
@@ -136,15 +172,70 @@ class autocast:
         return decorate_autocast
 
 
-def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
-    """Decorator for a custom Function's forward (ember: runs it unchanged)."""
+def _cast(value, device_type: str, dtype):
+    """torch.amp's cast of custom_fwd inputs: floating tensors of the device (not float64),
+    inside lists, tuples and dicts; anything else as is."""
+    from ..core.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        ok = value.is_floating_point() and value.device.type == device_type
+        return value.to(dtype) if ok and value.dtype is not _dt.float64 else value
+    if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {
+            _cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()
+        }
+    if isinstance(value, collections.abc.Iterable):
+        it = (_cast(v, device_type, dtype) for v in value)
+        return type(value)(it) if isinstance(value, (list, tuple)) else it
+    return value
+
+
+def _check_device_type(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(  # noqa: TRY004 - torch's type
+            f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
+        )
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorator for a custom Function's ``forward``: records the region's state for
+    :func:`custom_bwd`; with ``cast_inputs``, inside an enabled region, casts the floating
+    inputs to it and runs ``forward`` with autocast disabled."""
+    _check_device_type(device_type)
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
-    return fwd
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(
+                *_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs)
+            )
+
+    return decorate_fwd
 
 
-def custom_bwd(bwd=None, *, device_type: str = "cuda"):
-    """Decorator for a custom Function's backward (ember: runs it unchanged)."""
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorator for a custom Function's ``backward``: runs it with the autocast state its
+    ``forward`` (decorated with :func:`custom_fwd`) ran with."""
+    _check_device_type(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

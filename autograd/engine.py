@@ -343,6 +343,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     if node.post_hooks:
                         in_grads = _post_hooks(node, in_grads, tuple(grads), handed)
             if not retain_graph and node.vers is not None:
+                if getattr(node.op, "name_rule", None) is not None:
+                    node.bname = node.name()  # the name reads what is freed here
                 node.saved = None
                 node.res = None
                 node.vers = None  # releases the saved outputs' arrays

@@ -282,7 +282,8 @@ def _record(cls, ctx, args, edges, out):
             new_outs.append(t)
             meta.append(None)
             continue
-        if any(t is d for d in dirty):
+        is_dirty = any(t is d for d in dirty)
+        if is_dirty:
             if t.requires_grad and t.grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
@@ -296,6 +297,9 @@ def _record(cls, ctx, args, edges, out):
         if diff:
             t.requires_grad = True
             t.grad_fn = node
+            if not is_dirty and t._extra and t._extra.get("base") is not None:
+                # a view output: torch refuses in-place writes to it (and to its views)
+                t._extra["cm"] = "multi" if len(outs) > 1 else "custom"
             if k:
                 t._extra = dict(t._extra or {}, nr=k)
             elif t._extra and "nr" in t._extra:

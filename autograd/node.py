@@ -41,6 +41,7 @@ class Node:
     freed = False
     trace = None  # the forward stack, under detect_anomaly
     ctx = None  # a custom Function's ctx
+    bname = None  # the name its op's name rule gave, kept when the engine frees ``saved``
 
     def __init__(self, op, edges, saved, vers, meta):
         self.op = op
@@ -50,7 +51,18 @@ class Node:
         self.meta = meta
 
     def name(self) -> str:
-        return self.op.backward_name
+        if self.bname is not None:
+            return self.bname
+        rule = getattr(self.op, "name_rule", None)
+        # torch names some backward nodes by overload (SumBackward0/1), by the kernel a call ran
+        # (matmul: MmBackward0, MvBackward0...) or by index kind: decided here, from what the
+        # node saved, so that recording pays nothing for it
+        return self.op.backward_name if rule is None else rule(self)
+
+    def saved_arg(self, param: str):
+        """The value saved for the op's vjp parameter ``param`` (an input, an option, or
+        ``<input>_shape``)."""
+        return self.saved[self.op.saved_names.index(param)]
 
     def __getattr__(self, attr):
         # only reached for missing attributes: a custom Function's node exposes its ctx's
@@ -61,7 +73,7 @@ class Node:
         return getattr(ctx, attr)
 
     def __repr__(self) -> str:
-        return f"<{self.op.backward_name} object at {id(self):#x}>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:

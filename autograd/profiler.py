@@ -17,6 +17,7 @@ import time
 import tracemalloc
 import types
 
+from ..core.autocast import unwrap as _unwrap_autocast
 from .profiler_util import EventList, FunctionEvent
 
 _PREFIX = "ember::"
@@ -76,7 +77,7 @@ def _codes() -> dict:
         space = vars(ns)
         public = getattr(ns, "__all__", space)  # a module's helpers imported from core: not ops
         for key in public:
-            fn = space.get(key)
+            fn = _unwrap_autocast(space.get(key))  # the wrapped op's frames are its calls
             if (
                 isinstance(fn, types.FunctionType)
                 and not key.startswith(("_",) + _NOT_OPS)
@@ -89,7 +90,7 @@ def _codes() -> dict:
         for code, names in by_code.items()
     }
     for od in registry.OPS.values():
-        public = od.public
+        public = _unwrap_autocast(od.public)
         if getattr(public, "__code__", None) is not None:
             codes[public.__code__] = _op_name
         inplace = getattr(ember.Tensor, od.name + "_", None)

@@ -22,19 +22,26 @@ _MULTI = {"split": "Split", "chunk": "Split", "unbind": "Unbind", "split_with_si
 def note_views(od, parent, outs, opts, kw) -> None:
     """Called by the registry after recording a view op's node: ``outs`` (views of ``parent``)
     learn how to be replayed from their base. A parent that is a view with no chain (detached,
-    or made without grad) gives no chain: such a view keeps its grad_fn, as before."""
+    or made without grad) gives no chain: such a view keeps its grad_fn, as before.
+
+    Views of a multi-view op's outputs (split) or of a custom Function's view outputs inherit
+    ``"cm"`` (torch's creation meta: "multi" / "custom"): in-place writes to them are refused."""
     pex = parent._extra
+    cm = "multi" if od.name in _MULTI else (pex.get("cm") if pex else None)
     if pex and pex.get("base") is not None:
         chain = pex.get("vc")
-        if chain is None:
+        if chain is None and cm is None:
             return
     else:
         chain = ()
     for k, t in enumerate(outs):
         if t.grad_fn is not None:
             ex = t._extra
-            ex["vc"] = chain + ((od, opts, kw, k),)
-            ex["gv"] = t._ver[0]
+            if chain is not None:
+                ex["vc"] = chain + ((od, opts, kw, k),)
+                ex["gv"] = t._ver[0]
+            if cm is not None:
+                ex["cm"] = cm
 
 
 def fresh(t) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import dtype as _dt
+from .autocast import entry as _autocast_entry
 from .dims import normalize_dim
 from .ops.creation import _dev, _finish, _into, _make
 from .ops.pointwise import conj_physical
@@ -181,6 +182,7 @@ def _c2c(name, x, s, dims, norm, forward):
     return _fft_c2c(x, dims, mode, forward)
 
 
+@_autocast_entry
 @_outable
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``."""
@@ -189,6 +191,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     return _c2c("fft", input, None if n is None else [n], [d], norm, True)
 
 
+@_autocast_entry
 @_outable
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform."""
@@ -197,6 +200,7 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2c("ifft", input, None if n is None else [n], [d], norm, False)
 
 
+@_autocast_entry
 @_outable
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (all dims by default)."""
@@ -205,6 +209,7 @@ def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2c("fftn", input, s, dims, norm, True)
 
 
+@_autocast_entry
 @_outable
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional inverse discrete Fourier transform."""
@@ -213,12 +218,14 @@ def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2c("ifftn", input, s, dims, norm, False)
 
 
+@_autocast_entry
 @_outable
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional discrete Fourier transform (over the last two dims by default)."""
     return fftn(input, s, dim, norm)
 
 
+@_autocast_entry
 @_outable
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional inverse discrete Fourier transform."""
@@ -250,6 +257,7 @@ def _c2r(name, x, s, dims, mode, conj=False):
     return _fft_c2r(x, tuple(dims), mode, n)
 
 
+@_autocast_entry
 @_outable
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-sided DFT of a real signal: n // 2 + 1 frequency bins."""
@@ -258,6 +266,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c("rfft", input, None if n is None else [n], [d], _mode(norm, True))
 
 
+@_autocast_entry
 @_outable
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of rfft: a real signal of length ``n`` (default 2 * (bins - 1))."""
@@ -266,6 +275,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _c2r("irfft", input, None if n is None else [n], [d], _mode(norm, False))
 
 
+@_autocast_entry
 @_outable
 def rfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, name: str = "rfftn"
@@ -276,6 +286,7 @@ def rfftn(
     return _r2c(name, input, s, dims, _mode(norm, True))
 
 
+@_autocast_entry
 @_outable
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The inverse of rfftn."""
@@ -284,18 +295,21 @@ def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return _c2r("irfftn", input, s, dims, _mode(norm, False))
 
 
+@_autocast_entry
 @_outable
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional DFT of a real signal."""
     return rfftn(input, s, dim, norm, name="rfft2")
 
 
+@_autocast_entry
 @_outable
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The inverse of rfft2."""
     return irfftn(input, s, dim, norm)
 
 
+@_autocast_entry
 @_outable
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The DFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
@@ -305,6 +319,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2r("hfft", input, None if n is None else [n], [d], _mode(norm, True), conj=True)
 
 
+@_autocast_entry
 @_outable
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of hfft: the one-sided inverse DFT of a real signal."""

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 
+from .autocast import entry as _autocast_entry
 from .ops import decompositions as _d
 from .ops.decompositions import LinAlgError, _out
 from .return_types import return_types
@@ -32,6 +33,9 @@ __all__ = [
     "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
     "lu",
     "lu_factor",
@@ -97,11 +101,13 @@ def _many_out(out, r):
     return out
 
 
+@_autocast_entry
 def inv(A: Tensor, *, out=None) -> Tensor:
     """The inverse of (a batch of) square matrices; LinAlgError when one is singular."""
     return _d.inverse(A, out=out)
 
 
+@_autocast_entry
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     """(inverse, info): info > 0 marks a singular matrix (no error unless check_errors)."""
     return _many_out(out, _d._linalg_inv_ex(A, check_errors))
@@ -185,17 +191,20 @@ def _pos(v) -> bool:
 
 
 # ---------------------------------------------------------------------- solvers
+@_autocast_entry
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (or X A = B when not left); B may be a (batch of) vector."""
     return _out(out, _d._solve_ex(A, B, left, True)[0])
 
 
+@_autocast_entry
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
     X, info = _d._solve_ex(A, B, left, check_errors)
     return _many_out(out, return_types.linalg_solve_ex(X, info))
 
 
+@_autocast_entry
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values): the least-squares solution of A X = B."""
     e = _e()
@@ -251,47 +260,56 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 
 
 # ---------------------------------------------------------------------- decompositions
+@_autocast_entry
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper."""
     return _out(out, _d._linalg_cholesky_ex(A, upper, True)[0])
 
 
+@_autocast_entry
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
     return _many_out(out, _d._linalg_cholesky_ex(A, upper, check_errors))
 
 
+@_autocast_entry
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with A = Q R; mode 'reduced' (default), 'complete' or 'r' (Q is empty)."""
     return _many_out(out, _d._linalg_qr(A, mode))
 
 
+@_autocast_entry
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with A = U diag(S) Vh and S descending."""
     return _many_out(out, _d._linalg_svd(A, full_matrices))
 
 
+@_autocast_entry
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values, descending."""
     return _out(out, _d._linalg_svdvals(A))
 
 
+@_autocast_entry
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices; only the UPLO triangle is
     read."""
     return _many_out(out, _d._linalg_eigh(A, UPLO))
 
 
+@_autocast_entry
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues (ascending) of Hermitian matrices."""
     return _out(out, _d._linalg_eigh(A, UPLO)[0])
 
 
+@_autocast_entry
 def eig(A: Tensor, *, out=None):
     """(eigenvalues, eigenvectors) of square matrices, complex, eigenvectors of unit norm."""
     return _many_out(out, _d._linalg_eig(A))
 
 
+@_autocast_entry
 def eigvals(A: Tensor, *, out=None) -> Tensor:
     """The (complex) eigenvalues of square matrices."""
     return _out(out, _d._linalg_eig(A)[0])
@@ -321,7 +339,24 @@ def lu_solve(
     return _out(out, _d._lu_solve(LU, pivots, B, left, adjoint))
 
 
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
+    """(LD, pivots): the Bunch-Kaufman LDL^T (LDL^H when hermitian) of A's lower triangle."""
+    LD, piv, _ = _d._linalg_ldl_factor_ex(A, hermitian, True, "ldl_factor")
+    return _many_out(out, return_types.linalg_ldl_factor(LD, piv))
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
+    """(LD, pivots, info) of ldl_factor; info > 0 marks an exactly singular D."""
+    return _many_out(out, _d._linalg_ldl_factor_ex(A, hermitian, check_errors))
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None):
+    """X with A X = B from A's ldl_factor (batch dims broadcast)."""
+    return _out(out, _d._linalg_ldl_solve(LD, pivots, B, hermitian))
+
+
 # ---------------------------------------------------------------------- norms
+@_autocast_entry
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     """The vector ord-norm over ``dim`` (all elements when None): inf, -inf, 0 or any real."""
     if isinstance(ord, str):
@@ -345,6 +380,7 @@ def _mdims(A, dim, name):
     return d0, d1
 
 
+@_autocast_entry
 def matrix_norm(
     A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None
 ) -> Tensor:
@@ -397,6 +433,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
 
 
+@_autocast_entry
 def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     """The condition number of A in the p-norm (2-norm by default)."""
     if p is None or p in (2, -2):
@@ -415,6 +452,7 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     return _out(out, matrix_norm(A, p) * matrix_norm(inv(A), p))
 
 
+@_autocast_entry
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * s_max) (int64)."""
     e = _e()
@@ -438,6 +476,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 
 
 # ---------------------------------------------------------------------- products
+@_autocast_entry
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The 3-vector cross product along ``dim`` (inputs broadcast)."""
     e = _e()
@@ -451,12 +490,14 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     return _out(out, e.cross(input, other, dim))  # the registered op: names kept (spec 4.4)
 
 
+@_autocast_entry
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """sum(conj(x) * y) over ``dim`` (inputs broadcast)."""
     xc = x.conj() if x.is_complex() else x
     return _out(out, (xc * y).sum(dim))
 
 
+@_autocast_entry
 def multi_dot(tensors, *, out=None) -> Tensor:
     """The product of a chain of matrices (the first/last may be vectors)."""
     ts = list(tensors)
@@ -516,6 +557,7 @@ def vander(x: Tensor, *, N=None) -> Tensor:
 
 
 # ---------------------------------------------------------------------- tensor equations
+@_autocast_entry
 def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     """The tensor inverse w.r.t. tensordot over ``ind`` dims."""
     if ind <= 0:
@@ -531,6 +573,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     return _out(out, inv(A.reshape(rows, cols)).reshape(out_shape))
 
 
+@_autocast_entry
 def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
     if dims is not None:

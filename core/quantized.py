@@ -25,6 +25,7 @@ from .dtype import QUANTIZED_TYPES, qint8, qint32, quint2x4, quint4x2, quint8
 # the fake quantization ops are dense ops (registered there); exported with this family
 from .ops.fake_quant import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
 from .registry import NON_STRIDED, NonStridedError, caller_op_name
+from .runtime import _warn_once
 from .tensor import Size, Tensor, _new, _size, _wrap
 
 __all__ = [
@@ -448,6 +449,13 @@ class QuantizedTensor(Tensor):
 
 
 def _make(q, qdtype, scheme, scale, zero_point, axis) -> QuantizedTensor:
+    _warn_once(
+        "quantized",
+        "torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor "
+        "creation functions that produce tensors with dtype torch.quint8, torch.qint8, and "
+        "torch.qint32 are deprecated and will be removed in a future PyTorch release. Please "
+        "see https://github.com/pytorch/pytorch/issues/184982 for more information.",
+    )
     t = _new(QuantizedTensor)
     t._q = q
     t._qdtype = qdtype

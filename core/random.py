@@ -86,7 +86,9 @@ class Generator:
         """Restore a state returned by get_state."""
         from .tensor import Tensor
 
-        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = bytes(np.asarray(new_state.detach().cpu()._data).reshape(-1))
         size = _CUDA_STATE_SIZE if self._cuda else _CPU_STATE_SIZE

@@ -32,6 +32,7 @@ from ..autograd.views import note_views as _note_views
 from ..autograd.views import rebased as _rebased_view
 from ..autograd.views import refresh as _refresh_view
 from . import dtype as _dt
+from .autocast import entry as _autocast_entry
 from .device import _SEVERAL_GPUS, _XP, array_module, device_of
 from .dims import normalize_dim
 from .dtype import scalar_name
@@ -59,16 +60,20 @@ class OpDef:
         "n_diff_out",
         "n_in",
         "name",
+        "name_rule",
         "names_always",
         "opt_defaults",
         "opt_names",
+        "out_dtype",
         "out_type",
         "promote",
         "public",
         "rule",
         "save_first",
+        "saved_names",
         "seq",
         "spec",
+        "tensors_only",
         "ufunc",
         "var_pos",
         "view",
@@ -110,9 +115,16 @@ class OpDef:
         self.spec = ()
         self.save_first = False
         self.n_diff_out = 1
+        # out_dtype(out, res, ins): raises torch's error for an out= tensor whose dtype is not
+        # the result's, for ops whose torch kernels refuse to cast (mm, dot, ...); None: cast
+        self.out_dtype = None
         self.backward_name = (
             "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
         )
+        # name_rule(node) -> str: the backward node's name where torch's depends on the call
+        # (run lazily by Node.name(), never when recording); None: backward_name
+        self.name_rule = None
+        self.saved_names = ()  # the vjp's parameters, in node.saved's order
 
     def __call__(self, *args, **kwargs):
         return self.public(*args, **kwargs)
@@ -131,7 +143,8 @@ class OpDef:
             return lambda f: self.set_vjp(f, only_for=only_for)
         only_for = only_for or {}
         spec = []
-        for p in list(inspect.signature(fn).parameters)[1:]:
+        self.saved_names = tuple(inspect.signature(fn).parameters)[1:]
+        for p in self.saved_names:
             if p == "result":
                 spec.append((1, 0))
             elif p in only_for:
@@ -172,6 +185,7 @@ def op(
     n_diff_out=1,
     names_always=False,
     ufunc=None,
+    tensors_only=False,
 ):
     """Register an op. See the module docstring.
 
@@ -183,6 +197,7 @@ def op(
     method's name ('add_'), which also installs the '__iadd__'-style dunder if dunders has one.
     ufunc: the name of the array-module ufunc that computes the op (binary ops without options),
     used by the in-place variant to write straight into storage when no graph is recorded.
+    tensors_only: a Python scalar input is refused (torch has no Scalar overload: logical_and).
     """
 
     def deco(kernel):
@@ -196,6 +211,7 @@ def op(
         od.n_diff_out = n_diff_out
         od.names_always = names_always  # the rule runs for unnamed inputs too (rename, factories)
         od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
+        od.tensors_only = tensors_only
         OPS[od.name] = od
 
         public = _make_public(od)
@@ -203,7 +219,8 @@ def op(
         public.__doc__ = kernel.__doc__
         public.op = od
         public.vjp = od.set_vjp
-        od.public = public
+        od.direct = public  # without the autocast entry: in-place variants (torch casts none)
+        od.public = public = _autocast_entry(public)  # the op itself unless a list names it
         if method:
             setattr(Tensor, od.name, public)
         for d in dunders:
@@ -380,6 +397,7 @@ def _make_public(od: OpDef):
     view = od.view
     rule = od.rule
     names_always = od.names_always
+    tensors_only = od.tensors_only
     # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name
     by_name = rule is _unify_inputs and not seq and od.name not in _UNALIGNED
 
@@ -402,6 +420,8 @@ def _make_public(od: OpDef):
             for t in ins:
                 tt = type(t)
                 if tt is float or tt is int:  # a Python scalar: the common second operand
+                    if tensors_only:
+                        raise _bad_input(od, len(arrays), t)
                     arrays.append(t)
                     scalar = True
                 elif tt is Tensor or isinstance(t, Tensor):
@@ -421,6 +441,8 @@ def _make_public(od: OpDef):
                     if t._names is not None:
                         named = True
                 elif isinstance(t, _SCALARS):
+                    if tensors_only:
+                        raise _bad_input(od, len(arrays), t)
                     if isinstance(t, _generic):  # numpy scalars promote like Python's, as in torch
                         t = t.item()
                         ins = _replace_at(ins, len(arrays), t)
@@ -602,7 +624,7 @@ def _make_public(od: OpDef):
 
                 node.trace = capture_trace()
         if out is not None:
-            return _write_out(od, out, res)
+            return _write_out(od, out, res, ins)
         return res
 
     return public
@@ -773,13 +795,13 @@ def _bind_options(od, opts, kw) -> dict:
     return bound
 
 
-def _write_out(od, out, res):
+def _write_out(od, out, res, ins=()):
     """Copy a result into a user's ``out=`` tensor (resized like torch, names checked)."""
     from .names import check_out_names, check_resize
 
     if isinstance(res, tuple):
         for o, r in zip(out, res):
-            _write_out(od, o, r)
+            _write_out(od, o, r, ins)
         return out
     if res.requires_grad and _state.enabled:
         raise RuntimeError(
@@ -788,18 +810,40 @@ def _write_out(od, out, res):
         )
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if res.dtype != out.dtype and getattr(od, "out_dtype", None) is not None:
+        od.out_dtype(out, res, ins)
     if not _dt.can_cast(res.dtype, out.dtype):
         raise _cast_error(res.dtype, out.dtype)
     names = check_out_names(out, res._names, od.name)
     if out._data.shape != res._data.shape:
         if out._names is not None:
             check_resize(out, res._data.shape)
+        if out._data.size:
+            _warn_resized(out._data.shape, res._data.shape)
         out._data = res._data.astype(out._data.dtype)
     else:
         out._data[...] = res._data
     out._names = names
     out._ver[0] += 1
     return out
+
+
+def _warn_resized(old, new) -> None:
+    """torch's warning for an out= tensor with elements that had to be resized, at the user's
+    line (Python's default filter then shows it once per call site, as torch's does)."""
+    import warnings
+
+    from .ops.conversion import _user_level
+
+    warnings.warn(
+        f"An output with one or more elements was resized since it had shape {list(old)}, "
+        f"which does not match the required output shape {list(new)}. This behavior is "
+        "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+        "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
+        "to zero elements with t.resize_(0).",
+        UserWarning,
+        stacklevel=_user_level(),
+    )
 
 
 def _check_writable(a) -> None:
@@ -827,8 +871,8 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if grad_on and self.grad_fn is not None and self._extra and "nr" in self._extra:
-        from .ops.indexing import check_multi_view_inplace  # split/chunk/unbind outputs
+    if grad_on and self.grad_fn is not None and self._extra and "cm" in self._extra:
+        from .ops.indexing import check_multi_view_inplace  # split/custom Function outputs
 
         check_multi_view_inplace(self)
     if (
@@ -847,7 +891,7 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         if ex and "gv" in ex and ex["gv"] != self._ver[0]:
             _refresh_view(self)  # the snapshot takes self's grad_fn: make it current first
         src = _snapshot(self)  # the derivative needs self's old value: keep a copy
-    r = od.public(src, *args, **kw)
+    r = od.direct(src, *args, **kw)
     if type(r) is tuple:
         r = r[0]
     a = self._data

@@ -170,6 +170,22 @@ def is_warn_always_enabled() -> bool:
     return _state["warn_always"]
 
 
+_WARNED_ONCE: set = set()
+
+
+def _warn_once(key: str, msg: str) -> None:
+    """torch's TORCH_WARN_ONCE: a UserWarning the first time in the process (every time under
+    ``set_warn_always(True)``), pointing at the user's line."""
+    if key in _WARNED_ONCE and not _state["warn_always"]:
+        return
+    _WARNED_ONCE.add(key)
+    import warnings
+
+    from .ops.conversion import _user_level
+
+    warnings.warn(msg, UserWarning, stacklevel=_user_level())
+
+
 def set_flush_denormal(mode: bool) -> bool:
     """Denormal flushing is not controllable from numpy: returns False (unsupported) and changes
     nothing, which is what torch does on a cpu without the SSE3 control bits."""

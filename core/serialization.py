@@ -99,6 +99,9 @@ def _atomic_writer(f):
         if hasattr(f, "flush"):
             f.flush()
         return
+    parent = os.path.dirname(os.fspath(f))
+    if parent and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")  # torch's check
     path = os.path.realpath(os.fspath(f))  # through a symlink: the link stays, its target changes
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "wb") as out:  # a device or FIFO (/dev/null): written, never replaced
@@ -310,7 +313,11 @@ class _Encoder:
 
     def __init__(self):
         self.entries: list = []
-        self.keys: dict[int, str] = {}  # id(tensor) -> entry key (shared tensors stored once)
+        # (pointer, shape, strides, dtype, device) -> entry key: a tensor and the detached
+        # copies a state_dict holds of it (tied weights) are stored once, and load sharing memory
+        self.keys: dict[tuple, str] = {}
+        self.refs: dict[int, int] = {}  # id(tensor) -> which distinct tensor of its entry
+        self.count: dict[str, int] = {}  # entry key -> distinct tensors seen on it
         self.used: set = set()
         self.keep: list = []  # keep tensors alive so ids stay unique
 
@@ -331,13 +338,21 @@ class _Encoder:
         if isinstance(obj, Tensor):
             if type(obj) not in _SAFE_TENSOR_TYPES:
                 raise _SafeUnsupported
-            k = self.keys.get(id(obj))
+            a = obj._data
+            iface = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
+            mem = (iface["data"][0], a.shape, a.strides, a.dtype.str, str(obj.device))
+            k = self.keys.get(mem)
             if k is None:
-                k = self.key_for(path)
-                self.keys[id(obj)] = k
-                self.keep.append(obj)
+                k = self.keys[mem] = self.key_for(path)
                 self.entries.append((k, _cpu_array(obj)))
+            ref = self.refs.get(id(obj))
+            if ref is None:
+                ref = self.refs[id(obj)] = self.count.get(k, 0)
+                self.count[k] = ref + 1
+                self.keep.append(obj)
             node = {"tensor": k, "device": str(obj.device)}
+            if ref:
+                node["ref"] = ref
             if obj.requires_grad:
                 node["requires_grad"] = True
             if obj._names is not None:
@@ -391,7 +406,7 @@ def _decode(node, arrays, f, place, made):
         k = node["tensor"]
         if k not in arrays:
             raise _bad(f, f"the structure names a missing tensor '{k}'")
-        memo_key = (k, node.get("cls"), bool(node.get("requires_grad")))
+        memo_key = (k, node.get("cls"), bool(node.get("requires_grad")), node.get("ref"))
         if memo_key in made:
             return made[memo_key]
         t = place(_wrap(arrays[k], _names_of(node.get("names"))), node.get("device", "cpu"))
@@ -559,9 +574,9 @@ def _pickle_bytes(obj) -> tuple[bytes, list]:
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, f, region, place, weights_only):
+    def __init__(self, file, region, place, weights_only):
         super().__init__(file)
-        self.f, self.region, self.place, self.weights_only = f, region, place, weights_only
+        self.region, self.place, self.weights_only = region, place, weights_only
         self.offsets: list = []
         self.made: dict = {}
         if weights_only:
@@ -572,7 +587,7 @@ class _Unpickler(pickle.Unpickler):
             return super().find_class(module, name)
         obj = self.allowed.get((module, name))
         if obj is None:
-            raise pickle.UnpicklingError(_weights_only_message(self.f, module, name))
+            raise pickle.UnpicklingError(_weights_only_message(module, name))
         return obj
 
     def persistent_load(self, pid):
@@ -600,20 +615,24 @@ class _Unpickler(pickle.Unpickler):
         return t
 
 
-def _weights_only_message(f, module, name) -> str:
-    full = f"{module}.{name}"
+def _weights_only_message(module, name) -> str:
+    """torch.load's message for a global outside the weights_only allowlist (word for word:
+    ``import ember as torch`` makes its advice work as written)."""
+    full = name if module == "builtins" else f"{module}.{name}"
     return (
-        f"Weights only load failed for '{_fname(f)}'. This file can still be loaded, to do so "
-        "you have two options, do those steps only if you trust the source of the checkpoint.\n"
-        "\t(1) Re-running `ember.load` with `weights_only` set to `False` will likely succeed, "
-        "but it can result in arbitrary code execution. Do it only if you got the file from a "
-        "trusted source.\n"
-        "\t(2) Alternatively, to load with `weights_only=True` please check the recommended "
-        "steps in the following error message.\n"
-        f"\tWeightsUnpickler error: Unsupported global: GLOBAL {full} was not an allowed global "
-        f"by default. Please use `ember.serialization.add_safe_globals([{name}])` or the "
-        f"`ember.serialization.safe_globals([{name}])` context manager to allowlist this global "
-        "if you trust this class/function."
+        "Weights only load failed. This file can still be loaded, to do so you have two options, "
+        "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) In "
+        "PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+        "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+        "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
+        "file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please "
+        "check the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+        f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
+        f"`torch.serialization.add_safe_globals([{full}])` or the "
+        f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global "
+        "if you trust this class/function.\n\nCheck the documentation of torch.load to learn more "
+        "about types accepted by default with weights_only "
+        "https://pytorch.org/docs/stable/generated/torch.load.html."
     )
 
 
@@ -667,7 +686,7 @@ def _read_pickle(f, fh, size, place, weights_only, mmap):
             region[:got] = data
         if got < total:
             raise _bad(f, "the file is truncated")
-    up = _Unpickler(io.BytesIO(blob), f, region, place, weights_only)
+    up = _Unpickler(io.BytesIO(blob), region, place, weights_only)
     off = base
     for s in sizes:
         up.offsets.append(off)
@@ -762,7 +781,8 @@ def load(
         fh = f
     try:
         start = fh.tell()
-        magic = fh.read(8)
+        head = fh.read(32)
+        magic = head[:8]
         fh.seek(start)
         if magic == _PICKLE_MAGIC:
             fh.seek(start + 8)
@@ -776,6 +796,10 @@ def load(
             from .torch_zip import load_torch_zip
 
             return load_torch_zip(f, fh, place, weights_only)
+        from .torch_zip import is_torch_legacy, load_torch_legacy
+
+        if is_torch_legacy(head):  # torch.save(..., _use_new_zipfile_serialization=False)
+            return load_torch_legacy(f, fh, place, weights_only)
         meta, arrays = _read_safetensors(fh if not is_path else f, bool(mmap))
     finally:
         if is_path:

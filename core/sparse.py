@@ -302,8 +302,7 @@ class SparseTensor(Tensor):
     def to(self, *args, non_blocking: bool = False, copy: bool = False, **kwargs):
         from .ops.conversion import _parse_to
 
-        kwargs.pop("memory_format", None)
-        dev, dtype = _parse_to(args, kwargs)
+        dev, dtype = _parse_to(args, kwargs)[:2]
         vals = self._vals
         if dtype is not None:
             vals = vals.to(dtype)

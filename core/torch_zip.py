@@ -2,7 +2,8 @@
 
 The archive holds ``<name>/data.pkl`` (a pickle whose tensors are persistent ids naming storages),
 each storage's raw bytes as ``<name>/data/<key>``, and ``<name>/byteorder``. torch's globals are
-mapped to ember equivalents here: torch is never imported, and with ``weights_only=True`` only the
+mapped to ember equivalents here (a whole pickled model's ``torch.nn`` classes are ember's, with
+``weights_only=False``): torch is never imported, and with ``weights_only=True`` only the
 tensor-rebuild functions, storage types, dtypes, ``torch.device`` / ``torch.Size``, OrderedDict,
 plain containers and the user's allow-listed globals load; anything else raises
 ``pickle.UnpicklingError`` before it runs. Tensors viewing one storage share memory (on cpu).
@@ -23,9 +24,9 @@ import numpy as np
 from . import dtype as _dt
 from .device import device as _device
 from .serialization import _SAFE_GLOBALS, _bad, _default_safe, _weights_only_message
-from .tensor import Size, _wrap
+from .tensor import Size, Tensor, _wrap
 
-__all__ = ["load_torch_zip"]
+__all__ = ["is_torch_legacy", "load_torch_legacy", "load_torch_zip"]
 
 # torch's legacy typed storage classes -> the dtype of their elements
 _STORAGE_DTYPES = {
@@ -67,10 +68,54 @@ def _int_tuple(x, what: str) -> tuple:
     return tuple(x)
 
 
+# torch's C namespaces -> the public module of their functions, and the prefix their names carry
+_C_NAMESPACES = {
+    "torch._C._nn": ("torch.nn.functional", ""),
+    "torch._C._special": ("torch.special", "special_"),
+    "torch._C._linalg": ("torch.linalg", "linalg_"),
+    "torch._C._fft": ("torch.fft", "fft_"),
+}
+
+
+def _ember_global(module: str, name: str):
+    """ember's counterpart of torch's global ``module.name`` (a whole pickled model names
+    ``torch.nn.modules.linear.Linear``), or None. The module is imported by its ember path (not
+    looked up in ``sys.modules['torch...']``, which may be the real torch); a name that lives
+    elsewhere in ember is looked up in the enclosing packages (torch's
+    ``nn.modules.linear.NonDynamicallyQuantizableLinear`` is ember's ``nn.modules``')."""
+    import importlib
+
+    from ..dropin import RENAMES
+
+    if module in _C_NAMESPACES:  # a builtin function torch binds in C (F.gelu, torch.special.erf)
+        public, prefix = _C_NAMESPACES[module]
+        return _ember_global(public, name.removeprefix(prefix))
+    if module == "torch._C" and name == "_VariableFunctionsClass":
+        return importlib.import_module("ember")  # torch.tanh pickles as getattr(<this>, 'tanh')
+    if module == "torch._C" and name in ("TensorBase", "_TensorBase"):
+        return Tensor  # a Tensor method pickles as getattr(torch._C.TensorBase, 'add')
+    target = "ember" + module[len("torch") :]
+    for tname, ename in RENAMES.items():
+        if module == tname or module.startswith(tname + "."):
+            target = ename + module[len(tname) :]
+    while True:
+        try:
+            obj = importlib.import_module(target)
+        except ImportError:
+            obj = None
+        for part in name.split(".") if obj is not None else ():  # protocol 4: a qualname
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            return obj
+        target = target.rpartition(".")[0]
+        if "." not in target:  # ember's top level answers for torch's top level only
+            return None
+
+
 class _TorchUnpickler(pickle.Unpickler):
-    def __init__(self, file, f, zf, prefix, place, weights_only, big_endian):
+    def __init__(self, file, f, read_storage, place, weights_only, big_endian):
         super().__init__(file)
-        self.f, self.zf, self.prefix, self.place = f, zf, prefix, place
+        self.f, self.read_storage, self.place = f, read_storage, place
         self.weights_only, self.big_endian = weights_only, big_endian
         self.storages: dict = {}
         torch_map = {
@@ -100,34 +145,38 @@ class _TorchUnpickler(pickle.Unpickler):
         if self.weights_only:
             obj = self.allowed.get((module, name))
             if obj is None:
-                raise pickle.UnpicklingError(_weights_only_message(self.f, module, name))
+                raise pickle.UnpicklingError(_weights_only_message(module, name))
             return obj
         obj = self.torch_map.get((module, name))
         if obj is not None:
             return obj
         if module == "torch" or module.startswith("torch."):
+            obj = _ember_global(module, name)
+            if obj is not None:
+                return obj
             raise pickle.UnpicklingError(
-                f"ember.load: '{module}.{name}' in '{self.f}' is a torch object ember cannot "
-                "rebuild without importing torch (ember reads tensors, parameters, storages, "
-                "dtypes, devices and plain containers from torch checkpoints)"
+                f"ember.load: '{module}.{name}' in '{self.f}' is a torch object ember has no "
+                "counterpart for (ember rebuilds tensors, storages, dtypes, devices, containers "
+                "and the torch classes and functions it implements)"
             )
         return super().find_class(module, name)
 
     # ---------------------------------------------------------------- storages
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+        # zip: ('storage', type, key, location, numel); legacy adds a view: (key, offset, numel)
+        # and names each nn.Module class as ('module', class, source file, source)
+        if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
+            return pid[1]
+        if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"torch checkpoint: unsupported persistent id {pid!r}")
-        _, stype, key, location, numel = pid
+        _, stype, key, location, numel = pid[:5]
+        view = pid[5] if len(pid) == 6 else None
         if not isinstance(stype, _StorageType) or type(numel) is not int or numel < 0:
             raise pickle.UnpicklingError(f"torch checkpoint: bad storage id {pid!r}")
         key, location = str(key), str(location)
         st = self.storages.get(key)
         if st is None:
-            name = f"{self.prefix}data/{key}"
-            try:
-                raw = bytearray(self.zf.read(name))  # writable: tensors are views of it
-            except KeyError:
-                raise _bad(self.f, f"the archive has no storage entry '{name}'") from None
+            name, raw = self.read_storage(key)  # writable: tensors are views of it
             need = numel * stype.dtype.np.itemsize
             if len(raw) < need:
                 raise _bad(
@@ -136,6 +185,10 @@ class _TorchUnpickler(pickle.Unpickler):
                 )
             st = _Storage(np.frombuffer(raw, dtype=np.uint8), stype.dtype, location)
             self.storages[key] = st
+        if view is not None:
+            isz = stype.dtype.np.itemsize
+            _, offset, size = view
+            return _Storage(st.buf[offset * isz : (offset + size) * isz], stype.dtype, location)
         return st if st.dtype is stype.dtype else _Storage(st.buf, stype.dtype, st.location)
 
     # ---------------------------------------------------------------- tensors
@@ -239,11 +292,120 @@ def load_torch_zip(f, fh, place, weights_only: bool):
             raise _bad(f, f"a corrupt zip archive ({e})") from None
         if order not in ("little", "big"):
             raise _bad(f, f"unknown byteorder {order!r}")
+
+        def read_storage(key):
+            name = f"{prefix}data/{key}"
+            try:
+                return name, bytearray(zf.read(name))
+            except KeyError:
+                raise _bad(f, f"the archive has no storage entry '{name}'") from None
+
         try:
             blob = zf.read(pkls[0])
             up = _TorchUnpickler(
-                io.BytesIO(blob), f, zf, prefix, place, weights_only, order == "big"
+                io.BytesIO(blob), f, read_storage, place, weights_only, order == "big"
             )
             return up.load()
         except (zipfile.BadZipFile, zlib.error, EOFError, struct.error) as e:
             raise _bad(f, f"a truncated or corrupt zip archive ({e})") from None
+
+
+# ------------------------------------------------------------------ the legacy (pre-1.6) format
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_MAGIC_BYTES = _LEGACY_MAGIC.to_bytes(10, "little")
+_LEGACY_PROTOCOL = 1001
+
+
+def is_torch_legacy(head: bytes) -> bool:
+    """Whether a file starting with ``head`` (32 bytes) is ``torch.save(...,
+    _use_new_zipfile_serialization=False)``'s output: a pickled magic number first."""
+    return head[:1] == b"\x80" and _LEGACY_MAGIC_BYTES in head[:32]
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    # the header records and the storage-key list hold no globals
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"torch checkpoint: unexpected global {module}.{name}")
+
+
+class _Inert:
+    """Stands for every object while the storages' dtypes are collected: it runs no code."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return _Inert()
+
+    def __setstate__(self, state) -> None:
+        pass
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+    def append(self, value) -> None:
+        pass
+
+    def extend(self, values) -> None:
+        pass
+
+
+class _StorageDtypes(pickle.Unpickler):
+    """A dry pass over the main pickle: the dtype of each storage key (the raw storages that
+    follow the pickle record element counts, so their byte sizes need the dtypes)."""
+
+    def __init__(self, file) -> None:
+        super().__init__(file)
+        self.dtypes: dict = {}
+
+    def find_class(self, module, name):
+        if module == "torch" and name in _STORAGE_DTYPES:
+            return _StorageType(name, _STORAGE_DTYPES[name])
+        return _Inert
+
+    def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 6 and isinstance(pid[1], _StorageType):
+            self.dtypes[str(pid[2])] = pid[1].dtype
+            return _Inert()
+        return _Inert  # ('module', class, file, source): a class
+
+
+def load_torch_legacy(f, fh, place, weights_only: bool):
+    """Load a legacy ``torch.save`` file open as ``fh``: three header pickles (magic number,
+    protocol, system info), the object pickle, the list of storage keys, then each storage as an
+    element count (int64) followed by its bytes."""
+    import pickletools
+
+    try:
+        magic, protocol, info = (_PlainUnpickler(fh).load() for _ in range(3))
+        if magic != _LEGACY_MAGIC or protocol != _LEGACY_PROTOCOL or not isinstance(info, dict):
+            raise _bad(f, "not a legacy torch checkpoint (bad magic number or protocol)")
+        start = fh.tell()
+        for _ in pickletools.genops(fh):  # walks to the object pickle's end, running nothing
+            pass
+        end = fh.tell()
+        fh.seek(start)
+        blob = fh.read(end - start)
+        keys = _PlainUnpickler(fh).load()
+        dry = _StorageDtypes(io.BytesIO(blob))
+        dry.load()
+        order = "<" if info.get("little_endian", True) else ">"
+        raw = {}
+        for key in keys:
+            (numel,) = struct.unpack(order + "q", fh.read(8))
+            dtype = dry.dtypes.get(str(key))
+            if dtype is None or numel < 0:
+                raise _bad(f, f"storage '{key}' has no dtype or a bad size")
+            raw[str(key)] = bytearray(fh.read(numel * dtype.np.itemsize))
+    except RuntimeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure of the header or the dry pass
+        raise _bad(f, f"a truncated or corrupt legacy torch checkpoint ({e})") from None
+
+    def read_storage(key):
+        if key not in raw:
+            raise _bad(f, f"the file has no data for storage '{key}'")
+        return key, raw[key]
+
+    up = _TorchUnpickler(io.BytesIO(blob), f, read_storage, place, weights_only, order == ">")
+    return up.load()

@@ -8,26 +8,26 @@ from collections import abc
 
 import numpy as np
 
-__all__ = ["collate", "default_collate", "default_collate_err_msg_format", "default_convert"]
+from ..core.tensor import Tensor as _Tensor
+
+__all__ = [
+    "collate",
+    "collate_float_fn",
+    "collate_int_fn",
+    "collate_numpy_array_fn",
+    "collate_numpy_scalar_fn",
+    "collate_str_fn",
+    "collate_tensor_fn",
+    "default_collate",
+    "default_collate_err_msg_format",
+    "default_collate_fn_map",
+    "default_convert",
+]
 
 default_collate_err_msg_format = (
     "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 )
-_np_str_obj = re.compile(r"[SaUO]")
-
-
-def _tensor_type():
-    from ..core.tensor import Tensor
-
-    return Tensor
-
-
-def _named(t, elem_names, batch_dim_name):
-    # the new batch dim gets ``batch_dim_name``; the samples' own names stay behind it
-    if batch_dim_name is not None:
-        rest = elem_names if elem_names is not None else (None,) * (t.dim() - 1)
-        t.names = (batch_dim_name, *rest)
-    return t
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
 
 def _is_np_scalar_or_array(elem) -> bool:
@@ -38,12 +38,14 @@ def default_convert(data):
     """Convert numpy arrays / scalars (also inside dicts, lists, tuples) to tensors."""
     from ..core.ops.creation import as_tensor
 
-    Tensor = _tensor_type()
     elem_type = type(data)
-    if isinstance(data, Tensor):
+    if isinstance(data, _Tensor):
         return data
     if _is_np_scalar_or_array(data):
-        if isinstance(data, np.ndarray) and _np_str_obj.search(data.dtype.str) is not None:
+        if (
+            isinstance(data, np.ndarray)
+            and np_str_obj_array_pattern.search(data.dtype.str) is not None
+        ):
             return data
         return as_tensor(data)
     if isinstance(data, abc.Mapping):
@@ -73,41 +75,26 @@ def default_convert(data):
 
 
 def collate(batch, *, collate_fn_map: dict | None = None, batch_dim_name: str | None = None):
-    """Collate a list of samples; ``collate_fn_map`` maps types to per-type collate functions
-    (called as ``fn(batch, collate_fn_map=...)``)."""
-    from ..core.dtype import float64
-    from ..core.ops.creation import as_tensor, tensor
-    from ..core.ops.joining import stack
-
-    Tensor = _tensor_type()
+    """Collate a list of samples as torch does: a sample's type found in ``collate_fn_map`` (first
+    exactly, then by isinstance in insertion order) is handled by its function, called as
+    ``fn(batch, collate_fn_map=...)``; mappings, namedtuples and sequences are collated field by
+    field; anything else raises. A tensor a function returns gets ``batch_dim_name`` on dim 0."""
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:
-        if elem_type in collate_fn_map:
-            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
-        for t in collate_fn_map:
-            if isinstance(elem, t):
-                return collate_fn_map[t](batch, collate_fn_map=collate_fn_map)
+        fn = collate_fn_map.get(elem_type)
+        if fn is None:
+            fn = next((f for t, f in collate_fn_map.items() if isinstance(elem, t)), None)
+        if fn is not None:
+            out = fn(batch, collate_fn_map=collate_fn_map)
+            if batch_dim_name is not None and isinstance(out, _Tensor):
+                out.names = (batch_dim_name, *out.names[1:])
+            return out
 
     def rec(samples):
         return collate(samples, collate_fn_map=collate_fn_map, batch_dim_name=batch_dim_name)
 
-    if isinstance(elem, Tensor):
-        return _named(stack(batch, 0), elem._names, batch_dim_name)
-    if _is_np_scalar_or_array(elem):
-        if isinstance(elem, (np.ndarray, np.memmap)):
-            if _np_str_obj.search(elem.dtype.str) is not None:
-                raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-            return rec([as_tensor(b) for b in batch])
-        if elem.shape == ():
-            return _named(as_tensor(np.array(batch)), None, batch_dim_name)
-    elif isinstance(elem, float):
-        return _named(tensor(batch, dtype=float64), None, batch_dim_name)
-    elif isinstance(elem, int):
-        return _named(tensor(batch), None, batch_dim_name)
-    elif isinstance(elem, (str, bytes)):
-        return batch
-    elif isinstance(elem, abc.Mapping):
+    if isinstance(elem, abc.Mapping):
         try:
             if isinstance(elem, abc.MutableMapping):
                 clone = copy.copy(elem)
@@ -116,9 +103,9 @@ def collate(batch, *, collate_fn_map: dict | None = None, batch_dim_name: str | 
             return elem_type({k: rec([d[k] for d in batch]) for k in elem})
         except TypeError:
             return {k: rec([d[k] for d in batch]) for k in elem}
-    elif isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return elem_type(*(rec(s) for s in zip(*batch)))
-    elif isinstance(elem, abc.Sequence):
+    if isinstance(elem, abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
@@ -137,7 +124,57 @@ def collate(batch, *, collate_fn_map: dict | None = None, batch_dim_name: str | 
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
+def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
+    from ..core.ops.joining import stack
+
+    return stack(batch, 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
+    from ..core.ops.creation import as_tensor
+
+    elem = batch[0]
+    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
+    from ..core.ops.creation import as_tensor
+
+    return as_tensor(np.array(batch))
+
+
+def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
+    from ..core.dtype import float64
+    from ..core.ops.creation import tensor
+
+    return tensor(batch, dtype=float64)
+
+
+def collate_int_fn(batch, *, collate_fn_map: dict | None = None):
+    from ..core.ops.creation import tensor
+
+    return tensor(batch)
+
+
+def collate_str_fn(batch, *, collate_fn_map: dict | None = None):
+    return batch
+
+
+# torch's default table, which users extend (``default_collate_fn_map.update(...)``) or copy
+default_collate_fn_map: dict = {
+    _Tensor: collate_tensor_fn,
+    np.ndarray: collate_numpy_array_fn,
+    (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+    float: collate_float_fn,
+    int: collate_int_fn,
+    str: collate_str_fn,
+    bytes: collate_str_fn,
+}
+
+
 def default_collate(batch, *, batch_dim_name: str | None = None):
     """Stack a list of samples into a batch: tensors/arrays/numbers gain a leading batch dim
     (named ``batch_dim_name`` when given), containers are collated field by field."""
-    return collate(batch, batch_dim_name=batch_dim_name)
+    return collate(batch, collate_fn_map=default_collate_fn_map, batch_dim_name=batch_dim_name)

@@ -19,9 +19,10 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable
+from typing import Generic
 
 from .collate import default_collate, default_convert
-from .dataset import Dataset, IterableDataset
+from .dataset import Dataset, IterableDataset, _T_co
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import (
     MP_STATUS_CHECK_INTERVAL,
@@ -54,7 +55,7 @@ def _default_context():
     return multiprocessing.get_context()
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Combines a dataset and a sampler, and iterates over batches of the dataset.
 
     Args follow ``torch.utils.data.DataLoader``. ``batch_dim_name`` (ember only) names the batch
@@ -187,6 +188,7 @@ class DataLoader:
         self._IterableDataset_len_called = None
         self._iterator = None
         self.__initialized = True
+        self.check_worker_number_rationality(stacklevel=3)
 
     # ----------------------------------------------------------------------------- properties
     @property
@@ -246,10 +248,10 @@ class DataLoader:
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
-        self._check_worker_number_rationality()
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
 
-    def _check_worker_number_rationality(self) -> None:
+    def check_worker_number_rationality(self, stacklevel: int = 4) -> None:
         """torch's warning when there are more workers than CPUs this process may use."""
         import os
 
@@ -264,7 +266,7 @@ class DataLoader:
                 "smaller than what this DataLoader is going to create. Please be aware that "
                 "excessive worker creation might get DataLoader running slow or even freeze, "
                 "lower the worker number to avoid potential slowness/freeze if necessary.",
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
 
     def __iter__(self):
@@ -289,6 +291,12 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _accelerator_available() -> bool:
+    from ..accelerator import is_available
+
+    return is_available()
+
+
 def _base_seed(generator) -> int:
     # one int64 draw from the loader's generator (or the global one), as torch draws it
     from .. import empty, int64
@@ -306,6 +314,18 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         self._prefetch_factor = loader.prefetch_factor
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn(
+                "pin_memory_device is deprecated, the current accelerator will be used as the "
+                f"device,ignore pin_memory_device='{loader.pin_memory_device}'.",
+                stacklevel=2,
+            )
+        if loader.pin_memory and not _accelerator_available():
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then device "
+                "pinned memory won't be used.",
+                stacklevel=2,
+            )
         self._pin_memory = loader.pin_memory
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
@@ -341,13 +361,15 @@ class _BaseDataLoaderIter:
         ):
             msg = (
                 f"Length of IterableDataset {self._dataset} was reported to be "
-                f"{self._IterableDataset_len_called} (when accessing len(dataloader)), but "
+                f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
                 f"{self._num_yielded} samples have been fetched. "
             )
             if self._num_workers > 0:
                 msg += (
                     "For multiprocessing data-loading, this could be caused by not properly "
-                    "configuring the IterableDataset replica at each worker."
+                    "configuring the IterableDataset replica at each worker. Please see "
+                    "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset "
+                    "for examples."
                 )
             warnings.warn(msg, stacklevel=2)
         return data

@@ -5,7 +5,8 @@ from __future__ import annotations
 import bisect
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
 
 __all__ = [
     "ChainDataset",
@@ -18,8 +19,10 @@ __all__ = [
     "random_split",
 ]
 
+_T_co = TypeVar("_T_co", covariant=True)  # Dataset[T] subscripts as torch's does
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``)."""
 
     def __getitem__(self, index):
@@ -29,7 +32,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """A dataset that is an iterable of samples (subclasses define ``__iter__``)."""
 
     def __iter__(self):
@@ -39,7 +42,7 @@ class IterableDataset(Dataset):
         return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple]):
     """Samples are the i-th rows of the given tensors (all of the same first size)."""
 
     def __init__(self, *tensors) -> None:
@@ -54,7 +57,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[_T_co]):
     """Samples are tuples (positional args) or dicts (keyword args) of the datasets' samples."""
 
     def __init__(self, *args, **kwargs) -> None:
@@ -89,7 +92,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """The concatenation of several map-style datasets."""
 
     @staticmethod
@@ -121,6 +124,16 @@ class ConcatDataset(Dataset):
         sample_idx = idx if i == 0 else idx - self.cumulative_sizes[i - 1]
         return self.datasets[i][sample_idx]
 
+    @property
+    def cummulative_sizes(self) -> list:
+        """torch's old, misspelled name of ``cumulative_sizes``."""
+        warnings.warn(
+            "`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.cumulative_sizes
+
 
 class ChainDataset(IterableDataset):
     """The chaining of several iterable datasets (lazily, one after another)."""
@@ -143,7 +156,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[_T_co]):
     """The samples of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Generic
+
+from .dataset import _T_co
 
 __all__ = [
     "BatchSampler",
@@ -31,7 +34,7 @@ def _fresh_generator():
     return Generator().manual_seed(seed)
 
 
-class Sampler:
+class Sampler(Generic[_T_co]):
     """Base class of samplers: iterables of dataset indices (or of batches of indices)."""
 
     def __init__(self, data_source=None) -> None:
@@ -41,7 +44,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """Indices 0..len(data_source)-1 in order."""
 
     def __init__(self, data_source) -> None:
@@ -54,7 +57,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """Random indices: a permutation (or ``num_samples`` draws with ``replacement``)."""
 
     def __init__(
@@ -102,7 +105,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in a random order."""
 
     def __init__(self, indices: Sequence[int], generator=None) -> None:
@@ -117,7 +120,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """Indices 0..len(weights)-1 drawn with probabilities proportional to ``weights``."""
 
     def __init__(
@@ -158,7 +161,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Groups the indices of ``sampler`` into lists of ``batch_size``."""
 
     def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:
@@ -190,7 +193,7 @@ class BatchSampler(Sampler):
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[_T_co]):
     """The share of the dataset's indices that belongs to replica ``rank`` of ``num_replicas``."""
 
     def __init__(

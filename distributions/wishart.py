@@ -148,10 +148,9 @@ class Wishart(ExponentialFamily):
     @lazy_property
     def precision_matrix(self) -> ember.Tensor:
         """The inverse of the scale matrix."""
-        eye = ember.eye(self._event_shape[-1], dtype=self.df.dtype, device=self.df.device)
-        return ember.cholesky_solve(eye, self._unbroadcasted_scale_tril).expand(
-            tuple(self._batch_shape + self._event_shape)
-        )
+        L = self._unbroadcasted_scale_tril
+        eye = ember.eye(self._event_shape[-1], dtype=L.dtype, device=L.device)  # as torch's
+        return ember.cholesky_solve(eye, L).expand(tuple(self._batch_shape + self._event_shape))
 
     @property
     def mean(self) -> ember.Tensor:

@@ -81,6 +81,9 @@ RENAMES: dict[str, str] = {
     "torch.special": "ember.core.special",
     "torch.quasirandom": "ember.core.quasirandom",
     "torch.storage": "ember.core.storage",
+    # torch's private package behind torch.utils.data (`from torch.utils.data._utils.collate
+    # import default_collate_fn_map`, `..._utils.worker`)
+    "torch.utils.data._utils": "ember.data._utils",
 }
 
 

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import _state
+from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import C_NAMES
 from ..core.kernels.fused_softmax import attention_softmax_kernels
@@ -246,6 +247,7 @@ def _bshape(a: tuple, b: tuple) -> tuple:
 
 
 # ---------------------------------------------------------------------- F.scaled_dot_product_attention
+@_autocast_entry
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

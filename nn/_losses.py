@@ -16,11 +16,13 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
 from ..core.dtype import scalar_name
 from ..core.names import keep, unify, unify_inputs
 from ..core.ops.comparison import where as _where
+from ..core.ops.conversion import _user_level
 from ..core.ops.reduction import _tname
 from ..core.registry import op
 from ..core.tensor import Tensor, _wrap
@@ -99,7 +101,7 @@ def _warn_size(input, target) -> None:
             f"({_size(input.shape)}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
             UserWarning,
-            stacklevel=4,  # _warn_size < loss < _with_names wrapper < caller
+            stacklevel=_user_level(),  # the caller, past the loss's wrappers
         )
 
 
@@ -314,6 +316,7 @@ def _weighted(loss, weight, input, reduction, normalize):
     return _reduce(loss, reduction)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def l1_loss(
     input: Tensor,
@@ -330,6 +333,7 @@ def l1_loss(
     return _weighted(loss, weight, input, reduction, True)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def mse_loss(
     input: Tensor,
@@ -348,6 +352,7 @@ def mse_loss(
     return _weighted(loss, weight, input, reduction, True)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def huber_loss(
     input: Tensor,
@@ -368,6 +373,7 @@ def huber_loss(
     return _weighted(loss, weight, input, reduction, False)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def smooth_l1_loss(
     input: Tensor,
@@ -391,6 +397,7 @@ def smooth_l1_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def soft_margin_loss(
     input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
@@ -400,6 +407,7 @@ def soft_margin_loss(
     return _reduce(_softplus(-target * input), reduction)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def poisson_nll_loss(
     input: Tensor,
@@ -457,6 +465,7 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def kl_div(
     input: Tensor,
@@ -477,7 +486,7 @@ def kl_div(
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=_user_level(),
         )
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -494,6 +503,7 @@ def kl_div(
 
 
 # ------------------------------------------------------------------ binary losses
+@_autocast_entry
 @_with_names(_elementwise_names)
 def binary_cross_entropy(
     input: Tensor,
@@ -529,6 +539,7 @@ def _as_dtype(weight: Tensor | None, dtype) -> Tensor | None:
     return weight if weight is None or weight.dtype is dtype else weight.to(dtype)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -670,6 +681,7 @@ def _check_classes_input(input):
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
 
 
+@_autocast_entry
 @_with_names(_class_names)
 def nll_loss(
     input: Tensor,
@@ -688,6 +700,7 @@ def nll_loss(
     )
 
 
+@_autocast_entry
 @_with_names(_class_names)
 def cross_entropy(
     input: Tensor,
@@ -771,6 +784,7 @@ def _check_nd_classes(input):
         )
 
 
+@_autocast_entry
 @_with_names(_class_names)
 def multi_margin_loss(
     input: Tensor,
@@ -814,6 +828,7 @@ def multi_margin_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_entry
 @_with_names(_class_names)
 def multilabel_margin_loss(
     input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
@@ -867,6 +882,7 @@ def multilabel_soft_margin_loss(
 
 
 # ------------------------------------------------------------------ pair / triplet losses
+@_autocast_entry
 @_with_names(_elementwise_names)
 def margin_ranking_loss(
     input1: Tensor,
@@ -888,6 +904,7 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_autocast_entry
 @_with_names(_elementwise_names)
 def hinge_embedding_loss(
     input: Tensor,
@@ -904,6 +921,7 @@ def hinge_embedding_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_entry
 @_with_names(_batch_names)
 def cosine_embedding_loss(
     input1: Tensor,
@@ -963,6 +981,7 @@ def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
     return _reduce((margin + dp - dn).clamp_min(0), reduction)
 
 
+@_autocast_entry
 @_with_names(_batch_names)
 def triplet_margin_loss(
     anchor: Tensor,
@@ -1170,6 +1189,7 @@ def _ctc_names(args, kwargs):
     return lp._names[1:2]
 
 
+@_autocast_entry
 @_with_names(_ctc_names)
 def ctc_loss(
     log_probs: Tensor,

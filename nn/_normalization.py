@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..core.autocast import entry as _autocast_entry
 from ..core.ops import normalization as _norm
 from ..core.tensor import Tensor
 from ._args import arg_type_error
@@ -29,6 +30,7 @@ def _shape_arg(fn: str, normalized_shape) -> tuple:
     return tuple(int(k) for k in normalized_shape)
 
 
+@_autocast_entry
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -87,6 +89,7 @@ def instance_norm(
     )
 
 
+@_autocast_entry
 def group_norm(
     input: Tensor,
     num_groups: int,

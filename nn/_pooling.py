@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..core import dtype as _dt
+from ..core.autocast import entry as _autocast_entry
 from ..core.ops import pooling as _P
 from ..core.tensor import Tensor
 
@@ -60,11 +61,11 @@ _TO_TUPLE = {"input": "Tensor", "return": "tuple"}
 
 
 def _named(fn, name, doc, annotations):
-    """A per-dimension closure made into the public function ``name``."""
+    """A per-dimension closure made into the public function ``name`` (its autocast entry)."""
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.__annotations__ = dict(annotations)
-    return fn
+    return _autocast_entry(fn)  # fn itself unless an autocast list names it
 
 
 def _named_max(fn, name, with_indices, indices_doc, doc, annotations=None):

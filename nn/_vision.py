@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import scalar_name
 from ..core.names import keep
@@ -43,6 +44,7 @@ channel_shuffle = _vision.channel_shuffle
 native_channel_shuffle = _vision.channel_shuffle
 
 
+@_autocast_entry
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pads the last ``len(pad) // 2`` dims of ``input`` (negative amounts crop).
 
@@ -427,6 +429,7 @@ _GS_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _GS_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
+@_autocast_entry
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -454,6 +457,7 @@ def grid_sample(
     )
 
 
+@_autocast_entry
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
     """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the batch of affine matrices
     ``theta`` (N, 2, 3) or (N, 3, 4) for an output of ``size`` (N, C, H, W) or (N, C, D, H, W)."""

@@ -13,6 +13,7 @@ import warnings
 
 from ..autograd.grad_mode import _state
 from ..core import ops as _ops  # noqa: F401  (registers every op)
+from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
@@ -276,6 +277,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+@_autocast_entry
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope: one for all channels, or one per channel (dim 1)."""
     if input.dtype != weight.dtype:
@@ -406,6 +408,7 @@ def softsign(input: Tensor) -> Tensor:
     return input / (input.abs() + 1)
 
 
+@_autocast_entry
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
     beta = _number(beta, "softplus", "beta")
@@ -422,6 +425,7 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@_autocast_entry
 def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``."""
     if dim is None:
@@ -429,6 +433,7 @@ def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     return _softmax(input, dim, dtype)
 
 
+@_autocast_entry
 def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along ``dim``."""
     if dim is None:
@@ -438,6 +443,7 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     return _softmax(-input, dim)
 
 
+@_autocast_entry
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
@@ -532,6 +538,7 @@ def _unname(t):
     return t if t is None or t._names is None else t.rename(None)
 
 
+@_autocast_entry
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
     try:
@@ -574,6 +581,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+@_autocast_entry
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x1^T A x2 + b, per output feature: out[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j]."""
     # torch's check order: ranks, batch dims (per dim), feature sizes, bias
@@ -986,6 +994,7 @@ def pairwise_distance(
     return (x1 - x2 + eps).norm(p, -1, keepdim)
 
 
+@_autocast_entry
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
     n1 = x1.norm(2, dim).clamp(min=eps)
@@ -993,6 +1002,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return (x1 * x2).sum(dim) / (n1 * n2)
 
 
+@_autocast_entry
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distances between all pairs of rows (i < j), as a flat N*(N-1)/2 tensor."""
     from ..core.ops.creation import triu_indices
@@ -1007,6 +1017,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     return (x[ij[0]] - x[ij[1]]).norm(p, 1)
 
 
+@_autocast_entry
 def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:

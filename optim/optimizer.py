@@ -493,10 +493,17 @@ def _params_with_grad(group, sparse_rows: bool = False):
     gradient comes as a SparseRows when the caller updates rows (``sparse_rows``), else dense."""
     out = []
     maximize = group.get("maximize", False)
+    differentiable = group.get("differentiable", False)
     for p in group["params"]:
         g = p._grad
         if g is None:
             continue
+        if differentiable and p.requires_grad and p.grad_fn is None:
+            # torch runs a differentiable step with grad mode on: its in-place update of a leaf
+            # that requires grad is refused by autograd
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
         xp = array_module(p._data)
         try:
             gd = g._data

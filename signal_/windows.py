@@ -3,7 +3,7 @@
 Each takes the window length ``M`` and ``sym`` (True: symmetric, for filter design; False:
 periodic, for spectral analysis: the symmetric window of ``M + 1`` points without its last), and
 returns a float32 (the default dtype) or float64 tensor. Values are computed in float64 and
-rounded once.
+rounded once. The formulas are core/ops/spectral.py's (``ember.hann_window`` & co.).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import numpy as np
 from ..core import dtype as _dt
 from ..core.layout import strided
 from ..core.ops.creation import tensor as _tensor
+from ..core.ops.spectral import bartlett as _bartlett
+from ..core.ops.spectral import cosine_sum, window_values
+from ..core.ops.spectral import kaiser as _kaiser
 from ..core.tensor import Tensor
 
 __all__ = [
@@ -33,9 +36,9 @@ __all__ = [
 ]
 
 
-def _window(name, M, sym, dtype, layout, device, requires_grad, values) -> Tensor:
-    """Check the arguments as torch does, then build ``values(n, N)`` over the points
-    ``n = 0..N-1`` of the symmetric window of ``N`` points."""
+def _window(name, M, sym, dtype, layout, device, requires_grad, fn) -> Tensor:
+    """Check the arguments as torch does, then build the window ``fn(k, n)`` (core/ops/spectral's
+    builder and formulas, shared with ``ember.hann_window`` & co.)."""
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
     if layout is not strided:
@@ -43,12 +46,14 @@ def _window(name, M, sym, dtype, layout, device, requires_grad, values) -> Tenso
     dtype = _dt.get_default_dtype() if dtype is None else dtype
     if dtype not in (_dt.float32, _dt.float64):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: {dtype}")
-    if M <= 1:
-        arr = np.ones(M)
-    else:
-        n_pts = M if sym else M + 1
-        arr = values(np.arange(n_pts, dtype=np.float64), n_pts)[:M]
+    arr = window_values(M, not sym, fn)
     return _tensor(arr, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _cosines(coeffs, M, sym, dtype, layout, device, requires_grad) -> Tensor:
+    """The general cosine windows: torch checks them all under general_cosine's name."""
+    f = cosine_sum(coeffs)
+    return _window("general_cosine", M, sym, dtype, layout, device, requires_grad, f)
 
 
 def general_cosine(
@@ -60,12 +65,7 @@ def general_cosine(
     coeffs = [float(c) for c in a]
     if not coeffs:
         raise ValueError("Coefficients cannot be empty")
-
-    def values(n, N):
-        fac = 2 * math.pi * n / (N - 1)
-        return sum((-1) ** k * c * np.cos(k * fac) for k, c in enumerate(coeffs))
-
-    return _window("general_cosine", M, sym, dtype, layout, device, requires_grad, values)
+    return _cosines(coeffs, M, sym, dtype, layout, device, requires_grad)
 
 
 def general_hamming(
@@ -79,72 +79,34 @@ def general_hamming(
     requires_grad=False,
 ) -> Tensor:
     """alpha - (1 - alpha) cos(2 pi n / (N - 1))."""
-    return general_cosine(
-        M,
-        a=[alpha, 1.0 - alpha],
-        sym=sym,
-        dtype=dtype,
-        layout=layout,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    return _cosines((alpha, 1.0 - alpha), M, sym, dtype, layout, device, requires_grad)
 
 
 def hann(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
     """The Hann window: general_hamming with alpha = 0.5."""
-    return general_hamming(
-        M,
-        alpha=0.5,
-        sym=sym,
-        dtype=dtype,
-        layout=layout,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    return _cosines((0.5, 0.5), M, sym, dtype, layout, device, requires_grad)
 
 
 def hamming(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
     """The Hamming window: general_hamming with alpha = 0.54."""
-    return general_hamming(
-        M, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad
-    )
+    return _cosines((0.54, 1.0 - 0.54), M, sym, dtype, layout, device, requires_grad)
 
 
 def nuttall(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
     """Nuttall's minimum 4-term Blackman-Harris window."""
-    return general_cosine(
-        M,
-        a=[0.3635819, 0.4891775, 0.1365995, 0.0106411],
-        sym=sym,
-        dtype=dtype,
-        layout=layout,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    coeffs = (0.3635819, 0.4891775, 0.1365995, 0.0106411)
+    return _cosines(coeffs, M, sym, dtype, layout, device, requires_grad)
 
 
 def blackman(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
     """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-
-    def values(n, N):
-        fac = 2 * math.pi * n / (N - 1)
-        return 0.42 - 0.5 * np.cos(fac) + 0.08 * np.cos(2 * fac)
-
-    return _window("blackman", M, sym, dtype, layout, device, requires_grad, values)
+    f = cosine_sum((0.42, 0.5, 0.08))
+    return _window("blackman", M, sym, dtype, layout, device, requires_grad, f)
 
 
 def bartlett(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
     """The triangular window reaching zero at both ends: 1 - |2 n / (N - 1) - 1|."""
-    return _window(
-        "bartlett",
-        M,
-        sym,
-        dtype,
-        layout,
-        device,
-        requires_grad,
-        lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1),
-    )
+    return _window("bartlett", M, sym, dtype, layout, device, requires_grad, _bartlett)
 
 
 def cosine(M: int, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
@@ -223,15 +185,4 @@ def kaiser(
     """I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta)."""
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
-    return _window(
-        "kaiser",
-        M,
-        sym,
-        dtype,
-        layout,
-        device,
-        requires_grad,
-        lambda n, N: (
-            np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (N - 1) - 1) ** 2, 0, None))) / np.i0(beta)
-        ),
-    )
+    return _window("kaiser", M, sym, dtype, layout, device, requires_grad, _kaiser(beta))

@@ -436,7 +436,20 @@ EXPLICIT = {
     "grad_of_diagonal": (lambda x: _grad(ember.diagonal, x), ("X",)),
     "grad_of_index_select": (lambda x, j: _grad(ember.index_select, x, 1, j), ("X", "J")),
     "grad_of_gather": (lambda x, i: _grad(ember.gather, x, 1, i), ("X", "I")),
+    "cholesky_solve": (
+        lambda q, x: ember.cholesky_solve(
+            x, q.tril() + 3 * ember.eye(3, dtype=q.dtype, device=q.device)
+        ),
+        ("Q", "X"),
+    ),
+    "ldl": (lambda q, x: _ldl(q, x), ("Q", "X")),
 }
+
+
+def _ldl(q, x):
+    # recorded with grad (their nodes raise in backward, like torch's): the values, detached
+    LD, piv = ember.linalg.ldl_factor(q + q.mT)
+    return LD.detach(), piv, ember.linalg.ldl_solve(LD, piv, x).detach()
 
 
 def _grad(fn, x, *args):

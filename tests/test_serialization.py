@@ -164,7 +164,7 @@ def test_pickle_objects_need_weights_only_false(tmp_path):
     with pytest.raises(
         pickle.UnpicklingError,
         match=r"(?s)Weights only load failed.*`weights_only` set to `False`.*"
-        r"argparse\.Namespace.*add_safe_globals\(\[Namespace\]\)",
+        r"argparse\.Namespace.*add_safe_globals\(\[argparse\.Namespace\]\)",
     ):
         ember.load(p)
     out = ember.load(p, weights_only=False)

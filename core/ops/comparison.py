@@ -239,14 +239,51 @@ def _(grad, input, min, max, needs):
     return gi, gmin, gmax
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float))
+
+
+# torch's grad_fn names: Clamp/ClampMin/ClampMax Backward0 for tensor bounds, 1 for numbers
+# (but ClampMinBackward0 and ClampMaxBackward0 for numbers)
+_clamp.op.name_rule = lambda node: (
+    "ClampBackward1"
+    if _is_number(node.saved_arg("min")) and _is_number(node.saved_arg("max"))
+    else "ClampBackward0"
+)
+clamp_min.op.name_rule = lambda node: (
+    "ClampMinBackward0" if _is_number(node.saved_arg("min")) else "ClampMinBackward1"
+)
+clamp_max.op.name_rule = lambda node: (
+    "ClampMaxBackward0" if _is_number(node.saved_arg("max")) else "ClampMaxBackward1"
+)
+
+
+# clamp(input, min=...) / clamp(input, max=...): clamp_min's / clamp_max's kernel and derivative,
+# registered again under torch's Clamp node names
+_clamp_lo = op(name="_clamp_lo", names=unify_inputs, promote=True, method=False)(
+    clamp_min.op.kernel
+)
+_clamp_hi = op(name="_clamp_hi", names=unify_inputs, promote=True, method=False)(
+    clamp_max.op.kernel
+)
+_clamp_lo.vjp(clamp_min.op.vjp)
+_clamp_hi.vjp(clamp_max.op.vjp)
+_clamp_lo.op.name_rule = lambda node: (
+    "ClampBackward1" if _is_number(node.saved_arg("min")) else "ClampBackward0"
+)
+_clamp_hi.op.name_rule = lambda node: (
+    "ClampBackward1" if _is_number(node.saved_arg("max")) else "ClampBackward0"
+)
+
+
 def _clamp_dispatch(input, min, max, out, inplace):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     kw = {} if out is None else {"out": out}
     if max is None:
-        return input.clamp_min_(min) if inplace else clamp_min(input, min, **kw)
+        return input.clamp_min_(min) if inplace else _clamp_lo(input, min, **kw)
     if min is None:
-        return input.clamp_max_(max) if inplace else clamp_max(input, max, **kw)
+        return input.clamp_max_(max) if inplace else _clamp_hi(input, max, **kw)
     return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
 
 
@@ -413,19 +450,19 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 
 # ---------------------------------------------------------------------- logical
-@op(names=unify_inputs, inplace="logical_and_")
+@op(names=unify_inputs, inplace="logical_and_", tensors_only=True)
 def logical_and(xp, input, other):
     """Elementwise logical AND of the truth values (nonzero is True); a bool tensor."""
     return xp.logical_and(input, other)
 
 
-@op(names=unify_inputs, inplace="logical_or_")
+@op(names=unify_inputs, inplace="logical_or_", tensors_only=True)
 def logical_or(xp, input, other):
     """Elementwise logical OR."""
     return xp.logical_or(input, other)
 
 
-@op(names=unify_inputs, inplace="logical_xor_")
+@op(names=unify_inputs, inplace="logical_xor_", tensors_only=True)
 def logical_xor(xp, input, other):
     """Elementwise logical XOR."""
     return xp.logical_xor(input, other)

@@ -12,7 +12,7 @@ from .. import dtype as _dt
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..kernels.blocked import blocked
-from ..layout import format_array, preserve_format
+from ..layout import format_array, memory_format, preserve_format
 from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
 from ..tensor import Tensor
@@ -172,29 +172,100 @@ def _(grad, input):
 _cast.op.backward_name = _to_device.op.backward_name = "ToCopyBackward0"
 
 
+_TO_TAIL = (
+    "bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None"
+)
+_TO_SIGNATURES = tuple(
+    f"({lead}, {_TO_TAIL})"
+    for lead in (
+        "torch.device device = None, torch.dtype dtype = None",
+        "torch.dtype dtype",
+        "Tensor tensor",
+    )
+)
+_PY_DTYPES = (float, int, bool, complex)  # torch takes Python's number types as dtypes
+
+
+def _is_dtype(a) -> bool:
+    return isinstance(a, _dt.dtype) or (isinstance(a, type) and a in _PY_DTYPES)
+
+
+# what each of to()'s parameters accepts (None: its default, where it has one)
+_TO_CHECKS = {
+    "tensor": lambda v: isinstance(v, Tensor),
+    "device": lambda v: v is None or isinstance(v, (str, int, _device)),
+    "dtype": lambda v: v is None or _is_dtype(v),
+    "non_blocking": lambda v: isinstance(v, bool),
+    "copy": lambda v: isinstance(v, bool),
+    "memory_format": lambda v: v is None or isinstance(v, memory_format),
+}
+
+
+def _to_type_name(a) -> str:
+    for cls, name in ((_dt.dtype, "dtype"), (_device, "device"), (memory_format, "memory_format")):
+        if isinstance(a, cls):
+            return f"torch.{name}"
+    return type(a).__name__
+
+
+def _to_error(args, kwargs) -> TypeError:
+    pos = [_to_type_name(a) for a in args]
+    kw = [f"{k}={_to_type_name(v)}" for k, v in sorted(kwargs.items())]
+    got = ", ".join(pos + kw) if pos else "".join(k + ", " for k in kw)
+    return TypeError(
+        f"to() received an invalid combination of arguments - got ({got}), but expected one "
+        "of:\n" + "".join(f" * {sig}\n" for sig in _TO_SIGNATURES)
+    )
+
+
 def _parse_to(args, kwargs):
-    dev = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    for a in args:
+    """torch's parsing of ``to(...)`` (Tensor.to and Module.to): one of its three signatures,
+    else its TypeError. Returns (device, dtype, non_blocking, copy, memory_format); copy is
+    None when not given (Module.to refuses it even as False)."""
+    if not kwargs and len(args) == 1:  # the common calls: to(dtype), to(device), to(tensor)
+        a = args[0]
+        if isinstance(a, _dt.dtype):
+            return None, a, False, None, None
+        if isinstance(a, (str, _device)):
+            return a, None, False, None, None
         if isinstance(a, Tensor):
-            dev, dtype = a.device, a.dtype
-        elif isinstance(a, (_dt.dtype, type)) or (
-            a is not None and not isinstance(a, (str, int, _device))
-        ):
-            dtype = a
-        elif a is not None:
-            dev = a
-    return dev, dtype
+            return a.device, a.dtype, False, None, None
+    if len(args) > 4:
+        raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
+    first = args[0] if args else kwargs.get("tensor", kwargs.get("dtype"))
+    if isinstance(first, Tensor) and (args or "tensor" in kwargs):
+        names = ("tensor", "non_blocking", "copy")
+    elif _is_dtype(first) and (args or "device" not in kwargs):
+        names = ("dtype", "non_blocking", "copy")
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+    if len(args) > len(names):
+        raise _to_error(args, kwargs)
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in bound or (k not in names and k != "memory_format"):
+            raise _to_error(args, kwargs)
+        bound[k] = v
+    for k, v in bound.items():
+        if not _TO_CHECKS[k](v):
+            raise _to_error(args, kwargs)
+    t = bound.get("tensor")
+    return (
+        bound.get("device") if t is None else t.device,
+        bound.get("dtype") if t is None else t.dtype,
+        bound.get("non_blocking", False),
+        bound.get("copy"),
+        bound.get("memory_format"),
+    )
 
 
-def to(self, *args, non_blocking: bool = False, copy: bool = False, memory_format=None, **kwargs):
-    """Move/cast: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+def to(self, *args, **kwargs):
+    """Move/cast: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with
+    ``non_blocking``, ``copy`` and ``memory_format``.
 
     Returns ``self`` when nothing changes (unless ``copy=True``).
     """
-    dev, dtype = _parse_to(args, kwargs)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dev, dtype, _non_blocking, copy, memory_format = _parse_to(args, kwargs)
     t = self
     if dev is not None:
         dev = to_device(dev)

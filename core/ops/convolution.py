@@ -42,6 +42,7 @@ from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
 from .. import layout as _layout
+from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..kernels.depthwise import dw_backward, dw_forward
 from ..kernels.fused_im2col import im2col_kernels
@@ -873,16 +874,19 @@ def _conv_fn(nd):
     return (conv1d, conv2d, conv3d)[nd - 1]
 
 
+@_autocast_entry
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """1-D convolution over input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@_autocast_entry
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """2-D convolution over input (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@_autocast_entry
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """3-D convolution over input (N, C, D, H, W) or (C, D, H, W)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
@@ -965,6 +969,7 @@ def _convt_fn(nd):
     return (conv_transpose1d, conv_transpose2d, conv_transpose3d)[nd - 1]
 
 
+@_autocast_entry
 def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
@@ -974,6 +979,7 @@ def conv_transpose1d(
     )
 
 
+@_autocast_entry
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
@@ -983,6 +989,7 @@ def conv_transpose2d(
     )
 
 
+@_autocast_entry
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..names import _clean, unify
-from ..registry import op
+from ..registry import broadcast_error, op
 from ..return_types import return_types
 from ..tensor import Tensor
 
@@ -165,6 +166,31 @@ def _raise_first(info, shape, fmt, exc=None):
         raise (exc or LinAlgError)(f"{name}: {_batch_prefix(shape, idx)}{rest}")
 
 
+def _linear_solve_checks(b, A, name):
+    """torch's linearSolveCheckInputs (cholesky_solve, ldl_solve): dtypes, then shapes."""
+    if b.dtype != A.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type {_sname(b)} and A "
+            f"of type {_sname(A)} instead."
+        )
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {A.shape[-2]} by "
+            f"{A.shape[-1]} matrices"
+        )
+    if b.ndim < 2:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-b.ndim}, {b.ndim - 1}], "
+            "but got -2)"
+        )
+    if A.shape[-1] != b.shape[-2]:
+        n = A.shape[-1]
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b "
+            f"matrix is {b.shape[-2]} by {b.shape[-1]}"
+        )
+
+
 # ---------------------------------------------------------------------- name rules
 def _batch(t):
     n = t._names
@@ -251,6 +277,7 @@ def _(grad, result):
     return -(ri @ grad @ ri)
 
 
+@_autocast_entry
 def inverse(input: Tensor, *, out=None) -> Tensor:
     """The inverse of square matrices (torch.inverse, linalg.inv)."""
     r = _linalg_inv_ex(input, True)[0]
@@ -372,6 +399,7 @@ def _deprecated(key: str, msg: str) -> None:
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
+@_autocast_entry
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky (deprecated in torch): the Cholesky factor."""
     _deprecated(
@@ -457,6 +485,7 @@ def solve_triangular(
     return _out(out, _linalg_solve_triangular(A, B, upper, left, unitriangular))
 
 
+@_autocast_entry
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (solution, cloned_coefficient) of op(A) X = b."""
     _deprecated(
@@ -722,6 +751,7 @@ def _(grad, A):
     return _svd_grad(A, None, grad, None, U, S, Vh)
 
 
+@_autocast_entry
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) — V, not Vh; ``some=False`` gives the full U and V."""
     if not compute_uv:
@@ -992,6 +1022,100 @@ def _(grad, A, pivot):
     return _lu_grad(A, gL, gU, L, U, P)
 
 
+# ---------------------------------------------------------------------- LDL (Bunch-Kaufman)
+def _sytr(names, hermitian, m):
+    """LAPACK's ?sytr<x> (?hetr<x> for a complex Hermitian matrix) for ``m``'s dtype."""
+    import scipy.linalg as sl
+
+    kind = "he" if hermitian and m.dtype.kind == "c" else "sy"
+    return sl.get_lapack_funcs(tuple(kind + n for n in names), (m,))
+
+
+@op(
+    names=_rule(2, 1, 0),
+    out_type=return_types.linalg_ldl_factor_ex,
+    n_diff_out=1,
+    method=False,
+    name="_linalg_ldl_factor_ex",
+)
+def _linalg_ldl_factor_ex(xp, A, hermitian=False, check_errors=False, who="ldl_factor_ex"):
+    """(LD, pivots, info): LAPACK sytrf/hetrf on A's lower triangle, as torch returns it (L's
+    strict lower part and the 1x1/2x2 blocks of D in LD's lower triangle; 1-based int32
+    pivots, negative for a 2x2 block; info > 0: D is exactly singular)."""
+    _check_square("torch.linalg.ldl_factor_ex", A)
+    if A.dtype.kind not in "fcV" or A.dtype.itemsize == 2:
+        if A.dtype.kind in "fV":
+            raise NotImplementedError(
+                f"\"ldl_factor_kernel_cpu\" not implemented for '{_sname(A)}'"
+            )
+        _check_float("torch.linalg.ldl_factor_ex", A)
+    n = A.shape[-1]
+    a = _host(A)
+    LD = np.zeros(a.shape, a.dtype)
+    piv = np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), a.shape[:-1]).copy()
+    info = np.zeros(a.shape[:-2], np.int32)
+    if n:
+        sytrf, sytrf_lwork = _sytr(("trf", "trf_lwork"), hermitian, a)
+        # the optimal workspace, as torch queries it: it selects LAPACK's blocked algorithm
+        lwork = max(int(sytrf_lwork(n, lower=1)[0].real), 1)
+        for idx in np.ndindex(*a.shape[:-2]):
+            ldu, p, inf = sytrf(a[idx], lower=1, lwork=lwork)
+            LD[idx], piv[idx], info[idx] = np.tril(ldu), p, inf
+    if check_errors:
+        _raise_unknown_info(info, who)
+    return xp.asarray(LD), xp.asarray(piv), xp.asarray(info)
+
+
+def _raise_unknown_info(info, who):
+    # torch reports sytrf's info > 0 (an exactly singular D) as an unknown LAPACK error code
+    if info.any():
+        code = int(info.flat[np.argmax(info.reshape(-1) != 0)])
+        raise RuntimeError(f"torch.linalg.{who}: Unknown error code: {code}.")
+
+
+@_linalg_ldl_factor_ex.vjp
+def _(grad):
+    raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+@op(names=_mat, method=False, name="_linalg_ldl_solve")
+def _linalg_ldl_solve(xp, LD, pivots, B, hermitian=False):
+    """X with A X = B, from A's ldl_factor (LAPACK sytrs/hetrs per matrix of the broadcast
+    batch)."""
+    who = "torch.linalg.ldl_solve"
+    _check_square(who, LD)
+    _check_float(who, LD)
+    _linear_solve_checks(B, LD, who)
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(
+            f"{who}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape {list(pivots.shape)} instead"
+        )
+    if pivots.dtype.kind not in "iu":
+        raise RuntimeError(f"{who}: Expected pivots to be integers. Got {_sname(pivots)}")
+    batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
+    ld = np.broadcast_to(_host(LD), batch + LD.shape[-2:])
+    pv = np.broadcast_to(_host(pivots).astype(np.int32), batch + pivots.shape[-1:])
+    b = np.broadcast_to(_host(B), batch + B.shape[-2:])
+    X = np.empty(b.shape, b.dtype)
+    if X.size:
+        (sytrs,) = _sytr(("trs",), hermitian, ld)
+        for idx in np.ndindex(*batch):
+            X[idx] = sytrs(ld[idx], pv[idx], b[idx], lower=1)[0]
+    return xp.asarray(X)
+
+
+@_linalg_ldl_solve.vjp
+def _(grad):
+    raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+
+# torch records these ops with its NotImplemented node (backward then raises)
+_linalg_ldl_factor_ex.op.backward_name = _linalg_ldl_solve.op.backward_name = (
+    "torch::autograd::NotImplemented"
+)
+
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from a packed LU and its pivots (torch.lu_unpack)."""
     m, _n = LU_data.shape[-2], LU_data.shape[-1]
@@ -1030,6 +1154,7 @@ def _lu_solve(LU, pivots, B, left=True, adjoint=False):
     return solve_triangular(_mh(U), y, upper=False, left=False)
 
 
+@_autocast_entry
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve (deprecated in torch): X with A X = b, from A's packed LU."""
     return _out(out, _lu_solve(LU_data, LU_pivots, b))
@@ -1051,6 +1176,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 # ---------------------------------------------------------------------- torch-level aliases
+@_autocast_entry
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """torch.pinverse: the pseudo-inverse, singular values below rcond * max are dropped."""
     from ..linalg import pinv
@@ -1058,21 +1184,56 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
+@op(names=_mat, method=False, name="_cholesky_solve")
+def _cholesky_solve(xp, B, L, upper=False):
+    """X with A X = B where A = L L^H (or U^H U when upper) is given by its Cholesky factor (the
+    other triangle of L is not read)."""
+    for what, t in (("b", B), ("u", L)):
+        if t.ndim < 2:
+            raise RuntimeError(
+                f"{what} should have at least 2 dimensions, but has {t.ndim} dimensions instead"
+            )
+    _linear_solve_checks(B, L, "cholesky_solve")
+    batch_error = broadcast_error((B.shape[:-2], L.shape[:-2]))
+    if batch_error is not None:
+        raise batch_error
+    if L.dtype.kind not in "fc" or L.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_sname(L)}'")
+    tri = _linalg_solve_triangular.op.kernel
+    Lh = xp.swapaxes(L, -1, -2)
+    if L.dtype.kind == "c":
+        Lh = Lh.conj()
+    if upper:  # U^H U X = B
+        return tri(xp, L, tri(xp, Lh, B, False), True)
+    return tri(xp, Lh, tri(xp, L, B, False), True)
+
+
+@_cholesky_solve.vjp
+def _(grad, L, result, upper, needs):
+    # torch's formula: the factor's gradient fills both triangles (only one is read)
+    gB = _cholesky_solve(grad, L, upper)
+    gL = None
+    if needs[1]:
+        common = gB @ _mh(result)
+        common = common + _mh(common)
+        gL = -(L @ common) if upper else -(common @ L)
+    return (gB if needs[0] else None), gL
+
+
+@_autocast_entry
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B where A = L L^H (or U^H U when upper) is given by its Cholesky factor."""
-    if upper:
-        y = solve_triangular(_mh(L), B, upper=False)
-        return _out(out, solve_triangular(L, y, upper=True))
-    y = solve_triangular(L, B, upper=False)
-    return _out(out, solve_triangular(_mh(L), y, upper=True))
+    return _out(out, _cholesky_solve(B, L, upper))
 
 
+@_autocast_entry
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
     eye = _eye_like(L).expand(tuple(L.shape))
     return _out(out, cholesky_solve(eye, L, upper))
 
 
+@_autocast_entry
 def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """input**n by repeated squaring (n < 0: of the inverse)."""
     a = input._data
@@ -1100,6 +1261,7 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     return _out(out, r)
 
 
+@_autocast_entry
 def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H (v_i: column i of A below
     the diagonal, with a unit diagonal entry), as returned by geqrf."""
@@ -1150,6 +1312,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     return svd_lowrank(A, q, niter)
 
 
+@_autocast_entry
 def qr(input: Tensor, some: bool = True, *, out=None):
     """torch.qr (deprecated in torch): (Q, R), reduced when ``some``."""
     Q, R = _linalg_qr(input, "reduced" if some else "complete")

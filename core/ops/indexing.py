@@ -18,6 +18,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
 from ..registry import _rebase_history, broadcast_error, op
@@ -548,6 +549,34 @@ def _(grad, input_shape, key):
     return _index_grad(grad, input_shape, key, None, False)
 
 
+def _index_view_name(node) -> str:
+    """torch's grad_fn for basic indexing: that of the last index item that does something (it
+    applies them in order: an int selects, a slice slices, None unsqueezes)."""
+    key = node.saved_arg("key")
+    shape = node.saved_arg("input_shape")
+    items = key if type(key) is tuple else (key,)
+    rest = len(shape) - sum(it is not None and it is not Ellipsis for it in items)
+    name, dim = None, 0
+    for it in items:
+        if it is Ellipsis:
+            dim += rest
+        elif it is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(it, slice):
+            if it.indices(shape[dim]) != (0, shape[dim], 1):  # a full slice is skipped
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    if name is None:  # nothing done: x[:] is still a slice, x[...] an alias
+        return "SliceBackward0" if isinstance(key, slice) else "AliasBackward0"
+    return name
+
+
+_index_view.op.name_rule = _index_view_name
+
+
 @op(names=_getitem_names, method=False)
 def _index(xp, input, key=None, pre=None):
     """Advanced indexing: a copy."""
@@ -836,7 +865,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
                 )
             ex = self._extra
             base = ex.get("base") if ex else None
-            if base is not None and "nr" in ex and self.grad_fn is not None:
+            if base is not None and "cm" in ex and self.grad_fn is not None:
                 check_multi_view_inplace(self, key)
             if (
                 base is not None
@@ -941,6 +970,7 @@ def _mask_fill(indices, values) -> bool:
     )
 
 
+@_autocast_entry
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put (or accumulated) at ``indices``."""
     return _index_put_(input.clone(), indices, values, accumulate)
@@ -1024,22 +1054,32 @@ def _setitem_view_kind(key, shape) -> str | None:
     return kind
 
 
+_VIEW_INPLACE_WHY = {
+    "multi": "This view is the output of a function that returns multiple views. Such functions "
+    "do not allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one.",
+    "custom": "This view was created inside a custom Function (or because an input was returned "
+    "as-is) and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.",
+}
+
+
 def check_multi_view_inplace(self: Tensor, key=None) -> None:
-    """torch refuses (in grad mode) in-place writes to a view that an op returning several
-    views made (split, chunk, unbind): their shared backward cannot take the write."""
-    gf = self.grad_fn
-    kind = _MULTI_VIEW.get(getattr(gf.op, "name", None))
-    if kind is None or self._extra.get("unsafe"):
+    """torch refuses (in grad mode) in-place writes to a view made by an op returning several
+    views (split, chunk, unbind) or by a custom Function, and to views of those ("cm" in the
+    view's _extra, see autograd.views.note_views): their backward cannot take the write. The
+    message names the op that made the written view (the view ``key`` takes for setitem)."""
+    ex = self._extra
+    why = _VIEW_INPLACE_WHY.get(ex.get("cm"))
+    if why is None or ex.get("unsafe"):
         return
-    if gf.op.name == "split" and gf.saved and isinstance(gf.saved[1], (list, tuple)):
-        kind = "SplitWithSizes"
+    kind = self.grad_fn.name()
+    kind = kind[: kind.rfind("Backward")] if "Backward" in kind else kind
     if key is not None:
         kind = _setitem_view_kind(key, self._data.shape) or kind
     raise RuntimeError(
-        f"Output {self._extra.get('nr', 0)} of {kind} is a view and is being modified inplace. "
-        "This view is the output of a function that returns multiple views. Such functions do "
-        "not allow the output views to be modified inplace. You should replace the inplace "
-        "operation by an out-of-place one."
+        f"Output {ex.get('nr', 0)} of {kind} is a view and is being modified inplace. {why}"
     )
 
 
@@ -1340,6 +1380,7 @@ def scatter(
     )
 
 
+@_autocast_entry
 def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates accumulate)."""
     return _apply(_scatter_add.op, (input, index, src, dim), _NOKW if out is None else {"out": out})
@@ -1492,8 +1533,13 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
             f"source.size(dim): ({ns}), for dim: {dim}"
         )
     out = input.copy()
+    size = input.shape[dim] if nd else 1
+    if nd > 1 and alpha == 1 and idx.dtype == np.int64:
+        _check_bounds(xp, idx, size, dim, RuntimeError)
+    elif xp is np and idx.size and (idx.min() < 0 or idx.max() >= size):
+        # torch's per-index kernel (a 0-d or 1-D self, alpha != 1, an int32 index)
+        raise IndexError("index out of range in self")
     if nd:
-        _check_bounds(xp, idx, input.shape[dim], dim, RuntimeError)
         v = source if alpha == 1 else source * alpha
         _add_at(xp, out, _dim_key(dim, idx), v.astype(out.dtype, copy=False))
     else:

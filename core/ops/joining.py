@@ -13,11 +13,13 @@ import itertools
 
 import numpy as np
 
+from ..autocast import entry as _autocast_entry
 from ..names import keep
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..registry import broadcast_error as _broadcast_error
 from ..registry import op
+from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
 from .indexing import (
     _INT64,
@@ -387,6 +389,7 @@ def _(grad, index, dim, needs):
     return gi, None, gs
 
 
+@_autocast_entry
 def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``source``'s slices copied to ``index`` along ``dim``."""
     if isinstance(dim, str):
@@ -507,6 +510,7 @@ def index_reduce(
     if isinstance(dim, str):
         dim = input._dim(dim)
     d = _index_reduce_checks(input, dim, index, source, reduce)
+    _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if input._data.ndim == 0:
         r = _scatter_reduce(
             input.reshape(1), index.reshape(-1), source.reshape(-1), 0, reduce, include_self

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..registry import op
 from ..return_types import _return_type
 from ..tensor import Tensor
@@ -281,6 +282,7 @@ def _apply_reflectors(input, tau, other, left, transpose):
     return c
 
 
+@_autocast_entry
 def ormqr(
     input: Tensor,
     tau: Tensor,

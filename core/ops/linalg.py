@@ -7,9 +7,12 @@ Derivatives are written with these same ops, so double backward works.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..names import (
     _fmt,
     add_contract,
@@ -217,6 +220,20 @@ def _(grad, input, other, input_shape, needs):
     gi = grad @ _adj(other) if needs[0] else None
     go = _right_grad(input, grad, other) if needs[1] else None
     return gi, go
+
+
+def _matmul_node_name(node) -> str:
+    """torch's grad_fn for a @ b: that of the kernel its shapes dispatch to (both ndims follow
+    from a's and the result's)."""
+    a, out = len(node.saved_arg("input_shape")), len(node.meta[0][0])
+    if a == 1:
+        return ("DotBackward0", "SqueezeBackward4")[out] if out < 2 else "UnsafeViewBackward0"
+    if a == 2 and out < 3:
+        return ("MvBackward0", "MmBackward0")[out - 1]
+    return "UnsafeViewBackward0"
+
+
+matmul.op.name_rule = _matmul_node_name
 
 
 def _mm_checks(a, b, first="self"):
@@ -621,6 +638,60 @@ def _(grad, input, batch1, batch2, beta, alpha, needs):
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
 
 
+# ---------------------------------------------------------------------- out= dtypes
+# torch's matmul-family kernels refuse an out= tensor of another dtype (no cast); each message
+# is the one of the kernel the op runs on (mv and matmul(.., vector) run addmv with out as self)
+def _expect_out(out, res, ins):
+    raise RuntimeError(
+        f"Expected out tensor to have dtype {_CNAME[_dn(res._data)]}, but got "
+        f"{_CNAME[_dn(out._data)]} instead"
+    )
+
+
+def _mv_out(out, res, ins):
+    _mv_dtype_error(res._data, res._data, out._data)
+
+
+def _dot_out(out, res, ins):
+    raise RuntimeError(f"result dtype {_sn(out._data)} does not match input dtype {_sn(res._data)}")
+
+
+def _addbmm_out(out, res, ins):
+    _check_add_dtype(out._data, res._data)
+
+
+def _matmul_out(out, res, ins):
+    a, b = ins
+    if b.ndim == 1:
+        (_dot_out if a.ndim == 1 else _mv_out)(out, res, ins)
+    _expect_out(out, res, ins)
+
+
+def _tensordot_out(out, res, ins):
+    raise RuntimeError(
+        f"tensordot: Expected the output tensor to have dtype {_sn(res._data)}, but got an "
+        f"output tensor with dtype {_sn(out._data)}"
+    )
+
+
+# what _write_out reads of an op (name, out_dtype), for composites with out=
+_TENSORDOT_OUT = SimpleNamespace(name="tensordot", out_dtype=_tensordot_out)
+
+for _f, _check in (
+    (mm, _expect_out),
+    (bmm, _expect_out),
+    (addmm, _expect_out),
+    (baddbmm, _expect_out),
+    (addmv, _expect_out),
+    (mv, _mv_out),
+    (_DOT, _dot_out),
+    (vdot, _dot_out),
+    (addbmm, _addbmm_out),
+    (matmul, _matmul_out),
+):
+    _f.op.out_dtype = _check
+
+
 # ---------------------------------------------------------------------- einsum
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -916,6 +987,7 @@ def _sublist_eq(args):
 _PARSED: dict = {}
 
 
+@_autocast_entry
 def einsum(*args) -> Tensor:
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``; operands may also come as one list."""
     if not args:
@@ -973,6 +1045,10 @@ def _einsum(equation, operands) -> Tensor:
             _PARSED.clear()
         _PARSED[key] = parsed
     ins, out = parsed
+    if operands[0]._data.dtype.kind in "biu":
+        wide = _einsum_int_dtype(ins, out, shapes, operands[0]._data.dtype)
+        if wide:  # torch sums a label of one operand (sum: int64) before multiplying
+            operands = [t.to(_dt.int64) for t in operands]
     if len(operands) == 1:
         return _einsum1(operands[0], f"{ins[0]}->{out}")
     if len(operands) == 2:
@@ -992,6 +1068,46 @@ def _einsum(equation, operands) -> Tensor:
         for t, s in zip(operands, ins)
     ]
     return _contract(ops, ins, out)
+
+
+def _einsum_int_dtype(ins, out, shapes, dt) -> bool:
+    """torch's einsum on bool/integer operands, by its dtypes alone: it contracts left to right,
+    first summing a label left in one operand only (sum gives int64), then multiplying, or, for
+    a label the pair shares, running bmm (which has no Bool kernel and refuses mixed dtypes).
+    Returns whether the result is int64 where the operands are narrower; raises torch's error."""
+    if any(0 in shp for shp in shapes):
+        return False  # torch's zero-size fast path: zeros of the operands' dtype
+    gone = set("".join(ins)) - set(out)
+    if len(ins) == 1:
+        return bool(gone) and dt != np.int64
+    # per operand, its labels that are not broadcast (size != 1): the ones torch counts
+    ops = [{c for c, n in zip(sub, shp) if n != 1} for sub, shp in zip(ins, shapes)]
+    counts = {c: sum(c in o for o in ops) for c in gone}
+    i64 = np.dtype(np.int64)
+    a, da = ops[0], dt
+    for b in ops[1:]:
+        contract = sum_a = sum_b = False
+        for c in sorted(gone):
+            if c in a and c in b:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    contract, counts[c] = True, 0
+            elif counts[c] == 1 and (c in a or c in b):
+                sum_a, sum_b = sum_a or c in a, sum_b or c not in a
+                counts[c] = 0
+        da, db = (i64 if sum_a else da), (i64 if sum_b else dt)
+        if contract:
+            if da != db:
+                raise RuntimeError(
+                    f"expected scalar type {_dt.SCALAR_NAMES[da.name]} but found "
+                    f"{_dt.SCALAR_NAMES[db.name]}"
+                )
+            if da.kind == "b":
+                raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+        elif da != db:
+            da = i64  # mul of int64 with a narrower integer (or bool) operand
+        a = {c for c in a | b if counts.get(c, 2) > 0}
+    return da != dt
 
 
 def _named_labels(equation: str, operands):
@@ -1118,6 +1234,7 @@ def _dims_err(a, b, da, db):
     )
 
 
+@_autocast_entry
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     """Contract ``a``'s last ``dims`` dims with ``b``'s first (or the listed dims pairs)."""
     return _tensordot(a, b, dims, out, "tensordot")
@@ -1168,11 +1285,14 @@ def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
     )
     r = einsum(f"{la},{lb}->{res}", a, b)
     if out is not None:
-        out._data, out._names = r.detach()._data, r._names
-        return out
+        from ..registry import _write_out
+
+        # torch's tensordot (and inner) copies into out= without the autograd check
+        return _write_out(_TENSORDOT_OUT, out, r.detach())
     return r
 
 
+@_autocast_entry
 def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Sum over the last dims of both: out[..a, ..b] = sum_k input[..a, k] * other[..b, k]."""
     if input.ndim == 0 or other.ndim == 0:
@@ -1204,11 +1324,13 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         b = other.reshape(tuple(v for s in sb for v in (1, s)))
         r = (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
     if out is not None:
-        out._data, out._names = r.detach()._data, r._names
-        return out
+        from ..registry import OPS, _write_out
+
+        return _write_out(OPS["mul"], out, r)  # torch's kron writes through mul's out=
     return r
 
 
+@_autocast_entry
 def chain_matmul(*matrices) -> Tensor:
     """Product of a chain of 2-D matrices (torch.chain_matmul)."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):

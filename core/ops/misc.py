@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..names import remove_dims, unify_inputs
 from ..registry import op
 from ..tensor import Tensor, _wrap
@@ -208,6 +209,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
+@_autocast_entry
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     n = input._data.ndim

@@ -940,6 +940,8 @@ def _adaptive_avg_kernel(xp, a, out_size, transpose=False):
     matrix in a single 2-d GEMM; the spatial dims come out reversed and are put back at the end.
     ``transpose``: ``a`` is a gradient and ``out_size`` the input's spatial size (the adjoint).
     """
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # 16-bit: in float32, rounded once
+        return _adaptive_avg_kernel(xp, a.astype("float32"), out_size, transpose).astype(a.dtype)
     nd = len(out_size)
     lead = a.shape[: a.ndim - nd]
     if not transpose and all(o == 1 for o in out_size):  # global pooling: one mean

@@ -561,6 +561,26 @@ def _(grad):
 
 
 # ---------------------------------------------------------------------- multinomial
+def _check_rows_with_replacement(xp, w, total) -> None:
+    # torch's with-replacement kernel checks row by row, entry by entry (NaN fails `>= 0`),
+    # then the row's sum: the first failure in that order names the error
+    bad = ~(w >= 0) | ~xp.isfinite(w)
+    row_bad = bad.any(-1) | ~(total > 0)
+    if not bool(row_bad.any()):
+        return
+    r = int(xp.argmax(row_bad))
+    if bool(bad[r].any()):
+        v = float(w[r, int(xp.argmax(bad[r]))])
+        if not v >= 0:
+            raise RuntimeError(
+                "invalid multinomial distribution (encountering probability entry < 0)"
+            )
+        raise RuntimeError(
+            "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+        )
+    raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
 def multinomial(
     input, num_samples: int, replacement: bool = False, *, generator=None, out=None
 ) -> Tensor:
@@ -581,11 +601,14 @@ def multinomial(
         )
     xp = module_for(input.device)
     w = a.reshape(-1, n).astype(np.float64)
-    if w.size and bool((~xp.isfinite(w) | (w < 0)).any()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     total = w.sum(-1)
-    if bool((total <= 0).any()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement and num_samples > 1:
+        _check_rows_with_replacement(xp, w, total)
+    else:
+        if w.size and bool((~xp.isfinite(w) | (w < 0)).any()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((total <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     g = _gen(generator, input.device)
     rows = w.shape[0]
     if replacement:

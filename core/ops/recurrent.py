@@ -22,9 +22,13 @@ name while the weights are unnamed (``weight_hh`` named (gates, hidden) names it
 
 from __future__ import annotations
 
+from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
 from ..registry import op
 from ..tensor import Tensor
+
+_BF16 = _dt.bfloat16.np
 
 __all__ = ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"]
 
@@ -408,8 +412,20 @@ def _rnn_layer(
                 f"{mode.lower()}: expected all tensors to have the same dtype, got {dt} and "
                 f"{a.dtype}"
             )
-    if dt.kind != "f":
+    if dt.kind != "f" and dt != _BF16:
         raise RuntimeError(f"{mode.lower()}: expected a floating point input, got {dt}")
+    if dt == _BF16:  # no bfloat16 BLAS: compute in float32 and round the results once
+        r = _rnn_layer.op.kernel(
+            xp,
+            [a.astype("float32") for a in tensors],
+            mode,
+            has_bias,
+            has_proj,
+            batch_sizes,
+            reverse,
+            ws,
+        )
+        return tuple(a.astype(dt) for a in r)
     if batch_sizes is None:
         T, B = x.shape[0], x.shape[1]
     else:
@@ -451,6 +467,11 @@ def _rnn_layer_backward(xp, grads, mode="LSTM", has_bias=True, has_proj=False, w
             "workspace, or the graph was already freed)"
         )
     saved, x2, xshape, w_ih, w_hh, w_hr, steps = ws
+    if grads[0].dtype == _BF16:  # a bfloat16 layer keeps its float32 workspace (see _rnn_layer)
+        gs = _rnn_layer_backward.op.kernel(
+            xp, [g.astype("float32") for g in grads], mode, has_bias, has_proj, ws, needs
+        )
+        return tuple(g.astype(_BF16) for g in gs)
     g0 = grads[0]
     if g0.flags.c_contiguous:
         dy = g0.reshape(-1, g0.shape[-1])
@@ -557,6 +578,11 @@ def _cell_checks(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, k: int) 
 def _affine(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     y = x.matmul(w.t())
     return y if b is None else y + b
+
+
+# torch's cells are built on at::linear, which autocast lists: their gates (biases included)
+# run in the lower precision, and the float32 states they meet promote back
+_affine = _autocast_entry(_affine, "linear")
 
 
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

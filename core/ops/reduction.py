@@ -1199,3 +1199,14 @@ cummin = _make_cum("cummin", False)
 
 # torch computes Tensor.norm with linalg.vector_norm (its grad_fn's name)
 norm.op.backward_name = "LinalgVectorNormBackward0"
+
+
+def _by_dim(without: str, with_dim: str):
+    """A grad_fn name rule: torch's overload without a dim (sum()) or with one (sum(dim))."""
+    return lambda node: without if node.saved_arg("dim") is None else with_dim
+
+
+for _f in (sum, mean, prod, median):
+    _f.op.name_rule = _by_dim(_f.op.backward_name, _f.op.backward_name[:-1] + "1")
+for _f in (max, min):  # max() is torch's MaxBackward1, max(dim) its MaxBackward0
+    _f.op.name_rule = _by_dim(_f.op.backward_name[:-1] + "1", _f.op.backward_name)

@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .. import dtype as _dt
 from .. import layout as _layout
+from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
@@ -777,8 +778,15 @@ def split(xp, input, split_size_or_sections=None, dim=0):
 
 
 @split.vjp
-def _(grad, dim, split_size_or_sections):  # the sizes name the node in in-place errors
+def _(grad, dim, split_size_or_sections):  # the sizes name the node (SplitWithSizesBackward0)
     return _cat_grads(grad, dim)
+
+
+split.op.name_rule = lambda node: (
+    "SplitWithSizesBackward0"
+    if isinstance(node.saved_arg("split_size_or_sections"), (list, tuple))
+    else "SplitBackward0"
+)
 
 
 @op(names=keep, view=True, n_diff_out=_ALL)
@@ -889,6 +897,7 @@ def _(grad, dim, tensors_shape):
     return tuple(next(pieces) if u else None for u in used)
 
 
+@_autocast_entry
 def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
     """Concatenate tensors along an existing dim ``dim`` (dtypes promoted like torch; names
     unified)."""
@@ -973,6 +982,7 @@ def _(grad, dim):
     return grad.unbind(dim)
 
 
+@_autocast_entry
 def stack(tensors, dim=0, *, out=None) -> Tensor:
     """Join same-shaped tensors along a new dim ``dim`` (its name is None)."""
     if not isinstance(tensors, (tuple, list)):
@@ -1204,12 +1214,21 @@ def _(grad):
 
 
 # ---------------------------------------------------------------------- t / T / mT / H / mH
-def t(input: Tensor) -> Tensor:
-    """Transpose a tensor of <= 2 dims (0-D and 1-D tensors are returned as is)."""
-    n = input._data.ndim
-    if n > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return input if n < 2 else transpose(input, 0, 1)
+def _t_names(ins):
+    return ins[0]._names[::-1]
+
+
+@op(names=_t_names, view=True, method=False)
+def t(xp, input):
+    """Transpose a tensor of <= 2 dims: a view (of the same shape for 0-D and 1-D tensors)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input.T
+
+
+@t.vjp
+def _(grad):
+    return t(grad)
 
 
 def _mT(self):

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor
@@ -153,6 +154,43 @@ def _window_dtype(name, dtype):
     return d
 
 
+def window_values(length: int, periodic: bool, fn) -> np.ndarray:
+    """``fn(k, n)`` (float64) over the ``n`` points of the symmetric window; a periodic window is
+    the symmetric one of ``length + 1`` points without its last. Lengths 0 and 1: [] and [1]."""
+    if length == 0:
+        return np.zeros(0)
+    if length == 1:
+        return np.ones(1)
+    n = length + 1 if periodic else length
+    return fn(np.arange(n, dtype=np.float64), n)[:length]
+
+
+def cosine_sum(coeffs):
+    """The generalized cosine window sum_j (-1)^j a_j cos(2 pi j k / (n - 1)) (hann, hamming,
+    blackman, nuttall are its instances)."""
+
+    def f(k, n):
+        fac = 2 * math.pi * k / (n - 1)
+        return sum((-1) ** j * a * np.cos(j * fac) for j, a in enumerate(coeffs))
+
+    return f
+
+
+def bartlett(k, n):
+    """The triangular window 1 - |2k/(n-1) - 1|."""
+    return 1 - np.abs(2 * k / (n - 1) - 1)
+
+
+def kaiser(beta: float):
+    """The Kaiser window I0(beta sqrt(1 - ((k - (n-1)/2) / ((n-1)/2))^2)) / I0(beta)."""
+
+    def f(k, n):
+        a = (n - 1) / 2
+        return np.i0(beta * np.sqrt(np.clip(1 - ((k - a) / a) ** 2, 0, None))) / np.i0(beta)
+
+    return f
+
+
 def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     if type(window_length) is not int and not isinstance(window_length, np.integer):
         raise TypeError(
@@ -164,15 +202,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
             f"{name} requires non-negative window_length, got window_length={window_length}"
         )
     d = _window_dtype(name, dtype)
-    if window_length == 0:
-        vals = np.zeros(0)
-    elif window_length == 1:
-        vals = np.ones(1)
-    else:
-        n = window_length + 1 if periodic else window_length
-        k = np.arange(n, dtype=np.float64)
-        vals = fn(k, n)[:window_length]
-    arr = vals.astype(d.np)
+    arr = window_values(window_length, periodic, fn).astype(d.np)
     dev = _dev(device)
     return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None)
 
@@ -188,10 +218,8 @@ def hann_window(
     pin_memory: bool = False,
 ) -> Tensor:
     """The Hann window: 0.5 - 0.5 cos(2 pi k / (N - 1)); ``periodic`` drops the last sample of N+1."""
-    return _window(
-        "hann_window", window_length, periodic, dtype, device, requires_grad,
-        lambda k, n: 0.5 - 0.5 * np.cos(2 * math.pi * k / (n - 1)),
-    )  # fmt: skip
+    f = cosine_sum((0.5, 0.5))
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def hamming_window(
@@ -207,10 +235,8 @@ def hamming_window(
     pin_memory: bool = False,
 ) -> Tensor:
     """The Hamming window: alpha - beta cos(2 pi k / (N - 1))."""
-    return _window(
-        "hamming_window", window_length, periodic, dtype, device, requires_grad,
-        lambda k, n: alpha - beta * np.cos(2 * math.pi * k / (n - 1)),
-    )  # fmt: skip
+    f = cosine_sum((alpha, beta))
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def blackman_window(
@@ -224,11 +250,8 @@ def blackman_window(
     pin_memory: bool = False,
 ) -> Tensor:
     """The Blackman window: 0.42 - 0.5 cos(2 pi k/(N-1)) + 0.08 cos(4 pi k/(N-1))."""
-    return _window(
-        "blackman_window", window_length, periodic, dtype, device, requires_grad,
-        lambda k, n: 0.42 - 0.5 * np.cos(2 * math.pi * k / (n - 1))
-        + 0.08 * np.cos(4 * math.pi * k / (n - 1)),
-    )  # fmt: skip
+    f = cosine_sum((0.42, 0.5, 0.08))
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def bartlett_window(
@@ -243,9 +266,8 @@ def bartlett_window(
 ) -> Tensor:
     """The Bartlett (triangular) window: 1 - |2k/(N-1) - 1|."""
     return _window(
-        "bartlett_window", window_length, periodic, dtype, device, requires_grad,
-        lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1),
-    )  # fmt: skip
+        "bartlett_window", window_length, periodic, dtype, device, requires_grad, bartlett
+    )
 
 
 def kaiser_window(
@@ -260,11 +282,7 @@ def kaiser_window(
     pin_memory: bool = False,
 ) -> Tensor:
     """The Kaiser window: I0(beta sqrt(1 - ((k - (N-1)/2) / ((N-1)/2))^2)) / I0(beta)."""
-
-    def f(k, n):
-        a = (n - 1) / 2
-        return np.i0(beta * np.sqrt(np.clip(1 - ((k - a) / a) ** 2, 0, None))) / np.i0(beta)
-
+    f = kaiser(beta)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
@@ -314,6 +332,7 @@ def _pad_signal(x, pad, mode):
 _STFT_WARNED: list = []
 
 
+@_autocast_entry
 def stft(
     input: Tensor,
     n_fft: int,

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .. import dtype as _dt
+from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, keep
@@ -547,7 +548,7 @@ def _volatile(self) -> bool:
 _METHODS = {
     "unfold": unfold,
     "hardshrink": hardshrink,
-    "prelu": _prelu,
+    "prelu": _autocast_entry(_prelu, "prelu"),
     "split_with_sizes": _split_with_sizes,
     "unsafe_split_with_sizes": lambda self, *a, **k: _unsafe(_split_with_sizes(self, *a, **k)),
     "unsafe_split": lambda self, split_size, dim=0: _unsafe(self.split(split_size, dim)),

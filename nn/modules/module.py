@@ -10,6 +10,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ...autograd.engine import _check_hook_results
+from ...core.ops.conversion import _user_level
 from ...core.tensor import Tensor
 from ..parameter import Buffer, Parameter, _buffer_persistent, is_lazy
 
@@ -320,13 +322,14 @@ class _BackwardHook:
         return out, tensors_idx
 
     def setup_input_hook(self, args):
-        def fn(grad_input):
+        # named `hook` as torch's node hook is: its checks of the replaced grads name it
+        def hook(grad_input):
             if self.grad_outputs is None:
                 # the gradient reached the inputs without passing through the outputs
                 return None
             res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
-            for hook in self.user_hooks:
-                out = hook(self.module, res, self.grad_outputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, res, self.grad_outputs)
                 if out is None:
                     continue
                 if len(out) != len(res):
@@ -336,9 +339,10 @@ class _BackwardHook:
                     )
                 res = out
             self.grad_outputs = None
-            return self._unpack_none(self.input_tensors_index, res)
+            new = self._unpack_none(self.input_tensors_index, res)
+            return _check_hook_results(hook, tuple(grad_input), new)
 
-        res, input_idx = self._apply_on_tensors(fn, args, True)
+        res, input_idx = self._apply_on_tensors(hook, args, True)
         self.n_inputs = len(args)
         self.input_tensors_index = input_idx
         return res
@@ -369,7 +373,7 @@ class _BackwardHook:
                     "to module outputs since no inputs require gradients. See "
                     "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                     "#torch.nn.Module.register_full_backward_hook for more details.",
-                    stacklevel=5,
+                    stacklevel=_user_level(),  # the user's backward() call, as torch's
                 )
                 grad_inputs = self._pack_with_none([], [], self.n_inputs)
                 for user_hook in self.user_hooks:
@@ -679,6 +683,18 @@ class Module:
         """Move every parameter and buffer to the CPU."""
         return self._apply(lambda t: t.cpu())
 
+    def ipu(self, device=None) -> Module:
+        """torch's move to an IPU (the tensors' own error: ember has none)."""
+        return self._apply(lambda t: t.ipu(device))
+
+    def xpu(self, device=None) -> Module:
+        """torch's move to an XPU (the tensors' own error: ember has none)."""
+        return self._apply(lambda t: t.xpu(device))
+
+    def mtia(self, device=None) -> Module:
+        """torch's move to an MTIA device (the tensors' own error: ember has none)."""
+        return self._apply(lambda t: t.mtia(device))
+
     def type(self, dst_type) -> Module:
         """Cast every parameter and buffer to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
@@ -714,20 +730,9 @@ class Module:
         ``to(device, dtype)``, ``to(tensor)``. Integral tensors keep their dtype."""
         from ...core.ops.conversion import _parse_to
 
-        non_blocking = kwargs.pop("non_blocking", False)
-        memory_format = kwargs.pop("memory_format", None)
-        if memory_format is not None:
-            from ...core.layout import memory_format as _mf
-
-            if not isinstance(memory_format, _mf):
-                raise TypeError(
-                    "to() received an invalid combination of arguments - got "
-                    f"(memory_format={type(memory_format).__name__}, )"
-                )
-        kwargs = dict(kwargs)
-        device, dtype = _parse_to(args, kwargs)
-        if kwargs or len(args) > 2:
-            raise TypeError("to() received an invalid combination of arguments")
+        device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+        if copy is not None:
+            raise RuntimeError(".to() does not accept copy argument")
         if dtype is not None:
             from ...core import dtype as _dt
 

@@ -16,6 +16,7 @@ import numbers
 import warnings
 
 from ...autograd.grad_mode import _state
+from ...core.autocast import is_any_enabled as _any_autocast
 from ...core.ops.creation import empty, zeros
 from ...core.ops.recurrent import _rnn_layer, gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 from ...core.ops.shape import cat, stack
@@ -184,7 +185,7 @@ class RNNBase(Module):
     # ------------------------------------------------------------------ checks (torch's)
     def check_input(self, input: Tensor, batch_sizes) -> None:
         w = self._flat_weights[0]
-        if input.dtype != w.dtype:
+        if input.dtype != w.dtype and not _any_autocast():  # autocast casts them (torch's rule)
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
                 f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})"
