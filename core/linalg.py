@@ -386,7 +386,10 @@ def matrix_norm(
 ) -> Tensor:
     """The matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
     name = "linalg.matrix_norm"
-    _d._check_float(name, A._data)
+    a = A._data
+    half = a.dtype.itemsize == 2 and a.dtype.kind in "fV"  # float16 / bfloat16
+    if not half or ord == "nuc" or ord in (2, -2):  # torch computes svd norms in 32+ bits only
+        _d._check_float(name, a)
     d0, d1 = _mdims(A, tuple(dim), name)
     if dtype is not None:
         A = A.to(dtype)

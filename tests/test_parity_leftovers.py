@@ -5,6 +5,7 @@ weights_only load errors and in-place writes on hooked module outputs and split 
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import ember
@@ -654,3 +655,28 @@ def test_inplace_on_split_views_under_no_grad_is_allowed():
         with m.no_grad():
             part[0].add_(1)
             assert part[0, 0].item() == 2.0
+
+
+# ---------------------------------------------------------------------- 16-bit gaps (autocast probe)
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("ord", ["fro", 1, -1, float("inf"), -float("inf"), "nuc", 2])
+def test_matrix_norm_16_bit_like_torch(dt, ord):
+    a = np.random.default_rng(0).standard_normal((5, 6)).astype(np.float32)
+    try:
+        want = torch.linalg.matrix_norm(torch.tensor(a).to(getattr(torch, dt)), ord)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=re.escape(str(e))):
+            ember.linalg.matrix_norm(ember.tensor(a).to(getattr(ember, dt)), ord)
+        return
+    got = ember.linalg.matrix_norm(ember.tensor(a).to(getattr(ember, dt)), ord)
+    assert got.dtype == getattr(ember, dt)
+    assert float(got) == float(want)
+
+
+@pytest.mark.parametrize("kw", [{}, {"bins": 7, "min": -1, "max": 1}, {"bins": 13, "min": -2.3}])
+def test_histc_bfloat16_like_torch(kw):
+    x = np.random.default_rng(1).standard_normal(1000).astype(np.float32) * 3
+    want = torch.histc(torch.tensor(x).bfloat16(), **kw)
+    got = ember.histc(ember.tensor(x).bfloat16(), **kw)
+    assert got.dtype == ember.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
