@@ -134,7 +134,7 @@ from . import data  # torch.utils.data (also ember.utils.data, below)
 from . import utils  # torch.utils: ember.utils.data IS ember.data; checkpoint, tensorboard
 from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accelerator, ...
 from . import func, jit, testing, version  # torch.func, torch.jit (pass-through), ...
-from .library import ops  # torch.ops (ember.ops); also binds torch.library
+from .library import Tag, ops  # torch.ops (ember.ops), torch.Tag; also binds torch.library
 from . import distributions  # torch.distributions
 from . import profiler  # torch.profiler (CPU time of each op)
 from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)

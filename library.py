@@ -18,6 +18,7 @@ tensors: an op that keeps the shape keeps the names), so a kernel that goes thro
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
 import importlib.machinery
 import inspect
@@ -39,6 +40,7 @@ __all__ = [
     "CustomOpDef",
     "Library",
     "OpCheckError",
+    "Tag",
     "custom_op",
     "define",
     "get_ctx",
@@ -612,6 +614,32 @@ class _OpDef:
                 self._disabled.add(key)
             else:
                 self._disabled.discard(key)
+
+
+class Tag(enum.Enum):
+    """torch.Tag: the operator tags ``custom_op(tags=...)`` and ``define(tags=...)`` accept (ember
+    records them; no compiler reads them here)."""
+
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
 
 
 class CustomOpDef(_OpDef):

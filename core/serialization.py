@@ -184,7 +184,10 @@ def _read_safetensors(f, mmap: bool):
             fh.seek(cur)
         head = fh.read(8)
         if len(head) < 8:
-            raise _bad(f, f"the file is too short ({len(head)} bytes) to hold a header")
+            err = _bad(f, f"the file is too short ({len(head)} bytes) to hold a header")
+            if not head:  # torch.load of an empty file raises EOFError: code may catch it
+                raise EOFError(str(err))
+            raise err
         n = struct.unpack("<Q", head)[0]
         if n > _MAX_HEADER or n > size - 8:
             raise _bad(

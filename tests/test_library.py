@@ -695,3 +695,18 @@ def test_named_tensors_follow_the_generic_rule():
     assert same.names == ("N", "C")  # unnamed output of an input's shape: its names
     assert transposed.names == (None, None)  # other shapes stay unnamed
     assert reduced.names == ("C",)  # names the function produced itself are kept
+
+
+def test_tags_match_torch():
+    want = {t: getattr(torch.Tag, t).value for t in torch.Tag.__members__}
+    got = {t: ember.Tag[t].value for t in ember.Tag.__members__}
+    assert got == want
+    assert repr(ember.Tag.pt2_compliant_tag) == repr(torch.Tag.pt2_compliant_tag)
+
+    def twice(x: ember.Tensor) -> ember.Tensor:
+        return x * 2
+
+    op = ember.library.custom_op(
+        "tagtest::twice", twice, mutates_args=(), tags=ember.Tag.pt2_compliant_tag
+    )
+    assert op(ember.ones(2)).tolist() == [2.0, 2.0]
