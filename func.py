@@ -8,8 +8,8 @@ the transforms compose by nesting. ``jacrev``/``jacfwd`` build a Jacobian one ba
 output element (reverse mode for both); ``jvp`` is computed as the derivative of a vjp (the
 "double-vjp" trick). ``vmap`` is :func:`ember.vmap` (one call per element), extended to outputs
 that are dicts, lists or nested tuples, so the per-sample-gradient recipe
-``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)`` works. Tensors a function closes over
-are constants unless an enclosing transform differentiates them.
+``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)`` works. A tensor the function closes
+over that requires grad (a parameter) stays differentiable in the results, as in torch.
 """
 
 from __future__ import annotations
@@ -156,6 +156,32 @@ def _wants_graph(tracked: bool) -> bool:
     return _depth.n > 0 or (tracked and is_grad_enabled())
 
 
+def _reaches_outer(outputs: list, inputs: list) -> bool:
+    """Whether the outputs' graph reaches a leaf that requires grad other than this transform's
+    own inputs (a parameter the function closes over): torch's results then stay differentiable
+    with respect to it, so the derivatives are taken with ``create_graph=True``."""
+    from .autograd.node import Node
+
+    if not is_grad_enabled():
+        return False
+    mine = {id(x) for x in inputs}
+    seen: set[int] = set()
+    todo = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for e in node.edges:
+            if e is None:
+                continue
+            if isinstance(e[0], Node):
+                todo.append(e[0])
+            elif id(e[0]) not in mine:
+                return True
+    return False
+
+
 def _grads(outputs: list, inputs: list, grad_outputs: list, create_graph: bool) -> list:
     """d(outputs . grad_outputs)/d(inputs); zeros where an input is unused."""
     from .core.ops.creation import zeros_like
@@ -288,8 +314,8 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                 f"{where}: Expected f(*args) to return a scalar Tensor, got tensor with "
                 f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
             )
-        keep = _wants_graph(tracked)
         flat = [x for group in inputs for x in group]
+        keep = _wants_graph(tracked) or _reaches_outer([out], flat)
         grads = iter(_grads([out], flat, [_ones_like(out)], keep))
         per_arg = []
         for n, group in zip(nums, inputs, strict=True):
@@ -338,7 +364,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
                 "vjp(f, *primals): expected f(*primals) to return only tensors, got "
                 f"unsupported type {type(o)}"
             )
-    keep = _wants_graph(tracked)
+    keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
     _, primal_spec = _flatten(primals)
 
     def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None):
@@ -400,7 +426,11 @@ def jvp(
                 f"{where}: expected f(*primals) to return only tensors, got unsupported type "
                 f"{type(o)}"
             )
-    keep = _wants_graph(tracked) or any(t.requires_grad for t in t_leaves)
+    keep = (
+        _wants_graph(tracked)
+        or any(t.requires_grad for t in t_leaves)
+        or _reaches_outer(out_leaves, flat)
+    )
     from .core.ops.creation import zeros_like
 
     dummies = [zeros_like(o).requires_grad_() for o in out_leaves]
@@ -447,8 +477,8 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
                     "vjp(f, *primals): expected f(*primals) to return only tensors, got "
                     f"unsupported type {type(o)}"
                 )
-        keep = _wants_graph(tracked)
         flat = [x for group in inputs for x in group]
+        keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
         jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
         per_out = []
         for rows in jac_leaves:  # rows: one Jacobian block per flat input
