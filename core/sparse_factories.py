@@ -43,12 +43,9 @@ def _as_tensor(x, dtype=None, device=None, who="") -> Tensor:
     if isinstance(x, SparseTensor):
         raise TypeError(f"{who}(): expected a dense tensor, got a {x.layout.name} tensor")
     if isinstance(x, Tensor):
-        if x._names is not None and any(n is not None for n in x._names):
-            raise RuntimeError(
-                f"{who}: ember sparse tensors are unnamed; drop the names of the inputs first "
-                "(t.rename(None))"
-            )
-        t = x
+        # sparse tensors carry no names: named indices/values give an unnamed result (names
+        # spec 4.2: no op refuses a named tensor; the result's shape is not the input's)
+        t = x.rename(None) if x._names is not None else x
         if dtype is not None and t.dtype is not _dt.to_dtype(dtype):
             t = t.to(dtype)
         if device is not None and t.device != _E.device(device):

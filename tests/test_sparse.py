@@ -279,10 +279,13 @@ def test_factory_errors_ember_only():
         ember.sparse_csr_tensor([0.0, 1, 3], [2, 0, 2], [1.0, 2, 3], (2, 3))
 
 
-def test_named_inputs_refused():
-    v = ember.ones(2, names=("N",))
-    with pytest.raises(RuntimeError, match="sparse tensors are unnamed"):
-        ember.sparse_coo_tensor([[0, 1]], v, (3,))
+def test_named_inputs_give_unnamed_sparse_tensors():
+    # names spec 4.2: no op refuses a named tensor; sparse tensors carry no names
+    v = ember.tensor([1.0, 2.0], names=("N",), requires_grad=True)
+    named = ember.sparse_coo_tensor([[0, 1]], v, (3,))
+    assert named.names == (None,) and named.to_dense().tolist() == [1.0, 2.0, 0.0]
+    named.to_dense().sum().backward()
+    assert v.grad.tolist() == [1.0, 1.0] and v.grad.names == ("N",)
     s = ember.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (3,))
     assert s.names == (None,) and not s.has_names()
     with pytest.raises(RuntimeError, match="cannot have dimension names"):
