@@ -169,6 +169,14 @@ class OpDef:
     vjp_ = set_vjp
 
 
+def backward_names(table: dict[str, str]) -> None:
+    """Give registered ops torch's grad_fn names (``y.grad_fn.name()``) where ember splits an op
+    into other kernels than torch's (conv2d's im2col/Winograd/depthwise ops are all torch's
+    ConvolutionBackward0)."""
+    for name, bname in table.items():
+        OPS[name].backward_name = bname
+
+
 def op(
     fn=None,
     *,

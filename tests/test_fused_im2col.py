@@ -89,13 +89,13 @@ def test_winograd_is_the_cpu_route(host_kernels, monkeypatch):
     # where im2col is one fused kernel (cupy), a Winograd-shaped conv takes im2col + one GEMM
     x = ember.randn(4, 16, 12, 12, requires_grad=True)
     w = ember.randn(16, 16, 3, 3, requires_grad=True)
-    assert F.conv2d(x, w, padding=1).grad_fn.name() == "ConvWinoBackward0"
+    assert F.conv2d(x, w, padding=1).grad_fn.op.name == "_conv_wino"
     monkeypatch.setattr(im2col, "im2col_kernels", lambda xp, dt, nd: host_kernels[np.dtype(dt)])
     monkeypatch.setattr(
         convolution, "im2col_kernels", lambda xp, dt, nd: host_kernels[np.dtype(dt)]
     )
     y = F.conv2d(x, w, padding=1)
-    assert y.grad_fn.name() == "ConvColsBackward0"
+    assert y.grad_fn.op.name == "_conv_cols"
     assert convolution._winograd_fits(x, w, (1, 1), (1, 1), (1, 1), 1)
 
 

@@ -118,11 +118,11 @@ def _conv(x_shape, w_shape, dtype=ember.float32, grad=True, **kw):
 
 def test_route_taken_for_eligible_call(spy):
     y = _conv((4, 16, 12, 12), (16, 16, 3, 3), padding=1)
-    assert y.grad_fn.name() == "ConvWinoBackward0"
+    assert y.grad_fn.op.name == "_conv_wino"
     x = ember.randn(4, 16, 12, 12)
     w = ember.randn(8, 16, 3, 3, requires_grad=True)
     b = ember.randn(8, requires_grad=True)
-    assert ember.nn.functional.conv2d(x, w, b).grad_fn.name() == "ConvWinoBiasBackward0"
+    assert ember.nn.functional.conv2d(x, w, b).grad_fn.op.name == "_conv_wino_bias"
     assert len(spy) == 2
     # no grad at all: the same route
     with ember.no_grad():
@@ -147,7 +147,7 @@ def test_route_taken_for_eligible_call(spy):
 )
 def test_route_not_taken(spy, x_shape, w_shape, kw):
     y = _conv(x_shape, w_shape, **kw)
-    assert y.grad_fn.name() != "ConvWinoBackward0"
+    assert y.grad_fn.op.name != "_conv_wino"
     assert not spy
 
 
@@ -245,7 +245,7 @@ def test_double_backward_matches_im2col(always, monkeypatch):
         w = ember.tensor(g.uniform(-1, 1, (4, 3, 3, 3)), requires_grad=True)
         b = ember.tensor(g.uniform(-1, 1, 4), requires_grad=True)
         y = ember.nn.functional.conv2d(x, w, b, padding=1)
-        assert (y.grad_fn.name() == "ConvWinoBiasBackward0") == route
+        assert (y.grad_fn.op.name == "_conv_wino_bias") == route
         gx, gw, gb = ember.autograd.grad((y * y).sum(), (x, w, b), create_graph=True)
         s = (gx * gx).sum() + (gw * gw).sum() + (gb * gb).sum()
         return [t.numpy() for t in ember.autograd.grad(s, (x, w, b))]

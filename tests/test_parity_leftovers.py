@@ -680,3 +680,50 @@ def test_histc_bfloat16_like_torch(kw):
     got = ember.histc(ember.tensor(x).bfloat16(), **kw)
     assert got.dtype == ember.bfloat16
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+# ---------------------------------------------------------------------- grad_fn names of split ops
+def _r(m, *s):
+    return m.ones(*s, requires_grad=True)
+
+
+NAME_CASES = {
+    "conv1d": lambda m: m.nn.functional.conv1d(_r(m, 1, 2, 8), m.ones(3, 2, 3)),
+    "conv2d": lambda m: m.nn.functional.conv2d(_r(m, 1, 2, 8, 8), m.ones(3, 2, 3, 3), m.ones(3)),
+    "conv2d_1x1": lambda m: m.nn.functional.conv2d(_r(m, 1, 2, 8, 8), m.ones(3, 2, 1, 1)),
+    "conv2d_dw": lambda m: m.nn.functional.conv2d(_r(m, 1, 4, 8, 8), m.ones(4, 1, 3, 3), groups=4),
+    "conv2d_3x3": lambda m: m.nn.functional.conv2d(
+        _r(m, 8, 32, 16, 16), m.ones(32, 32, 3, 3), padding=1
+    ),
+    "conv_transpose2d": lambda m: m.nn.functional.conv_transpose2d(
+        _r(m, 1, 2, 5, 5), m.ones(2, 3, 3, 3)
+    ),
+    "max_pool2d": lambda m: m.nn.functional.max_pool2d(_r(m, 1, 2, 8, 8), 2),
+    "max_pool2d_3": lambda m: m.nn.functional.max_pool2d(_r(m, 1, 2, 9, 9), 3),
+    "max_pool3d": lambda m: m.nn.functional.max_pool3d(_r(m, 1, 2, 4, 4, 4), 2),
+    "avg_pool2d": lambda m: m.nn.functional.avg_pool2d(_r(m, 1, 2, 8, 8), 2),
+    "adaptive_avg_pool2d": lambda m: m.nn.functional.adaptive_avg_pool2d(_r(m, 1, 2, 8, 8), 3),
+    "adaptive_max_pool2d": lambda m: m.nn.functional.adaptive_max_pool2d(_r(m, 1, 2, 8, 8), 3),
+    "batch_norm": lambda m: m.nn.functional.batch_norm(_r(m, 2, 3), None, None, training=True),
+    "batch_norm_eval": lambda m: m.nn.functional.batch_norm(
+        _r(m, 2, 3), m.zeros(3), m.ones(3), training=False
+    ),
+    "layer_norm": lambda m: m.nn.functional.layer_norm(_r(m, 3, 4), (4,)),
+    "group_norm": lambda m: m.nn.functional.group_norm(_r(m, 2, 4, 3), 2),
+    "contiguous": lambda m: _r(m, 3, 4).t().contiguous(),
+    "number ** tensor": lambda m: 2 ** _r(m, 3),
+    "number / tensor": lambda m: 2 / _r(m, 3),
+    "tensor / number": lambda m: _r(m, 3) / 2,
+    "tensor / tensor": lambda m: _r(m, 3) / _r(m, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NAME_CASES))
+def test_backward_names_of_ops_ember_splits_differently(case):
+    names = []
+    for m in (torch, ember):
+        y = NAME_CASES[case](m)
+        before = y.grad_fn.name()
+        y.sum().backward()
+        names.append((before, y.grad_fn.name()))
+    assert names[1] == names[0]

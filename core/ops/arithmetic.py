@@ -231,6 +231,11 @@ def _(grad, input, other, rounding_mode, needs):
     )
 
 
+# torch computes number / tensor as reciprocal(tensor) * number
+div.op.name_rule = lambda node: (
+    "MulBackward0" if isinstance(node.saved_arg("input"), (int, float, complex)) else "DivBackward0"
+)
+
 true_divide = divide = div
 multiply = mul
 subtract = sub
@@ -331,6 +336,10 @@ def _(grad, input, exponent):
 
 _pow_tensor.op.backward_name = "PowBackward1"
 _pow_scalar.op.backward_name = "PowBackward0"
+# number ** tensor is torch's third pow overload
+_pow_tensor.op.name_rule = lambda node: (
+    "PowBackward2" if isinstance(node.saved_arg("input"), (int, float, complex)) else "PowBackward1"
+)
 
 
 def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:

@@ -53,7 +53,7 @@ from ..kernels.winograd import (
     wino_input_transform,
     wino_out_size,
 )
-from ..registry import op
+from ..registry import backward_names, op
 from ..tensor import Tensor
 
 __all__ = [
@@ -1095,3 +1095,21 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     cols = x.transpose(0, 1).reshape((c, *k, n, *osp))
     out = _col2im(cols, o, s, p, d)
     return _batch_renamed(out, names, batched)
+
+
+backward_names(
+    dict.fromkeys(
+        [
+            "_conv_cols",
+            "_conv_cols_bias",
+            "_conv_mm",
+            "_conv_mm_bias",
+            "_conv_wino",
+            "_conv_wino_bias",
+            "_conv_dw",
+            "_conv_dw_bias",
+            "_conv_input_grad",
+        ],
+        "ConvolutionBackward0",
+    )
+)

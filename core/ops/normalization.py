@@ -19,7 +19,7 @@ from .. import dtype as _dt
 from .. import layout as _layout
 from ..kernels.fused_norm import layer_norm_kernels
 from ..names import keep
-from ..registry import op
+from ..registry import backward_names, op
 from ..tensor import Tensor, _wrap
 
 __all__ = [
@@ -1062,3 +1062,13 @@ def cross_map_lrn2d(input: Tensor, size: int, alpha: float, beta: float, k: floa
     sq = (input * input).movedim(1, -1)
     scale = (sq @ m.t()).movedim(-1, 1) * (alpha / size) + k
     return input * scale ** (-beta)
+
+
+backward_names(
+    {
+        "_batch_norm_train": "NativeBatchNormBackward0",
+        "_batch_norm_eval": "NativeBatchNormBackward0",
+        "_layer_norm": "NativeLayerNormBackward0",
+        "_group_norm": "NativeGroupNormBackward0",
+    }
+)

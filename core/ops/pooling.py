@@ -21,7 +21,7 @@ import numpy as np
 from ...autograd.grad_mode import _state as _grad_state
 from ..kernels.fused_pool import max_pool_2x2_kernels
 from ..names import keep
-from ..registry import op
+from ..registry import backward_names, op
 from ..tensor import _wrap
 
 __all__: list = []
@@ -1419,3 +1419,22 @@ def _max_unpool(xp, input, indices, output_size=()):
 @_max_unpool.vjp
 def _(grad, indices, output_size):
     return _index_gather(grad, indices, len(output_size)), None
+
+
+backward_names(
+    {
+        "_max_pool2x2": "MaxPool2DWithIndicesBackward0",
+        "max_pool2d": "MaxPool2DWithIndicesBackward0",
+        "_max_pool2d_with_indices": "MaxPool2DWithIndicesBackward0",
+        "max_pool3d": "MaxPool3DWithIndicesBackward0",
+        "_max_pool3d_with_indices": "MaxPool3DWithIndicesBackward0",
+        "_avg_pool2d": "AvgPool2DBackward0",
+        "_avg_pool3d": "AvgPool3DBackward0",
+        "_adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
+        "_adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
+        "_adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
+        "_adaptive_max_pool3d": "AdaptiveMaxPool3DBackward0",
+        "_fractional_max_pool2d": "FractionalMaxPool2DBackward0",
+        "_fractional_max_pool3d": "FractionalMaxPool3DBackward0",
+    }
+)

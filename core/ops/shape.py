@@ -18,7 +18,7 @@ from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
-from ..registry import apply, op
+from ..registry import apply, backward_names, op
 from ..tensor import Tensor, _wrap
 
 _ndarray = np.ndarray
@@ -1398,3 +1398,6 @@ def _(grad, input, size, stride, storage_offset):
 narrow.op.backward_name = "SliceBackward0"
 chunk.op.backward_name = "SplitBackward0"
 movedim.op.backward_name = "PermuteBackward0"
+
+
+backward_names({"_contiguous": "CloneBackward0"})  # torch's contiguous() is a clone
