@@ -687,7 +687,7 @@ def _r(m, *s):
     return m.ones(*s, requires_grad=True)
 
 
-NAME_CASES = {
+SPLIT_NAME_CASES = {
     "conv1d": lambda m: m.nn.functional.conv1d(_r(m, 1, 2, 8), m.ones(3, 2, 3)),
     "conv2d": lambda m: m.nn.functional.conv2d(_r(m, 1, 2, 8, 8), m.ones(3, 2, 3, 3), m.ones(3)),
     "conv2d_1x1": lambda m: m.nn.functional.conv2d(_r(m, 1, 2, 8, 8), m.ones(3, 2, 1, 1)),
@@ -718,11 +718,11 @@ NAME_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(NAME_CASES))
+@pytest.mark.parametrize("case", sorted(SPLIT_NAME_CASES))
 def test_backward_names_of_ops_ember_splits_differently(case):
     names = []
     for m in (torch, ember):
-        y = NAME_CASES[case](m)
+        y = SPLIT_NAME_CASES[case](m)
         before = y.grad_fn.name()
         y.sum().backward()
         names.append((before, y.grad_fn.name()))
