@@ -145,7 +145,7 @@ class Distribution:
     @property
     def mean(self) -> ember.Tensor:
         """The mean of the distribution."""
-        raise NotImplementedError(f"{self.__class__} does not implement mean")
+        raise NotImplementedError  # bare, as torch's (mode's names the class)
 
     @property
     def mode(self) -> ember.Tensor:
@@ -155,7 +155,7 @@ class Distribution:
     @property
     def variance(self) -> ember.Tensor:
         """The variance of the distribution."""
-        raise NotImplementedError(f"{self.__class__} does not implement variance")
+        raise NotImplementedError  # bare, as torch's (mode's names the class)
 
     @property
     def stddev(self) -> ember.Tensor:

@@ -46,7 +46,7 @@ def _window(name, M, sym, dtype, layout, device, requires_grad, fn) -> Tensor:
     dtype = _dt.get_default_dtype() if dtype is None else dtype
     if dtype not in (_dt.float32, _dt.float64):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: {dtype}")
-    arr = window_values(M, not sym, fn)
+    arr = window_values(M, not sym, fn, dtype.np)
     return _tensor(arr, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -469,6 +469,7 @@ EXPLICIT = {
     **_same("ember.nonzero_static Tensor.nonzero_static", "x", lambda f, x: f(x, size=4)),
     "Tensor.where": ("x xb y", lambda f, x, c, y: f(x, c, y)),
     **_same("ember.bincount Tensor.bincount", "vi"),
+    "ember.segment_reduce": ("x", lambda f, x: f(x, "amax", lengths=ember.tensor([1, 1]))),
     "ember.unravel_index": ("vi", lambda f, i: f(i, (2, 3))),
     **_same("ember.renorm Tensor.renorm Tensor.renorm_", "x 2 0 0.5"),
     "Tensor.float_power_": ("x64 2", None),
@@ -899,6 +900,8 @@ OWN_RULE = {
         _UNNAMED_KIND,
     ),
     "Tensor.new_tensor": "a factory (data copied into a new tensor, like ember.tensor)",
+    "ember.segment_reduce": "the segment dim is a new dim (unnamed), the others keep their names "
+    "(core/ops/misc.py)",
     "Tensor.rename": "the names API sets names (test_names_api.py)",
     "Tensor.rename_": "the names API sets names (test_names_api.py)",
     **dict.fromkeys(

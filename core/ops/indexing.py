@@ -1480,6 +1480,21 @@ def _vector_index(index, who):
     return index.reshape(-1)
 
 
+def _accumulate_index(index, who):
+    """index_add_'s and index_reduce_'s checks of ``index`` (torch words them apart from
+    index_select's: with the index's type and size)."""
+    if index.ndim > 1:
+        raise IndexError(
+            f"{who}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+            f"{_dtype_word(index)} and size: {list(index.shape)}"
+        )
+    if index.dtype not in _IDX_DTYPES:
+        raise RuntimeError(
+            f"{who}(): Expected dtype int32/int64 for index but got: {_dtype_word(index)}"
+        )
+    return index.reshape(-1)
+
+
 @op(names=keep, method=False, name="_index_select")
 def _index_select(xp, input, index, dim=0):
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
@@ -1523,7 +1538,7 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
             f"index_add_(): self ({_dtype_word(input)}) and source ({_dtype_word(source)}) must "
             "have the same scalar type"
         )
-    idx = _vector_index(index, "index_add")
+    idx = _accumulate_index(index, "index_add_")
     nd = input.ndim
     dim = _wrap_dim(dim, nd)
     ns = source.shape[dim] if source.ndim else 1
@@ -1571,7 +1586,11 @@ def _index_add_(self, dim, index, source, *, alpha=1):
 @op(names=keep, method=False, name="_index_fill")
 def _index_fill(xp, input, index, value, dim=0):
     """A copy of ``input`` with ``value`` written at ``index`` along ``dim``."""
-    idx = _vector_index(index, "index_fill")
+    if index.dtype != _INT64:  # torch's index_fill takes int64 only, and says so first
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    idx = index.reshape(-1)
     if hasattr(value, "ndim") and value.ndim:
         raise RuntimeError(
             "index_fill_ only supports a 0-dimensional value tensor, but got tensor "

@@ -23,6 +23,7 @@ from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
 from .indexing import (
     _INT64,
+    _accumulate_index,
     _dtype_word,
     _index_fill,
     _index_select,
@@ -418,10 +419,7 @@ def _index_reduce_checks(input, dim, index, source, reduce):
             f"index_reduce_(): self ({_dtype_word(a)}) and source ({_dtype_word(s)}) must have "
             "the same scalar type"
         )
-    if i.dtype != _INT64 and i.dtype != np.int32:
-        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
-    if i.ndim > 1:
-        raise IndexError(f"index_reduce_(): Index should have dimension 1 or 0 (got {i.ndim})")
+    i = _accumulate_index(i, "index_reduce_")
     nd = a.ndim
     d = _wrap_dim(dim, nd)
     ns = s.shape[d] if s.ndim else 1

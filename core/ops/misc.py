@@ -33,6 +33,7 @@ __all__ = [
     "repeat_interleave",
     "resolve_neg",
     "rot90",
+    "segment_reduce",
     "trace",
     "trapezoid",
     "trapz",
@@ -381,6 +382,83 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
     if output_size is not None and output_size != idx.size:
         raise RuntimeError("allocated size does not match required size")
     return _index_select(input, _wrap(xp.asarray(idx)), d)
+
+
+# ---------------------------------------------------------------------- segment_reduce
+_SEGMENT_REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "amax", "amax": "amax"}
+_SEGMENT_REDUCE.update(min="amin", amin="amin")
+# what an empty segment reduces to without ``initial``
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "mean": float("nan"), "amax": -np.inf, "amin": np.inf}
+
+
+def segment_reduce(
+    data: Tensor,
+    reduce: str,
+    *,
+    lengths=None,
+    indices=None,
+    offsets=None,
+    axis: int = 0,
+    unsafe: bool = False,
+    initial=None,
+) -> Tensor:
+    """Reduce the consecutive segments of ``data`` along ``axis`` whose sizes are the last dim of
+    ``lengths`` (or the differences of ``offsets``); the leading dims of ``lengths`` are batch
+    dims of ``data``. ``initial`` joins every segment (a mean still divides by the length).
+    One scatter_reduce into a slot per segment, so its derivatives (ties share) apply."""
+    red = _SEGMENT_REDUCE.get(reduce)
+    if red is None:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None:
+        if offsets is None:
+            raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+        lengths = diff(offsets, dim=-1)
+    if lengths._data.dtype.kind not in "iu":
+        raise NotImplementedError(
+            '"_segment_reduce_lengths_cpu_kernel1" not implemented for '
+            f"'{_dtype_word(lengths._data)}'"
+        )
+    if data._data.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"_segment_reduce_cpu\" not implemented for '{_dtype_word(data._data)}'"
+        )
+    nb = lengths._data.ndim - 1
+    axis = _wrap_dim(axis, data._data.ndim)
+    if axis != nb:
+        raise RuntimeError(
+            f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}."
+        )
+    lens = lengths._data
+    if bool((lens < 0).any()):
+        raise RuntimeError("lengths contains negative value!")
+    shape = data._data.shape
+    if not unsafe and bool((lens.sum(-1) != shape[axis]).any()):
+        raise RuntimeError(
+            "segment_reduce(): Expected all rows of lengths along axis to sum to "
+            "data.size(lengths.dim()-1) when !unsafe."
+        )
+    batch, rest, nseg = shape[:axis], shape[axis + 1 :], lens.shape[-1]
+    slots = int(np.prod(batch, dtype=np.int64)) * nseg
+    flat_lengths = lengths.reshape(-1)
+    ids = repeat_interleave(flat_lengths)  # element -> its segment's slot, in data's order
+    idx = ids.reshape(-1, *(1,) * len(rest)).expand(-1, *rest)
+    x = data.reshape(-1, *rest)
+    fill = _SEGMENT_EMPTY[red] if initial is None else initial
+    out = data.new_full((slots, *rest), fill)
+    if red == "mean" and initial is not None:
+        count = flat_lengths.clamp(min=1).reshape(-1, *(1,) * len(rest))
+        out = out.scatter_reduce(0, idx, x, "sum") / count
+    else:
+        out = out.scatter_reduce(0, idx, x, red, include_self=initial is not None)
+    out = out.reshape(*batch, nseg, *rest)
+    names = data._names
+    if names is not None:  # the segments are a new dim; the others keep their names
+        out = out.refine_names(*names[:axis], None, *names[axis + 1 :])
+    return out
 
 
 # ---------------------------------------------------------------------- vander

@@ -634,8 +634,18 @@ def squeeze(xp, input, dim=None):
 
 
 @squeeze.vjp
-def _(grad, input_shape):
+def _(grad, input_shape, dim):
     return grad.reshape(input_shape)
+
+
+# torch's grad_fn names: squeeze() is SqueezeBackward0, squeeze(int) 1, squeeze(dims) 2
+squeeze.op.name_rule = lambda node: (
+    "SqueezeBackward0"
+    if (d := node.saved_arg("dim")) is None
+    else "SqueezeBackward2"
+    if isinstance(d, (tuple, list))
+    else "SqueezeBackward1"
+)
 
 
 # ---------------------------------------------------------------------- indexing-like views

@@ -108,7 +108,7 @@ def _values_names(ins, *args, **kwargs):
 
 # ---------------------------------------------------------------------- sort / argsort / msort
 @op(names=keep, out_type=return_types.sort)
-def sort(xp, input, dim=-1, descending=False, *, stable=False):
+def sort(xp, input, dim=-1, descending=False, *, stable=None):
     """(values, indices) of ``input`` sorted along ``dim`` (stable; NaN sorts as the largest)."""
     _no_complex(input, " Sort")
     ax = _axis(dim, input.ndim)
@@ -130,8 +130,14 @@ def _perm_grad(grad, input, ax, descending):
 
 
 @sort.vjp
-def _(grad, input, dim, descending):
+def _(grad, input, dim, descending, stable):
     return _perm_grad(grad, input, _axis(dim, input._data.ndim), descending)
+
+
+# torch's grad_fn names: sort() is SortBackward0, its overload with ``stable`` SortBackward1
+sort.op.name_rule = lambda node: (
+    "SortBackward0" if node.saved_arg("stable") is None else "SortBackward1"
+)
 
 
 @op(names=keep)

@@ -21,6 +21,7 @@ from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..names import keep
 from ..registry import op
+from ..runtime import _warn_once
 from ..tensor import Tensor
 from .creation import _dev, _finish, _make
 
@@ -96,8 +97,8 @@ def _fft_r2c(xp, input, dim=(), normalization=0, onesided=True):
     cd = np.result_type(input.dtype, np.complex64)
     if onesided:
         r = m.rfftn(input, axes=dim, norm=_FWD_NORM[normalization])
-    else:
-        r = m.fftn(input, axes=dim, norm=_FWD_NORM[normalization])
+    else:  # as complex: scipy's real-input path gives -0.0 imaginary parts where torch has +0.0
+        r = m.fftn(input.astype(cd), axes=dim, norm=_FWD_NORM[normalization])
     return _cast_like(r, cd)
 
 
@@ -154,24 +155,31 @@ def _window_dtype(name, dtype):
     return d
 
 
-def window_values(length: int, periodic: bool, fn) -> np.ndarray:
-    """``fn(k, n)`` (float64) over the ``n`` points of the symmetric window; a periodic window is
-    the symmetric one of ``length + 1`` points without its last. Lengths 0 and 1: [] and [1]."""
+def window_values(length: int, periodic: bool, fn, dtype=np.float64) -> np.ndarray:
+    """``fn(k, n)`` over the ``n`` points of the symmetric window; a periodic window is the
+    symmetric one of ``length + 1`` points without its last. Lengths 0 and 1: [] and [1]. float32
+    windows are computed in float32, as torch does (its rounding shows: blackman's ends are
+    -3e-08, not 0); other dtypes in float64."""
     if length == 0:
         return np.zeros(0)
     if length == 1:
         return np.ones(1)
     n = length + 1 if periodic else length
-    return fn(np.arange(n, dtype=np.float64), n)[:length]
+    dtype = np.float32 if np.dtype(dtype) == np.float32 else np.float64
+    return fn(np.arange(n, dtype=dtype), n)[:length]
 
 
-def cosine_sum(coeffs):
+def cosine_sum(coeffs, high_first: bool = False):
     """The generalized cosine window sum_j (-1)^j a_j cos(2 pi j k / (n - 1)) (hann, hamming,
-    blackman, nuttall are its instances)."""
+    blackman, nuttall are its instances), summed from a_0 or (``high_first``) from the last term:
+    torch's two window families round differently."""
+    terms = list(enumerate(coeffs))
+    if high_first:
+        terms.reverse()
 
     def f(k, n):
-        fac = 2 * math.pi * k / (n - 1)
-        return sum((-1) ** j * a * np.cos(j * fac) for j, a in enumerate(coeffs))
+        fac = k * k.dtype.type(2 * math.pi / (n - 1))
+        return sum(k.dtype.type((-1) ** j * a) * np.cos(j * fac) for j, a in terms)
 
     return f
 
@@ -202,7 +210,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
             f"{name} requires non-negative window_length, got window_length={window_length}"
         )
     d = _window_dtype(name, dtype)
-    arr = window_values(window_length, periodic, fn).astype(d.np)
+    arr = window_values(window_length, periodic, fn, d.np).astype(d.np)
     dev = _dev(device)
     return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None)
 
@@ -250,7 +258,7 @@ def blackman_window(
     pin_memory: bool = False,
 ) -> Tensor:
     """The Blackman window: 0.42 - 0.5 cos(2 pi k/(N-1)) + 0.08 cos(4 pi k/(N-1))."""
-    f = cosine_sum((0.42, 0.5, 0.08))
+    f = cosine_sum((0.42, 0.5, 0.08), high_first=True)
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
@@ -287,14 +295,33 @@ def kaiser_window(
 
 
 # ---------------------------------------------------------------------------------- stft/istft
-def _pad_window(window, win_length, n_fft, like, name="stft"):
+def _type_desc(t) -> str:
+    """How torch's stft/istft errors name a tensor's type: torch.FloatTensor, but
+    CPUComplexFloatType for complex ones."""
+    name = _dt.legacy_type_name(t.dtype)
+    return f"CPU{name[:-6]}Type" if t.is_complex() else f"torch.{name}"
+
+
+def _signature(name: str, input, **args) -> str:
+    """The call torch's stft/istft errors start with: ``stft(torch.FloatTensor[1, 80], n_fft=16,
+    ..., window=torch.FloatTensor{[10]}, normalized=0, ...)`` (bools as 0/1)."""
+
+    def show(v):
+        if isinstance(v, Tensor):
+            return f"{_type_desc(v)}{{{list(v.shape)}}}"
+        return int(v) if isinstance(v, bool) else v
+
+    shown = ", ".join(f"{k}={show(v)}" for k, v in args.items())
+    return f"{name}({_type_desc(input)}{list(input.shape)}, {shown})"
+
+
+def _pad_window(window, win_length, n_fft, like, bad_shape):
+    """The window (ones when None) zero-padded on both sides to ``n_fft``; ``bad_shape()`` is the
+    error message for a window that is not 1D of ``win_length``."""
     if window is None:
         window = like.new_ones(win_length, dtype=like.real.dtype if like.is_complex() else None)
     if window.ndim != 1 or window.shape[0] != win_length:
-        raise RuntimeError(
-            f"{name}: expected a 1D window tensor of size equal to win_length={win_length}, but "
-            f"got window with size {list(window.shape)}"
-        )
+        raise RuntimeError(bad_shape())
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
         z = window.new_zeros
@@ -329,9 +356,6 @@ def _pad_signal(x, pad, mode):
     return index_select(x, -1, x.new_tensor(i, dtype=_dt.int64))
 
 
-_STFT_WARNED: list = []
-
-
 @_autocast_entry
 def stft(
     input: Tensor,
@@ -356,34 +380,57 @@ def stft(
                 "further require that return_complex=True in a future PyTorch release."
             )
         return_complex = True
-    if input.ndim not in (1, 2):
-        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     x = input
     if center:
         x = _pad_signal(x, n_fft // 2, pad_mode)
+
+    def fail(msg):
+        # torch's errors start with the call, the input as padded by ``center``
+        sig = _signature(
+            "stft", x, n_fft=n_fft, hop_length=hop, win_length=win, window=window,
+            normalized=normalized, onesided=onesided, return_complex=return_complex,
+            align_to_window=None,
+        )  # fmt: skip
+        return f"{sig} : {msg}"
+
+    if x.ndim not in (1, 2):
+        raise RuntimeError(fail("expected a 1D or 2D tensor"))
     length = x.shape[-1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+        raise RuntimeError(fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}"))
     if hop <= 0:
-        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+        raise RuntimeError(fail(f"expected hop_length > 0, but got hop_length={hop}"))
     if win <= 0 or win > n_fft:
-        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
-    if window is None and not _STFT_WARNED:
-        _STFT_WARNED.append(True)  # torch warns once per process
-        import warnings
-
-        warnings.warn(
+        raise RuntimeError(fail(f"expected 0 < win_length <= n_fft, but got win_length={win}"))
+    if window is None:
+        _warn_once(
+            "stft_window",
             "A window was not provided. A rectangular window will be applied,which is known to "
             "cause spectral leakage. Other windows such as torch.hann_window or "
             "torch.hamming_window are recommended to reduce spectral leakage.To suppress this "
             "warning and use a rectangular window, explicitly set `window=torch.ones(n_fft, "
             "device=<device>)`.",
-            UserWarning,
-            stacklevel=2,
         )
-    w = _pad_window(window, win, n_fft, x)
+    if not return_complex:
+        _warn_once(
+            "stft_return_complex",
+            "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+            "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
+            "Note: you can still call torch.view_as_real on the complex output to recover the old "
+            "return format.",
+        )
+    w = _pad_window(
+        window,
+        win,
+        n_fft,
+        x,
+        lambda: fail(
+            f"expected a 1D window tensor of size equal to win_length={win}, but got window "
+            f"with size {list(window.shape)}"
+        ),
+    )
     n_frames = 1 + (length - n_fft) // hop
     idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
     frames = index_select(x, -1, x.new_tensor(idx.reshape(-1), dtype=_dt.int64))
@@ -420,33 +467,54 @@ def istft(
     """Inverse short-time Fourier transform (overlap-add with window-envelope normalisation)."""
     from .. import fft as _fft
 
+    if window is None:
+        _warn_once(
+            "istft_window",
+            "A window was not provided. A rectangular window will be applied.Please provide the "
+            "same window used by stft to make the inversion lossless.To suppress this warning and "
+            "use a rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`.",
+        )
     if not input.is_complex():
         raise RuntimeError(
             "istft requires a complex-valued input tensor matching the output from stft with "
             "return_complex=True."
         )
-    if input.ndim not in (2, 3):
-        raise RuntimeError(
-            f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {input.ndim}"
-        )
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
+
+    def fail(msg, sep=" : ", onesided=onesided):  # the onesided argument, not the one inferred
+        sig = _signature(
+            "istft", input, n_fft=n_fft, hop_length=hop, win_length=win, window=window,
+            center=center, normalized=normalized, onesided=onesided, length=length,
+            return_complex=return_complex,
+        )  # fmt: skip
+        return f"{sig}{sep}{msg}"
+
+    if input.ndim not in (2, 3):  # torch counts the dims of the view_as_real input
+        raise RuntimeError(
+            fail(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
+        )
     n_freq, n_frames = input.shape[-2], input.shape[-1]
     if onesided is None:
         onesided = n_freq != n_fft
+    freq_msg = "expected the frequency dimension (3rd to the last) of the input tensor to match"
     if onesided and n_freq != n_fft // 2 + 1:
-        raise RuntimeError(
-            "istft: expected the frequency dimension (3rd to the last) of the input tensor to "
-            f"match n_fft / 2 + 1 when onesided=True, but got {n_freq}"
-        )
+        raise RuntimeError(fail(f"{freq_msg} n_fft / 2 + 1 when onesided=True, but got {n_freq}"))
     if not onesided and n_freq != n_fft:
-        raise RuntimeError(
-            "istft: expected the frequency dimension (3rd to the last) of the input tensor to "
-            f"match n_fft when onesided=False, but got {n_freq}"
-        )
+        raise RuntimeError(fail(f"{freq_msg} n_fft when onesided=False, but got {n_freq}"))
+    if hop <= 0 or hop > win:
+        raise RuntimeError(fail("expected 0 < hop_length <= win_length"))
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(fail("expected 0 < win_length <= n_fft"))
     if onesided and return_complex:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
-    w = _pad_window(window, win, n_fft, input.real, "istft")
+    w = _pad_window(
+        window,
+        win,
+        n_fft,
+        input.real,
+        lambda: fail("Invalid window shape. window has to be 1D and length of `win_length`"),
+    )
     norm = "ortho" if normalized else "backward"
     x = input.transpose(-1, -2)
     if not return_complex:
@@ -473,7 +541,7 @@ def istft(
     y = y[..., start:end]
     env = env[start:end]
     if bool((env.abs() < 1e-11).any()):
-        raise RuntimeError("istft: window overlap add min: 1")
+        raise RuntimeError(fail("window overlap add min: 1\n[ CPUBoolType{} ]", sep=" "))
     y = y / env
     if length is not None and y.shape[-1] < length:
         y = _cat([y, y.new_zeros((*y.shape[:-1], length - y.shape[-1]))], -1)
