@@ -14,6 +14,32 @@ _cupy_error: str | None = None
 
 builtins_type = builtins.type  # `type` is a parameter name below, as in torch's signature
 _TYPES = ("cpu", "cuda")  # the device types ember computes on (torch knows more: mps, xla, ...)
+# torch's other device types: a clear refusal instead of "expected one of cpu, cuda"
+_TORCH_ONLY = {
+    **dict.fromkeys(
+        [
+            "ipu",
+            "xpu",
+            "mkldnn",
+            "opengl",
+            "opencl",
+            "ideep",
+            "hip",
+            "ve",
+            "fpga",
+            "maia",
+            "xla",
+            "lazy",
+            "vulkan",
+            "mps",
+            "hpu",
+            "mtia",
+            "privateuseone",
+        ],
+        "",
+    ),
+    "meta": " (no tensors without data: create the model on cpu, then load its weights)",
+}
 _DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?\Z")
 
 
@@ -42,6 +68,11 @@ class device:
             if m is None:
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             type, idx = m.group(1), m.group(2)
+            if type in _TORCH_ONLY:
+                raise RuntimeError(
+                    f"ember has no '{type}' device: it computes on cpu (numpy) and cuda (cupy)"
+                    + _TORCH_ONLY[type]
+                )
             if type not in _TYPES:
                 raise RuntimeError(
                     f"Expected one of {', '.join(_TYPES)} device type at start of device string: "
