@@ -248,8 +248,18 @@ def op(
     return deco(fn) if fn is not None else deco
 
 
-def reflected(public):
-    """``other <op> self`` for a binary op's ``__r*__`` dunder."""
+def reflected(public, *, swapped: bool = False):
+    """``other <op> self`` for a binary op's ``__r*__`` dunder: ``public(other, self)``, or
+    ``public(self, other)`` for an op that is already the reflected one (rsub)."""
+
+    if swapped:
+
+        def r(self, other):
+            if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__)
+                other = _wrap_np(other)
+            return public(self, other)
+
+        return r
 
     def r(self, other):
         if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__): np_array + t

@@ -713,6 +713,8 @@ SPLIT_NAME_CASES = {
     "contiguous": lambda m: _r(m, 3, 4).t().contiguous(),
     "number ** tensor": lambda m: 2 ** _r(m, 3),
     "number / tensor": lambda m: 2 / _r(m, 3),
+    "number - tensor": lambda m: 1 - _r(m, 3),
+    "rsub(tensor, tensor)": lambda m: m.rsub(_r(m, 3), _r(m, 3)),
     "tensor / number": lambda m: _r(m, 3) / 2,
     "tensor / tensor": lambda m: _r(m, 3) / _r(m, 3),
 }

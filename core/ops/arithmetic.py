@@ -154,6 +154,11 @@ def _(grad, alpha):
     return (-grad if alpha == 1 else grad * -alpha), grad
 
 
+# torch's rsub with a number is RsubBackward1 (with a tensor RsubBackward0); ember's node keeps no
+# operand, so "other needs no gradient" stands in for "other is a number" (`1 - x`)
+rsub.op.name_rule = lambda node: "RsubBackward1" if node.edges[1] is None else "RsubBackward0"
+
+
 @op(names=unify_inputs, promote=True, dunders=("__mul__",), inplace="mul_", ufunc="multiply")
 def mul(xp, input, other):
     """out = input * other."""
@@ -707,7 +712,7 @@ def nextafter(xp, input, other):
 # ---------------------------------------------------------------------- Tensor methods and dunders
 def _install():
     Tensor.__radd__ = reflected(add)
-    Tensor.__rsub__ = reflected(sub)
+    Tensor.__rsub__ = reflected(rsub, swapped=True)  # number - t is torch's rsub (RsubBackward1)
     Tensor.__rmul__ = reflected(mul)
     Tensor.__rtruediv__ = reflected(div)
     Tensor.pow = Tensor.__pow__ = pow
