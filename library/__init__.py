@@ -17,24 +17,11 @@ tensors: an op that keeps the shape keeps the names), so a kernel that goes thro
 
 from __future__ import annotations
 
-import contextlib
-import enum
-import importlib
-import importlib.machinery
-import inspect
-import sys
-import types as _pytypes
-import typing
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
-import numpy as np
-
-from ..autograd.function import Function
-from ..autograd.grad_mode import _state
 from ..core import dtype as _dt
 from ..core.device import device as _device
-from ..core.tensor import Tensor
 from ._opcheck import OpCheckError, opcheck
 from ._operators import (
     _DEF_LIBS,
@@ -77,8 +64,6 @@ __all__ = [
     "register_kernel",
     "register_vmap",
 ]
-
-_NO_DEFAULT = inspect.Parameter.empty
 
 
 # ----------------------------------------------------------------------------- public API

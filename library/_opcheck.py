@@ -3,7 +3,6 @@ registration, backward against finite differences)."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,8 +10,6 @@ import numpy as np
 from ..core import dtype as _dt
 from ..core.tensor import Tensor
 from ._operators import _FAKE_CTX, FakeImplCtx, OpOverload, OpOverloadPacket, _OpDef, _tensors_in
-
-_NO_DEFAULT = inspect.Parameter.empty
 
 
 # ----------------------------------------------------------------------------- opcheck

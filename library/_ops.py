@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
-import inspect
 import sys
 import types as _pytypes
 
 from ..core.tensor import Tensor
 from ._operators import _REGISTRY, OpOverloadPacket
-
-_NO_DEFAULT = inspect.Parameter.empty
 
 
 # ----------------------------------------------------------------------------- ember.ops
