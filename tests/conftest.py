@@ -17,3 +17,20 @@ def _restore_defaults():
     yield
     ember.set_default_dtype(d)
     ember.set_default_device("cpu")
+
+
+@pytest.fixture
+def ember_alias():
+    """``ember_alias(name)`` makes ``import <name>`` import ember for this test (drop-in mode
+    under another name: real torch is imported in this process); undone after the test."""
+    from ember import dropin
+
+    names = []
+
+    def install(name: str):
+        names.append(name)
+        return dropin.install(name)
+
+    yield install
+    for name in names:
+        dropin.uninstall(name)

@@ -157,13 +157,9 @@ def test_spawn_workers_under_ember(tmp_path):
 
 # ----------------------------------------------------------------------------- the alias finder
 @pytest.fixture
-def alias():
+def alias(ember_alias):
     """ember under an alias name (the pytest process has real torch imported already)."""
-    finder = dropin.install("tortch")
-    try:
-        yield finder
-    finally:
-        dropin.uninstall("tortch")
+    return ember_alias("tortch")
 
 
 def test_alias_identity_and_submodules(alias):

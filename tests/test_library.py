@@ -6,7 +6,6 @@ from typing import Optional
 import ember
 import numpy as np
 import pytest
-from ember import dropin
 from ember.autograd.gradcheck import GradcheckError
 from ember.library import OpCheckError
 
@@ -99,23 +98,20 @@ def test_backward_without_autograd_formula_raises_at_backward():
     _same_err(lambda: ty.sum().backward(), lambda: ey.sum().backward())
 
 
-def test_snippet_in_drop_in_mode():
-    dropin.install("torch_lib")
-    try:
-        import torch_lib
-        import torch_lib.ops
+def test_snippet_in_drop_in_mode(ember_alias):
+    ember_alias("torch_lib")
+    import torch_lib
+    import torch_lib.ops
 
-        assert torch_lib.ops is ember.ops and torch_lib.library is ember.library
-        numpy_sin = _with_autograd(_numpy_sin(torch_lib, "emtest_dropin"))
-        x = torch_lib.tensor(X, requires_grad=True)
-        y = torch_lib.ops.emtest_dropin.numpy_sin(x)
-        y.backward(torch_lib.tensor(G))
-        np.testing.assert_allclose(x.grad.numpy(), G * np.cos(X))
-        res = torch_lib.library.opcheck(numpy_sin, (x,))
-        assert set(res.values()) == {"SUCCESS"}
-        assert torch_lib.ops.aten.relu(torch_lib.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
-    finally:
-        dropin.uninstall("torch_lib")
+    assert torch_lib.ops is ember.ops and torch_lib.library is ember.library
+    numpy_sin = _with_autograd(_numpy_sin(torch_lib, "emtest_dropin"))
+    x = torch_lib.tensor(X, requires_grad=True)
+    y = torch_lib.ops.emtest_dropin.numpy_sin(x)
+    y.backward(torch_lib.tensor(G))
+    np.testing.assert_allclose(x.grad.numpy(), G * np.cos(X))
+    res = torch_lib.library.opcheck(numpy_sin, (x,))
+    assert set(res.values()) == {"SUCCESS"}
+    assert torch_lib.ops.aten.relu(torch_lib.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
 
 
 # ----------------------------------------------------------------------------- infer_schema

@@ -19,7 +19,6 @@ import ember
 import ember.data as ed
 import numpy as np
 import pytest
-from ember import dropin
 
 torch = pytest.importorskip("torch")
 
@@ -275,14 +274,11 @@ def test_save_into_missing_folder(tmp_path, monkeypatch, sub):
 
 # --------------------------------------------------------------- torch's table-driven collate
 @pytest.fixture
-def tortch():
-    dropin.install("tortch")
-    try:
-        import tortch
+def tortch(ember_alias):
+    ember_alias("tortch")
+    import tortch
 
-        yield tortch
-    finally:
-        dropin.uninstall("tortch")
+    return tortch
 
 
 def test_collate_private_module_path(tortch):

@@ -10,7 +10,6 @@ import ember
 import ember._dynamo as edyn
 import ember.utils._pytree as ep
 import pytest
-from ember import dropin
 from ember.utils import dlpack as edl
 from ember.utils import hooks as eh
 
@@ -145,13 +144,8 @@ def test_types_and_storage_names():
 
 
 @pytest.fixture
-def alias():
-    """ember under an alias name (real torch is imported in this process)."""
-    finder = dropin.install("torch_um")
-    try:
-        yield finder
-    finally:
-        dropin.uninstall("torch_um")
+def alias(ember_alias):
+    return ember_alias("torch_um")
 
 
 def test_dynamo_and_module_paths_through_the_alias(alias):
