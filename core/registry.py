@@ -62,6 +62,7 @@ class OpDef:
         "name",
         "name_rule",
         "names_always",
+        "opmath_scalar",
         "opt_defaults",
         "opt_names",
         "out_dtype",
@@ -124,6 +125,7 @@ class OpDef:
         # name_rule(node) -> str: the backward node's name where torch's depends on the call
         # (run lazily by Node.name(), never when recording); None: backward_name
         self.name_rule = None
+        self.opmath_scalar = False
         self.saved_names = ()  # the vjp's parameters, in node.saved's order
 
     def __call__(self, *args, **kwargs):
@@ -194,6 +196,7 @@ def op(
     names_always=False,
     ufunc=None,
     tensors_only=False,
+    opmath_scalar=False,
 ):
     """Register an op. See the module docstring.
 
@@ -206,6 +209,9 @@ def op(
     ufunc: the name of the array-module ufunc that computes the op (binary ops without options),
     used by the in-place variant to write straight into storage when no graph is recorded.
     tensors_only: a Python scalar input is refused (torch has no Scalar overload: logical_and).
+    opmath_scalar: with a float16/bfloat16 tensor, a Python scalar operand is taken in float32 and
+    the result rounded once, as torch's kernel does (mul, div, lerp, comparisons; add, sub, pow
+    and remainder round the scalar to 16 bits first, like numpy: measured on torch 2.13).
     """
 
     def deco(kernel):
@@ -220,6 +226,7 @@ def op(
         od.names_always = names_always  # the rule runs for unnamed inputs too (rename, factories)
         od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
         od.tensors_only = tensors_only
+        od.opmath_scalar = opmath_scalar
         OPS[od.name] = od
 
         public = _make_public(od)
@@ -416,6 +423,7 @@ def _make_public(od: OpDef):
     rule = od.rule
     names_always = od.names_always
     tensors_only = od.tensors_only
+    opmath_scalar = od.opmath_scalar
     # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name
     by_name = rule is _unify_inputs and not seq and od.name not in _UNALIGNED
 
@@ -486,7 +494,7 @@ def _make_public(od: OpDef):
             opts, kw = _resolve_dims(od, ins[0], opts, kw)
         fd = first.dtype
         half = None
-        if scalar and (fd is _F16 or fd is _BF16) and not mixed and od.name in _OPMATH_SCALAR:
+        if scalar and opmath_scalar and (fd is _F16 or fd is _BF16) and not mixed:
             # torch computes these in float32 and rounds once (numpy rounds the scalar first)
             half = fd
             arrays = [
@@ -648,10 +656,6 @@ def _make_public(od: OpDef):
     return public
 
 
-# the ops whose torch kernels take a Python scalar in float32 with a 16-bit float tensor and
-# round the result once (add, sub, pow, remainder round the scalar to 16 bits first, as numpy
-# does: measured on torch 2.13)
-_OPMATH_SCALAR = frozenset(("mul", "div", "lerp", "eq", "ne", "lt", "le", "gt", "ge"))
 _F16 = np.dtype(np.float16)
 _BF16 = _dt.bfloat16.np
 
@@ -951,7 +955,7 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
         if a.dtype is _F16 or a.dtype is _BF16:
             # a 16-bit float: as the out-of-place op computes it (in float32 for
-            # _OPMATH_SCALAR ops; ml_dtypes' in-place loops round otherwise)
+            # opmath_scalar ops; ml_dtypes' in-place loops round otherwise)
             return apply_inplace_slow(od, self, o)
     else:
         raise _bad_input(od, 1, o)

@@ -159,7 +159,14 @@ def _(grad, alpha):
 rsub.op.name_rule = lambda node: "RsubBackward1" if node.edges[1] is None else "RsubBackward0"
 
 
-@op(names=unify_inputs, promote=True, dunders=("__mul__",), inplace="mul_", ufunc="multiply")
+@op(
+    names=unify_inputs,
+    promote=True,
+    dunders=("__mul__",),
+    inplace="mul_",
+    ufunc="multiply",
+    opmath_scalar=True,
+)
 def mul(xp, input, other):
     """out = input * other."""
     return xp.multiply(input, other)
@@ -179,7 +186,7 @@ def _(grad, input, other, needs):
 
 # div promotes in its kernel: true division of integers casts straight to the default float, so
 # a 0-d int64 divisor (m / m.sum()) is never first narrowed to the other operand's int8/uint8
-@op(names=unify_inputs, dunders=("__truediv__",), inplace="div_")
+@op(names=unify_inputs, dunders=("__truediv__",), inplace="div_", opmath_scalar=True)
 def div(xp, input, other, *, rounding_mode=None):
     """out = input / other; rounding_mode None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
@@ -517,7 +524,7 @@ def _cname(a) -> str:
     return _C_NAMES.get(_FROM_NP[a.dtype].name, str(a.dtype))
 
 
-@op(names=unify_inputs, inplace="lerp_")
+@op(names=unify_inputs, inplace="lerp_", opmath_scalar=True)
 def lerp(xp, input, end, weight):
     """out = input + weight * (end - input); weight is a number or a tensor."""
     _need_tensor("lerp", 1, "input", input)

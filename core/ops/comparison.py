@@ -45,40 +45,40 @@ def _no_complex(name, a, b):
             raise _not_impl(f"{name}_cpu", v)
 
 
-@op(names=unify_inputs, promote=True, inplace="eq_")
+@op(names=unify_inputs, promote=True, inplace="eq_", opmath_scalar=True)
 def eq(xp, input, other):
     """input == other, elementwise (a bool tensor)."""
     return xp.equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ne_")
+@op(names=unify_inputs, promote=True, inplace="ne_", opmath_scalar=True)
 def ne(xp, input, other):
     """input != other, elementwise."""
     return xp.not_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="lt_")
+@op(names=unify_inputs, promote=True, inplace="lt_", opmath_scalar=True)
 def lt(xp, input, other):
     """input < other, elementwise."""
     _no_complex("lt", input, other)
     return xp.less(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="le_")
+@op(names=unify_inputs, promote=True, inplace="le_", opmath_scalar=True)
 def le(xp, input, other):
     """input <= other, elementwise."""
     _no_complex("le", input, other)
     return xp.less_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="gt_")
+@op(names=unify_inputs, promote=True, inplace="gt_", opmath_scalar=True)
 def gt(xp, input, other):
     """input > other, elementwise."""
     _no_complex("gt", input, other)
     return xp.greater(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ge_")
+@op(names=unify_inputs, promote=True, inplace="ge_", opmath_scalar=True)
 def ge(xp, input, other):
     """input >= other, elementwise."""
     _no_complex("ge", input, other)
