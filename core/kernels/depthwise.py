@@ -54,45 +54,44 @@ def _geometry(spatial, kernel, stride, padding, dilation):
     return hs, ws, offs, max(o[2] for o in offs)
 
 
-def _phase_planes(xp, x, stride, padding, hs, ws, tail):
-    """The zero-padded input split into its stride phases: (s0, s1, N, C * Hs * Ws + tail), plane
-    (a, b) holding padded positions (a + s0 * y, b + s1 * x) at (y, x) (zeros beyond the input
-    and in the tail). For stride 1: the padded input, flattened per sample."""
+def _phase_windows(planes, x, stride, padding, hs, ws):
+    """The matching (plane window, input window) pairs of the stride-phase layout: plane (a, b)
+    holds padded positions (a + s0 * y, b + s1 * x) at (y, x)."""
     n, c, h, w = x.shape
     f = c * hs * ws
-    out = xp.zeros((stride[0], stride[1], n, f + tail), x.dtype)
     rows = _axis_parts(h, padding[0], stride[0], hs)
     cols = _axis_parts(w, padding[1], stride[1], ws)
     for a, (i0, y0, ni) in enumerate(rows):
         for b, (j0, x0, nj) in enumerate(cols):
             if ni and nj:
-                dst = out[a, b, :, :f].reshape(n, c, hs, ws)
-                dst[:, :, i0 : i0 + ni, j0 : j0 + nj] = x[
-                    :,
-                    :,
-                    y0 : y0 + stride[0] * (ni - 1) + 1 : stride[0],
-                    x0 : x0 + stride[1] * (nj - 1) + 1 : stride[1],
-                ]
+                plane = planes[a, b, :, :f].reshape(n, c, hs, ws)
+                yield (
+                    plane[:, :, i0 : i0 + ni, j0 : j0 + nj],
+                    x[
+                        :,
+                        :,
+                        y0 : y0 + stride[0] * (ni - 1) + 1 : stride[0],
+                        x0 : x0 + stride[1] * (nj - 1) + 1 : stride[1],
+                    ],
+                )
+
+
+def _phase_planes(xp, x, stride, padding, hs, ws, tail):
+    """The zero-padded input split into its stride phases: (s0, s1, N, C * Hs * Ws + tail), plane
+    (a, b) holding padded positions (a + s0 * y, b + s1 * x) at (y, x) (zeros beyond the input
+    and in the tail). For stride 1: the padded input, flattened per sample."""
+    n, c = x.shape[:2]
+    out = xp.zeros((stride[0], stride[1], n, c * hs * ws + tail), x.dtype)
+    for dst, src in _phase_windows(out, x, stride, padding, hs, ws):
+        dst[...] = src
     return out
 
 
 def _from_phase_planes(xp, planes, shape, stride, padding, hs, ws):
     """The inverse of _phase_planes: the (N, C, H, W) input positions gathered back."""
-    n, c, h, w = shape
-    f = c * hs * ws
     dx = xp.empty(shape, planes.dtype)
-    rows = _axis_parts(h, padding[0], stride[0], hs)
-    cols = _axis_parts(w, padding[1], stride[1], ws)
-    for a, (i0, y0, ni) in enumerate(rows):
-        for b, (j0, x0, nj) in enumerate(cols):
-            if ni and nj:
-                src = planes[a, b, :, :f].reshape(n, c, hs, ws)
-                dx[
-                    :,
-                    :,
-                    y0 : y0 + stride[0] * (ni - 1) + 1 : stride[0],
-                    x0 : x0 + stride[1] * (nj - 1) + 1 : stride[1],
-                ] = src[:, :, i0 : i0 + ni, j0 : j0 + nj]
+    for src, dst in _phase_windows(planes, dx, stride, padding, hs, ws):
+        dst[...] = src
     return dx
 
 
