@@ -13,33 +13,12 @@ _cupy_error: str | None = None
 
 
 builtins_type = builtins.type  # `type` is a parameter name below, as in torch's signature
-_TYPES = ("cpu", "cuda")  # the device types ember computes on (torch knows more: mps, xla, ...)
-# torch's other device types: a clear refusal instead of "expected one of cpu, cuda"
-_TORCH_ONLY = {
-    **dict.fromkeys(
-        [
-            "ipu",
-            "xpu",
-            "mkldnn",
-            "opengl",
-            "opencl",
-            "ideep",
-            "hip",
-            "ve",
-            "fpga",
-            "maia",
-            "xla",
-            "lazy",
-            "vulkan",
-            "mps",
-            "hpu",
-            "mtia",
-            "privateuseone",
-        ],
-        "",
-    ),
-    "meta": " (no tensors without data: create the model on cpu, then load its weights)",
-}
+_TYPES = ("cpu", "cuda", "meta")  # the device types ember knows (torch knows more: mps, xla, ...)
+# torch's other device types: a clear refusal instead of "expected one of cpu, cuda, meta"
+_TORCH_ONLY = frozenset(
+    ("ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla")
+    + ("lazy", "vulkan", "mps", "hpu", "mtia", "privateuseone")
+)
 _DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?\Z")
 
 
@@ -71,7 +50,6 @@ class device:
             if type in _TORCH_ONLY:
                 raise RuntimeError(
                     f"ember has no '{type}' device: it computes on cpu (numpy) and cuda (cupy)"
-                    + _TORCH_ONLY[type]
                 )
             if type not in _TYPES:
                 raise RuntimeError(
@@ -231,6 +209,10 @@ def module_for(d: device):
     """The array module that holds data on device ``d``."""
     if d.type == "cpu":
         return np
+    if d.type == "meta":
+        from .meta import meta_xp
+
+        return meta_xp
     gpu_in_use(d.index)
     return cupy()
 

@@ -286,7 +286,14 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
         suffixes.append(f"device='{dev}'")
     dt = t.dtype
     default = _dt.get_default_dtype()
-    if a.size == 0:
+    if dev.type == "meta":  # no values: torch prints its device, size and any other dtype
+        if dev.type == default_dev.type:
+            suffixes.append(f"device='{dev}'")
+        suffixes.append(f"size={tuple(a.shape)}")
+        if dt is not default:
+            suffixes.append(f"dtype={dt!r}")
+        body = "..."
+    elif a.size == 0:
         if a.ndim != 1:
             suffixes.append(f"size={tuple(a.shape)}")
         if dt is not default:

@@ -40,6 +40,8 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self._device = to_device(device)
+        if self._device.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
         if self._device.type == "cuda" and self._device.index is None:
             from .device import cupy
 
@@ -238,6 +240,10 @@ def default_generator_for(device) -> Generator:
     """The default generator of ``device`` (one per cuda device, made on first use)."""
     if device.type == "cpu":
         return default_generator
+    if device.type == "meta":
+        from .meta import meta_generator
+
+        return meta_generator
     idx = device.index
     if idx is None:
         from .device import cupy

@@ -229,11 +229,13 @@ class Tensor:
         return int((_ptr(self._data, xp) - _ptr(base._data, xp)) // self._data.itemsize)
 
     def data_ptr(self) -> int:
+        if self.is_meta:
+            return 0  # no data
         return _ptr(self._data, array_module(self._data))
 
     def get_device(self) -> int:
         d = self.device
-        return -1 if d.type == "cpu" else d.index
+        return d.index if d.type == "cuda" else -1
 
     @property
     def layout(self):
@@ -249,7 +251,11 @@ class Tensor:
     def is_sparse(self) -> bool:
         return False
 
-    is_quantized = is_meta = is_sparse_csr = is_sparse
+    is_quantized = is_sparse_csr = is_sparse
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or self._data.dtype is _dt.bfloat16.np
@@ -483,7 +489,11 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        a = self._data if type(self._data) is _ndarray else self.cpu()._data
+        a = self._data
+        if type(a) is not _ndarray:
+            if self.is_meta:
+                raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+            a = self.cpu()._data
         if a.dtype is _dt.bfloat16.np:
             a = a.astype(np.float32)
         return a.reshape(()).item()

@@ -50,7 +50,7 @@ def test_device_unknown_type_message():
     # torch lists every backend it knows; ember lists the ones it computes on
     with pytest.raises(
         RuntimeError,
-        match=r"^Expected one of cpu, cuda device type at start of "
+        match=r"^Expected one of cpu, cuda, meta device type at start of "
         r"device string: foo$",
     ):
         ember.device("foo")
@@ -248,12 +248,12 @@ NONDETERMINISTIC = (
 )
 
 
-def _make(spec, inputs, cuda):
+def _make(spec, inputs, device):
     if isinstance(spec, list):
-        return [_make(s, inputs, cuda) for s in spec]
+        return [_make(s, inputs, device) for s in spec]
     if isinstance(spec, str) and spec in inputs:
         arr, diff = inputs[spec]
-        t = ember.tensor(arr, device="cuda" if cuda else None)
+        t = ember.tensor(arr, device=device)
         return t.requires_grad_() if diff else t
     return spec
 
@@ -266,10 +266,10 @@ def _tensors(obj):
     return []
 
 
-def _run(fn, pattern, cuda):
+def _run(fn, pattern, device=None):
     """Forward + backward with a non-uniform upstream gradient; returns (outputs, input grads)."""
     inputs = _base_inputs()
-    args = [_make(s, inputs, cuda) for s in pattern]
+    args = [_make(s, inputs, device) for s in pattern]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = fn(*args)
@@ -295,7 +295,7 @@ def _signature(name):
     fn = OPS[name].public
     for pattern in PATTERNS:
         try:
-            a = _run(fn, pattern, cuda=False)
+            a = _run(fn, pattern)
         except Exception:  # noqa: BLE001,S112 - trying patterns until one fits the op
             continue
         return fn, pattern, a
@@ -493,8 +493,8 @@ def _host(t):
 def _cpu_reference(row, fn, pattern):
     """(outputs, gradients, deterministic) of a row on the cpu: deterministic when it is not a
     random op and a second run gives the same outputs."""
-    outs, grads = _run(fn, pattern, cuda=False)
-    again = _run(fn, pattern, cuda=False)
+    outs, grads = _run(fn, pattern)
+    again = _run(fn, pattern)
     deterministic = not any(s in row for s in NONDETERMINISTIC) and all(
         _close(_host(a), _host(b)) for a, b in zip(outs, again[0])
     )
@@ -521,7 +521,7 @@ def test_dispatch_discipline(row):
     fn, pattern = ROWS[row]
     ref_outs, ref_grads, deterministic = _cpu_reference(row, fn, pattern)
     with strict_cuda():
-        outs, grads = _run(fn, pattern, cuda=True)
+        outs, grads = _run(fn, pattern, "cuda")
     assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
     for k, o in enumerate(outs):
         assert type(o._data) is StrictArray, (
@@ -545,7 +545,7 @@ def test_real_cuda_matches_cpu(row):
     # cpu's (float64 inputs; GPU reductions may sum in another order, hence the tolerance)
     fn, pattern = ROWS[row]
     ref_outs, ref_grads, deterministic = _cpu_reference(row, fn, pattern)
-    outs, grads = _run(fn, pattern, cuda=True)
+    outs, grads = _run(fn, pattern, "cuda")
     assert len(outs) == len(ref_outs) and len(grads) == len(ref_grads)
     gauge = GAUGE.get(row)
     for k, (got, want) in enumerate(

@@ -19,7 +19,7 @@ from strict_backend import strict_cuda
 def _sweep_all():
     """Run every op row and module row (train and eval) on the strict backend."""
     for fn, pattern in test_device.ROWS.values():
-        test_device._run(fn, pattern, cuda=True)
+        test_device._run(fn, pattern, "cuda")
     for name, (_, inputs, _, _) in test_device_modules.SPECS.items():
         for training in (True, False):
             module = test_device_modules._build(name, inputs).train(training)

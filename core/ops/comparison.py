@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..device import array_module
 from ..kernels.select import select
+from ..meta import no_meta_kernel
 from ..names import keep, unify_inputs
 from ..registry import NonStridedError, non_strided_call, op, reflected
 from ..tensor import Tensor
@@ -425,7 +427,7 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """True when every element of input is close to other (see isclose)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())  # (meta: item() refuses)
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -442,6 +444,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
         if r is NotImplemented:
             raise
         return r
+    no_meta_kernel(array_module(a), "aten::equal")
     if a.shape != b.shape:
         return False
     if (input._names is not None or other._names is not None) and input.names != other.names:

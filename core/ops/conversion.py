@@ -159,6 +159,8 @@ def _to_device(xp, input, device=None):  # a default: device is an option
     if device.type == "cpu":
         return input.get() if hasattr(input, "get") else input.copy()
     cp = module_for(device)
+    if device.type == "meta":  # to meta keeps shape and dtype only; from meta, get() refuses
+        return cp.empty(input.shape, input.dtype)
     with cp.cuda.Device(device.index or 0):
         return cp.asarray(input)
 

@@ -55,23 +55,19 @@ def _on(arr, d):
     if d.type == "cpu":
         return arr
     xp = module_for(d)
+    if d.type == "meta":
+        return xp.asarray(arr)
     with xp.cuda.Device(d.index or 0):
         return xp.asarray(arr)
 
 
-def _alloc(d):
-    """A context for allocating on device ``d`` (cupy's current device), or None on cpu."""
-    if d.type == "cpu":
-        return None
-    return module_for(d).cuda.Device(d.index or 0)
-
-
 def _make(d, fn):
-    ctx = _alloc(d)
-    if ctx is None:
-        return fn(np)
-    with ctx:
+    """``fn(xp)`` with the array module of device ``d`` (on cuda, with d as cupy's device)."""
+    if d.type != "cuda":
         return fn(module_for(d))
+    xp = module_for(d)
+    with xp.cuda.Device(d.index or 0):
+        return fn(xp)
 
 
 def _finish(arr, requires_grad, names, out=None):
@@ -205,9 +201,21 @@ def _infer(a: np.ndarray, data):
     raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
 
 
+def _no_negative_strides(a: np.ndarray) -> None:
+    """torch reads numpy arrays by their strides and refuses negative ones (``img[..., ::-1]``),
+    in copies (torch.tensor) as in views (from_numpy, as_tensor)."""
+    if any(s < 0 for s in a.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making "
+            "a copy of your array  with array.copy().) "
+        )
+
+
 def _to_array(data, dtype):
     """Convert Python data (scalars, nested sequences, arrays) to a new numpy array."""
     if isinstance(data, np.ndarray):
+        _no_negative_strides(data)
         npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return np.array(data, dtype=npd)
@@ -332,6 +340,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data.to(device=device, dtype=dtype)
     d = _dev(device) if device is not None else None
     if isinstance(data, np.ndarray) and (d is None or d.type == "cpu"):
+        _no_negative_strides(data)
         npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return _wrap(data if data.dtype == npd else data.astype(npd))
@@ -378,6 +387,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dt.from_numpy_dtype(ndarray.dtype)
+    _no_negative_strides(ndarray)
     return _wrap(ndarray)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
+from ..meta import MetaArray, identity_like
 from ..names import _clean, unify
 from ..registry import broadcast_error, op
 from ..return_types import return_types
@@ -62,6 +63,8 @@ def _scipy(xp, name, *arrays, **kw):
 
     if xp is np:
         return getattr(sl, name)(*arrays, **kw)
+    if hasattr(xp, "host_module"):  # the meta device
+        return getattr(xp.host_module("scipy.linalg"), name)(*arrays, **kw)
     try:  # pragma: no cover - cuda only
         import cupyx.scipy.linalg as csl
 
@@ -82,6 +85,9 @@ def _scipy(xp, name, *arrays, **kw):
 
 
 def _host(a):
+    """A host array for LAPACK; a meta array's stand-in is identity matrices (zeros are singular)."""
+    if type(a) is MetaArray:
+        return identity_like(a)
     return a if isinstance(a, np.ndarray) else a.get()
 
 
@@ -304,7 +310,7 @@ def det(xp, input):
 def _(grad, input, result):
     g = (grad * result.conj()).unsqueeze(-1).unsqueeze(-1)
     inv, info = _linalg_inv_ex(input)
-    if bool((info != 0).any()):  # exactly singular: det is 0 and so is torch's gradient
+    if not input.is_meta and bool((info != 0).any()):  # exactly singular: det 0, gradient 0
         from .comparison import ne
 
         ok = ne(info, 0).logical_not().unsqueeze(-1).unsqueeze(-1)

@@ -20,6 +20,7 @@ from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inpla
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
+from ..meta import meta_xp, no_meta_kernel
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
 from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
@@ -65,6 +66,8 @@ def _add_at(xp, a, key, v) -> None:
             _add_rows(a, key[0], v)
         elif not _add_by_bincount(a, key, v):
             np.add.at(a, key, v)
+    elif hasattr(xp, "host_module"):  # the meta device: a write, so nothing to do
+        return
     else:
         import cupyx
 
@@ -120,7 +123,7 @@ def _add_rows(a, idx, v) -> None:
 
 
 def _ufunc_at(xp, name, a, key, v) -> None:
-    if xp is np:
+    if xp is np or hasattr(xp, "host_module"):  # (on meta arrays ufunc.at writes nothing)
         getattr(np, name).at(a, key, v)
         return
     import cupyx
@@ -584,6 +587,10 @@ def _index(xp, input, key=None, pre=None):
         input = input[pre]
     elif type(key) is _ndarray and key.dtype.kind == "i":
         return input.take(key, axis=0)  # x[idx]: take is faster than fancy indexing
+    if xp is meta_xp and any(
+        getattr(k, "dtype", None) == _BOOL for k in (key if type(key) is tuple else (key,))
+    ):
+        no_meta_kernel(xp, "aten::index (a boolean mask)")
     return input[key]
 
 
@@ -1705,6 +1712,7 @@ def _masked_fill_(self, mask, value):
 @op(names=align_mask_unify, method=True)
 def masked_select(xp, input, mask):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (broadcasting)."""
+    no_meta_kernel(xp, "aten::masked_select")
     if mask.dtype is not _BOOL and mask.dtype != _BOOL:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = (
@@ -1746,7 +1754,9 @@ def _masked_scatter(xp, input, mask, source):
 def _(grad, mask, source_shape, needs):
     gi = masked_fill(grad, mask, 0) if needs[0] else None
     gs = None
-    if needs[2]:
+    if needs[2] and grad.is_meta:  # masked_select has no meta kernel; the shape is known
+        gs = grad.new_empty(tuple(source_shape))
+    elif needs[2]:
         sel = masked_select(grad, mask)
         n = 1
         for s in source_shape:
@@ -1845,6 +1855,7 @@ def _nonzero_names(ins, *a, **k):
 @op(names=_nonzero_names)
 def nonzero(xp, input, *, as_tuple=False):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    no_meta_kernel(xp, "aten::nonzero")
     if as_tuple:
         if input.ndim == 0:
             return (xp.zeros(int(bool(input)), _INT64),)
@@ -1855,6 +1866,7 @@ def nonzero(xp, input, *, as_tuple=False):
 @op(names=_nonzero_names)
 def argwhere(xp, input):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor."""
+    no_meta_kernel(xp, "aten::argwhere")
     return xp.argwhere(input).astype(_INT64, copy=False)
 
 

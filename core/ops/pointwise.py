@@ -58,6 +58,8 @@ def special(xp):
     if m is None:
         if xp is np:
             import scipy.special as m
+        elif hasattr(xp, "host_module"):  # the meta device
+            m = xp.host_module("scipy.special")
         else:
             import cupyx.scipy.special as m
         _SPECIAL[xp] = m

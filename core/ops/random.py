@@ -166,6 +166,8 @@ def _gen(generator, d):
         return default_generator_for(d)
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be an ember.Generator, not {type(generator).__name__}")
+    if d.type == "meta":  # nothing is drawn for a meta tensor (torch accepts any generator)
+        return default_generator_for(d)
     if generator._device.type != d.type:
         raise RuntimeError(
             f"Expected a '{d.type}' device type for generator but found '{generator._device.type}'"
@@ -455,7 +457,7 @@ def _normal(xp, mean, std, generator=None):
     shape = _bshape(getattr(mean, "shape", ()), getattr(std, "shape", ()))
     ref = mean if hasattr(mean, "dtype") else std
     if hasattr(std, "dtype"):
-        if not bool((std >= 0).all()):  # NaN too
+        if bool((~(std >= 0)).any()):  # NaN too (a check that no values, on meta, pass)
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")

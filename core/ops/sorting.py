@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
+from ..meta import no_meta_kernel
 from ..names import keep
 from ..registry import op
 from ..return_types import return_types
@@ -349,6 +350,7 @@ def _one_or_tuple(out):
 @op(names=_unnamed)
 def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The unique elements (sorted), and optionally the inverse indices and the counts."""
+    no_meta_kernel(xp, "aten::_unique2")
     if input.dtype.kind == "c":
         raise NotImplementedError(f"\"unique\" not implemented for '{_tname(input)}'")
     if dim is None:
@@ -365,6 +367,7 @@ def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, di
 @op(names=_unnamed)
 def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``) to one."""
+    no_meta_kernel(xp, "aten::unique_consecutive")
     if dim is None or input.ndim == 0:
         if dim is not None:
             _axis(dim, 0)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
+from ..meta import no_meta_kernel
 from ..names import fallback_names
 from ..registry import op
 from ..return_types import return_types
@@ -291,6 +292,7 @@ nanquantile = _make_quantile("nanquantile", True)
 @op(names=_unnamed)
 def bincount(xp, input, weights=None, minlength=0):
     """Count of each non-negative integer value in a 1-D ``input`` (weighted: sum of weights)."""
+    no_meta_kernel(xp, "aten::bincount")
     if input.dtype.kind not in "iu":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(input)}'")
     if minlength < 0:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...autograd.engine import _check_hook_results
+from ...core.meta import warn_load_into_meta
 from ...core.ops.conversion import _user_level
 from ...core.tensor import Tensor
 from ..parameter import Buffer, Parameter, _buffer_persistent, is_lazy
@@ -1277,6 +1278,8 @@ class Module:
                     elif lazy:
                         param.materialize(input_param.shape)
                         _copy_keep_names(param, input_param)
+                    elif param.is_meta and not input_param.is_meta:
+                        warn_load_into_meta(key)  # torch: a no-op, with a warning
                     else:
                         _copy_keep_names(param, input_param)
             except Exception as ex:  # noqa: BLE001

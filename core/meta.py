@@ -1,0 +1,373 @@
+"""The meta device: tensors that have a shape, a dtype and a device but no data.
+
+A meta tensor's array is a ``MetaArray``: an ndarray subclass over lazily zeroed memory (numpy's
+zeros come from calloc, so the operating system maps pages only when they are written), which the
+dispatcher knows by its type (``device_of`` answers ``meta``). Kernels run unchanged through
+``meta_xp``, a module-like view of numpy whose results are MetaArrays. What would write or spend
+memory is cut short: element-wise ufuncs and matmul compute only their result's shape and dtype,
+writes (``out=``, item assignment, ``fill``, ``copyto``) are no-ops, casts and copies allocate
+nothing, and random draws draw nothing. Reductions and other functions run on the zeros and keep
+only the result's shape and dtype. Operations whose result *shape* depends on values (nonzero,
+unique, masks) raise NotImplementedError, as torch's meta kernels do; checks on values inside a
+kernel see no data and pass (``bool()`` of a meta array is False).
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+import warnings
+
+import numpy as np
+
+from .device import device, register_backend
+from .random import DEFAULT_SEED, Generator
+
+META = device("meta")
+# results up to this many elements are computed (from the zeros a meta tensor is made of) and
+# kept, so a kernel's checks on small arrays see consistent values; larger ones are shapes only
+SMALL = 1 << 16
+
+_NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+def no_meta_kernel(xp, op: str) -> None:
+    """Ops whose result (its shape, or a Python value) depends on the data, which a meta tensor
+    does not have (nonzero, unique, masked_select, equal, ...): they raise on meta inputs, as
+    torch's do."""
+    if xp is meta_xp:
+        raise NotImplementedError(
+            f"{op}: attempted to run this operator with Meta tensors, but its result depends on "
+            "the data, which a meta tensor does not have"
+        )
+
+
+class MetaArray(np.ndarray):
+    """An array that stands for data it does not hold (see the module docstring)."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is not None:  # a write: the shape check is all there is to do
+            target = out[0] if len(out) == 1 else out
+            if all(isinstance(o, MetaArray) for o in out):
+                return target
+            kwargs["out"] = tuple(_plain(o) for o in out)
+            getattr(ufunc, method)(*map(_plain, inputs), **kwargs)
+            return target
+        if method == "__call__" and "where" not in kwargs:
+            if ufunc.signature is None:
+                shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
+                if _big(shape):
+                    return _elementwise(ufunc, shape, inputs, kwargs)
+            elif ufunc is np.matmul:
+                return _matmul(inputs, kwargs)
+        if method == "at":
+            return None
+        with np.errstate(all="ignore"):
+            return to_meta(getattr(ufunc, method)(*map(_plain, inputs), **kwargs))
+
+    def __array_function__(self, func, types_, args, kwargs):
+        if func.__name__ in _WRITES:
+            return None
+        with np.errstate(all="ignore"):
+            return to_meta(func(*_plain_deep(args), **_plain_deep(kwargs)))
+
+    # ------------------------------------------------------------ what would spend or read data
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        dtype = np.dtype(dtype)
+        if not copy and dtype == self.dtype:
+            return self
+        if not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(
+                f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
+                f"{casting!r}"
+            )
+        return meta_empty(self.shape, dtype)
+
+    def copy(self, order="C"):
+        return meta_empty(self.shape, self.dtype)
+
+    def fill(self, value) -> None:
+        pass
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+    def __getitem__(self, key):
+        r = super().__getitem__(key)
+        return r if isinstance(r, MetaArray) else to_meta(r)
+
+    # inside a kernel a meta array reads as what it holds (zeros, or a small result computed
+    # from them); Tensor.item() and friends refuse meta tensors before they get here
+    def item(self, *args):
+        return self.view(np.ndarray).item(*args)
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        return int(self.item())
+
+    def tolist(self):
+        raise NotImplementedError(_NO_DATA)
+
+    def get(self):
+        raise NotImplementedError(_NO_DATA)
+
+    def __reduce__(self):
+        raise NotImplementedError(_NO_DATA)
+
+
+def meta_empty(shape, dtype) -> MetaArray:
+    """A meta array of ``shape`` and ``dtype`` (no memory is touched)."""
+    return np.zeros(shape, dtype).view(MetaArray)
+
+
+def to_meta(r):
+    """``r`` (a numpy result, or a tuple/list of them) as meta arrays; other values unchanged."""
+    if isinstance(r, MetaArray):
+        return r
+    if isinstance(r, np.ndarray):
+        # a view of a meta array's memory costs nothing to keep, nor does a small result
+        if r.size <= SMALL or _views_meta(r):
+            return r.view(MetaArray)
+        return meta_empty(r.shape, r.dtype)
+    if isinstance(r, np.generic):
+        return np.asarray(r).view(MetaArray)
+    if isinstance(r, tuple):
+        vals = [to_meta(v) for v in r]
+        return type(r)(*vals) if hasattr(r, "_fields") else tuple(vals)
+    if isinstance(r, list):
+        return [to_meta(v) for v in r]
+    return r
+
+
+def _views_meta(a: np.ndarray) -> bool:
+    base = a.base
+    while isinstance(base, np.ndarray):
+        if isinstance(base, MetaArray):
+            return True
+        base = base.base
+    return False
+
+
+def _plain(x):
+    return x.view(np.ndarray) if isinstance(x, MetaArray) else x
+
+
+def _plain_deep(x):
+    if isinstance(x, MetaArray):
+        return x.view(np.ndarray)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain_deep(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _plain_deep(v) for k, v in x.items()}
+    return x
+
+
+def _sample(x):
+    """One element of ``x`` with its dtype (Python scalars stay as they are: numpy's weak scalars)."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(1, x.dtype)
+    return x
+
+
+def _big(shape) -> bool:
+    n = 1
+    for s in shape:
+        n *= s
+    return n > SMALL
+
+
+def _elementwise(ufunc, shape, inputs, kwargs):
+    with np.errstate(all="ignore"):
+        r = ufunc(*map(_sample, inputs), **kwargs)
+    if isinstance(r, tuple):
+        return tuple(meta_empty(shape, v.dtype) for v in r)
+    return meta_empty(shape, np.asarray(r).dtype)
+
+
+def _matmul(inputs, kwargs):
+    a, b = inputs
+    sa, sb = np.shape(a), np.shape(b)
+    if not sa or not sb:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    ma, mb = (1,) + sa if len(sa) == 1 else sa, sb + (1,) if len(sb) == 1 else sb
+    if ma[-1] != mb[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {mb[-2]} is "
+            f"different from {ma[-1]})"
+        )
+    shape = np.broadcast_shapes(ma[:-2], mb[:-2]) + (ma[-2], mb[-1])
+    if len(sa) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(sb) == 1:
+        shape = shape[:-1]
+    dtype = np.matmul(
+        np.zeros((1, 1), np.dtype(a.dtype)), np.zeros((1, 1), np.dtype(b.dtype)), **kwargs
+    )
+    return meta_empty(shape, dtype.dtype)
+
+
+# numpy functions that only write
+_WRITES = frozenset(["copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"])
+
+
+class _MetaUfunc:
+    """A numpy ufunc whose results are meta arrays, whatever its inputs (Python scalars too)."""
+
+    def __init__(self, uf) -> None:
+        self._uf = uf
+        self.__name__ = uf.__name__
+
+    def __call__(self, *args, **kwargs):
+        return to_meta(self._uf(*args, **kwargs))
+
+    def __getattr__(self, name):
+        v = getattr(self._uf, name)
+        if callable(v):
+            return lambda *a, **k: to_meta(v(*a, **k))
+        return v
+
+
+def _shape_arg(shape):
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def _factory(shape, dtype=float, *args, **kwargs):
+    return meta_empty(_shape_arg(shape), dtype)
+
+
+def _full(shape, fill_value, dtype=None, *args, **kwargs):
+    return meta_empty(_shape_arg(shape), np.asarray(fill_value).dtype if dtype is None else dtype)
+
+
+def _like(a, dtype=None, *args, shape=None, **kwargs):
+    return meta_empty(np.shape(a) if shape is None else _shape_arg(shape), dtype or a.dtype)
+
+
+def _full_like(a, fill_value, dtype=None, *args, shape=None, **kwargs):
+    return _like(a, dtype, shape=shape)
+
+
+_CREATION = {
+    "empty": _factory,
+    "zeros": _factory,
+    "ones": _factory,
+    "full": _full,
+    "empty_like": _like,
+    "zeros_like": _like,
+    "ones_like": _like,
+    "full_like": _full_like,
+}
+
+
+class MetaXP(types.ModuleType):
+    """numpy's namespace producing meta arrays: the ``xp`` kernels get for meta tensors."""
+
+    def __init__(self, mod=np, name: str = "meta_xp") -> None:
+        super().__init__(name)
+        self._mod = mod
+        self._cache = {}
+        # linear algebra on zeros fails (singular): it runs on identity matrices instead
+        self._solver = mod.__name__ in ("numpy.linalg", "scipy.linalg")
+
+    def host_module(self, name: str) -> MetaXP:
+        """The meta view of a host library (``scipy.special``, ``scipy.linalg``) that cupy's
+        cupyx mirrors: kernels ask for it where they would import cupyx."""
+        mods = self.__dict__["_cache"].setdefault("_host_modules", {})
+        if name not in mods:
+            mods[name] = MetaXP(importlib.import_module(name), f"meta_xp<{name}>")
+        return mods[name]
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cache = self.__dict__["_cache"]
+        if name in cache:
+            return cache[name]
+        if self._mod is np and name in _CREATION:
+            v = _CREATION[name]
+        elif name == "ndarray" and self._mod is np:
+            v = MetaArray
+        else:
+            v = getattr(self._mod, name)
+            if isinstance(v, types.ModuleType):
+                v = MetaXP(v, f"meta_xp.{name}")
+            elif isinstance(v, np.ufunc):
+                v = _MetaUfunc(v)
+            elif callable(v) and not isinstance(v, type):
+                v = _returning_meta(v, self._solver)
+        cache[name] = v
+        return v
+
+
+def identity_like(a):
+    """A plain array standing in for meta array ``a`` in linear algebra: identity matrices (zeros
+    are singular: factorizations and solvers would fail on them), and integer arrays as LAPACK's
+    pivots of no interchange (1, 2, ..., n: a zero pivot would send LAPACK out of bounds)."""
+    if isinstance(a, MetaArray):
+        if a.dtype.kind in "iu" and a.ndim:
+            return np.broadcast_to(np.arange(1, a.shape[-1] + 1, dtype=a.dtype), a.shape).copy()
+        if a.ndim < 2:
+            return np.zeros(a.shape, a.dtype)
+        eye = np.eye(a.shape[-2], a.shape[-1], dtype=a.dtype)
+        return np.broadcast_to(eye, a.shape).copy()
+    return a
+
+
+def _returning_meta(fn, solver: bool = False):
+    def call(*args, **kwargs):
+        if solver:
+            args = [identity_like(a) for a in args]
+        with np.errstate(all="ignore"):
+            return to_meta(fn(*args, **kwargs))
+
+    call.__name__ = getattr(fn, "__name__", "function")
+    return call
+
+
+meta_xp = MetaXP()
+register_backend(MetaArray, meta_xp, lambda a: META)
+
+
+class _MetaGenerator(Generator):
+    """The generator of the meta device: its draws are meta arrays, so nothing is drawn."""
+
+    def __init__(self) -> None:
+        self._device = META
+        self._reset(DEFAULT_SEED)
+
+    def _uniform(self, shape, npd):
+        return meta_empty(shape, npd)
+
+    _normal = _exponential = _uniform
+
+    def _integers(self, low, high, shape, npd):
+        return meta_empty(shape, npd)
+
+    def _permutation(self, n):
+        return meta_empty((n,), np.int64)
+
+    def _poisson(self, lam):
+        return meta_empty(np.shape(lam), np.int64)
+
+
+meta_generator = _MetaGenerator()
+
+
+def warn_load_into_meta(key: str) -> None:
+    """load_state_dict copying a real tensor into a meta parameter: torch's warning (a no-op)."""
+    warnings.warn(
+        f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+        "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign items "
+        "in the state dictionary to their corresponding key in the module instead of copying them "
+        "in place?)",
+        UserWarning,
+        stacklevel=4,
+    )
