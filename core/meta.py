@@ -3,13 +3,18 @@
 A meta tensor's array is a ``MetaArray``: an ndarray subclass over lazily zeroed memory (numpy's
 zeros come from calloc, so the operating system maps pages only when they are written), which the
 dispatcher knows by its type (``device_of`` answers ``meta``). Kernels run unchanged through
-``meta_xp``, a module-like view of numpy whose results are MetaArrays. What would write or spend
-memory is cut short: element-wise ufuncs and matmul compute only their result's shape and dtype,
-writes (``out=``, item assignment, ``fill``, ``copyto``) are no-ops, casts and copies allocate
-nothing, and random draws draw nothing. Reductions and other functions run on the zeros and keep
-only the result's shape and dtype. Operations whose result *shape* depends on values (nonzero,
-unique, masks) raise NotImplementedError, as torch's meta kernels do; checks on values inside a
-kernel see no data and pass (``bool()`` of a meta array is False).
+``meta_xp``, a module-like view of numpy whose results are MetaArrays.
+
+Inside a kernel a meta array reads as the zeros it is made of. Small results (up to ``SMALL``
+elements) are computed from them and kept, so a kernel's bookkeeping on small arrays (masks,
+counts, checks) sees consistent values; large results are shapes only: element-wise ufuncs, matmul
+and the ``ones``/``full`` factories compute just their result's shape and dtype, other functions
+run and drop their result. Writes (``out=``, item assignment, ``fill``, ``copyto``, ``ufunc.at``)
+are no-ops, casts and copies allocate nothing, random draws draw nothing, and linear algebra runs
+on identity matrices (zeros are singular). Ops whose result depends on the values (nonzero,
+unique, masked_select, boolean masks, bincount, equal) raise NotImplementedError on meta inputs
+through ``no_meta_kernel``, as torch's do; ``Tensor.item()``, ``.cpu()`` and ``.numpy()`` refuse
+with torch's messages.
 """
 
 from __future__ import annotations
@@ -235,35 +240,38 @@ class _MetaUfunc:
         return v
 
 
-def _shape_arg(shape):
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+def _filled(fill):
+    """numpy's factory ``fill`` (ones, full, zeros and their _like forms) for meta arrays: a small
+    result is made (a kernel may test its values), a large one is only a shape (numpy would write
+    every element)."""
+    like = fill.__name__.endswith("_like")
+
+    def factory(*args, **kwargs):
+        args, kwargs = _plain_deep(args), _plain_deep(kwargs)
+        shape = kwargs.pop("shape", None)
+        if shape is None:
+            shape = np.shape(args[0]) if like else args[0]
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        small = shape if not _big(shape) else (1,)
+        r = fill(*args, shape=small, **kwargs) if like else fill(small, *args[1:], **kwargs)
+        return r.view(MetaArray) if small is shape else meta_empty(shape, r.dtype)
+
+    return factory
 
 
-def _factory(shape, dtype=float, *args, **kwargs):
-    return meta_empty(_shape_arg(shape), dtype)
-
-
-def _full(shape, fill_value, dtype=None, *args, **kwargs):
-    return meta_empty(_shape_arg(shape), np.asarray(fill_value).dtype if dtype is None else dtype)
-
-
-def _like(a, dtype=None, *args, shape=None, **kwargs):
-    return meta_empty(np.shape(a) if shape is None else _shape_arg(shape), dtype or a.dtype)
-
-
-def _full_like(a, fill_value, dtype=None, *args, shape=None, **kwargs):
-    return _like(a, dtype, shape=shape)
-
-
+# (empty is zeros: a meta array reads as what kernels made of zeros, never as garbage)
 _CREATION = {
-    "empty": _factory,
-    "zeros": _factory,
-    "ones": _factory,
-    "full": _full,
-    "empty_like": _like,
-    "zeros_like": _like,
-    "ones_like": _like,
-    "full_like": _full_like,
+    name: _filled(getattr(np, name.replace("empty", "zeros")))
+    for name in (
+        "ones",
+        "full",
+        "zeros",
+        "empty",
+        "ones_like",
+        "full_like",
+        "zeros_like",
+        "empty_like",
+    )
 }
 
 

@@ -1,14 +1,15 @@
 """The meta device: tensors with a shape, a dtype and a device but no data (torch's ``meta``).
 
-Every op row of the device sweep (tests/test_device.py) runs on meta inputs, forward and backward,
-and gives meta results with the cpu results' shapes and dtypes; ops whose result depends on the
-values refuse, as torch's do. Module construction on meta, ``to_empty`` and ``load_state_dict``
+Every op row and module row of the device sweeps (tests/test_device*.py) runs on meta inputs,
+forward and backward, and gives meta results with the cpu results' shapes and dtypes; ops whose
+result depends on the values refuse, as torch's do. Module construction on meta, ``to_empty`` and ``load_state_dict``
 follow torch, nothing is drawn or written, and a large meta tensor costs no memory.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import warnings
 
@@ -16,6 +17,7 @@ import ember
 import numpy as np
 import pytest
 import test_device
+import test_device_modules
 from ember.core.meta import MetaArray
 from harness import needs_torch
 
@@ -213,3 +215,18 @@ def test_named_dims_flow_on_meta():
 def test_saving_a_meta_tensor_is_refused_clearly():
     with pytest.raises(NotImplementedError, match="no data"):
         ember.save(ember.empty(2, device="meta"), io.BytesIO())
+
+
+@pytest.mark.parametrize("name", sorted(test_device_modules.SPECS), ids=str)
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_every_module_runs_on_meta(name, training):
+    inputs = test_device_modules.SPECS[name][1]
+    want = test_device_modules._run(
+        test_device_modules._build(name, inputs).train(training), name, "cpu"
+    )
+    got = test_device_modules._run(
+        test_device_modules._build(name, inputs).train(training), name, "meta"
+    )
+    assert [len(g) for g in got] == [len(w) for w in want]  # outputs, gradients, state
+    for g, w in zip(itertools.chain(*got), itertools.chain(*want)):
+        assert type(g._data) is MetaArray and g.shape == w.shape and g.dtype == w.dtype
