@@ -55,8 +55,8 @@ class MetaArray(np.ndarray):
             target = out[0] if len(out) == 1 else out
             if all(isinstance(o, MetaArray) for o in out):
                 return target
-            kwargs["out"] = tuple(_plain(o) for o in out)
-            getattr(ufunc, method)(*map(_plain, inputs), **kwargs)
+            kwargs["out"] = tuple(plain(o) for o in out)
+            getattr(ufunc, method)(*map(plain, inputs), **kwargs)
             return target
         if method == "__call__" and "where" not in kwargs:
             if ufunc.signature is None:
@@ -68,13 +68,13 @@ class MetaArray(np.ndarray):
         if method == "at":
             return None
         with np.errstate(all="ignore"):
-            return to_meta(getattr(ufunc, method)(*map(_plain, inputs), **kwargs))
+            return to_meta(getattr(ufunc, method)(*map(plain, inputs), **kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
         if func.__name__ in _WRITES:
             return None
         with np.errstate(all="ignore"):
-            return to_meta(func(*_plain_deep(args), **_plain_deep(kwargs)))
+            return to_meta(func(*plain_deep(args), **plain_deep(kwargs)))
 
     # ------------------------------------------------------------ what would spend or read data
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -161,18 +161,19 @@ def _views_meta(a: np.ndarray) -> bool:
     return False
 
 
-def _plain(x):
-    return x.view(np.ndarray) if isinstance(x, MetaArray) else x
+def plain(x):
+    """``x`` as a plain ndarray view when it is an ndarray subclass (a meta array, or a test
+    backend's device array); anything else unchanged."""
+    return x.view(np.ndarray) if isinstance(x, np.ndarray) and type(x) is not np.ndarray else x
 
 
-def _plain_deep(x):
-    if isinstance(x, MetaArray):
-        return x.view(np.ndarray)
+def plain_deep(x):
+    """``plain`` through lists, tuples and dicts (a numpy function's arguments)."""
     if isinstance(x, (list, tuple)):
-        return type(x)(_plain_deep(v) for v in x)
+        return type(x)(plain_deep(v) for v in x)
     if isinstance(x, dict):
-        return {k: _plain_deep(v) for k, v in x.items()}
-    return x
+        return {k: plain_deep(v) for k, v in x.items()}
+    return plain(x)
 
 
 def _sample(x):
@@ -223,20 +224,65 @@ def _matmul(inputs, kwargs):
 _WRITES = frozenset(["copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"])
 
 
-class _MetaUfunc:
-    """A numpy ufunc whose results are meta arrays, whatever its inputs (Python scalars too)."""
+class ConvertedUfunc:
+    """A numpy ufunc whose results (of its methods too) pass through ``convert``, whatever its
+    inputs (Python scalars too)."""
 
-    def __init__(self, uf) -> None:
-        self._uf = uf
+    def __init__(self, uf, convert) -> None:
+        self._uf, self._convert = uf, convert
         self.__name__ = uf.__name__
 
     def __call__(self, *args, **kwargs):
-        return to_meta(self._uf(*args, **kwargs))
+        return self._convert(self._uf(*args, **kwargs))
 
     def __getattr__(self, name):
         v = getattr(self._uf, name)
         if callable(v):
-            return lambda *a, **k: to_meta(v(*a, **k))
+            return lambda *a, **k: self._convert(v(*a, **k))
+        return v
+
+
+class ArrayNamespace(types.ModuleType):
+    """numpy's namespace (or a submodule's, or a host library's) whose results pass through
+    ``_convert``: the ``xp`` of a backend whose arrays are ndarray subclasses (meta here; the
+    tests' strict stand-in for cupy). Subclasses give ``_convert`` and may replace names
+    (``_special``) or how functions are called (``_function``)."""
+
+    def __init__(self, mod=np, name: str | None = None) -> None:
+        super().__init__(name or mod.__name__)
+        self._mod = mod
+        self._cache = {}
+
+    def _convert(self, result):
+        raise NotImplementedError
+
+    def _special(self, name: str):
+        """A replacement for the module's ``name``, or None (none here)."""
+
+    def _function(self, fn):
+        def call(*args, **kwargs):
+            return self._convert(fn(*args, **kwargs))
+
+        call.__name__ = getattr(fn, "__name__", "function")
+        call.__wrapped__ = fn
+        return call
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cache = self.__dict__["_cache"]
+        if name in cache:
+            return cache[name]
+        v = self._special(name)
+        if v is None:
+            v = getattr(self._mod, name)
+            if isinstance(v, types.ModuleType):
+                v = type(self)(v, f"{self.__name__}.{name}")
+            elif isinstance(v, np.ufunc):
+                v = ConvertedUfunc(v, self._convert)
+            elif callable(v) and not isinstance(v, type):
+                v = self._function(v)
+        cache[name] = v
         return v
 
 
@@ -247,7 +293,7 @@ def _filled(fill):
     like = fill.__name__.endswith("_like")
 
     def factory(*args, **kwargs):
-        args, kwargs = _plain_deep(args), _plain_deep(kwargs)
+        args, kwargs = plain_deep(args), plain_deep(kwargs)
         shape = kwargs.pop("shape", None)
         if shape is None:
             shape = np.shape(args[0]) if like else args[0]
@@ -275,15 +321,32 @@ _CREATION = {
 }
 
 
-class MetaXP(types.ModuleType):
+class MetaXP(ArrayNamespace):
     """numpy's namespace producing meta arrays: the ``xp`` kernels get for meta tensors."""
 
     def __init__(self, mod=np, name: str = "meta_xp") -> None:
-        super().__init__(name)
-        self._mod = mod
-        self._cache = {}
+        super().__init__(mod, name)
         # linear algebra on zeros fails (singular): it runs on identity matrices instead
         self._solver = mod.__name__ in ("numpy.linalg", "scipy.linalg")
+
+    _convert = staticmethod(to_meta)
+
+    def _special(self, name: str):
+        if self._mod is np:
+            return MetaArray if name == "ndarray" else _CREATION.get(name)
+        return None
+
+    def _function(self, fn):
+        solver = self._solver
+
+        def call(*args, **kwargs):
+            if solver:
+                args = [identity_like(a) for a in args]
+            with np.errstate(all="ignore"):
+                return to_meta(fn(*args, **kwargs))
+
+        call.__name__ = getattr(fn, "__name__", "function")
+        return call
 
     def host_module(self, name: str) -> MetaXP:
         """The meta view of a host library (``scipy.special``, ``scipy.linalg``) that cupy's
@@ -292,27 +355,6 @@ class MetaXP(types.ModuleType):
         if name not in mods:
             mods[name] = MetaXP(importlib.import_module(name), f"meta_xp<{name}>")
         return mods[name]
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        cache = self.__dict__["_cache"]
-        if name in cache:
-            return cache[name]
-        if self._mod is np and name in _CREATION:
-            v = _CREATION[name]
-        elif name == "ndarray" and self._mod is np:
-            v = MetaArray
-        else:
-            v = getattr(self._mod, name)
-            if isinstance(v, types.ModuleType):
-                v = MetaXP(v, f"meta_xp.{name}")
-            elif isinstance(v, np.ufunc):
-                v = _MetaUfunc(v)
-            elif callable(v) and not isinstance(v, type):
-                v = _returning_meta(v, self._solver)
-        cache[name] = v
-        return v
 
 
 def identity_like(a):
@@ -327,17 +369,6 @@ def identity_like(a):
         eye = np.eye(a.shape[-2], a.shape[-1], dtype=a.dtype)
         return np.broadcast_to(eye, a.shape).copy()
     return a
-
-
-def _returning_meta(fn, solver: bool = False):
-    def call(*args, **kwargs):
-        if solver:
-            args = [identity_like(a) for a in args]
-        with np.errstate(all="ignore"):
-            return to_meta(fn(*args, **kwargs))
-
-    call.__name__ = getattr(fn, "__name__", "function")
-    return call
 
 
 meta_xp = MetaXP()

@@ -21,6 +21,7 @@ import ember
 import numpy as np
 from ember.core import device as _devmod
 from ember.core import random as _random
+from ember.core.meta import ArrayNamespace, plain, plain_deep
 
 _current = [0]  # the "current cuda device" of the strict backend
 
@@ -53,9 +54,9 @@ class StrictArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         for x in inputs + (out or ()):
             _check(x, f"{ufunc.__name__}.{method}")
-        args = [_unwrap(x) for x in inputs]
+        args = [plain(x) for x in inputs]
         if out is not None:
-            kwargs["out"] = tuple(_unwrap(o) for o in out)
+            kwargs["out"] = tuple(plain(o) for o in out)
         res = getattr(ufunc, method)(*args, **kwargs)
         if out is not None:
             return out[0] if len(out) == 1 else out
@@ -70,7 +71,7 @@ class StrictArray(np.ndarray):
         for t in types_:
             if not issubclass(t, StrictArray):
                 return NotImplemented
-        res = func(*_unwrap_deep(args), **_unwrap_deep(kwargs))
+        res = func(*plain_deep(args), **plain_deep(kwargs))
         return _wrap(res, self._dev_id)
 
     def __reduce__(self):  # pickling a device array is not a thing: force .get()
@@ -83,20 +84,6 @@ def _check(x, where: str) -> None:
             f"strict backend: {where} got a {type(x).__name__} together with device arrays "
             "(a kernel used numpy on data, or built a host array)"
         )
-
-
-def _unwrap(x):
-    return x.view(np.ndarray) if isinstance(x, StrictArray) else x
-
-
-def _unwrap_deep(x):
-    if isinstance(x, StrictArray):
-        return x.view(np.ndarray)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_unwrap_deep(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _unwrap_deep(v) for k, v in x.items()}
-    return x
 
 
 def _wrap(res, dev_id: int):
@@ -117,27 +104,6 @@ def _wrap(res, dev_id: int):
     if isinstance(res, list):
         return [_wrap(v, dev_id) for v in res]
     return res
-
-
-class _Ufunc:
-    """A numpy ufunc whose results (also of .reduce/.accumulate/.outer/...) are StrictArrays."""
-
-    def __init__(self, uf) -> None:
-        self._uf = uf
-        self.__name__ = uf.__name__
-
-    def __call__(self, *args, **kwargs):
-        return _wrap(self._uf(*args, **kwargs), _current[0])
-
-    def __getattr__(self, name):
-        v = getattr(self._uf, name)
-        if callable(v):
-
-            def method(*args, **kwargs):
-                return _wrap(v(*args, **kwargs), _current[0])
-
-            return method
-        return v
 
 
 class _Device:
@@ -162,49 +128,28 @@ class _Device:
         pass
 
 
-class StrictXP(types.ModuleType):
+class StrictXP(ArrayNamespace):
     """numpy's namespace, producing StrictArrays (``xp`` of the strict backend)."""
 
     def __init__(self, mod=np, name: str = "strict_xp") -> None:
-        super().__init__(name)
-        self._mod = mod
-        self._cache = {}
+        super().__init__(mod, name)
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        cache = self.__dict__["_cache"]
-        if name in cache:
-            return cache[name]
+    @staticmethod
+    def _convert(result):
+        return _wrap(result, _current[0])
+
+    def _special(self, name: str):
         if name == "ndarray":
-            v = StrictArray
-        elif name == "cuda" and self._mod is np:
-            v = types.SimpleNamespace(
+            return StrictArray
+        if name == "cuda" and self._mod is np:
+            return types.SimpleNamespace(
                 Device=_Device,
                 runtime=types.SimpleNamespace(getDeviceCount=lambda: 2),
                 get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None),
             )
-        elif name == "RandomState" and self._mod is np.random:
-            v = _RandomState
-        else:
-            v = getattr(self._mod, name)
-            if isinstance(v, types.ModuleType):
-                v = StrictXP(v, f"strict_xp.{name}")
-            elif isinstance(v, np.ufunc):
-                v = _Ufunc(v)
-            elif callable(v) and not isinstance(v, type):
-                v = _wrapped(v)
-        cache[name] = v
-        return v
-
-
-def _wrapped(fn):
-    def call(*args, **kwargs):
-        return _wrap(fn(*args, **kwargs), _current[0])
-
-    call.__name__ = getattr(fn, "__name__", "fn")
-    call.__wrapped__ = fn
-    return call
+        if name == "RandomState" and self._mod is np.random:
+            return _RandomState
+        return None
 
 
 strict_xp = StrictXP()
@@ -235,7 +180,7 @@ class _RandomState:
             for a in args:
                 if type(a) is np.ndarray:  # shapes may be tuples; data must be device arrays
                     _check(a, f"RandomState.{name}")
-            r = np.asarray(f(*_unwrap_deep(args), **_unwrap_deep(kwargs)))
+            r = np.asarray(f(*plain_deep(args), **plain_deep(kwargs)))
             g.offset += 2 * r.size + 4  # the stream moves on past what was drawn
             if dtype is not None:
                 r = r.astype(dtype, copy=False)
@@ -253,7 +198,7 @@ def _scatter(ufunc):
                     f"strict backend: scatter target/values must be device "
                     f"arrays, got {type(x).__name__}"
                 )
-        ufunc.at(_unwrap(a), _unwrap_deep(key), _unwrap(v))
+        ufunc.at(plain(a), plain_deep(key), plain(v))
 
     return scatter
 
