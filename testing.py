@@ -224,6 +224,8 @@ def _compare_tensors(
         de = _dt.int64 if e.dtype in wide else e.dtype
         common = promote_types(da, de)
         a, e = a.to(common), e.to(common)
+    if a.is_meta and e.is_meta:
+        return  # no values to compare (torch checks only the metadata above)
     x, y = _numpy(a), _numpy(e)
     rtol, atol = tol
     matches = _isclose(x, y, rtol, atol, equal_nan)

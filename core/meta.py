@@ -14,7 +14,8 @@ are no-ops, casts and copies allocate nothing, random draws draw nothing, and li
 on identity matrices (zeros are singular). Ops whose result depends on the values (nonzero,
 unique, masked_select, boolean masks, bincount, equal) raise NotImplementedError on meta inputs
 through ``no_meta_kernel``, as torch's do; ``Tensor.item()``, ``.cpu()`` and ``.numpy()`` refuse
-with torch's messages.
+with torch's messages. Indices computed from stand-in values may be out of bounds: indexing reads
+at index 0 instead (the result's shape is the same). A meta array pickles as its shape and dtype.
 """
 
 from __future__ import annotations
@@ -78,18 +79,22 @@ class MetaArray(np.ndarray):
 
     # ------------------------------------------------------------ what would spend or read data
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        dtype = np.dtype(dtype)
-        if not copy and dtype == self.dtype:
-            return self
-        if not np.can_cast(self.dtype, dtype, casting):
-            raise TypeError(
-                f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
-                f"{casting!r}"
-            )
-        return meta_empty(self.shape, dtype)
+        if _big(self.shape):  # a cast of a large meta array allocates nothing
+            dtype = np.dtype(dtype)
+            if not copy and dtype == self.dtype:
+                return self
+            if not np.can_cast(self.dtype, dtype, casting):
+                raise TypeError(
+                    f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the "
+                    f"rule {casting!r}"
+                )
+            return meta_empty(self.shape, dtype)
+        return plain(self).astype(dtype, order, casting, True, copy).view(MetaArray)
 
     def copy(self, order="C"):
-        return meta_empty(self.shape, self.dtype)
+        if _big(self.shape):
+            return meta_empty(self.shape, self.dtype)
+        return plain(self).copy(order).view(MetaArray)
 
     def fill(self, value) -> None:
         pass
@@ -98,8 +103,16 @@ class MetaArray(np.ndarray):
         pass
 
     def __getitem__(self, key):
-        r = super().__getitem__(key)
+        try:
+            r = super().__getitem__(key)
+        except IndexError:
+            # an index computed from a meta array's stand-in values may be out of bounds: the
+            # result's shape does not depend on the values, so read at index 0 instead
+            r = super().__getitem__(_zero_indices(key))
         return r if isinstance(r, MetaArray) else to_meta(r)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return to_meta(plain(self).take(plain(indices), axis, None, "clip"))
 
     # inside a kernel a meta array reads as what it holds (zeros, or a small result computed
     # from them); Tensor.item() and friends refuse meta tensors before they get here
@@ -124,8 +137,18 @@ class MetaArray(np.ndarray):
     def get(self):
         raise NotImplementedError(_NO_DATA)
 
-    def __reduce__(self):
-        raise NotImplementedError(_NO_DATA)
+    def __reduce__(self):  # pickled (deep-copied, sent to a worker) as what it is: a shape
+        return meta_empty, (self.shape, self.dtype)
+
+
+def _zero_indices(key):
+    """``key`` with its integer index arrays replaced by zeros of their shape."""
+    keys = key if isinstance(key, tuple) else (key,)
+    keys = tuple(
+        np.zeros(np.shape(k), np.intp) if isinstance(k, np.ndarray) and k.dtype.kind in "iu" else k
+        for k in keys
+    )
+    return keys if isinstance(key, tuple) else keys[0]
 
 
 def meta_empty(shape, dtype) -> MetaArray:

@@ -588,11 +588,15 @@ class Tensor:
     def __reduce_ex__(self, proto):
         # a cpu copy of the values + device, requires_grad, names; subclasses keep their type and
         # instance __dict__ (Parameter-style attributes). The autograd graph is not pickled.
-        a = self._data if type(self._data) is _ndarray else self.detach().cpu()._data
+        a = self._data
+        if type(a) is _ndarray:
+            a = np.array(a)
+        elif not self.is_meta:  # (a meta array pickles as its shape and dtype)
+            a = self.detach().cpu()._data
         state = getattr(self, "__dict__", None) or None
         return (
             _rebuild_tensor,
-            (type(self), np.array(a), str(self.device), self.requires_grad, self._names, state),
+            (type(self), a, str(self.device), self.requires_grad, self._names, state),
         )
 
     def __deepcopy__(self, memo):

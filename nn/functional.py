@@ -16,6 +16,7 @@ from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
 from ..core.ops import activation as _act
+from ..core.meta import no_meta_kernel as _no_meta_kernel
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
 from ..core.ops.reduction import _tname
@@ -980,6 +981,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if num_classes == -1:
+        _no_meta_kernel(xp, "aten::one_hot (num_classes=-1)")  # the count comes from the values
     out = xp.zeros(a.shape + (num_classes,), dtype="int64")  # a 1 written at each index
     xp.put_along_axis(out, a[..., None], 1, axis=-1)
     names = tensor._names

@@ -8,8 +8,10 @@ follow torch, nothing is drawn or written, and a large meta tensor costs no memo
 
 from __future__ import annotations
 
+import copy
 import io
 import itertools
+import pickle
 import re
 import warnings
 
@@ -94,6 +96,14 @@ def _cases(t):
         "linalg": lambda: t.linalg.svd(t.empty(3, 2, device="meta", dtype=t.float64)),
         "half": lambda: x.half(),
         "module": lambda: t.nn.Linear(2, 3, device="meta").weight,
+        "pickle": lambda: pickle.loads(pickle.dumps(t.empty(2, 3, device="meta").requires_grad_())),
+        "copy": lambda: copy.copy(t.empty(2, 3, device="meta", dtype=t.float64)),
+        "deepcopy_module": lambda: copy.deepcopy(t.nn.Linear(2, 3, device="meta")).weight,
+        "assert_close": lambda: t.testing.assert_close(x, t.empty(3, 4, device="meta")),
+        "multinomial": lambda: t.multinomial(t.ones(3, device="meta"), 2),
+        "repeat_interleave": lambda: t.repeat_interleave(
+            x, t.ones(3, dtype=t.long, device="meta"), 0
+        ),
     }
 
 
@@ -111,6 +121,7 @@ def test_value_dependent_ops_refuse():
         lambda: x.unique(),
         lambda: x.masked_select(x > 0),
         lambda: ember.equal(x, x),
+        lambda: ember.nn.functional.one_hot(ember.empty(3, dtype=ember.long, device="meta")),
     ):
         with pytest.raises(NotImplementedError, match="attempted to run this operator with Meta"):
             fn()

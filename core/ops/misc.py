@@ -337,6 +337,8 @@ def _repeats_array(repeats, size, who="repeat_interleave"):
         )
     if a.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.is_meta:
+        raise RuntimeError(f"cannot {who} a meta tensor without output_size")
     a = np.asarray(a.get() if hasattr(a, "get") else a).reshape(-1)
     if a.size == 1:
         a = np.broadcast_to(a, (size,))
