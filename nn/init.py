@@ -250,7 +250,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (trailing dims flattened), scaled by ``gain``."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:  # (meta: nothing to fill, no QR to pay for)
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows

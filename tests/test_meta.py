@@ -241,3 +241,18 @@ def test_every_module_runs_on_meta(name, training):
     assert [len(g) for g in got] == [len(w) for w in want]  # outputs, gradients, state
     for g, w in zip(itertools.chain(*got), itertools.chain(*want)):
         assert type(g._data) is MetaArray and g.shape == w.shape and g.dtype == w.dtype
+
+
+@pytest.mark.parametrize("name", [n for n in dir(ember.nn.init) if n.endswith("_") and n[0] != "_"])
+def test_init_functions_on_meta_keep_it_meta(name):
+    fn = getattr(ember.nn.init, name)
+    t = (
+        ember.empty(8, 4, 3, 3, device="meta")
+        if name == "dirac_"
+        else ember.empty(300, 200, device="meta")
+    )
+    args = {"constant_": (0.5,), "sparse_": (0.1,)}.get(name, ())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the deprecated aliases (xavier_uniform, ...)
+        r = fn(t, *args)
+    assert r is t and t.is_meta and not t._data.view(np.ndarray).any()
