@@ -971,6 +971,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if a.dtype.kind != "i" or a.dtype.itemsize != 8:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     xp = array_module(a)
+    if num_classes == -1:
+        _no_meta_kernel(xp, "aten::one_hot (num_classes=-1)")  # the count comes from the values
     if a.size:
         if bool((a < 0).any()):
             raise RuntimeError("Class values must be non-negative.")
@@ -981,8 +983,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if num_classes == -1:
-        _no_meta_kernel(xp, "aten::one_hot (num_classes=-1)")  # the count comes from the values
     out = xp.zeros(a.shape + (num_classes,), dtype="int64")  # a 1 written at each index
     xp.put_along_axis(out, a[..., None], 1, axis=-1)
     names = tensor._names
