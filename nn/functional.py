@@ -15,8 +15,8 @@ from ..autograd.grad_mode import _state
 from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
-from ..core.ops import activation as _act
 from ..core.meta import no_meta_kernel as _no_meta_kernel
+from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
 from ..core.ops.reduction import _tname
