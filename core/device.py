@@ -26,6 +26,7 @@ class device:
     """ember.device('cpu'), device('cuda', 0), device('cuda:1'). Also a context manager that sets
     the default device for factory functions inside the block."""
 
+    __module__ = "ember"  # printed as ember.device, like torch.device
     __slots__ = ("_prev", "index", "type")
 
     def __init__(self, type, index: int | None = None):

@@ -25,6 +25,7 @@ DISPLAY = ["ember"]
 class dtype:
     """A tensor element type (``ember.float32`` ...). Compares by identity, like torch's."""
 
+    __module__ = "ember"  # printed as ember.dtype, like torch.dtype
     __slots__ = ("_aliases", "category", "is_signed", "itemsize", "name", "np")
 
     def __init__(self, name: str, np_dtype, category: int, signed: bool):

@@ -11,6 +11,7 @@ from .device import array_module, device_of
 class Size(tuple):
     """A tensor's shape: a tuple of ints (torch.Size). Slicing and concatenation give a Size."""
 
+    __module__ = "ember"  # printed (and pickled) as ember.Size, like torch.Size
     __slots__ = ()
 
     def __new__(cls, sizes=()):
@@ -106,6 +107,7 @@ class Tensor:
     used state (hooks, retain_grad, view base, output index) so the common tensor stays small.
     """
 
+    __module__ = "ember"  # printed (and pickled) as ember.Tensor, like torch.Tensor
     __slots__ = (
         "__weakref__",
         "_data",

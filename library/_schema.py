@@ -127,15 +127,6 @@ _RETURN_TYPES = {
 }
 
 
-def _public(text: str) -> str:
-    # types print with their defining module: show ember's public spellings
-    return (
-        text.replace("ember.core.tensor.Tensor", "ember.Tensor")
-        .replace("ember.core.dtype.dtype", "ember.dtype")
-        .replace("ember.core.device.device", "ember.device")
-    )
-
-
 def _resolve(annotation, fn, fail):
     if not isinstance(annotation, str):
         return annotation
@@ -155,7 +146,7 @@ def _schema_of(fn: Callable, mutates_args, op_name: str | None = None) -> Functi
     sig = inspect.signature(fn)
 
     def fail(what: str):
-        raise ValueError(_public(f"infer_schema(func): {what} Got func with signature {sig})"))
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     if mutates_args != "unknown":
         if isinstance(mutates_args, str) or not isinstance(mutates_args, Iterable):

@@ -262,3 +262,11 @@ def test_cuda_device_suffix():
         )
         big = ember.tensor(np.arange(3000.0).reshape(3, 1000), dtype=ember.float32, device="cuda")
         assert repr(big) == repr(torch.arange(3000.0).reshape(3, 1000))[:-1] + ", device='cuda:0')"
+
+
+def test_core_types_print_as_torch_prints_them():
+    def kinds(m):
+        x = m.ones(2)
+        return [str(t) for t in (type(x), type(x.shape), type(x.dtype), type(x.device))]
+
+    assert kinds(ember) == [s.replace("torch", "ember") for s in kinds(torch)]

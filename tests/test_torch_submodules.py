@@ -127,8 +127,7 @@ def _outcome(m, case):
     try:
         case(m)
     except (AssertionError, TypeError, ValueError) as e:
-        text = str(e).replace("<class 'torch.Tensor'>", "<class 'ember.core.tensor.Tensor'>")
-        return type(e).__name__, text.replace("torch.", "ember.")
+        return type(e).__name__, str(e).replace("torch.", "ember.")
     return ("passed",)
 
 
