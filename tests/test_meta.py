@@ -256,3 +256,13 @@ def test_init_functions_on_meta_keep_it_meta(name):
         warnings.simplefilter("ignore")  # the deprecated aliases (xavier_uniform, ...)
         r = fn(t, *args)
     assert r is t and t.is_meta and not t._data.view(np.ndarray).any()
+
+
+def test_meta_to_cuda_is_refused_like_meta_to_cpu():
+    from strict_backend import strict_cuda
+
+    with strict_cuda():
+        x = ember.empty(3, device="meta")
+        with pytest.raises(NotImplementedError, match="^Cannot copy out of meta tensor; no data!$"):
+            x.to("cuda")
+        assert ember.ones(3, device="cuda").to("meta").is_meta

@@ -13,6 +13,7 @@ from ..device import device as _device
 from ..device import module_for, to_device
 from ..kernels.blocked import blocked
 from ..layout import format_array, memory_format, preserve_format
+from ..meta import meta_xp
 from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
 from ..tensor import Tensor
@@ -159,8 +160,10 @@ def _to_device(xp, input, device=None):  # a default: device is an option
     if device.type == "cpu":
         return input.get() if hasattr(input, "get") else input.copy()
     cp = module_for(device)
-    if device.type == "meta":  # to meta keeps shape and dtype only; from meta, get() refuses
+    if device.type == "meta":  # to meta keeps shape and dtype only
         return cp.empty(input.shape, input.dtype)
+    if xp is meta_xp:  # (to cpu, a meta array's get() refuses the same way)
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     with cp.cuda.Device(device.index or 0):
         return cp.asarray(input)
 
