@@ -146,14 +146,22 @@ from .amp.autocast_mode import (
     autocast_decrement_nesting,
     autocast_increment_nesting,
     clear_autocast_cache,
+    get_autocast_cpu_dtype,
     get_autocast_dtype,
+    get_autocast_gpu_dtype,
     is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
     is_autocast_enabled,
     set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
     set_autocast_dtype,
     set_autocast_enabled,
+    set_autocast_gpu_dtype,
 )
 from .compiler import compile  # torch.compile: returns a callable running the model as is
+from . import _dynamo  # torch loads it on first access (torch._dynamo.reset() in recipes)
+from . import future_ as __future__  # torch.__future__: module-conversion flags
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

@@ -22,6 +22,7 @@ __all__ = [
     "disable",
     "is_compiling",
     "is_dynamo_compiling",
+    "list_backends",
     "reset",
 ]
 
@@ -162,6 +163,14 @@ def is_dynamo_compiling() -> bool:
 
 def reset() -> None:
     """Clear compilation caches (ember has none)."""
+
+
+def list_backends(exclude_tags=("debug", "experimental")) -> list[str]:
+    """The names ``compile(..., backend=name)`` accepts (torch.compiler.list_backends; ember
+    runs every backend eagerly)."""
+    from ._dynamo import list_backends as dynamo_list_backends
+
+    return dynamo_list_backends(exclude_tags)
 
 
 def cudagraph_mark_step_begin() -> None:

@@ -431,10 +431,15 @@ def jvp(
         or any(t.requires_grad for t in t_leaves)
         or _reaches_outer(out_leaves, flat)
     )
+    from .autograd.function import JVP_TRICK
     from .core.ops.creation import zeros_like
 
     dummies = [zeros_like(o).requires_grad_() for o in out_leaves]
-    vjps = _grads(out_leaves, flat, dummies, True)  # J^T u, linear in the dummy cotangent u
+    JVP_TRICK[0] += 1  # a custom Function with only a jvp may serve as its vjp here
+    try:
+        vjps = _grads(out_leaves, flat, dummies, True)  # J^T u, linear in the dummy cotangent u
+    finally:
+        JVP_TRICK[0] -= 1
     jv = _grads(vjps, dummies, t_leaves, keep)  # d(J^T u . t)/du = J t
     res = (_release(out, keep), _unflatten(out_spec, jv))
     return (*res, _release(aux, keep)) if has_aux else res

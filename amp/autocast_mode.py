@@ -22,13 +22,19 @@ __all__ = [
     "clear_autocast_cache",
     "custom_bwd",
     "custom_fwd",
+    "get_autocast_cpu_dtype",
     "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
     "is_autocast_available",
     "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
     "is_autocast_enabled",
     "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
     "set_autocast_dtype",
     "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
 ]
 
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "xla", "hpu", "mtia", "ipu", "maia")
@@ -60,6 +66,51 @@ def get_autocast_dtype(device_type: str) -> _dt.dtype:
 def set_autocast_dtype(device_type: str, dtype) -> None:
     """Set the dtype autocast regions of ``device_type`` ask for."""
     _state.dtype[device_type] = dtype
+
+
+def _deprecated(old: str, new: str) -> None:
+    # stacklevel 3: the caller of the deprecated function
+    warnings.warn(
+        f"torch.{old} is deprecated. Please use torch.{new} instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """Deprecated: ``is_autocast_enabled('cpu')``."""
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Deprecated: ``set_autocast_enabled('cpu', enabled)``."""
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype() -> _dt.dtype:
+    """Deprecated: ``get_autocast_dtype('cpu')``."""
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """Deprecated: ``set_autocast_dtype('cpu', dtype)``."""
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype() -> _dt.dtype:
+    """Deprecated: ``get_autocast_dtype('cuda')``."""
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    """Deprecated: ``set_autocast_dtype('cuda', dtype)``."""
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
 
 
 def is_autocast_cache_enabled() -> bool:

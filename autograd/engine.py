@@ -748,17 +748,17 @@ def grad(
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         _fresh_view(t)
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     grad_outputs = _as_tuple(grad_outputs)
     if is_grads_batched:
+        _check_differentiated(inputs)
         return _grad_batched(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
             materialize_grads,
         )  # fmt: skip
     grads = _make_root_grads(outputs, grad_outputs, "grad")
+    _check_differentiated(inputs)  # after the outputs' checks, as in torch
     uniq = list({id(t): t for t in inputs}.values())  # the same tensor twice: one capture slot
     PARTIAL[0] += 1
     try:
@@ -783,6 +783,12 @@ def grad(
         elif not create_graph and r.grad_fn is not None:
             res[i] = r.detach()
     return tuple(res)
+
+
+def _check_differentiated(inputs) -> None:
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
 
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, mat):

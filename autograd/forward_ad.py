@@ -90,6 +90,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of ``tensor``: its value and its forward derivative along the
     level's dual tensors (None when it does not depend on any)."""
+    from .function import JVP_TRICK
     from .functional import double_backward_jvp
 
     duals = _LEVEL[-1] if _LEVEL else []
@@ -100,8 +101,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
             return UnpackedDualTensor(primal, t)
     if not duals or tensor.grad_fn is None:
         return UnpackedDualTensor(primal, None)
-    with enable_grad():
-        (tangent,) = double_backward_jvp(
-            (tensor,), [d for d, _ in duals], [t for _, t in duals], keep
-        )
+    JVP_TRICK[0] += 1  # a custom Function with only a jvp may serve as its vjp here
+    try:
+        with enable_grad():
+            (tangent,) = double_backward_jvp(
+                (tensor,), [d for d, _ in duals], [t for _, t in duals], keep
+            )
+    finally:
+        JVP_TRICK[0] -= 1
     return UnpackedDualTensor(primal, tangent)

@@ -103,7 +103,15 @@ class _FunctionOp:
                 if g is None and m is not None:
                     xp = array_module(like._data) if like is not None else np
                     grads[k] = _tm._wrap(xp.zeros(m[0], m[1]), m[2])
-        out = self.cls.backward(ctx, *grads)
+        cls = self.cls
+        if cls.backward is Function.backward and cls.vjp is not Function.vjp:
+            out = cls.vjp(ctx, *grads)  # torch takes either name for the backward formula
+        elif cls.backward is Function.backward and JVP_TRICK[0] and cls.jvp is not Function.jvp:
+            got = _JvpTranspose.apply(node, *grads)  # one per tensor input
+            got = iter(got if type(got) is tuple else (got,))
+            out = tuple(None if s is None else next(got) for s in ctx._in_shapes)
+        else:
+            out = cls.backward(ctx, *grads)
         if type(out) is not tuple:
             out = (out,)
         n_in = len(ctx._in_shapes)
@@ -136,6 +144,11 @@ class _FunctionOp:
                     f"got {list(gs)} but expected shape compatible with {list(s)}"
                 )
         return out
+
+
+# > 0 while forward_ad / jvp run their first (transposing) backward: a Function known only by
+# its jvp may then stand in for its vjp (see _JvpTranspose)
+JVP_TRICK = [0]
 
 
 def _expandable(shape, to) -> bool:
@@ -254,6 +267,46 @@ class Function:
 
 
 _base_setup_context = Function.__dict__["setup_context"].__func__
+
+
+class _JvpTranspose(Function):
+    """The vjp ``g_k = J_k^T u`` of a custom Function that defines only ``jvp``, as the
+    double-backward trick of forward mode uses it: only ``d(sum_k t_k . g_k)/du = J t``, the
+    Function's jvp of the input tangents ``t``, is ever read, never the values of ``g`` (zeros).
+
+    forward: (node, *cotangents u) -> one placeholder per tensor input of node's Function;
+    backward: the tangents t -> the Function's ``jvp(ctx, *t)``, the gradient of each ``u``."""
+
+    @staticmethod
+    def forward(ctx, node, *grads):
+        ctx.fn_ctx = node.ctx
+        ctx.fn_cls = node.op.cls
+        ctx.tensor_in = [s is not None for s in node.ctx._in_shapes]
+        like = next(g for g in grads if g is not None)
+        outs = []
+        for e, s in zip(node.edges, node.ctx._in_shapes):
+            if s is None:
+                continue
+            dt = like._data.dtype
+            if e is not None:
+                tgt, nr = e
+                dt = tgt.meta[nr][1] if isinstance(tgt, Node) else tgt._data.dtype
+            outs.append(_tm._wrap(array_module(like._data).zeros(s, dt), None))
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *tangents):
+        fn_ctx = ctx.fn_ctx
+        # torch runs jvp once, in forward (the tutorial's jvp deletes what it read from ctx);
+        # each unpack_dual of the Function's outputs comes here with the same input tangents
+        out = fn_ctx.__dict__.get("_ember_jvp_out")
+        if out is None:
+            it = iter(tangents)
+            ts = [next(it) if is_t else None for is_t in ctx.tensor_in]
+            out = ctx.fn_cls.jvp(fn_ctx, *ts)
+            out = out if type(out) is tuple else (out,)
+            fn_ctx._ember_jvp_out = out
+        return (None, *out)
 
 
 class InplaceFunction(Function):

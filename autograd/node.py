@@ -25,6 +25,10 @@ class SavedOutput:
         return _FROM_NP[self._data.dtype]
 
 
+# torch's names of what a node saved -> the vjp parameter names of ember's ops
+_TORCH_SAVED_NAMES = {"self": "input"}
+
+
 class Node:
     """One backward step (``grad_fn``): the op, the edges to its inputs, what its vjp saved.
 
@@ -59,21 +63,52 @@ class Node:
         # node saved, so that recording pays nothing for it
         return self.op.backward_name if rule is None else rule(self)
 
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own data about this node (torch's ``Node.metadata``); empty
+        until something is stored in it."""
+        md = self.__dict__.get("_metadata")
+        if md is None:
+            md = self.__dict__["_metadata"] = {}
+        return md
+
     def saved_arg(self, param: str):
         """The value saved for the op's vjp parameter ``param`` (an input, an option, or
         ``<input>_shape``)."""
         return self.saved[self.op.saved_names.index(param)]
 
+    def _torch_saved(self, name: str):
+        """``grad_fn._saved_<name>``: what the node saved, by torch's name for it (``self``
+        for the input, ``other``, ``result``, ``exponent``...); torch's error once backward
+        freed it, or once the saved tensor was modified in place."""
+        names = getattr(self.op, "saved_names", ())
+        key = _TORCH_SAVED_NAMES.get(name, name)
+        if key not in names:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
+        from .engine import _saved_args
+
+        return _saved_args(self)[names.index(key)]
+
     def __getattr__(self, attr):
         # only reached for missing attributes: a custom Function's node exposes its ctx's
         # (saved_tensors, needs_input_grad, user attributes), like torch's FnBackward objects
         ctx = object.__getattribute__(self, "ctx")
+        if ctx is None and attr.startswith("_saved_"):
+            return self._torch_saved(attr[7:])
         if ctx is None or attr.startswith("__"):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
         return getattr(ctx, attr)
 
+    def _type_name(self) -> str:
+        """The node's name as torch prints it (``grad_fn=<CopySlices>``): its type's name, which
+        for torch's C++ nodes is ``name()`` without the ``torch::autograd::`` namespace."""
+        return self.name().rpartition("::")[2]
+
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        # torch's nodes of custom Functions are Python classes of torch.autograd.function and
+        # print with that module; its C++ nodes print bare
+        where = "torch.autograd.function." if self.ctx is not None else ""
+        return f"<{where}{self._type_name()} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
@@ -104,6 +139,16 @@ class Node:
         lst = self.hooks.setdefault(idx, [])
         lst.append(fn)
         return RemovableHandle(lst, fn)
+
+
+def as_torch_node(t, name: str):
+    """``t`` with its grad_fn named ``name``: torch runs some composites (attention, a folded
+    linear) as kernels whose node the result carries, ember as a few ops. Only for a ``t`` whose
+    last node was recorded for this call alone (never an input returned unchanged)."""
+    node = t.grad_fn
+    if node is not None:
+        node.bname = name
+    return t
 
 
 class AccumulateGrad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import warnings
 
 from ..core import runtime as _runtime
 
@@ -17,6 +18,7 @@ __all__ = [
     "enable_mem_efficient_sdp",
     "flash_sdp_enabled",
     "is_built",
+    "is_flash_attention_available",
     "math_sdp_enabled",
     "matmul",
     "mem_efficient_sdp_enabled",
@@ -69,7 +71,12 @@ def is_built() -> bool:
     return importlib.util.find_spec("cupy") is not None
 
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
+
+
+def is_flash_attention_available() -> bool:
+    """Whether a FlashAttention kernel is built in: never in ember (one SDPA implementation)."""
+    return False
 
 
 def flash_sdp_enabled() -> bool:
@@ -104,9 +111,21 @@ def enable_cudnn_sdp(enabled: bool) -> None:
     _sdp["cudnn"] = bool(enabled)
 
 
-@contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
-    """Set the attention backend switches inside a ``with`` block (restored after)."""
+    """Set the attention backend switches inside a ``with`` block (restored after); deprecated
+    in favour of ``torch.nn.attention.sdpa_kernel``, as in torch."""
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+        "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
+        "manager, with updated signature.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return _sdp_switches(enable_flash, enable_math, enable_mem_efficient, enable_cudnn)
+
+
+@contextlib.contextmanager
+def _sdp_switches(enable_flash, enable_math, enable_mem_efficient, enable_cudnn):
     old = dict(_sdp)
     _sdp.update(
         flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient, cudnn=enable_cudnn

@@ -249,8 +249,9 @@ def from_numpy_dtype(npd) -> dtype:
     if npd in _FROM_NP:
         return _FROM_NP[npd]
     raise TypeError(
-        f"can't convert np.ndarray of type {npd}. The only supported types are: float64, float32, "
-        "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        f"can't convert np.ndarray of type numpy.{npd.type.__name__}. The only supported types "
+        "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+        "uint32, uint16, uint8, and bool."
     )
 
 

@@ -205,16 +205,31 @@ def like_array(xp, a, npd, fill, memory_format=None):
             if fmt is contiguous_format:
                 return fill(xp, a.shape, npd)
             st = _format_strides(a.shape, fmt)
-    elif memory_format is contiguous_format:
-        return fill(xp, a.shape, npd)
     else:
-        fmt = _check_format(memory_format)
-        if a.ndim != fmt.ndim:
-            raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
-        st = _format_strides(a.shape, fmt)
+        return new_array(xp, a.shape, npd, fill, memory_format)
     buf = fill(xp, (a.size,), npd)
     it = buf.itemsize
     return xp.lib.stride_tricks.as_strided(buf, a.shape, tuple(s * it for s in st))
+
+
+def new_array(xp, shape, npd, fill, memory_format=None):
+    """A fresh array ``fill(xp, shape, npd)`` laid out as ``memory_format`` (contiguous when
+    None): ``torch.empty(..., memory_format=)``, ``*_like(..., memory_format=)``. ``fill`` must
+    not depend on the element order."""
+    if memory_format is None or memory_format is contiguous_format:
+        return fill(xp, shape, npd)
+    fmt = _check_format(memory_format)
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    if len(shape) != fmt.ndim:
+        raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
+    size = 1
+    for n in shape:
+        size *= n
+    buf = fill(xp, (size,), npd)
+    it = buf.itemsize
+    st = tuple(s * it for s in _format_strides(shape, fmt))
+    return xp.lib.stride_tricks.as_strided(buf, shape, st)
 
 
 def _suggest(shape, st, n) -> memory_format:

@@ -34,13 +34,13 @@ class _LegacyTensorType(metaclass=_LegacyMeta):
     _legacy_name: str
 
     def __new__(cls, *args, device=None):
-        from .ops.creation import tensor, zeros
+        from .ops.creation import _tensor, zeros
 
         device = device if device is not None else ("cuda" if cls.is_cuda else "cpu")
         if cls.is_sparse:
             return _sparse_new(cls, args, device)
         if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
-            return tensor(args[0], dtype=cls.dtype, device=device)
+            return _tensor(args[0], dtype=cls.dtype, device=device)
         shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
         if not all(isinstance(s, int) for s in shape):
             raise TypeError(f"{cls._legacy_name}(): expected sizes (ints) or data, got {args!r}")

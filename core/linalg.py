@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 
+from ..autograd.node import as_torch_node as _as_torch_node
 from .autocast import entry as _autocast_entry
 from .ops import decompositions as _d
 from .ops.decompositions import LinAlgError, _out
@@ -183,7 +184,7 @@ def pinv(
         r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
     else:
         r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
-    return _out(out, r)
+    return _out(out, _as_torch_node(r, "LinalgPinvBackward0"))  # one op in torch
 
 
 def _pos(v) -> bool:
@@ -256,7 +257,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
                 resid = resid.squeeze(-1)
     svals = sv if driver in ("gelsd", "gelss") else empty
     _ = (batch, real)
-    return return_types.linalg_lstsq(X.squeeze(-1) if vec else X, resid, rank, svals)
+    X = _as_torch_node(X.squeeze(-1) if vec else X, "LinalgLstsqBackward0")  # one op in torch
+    return return_types.linalg_lstsq(X, resid, rank, svals)
 
 
 # ---------------------------------------------------------------------- decompositions
@@ -336,7 +338,9 @@ def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out=None
 ) -> Tensor:
     """X with A X = B (or X A = B; A^H when adjoint) from A's lu_factor."""
-    return _out(out, _d._lu_solve(LU, pivots, B, left, adjoint))
+    return _out(
+        out, _as_torch_node(_d._lu_solve(LU, pivots, B, left, adjoint), "LinalgLuSolveBackward0")
+    )
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):

@@ -308,7 +308,7 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     if tensor_contents is not None:
         body = tensor_contents
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn._type_name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     names = t._names

@@ -14,6 +14,7 @@ dunders and the in-place variant, so an op is written once and a test table row 
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 
 import numpy as np
@@ -48,6 +49,9 @@ DIM_ARGS = frozenset(
 _FROM_NP = _dt._FROM_NP
 _FLOAT_KINDS = "fcV"  # V: ml_dtypes' bfloat16
 _SCALARS = (int, float, complex, np.generic)
+
+
+_AFTER_DIGIT = re.compile(r"(?<=[0-9])[a-z]")
 
 
 class OpDef:
@@ -119,9 +123,9 @@ class OpDef:
         # out_dtype(out, res, ins): raises torch's error for an out= tensor whose dtype is not
         # the result's, for ops whose torch kernels refuse to cast (mm, dot, ...); None: cast
         self.out_dtype = None
-        self.backward_name = (
-            "".join(w.capitalize() for w in name.strip("_").split("_")) + "Backward0"
-        )
+        camel = "".join(w.capitalize() for w in name.strip("_").split("_"))
+        # torch's codegen also capitalizes a letter after a digit (log1p: Log1PBackward0)
+        self.backward_name = _AFTER_DIGIT.sub(lambda m: m.group().upper(), camel) + "Backward0"
         # name_rule(node) -> str: the backward node's name where torch's depends on the call
         # (run lazily by Node.name(), never when recording); None: backward_name
         self.name_rule = None

@@ -459,7 +459,9 @@ class Tensor:
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The cpu array sharing memory with this tensor (torch.Tensor.numpy)."""
-        if self.requires_grad and not force:
+        # torch refuses only where autograd records (not under no_grad, nor in a custom op's or a
+        # Function's forward)
+        if self.requires_grad and not force and _state.enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use "
                 "tensor.detach().numpy() instead."
@@ -719,7 +721,9 @@ def _legacy_new(args, device) -> Tensor:
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         if isinstance(data, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-        return creation.tensor(data, dtype=_dt.get_default_dtype(), device=device)
+        if isinstance(data, np.ndarray):
+            creation._check_numpy(data, shared=True)  # torch warns as for from_numpy here
+        return creation._tensor(data, dtype=_dt.get_default_dtype(), device=device)
     for a in args:
         if not isinstance(a, int) or isinstance(a, bool):
             if isinstance(a, Size) and len(args) == 1:

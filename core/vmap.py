@@ -18,6 +18,39 @@ __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
 
+# per active vmap call (innermost last): the ids of the per-element tensors it hands ``func``
+SLICES: list[set] = []
+
+_BN_MSG = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
+    "be updated in place, were not batched.\nIf you are using a module and do not need eval "
+    "mode, please set `track_running_stats` to be False.If you are using a prebuilt module and "
+    "do not need eval mode, please see the functorch website for resources on how to patch your "
+    "module to work with vmap"
+)
+
+
+def refuse_unbatched_stats(running_mean, running_var) -> None:
+    """torch's error for a training batch norm under vmap whose running statistics, updated in
+    place, are not mapped (a module's own buffers): per-element calls would each update them.
+    Statistics handed in mapped (``functional_call`` with stacked buffers) are fine."""
+    if SLICES:
+        ids = SLICES[-1]
+        if any(t is not None and id(t) not in ids for t in (running_mean, running_var)):
+            raise RuntimeError(_BN_MSG)
+
+
+def _tensor_ids(tree, out: set) -> set:
+    if isinstance(tree, Tensor):
+        out.add(id(tree))
+    elif isinstance(tree, (tuple, list)):
+        for t in tree:
+            _tensor_ids(t, out)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            _tensor_ids(t, out)
+    return out
+
 
 def _fname(func) -> str:
     return getattr(func, "__name__", repr(func))
@@ -173,10 +206,16 @@ def vmap(
 
         results = []
         start = _random.get_rng_state()
+        given = _tensor_ids(args, set())
         for i in range(sizes[0]):
             if randomness == "same":
                 _random.set_rng_state(start)
-            results.append(func(*_select(args, in_dims, i), **kwargs))
+            sel = _select(args, in_dims, i)
+            SLICES.append(_tensor_ids(sel, set()) - given)
+            try:
+                results.append(func(*sel, **kwargs))
+            finally:
+                SLICES.pop()
             if randomness == "error" and i == 0 and not _random.get_rng_state().equal(start):
                 raise RuntimeError(
                     "vmap: called random operation while in randomness error mode. Please "

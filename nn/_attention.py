@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import _state
+from ..autograd.node import as_torch_node as _as_torch_node
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import C_NAMES
@@ -321,6 +322,7 @@ def scaled_dot_product_attention(
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b}, {S}] but got: [{b}, {vd.shape[-2]}]."
         )
+    flash = _sdpa_flash(qd.shape, kd.shape, vd.shape, attn_mask, dropout_p, enable_gqa)
     if enable_gqa and qd.ndim >= 3 and kd.ndim >= 3:
         hq, hk, hv = qd.shape[-3], kd.shape[-3], vd.shape[-3]
         if hq != hk or hq != hv:
@@ -342,6 +344,12 @@ def scaled_dot_product_attention(
         p = _probs(query, key, sc, bool(is_causal), True)
     else:
         md = attn_mask._data
+        if flash and md.ndim < 2:  # torch's flash kernel reads the mask's size(-2)
+            raise IndexError(
+                "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
+                if md.ndim
+                else "Dimension specified as -2 but tensor has no dimensions"
+            )
         if md.dtype.kind != "b" and md.dtype != qd.dtype:
             raise RuntimeError(
                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
@@ -366,7 +374,37 @@ def scaled_dot_product_attention(
         from .functional import dropout
 
         p = dropout(p, dropout_p)
-    return _attention_values(p, value)
+    out = _attention_values(p, value)
+    if flash and not qd.flags.c_contiguous:
+        # torch's flash kernel lays its output out in the query's dim order (a (B, L, H, E)
+        # query: ``out.transpose(1, 2).view(B, L, H * E)`` works, as in the SDPA tutorial)
+        order = sorted(range(4), key=lambda d: -qd.strides[d])
+        if order != [0, 1, 2, 3]:
+            xp = array_module(out._data)
+            back = [order.index(d) for d in range(4)]
+            out._data = xp.ascontiguousarray(out._data.transpose(order)).transpose(back)
+    if out.grad_fn is None:
+        return out
+    # the grad_fn torch's cpu dispatch gives: its flash kernel's, or its math path's matmul
+    if flash:
+        name = "ScaledDotProductFlashAttentionForCpuBackward0"
+    else:
+        name = "MmBackward0" if qd.ndim == kd.ndim == vd.ndim == 2 else "UnsafeViewBackward0"
+    return _as_torch_node(out, name)
+
+
+def _sdpa_flash(qs, ks, vs, attn_mask, dropout_p, enable_gqa) -> bool:
+    """Whether torch's cpu dispatch runs its flash kernel: 4-D inputs with one batch size, one
+    head size, matching (or grouped) heads, no dropout and no mask that needs a gradient."""
+    return (
+        len(qs) == len(ks) == len(vs) == 4
+        and qs[0] == ks[0] == vs[0]
+        and qs[3] == ks[3] == vs[3]
+        and ks[1] == vs[1]
+        and (qs[1] == ks[1] or (enable_gqa and ks[1] > 0 and qs[1] % ks[1] == 0))
+        and dropout_p == 0.0
+        and (attn_mask is None or not attn_mask.requires_grad)
+    )
 
 
 # ---------------------------------------------------------------------- multi-head attention
@@ -641,10 +679,14 @@ def _mha(
     a = _attention_values(p, v)  # (N, H, L, D)
     a = a.permute(2, 0, 1, 3) if seq_first else a.permute(0, 2, 1, 3)
     out = _linear2d(a.reshape(-1, E), out_proj_weight, out_proj_bias)
-    out = out.reshape(tgt_len, bsz, E) if seq_first else out.reshape(bsz, tgt_len, E)
+    if seq_first:
+        out = out.reshape(tgt_len, bsz, E)
+    else:  # torch computes (L, N, E) and hands back its transpose
+        out = _as_torch_node(out.reshape(bsz, tgt_len, E), "TransposeBackward0")
     weights = None
     if need_weights:
-        weights = p.mean(1) if average_attn_weights else p
+        # torch's per-head weights are a view of its (N * H, L, S) batch
+        weights = p.mean(1) if average_attn_weights else _as_torch_node(p, "ViewBackward0")
     if not batched:
         out = out.squeeze(1)
         if weights is not None:

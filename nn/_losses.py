@@ -16,6 +16,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from ..autograd.node import as_torch_node as _as_torch_node
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
@@ -71,11 +72,27 @@ def _legacy_reduction(size_average, reduce, emit_warning: bool = True) -> str:
     return ret
 
 
-def _reduction(reduction, size_average=None, reduce=None) -> str:
+def _reduction(reduction, size_average=None, reduce=None, old_name: bool = True) -> str:
+    # old_name: the loss reads 'elementwise_mean' as 'mean' (torch's C++-reduced losses do;
+    # the few it reduces in Python refuse it)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    if old_name:
+        reduction = _no_elementwise_mean(reduction)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _no_elementwise_mean(reduction):
+    """torch still reads the old name 'elementwise_mean' as 'mean', with a warning."""
+    if reduction == "elementwise_mean":
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+            UserWarning,
+            stacklevel=_user_level(),
+        )
+        return "mean"
     return reduction
 
 
@@ -348,8 +365,8 @@ def mse_loss(
     _warn_size(input, target)
     _float_only("mse_cpu", input, target)
     d = input - target
-    loss = d * d
-    return _weighted(loss, weight, input, reduction, True)
+    loss = _weighted(d * d, weight, input, reduction, True)
+    return loss if weight is not None else _as_torch_node(loss, "MseLossBackward0")
 
 
 @_autocast_entry
@@ -370,7 +387,8 @@ def huber_loss(
     d = input - target
     a = d.abs()
     loss = _where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    return _weighted(loss, weight, input, reduction, False)
+    loss = _weighted(loss, weight, input, reduction, False)
+    return loss if weight is not None else _as_torch_node(loss, "HuberLossBackward0")
 
 
 @_autocast_entry
@@ -394,7 +412,7 @@ def smooth_l1_loss(
     if beta == 0:
         return _reduce(a, reduction)
     loss = _where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return _as_torch_node(_reduce(loss, reduction), "SmoothL1LossBackward0")
 
 
 @_autocast_entry
@@ -404,7 +422,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """log(1 + exp(-target * input)) for targets in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(_softplus(-target * input), reduction)
+    return _as_torch_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0")
 
 
 @_autocast_entry
@@ -421,7 +439,7 @@ def poisson_nll_loss(
 ) -> Tensor:
     """Poisson negative log likelihood (``log_input``: the input is the log rate); ``full`` adds
     the Stirling term target*log(target) - target + 0.5*log(2*pi*target) where target > 1."""
-    reduction = _reduction(reduction, size_average, reduce)
+    reduction = _reduction(reduction, size_average, reduce, old_name=False)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -488,6 +506,8 @@ def kl_div(
             UserWarning,
             stacklevel=_user_level(),
         )
+    if reduction != "batchmean":
+        reduction = _no_elementwise_mean(reduction)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
@@ -531,7 +551,8 @@ def binary_cross_entropy(
     y = target._data
     if bool(((y < 0) | (y > 1)).any()):
         raise RuntimeError("all elements of target should be between 0 and 1")
-    return _reduce(_bce(input, target), reduction, _as_dtype(weight, input.dtype))
+    loss = _reduce(_bce(input, target), reduction, _as_dtype(weight, input.dtype))
+    return _as_torch_node(loss, "BinaryCrossEntropyBackward0")
 
 
 def _as_dtype(weight: Tensor | None, dtype) -> Tensor | None:
@@ -573,7 +594,8 @@ def binary_cross_entropy_with_logits(
         loss = _bce_logits(input, target)
     if loss.dtype is not target.dtype:  # torch's loss takes the target's dtype
         loss = loss.to(target.dtype)
-    return _reduce(loss, reduction, _as_dtype(weight, target.dtype))
+    loss = _reduce(loss, reduction, _as_dtype(weight, target.dtype))
+    return _as_torch_node(loss, "BinaryCrossEntropyWithLogitsBackward0")
 
 
 # ------------------------------------------------------------------ class-index losses
@@ -632,7 +654,7 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     wt = wt.astype(logp._data.dtype, copy=False)
     if cd == 0:  # unbatched: one sample
         out = _nll_loss(logp.unsqueeze(0), _wrap(safe.reshape(1)), _wrap(wt.reshape(1)), reduction)
-        return out.reshape(()) if reduction == "none" else out
+        return _as_torch_node(out.reshape(()), "NllLossBackward0") if reduction == "none" else out
     return _nll_loss(logp, _wrap(safe), _wrap(wt), reduction)
 
 
@@ -674,6 +696,20 @@ def _(grad, input_shape, target, wt, reduction):
     g = xp.zeros(input_shape, dtype=w.dtype)
     xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(scale.astype(w.dtype), 1), axis=1)
     return _wrap(g) * (grad.unsqueeze(1) if reduction == "none" else grad), None, None
+
+
+def _nll_node_name(node) -> str:
+    # torch runs (N, C, d...) inputs through its 2-d image kernel (nll_loss2d), viewing other
+    # ranks as (N, C, d1, d2...) and an unreduced loss back
+    nd = len(node.saved_arg("input_shape"))
+    if nd <= 2:
+        return "NllLossBackward0"
+    if nd != 4 and node.saved_arg("reduction") == "none":
+        return "ViewBackward0"
+    return "NllLoss2DBackward0"
+
+
+_nll_loss.op.name_rule = _nll_node_name
 
 
 def _check_classes_input(input):
@@ -751,10 +787,14 @@ def cross_entropy(
         prod = logp * target
         if weight is not None:
             prod = prod * weight.reshape(wshape)
-        loss = -prod.sum(cd)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() // C) if input.numel() else loss.sum() / 0.0
-        return _reduce(loss, reduction)
+        if reduction == "none":
+            return -prod.sum(cd)
+        total = -prod.sum()  # torch's node names: NegBackward0, then a scalar DivBackward1
+        if reduction == "sum":
+            return total
+        if not input.numel():
+            return total / 0.0
+        return _as_torch_node(total / (input.numel() // C), "DivBackward1")
     nll = _nll_from_logp(logp, target, weight, ignore_index, reduction, cd)
     if label_smoothing <= 0:
         return nll
@@ -825,7 +865,7 @@ def multi_margin_loss(
     loss = (z * _const(keepm, x)).sum(1) / C
     if input.ndim < 2:
         loss = loss.reshape(target.shape)
-    return _reduce(loss, reduction)
+    return _as_torch_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
 
 
 @_autocast_entry
@@ -859,7 +899,7 @@ def multilabel_margin_loss(
     loss = (pair * _const(m, x)).sum((1, 2)) / C
     if input.ndim < 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _as_torch_node(_reduce(loss, reduction), "MultilabelMarginLossBackward0")
 
 
 @_with_names(_class_names)
@@ -872,7 +912,10 @@ def multilabel_soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Per-class binary logistic loss averaged over the classes (last dim)."""
-    reduction = _reduction(reduction, size_average, reduce)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
     loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -1015,7 +1058,7 @@ def triplet_margin_with_distance_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Triplet loss with a custom ``distance_function`` (default: pairwise Euclidean)."""
-    _reduction(reduction)
+    _reduction(reduction, old_name=False)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     dist = distance_function if distance_function is not None else _pairwise
@@ -1202,7 +1245,7 @@ def ctc_loss(
 ) -> Tensor:
     """Connectionist Temporal Classification loss of (T, N, C) log-probabilities (or (T, C)),
     targets padded (N, S) or concatenated; 'mean' divides by the target lengths first."""
-    _reduction(reduction)
+    reduction = _reduction(reduction)
     batched = log_probs.ndim == 3
     if not batched:
         if log_probs.ndim != 2:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 
+from ..core import vmap as _vmap
 from ..core.autocast import entry as _autocast_entry
+from ..core.dtype import scalar_name
 from ..core.ops import normalization as _norm
 from ..core.tensor import Tensor
 from ._args import arg_type_error
@@ -59,6 +61,8 @@ def batch_norm(
 ) -> Tensor:
     """Batch normalization over every dim but dim 1; in training the running statistics (when
     given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
+    if training and _vmap.SLICES:
+        _vmap.refuse_unbatched_stats(running_mean, running_var)
     return _norm._batch_norm(
         input, running_mean, running_var, weight, bias, training, momentum, eps
     )[0]
@@ -75,6 +79,8 @@ def instance_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Instance normalization: each (sample, channel) normalized over its spatial dims."""
+    if use_input_stats and _vmap.SLICES:
+        _vmap.refuse_unbatched_stats(running_mean, running_var)
     if use_input_stats:
         shape = tuple(input.shape)
         if len(shape) < 2:
@@ -120,7 +126,8 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims; ``eps``
-    defaults to the input dtype's machine epsilon."""
+    defaults to the machine epsilon of the dtype it computes in (float32 for float16 and
+    bfloat16 inputs)."""
     ns = _shape_arg("rms_norm", normalized_shape)
     return _norm.rms_norm(input, ns, weight, eps)
 
@@ -138,4 +145,10 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
+    # torch averages the squares with avg_pool2d (3-D inputs) or avg_pool3d, and refuses the
+    # dtypes those cpu kernels lack
+    ok = ("float32", "float64", "int64") + (("float16", "bfloat16") if dim == 3 else ())
+    if input.dtype.name not in ok:
+        kernel = "avg_pool2d" if dim == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input.dtype)}'")
     return _norm.lrn(input, size, alpha, beta, k)

@@ -179,7 +179,7 @@ def interpolate(
     if out_size is None:
         out_size = [int(float(n) * s) for n, s in zip(in_sp, scales)]
     kmode = _KERNEL_MODE[mode]
-    _check_dtype(input, kmode, dim)
+    _check_dtype(input, kmode, dim, bool(antialias))
     if kmode == "area":
         if any(s < 0 for s in out_size):
             raise RuntimeError(
@@ -197,6 +197,7 @@ def interpolate(
     if input.dtype.name == "uint8" and kmode in _U8_SUPPORT:
         return _resample_u8(input, out_size, scales, kmode, align_corners, antialias)
     wdt = "float64" if input.dtype.name == "float64" else "float32"  # torch's opmath type
+    kind = _backward_name(mode, dim, antialias, out_size)
 
     def plan_of(scs):
         return tuple(
@@ -219,11 +220,11 @@ def interpolate(
         same = [None if n == o else sc for n, o, sc in zip(in_sp, out_size, scales)]
         if same != scales:
             if antialias:
-                return _resample_asym(input, plan_of(same), plan_of(scales))
+                return _resample_asym(input, plan_of(same), plan_of(scales), kind)
             if kmode != "cubic":
                 scales = same
             elif in_sp == out_size:
-                return _resample_asym(input, plan_of(scales), plan_of(same))
+                return _resample_asym(input, plan_of(scales), plan_of(same), kind)
     plans = plan_of(scales)
     if (
         kmode == "nearest"
@@ -231,11 +232,25 @@ def interpolate(
         and scales is not None
         and any(o in (n, 2 * n) for n, o in zip(in_sp, out_size))
     ):
-        return _nearest_scaled(input, plans, in_sp, out_size, scales)
-    return _vision._resample(input, plans, 2)  # uint8 nearest is a gather
+        return _nearest_scaled(input, plans, in_sp, out_size, scales, kind)
+    return _vision._resample(input, plans, 2, kind)  # uint8 nearest is a gather
 
 
-def _nearest_scaled(input, plans, in_sp, out_size, scales):
+def _backward_name(mode: str, dim: int, antialias: bool, out_size) -> str:
+    """The grad_fn name of torch's kernel for ``mode`` on ``dim`` spatial dims: 'area' is
+    adaptive average pooling (1-d through a 2-d pool and a squeeze, a mean to 1x1), the others
+    upsample_*."""
+    if mode == "area":
+        if dim == 1:
+            return "SqueezeBackward1"
+        if all(o == 1 for o in out_size):
+            return "MeanBackward1"
+        return f"AdaptiveAvgPool{dim}DBackward0"
+    base = "".join(w.capitalize() for w in mode.split("-"))
+    return f"Upsample{base}{dim}D{'Aa' if antialias else ''}Backward0"
+
+
+def _nearest_scaled(input, plans, in_sp, out_size, scales, kind):
     """1-d and 3-d 'nearest' with a scale_factor that keeps or doubles a size: torch's forward
     indexes with floor(o / scale) (float32) there, but its backward keeps the copy (o) or
     halved (o >> 1) index of ``plans``."""
@@ -245,12 +260,13 @@ def _nearest_scaled(input, plans, in_sp, out_size, scales):
             s = np.float32(1.0 / scales[j]) if scales[j] > 0 else np.float32(n / o)
             i = np.minimum((np.arange(o, dtype=np.float32) * s).astype(np.int64), n - 1)
             fwd[j] = _vision._AxisPlan(i[:, None], np.ones((o, 1)), n)
-    return _resample_asym(input, tuple(fwd), plans)
+    return _resample_asym(input, tuple(fwd), plans, kind)
 
 
 @op(names=keep, method=False)
-def _resample_asym(xp, input, plans=(), grad_plans=()):
-    """Resampling by ``plans`` whose gradient is the adjoint of ``grad_plans`` instead."""
+def _resample_asym(xp, input, plans=(), grad_plans=(), kind=""):
+    """Resampling by ``plans`` whose gradient is the adjoint of ``grad_plans`` instead
+    (``kind``: the grad_fn name, as for ``_resample``)."""
     x = input
     low = x.dtype.itemsize < 4 and x.dtype.kind in "fV"  # half computes in float32 (opmath)
     if low:
@@ -263,27 +279,30 @@ def _resample_asym(xp, input, plans=(), grad_plans=()):
 
 
 @_resample_asym.vjp
-def _(grad, grad_plans):
+def _(grad, grad_plans, kind):  # kind: saved for the node's name only
     return _vision._resample(grad, tuple(p.T for p in grad_plans), 2)
 
 
-def _check_dtype(input: Tensor, kmode: str, dim: int) -> None:
+_resample_asym.op.name_rule = lambda node: node.saved_arg("kind") or "ResampleBackward0"
+
+
+def _check_dtype(input: Tensor, kmode: str, dim: int, antialias: bool) -> None:
+    """torch's refusal of the dtypes its cpu resampling kernels lack (all but floating point
+    and uint8), naming the kernel that refused: that of the index/weight setup, the channels-
+    last 2-d nearest/bilinear kernels, or adaptive average pooling for 'area'."""
     d = input.dtype
     if d.is_floating_point:
         return
-    if d.name == "uint8" and kmode != "area":
-        if kmode == "linear" and dim != 2:  # only bilinear has a uint8 kernel
-            raise NotImplementedError(
-                "\"compute_indices_weights_linear\" not implemented for 'Byte'"
-            )
-        return
-    if d.is_complex:
-        raise NotImplementedError(f"\"upsample_{kmode}{dim}d\" not implemented for 'Complex'")
-    what = {
-        "area": f"adaptive_avg_pool{dim}d",
-        "nearest": f"upsample_nearest{dim}d",
-        "nearest-exact": f"upsample_nearest{dim}d",
-    }.get(kmode, f"upsample_{kmode}{dim}d")
+    if d.name == "uint8" and kmode != "area" and (kmode != "linear" or dim == 2):
+        return  # uint8 kernels: nearest of any rank, bilinear/bicubic (antialiased too)
+    if antialias:
+        what = "compute_index_ranges_weights"
+    elif kmode == "area":
+        what = "adaptive_avg_pool3d_cpu" if dim == 3 else "adaptive_avg_pool2d"
+    elif dim == 2 and kmode != "cubic":
+        what = f"upsample_{'bilinear' if kmode == 'linear' else 'nearest'}2d_channels_last"
+    else:
+        what = "compute_indices_weights_" + ("nearest" if kmode.startswith("nearest") else kmode)
     raise NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(d)}'")
 
 
@@ -450,7 +469,7 @@ def grid_sample(
             f"'reflection', but got: '{padding_mode}'"
         )
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=3)  # 3: past the autocast entry
         align_corners = False
     return _vision.grid_sampler(
         input, grid, _GS_MODES[mode], _GS_PADDING[padding_mode], bool(align_corners)
@@ -462,7 +481,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the batch of affine matrices
     ``theta`` (N, 2, 3) or (N, 3, 4) for an output of ``size`` (N, C, H, W) or (N, C, D, H, W)."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=3)  # 3: past the autocast entry
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")

@@ -12,8 +12,10 @@ import math
 import warnings
 
 from ..autograd.grad_mode import _state
+from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.autocast import entry as _autocast_entry
+from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
 from ..core.ops import activation as _act
@@ -132,6 +134,15 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
+def _in_opmath(fn, *tensors: Tensor) -> Tensor:
+    """``fn(*tensors)`` for a composite that torch runs as one kernel: float16/bfloat16 inputs
+    are computed in float32 and the result rounded once (its gradient too), as torch does."""
+    dt = tensors[0].dtype
+    if dt.itemsize != 2 or not dt.is_floating_point:
+        return fn(*tensors)
+    return fn(*(t.float() for t in tensors)).to(dt)
+
+
 def _float_kernel_only(input: Tensor, kernel: str, complex_ok: bool = False) -> None:
     """torch's error for a kernel with no integer or bool (or complex) implementation."""
     d = input._data.dtype
@@ -245,7 +256,7 @@ def selu_(input: Tensor) -> Tensor:
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
     _float_kernel_only(x, "elu_cpu")
-    return _act._elu(x, alpha, 1.0, 1.0 / alpha)
+    return _as_torch_node(_act._elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0")
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -304,7 +315,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     a = input._data
     pos = (a > 0).astype(a.dtype)
     # masks as constants (where() is slow on random masks): x for x > 0, weight * x otherwise
-    return input * _wrap(pos) + weight * (input * _wrap(1 - pos))
+    out = input * _wrap(pos) + weight * (input * _wrap(1 - pos))
+    return _as_torch_node(out, "PreluKernelBackward0")
 
 
 def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
@@ -355,7 +367,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
     _float_kernel_only(input, "glu_cpu")
     a, b = input.split(size // 2, d)
-    return a * b.sigmoid()
+    return _as_torch_node(_in_opmath(lambda u, v: u * v.sigmoid(), a, b), "GluBackward0")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -369,13 +381,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     _float_kernel_only(input, "log_sigmoid_cpu")
-    return -softplus(-input)
+    return _as_torch_node(_in_opmath(lambda x: -softplus(-x), input), "LogSigmoidBackward0")
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     _float_kernel_only(input, "hardshrink_cpu")
-    return input * (input.abs() > lambd)
+    return _as_torch_node(input * (input.abs() > lambd), "HardshrinkBackward0")
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -390,7 +402,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
             f"lambda must be in range [0, {fmax}] for input dtype "
             f"{SCALAR_NAMES.get(dname, dname.capitalize())}, but found {lambd:g}"
         )
-    return input - input.clamp(-lambd, lambd)
+    return _as_torch_node(input - input.clamp(-lambd, lambd), "SoftshrinkBackward0")
 
 
 def _finfo_max(t: Tensor) -> float:
@@ -505,7 +517,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _mish(x: Tensor) -> Tensor:
-    return x * softplus(x).tanh()
+    return _as_torch_node(_in_opmath(lambda u: u * softplus(u).tanh(), x), "MishBackward0")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -571,15 +583,22 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # block and make its weight gradient as a batch of products summed afterwards)
         lead = input.shape[:-1]
         flat = input.reshape(-1, input.shape[-1])
-        out = flat.matmul(weight.t()) if bias is None else _addmm(bias, flat, weight.t())
-        return out.reshape(*lead, weight.shape[0])
+        if bias is not None:
+            return _addmm(bias, flat, weight.t()).reshape(*lead, weight.shape[0])
+        # torch's matmul folds the same way and ends in an _unsafe_view
+        out = flat.matmul(weight.t()).reshape(*lead, weight.shape[0])
+        return _as_torch_node(out, "UnsafeViewBackward0")
     out = input.matmul(weight.t())
     if bias is not None and bias.dtype is not out.dtype:  # torch's addmv refuses to promote
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got {scalar_name(bias.dtype)} and "
             f"{scalar_name(out.dtype)}"
         )
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if input.dim() == 1 and weight.dim() == 2:  # torch: addmm on the unsqueezed row, viewed back
+        return _as_torch_node(out + bias, "ViewBackward0")
+    return out + bias
 
 
 @_autocast_entry
@@ -707,10 +726,8 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
             f"dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).",
             stacklevel=3,
         )
-    if not training or p == 0.0:
-        return input
     batched = nd != lo
-    if spatial == 2 and nd == 3:
+    if spatial == 2 and nd == 3:  # warned in eval mode too, like torch
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
@@ -720,6 +737,8 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
             stacklevel=3,
         )
         batched = True
+    if not training or p == 0.0:
+        return input
     shape = _feature_shape(input, batched) if nd >= 2 else input._data.shape
     return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
 
@@ -832,7 +851,7 @@ def embedding(
     """Rows of ``weight`` looked up by the integer ``input``: shape (*input.shape, dim)."""
     pad = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
-        _emb_ops._check_indices(None, input._data, weight.shape[0])
+        _emb_ops._check_indices(None, input._data, weight.shape[0], "embedding_renorm_", 2)
         _renorm_rows_(weight, input._data, max_norm, norm_type)
     return _embedding_op(
         weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
@@ -899,8 +918,17 @@ def embedding_bag(
     n = weight.shape[0]
     pad = _padding_idx(padding_idx, n)
     if max_norm is not None:
-        _emb_ops._check_indices(None, flat._data, n)
+        _emb_ops._check_indices(None, flat._data, n, "embedding_renorm_", 2)
         _renorm_rows_(weight, flat._data, max_norm, norm_type)
+    if flat.dtype.name not in ("int64", "int32"):
+        # torch promotes the indices with the offsets (which a 2-D input makes in its own
+        # dtype): narrow integers and bools pass with int64 offsets, and are then read as such
+        if starts is None and flat.dtype.name == "bool":
+            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+        common = flat.dtype if starts is None else _promote_types(flat.dtype, offsets.dtype)
+        if common.name not in ("int64", "int32"):
+            _emb_ops._check_indices(None, flat._data, n, "embedding_bag")
+        flat = flat.long()
     xp = array_module(flat._data)
     m = flat.shape[0]
     if starts is None:
@@ -949,6 +977,7 @@ def embedding_bag(
             cnt = xp.bincount(seg_v, minlength=nb)[:nb].astype(weight._data.dtype)
             cnt = xp.maximum(cnt, 1)
             out = out / _wrap(cnt[:, None])
+    out = _as_torch_node(out, "EmbeddingBagBackward0")  # one kernel in torch
     if input._names is not None and starts is None and input._names[0] is not None:
         # spec 4.3: a 2-D input's bag dim is left alone (keeps its name), the bag's positions
         # are reduced away and the vector dim is created (unnamed), as in Embedding
@@ -994,7 +1023,7 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dim."""
-    return (x1 - x2 + eps).norm(p, -1, keepdim)
+    return _as_torch_node((x1 - x2 + eps).norm(p, -1, keepdim), "NormBackward1")
 
 
 @_autocast_entry
@@ -1002,7 +1031,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
     n1 = x1.norm(2, dim).clamp(min=eps)
     n2 = x2.norm(2, dim).clamp(min=eps)
-    return (x1 * x2).sum(dim) / (n1 * n2)
+    # torch sums the product of the normalized inputs: that sum is its result's node
+    return _as_torch_node((x1 * x2).sum(dim) / (n1 * n2), "SumBackward1")
 
 
 @_autocast_entry
@@ -1012,12 +1042,16 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
+    if n > 1 and input.dtype.itemsize == 2:  # torch's kernel: float32 and float64 only
+        raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_name(input.dtype)}'")
     ij = triu_indices(n, n, 1, device=input.device)
     x = _unname(input)
-    return (x[ij[0]] - x[ij[1]]).norm(p, 1)
+    return _as_torch_node((x[ij[0]] - x[ij[1]]).norm(p, 1), "PdistBackward0")
 
 
 @_autocast_entry

@@ -23,6 +23,8 @@ __all__ = ["Adafactor"]
 class Adafactor(Optimizer):
     """torch.optim.Adafactor."""
 
+    _complex_msg = "Adafactor does not support complex parameters"
+
     def __init__(
         self,
         params,

@@ -130,6 +130,8 @@ def _scalar(loss) -> float:
 class LBFGS(Optimizer):
     """torch.optim.LBFGS (one parameter group; ``step`` needs a closure)."""
 
+    _complex_as_real = False  # its closure runs the model on the complex parameters
+
     def __init__(
         self,
         params,

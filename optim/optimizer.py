@@ -107,11 +107,87 @@ def _run_hooked(step, self, args, kwargs):
                     f"{pre} must return None or a tuple of (new_args, new_kwargs), but got {res}."
                 )
             args, kwargs = res
-    out = step(self, *args, **kwargs)
+    swapped = _complex_as_real(self)
+    try:
+        out = step(self, *args, **kwargs)
+    finally:
+        if swapped:
+            _real_as_complex(self, swapped)
     self._opt_called = True
     for post in chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
         post(self, args, kwargs)
     return out
+
+
+def _as_real(a):
+    """The float view of complex array ``a`` (real and imaginary parts interleaved on the last
+    axis, 0-d as one pair), or None when its layout cannot be viewed so."""
+    if a.ndim == 0:
+        a = a.reshape(1)
+    try:
+        return a.view(a.real.dtype)
+    except ValueError:  # a non-contiguous last axis
+        return None
+
+
+def _complex_as_real(opt) -> list:
+    """torch steps a complex parameter as its view_as_real: each real and imaginary part is a
+    parameter of its own (Adam's second moment, Rprop's signs...). Here the complex parameters,
+    their gradients and their complex state take float views for the step; returns what to
+    restore: (tensor, complex dtype, shape) per swapped tensor, state made during the step
+    included (``_real_as_complex``)."""
+    swapped: list = []
+    if not opt._complex_as_real:
+        return swapped
+    for group in opt.param_groups:
+        for p in group["params"]:
+            d = p._data
+            if d.dtype.kind != "c":
+                continue
+            if opt._complex_msg is not None and p._grad is not None:
+                raise RuntimeError(opt._complex_msg)
+            rd = _as_real(d)
+            if rd is None:
+                continue
+            todo = [(p, rd)]
+            g = p._grad
+            if g is not None:
+                try:
+                    gd = g._data
+                except NonStridedError:  # a sparse gradient stays as it is
+                    gd = None
+                if gd is not None and gd.dtype.kind == "c" and gd.shape == d.shape:
+                    rg = _as_real(gd)
+                    if rg is not None:
+                        todo.append((g, rg))
+            for v in opt.state.get(p, {}).values():
+                if isinstance(v, Tensor) and v._data.dtype.kind == "c" and v.shape == p.shape:
+                    rv = _as_real(v._data)
+                    if rv is not None:
+                        todo.append((v, rv))
+            for t, r in todo:
+                swapped.append((t, t._data.dtype, t._data.shape))
+                t._data = r
+            swapped.append((p, None, d.shape))  # marks p: its new state is converted back
+    return swapped
+
+
+def _real_as_complex(opt, swapped: list) -> None:
+    """Undo ``_complex_as_real``: complex arrays again (the float views' updates are theirs),
+    and the state a first step created from the float view of a parameter made complex."""
+    done = set()
+    for t, cdt, shape in swapped:
+        if cdt is None:  # a parameter's marker (after its own entries): state made in the step
+            rshape = _as_real(t._data).shape
+            real_dt = t._data.real.dtype
+            for v in opt.state.get(t, {}).values():
+                new = isinstance(v, Tensor) and id(v) not in done
+                if new and v._data.shape == rshape and v._data.dtype == real_dt:
+                    v._data = v._data.view(t._data.dtype).reshape(shape)
+                    done.add(id(v))
+            continue
+        t._data = t._data.view(cdt).reshape(shape)
+        done.add(id(t))
 
 
 def _zeros(p: Tensor) -> Tensor:
@@ -152,6 +228,12 @@ class Optimizer:
         st = cls.__dict__.get("step")
         if st is not None and not getattr(st, "_ember_hooked", False):
             cls.step = _with_hooks(st)
+
+    # complex parameters step as float views of their real and imaginary parts (torch's
+    # view_as_real), unless _complex_as_real is False (the optimizer calls the model: LBFGS)
+    # or _complex_msg refuses them
+    _complex_as_real = True
+    _complex_msg: str | None = None
 
     # sparse gradients: refused with this message, unless _sparse_wd_msg is set (the optimizer
     # takes them, and refuses them with that message when a group has weight decay)

@@ -639,7 +639,9 @@ _SKIPPED = {
     ember.are_deterministic_algorithms_enabled ember.broadcast_shapes ember.can_cast
     ember.autocast_decrement_nesting ember.autocast_increment_nesting ember.clear_autocast_cache
     ember.is_autocast_cache_enabled ember.set_autocast_cache_enabled ember.set_autocast_dtype
-    ember.set_autocast_enabled
+    ember.set_autocast_enabled ember.get_autocast_cpu_dtype ember.get_autocast_gpu_dtype
+    ember.is_autocast_cpu_enabled ember.set_autocast_cpu_dtype ember.set_autocast_cpu_enabled
+    ember.set_autocast_gpu_dtype
     ember.compile ember.compiled_with_cxx11_abi ember.fork_rng ember.from_file ember.from_numpy
     ember.frombuffer ember.get_autocast_dtype ember.get_default_device ember.get_default_dtype
     ember.get_deterministic_debug_mode ember.get_device_module ember.get_float32_matmul_precision

@@ -277,6 +277,11 @@ def _phi(xp, a):
     return _sp(xp, "ndtr", a)
 
 
+def _opmath(a):
+    """``a`` as the dtype torch computes in: float32 for float16/bfloat16, else ``a`` itself."""
+    return a.astype("float32") if a.dtype.itemsize == 2 and a.dtype.kind in "fV" else a
+
+
 def _tanh_inner(xp, a):
     return xp.tanh((a + 0.044715 * a * a * a) * _SQRT_2_PI)
 
@@ -284,15 +289,17 @@ def _tanh_inner(xp, a):
 @op(names=keep, method=False)
 def _gelu(xp, input, approximate="none"):
     if approximate == "tanh":
-        r = _tanh_inner(xp, input)
+        x = _opmath(input)  # half types computed in float32 and rounded once, as torch does
+        r = _tanh_inner(xp, x)
         r += 1
-        r *= input
+        r *= x
         r *= 0.5
-        return r
-    if xp is np and input.dtype == np.float32:
-        r = _gelu_f32(input)
+        return r.astype(input.dtype, copy=False)
+    x = _opmath(input)
+    if xp is np and x.dtype == np.float32:
+        r = _gelu_f32(x).astype(input.dtype, copy=False)
     else:
-        r = (input * _phi(xp, input)).astype(input.dtype, copy=False)
+        r = (x * _phi(xp, x)).astype(input.dtype, copy=False)
     # _phi works in C order: a channels_last input gets its layout back (one copy, only then)
     return r if input.flags.c_contiguous else _layout.follow_array(xp, r, input)
 
@@ -302,15 +309,18 @@ def _(grad, input, approximate):
     a = _raw(input)
     xp = array_module(a)
     if not _state.enabled:
+        a32 = _opmath(a)
         if approximate == "tanh":
-            th = _tanh_inner(xp, a)
-            d = (1 - th * th) * (_SQRT_2_PI * (1 + 3 * 0.044715 * a * a)) * a
+            th = _tanh_inner(xp, a32)
+            d = (1 - th * th) * (_SQRT_2_PI * (1 + 3 * 0.044715 * a32 * a32)) * a32
             d += 1 + th
             d *= 0.5
         else:
-            d = xp.exp(a * a * -0.5) * _INV_SQRT_2PI
-            d *= a
-            d += _phi(xp, a)
+            d = xp.exp(a32 * a32 * -0.5) * _INV_SQRT_2PI
+            d *= a32
+            d += _phi(xp, a32)
+        if a32 is not a:  # half types: the product in float32, rounded once (torch's opmath)
+            return _c((_opmath(_raw(grad)) * d).astype(a.dtype))
         return grad * _c(d.astype(a.dtype, copy=False))
     x = input
     if approximate == "tanh":
@@ -336,8 +346,9 @@ def _sigmoid_raw(xp, a):
 
 @op(names=keep, method=False)
 def _silu(xp, input):
-    r = _sigmoid_raw(xp, input)
-    r *= input
+    x = _opmath(input)  # half types: float32 math rounded once, as torch
+    r = _sigmoid_raw(xp, x)
+    r *= x
     return r.astype(input.dtype, copy=False)
 
 
@@ -346,11 +357,14 @@ def _(grad, input):
     a = _raw(input)
     xp = array_module(a)
     if not _state.enabled:
-        s = _sigmoid_raw(xp, a)
+        a32 = _opmath(a)
+        s = _sigmoid_raw(xp, a32)
         d = 1 - s
-        d *= a
+        d *= a32
         d += 1
         d *= s  # s * (1 + x * (1 - s))
+        if a32 is not a:  # half types: the product in float32, rounded once
+            return _c((_opmath(_raw(grad)) * d).astype(a.dtype))
         return grad * _c(d.astype(a.dtype, copy=False))
     s = input.sigmoid()
     return grad * (s * (input * (1 - s) + 1))

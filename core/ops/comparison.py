@@ -10,6 +10,7 @@ from ..kernels.select import select
 from ..meta import no_meta_kernel
 from ..names import keep, unify_inputs
 from ..registry import NonStridedError, non_strided_call, op, reflected
+from ..runtime import _warn_once
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _tname, promote_raw
 
@@ -350,6 +351,12 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
         return tuple(
             _wrap(i.astype(_dt.int64.np, copy=False))
             for i in array_module(a).nonzero(a if a.ndim else a.reshape(1))
+        )
+    if isinstance(condition, Tensor) and condition.dtype is _dt.uint8:
+        _warn_once(
+            "where_uint8",
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
         )
     if out is not None:
         return _where(condition, input, other, out=out)

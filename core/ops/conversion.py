@@ -382,7 +382,7 @@ def _(grad):
     return None, grad  # the engine sums broadcast dims away and casts to src's dtype
 
 
-_copy_from.op.backward_name = "CopyBackwards"
+_copy_from.op.backward_name = "torch::autograd::CopyBackwards"  # printed CopyBackwards
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:

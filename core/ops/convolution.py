@@ -41,9 +41,12 @@ import warnings
 from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
+from ...autograd.node import as_torch_node
 from .. import layout as _layout
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
+from ..dims import normalize_dim
+from ..dtype import C_NAMES, scalar_name
 from ..kernels.depthwise import dw_backward, dw_forward
 from ..kernels.fused_im2col import im2col_kernels
 from ..kernels.im2col import col2im, conv_out_size, im2col
@@ -85,16 +88,35 @@ def _(grad, input_shape, stride, padding, dilation):
 
 
 @op(names=_unnamed, method=False)
-def _col2im(xp, input, spatial=(), stride=(), padding=(), dilation=()):
-    """Sum of columns (C, *kernel, N, *out_spatial) into (N, C, *spatial) (adjoint of im2col)."""
-    return col2im(xp, input, spatial, stride, padding, dilation)
+def _col2im(xp, input, spatial=(), stride=(), padding=(), dilation=(), unbatched=False):
+    """Sum of columns (C, *kernel, N, *out_spatial) into (N, C, *spatial) (adjoint of im2col);
+    ``unbatched``: N is 1 and dropped (F.fold of a 2-D input is one node, as in torch)."""
+    out = col2im(xp, input, spatial, stride, padding, dilation)
+    return out[0] if unbatched else out
 
 
 @_col2im.vjp
-def _(grad, input_shape, stride, padding, dilation):
+def _(grad, input_shape, stride, padding, dilation, unbatched):
     nd = len(stride)
     kernel = tuple(input_shape[1 : 1 + nd])
+    if unbatched:
+        grad = grad.unsqueeze(0)
     return _im2col(grad, kernel, stride, padding, dilation, tuple(input_shape[2 + nd :]))
+
+
+@op(names=_unnamed, method=False)
+def _unfold_layout(xp, cols, unbatched=False):
+    """F.unfold's (N, C*kh*kw, L) layout of im2col's columns (C, kh, kw, N, oh, ow); one node
+    (torch's Im2ColBackward0), with N dropped when ``unbatched``."""
+    c, kh, kw, n, oh, ow = cols.shape
+    out = xp.ascontiguousarray(cols.reshape(c * kh * kw, n, oh * ow).transpose(1, 0, 2))
+    return out[0] if unbatched else out
+
+
+@_unfold_layout.vjp
+def _(grad, cols_shape):
+    c, kh, kw, n, oh, ow = cols_shape
+    return grad.reshape(n, c, kh, kw, oh, ow).permute(1, 2, 3, 0, 4, 5)
 
 
 def _matmul(xp, a, b):
@@ -625,6 +647,8 @@ def _tuple(v, nd: int, what: str):
 def _type_name(t: Tensor) -> str:
     from ..dtype import legacy_type_name
 
+    if t.dtype.name == "bfloat16":  # torch names its cpu bfloat16 type this way here
+        return "CPUBFloat16Type"
     return "torch." + legacy_type_name(t.dtype)
 
 
@@ -660,29 +684,71 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
         raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(
-            f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be "
-            "the same or input should be a MKLDNN tensor and weight is a dense tensor"
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(
+            f"{fname}(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
         )
-    if bias is not None:
-        if not isinstance(bias, Tensor):
-            raise TypeError(
-                f"{fname}(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
-            )
-        if bias.dtype != input.dtype:
+    # torch's dtype checks: a (non-transposed) bias first, then the weight, whose message names
+    # the backend that met it: oneDNN (bfloat16 inputs, float32 ones when it pays off) or the
+    # native kernels
+    transposed = fname.startswith("conv_transpose")
+    if bias is not None and not transposed and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({_short(input.dtype)}) and bias type ({_short(bias.dtype)}) should "
+            "be the same"
+        )
+    if input.dtype != weight.dtype:
+        if _uses_onednn(input, weight, groups, nd):
             raise RuntimeError(
-                f"Input type ({_short(input.dtype)}) and bias type ({_short(bias.dtype)}) should "
-                "be the same"
+                f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
+                "be the same or input should be a MKLDNN tensor and weight is a dense tensor"
             )
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
+        )
     return stride, dilation
 
 
+def _uses_onednn(input, weight, groups: int, nd: int) -> bool:
+    """Whether torch's cpu convolution runs ``input`` through oneDNN: always for bfloat16, for
+    float32 when grouped, with kernels over 3x3, a batch over 1 or a large input (its
+    heuristic, with 1-d convolutions viewed as 2-d)."""
+    if input.dtype.name == "bfloat16":
+        return True
+    if input.dtype.name != "float32":
+        return False
+    shape = tuple(input.shape) if input.dim() == nd + 2 else (1, *input.shape)
+    if nd == 1:
+        shape = (*shape[:2], 1, shape[2])
+    k = tuple(weight.shape[2:]) if nd > 1 else (1, weight.shape[-1])
+    return groups > 1 or (k[-1] > 3 and k[-2] > 3) or shape[0] > 1 or math.prod(shape[:4]) > 20480
+
+
 def _short(dt) -> str:
-    # torch's short scalar names in the bias message: float, double, c10::Half ...
-    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(
-        str(dt).split(".")[-1], str(dt).split(".")[-1]
-    )
+    # torch's C++ scalar names in the bias message: float, double, c10::Half, long int ...
+    return C_NAMES.get(dt.name, dt.name)
+
+
+_NARROW_INTS = ("int32", "int16", "int8", "uint8", "bool")
+
+
+def _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel) -> None:
+    """torch's cpu convolutions of integers below int64 and of bool: only the plain (neither
+    dilated nor transposed) kernels take the integers, none takes bool; the error names the
+    kernel the call would have run."""
+    if transposed:
+        name = f"slow_conv_transpose{max(nd, 2)}d_out_cpu"
+    elif any(d != 1 for d in dilation):
+        name = "slow_conv_dilated<>"
+    elif x.dtype.name != "bool":
+        return
+    elif nd < 3:
+        name = "slow_conv2d_cpu"
+    elif all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding):
+        name = "slow_conv3d_cpu"  # a 1x1x1 kernel skips the columns
+    else:
+        name = "compute_columns3d"
+    raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(x.dtype)}'")
 
 
 def _check_bias(weight, bias, out_channels):
@@ -819,6 +885,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     spatial = xshape[2:]
     _check_kernel_fits(spatial, padding, weight, dilation)
     kernel = wshape[2:]
+    if x.dtype.name in _NARROW_INTS:
+        _narrow_int_check(x, nd, False, stride, padding, dilation, kernel)
     # a channels_last input or weight gives a channels_last output (torch's rule); the relayout
     # is one copy of the output, paid only then (the contiguous path: two flags checks)
     fmt = _layout.cl_format(x, weight)
@@ -946,6 +1014,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         )
     cout = weight.shape[1] * groups
     _check_bias(weight, bias, cout)
+    if x.dtype.name in _NARROW_INTS:
+        _narrow_int_check(x, nd, True, stride, padding, dilation, weight.shape[2:])
     out_sp = tuple(
         (n - 1) * s - 2 * p + d * (k - 1) + op + 1
         for n, s, p, d, k, op in zip(
@@ -959,10 +1029,15 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         )
     out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
     if bias is not None:
+        if bias.dtype != out.dtype:  # torch casts a transposed conv's bias to the input's dtype
+            bias = bias.to(out.dtype)
+        # one node in torch (the bias is added inside its kernel)
         out = out + bias.reshape((cout,) + (1,) * nd)
     if not batched:
-        return out.squeeze(0)
-    return _layout.follow_format(out, _layout.cl_format(x, weight))
+        return as_torch_node(out, "ConvolutionBackward0").squeeze(0)
+    # one node in torch: the bias add and the channels-last copy happen inside its kernel
+    out = _layout.follow_format(out, _layout.cl_format(x, weight))
+    return as_torch_node(out, "ConvolutionBackward0")
 
 
 def _convt_fn(nd):
@@ -1032,12 +1107,18 @@ def _batch_unnamed(input, batched_dim: int):
 
 
 def _batch_renamed(out, names, batched: bool):
-    """unfold/fold's result: the batch dim dropped again or given back its name."""
-    if not batched:
-        return out.squeeze(0)
-    if names is not None and names[0] is not None:
+    """unfold/fold's result (its kernel already dropped an added batch dim): the batch dim
+    given back its name."""
+    if batched and names is not None and names[0] is not None:
         out = out.rename(names[0], *(None,) * (out.dim() - 1))
     return out
+
+
+def _int_kernel_check(x, kernel: str) -> None:
+    """torch's im2col/col2im cpu kernels take floating, complex and bool tensors, no integers."""
+    if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype.name == "bool":
+        return
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(x.dtype)}'")
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -1046,6 +1127,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     d = _pair(dilation, "dilation", "unfold")
     p = _pair(padding, "padding", "unfold")
     s = _pair(stride, "stride", "unfold")
+    if input.dim() < 3:
+        normalize_dim(input, input.dim())  # torch's im2col reads dim ndim first: IndexError
     if input.dim() not in (3, 4):
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
@@ -1059,9 +1142,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
             f"dilation={d}, padding={p}, calculated shape of the array of sliding blocks as "
             f"{osp}, but its components must be at least one."
         )
-    n, c = x.shape[:2]
-    cols = _im2col(x, k, s, p, d)
-    out = cols.reshape(c * k[0] * k[1], n, osp[0] * osp[1]).transpose(0, 1).contiguous()
+    _int_kernel_check(x, "im2col_out_cpu")
+    out = _unfold_layout(_im2col(x, k, s, p, d), not batched)
     return _batch_renamed(out, names, batched)
 
 
@@ -1091,9 +1173,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
             "expected size of input's dimension 2 to match the calculated number of sliding "
             f"blocks {osp[0]} * {osp[1]} = {osp[0] * osp[1]}, but got input.size(2)={x.shape[2]}."
         )
+    _int_kernel_check(x, "col2im_out_cpu")
     n, c = x.shape[0], x.shape[1] // kk
     cols = x.transpose(0, 1).reshape((c, *k, n, *osp))
-    out = _col2im(cols, o, s, p, d)
+    out = _col2im(cols, o, s, p, d, not batched)
     return _batch_renamed(out, names, batched)
 
 
@@ -1113,3 +1196,4 @@ backward_names(
         "ConvolutionBackward0",
     )
 )
+backward_names({"_col2im": "Col2ImBackward0", "_unfold_layout": "Im2ColBackward0"})

@@ -8,14 +8,16 @@ cuda), so nothing is created on the host and copied.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module, get_default_device, module_for, to_device
-from ..layout import like_array
+from ..layout import like_array, new_array
 from ..names import check_names, unify_inputs
 from ..registry import op
+from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
 
 __all__ = [
@@ -107,7 +109,7 @@ def _nested_shape(data, dim=0, shape=None):
     """Walk nested sequences like torch: the shape, with torch's errors for ragged lists."""
     if shape is None:
         shape = []
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (list, tuple)) or (isinstance(data, (Tensor, np.ndarray)) and data.ndim):
         n = len(data)
         if dim == len(shape):
             shape.append(n)
@@ -125,6 +127,20 @@ def _nested_shape(data, dim=0, shape=None):
             if is_seq:
                 _nested_shape(x, dim + 1, shape)
     return shape
+
+
+def _holds_arrays(seq) -> bool:
+    """Whether nested sequence ``seq`` holds a non-empty numpy array (torch warns about such
+    lists, once). A level whose first item is a number is taken to hold only numbers."""
+    if not seq or not isinstance(seq[0], (list, tuple, np.ndarray)):
+        return False
+    for x in seq:
+        if isinstance(x, np.ndarray):
+            if x.size:
+                return True
+        elif isinstance(x, (list, tuple)) and _holds_arrays(x):
+            return True
+    return False
 
 
 def _scalarize(x):
@@ -201,9 +217,29 @@ def _infer(a: np.ndarray, data):
     raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
 
 
+def _check_numpy(a: np.ndarray, shared: bool = False) -> None:
+    """torch's checks on a numpy array it reads, in copies (torch.tensor) as in views
+    (``shared``: from_numpy, as_tensor, which also warn, once, about a read-only array such as
+    ``np.asarray(pil_image)``)."""
+    if not a.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. Conversion "
+            "between byte orders is currently not supported."
+        )
+    _no_negative_strides(a)
+    if shared and not a.flags.writeable:
+        _warn_once(
+            "numpy_not_writable",
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You "
+            "may want to copy the array to protect its data or make it writable before converting "
+            "it to a tensor. This type of warning will be suppressed for the rest of this "
+            "program.",
+        )
+
+
 def _no_negative_strides(a: np.ndarray) -> None:
-    """torch reads numpy arrays by their strides and refuses negative ones (``img[..., ::-1]``),
-    in copies (torch.tensor) as in views (from_numpy, as_tensor)."""
+    """torch reads numpy arrays by their strides and refuses negative ones (``img[..., ::-1]``)."""
     if any(s < 0 for s in a.strides):
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with negative "
@@ -215,7 +251,8 @@ def _no_negative_strides(a: np.ndarray) -> None:
 def _to_array(data, dtype):
     """Convert Python data (scalars, nested sequences, arrays) to a new numpy array."""
     if isinstance(data, np.ndarray):
-        _no_negative_strides(data)
+        _check_numpy(data)
+        _dt.from_numpy_dtype(data.dtype)  # the array's own type first (a str array: TypeError)
         npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return np.array(data, dtype=npd)
@@ -225,11 +262,18 @@ def _to_array(data, dtype):
         return np.array(data, dtype=npd)
     if data is None:
         raise RuntimeError("Could not infer dtype of NoneType")
-    if isinstance(data, str):
+    if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, (range, bytearray, memoryview)):  # sequences of ints, as in torch
         data = list(data.tolist() if isinstance(data, memoryview) else data)
     if isinstance(data, (list, tuple)):
+        if _holds_arrays(data):
+            _warn_once(
+                "list_of_ndarrays",
+                "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                "consider converting the list to a single numpy.ndarray with numpy.array() before "
+                "converting to a tensor.",
+            )
         try:  # the fast path: numpy reads plain nested lists (and 0-d tensors via __array__)
             a = np.array(data)
             ok = a.dtype.kind not in "OUSV"
@@ -259,7 +303,13 @@ def _to_array(data, dtype):
                     raise RuntimeError("Could not infer dtype of NoneType")
                 raise ValueError("Overflow when unpacking long long")
             if a.dtype.kind in "US":
-                raise TypeError(f"new(): invalid data type '{a.dtype.type.__name__}'")
+                leaf = data
+                while isinstance(leaf, (list, tuple)) and leaf:
+                    leaf = leaf[0]
+                if isinstance(leaf, str):  # torch reads a leading str as one more dimension
+                    raise ValueError("too many dimensions 'str'")
+                kind = "str" if a.dtype.kind == "U" else "bytes"
+                raise TypeError(f"new(): invalid data type '{kind}'")
     elif isinstance(data, (bool, int, float, complex)):
         try:
             a = np.array(data)
@@ -307,6 +357,24 @@ def tensor(
     complex64 (complex128 under a float64 default); numpy arrays keep their dtype.
     """
     if isinstance(data, Tensor):
+        _warn_copy_construct(f"{_dt.DISPLAY[0]}.tensor")
+    return _tensor(data, dtype=dtype, device=device, requires_grad=requires_grad, names=names)
+
+
+def _warn_copy_construct(what: str) -> None:
+    warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+        "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+        f"{what}(sourceTensor).",
+        UserWarning,
+        stacklevel=3,  # the user's call
+    )
+
+
+def _tensor(data, *, dtype=None, device=None, requires_grad=False, names=None) -> Tensor:
+    """tensor() without its copy-construct warning (torch.Tensor(t), torch.asarray(t, copy=True)
+    and the legacy FloatTensor(t) copy silently)."""
+    if isinstance(data, Tensor):
         d = data.detach()
         if dtype is not None or device is not None:
             d = d.to(device=device, dtype=dtype)
@@ -340,7 +408,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data.to(device=device, dtype=dtype)
     d = _dev(device) if device is not None else None
     if isinstance(data, np.ndarray) and (d is None or d.type == "cpu"):
-        _no_negative_strides(data)
+        _check_numpy(data, shared=True)
         npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return _wrap(data if data.dtype == npd else data.astype(npd))
@@ -361,7 +429,7 @@ def _array_types():
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
     """torch.asarray: share memory when possible (copy=None), always (copy=False) or never (True)."""
     if copy:
-        t = tensor(obj, dtype=dtype, device=device)
+        t = _tensor(obj, dtype=dtype, device=device)
     else:
         if (
             not isinstance(obj, (Tensor, np.ndarray))
@@ -385,9 +453,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A cpu tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        t = type(ndarray)
+        name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
+    _check_numpy(ndarray, shared=True)
     _dt.from_numpy_dtype(ndarray.dtype)
-    _no_negative_strides(ndarray)
     return _wrap(ndarray)
 
 
@@ -489,6 +559,8 @@ def _factory(name, fill):
             size = (kw.pop("size"),)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+        if memory_format is not None and name != "empty":  # only torch.empty takes a layout
+            raise TypeError(f"{name}() got an unexpected keyword argument 'memory_format'")
         if not size:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
@@ -498,7 +570,10 @@ def _factory(name, fill):
         else:
             npd = _np_dtype(dtype)
             d = _dev(device)
-        arr = _make(d, lambda xp: fill(xp, shape, npd))
+        if memory_format is None:
+            arr = _make(d, lambda xp: fill(xp, shape, npd))
+        else:
+            arr = _make(d, lambda xp: new_array(xp, shape, npd, fill, memory_format))
         return _finish(arr, requires_grad, names, out)
 
     make.__name__ = make.__qualname__ = name
@@ -918,6 +993,7 @@ def _new_tensor(
 ) -> Tensor:
     """A new tensor copying ``data``, with self's dtype and device unless given."""
     if isinstance(data, Tensor):
+        _warn_copy_construct("tensor.new_tensor")
         t = data.detach().to(dtype=dtype or data.dtype, device=device or self.device)
         t = _wrap(t._data.copy() if t._data is data._data else t._data, None)
     else:

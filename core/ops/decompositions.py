@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..meta import MetaArray, identity_like
 from ..names import _clean, unify
-from ..registry import broadcast_error, op
+from ..registry import backward_names, broadcast_error, op
 from ..return_types import return_types
 from ..tensor import Tensor
 
@@ -337,7 +338,8 @@ def logdet(input: Tensor) -> Tensor:
     from .pointwise import log
 
     s, la = slogdet(input)
-    return la + log(s)  # log(-1) = nan, log(0) = -inf: torch's logdet values
+    # log(-1) = nan, log(0) = -inf: torch's logdet values, which it selects with a where
+    return as_torch_node(la + log(s), "WhereBackward0")
 
 
 # ---------------------------------------------------------------------- cholesky
@@ -402,7 +404,10 @@ def _deprecated(key: str, msg: str) -> None:
         _WARNED.add(key)
         import warnings
 
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        from .conversion import _user_level
+
+        # the user's line, past the autocast wrapper torch.cholesky/triangular_solve carry
+        warnings.warn(msg, UserWarning, stacklevel=_user_level())
 
 
 @_autocast_entry
@@ -416,7 +421,7 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
         "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent "
         "results for all valid (symmetric positive definite) inputs.",
     )
-    return _out(out, _linalg_cholesky_ex(input, upper, True)[0])
+    return _out(out, as_torch_node(_linalg_cholesky_ex(input, upper, True)[0], "CholeskyBackward0"))
 
 
 # ---------------------------------------------------------------------- triangular solve
@@ -504,6 +509,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     )
     M = A.mT if transpose else A
     x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = as_torch_node(x, "TriangularSolveBackward0")  # torch's own (deprecated) op
     r = return_types.triangular_solve(x, A.clone())
     if out is not None:
         for o, v in zip(out, r):
@@ -1236,7 +1242,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
     eye = _eye_like(L).expand(tuple(L.shape))
-    return _out(out, cholesky_solve(eye, L, upper))
+    return _out(out, as_torch_node(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0"))
 
 
 @_autocast_entry
@@ -1346,3 +1352,14 @@ def _install() -> None:
 
 
 _install()
+
+
+# torch's det, slogdet, svdvals and matrix_exp record their linalg ops' nodes
+backward_names(
+    {
+        "det": "LinalgDetBackward0",
+        "slogdet": "LinalgSlogdetBackward0",
+        "_linalg_svdvals": "LinalgSvdBackward0",
+        "matrix_exp": "LinalgMatrixExpBackward0",
+    }
+)

@@ -8,6 +8,8 @@ works. Used by nn.functional.embedding and embedding_bag.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...autograd.grad_mode import _state
 from ..registry import op
 from ..tensor import Tensor, _wrap
@@ -21,13 +23,14 @@ def _embedding_names(ins, *args, **kwargs):
     return None if n is None else tuple(n) + (None,)
 
 
-def _check_indices(xp, indices, n):
-    k = indices.dtype.kind
-    if k not in "iu":
+def _check_indices(xp, indices, n, who: str = "embedding", arg: int = 1):
+    """torch's index checks: int64 or int32 indices (``who``, its argument number ``arg``: the
+    op whose check a call meets first), each in [0, n)."""
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
         raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"Expected tensor for argument #{arg} 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {_type_name(indices.dtype)} instead (while checking "
-            "arguments for embedding)"
+            f"arguments for {who})"
         )
     if indices.size and (bool((indices < 0).any()) or bool((indices >= n).any())):
         raise IndexError("index out of range in self")
@@ -38,7 +41,7 @@ def _type_name(npd) -> str:
 
     d = _dt._FROM_NP[npd]
     name = _dt.SCALAR_NAMES.get(d.name, d.name.capitalize())
-    return f"torch.{name}Tensor" if name != "Bool" else "torch.BoolTensor"
+    return f"torch.{name}Tensor" if name != "Bool" else "CPUBoolType"
 
 
 @op(names=_embedding_names, method=False)

@@ -251,7 +251,8 @@ def _convert(self: Tensor, index):
         elif tp is bool or tp is np.bool_:
             out.append(bool(it))
             adv = True
-        elif isinstance(it, (list, tuple, _ndarray)):
+        elif isinstance(it, (list, tuple, range, _ndarray)):
+            # torch reads any sequence of ints as a long index (``x[range(n), target]``)
             a = np.asarray(it) if not isinstance(it, _ndarray) else it
             if not isinstance(it, _ndarray) and (a.size == 0 or a.dtype.kind in "iuf"):
                 a = a.astype(_INT64)  # torch reads a list of numbers as a long tensor
@@ -932,6 +933,31 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
 _PUT = _index_put.op
 
 
+def _put_node_name(node) -> str:
+    """torch's grad_fn for ``x[index] = v``: index_put's when every item is an index tensor or a
+    whole-dim slice; a copy_ when the index selects all of x; else a write into a view of x
+    (ints, None, partial slices), recorded as CopySlices."""
+    items = []
+    for part in (node.saved_arg("pre"), node.saved_arg("key")):
+        if part is not None:
+            items += part if type(part) is tuple else [part]
+    view = any(
+        it is None
+        or isinstance(it, (int, np.integer))
+        or (type(it) is slice and it != slice(None))
+        or (isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind != "b")
+        for it in items
+    )
+    if view:
+        return "torch::autograd::CopySlices"
+    if node.saved_arg("adv"):
+        return "IndexPutBackward0"
+    return "torch::autograd::CopyBackwards"
+
+
+_PUT.name_rule = _put_node_name
+
+
 def _check_put_names(self: Tensor, key, pre, vnames: tuple) -> None:
     """``self[key] = value``: the value's names must match the names of the region it is written
     to (unify rules, like ``self[key].copy_(value)``; spec lines 64, 382-384)."""
@@ -1028,7 +1054,7 @@ def _(grad, src_dtype, positions, needs):
 
 
 _COPY = _copy_slices.op
-_COPY.backward_name = "CopySlices"  # torch's name for this node (no Backward0 suffix)
+_COPY.backward_name = "torch::autograd::CopySlices"  # torch's (C++) node, printed CopySlices
 
 
 _MULTI_VIEW = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
@@ -1167,6 +1193,9 @@ def _gather_checks(xp, input, index, dim, who):
 def _gather(xp, input, index, dim=0, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0), etc."""
     dim = _gather_checks(xp, input, index, dim, "gather")
+    if index.ndim == 0 and input.ndim == 1:  # one element along the dim, a 0-d result
+        _check_bounds(xp, index, input.shape[0], 0)
+        return input[index.reshape(1)].reshape(())
     if input.ndim == 0 or index.ndim == 0:
         return (
             input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape, input.dtype)
@@ -1182,6 +1211,16 @@ def _(grad, input_shape, index, dim):
 
 def _src_view(src, index):
     return src[tuple(slice(0, s) for s in index.shape)]
+
+
+def _lift_0d(input, index, src):
+    """(index, src) as torch reads them: a 0-d index into a 1-d self (``zeros(3).scatter_(0,
+    tensor(y), value=1)``, a one-hot) is one element along the dim, and so is a 0-d src."""
+    if index.ndim == 0 and input.ndim == 1:
+        index = index.reshape(1)
+        if getattr(src, "ndim", None) == 0:
+            src = src.reshape(1)
+    return index, src
 
 
 def _scatter_checks(xp, input, index, src, dim, who):
@@ -1205,7 +1244,7 @@ def _scatter_checks(xp, input, index, src, dim, who):
             if is_arr:
                 msg += f" and to be no larger size than src {list(src.shape)}"
             raise RuntimeError(msg)
-    if index.ndim:
+    if index.ndim or nd == 1:
         _check_bounds(xp, index, input.shape[dim], dim)
     return dim
 
@@ -1214,6 +1253,7 @@ def _scatter_checks(xp, input, index, src, dim, who):
 def _scatter(xp, input, index, src, dim=0, reduce=None):
     """A copy of input with src written at index along dim (reduce: None, 'add', 'multiply')."""
     dim = _scatter_checks(xp, input, index, src, dim, "scatter")
+    index, src = _lift_0d(input, index, src)
     out = input.copy()
     if input.ndim == 0 or index.ndim == 0:
         idx = ()
@@ -1246,6 +1286,7 @@ def _(grad, index, dim, reduce, src_shape, needs):
 def _scatter_add(xp, input, index, src, dim=0):
     """A copy of input with src added at index along dim (duplicates accumulate)."""
     dim = _scatter_checks(xp, input, index, src, dim, "scatter_add")
+    index, src = _lift_0d(input, index, src)
     out = input.copy()
     if index.size:
         idx = _along_idx(xp, index, dim) if index.ndim else ()
@@ -1271,6 +1312,7 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     dim = _scatter_checks(xp, input, index, src, dim, "scatter_reduce")
+    index, src = _lift_0d(input, index, src)
     out = input.copy()
     if not index.size:
         return out

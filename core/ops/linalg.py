@@ -24,6 +24,7 @@ from ..names import (
     no_duplicates,
 )
 from ..registry import broadcast_error, op
+from ..runtime import _warn_once
 from ..tensor import Tensor
 
 __all__ = ["chain_matmul", "dot", "einsum", "ger", "inner", "kron", "tensordot"]
@@ -476,6 +477,7 @@ def _(grad, input, vec2, needs):
 
 
 ger = outer
+outer.op.backward_name = "MulBackward0"  # torch's outer is a broadcast multiply
 
 
 def _scaled_add(xp, r, inp, beta, alpha):
@@ -882,6 +884,20 @@ def _(grad, a, b, equation, needs):
     ga = _einsum_grad(grad, out, [_cj(eb)], [sb], sa, fa) if needs[0] else None
     gb = _einsum_grad(grad, out, [_cj(ea)], [sa], sb, fb) if needs[1] else None
     return ga, gb
+
+
+def _einsum_node_name(node) -> str:
+    """torch's grad_fn for einsum: with one operand a sum when a label is summed away, else a
+    permute (a diagonal is a permuted view); with two, a broadcast multiply when no label is
+    summed away, else the view of the batched product it ran."""
+    lhs, out = node.saved_arg("equation").split("->")
+    summed = set(lhs.replace(",", "")) - set(out)
+    if "," in lhs:
+        return "ViewBackward0" if summed else "MulBackward0"
+    return "SumBackward1" if summed else "PermuteBackward0"
+
+
+_einsum1.op.name_rule = _einsum2.op.name_rule = _einsum_node_name
 
 
 def _einsum_grad(grad, out, others, other_subs, target, target_shape):
@@ -1332,9 +1348,23 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 @_autocast_entry
 def chain_matmul(*matrices) -> Tensor:
-    """Product of a chain of 2-D matrices (torch.chain_matmul)."""
+    """Product of a chain of 2-D matrices (torch.chain_matmul, deprecated for
+    linalg.multi_dot)."""
+    _warn_once(
+        "chain_matmul",
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+        "multiple parameters.",
+    )
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
     r = matrices[0]
     for m in matrices[1:]:
         r = mm(r, m)
@@ -1354,12 +1384,21 @@ _install()
 
 
 # ---------------------------------------------------------------------- cdist
-def _cdist_check(x1, x2, p):
+_CDIST_MODES = (
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
+
+
+def _cdist_check(x1, x2, p, compute_mode):
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     for nm, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {nm} got: {x.ndim}D")
     for nm, x in (("X1", x1), ("X2", x2)):
-        if x.dtype.kind not in "f":
+        if x.dtype.kind not in "f" and _dn(x) != "bfloat16":
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {nm} got: {_SNAME[_dn(x)]}"
             )
@@ -1367,6 +1406,14 @@ def _cdist_check(x1, x2, p):
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
+    if x1.itemsize == 2 and x1.shape[-2] and x2.shape[-2]:
+        # torch's half-precision cdist exists only as its matmul form (p=2, when chosen)
+        rows = max(x1.shape[-2], x2.shape[-2])
+        mm = compute_mode == "use_mm_for_euclid_dist" or (
+            compute_mode == _CDIST_MODES[0] and rows > 25
+        )
+        if p != 2 or not mm:
+            raise NotImplementedError(f"\"cdist\" not implemented for '{_SNAME[_dn(x1)]}'")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected scalar type {_SNAME[_dn(x1)]} but found {_SNAME[_dn(x2)]}")
     if p < 0:
@@ -1377,10 +1424,10 @@ def _cdist_check(x1, x2, p):
 
 
 @op(names=cdist_names, method=False)
-def cdist(xp, x1, x2, p=2.0, compute_mode=None):
+def cdist(xp, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` [..., P, M] and of ``x2`` [..., R, M]:
     [..., P, R] (batch dims broadcast)."""
-    _cdist_check(x1, x2, p)
+    _cdist_check(x1, x2, p, compute_mode)
     d = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 2:
         out = xp.sqrt(xp.sum(d * d, axis=-1))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..names import remove_dims, unify_inputs
@@ -97,6 +98,9 @@ def _(grad, input, other, dim, needs):
     gi = cross(_conj_if(other), grad, d) if needs[0] else None
     go = cross(grad, _conj_if(input), d) if needs[1] else None
     return gi, go
+
+
+cross.op.backward_name = "LinalgCrossBackward0"  # torch.cross runs linalg_cross
 
 
 # ---------------------------------------------------------------------- gcd / lcm
@@ -198,8 +202,8 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     n = input._data.ndim
     if n == 1:
         r = diag_embed(input, diagonal, 0, 1)
-    elif n == 2:
-        r = input.diagonal(diagonal).clone()
+    elif n == 2:  # torch's diagonal_copy: a node named as below
+        r = as_torch_node(input.diagonal(diagonal).clone(), "DiagonalBackward0_copy")
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
     return r if out is None else _copy_out(out, r, "diag")
@@ -218,7 +222,7 @@ def trace(input: Tensor) -> Tensor:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {n}")
     if input._data.dtype.kind == "b":
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    return input.diagonal().sum()
+    return as_torch_node(input.diagonal().sum(), "TraceBackward0")
 
 
 def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
@@ -290,12 +294,14 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
         )
     k %= 4
     if k == 1:
-        return input.flip(d1).transpose(d0, d1)
-    if k == 2:
-        return input.flip((d0, d1))
-    if k == 3:
-        return input.flip(d0).transpose(d0, d1)
-    return input.clone()
+        out = input.flip(d1).transpose(d0, d1)
+    elif k == 2:
+        out = input.flip((d0, d1))
+    elif k == 3:
+        out = input.flip(d0).transpose(d0, d1)
+    else:
+        out = input.clone()
+    return as_torch_node(out, "Rot90Backward0")  # one op in torch
 
 
 # ---------------------------------------------------------------------- renorm
@@ -383,7 +389,9 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
     idx = np.repeat(np.arange(size, dtype=np.int64), reps)
     if output_size is not None and output_size != idx.size:
         raise RuntimeError("allocated size does not match required size")
-    return _index_select(input, _wrap(xp.asarray(idx)), d)
+    out = _index_select(input, _wrap(xp.asarray(idx)), d)
+    # torch repeats by a number with an expand and a reshape, by a tensor with index_select
+    return out if isinstance(repeats, Tensor) else as_torch_node(out, "ViewBackward0")
 
 
 # ---------------------------------------------------------------------- segment_reduce

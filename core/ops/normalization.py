@@ -13,6 +13,7 @@ in ember ops instead, so double backward is exact. Norms keep all names (spec 4.
 from __future__ import annotations
 
 import math
+import warnings
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
@@ -913,12 +914,11 @@ def instance_norm(
 
 
 # ---------------------------------------------------------------------- rms norm
-# torch.finfo(dtype).eps, rms_norm's default eps
+# rms_norm's default eps: torch.finfo(dtype).eps of the dtype it computes in, so float16 and
+# bfloat16 inputs (computed in float32) take float32's, not their own much larger one
 _EPS = {
     "float64": 2.220446049250313e-16,
     "float32": 1.1920928955078125e-07,
-    "float16": 0.0009765625,
-    "bfloat16": 0.0078125,
 }
 
 
@@ -978,6 +978,19 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     return _out(dx, input), _out(dw, weight) if has_w else None
 
 
+def _rms_node_name(node) -> str:
+    """torch's cpu rms_norm is a composite: its result's node is the last multiply, or the cast
+    back to the input's dtype when it computed in another (float32 for a float16/bfloat16
+    input, or the dtype a wider weight promoted to)."""
+    dt = node.meta[0][1]
+    w = node.saved_arg("weight")
+    wider = isinstance(w, Tensor) and w._data.dtype.itemsize > dt.itemsize
+    return "ToCopyBackward0" if dt.itemsize < 4 or wider else "MulBackward0"
+
+
+_rms_norm.op.name_rule = _rms_node_name
+
+
 def _rms_composite(grad, input, weight, nd, eps, needs):
     dims = tuple(range(input.dim() - nd, input.dim()))
     if eps is None:
@@ -1008,7 +1021,19 @@ def rms_norm(
         )
     _check_float(input, "rms_norm")
     _check_param_shape("weight", weight, ns)
+    if weight is not None and weight.dtype != input.dtype and not _RMS_WARNED:
+        _RMS_WARNED.append(True)  # torch warns once per process
+        warnings.warn(
+            "Mismatch dtype between input and weight: input dtype = "
+            f"{_dt.C_NAMES[input.dtype.name]}, weight dtype = {_dt.C_NAMES[weight.dtype.name]}, "
+            "Cannot dispatch to fused implementation.",
+            UserWarning,
+            stacklevel=2,
+        )
     return _rms_norm(input, *_or_0(weight), len(ns), eps, [])
+
+
+_RMS_WARNED: list = []
 
 
 # ---------------------------------------------------------------------- local response norm

@@ -166,6 +166,18 @@ def _(grad, input_shape, pad, mode):
     return _pad_index_backward(grad, input_shape, pad, mode)
 
 
+def _pad_node_name(node) -> str:
+    # torch's kernels per mode and padded rank; circular padding is a copy into slices there
+    mode = node.saved_arg("mode")
+    if mode == "circular":
+        return "torch::autograd::CopySlices"
+    k = len(node.saved_arg("pad")) // 2
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0"
+
+
+_pad_index.op.name_rule = _pad_node_name
+
+
 @op(names=keep, method=False)
 def _pad_index_backward(xp, grad, input_shape=(), pad=(), mode="reflect"):
     """The adjoint of _pad_index: every output element's gradient added to its source."""
@@ -257,4 +269,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {neg}: {out_shape}"
             )
+        if input.dtype.name == "bool":  # torch's reflection/replication kernels take no bool
+            kernel = "reflection" if mode == "reflect" else "replication"
+            raise NotImplementedError(f"\"{kernel}_pad{k}d\" not implemented for 'Bool'")
     return _pad_index(input, pad, mode)

@@ -974,6 +974,10 @@ def _(grad):
     return grad * 1j
 
 
+# torch views a complex tensor as real pairs and selects one: its node is a select
+_real.op.backward_name = imag.op.backward_name = "SelectBackward0"
+
+
 def real(input: Tensor) -> Tensor:
     """The real part of ``input`` (a view); a real tensor is returned as is."""
     if input._data.dtype.kind != "c":

@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 
 from ...autograd.grad_mode import _state as _grad_state
+from .. import layout as _layout
 from ..kernels.fused_pool import max_pool_2x2_kernels
 from ..names import keep
 from ..registry import backward_names, op
@@ -534,8 +535,10 @@ def _make_max_pool(nd, name, with_indices):
         k, s, p, d, o = plan
         m = _max_values(xp, input, k, s, p, d, o)
         if with_indices:
-            return m, _max_indices(xp, input, m, k, s, p, d, o)
-        return m
+            idx = _max_indices(xp, input, m, k, s, p, d, o)
+            # a channels_last input pools to channels_last outputs, as in torch
+            return _layout.follow_array(xp, m, input), _layout.follow_array(xp, idx, input)
+        return _layout.follow_array(xp, m, input)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d max pooling over the last {nd} dims" + (
@@ -627,7 +630,7 @@ def _max_pool2x2(xp, input, cache=None):
     # a NaN makes the comparisons meaningless (torch then takes the NaN): the general backward
     if cache is not None and not bool(xp.isnan(m.sum())):
         cache.extend(masks)
-    return m
+    return _layout.follow_array(xp, m, input)  # channels_last in, channels_last out
 
 
 @_max_pool2x2.vjp
@@ -1044,10 +1047,19 @@ def _make_adaptive_avg(nd, name):
     kernel.__doc__ = f"{nd}-d adaptive average pooling to ``output_size``."
     pool = op(names=keep, method=False, name=name)(kernel)
 
+    # input saved like torch's self: an operand of the backward op (output_size: for the name)
     @pool.vjp
-    def _(grad, input):  # input saved like torch's self: an operand of the backward op
+    def _(grad, input, output_size):
         return _adaptive_avg_backward(grad, input, tuple(input.shape[-nd:]))
 
+    def node_name(node) -> str:
+        # torch pools to a single value per plane with a mean over the pooled dims
+        shape = node.saved_arg("input").shape
+        osz = _adaptive_output_size(fn, nd, node.saved_arg("output_size"), shape)
+        return "MeanBackward1" if all(o == 1 for o in osz) else node.op.backward_name
+
+    if nd > 1:  # (torch's 1-d pooling is the 2-d one between an unsqueeze and a squeeze)
+        pool.op.name_rule = node_name
     return pool
 
 
@@ -1430,6 +1442,8 @@ backward_names(
         "_max_pool3d_with_indices": "MaxPool3DWithIndicesBackward0",
         "_avg_pool2d": "AvgPool2DBackward0",
         "_avg_pool3d": "AvgPool3DBackward0",
+        "adaptive_avg_pool1d": "SqueezeBackward1",
+        "adaptive_max_pool1d": "SqueezeBackward1",
         "_adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
         "_adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
         "_adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",

@@ -546,6 +546,22 @@ def _(grad, mode):
     _no_double_backward(grad, mode)
 
 
+def _rnn_layer_node_name(node) -> str:
+    """The grad_fn name of the layer's output as torch's cpu kernels name it: a packed sequence
+    concatenates its steps (CatBackward0); an LSTM without projections in float32 or bfloat16
+    runs as oneDNN's layer (MkldnnRnnLayerBackward0); the rest stack their steps."""
+    shape, dt, _names = node.meta[0]
+    if len(shape) == 2:
+        return "CatBackward0"
+    lstm = node.saved_arg("mode") == "LSTM" and not node.saved_arg("has_proj")
+    if lstm and (dt == _dt.float32.np or dt == _BF16):
+        return "MkldnnRnnLayerBackward0"
+    return "StackBackward0"
+
+
+_rnn_layer.op.name_rule = _rnn_layer_node_name
+
+
 @_rnn_layer.vjp
 def _(grad, result, tensors, mode, has_bias, has_proj, ws, needs):
     # `tensors` saves the layer's input (the first tensor) with its version: modifying it in

@@ -1067,6 +1067,12 @@ def _(grad, input_shape):
     return grad.expand(input_shape)
 
 
+# torch sums with keepdim (SumBackward1), then views away the summed leading dims
+sum_to_size.op.name_rule = lambda node: (
+    "ViewBackward0" if len(node.meta[0][0]) < len(node.saved_arg("input_shape")) else "SumBackward1"
+)
+
+
 # ---------------------------------------------------------------------- logcumsumexp
 def _float_only(name, a):
     if a.dtype.kind not in "fcV":

@@ -7,11 +7,13 @@ return tuples of views; their derivative receives a tuple of gradients (zeros fo
 
 from __future__ import annotations
 
+import warnings
 from itertools import pairwise
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
+from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
 from ..autocast import entry as _autocast_entry
@@ -228,6 +230,8 @@ def reshape(input: Tensor, *shape, **kw) -> Tensor:
             return apply(_RESHAPE_COPY, (input,) + shape, {})
         except (RuntimeError, ValueError, TypeError):
             pass  # a bad shape: let view raise torch's error
+        else:  # torch's reshape views a non-contiguous tensor with _reshape_alias
+            return as_torch_node(apply(_VIEW, (input,) + shape, {}), "ReshapeAliasBackward0")
     return apply(_VIEW, (input,) + shape, {})
 
 
@@ -1250,8 +1254,23 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
+_T_WARNED: set = set()  # torch warns once per process about each deprecated use of .T
+_T_DEPRECATED = {
+    0: "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+    3: "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+    "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+    "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+    "dimensions of a tensor.",
+}
+
+
 def _T(self):
     n = self.ndim
+    if n != 1 and n != 2:
+        key = min(n, 3)
+        if key not in _T_WARNED:
+            _T_WARNED.add(key)
+            warnings.warn(_T_DEPRECATED[key], UserWarning, stacklevel=2)
     return self if n < 2 else apply(_PERMUTE, (self, tuple(range(n - 1, -1, -1))), {})
 
 
@@ -1410,4 +1429,6 @@ chunk.op.backward_name = "SplitBackward0"
 movedim.op.backward_name = "PermuteBackward0"
 
 
-backward_names({"_contiguous": "CloneBackward0"})  # torch's contiguous() is a clone
+# torch's contiguous() is a clone; its reshape of a tensor no view can give is a clone followed by
+# an _unsafe_view, whose node is the one the result carries
+backward_names({"_contiguous": "CloneBackward0", "_reshape_copy": "UnsafeViewBackward0"})

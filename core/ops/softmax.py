@@ -3,9 +3,12 @@ written in ember ops so double backward works. Names are kept."""
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import _state
 from .. import dtype as _dt
+from ..device import array_module
 from ..names import keep
 from ..registry import op
+from ..tensor import _wrap
 from .reduction import _axis1, _exp, _tname
 
 __all__: list = []
@@ -34,7 +37,14 @@ def softmax(xp, input, dim=None, dtype=None):
     if not x.size:
         return x.copy()
     if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # half types: float32 math, like torch
-        r = softmax.op.kernel(xp, x.astype(_dt.float32.np), dim).astype(x.dtype)
+        f32 = _dt.float32.np
+        if ax == x.ndim - 1:
+            r = softmax.op.kernel(xp, x.astype(f32), dim).astype(x.dtype)
+        else:  # torch's other-dim kernel stores exp(x - max) in the half dtype, then divides
+            e = x.astype(f32)
+            e -= e.max(axis=ax, keepdims=True)
+            xp.exp(e, out=e)
+            r = (e.astype(x.dtype).astype(f32) / e.sum(axis=ax, keepdims=True)).astype(x.dtype)
         return r if input.ndim else r.reshape(())
     e = x - x.max(axis=ax, keepdims=True)
     xp.exp(e, out=e)
@@ -42,8 +52,28 @@ def softmax(xp, input, dim=None, dtype=None):
     return e if input.ndim else e.reshape(())
 
 
+def _half_grad(grad, result, dim, log: bool):
+    """The softmax/log_softmax gradient of a float16/bfloat16 output computed in float32 and
+    rounded once, as torch's kernels do; None where the ember-op formula applies (another dtype,
+    a graph to record, a named or 0-d dim)."""
+    y = result._data
+    if _state.enabled or y.dtype.itemsize != 2 or type(dim) is not int or not y.ndim:
+        return None
+    ax = dim % y.ndim
+    f32 = _dt.float32.np
+    yf, g = y.astype(f32), grad._data.astype(f32)
+    if log:  # g - exp(y) sum(g)
+        r = g - array_module(y).exp(yf) * g.sum(axis=ax, keepdims=True)
+    else:  # y (g - sum(g y))
+        r = yf * (g - (g * yf).sum(axis=ax, keepdims=True))
+    return _wrap(r.astype(y.dtype))
+
+
 @softmax.vjp
 def _(grad, result, dim):
+    half = _half_grad(grad, result, dim, False)
+    if half is not None:
+        return half
     # d softmax: y * (g - sum(g * y)); the saved output keeps it differentiable
     gy = grad * result
     return gy - result * gy.sum(dim, keepdim=True)
@@ -56,7 +86,16 @@ def log_softmax(xp, input, dim=None, dtype=None):
     if not x.size:
         return x.copy()
     if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # half types: float32 math, like torch
-        r = log_softmax.op.kernel(xp, x.astype(_dt.float32.np), dim).astype(x.dtype)
+        f32 = _dt.float32.np
+        s = x.astype(f32)
+        s -= s.max(axis=ax, keepdims=True)
+        lse = xp.exp(s).sum(axis=ax, keepdims=True)
+        if ax == x.ndim - 1:
+            # torch's last-dim kernel keeps the sum of exps, and its log, in the input's dtype
+            lse = xp.log(lse.astype(x.dtype).astype(f32)).astype(x.dtype).astype(f32)
+        else:
+            lse = xp.log(lse)
+        r = (s - lse).astype(x.dtype)
         return r if input.ndim else r.reshape(())
     s = x - x.max(axis=ax, keepdims=True)
     s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
@@ -65,4 +104,7 @@ def log_softmax(xp, input, dim=None, dtype=None):
 
 @log_softmax.vjp
 def _(grad, result, dim):
+    half = _half_grad(grad, result, dim, True)
+    if half is not None:
+        return half
     return grad - _exp(result) * grad.sum(dim, keepdim=True)

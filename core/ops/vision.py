@@ -140,8 +140,11 @@ def _apply_axis(xp, x, d: int, plan: _AxisPlan):
 
 
 @op(names=keep, method=False)
-def _resample(xp, input, plans=(), first_dim=2):
-    """Separable resampling of dims ``first_dim, first_dim + 1, ...`` by per-dim tap plans."""
+def _resample(xp, input, plans=(), first_dim=2, kind=""):
+    """Separable resampling of dims ``first_dim, first_dim + 1, ...`` by per-dim tap plans.
+
+    ``kind``: the grad_fn name of the torch kernel this call stands for (F.interpolate's mode
+    and rank pick one of torch's upsample/adaptive-pool kernels); empty: ResampleBackward0."""
     x = input
     low = x.dtype.itemsize < 4 and x.dtype.kind in "fV"  # float16, bfloat16
     if low:
@@ -154,8 +157,11 @@ def _resample(xp, input, plans=(), first_dim=2):
 
 
 @_resample.vjp
-def _(grad, plans, first_dim):
+def _(grad, plans, first_dim, kind):  # kind: saved for the node's name only
     return _resample(grad, tuple(p.T for p in plans), first_dim)
+
+
+_resample.op.name_rule = lambda node: node.saved_arg("kind") or "ResampleBackward0"
 
 
 # ---------------------------------------------------------------------- torch's tap formulas
@@ -613,6 +619,8 @@ def affine_grid_generator(theta, size, align_corners: bool):
     out = base.matmul(th.transpose(1, 2)).reshape(n, *sp, k)  # (N, *size[2:], k)
     if theta._names is not None and theta._names[0] is not None:
         out = out.rename(theta._names[0], *([None] * (k + 1)))  # the batch keeps its name
+    if out.grad_fn is not None:  # torch's one kernel: its node names the result
+        out.grad_fn.bname = "AffineGridGeneratorBackward0"
     return out
 
 
@@ -809,6 +817,10 @@ def _rows(xp, n: int, input):
         hw *= s_
     off = (xp.arange(n, dtype=xp.intp) * hw).reshape(n, 1)
     return lambda lin: (lin + off).reshape(-1)
+
+
+# torch has one kernel per rank: GridSampler2DBackward0 / GridSampler3DBackward0
+grid_sampler.op.name_rule = lambda node: f"GridSampler{len(node.meta[0][0]) - 2}DBackward0"
 
 
 @grid_sampler.vjp

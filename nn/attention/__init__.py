@@ -1,7 +1,8 @@
 """torch.nn.attention: choosing scaled-dot-product-attention backends.
 
 ember has one SDPA implementation (numpy/cupy matmuls around an in-place softmax), so
-``sdpa_kernel`` validates its argument like torch and records the choice, which changes nothing.
+``sdpa_kernel`` validates its argument like torch and records the choice in torch.backends.cuda's
+switches (``flash_sdp_enabled()`` & co. report it), which changes nothing else.
 """
 
 from __future__ import annotations
@@ -28,14 +29,25 @@ class SDPBackend(_TorchIntEnum):
     OVERRIDEABLE = 4
 
 
-_ALL = [SDPBackend.MATH, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
-        SDPBackend.CUDNN_ATTENTION, SDPBackend.OVERRIDEABLE]  # fmt: skip
-_current: list = list(_ALL)
+# torch's default priority, and each backend's switch in torch.backends.cuda (whose
+# flash_sdp_enabled() & co. report what the innermost ``sdpa_kernel`` chose)
+_ALL = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+        SDPBackend.MATH, SDPBackend.OVERRIDEABLE]  # fmt: skip
+_FLAG = {
+    SDPBackend.CUDNN_ATTENTION: "cudnn",
+    SDPBackend.FLASH_ATTENTION: "flash",
+    SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
+    SDPBackend.MATH: "math",
+    SDPBackend.OVERRIDEABLE: "overrideable",
+}
 
 
 def _cur_sdpa_kernel_backends() -> list:
-    """The backends enabled by the innermost ``sdpa_kernel`` (all of them by default)."""
-    return list(_current)
+    """The enabled backends, in torch's default priority order (all of them by default; a
+    ``set_priority`` order is not reflected here, as in torch)."""
+    from ...backends.cuda import _sdp
+
+    return [b for b in _ALL if _sdp[_FLAG[b]]]
 
 
 @contextlib.contextmanager
@@ -57,10 +69,11 @@ def sdpa_kernel(
             "Backend must be an instance of SDPBackend or a list of SDPBackend instances, got "
             f"{type(backends).__name__}"
         )
-    global _current
-    prev = _current
-    _current = chosen
+    from ...backends.cuda import _sdp
+
+    flags = dict(_sdp)
+    _sdp.update({_FLAG[b]: b in chosen for b in _ALL})
     try:
         yield
     finally:
-        _current = prev
+        _sdp.update(flags)

@@ -15,14 +15,10 @@ from ...core.tensor import Tensor
 from .. import init
 from .._attention import _mha
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear (torch's marker class for MultiheadAttention's output projection)."""
 
 
 class MultiheadAttention(Module):

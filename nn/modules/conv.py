@@ -251,7 +251,7 @@ class _ConvTransposeNd(_ConvNd):
             return _ntuple(self.output_padding, num_spatial_dims)
         has_batch = input.dim() == num_spatial_dims + 2
         non_spatial = 2 if has_batch else 1
-        output_size = list(output_size)
+        # sliced, not converted: torch's size error shows the sequence as given (tuple, list)
         if len(output_size) == non_spatial + num_spatial_dims:
             output_size = output_size[non_spatial:]
         if len(output_size) != num_spatial_dims:

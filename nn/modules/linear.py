@@ -19,7 +19,7 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -68,6 +68,11 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear (torch's marker class for MultiheadAttention's output projection; it lives in
+    ``nn.modules.linear``, where code that sorts parameters by module type imports it)."""
 
 
 class Bilinear(Module):

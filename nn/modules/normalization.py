@@ -158,7 +158,8 @@ class GroupNorm(Module):
 
 class RMSNorm(Module):
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims, scaled by a
-    weight (ones) when ``elementwise_affine``; ``eps=None`` uses the dtype's machine epsilon."""
+    weight (ones) when ``elementwise_affine``; ``eps=None`` uses the machine epsilon of the dtype
+    it computes in (float32 for float16/bfloat16)."""
 
     __constants__ = ("normalized_shape", "eps", "elementwise_affine")
 

@@ -294,7 +294,8 @@ class RNNBase(Module):
             if lstm:
                 states.append(zeros((L, B, self.hidden_size), dtype=x.dtype, device=x.device))
         else:
-            states = list(hx) if lstm else [hx]
+            # indexed like torch, so that a lone tensor for (h, c) fails as it does there
+            states = [hx[0], hx[1]] if lstm else [hx]
             if not packed:
                 want = 3 if is_batched else 2
                 kind = f"{'batched' if is_batched else 'unbatched'} {want}-D input"
@@ -318,6 +319,8 @@ class RNNBase(Module):
             self.check_hidden_size(states[1], cell, "Expected hidden[1] size {}, got {}")
         else:
             self.check_hidden_size(states[0], expected)
+        if lstm and isinstance(hx, (tuple, list)) and len(hx) != 2:
+            raise RuntimeError("lstm expects two hidden states")
         if hx is not None and sorted_i is not None:
             states = [self.permute_hidden(s, sorted_i) for s in states]
         if not packed and self.batch_first:
@@ -329,6 +332,9 @@ class RNNBase(Module):
         else:
             if self.batch_first:
                 out = out.transpose(0, 1)
+                if not lstm and out.grad_fn is not None:
+                    # torch's GRU/RNN transpose their output in place (transpose_): its node
+                    out.grad_fn.bname = "TransposeBackward1"
             output = out
             if not is_batched:
                 output = output.squeeze(batch_dim)

@@ -158,6 +158,11 @@ def pack_padded_sequence(
 
     With ``enforce_sorted=False`` the sequences may come in any order (they are sorted here and
     ``unsorted_indices`` restores the order)."""
+    nd = lengths.dim() if isinstance(lengths, Tensor) else np.ndim(lengths)
+    if nd != 1:  # torch converts to a cpu int64 tensor, then checks its rank
+        raise RuntimeError(
+            f"'lengths' argument should be a 1D CPU int64 tensor, but got {nd}D cpu Long tensor"
+        )
     lens = _host_ints(lengths)
     bdim = 0 if batch_first else 1
     B = input.shape[bdim]

@@ -6,6 +6,7 @@ import warnings
 from typing import Any
 
 from ...autograd.grad_mode import no_grad
+from ...autograd.node import as_torch_node
 from ...core import linalg as _linalg
 from ...core.tensor import Tensor
 from ..parameter import Parameter, UninitializedParameter
@@ -28,7 +29,10 @@ def _norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     """``v * (g / ||v||)`` with the norm taken over every dim but ``dim`` (differentiable)."""
-    return v * (g / _norm_except_dim(v, 2, dim))
+    w = v * (g / _norm_except_dim(v, 2, dim))
+    if dim == 0 or dim == v.dim() - 1:  # torch's fused kernel covers the first and last dims
+        return as_torch_node(w, "WeightNormInterfaceBackward0")
+    return w
 
 
 class WeightNorm:
