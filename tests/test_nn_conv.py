@@ -707,3 +707,10 @@ def test_fuse_conv_bn_eval():
     want = tb(tc(torch.tensor(x))).detach().numpy()
     np.testing.assert_allclose(fused(to_ember(torch.tensor(x))).detach().numpy(), want, atol=1e-5)
     np.testing.assert_allclose(eb(ec(ember.tensor(x))).detach().numpy(), want, atol=1e-5)
+
+
+def test_same_padding_warning_points_at_the_callers_line():
+    x, w = ember.randn(1, 1, 6, 6), ember.randn(1, 1, 2, 2)
+    with pytest.warns(UserWarning, match="padding='same' with even kernel lengths") as rec:
+        ember.nn.functional.conv2d(x, w, padding="same")
+    assert rec[0].filename == __file__

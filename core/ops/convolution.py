@@ -848,11 +848,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             if padding == pad_hi:
                 pad_hi = None
             elif any(d % 2 for d in dilation):
+                from .conversion import _user_level
+
                 warnings.warn(
                     "Using padding='same' with even kernel lengths and odd dilation may require "
                     "a zero-padded copy of the input be created",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=_user_level(),
                 )
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
