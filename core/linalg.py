@@ -19,6 +19,8 @@ from .ops.decompositions import LinAlgError, _out
 from .return_types import return_types
 from .tensor import Tensor
 
+_LinAlgError = LinAlgError  # the class's own name, so pickle finds it by module and name
+
 __all__ = [
     "LinAlgError",
     "cholesky",
@@ -153,38 +155,39 @@ def pinv(
             f"linalg.pinv({_d._sname(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
             "dimensions of float, double, cfloat or cdouble types"
         )
-    m, n = A.shape[-2], A.shape[-1]
-    if rtol is None:
-        rtol = (
-            0.0
-            if (atol is not None and _pos(atol))
-            else np.finfo(A._data.real.dtype).eps * max(m, n)
-        )
-    if hermitian:
-        L, Q = eigh(A)
-        s = L.abs()
-    else:
-        U, s, Vh = svd(A, full_matrices=False)
-    if s.shape[-1] == 0:
-        return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)))
-    smax = s.amax(-1, keepdim=True).detach()
-    # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
-    tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
-    if atol is not None:
-        tol = e.maximum(
-            tol,
-            atol.unsqueeze(-1)
-            if isinstance(atol, Tensor)
-            else e.tensor(atol, dtype=s.dtype, device=s.device),
-        )
-    keep = (s > tol).to(s.dtype)
-    sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere (no inf in the graph)
-    if hermitian:
-        sinv = sinv * e.sgn(L) if not L.is_complex() else sinv / e.sgn(L)
-        r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
-    else:
-        r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
-    return _out(out, _as_torch_node(r, "LinalgPinvBackward0"))  # one op in torch
+    with e.no_grad():  # the value; its derivative is the pseudo-inverse's own (one op)
+        m, n = A.shape[-2], A.shape[-1]
+        if rtol is None:
+            rtol = (
+                0.0
+                if (atol is not None and _pos(atol))
+                else np.finfo(A._data.real.dtype).eps * max(m, n)
+            )
+        if hermitian:
+            L, Q = eigh(A)
+            s = L.abs()
+        else:
+            U, s, Vh = svd(A, full_matrices=False)
+        if s.shape[-1] == 0:
+            return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)))
+        smax = s.amax(-1, keepdim=True)
+        # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
+        tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
+        if atol is not None:
+            tol = e.maximum(
+                tol,
+                atol.unsqueeze(-1)
+                if isinstance(atol, Tensor)
+                else e.tensor(atol, dtype=s.dtype, device=s.device),
+            )
+        keep = (s > tol).to(s.dtype)
+        sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere
+        if hermitian:
+            sinv = sinv * e.sgn(L) if not L.is_complex() else sinv / e.sgn(L)
+            r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
+        else:
+            r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
+    return _out(out, _d._linalg_pinv_of(A, r))
 
 
 def _pos(v) -> bool:

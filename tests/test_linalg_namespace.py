@@ -6,7 +6,7 @@ import math
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, raises_like_torch, run_case, run_gradcheck
+from harness import A, Case, needs_torch, raises_like_torch, run_case, run_gradcheck
 
 try:
     import torch
@@ -844,3 +844,41 @@ def test_solve_triangular_mixed_dtypes():
         ember.eye(3), ember.ones(3, 1, dtype=ember.float64), upper=True
     )
     assert r.dtype == ember.float32
+
+
+@needs_torch
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_pinv_gradient_is_the_pseudo_inverses_own(hermitian, dtype):
+    # torch differentiates pinv with the general formula, hermitian=True included: for a
+    # non-symmetric upstream gradient the result is not symmetric (ember's went through eigh)
+    import torch
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 4)) + (
+        1j * rng.standard_normal((2, 4, 4)) if "c" in dtype else 0
+    )
+    if hermitian:
+        a = a + np.conj(np.swapaxes(a, -1, -2))
+    a[1] = a[1] @ np.diag([1.0, 1.0, 1.0, 0.0]) @ a[1].conj().T  # rank 3: pinv drops one
+    g = rng.standard_normal((2, 4, 4)) + (
+        1j * rng.standard_normal((2, 4, 4)) if "c" in dtype else 0
+    )
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.linalg.pinv(x, hermitian=hermitian)
+        y.backward(m.tensor(g))
+        grads.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (ye, ge, ne), (yt, gt, nt) = grads
+    assert ne == nt == "LinalgPinvBackward0"
+    np.testing.assert_allclose(ye, yt, atol=1e-10)
+    np.testing.assert_allclose(ge, gt, atol=1e-9)
+
+
+def test_pinv_gradgradcheck():
+    x = ember.tensor(np.random.default_rng(4).standard_normal((3, 3)), requires_grad=True)
+    sym = lambda t: ember.linalg.pinv(t + t.mT, hermitian=True)
+    assert ember.autograd.gradcheck(sym, (x,))
+    assert ember.autograd.gradgradcheck(sym, (x,))
+    assert ember.autograd.gradgradcheck(lambda t: ember.linalg.pinv(t[:, :2]), (x,))

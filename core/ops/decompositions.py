@@ -53,7 +53,9 @@ class LinAlgError(RuntimeError):
     ``torch.linalg.LinAlgError`` (a RuntimeError)."""
 
 
+# torch's class is torch._C._LinAlgError: scripts that log type(e).__name__ print that name.
 LinAlgError.__module__ = "ember.linalg"
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 
 
 # ---------------------------------------------------------------------- helpers
@@ -289,6 +291,27 @@ def inverse(input: Tensor, *, out=None) -> Tensor:
     """The inverse of square matrices (torch.inverse, linalg.inv)."""
     r = _linalg_inv_ex(input, True)[0]
     return _out(out, r)
+
+
+# ---------------------------------------------------------------------- pseudo-inverse
+@op(names=_mat, method=False, name="_linalg_pinv_of")
+def _linalg_pinv_of(xp, A, P):
+    """``P``, the pseudo-inverse linalg.pinv computed for ``A`` (tolerances applied), recorded as
+    one op whose derivative is the pseudo-inverse's (for hermitian=True too, as torch's)."""
+    return P
+
+
+@_linalg_pinv_of.vjp
+def _(grad, A, result):
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P (Golub & Pereyra), so
+    # dL/dA = -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A), with G = dL/dP
+    P, PH, GH = result, _mh(result), _mh(grad)
+    T = GH @ (P @ PH)
+    U = (PH @ P) @ GH
+    return -(PH @ grad @ PH) + T - A @ (P @ T) + U - (U @ P) @ A, None
+
+
+_linalg_pinv_of.op.backward_name = "LinalgPinvBackward0"
 
 
 def _out(out, r):
