@@ -1,10 +1,12 @@
 """Indexing: __getitem__/__setitem__ (views, advanced indexing, autograd) and gather, scatter,
 index_select, masked_*, take, take_along_dim, nonzero — parity with torch, gradchecks, errors."""
 
+import warnings
+
 import ember
 import numpy as np
 import pytest
-from harness import A, Case, run_case, run_gradcheck
+from harness import A, Case, needs_torch, run_case, run_gradcheck
 
 try:
     import torch
@@ -752,3 +754,53 @@ def test_random_keys_match_torch():
             yt[kt] = torch.tensor(v)
             ye[ke] = ember.tensor(v)
             np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+
+
+def _byte_cases(m):
+    x = m.arange(6.0).reshape(2, 3)
+    b = m.tensor([[1, 0, 1], [0, 1, 0]], dtype=m.uint8)
+
+    def put(idx, v):
+        def run():
+            y = x.clone()
+            y[idx] = v
+            return y
+
+        return run
+
+    return {
+        "get_mask": lambda: x[b],
+        "get_cols": lambda: x[:, b[0]],
+        "get_bad_rows": lambda: x[b[0], :],
+        "set_number": put(b, 5.0),
+        "set_0d": put(b, m.tensor(7.0)),
+        "set_cols_number": put((slice(None), b[0]), 1.0),
+        "set_tensor": put(b, m.tensor([7.0, 8.0, 9.0])),
+        "index_put": lambda: x.index_put((b,), m.tensor([1.0, 2.0, 3.0])),
+        "index_put_0d": lambda: x.index_put((b,), m.tensor(1.0)),
+        "index_put_acc": lambda: x.index_put((b,), m.tensor(1.0), accumulate=True),
+        "list_of_lists": lambda: x[[[0, 1], [1, 2]]],
+        "list_with_slice": lambda: x[[0, slice(None)]],
+        "set_list_of_lists": put([[0, 1], [1, 2]], 9.0),
+        "list_of_ints": lambda: x[[0, 1]],
+    }
+
+
+@needs_torch
+@pytest.mark.parametrize("case", sorted(_byte_cases(ember)))
+def test_byte_masks_and_non_tuple_sequences_like_torch(case):
+    # torch's deprecated indexing: byte masks and lists read as tuples warn (at the caller's
+    # line); a byte mask with a number goes to masked_fill_, which refuses it
+    import torch
+
+    def run(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                r = ("ok", _byte_cases(m)[case]().tolist())
+            except (RuntimeError, IndexError) as e:
+                r = (type(e).__name__, str(e))
+        # (torch's C++ warnings may end with where they were triggered inside torch)
+        return r, [(str(x.message).split(" (Triggered internally")[0], x.filename) for x in w]
+
+    assert run(ember) == run(torch)

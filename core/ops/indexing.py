@@ -13,6 +13,7 @@ advanced key mixing ints and arrays is split into ``pre`` (a basic key of the in
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -172,6 +173,7 @@ def _index_array(a, xp):
     """An index array (from a tensor, list or ndarray) checked and moved to ``xp``'s device."""
     d = a.dtype
     if d is _UINT8 or d == _UINT8:
+        _warn_user(_BYTE_MASK)
         a = a.astype(_BOOL)  # byte tensors index as masks (torch's deprecated behaviour)
     elif d.kind not in "iub" or (d.kind in "iu" and d not in _IDX_DTYPES):
         raise IndexError(_BAD_TENSOR_INDEX)
@@ -183,6 +185,31 @@ def _index_array(a, xp):
     elif xp is not np:
         a = xp.asarray(a)
     return a
+
+
+_NON_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+    "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+    "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result"
+)
+_BYTE_MASK = (
+    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+)
+
+
+def _warn_user(msg: str) -> None:
+    """torch's deprecation warnings of indexing, pointing at the user's line."""
+    from .conversion import _user_level
+
+    warnings.warn(msg, UserWarning, stacklevel=_user_level())
+
+
+def _byte_masked_fill(index, value) -> bool:
+    """``x[byte_mask] = number``: torch sends it to masked_fill_, which refuses byte masks."""
+    if isinstance(value, Tensor) and value._data.ndim:
+        return False
+    items = index if isinstance(index, (tuple, list)) else (index,)
+    return any(isinstance(i, Tensor) and i._data.dtype == _UINT8 and i._data.ndim for i in items)
 
 
 def _seq_as_tuple(seq) -> bool:
@@ -214,6 +241,7 @@ def _convert(self: Tensor, index):
     if type(index) is tuple:
         items = index
     elif type(index) is list and _seq_as_tuple(index):
+        _warn_user(_NON_TUPLE)
         items = tuple(index)
     elif type(index) is dict:
         items = _dict_items(self, index)  # x[{'C': 0}]: select by name
@@ -387,7 +415,9 @@ def _fast_key(index):
 def _diagnose(self: Tensor, index):
     """torch's error for an index numpy rejected (None when the index looks fine)."""
     try:
-        items = _convert(self, index)[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the first conversion has warned already)
+            items = _convert(self, index)[0]
     except (IndexError, ValueError, TypeError, RuntimeError) as e:
         return e
     shape = self._data.shape
@@ -838,6 +868,10 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     if key is not None:
         pre = None
         adv = False
+    elif not accumulate and _byte_masked_fill(index, value):
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+        )
     elif (
         type(index) is Tensor
         and type(index._data) is type(self._data)
