@@ -868,10 +868,6 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     if key is not None:
         pre = None
         adv = False
-    elif not accumulate and _byte_masked_fill(index, value):
-        raise RuntimeError(
-            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
-        )
     elif (
         type(index) is Tensor
         and type(index._data) is type(self._data)
@@ -884,6 +880,10 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         if index._names is not None and self._names is not None and key.dtype.kind == "b":
             _check_mask_names(self._names[: key.ndim], index._names)
     else:
+        if not accumulate and _byte_masked_fill(index, value):
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
         od, args, _ = _prepare(self, index)
         key = args[1]
         pre = args[2] if len(args) > 2 else None
