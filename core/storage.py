@@ -11,6 +11,7 @@ from typing import Any
 
 from . import dtype as _dt
 from .device import array_module, device_of, module_for, to_device
+from .runtime import _warn_once
 
 __all__ = [
     "BFloat16Storage",
@@ -154,6 +155,7 @@ class TypedStorage(_StorageBase):
     __slots__ = ("_dtype",)
 
     def __init__(self, size: int = 0, *, dtype: Any = None, device: Any = None) -> None:
+        _warn_once("typed_storage", _TYPED_DEPRECATED)
         self._dtype = dtype if dtype is not None else _dt.get_default_dtype()
         xp = module_for(to_device(device if device is not None else "cpu"))
         self._array = xp.zeros(int(size), dtype=self._dtype.np)
@@ -257,8 +259,16 @@ def _untyped_storage(self) -> UntypedStorage:
     return UntypedStorage._view(_flat_bytes(self._data))
 
 
+_TYPED_DEPRECATED = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+    "only storage class. This should only matter to you if you are using storages directly.  To "
+    "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()"
+)
+
+
 def _storage(self) -> TypedStorage:
     """The tensor's whole buffer as elements of its dtype (torch's legacy TypedStorage)."""
+    _warn_once("typed_storage", _TYPED_DEPRECATED)
     raw = _flat_bytes(self._data)
     return TypedStorage._view(raw.view(self._data.dtype), self.dtype)
 

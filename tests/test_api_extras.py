@@ -1,5 +1,7 @@
 """Storages, vmap, cond, the sym_* helpers and hash_tensor, against torch."""
 
+import warnings
+
 import ember
 import numpy as np
 import pytest
@@ -341,3 +343,21 @@ def test_hash_tensor_xor_fold_equals_reduce(axes, keepdim):
     bits = np.random.default_rng(3).integers(0, 2**63, (3, 5, 7), dtype=np.uint64)
     want = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim)
     np.testing.assert_array_equal(xor_fold(np, bits, axes, keepdim), want)
+
+
+def test_typed_storage_warns_once_like_torch():
+    from ember.core import runtime
+
+    runtime._WARNED_ONCE.discard("typed_storage")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ember.ones(2).storage()
+        ember.FloatStorage(2)
+        ember.TypedStorage(3)
+    msg = (
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
+        "be the only storage class. This should only matter to you if you are using storages "
+        "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
+        "of tensor.storage()"
+    )
+    assert [(str(x.message), x.filename) for x in w] == [(msg, __file__)]
