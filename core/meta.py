@@ -5,17 +5,18 @@ zeros come from calloc, so the operating system maps pages only when they are wr
 dispatcher knows by its type (``device_of`` answers ``meta``). Kernels run unchanged through
 ``meta_xp``, a module-like view of numpy whose results are MetaArrays.
 
-Inside a kernel a meta array reads as the zeros it is made of. Small results (up to ``SMALL``
-elements) are computed from them and kept, so a kernel's bookkeeping on small arrays (masks,
-counts, checks) sees consistent values; large results are shapes only: element-wise ufuncs, matmul
-and the ``ones``/``full`` factories compute just their result's shape and dtype, other functions
-run and drop their result. Writes (``out=``, item assignment, ``fill``, ``copyto``, ``ufunc.at``)
-are no-ops, casts and copies allocate nothing, random draws draw nothing, and linear algebra runs
-on identity matrices (zeros are singular). Ops whose result depends on the values (nonzero,
-unique, masked_select, boolean masks, bincount, equal) raise NotImplementedError on meta inputs
-through ``no_meta_kernel``, as torch's do; ``Tensor.item()``, ``.cpu()`` and ``.numpy()`` refuse
-with torch's messages. Indices computed from stand-in values may be out of bounds: indexing reads
-at index 0 instead (the result's shape is the same). A meta array pickles as its shape and dtype.
+Inside a kernel a meta array reads as the zeros it is made of, and small arrays (up to ``SMALL``
+elements) behave as real arrays over those stand-in values: results are computed and kept, writes
+land, so a kernel's bookkeeping (masks, counts, checks) stays consistent. Large arrays are shapes
+only: element-wise ufuncs, matmul and the ones/full/zeros/empty factories compute just the
+result's shape and dtype, other functions run and drop their result, writes (``out=``, item
+assignment, ``fill``, ``copyto``, ``ufunc.at``) land nowhere, casts and copies allocate nothing.
+Random draws draw nothing; linear algebra runs on identity stand-ins (zeros are singular). Ops
+whose result depends on the values (nonzero, unique, masked_select, boolean masks, bincount,
+equal) raise NotImplementedError on meta inputs through ``no_meta_kernel``, as torch's do;
+``Tensor.item()``, ``.cpu()`` and ``.numpy()`` refuse with torch's messages. Indices computed from
+stand-in values may fall out of bounds: reads take index 0 instead (the result's shape is the
+same) and writes skip them. A meta array pickles as its shape and dtype.
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ class MetaArray(np.ndarray):
     """An array that stands for data it does not hold (see the module docstring)."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        if out is not None:  # a write: the shape check is all there is to do
+        if out is not None:
             target = out[0] if len(out) == 1 else out
-            if all(isinstance(o, MetaArray) for o in out):
-                return target
+            if not any(isinstance(o, MetaArray) and _writes_land(o) for o in out):
+                return target  # a large meta array is written nothing (its pages stay unmapped)
             kwargs["out"] = tuple(plain(o) for o in out)
             getattr(ufunc, method)(*map(plain, inputs), **kwargs)
             return target
@@ -67,12 +68,16 @@ class MetaArray(np.ndarray):
             elif ufunc is np.matmul:
                 return _matmul(inputs, kwargs)
         if method == "at":
+            if _writes_land(inputs[0]):
+                _ignore_bounds(getattr(ufunc, method), *map(plain_deep, inputs))
             return None
         with np.errstate(all="ignore"):
             return to_meta(getattr(ufunc, method)(*map(plain, inputs), **kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
         if func.__name__ in _WRITES:
+            if _writes_land(args[0]):
+                _ignore_bounds(func, *plain_deep(args), **plain_deep(kwargs))
             return None
         with np.errstate(all="ignore"):
             return to_meta(func(*plain_deep(args), **plain_deep(kwargs)))
@@ -96,11 +101,14 @@ class MetaArray(np.ndarray):
             return meta_empty(self.shape, self.dtype)
         return plain(self).copy(order).view(MetaArray)
 
+    # writes land in small meta arrays (kernels read them back) and nowhere in large ones
     def fill(self, value) -> None:
-        pass
+        if _writes_land(self):
+            plain(self).fill(value)
 
     def __setitem__(self, key, value) -> None:
-        pass
+        if _writes_land(self):
+            _ignore_bounds(plain(self).__setitem__, plain_deep(key), plain(value))
 
     def __getitem__(self, key):
         try:
@@ -141,6 +149,22 @@ class MetaArray(np.ndarray):
         return meta_empty, (self.shape, self.dtype)
 
 
+def _writes_land(a) -> bool:
+    """Whether a write into meta array ``a`` is carried out: only where the memory it views is
+    small (a small view of a large meta array writes nothing either)."""
+    if not isinstance(a, MetaArray):
+        return True
+    return all(not _big(b.shape) for b in _bases(a))
+
+
+def _ignore_bounds(write, *args, **kwargs) -> None:
+    """``write(*args)``, skipped where indices computed from stand-in values are out of bounds."""
+    try:
+        write(*args, **kwargs)
+    except IndexError:
+        pass
+
+
 def _zero_indices(key):
     """``key`` with its integer index arrays replaced by zeros of their shape."""
     keys = key if isinstance(key, tuple) else (key,)
@@ -175,13 +199,19 @@ def to_meta(r):
     return r
 
 
+def _bases(a):
+    """The arrays whose memory ``a`` views, innermost first (through as_strided's wrappers)."""
+    b = a.base
+    while b is not None:
+        if isinstance(b, np.ndarray):
+            yield b
+        elif not hasattr(b, "__array_interface__"):  # bytes, mmap: not an array's memory
+            return
+        b = getattr(b, "base", None)
+
+
 def _views_meta(a: np.ndarray) -> bool:
-    base = a.base
-    while isinstance(base, np.ndarray):
-        if isinstance(base, MetaArray):
-            return True
-        base = base.base
-    return False
+    return any(isinstance(b, MetaArray) for b in _bases(a))
 
 
 def plain(x):
