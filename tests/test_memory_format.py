@@ -259,3 +259,29 @@ def test_grad_takes_the_leafs_layout():
         return x.grad.stride(), xt.grad.stride()
 
     assert strides(ember) == strides(torch)
+
+
+def _cl_cases(F):
+    return {
+        "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(x, 3),
+        "adaptive_max_pool2d": lambda x: F.adaptive_max_pool2d(x, 3),
+        "interpolate_nearest": lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
+        "interpolate_bilinear": lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+        "interpolate_bicubic": lambda x: F.interpolate(x, size=(5, 5), mode="bicubic"),
+        "pad_constant": lambda x: F.pad(x, (1, 1, 1, 1)),
+        "pad_reflect": lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+        "pad_replicate": lambda x: F.pad(x, (1, 2, 0, 1), mode="replicate"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_cl_cases(ember.nn.functional)))
+def test_channels_last_in_channels_last_out(case):
+    # torch's kernels keep a channels_last input's layout (values were equal; strides were not)
+    a = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    outs = []
+    for m in (ember, torch):
+        x = m.tensor(a).to(memory_format=m.channels_last)
+        y = _cl_cases(m.nn.functional)[case](x)
+        outs.append((tuple(y.stride()), y.detach().numpy()))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5, atol=1e-6)

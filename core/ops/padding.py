@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from .. import layout as _layout
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor
@@ -101,7 +102,7 @@ def constant_pad_nd(xp, input, pad=(), value=0):
         return input[tuple(src)].copy()
     out = xp.full(shape, _cast_value(xp, value, input.dtype), dtype=input.dtype)
     out[tuple(dst)] = input[tuple(src)]
-    return out
+    return _layout.follow_array(xp, out, input)  # channels_last in, channels_last out
 
 
 @constant_pad_nd.vjp
@@ -158,7 +159,7 @@ def _pad_index(xp, input, pad=(), mode="reflect"):
         if len(runs) == 1 and runs[0][3] == 1 and runs[0][1] == out.shape[d]:
             continue  # an identity dim (no padding)
         out = xp.take(out, xp.asarray(idx, dtype=xp.intp), axis=d)
-    return out if out is not input else input.copy()
+    return _layout.follow_array(xp, out, input) if out is not input else input.copy()
 
 
 @_pad_index.vjp

@@ -1041,7 +1041,7 @@ def _make_adaptive_avg(nd, name):
         _adaptive_check_input(fn, nd, input.shape)
         _no_int(fn, input, False)
         osz = _adaptive_output_size(fn, nd, output_size, input.shape)
-        return _adaptive_avg_kernel(xp, input, osz)
+        return _layout.follow_array(xp, _adaptive_avg_kernel(xp, input, osz), input)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d adaptive average pooling to ``output_size``."
@@ -1215,8 +1215,11 @@ def _make_adaptive_max(nd, name):
         if k is not None:  # equal, disjoint windows: a max pool with kernel = stride
             g = (k, k, (0,) * nd, (1,) * nd, osz)
             m = _max_values(xp, input, *g)
-            return m, _max_indices(xp, input, m, *g)
-        return _adaptive_max_kernel(xp, input, osz)
+            idx = _max_indices(xp, input, m, *g)
+        else:
+            m, idx = _adaptive_max_kernel(xp, input, osz)
+        # channels_last in, channels_last out (as torch's kernels)
+        return _layout.follow_array(xp, m, input), _layout.follow_array(xp, idx, input)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d adaptive max pooling -> (values, flat per-plane indices)."

@@ -24,6 +24,7 @@ import functools
 
 import numpy as np
 
+from .. import layout as _layout
 from ..names import keep
 from ..registry import op
 
@@ -153,7 +154,8 @@ def _resample(xp, input, plans=(), first_dim=2, kind=""):
         x = _apply_axis(xp, x, first_dim + j, p)
     if x is input:
         x = input.copy()
-    return x.astype(input.dtype) if low else x
+    # channels_last in, channels_last out (as torch's upsample kernels)
+    return _layout.follow_array(xp, x.astype(input.dtype) if low else x, input)
 
 
 @_resample.vjp
