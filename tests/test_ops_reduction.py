@@ -536,3 +536,22 @@ def test_var_std_correction_takes_a_zero_dim_tensor():
         res.append((out.detach().numpy(), x.grad.numpy()))
     for e, t in zip(*res):
         np.testing.assert_allclose(e, t, rtol=1e-12)
+
+
+@needs_torch
+def test_zero_norm_gradient_is_undefined_like_torch():
+    # an L0 "norm" counts non-zeros: torch gives it no gradient (the input reads as unused)
+    import torch
+
+    def run(m):
+        x = m.tensor([[1.0, 0.0], [2.0, 3.0]], requires_grad=True)
+        m.linalg.vector_norm(x, 0).backward()
+        try:
+            m.autograd.grad(m.linalg.vector_norm(x, 0, dim=1).sum(), x)
+            err = None
+        except RuntimeError as e:
+            err = str(e)
+        (g,) = m.autograd.grad(m.norm(x, 0) + x.sum(), x)
+        return x.grad, err, g.tolist()
+
+    assert run(ember) == run(torch)

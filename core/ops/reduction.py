@@ -893,8 +893,8 @@ def _(grad, input, result, p, dim, keepdim, dtype):
         U, _, Vh = svd(input.movedim((d0, d1), (-2, -1)), full_matrices=False)
         return (g.unsqueeze(-1).unsqueeze(-1) * (U @ Vh)).movedim((-2, -1), (d0, d1))
     g = _unsqueeze_back(grad, shape, dim, keepdim)
-    if pv == 0.0:
-        return g.expand(shape) * 0
+    if pv == 0.0:  # a count: torch leaves its gradient undefined (the input reads as unused)
+        return None
     xp = array_module(a)
     sgn = _const(xp.sign(a))
     if pv == 1.0:
