@@ -868,3 +868,36 @@ def test_dtype_bounds_edges_like_torch():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             m.zeros(4).random_(0, 2**24 + 1)
+
+
+_RANDINT_CALLS = {
+    "high_only": ((5,), {}),
+    "two_ints": ((0, 5), {}),
+    "float_high": ((2.5, (3,)), {}),
+    "three_ints": ((0, 5, 3), {}),
+    "size_only": (((3,),), {}),
+    "float_low": ((0.5, 5, (2,)), {}),
+    "float_high3": ((0, 5.5, (2,)), {}),
+    "int_size_kw": ((0, 5), {"size": 3}),
+    "float_in_size": ((5, (2.5,)), {}),
+    "str_size": ((5, "a"), {}),
+    "unknown_kw": ((5, (2,)), {"foo": 1}),
+    "list_size": ((5, [2]), {}),
+    "keywords": ((), {"low": 2, "high": 5, "size": (3,)}),
+    "size_kw": ((5,), {"size": (2, 2)}),
+}
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
+@pytest.mark.parametrize("case", sorted(_RANDINT_CALLS))
+def test_randint_argument_parsing_like_torch(case):
+    args, kw = _RANDINT_CALLS[case]
+
+    def run(m):
+        try:
+            r = m.randint(*args, **kw)
+        except TypeError as e:
+            return str(e).replace("torch.", "T.").replace("ember.", "T.")
+        return tuple(r.shape), str(r.dtype).split(".")[-1]
+
+    assert run(ember) == run(torch)

@@ -213,14 +213,20 @@ def _to_type_name(a) -> str:
     return type(a).__name__
 
 
-def _to_error(args, kwargs) -> TypeError:
+def invalid_arguments(fname: str, args, kwargs, signatures) -> TypeError:
+    """torch's TypeError for a call that matches none of ``fname``'s ``signatures``: what was
+    passed (positional types, then keyword=type) and the signatures it accepts."""
     pos = [_to_type_name(a) for a in args]
     kw = [f"{k}={_to_type_name(v)}" for k, v in sorted(kwargs.items())]
     got = ", ".join(pos + kw) if pos else "".join(k + ", " for k in kw)
     return TypeError(
-        f"to() received an invalid combination of arguments - got ({got}), but expected one "
-        "of:\n" + "".join(f" * {sig}\n" for sig in _TO_SIGNATURES)
+        f"{fname}() received an invalid combination of arguments - got ({got}), but expected "
+        "one of:\n" + "".join(f" * {sig}\n" for sig in signatures)
     )
+
+
+def _to_error(args, kwargs) -> TypeError:
+    return invalid_arguments("to", args, kwargs, _TO_SIGNATURES)
 
 
 def _parse_to(args, kwargs):

@@ -30,6 +30,7 @@ from ..random import (
 )
 from ..registry import broadcast_error, op
 from ..tensor import Tensor
+from .conversion import invalid_arguments
 from .creation import _finish, _size_args
 
 __all__ = [
@@ -267,6 +268,62 @@ def _check_range(low, high):
         )
 
 
+_RANDINT_TAIL = (
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device "
+    "= None, bool pin_memory = False, bool requires_grad = False)"
+)
+_RANDINT_SIGS = tuple(
+    f"({lead}, *, {gen}{_RANDINT_TAIL}"
+    for lead in ("int high, tuple of ints size", "int low, int high, tuple of ints size")
+    for gen in ("torch.Generator generator, ", "")
+)
+
+
+def _is_int(v) -> bool:
+    return hasattr(v, "__index__") and not isinstance(v, (bool, float))
+
+
+def _randint_args(args, kw):
+    """(low, high, size) of randint's two signatures, or torch's TypeError for a call that
+    matches neither (two positional arguments are read as ``high, size`` and checked one by
+    one, as torch's parser does)."""
+    if any(k not in ("low", "high", "size") for k in kw):
+        raise invalid_arguments("randint", args, kw, _RANDINT_SIGS)
+    named = {k: kw[k] for k in ("low", "high", "size") if k in kw}
+    if len(args) == 2 and not named:
+        high, size = args
+        if not _is_int(high):
+            raise TypeError(
+                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
+            )
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(
+                "randint(): argument 'size' (position 2) must be tuple of ints, not "
+                f"{type(size).__name__}"
+            )
+        bad = next((i for i, v in enumerate(size) if not _is_int(v)), None)
+        if bad is not None:
+            raise TypeError(
+                "randint(): argument 'size' (position 2) must be tuple of ints, but found "
+                f"element of type {type(size[bad]).__name__} at pos {bad}"
+            )
+        return None, high, size
+    names = ("low", "high", "size") if len(args) + len(named) == 3 else ("high", "size")
+    vals = dict(zip(names, args))
+    if len(args) > len(names) or any(k in vals for k in named):
+        raise invalid_arguments("randint", args, named, _RANDINT_SIGS)
+    vals.update(named)
+    low, high, size = vals.get("low"), vals.get("high"), vals.get("size")
+    if (
+        high is None
+        or not isinstance(size, (tuple, list))
+        or not all(_is_int(v) for v in (high, *size))
+        or (low is not None and not _is_int(low))
+    ):
+        raise invalid_arguments("randint", args, named, _RANDINT_SIGS)
+    return low, high, size
+
+
 def randint(
     *args,
     generator=None,
@@ -280,25 +337,7 @@ def randint(
     **kw,
 ) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    low = kw.pop("low", None)
-    high = kw.pop("high", None)
-    size = kw.pop("size", None)
-    if kw:
-        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kw))}'")
-    args = list(args)
-    if size is None and args and isinstance(args[-1], (tuple, list)):
-        size = args.pop()
-    if len(args) == 2:
-        low, high = args
-    elif len(args) == 1:
-        if high is None:
-            high = args[0]
-        else:
-            low = args[0]
-    elif args:
-        raise TypeError("randint() received an invalid combination of arguments")
-    if high is None or size is None:
-        raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    low, high, size = _randint_args(args, kw)
     low = 0 if low is None else int(low)
     high = int(high)
     shape = _size_args((tuple(size),), "randint")
