@@ -226,8 +226,10 @@ def _check_numpy(a: np.ndarray, shared: bool = False) -> None:
             "given numpy array has byte order different from the native byte order. Conversion "
             "between byte orders is currently not supported."
         )
-    _no_negative_strides(a)
-    if shared and not a.flags.writeable:
+    flags = a.flags
+    if not flags.c_contiguous:  # (a C-contiguous array has no negative strides to look for)
+        _no_negative_strides(a)
+    if shared and not flags.writeable:
         _warn_once(
             "numpy_not_writable",
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
