@@ -227,8 +227,8 @@ def _check_numpy(a: np.ndarray, shared: bool = False) -> None:
             "between byte orders is currently not supported."
         )
     flags = a.flags
-    if not flags.c_contiguous:  # (a C-contiguous array has no negative strides to look for)
-        _no_negative_strides(a)
+    if not flags.c_contiguous or not a.size:  # (a filled C-contiguous array has no negative
+        _no_negative_strides(a)  # strides; numpy calls an empty one contiguous whatever they are)
     if shared and not flags.writeable:
         _warn_once(
             "numpy_not_writable",
