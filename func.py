@@ -20,8 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .autograd.engine import grad as _autograd_grad
-from .autograd.grad_mode import enable_grad, is_grad_enabled
+from .autograd.function import JVP_TRICK
+from .autograd.grad_mode import _recording, is_grad_enabled
 from .core.tensor import Tensor
+from .core.vmap import TRANSFORMS
 from .core.vmap import vmap as _vmap
 from .nn.utils.stateless import _functional_call
 
@@ -141,13 +143,21 @@ def _differentiable(tree) -> tuple[Any, list[Tensor], bool]:
     return _unflatten(spec, new), new, tracked
 
 
-def _call(func: Callable, args: tuple, kwargs: dict):
-    with enable_grad():
+def _call(func: Callable, args: tuple, kwargs: dict, maps: bool = False, fwd: bool = False):
+    """``func(*args, **kwargs)`` recorded, as a transform evaluates it (for the custom-Function
+    checks, ``maps``: one that torch runs as a vmap; ``fwd``: one in forward mode)."""
+    with _recording():
         _depth.n += 1
+        TRANSFORMS[0] += 1
+        TRANSFORMS[1] += maps
+        TRANSFORMS[2] += fwd
         try:
             return func(*args, **kwargs)
         finally:
             _depth.n -= 1
+            TRANSFORMS[0] -= 1
+            TRANSFORMS[1] -= maps
+            TRANSFORMS[2] -= fwd
 
 
 def _wants_graph(tracked: bool) -> bool:
@@ -188,7 +198,7 @@ def _grads(outputs: list, inputs: list, grad_outputs: list, create_graph: bool) 
 
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o.requires_grad]
     if pairs:
-        with enable_grad():
+        with _recording():
             got = _autograd_grad(
                 [o for o, _ in pairs],
                 inputs,
@@ -260,14 +270,19 @@ def vmap(
     def flat(*args: Any, **kwargs: Any) -> tuple:
         leaves, spec = _flatten(func(*args, **kwargs))
         state["spec"] = spec
-        return tuple(leaves)
+        state["n"] = len(leaves)
+        # outputs that are not tensors cannot be stacked: kept aside (an out_dim of None
+        # returns them, as torch does; another out_dim is refused in wrapped)
+        state["const"] = {i: v for i, v in enumerate(leaves) if not isinstance(v, Tensor)}
+        return tuple(v for v in leaves if isinstance(v, Tensor))
 
     mapped = _vmap(flat, in_dims, 0, randomness, chunk_size=chunk_size)
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        leaves = mapped(*args, **kwargs)
-        spec = state["spec"]
+        tensors = iter(mapped(*args, **kwargs))
+        spec, const = state["spec"], state["const"]
+        leaves = [const[i] if i in const else next(tensors) for i in range(state["n"])]
         top = spec[2] if spec is not None and spec[0] is not dict else [spec]
         if isinstance(out_dims, (tuple, list)):
             if len(out_dims) != len(top):
@@ -279,10 +294,18 @@ def vmap(
             dims = [d for d, s in zip(out_dims, top, strict=True) for _ in _flatten_spec(s)]
         else:
             dims = [out_dims] * len(leaves)
-        out = [
-            leaf.select(0, 0) if d is None else (leaf if d == 0 else leaf.movedim(0, d))
-            for leaf, d in zip(leaves, dims, strict=True)
-        ]
+        out = []
+        for i, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
+            if i in const:
+                if d is not None:
+                    name = getattr(func, "__name__", func)
+                    raise ValueError(
+                        f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                        f"{type(leaf)}. Did you mean to set out_dims= to None for output?"
+                    )
+                out.append(leaf)
+            else:
+                out.append(leaf.select(0, 0) if d is None else leaf.movedim(0, d) if d else leaf)
         return _unflatten(spec, out)
 
     return wrapped
@@ -417,7 +440,7 @@ def jvp(
                 f"{list(p.shape)} while the given forward gradient is of size {list(t.shape)}."
             )
     diff, flat, tracked = _differentiable(primals)
-    out = _call(func, diff, {})
+    out = _call(func, diff, {}, fwd=True)
     out, aux = _split_aux(out, has_aux, where)
     out_leaves, out_spec = _flatten(out)
     for o in out_leaves:
@@ -431,7 +454,6 @@ def jvp(
         or any(t.requires_grad for t in t_leaves)
         or _reaches_outer(out_leaves, flat)
     )
-    from .autograd.function import JVP_TRICK
     from .core.ops.creation import zeros_like
 
     dummies = [zeros_like(o).requires_grad_() for o in out_leaves]
@@ -473,7 +495,7 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
     def wrapper(*args: Any, **kwargs: Any):
         nums = _check_argnums(argnums, len(args))
         args, inputs, tracked = _track(args, nums)
-        out = _call(func, tuple(args), kwargs)
+        out = _call(func, tuple(args), kwargs, maps=name == "jacfwd", fwd=name == "jacfwd")
         out, aux = _split_aux(out, has_aux, f"{name}(f, ...)(*args)")
         out_leaves, out_spec = _flatten(out)
         for o in out_leaves:
@@ -484,7 +506,12 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
                 )
         flat = [x for group in inputs for x in group]
         keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
-        jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
+        fwd = name == "jacfwd"
+        JVP_TRICK[0] += fwd  # torch's jacfwd is forward mode: a Function needs its jvp
+        try:
+            jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
+        finally:
+            JVP_TRICK[0] -= fwd
         per_out = []
         for rows in jac_leaves:  # rows: one Jacobian block per flat input
             it = iter(rows)
@@ -534,6 +561,8 @@ def jacrev(
     arguments ``argnums`` by reverse mode: for an output of shape ``O`` and an input of shape
     ``I``, a tensor of shape ``O + I`` (nested like the outputs, then like ``argnums``).
     ``chunk_size`` is accepted (ember runs one backward pass per output element)."""
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     return _jacobian(func, argnums, has_aux, "jacrev")
 
 

@@ -6,6 +6,7 @@ input's dtype and stamps the input's names on them, so ``w.grad.names == w.names
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 from ..core import dtype as _dtm
@@ -15,7 +16,7 @@ from ..core.device import array_module
 from ..core.named import _by_name
 from ..core.registry import NonStridedError
 from ..core.sparse import SparseTensor as _SparseTensor
-from .grad_mode import _state
+from .grad_mode import _state, names_on
 from .node import RESULT, Node, RemovableHandle
 from .saved_hooks import Packed
 from .views import fresh as _fresh_view
@@ -101,7 +102,8 @@ def _conform(g, meta):
 
 def _call_hooks(hooks, g):
     for h in list(hooks):
-        r = h(g)
+        with names_on():  # user code: names flow in it (g.sum('C')), unlike the derivative math
+            r = h(g)
         if r is not None:
             _check_hook_result(h, g, r)
             g = r
@@ -159,7 +161,8 @@ def _post_hooks(node, in_grads, grad_outputs, handed):
                 g, target.meta[nr] if type(target) is Node else _leaf_meta(target)
             )
     for h in node.post_hooks:
-        r = h(tuple(in_grads), grad_outputs)
+        with names_on():
+            r = h(tuple(in_grads), grad_outputs)
         if r is not None:
             in_grads = _check_hook_results(h, in_grads, r)
     for g in in_grads:  # a hook may keep what it saw
@@ -342,7 +345,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                                     _hand(handed, g._data)
                     if node.post_hooks:
                         in_grads = _post_hooks(node, in_grads, tuple(grads), handed)
-            if not retain_graph and node.vers is not None:
+            # like torch, a pass frees only the nodes it runs: grad(g, u) through a double-
+            # backward graph leaves the first-order graph it does not need usable
+            if not retain_graph and node.vers is not None and (needed is None or node in needed):
                 if getattr(node.op, "name_rule", None) is not None:
                     node.bname = node.name()  # the name reads what is freed here
                 node.saved = None
@@ -479,7 +484,8 @@ def _node_hooks(node, grads, create_graph, handed):
         if k >= 0 and hs and grads[k] is not None:
             grads[k] = _call_hooks(hs, grads[k])
     for h in hooks.get(-1, ()):
-        r = h(tuple(grads))
+        with names_on():
+            r = h(tuple(grads))
         if r is not None:
             grads = _check_hook_results(h, grads, r)
     for g in grads:  # a hook may keep what it saw: never stored as a .grad as-is
@@ -618,7 +624,8 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     ex = leaf._extra
     if ex and ex.get("post_acc_hooks"):
         for h in ex["post_acc_hooks"]:
-            h(leaf)
+            with names_on():
+                h(leaf)
 
 
 def _make_root_grads(roots, grads, who: str):
@@ -735,6 +742,14 @@ def grad(
     materialize_grads=False,
 ):
     """ember.autograd.grad: the gradients of ``outputs`` with respect to ``inputs`` (not accumulated)."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
@@ -798,8 +813,18 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     from ..core.ops.creation import zeros_like
     from ..core.ops.shape import stack
 
+    given = tuple(grad_outputs or ())
+    missing = [o for i, o in enumerate(outputs) if i >= len(given) or given[i] is None]
+    # torch makes the implicit ones (refusing non-scalar outputs), then maps over their dim 0
+    # too: a 0-d one cannot be mapped
+    if missing and any(g._data.ndim == 0 for g in _make_root_grads(missing, None, "grad")):
+        raise ValueError(
+            "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that "
+            "input is a Tensor of dimensionality 0 so expected in_dim to satisfy "
+            "0 <= in_dim < 0."
+        )
     sizes = []
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs or ())):
+    for i, (out, g) in enumerate(zip(outputs, given)):
         if not isinstance(g, _tm.Tensor):
             continue
         first = g[0]

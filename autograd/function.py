@@ -12,7 +12,8 @@ import numpy as np
 
 from ..core import tensor as _tm
 from ..core.device import array_module
-from .grad_mode import _state
+from ..core.vmap import TRANSFORMS
+from .grad_mode import _state, names_on
 from .node import Node
 from .saved_hooks import HOOKS as _SAVED_HOOKS
 from .saved_hooks import pack_node
@@ -104,14 +105,19 @@ class _FunctionOp:
                     xp = array_module(like._data) if like is not None else np
                     grads[k] = _tm._wrap(xp.zeros(m[0], m[1]), m[2])
         cls = self.cls
-        if cls.backward is Function.backward and cls.vjp is not Function.vjp:
-            out = cls.vjp(ctx, *grads)  # torch takes either name for the backward formula
-        elif cls.backward is Function.backward and JVP_TRICK[0] and cls.jvp is not Function.jvp:
-            got = _JvpTranspose.apply(node, *grads)  # one per tensor input
-            got = iter(got if type(got) is tuple else (got,))
-            out = tuple(None if s is None else next(got) for s in ctx._in_shapes)
-        else:
-            out = cls.backward(ctx, *grads)
+        with names_on():  # a user's backward may look dims up by name, as its forward does
+            if cls.backward is Function.backward and cls.vjp is not Function.vjp:
+                out = cls.vjp(ctx, *grads)  # torch takes either name for the backward formula
+            elif cls.backward is Function.backward and JVP_TRICK[0] and cls.jvp is not Function.jvp:
+                got = _JvpTranspose.apply(node, *grads)  # one per tensor input
+                got = iter(got if type(got) is tuple else (got,))
+                out = tuple(None if s is None else next(got) for s in ctx._in_shapes)
+            elif (
+                JVP_TRICK[0] and cls.jvp is Function.jvp and not cls.__module__.startswith("ember.")
+            ):
+                cls.jvp(ctx, *grads)  # forward-mode AD needs the user's jvp: torch's error
+            else:
+                out = cls.backward(ctx, *grads)
         if type(out) is not tuple:
             out = (out,)
         n_in = len(ctx._in_shapes)
@@ -147,8 +153,31 @@ class _FunctionOp:
 
 
 # > 0 while forward_ad / jvp run their first (transposing) backward: a Function known only by
-# its jvp may then stand in for its vjp (see _JvpTranspose)
+# its jvp may then stand in for its vjp (see _JvpTranspose); one without a jvp is refused there
 JVP_TRICK = [0]
+
+_FUNC_DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+def _check_under_transform(cls, new_style: bool) -> None:
+    """torch's refusals of a custom Function inside torch.func transforms: the old form
+    (``forward(ctx, ...)``) anywhere, under a mapping transform one with no vmap rule, and in
+    forward mode one with no jvp."""
+    if cls.__module__.startswith("ember."):
+        return  # ember's own Functions (hooks, checkpoint, custom ops) work everywhere
+    if not new_style:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            "jacrev, ...), it must override the setup_context staticmethod. " + _FUNC_DOCS
+        )
+    if TRANSFORMS[1] and getattr(cls, "vmap", None) is None and not cls.generate_vmap_rule:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
+            + _FUNC_DOCS
+        )
+    if TRANSFORMS[2] and cls.jvp is Function.jvp:
+        cls.jvp(None)  # forward mode needs the user's jvp: torch's NotImplementedError
 
 
 def _expandable(shape, to) -> bool:
@@ -181,6 +210,10 @@ class Function:
     ``forward`` runs under no_grad; ``backward`` returns one gradient (or None) per input of
     ``forward`` and is differentiable again when written in ember ops.
     """
+
+    # torch's switch for vmap support without a ``vmap`` staticmethod (ember maps any Function
+    # by calling it per element; the switch only lifts torch's refusal under vmap and jacfwd)
+    generate_vmap_rule = False
 
     @staticmethod
     def forward(*args, **kwargs):
@@ -236,6 +269,8 @@ class Function:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, {}
+        if TRANSFORMS[0]:
+            _check_under_transform(cls, new_style)
         needs = tuple(isinstance(a, _Tensor) and a.requires_grad for a in args)
         recording = _state.enabled and any(needs)
         ctx = FunctionCtx()

@@ -18,7 +18,7 @@ _Tensor = _tm.Tensor
 
 def _as_tuple(x, arg_name: str, fn_name: str):
     """(is_tuple, tuple of tensors), with torch's type errors."""
-    is_tuple = isinstance(x, (tuple, list))
+    is_tuple = isinstance(x, tuple)  # torch's: a list is refused, like any non-Tensor
     xs = tuple(x) if is_tuple else (x,)
     for i, t in enumerate(xs):
         if not isinstance(t, _Tensor):
@@ -147,7 +147,7 @@ def _strict_outputs(outputs, strict: bool, fn_name: str):
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T J): the vector-Jacobian product of ``func`` at ``inputs``."""
     prev = _state.enabled
-    _state.enabled = True
+    _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
         is_in_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
         ins = _prepare_inputs(ins, create_graph)
@@ -194,7 +194,7 @@ def double_backward_jvp(outs, ins, vs, create_graph: bool, strict: bool = False)
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): the Jacobian-vector product (by the double-backward trick)."""
     prev = _state.enabled
-    _state.enabled = True
+    _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
         _, ins = _as_tuple(inputs, "inputs", "jvp")
         ins = _prepare_inputs(ins, create_graph)
@@ -273,7 +273,7 @@ def jacobian(
             "only implemented for `vectorize=True`."
         )
     prev = _state.enabled
-    _state.enabled = True
+    _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
         is_in_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _prepare_inputs(ins, create_graph)
@@ -333,6 +333,7 @@ def hessian(
     def ensure_single_output(*inp):
         out = func(*inp)
         is_t, t = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _strict_outputs(t, strict, "hessian")
         if is_t or len(t) != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor")
         if t[0]._data.size != 1:
@@ -343,7 +344,18 @@ def hessian(
         return t[0].squeeze()
 
     def jac_func(*inp):
-        return jacobian(ensure_single_output, inp, create_graph=True, strict=strict)
+        jac = jacobian(ensure_single_output, inp, create_graph=True)
+        if strict:  # torch checks the gradient, not the function's output
+            for i, j in enumerate(jac):
+                if not j.requires_grad:
+                    raise RuntimeError(
+                        "While computing the hessian, found that the jacobian of the "
+                        f"user-provided function with respect to input {i} is independent of the "
+                        "input. This is not allowed in strict mode. You should ensure that your "
+                        "function is twice differentiable and that the jacobian depends on the "
+                        "inputs (this would be violated by a linear function for example)."
+                    )
+        return jac
 
     res = jacobian(
         jac_func,
@@ -359,7 +371,7 @@ def hessian(
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T H) for a scalar ``func``."""
     prev = _state.enabled
-    _state.enabled = True
+    _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
         is_in_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
         ins = _prepare_inputs(ins, create_graph)

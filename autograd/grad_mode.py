@@ -9,8 +9,11 @@ import threading
 
 
 class _State(threading.local):
-    enabled = True
+    enabled = True  # whether ops record a graph
     inference = False
+    # grad mode as set (enable_grad, set_grad_enabled) inside inference mode, where nothing is
+    # recorded whatever it says (torch's inference mode bypasses autograd); is_grad_enabled reads it
+    inference_grad = False
     anomaly = False
     anomaly_check_nan = True
     # set while the engine runs derivatives: intermediate gradient math is done unnamed (the
@@ -19,6 +22,22 @@ class _State(threading.local):
 
 
 _state = _State()
+
+
+class names_on:  # a context manager named like a function, as no_grad
+    """Name inference on again inside the engine, for user code it calls (tensor and module
+    hooks, a custom Function's backward, checkpoint recomputation): only the engine's own
+    derivative math runs unnamed; user code may look dims up by name (``g.sum('C')``)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self) -> None:
+        self.prev = _state.names_off
+        _state.names_off = False
+
+    def __exit__(self, *exc) -> None:
+        _state.names_off = self.prev
+
 
 # inference_mode blocks open now, in any thread. The op registry tags new tensors as inference
 # tensors only while this is non-zero (then checking the thread's own _state.inference), so the
@@ -31,7 +50,7 @@ _inference_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
-    return _state.enabled
+    return _state.enabled or (_state.inference and _state.inference_grad)
 
 
 def is_inference_mode_enabled() -> bool:
@@ -65,12 +84,12 @@ class _Mode:
         return type(self)()
 
     def __enter__(self):
-        self._prev = (_state.enabled, _state.inference)
+        self._prev = (_state.enabled, _state.inference, _state.inference_grad)
         self._apply()
         return self
 
     def __exit__(self, *exc) -> None:
-        _state.enabled, _state.inference = self._prev
+        _state.enabled, _state.inference, _state.inference_grad = self._prev
 
 
 def _wrap_generator(make_ctx, fn):
@@ -107,10 +126,27 @@ class no_grad(_Mode):
 
     def _apply(self) -> None:
         _state.enabled = False
+        _state.inference_grad = False
+
+
+def _set_grad(mode: bool) -> None:
+    """Grad mode on or off; inside inference mode only remembered (nothing records there)."""
+    if _state.inference:
+        _state.inference_grad = mode
+    else:
+        _state.enabled = mode
 
 
 class enable_grad(_Mode):
     """Enables gradient recording inside the block, even within no_grad."""
+
+    def _apply(self) -> None:
+        _set_grad(True)
+
+
+class _recording(_Mode):
+    """Record a graph even inside inference mode: torch.func's transforms differentiate there
+    (functorch does not go through the autograd that inference mode turns off)."""
 
     def _apply(self) -> None:
         _state.enabled = True
@@ -127,22 +163,22 @@ class set_grad_enabled(_Mode):
                 f"{_type_name(mode)}"
             )
         self.mode = mode
-        self._prev = (_state.enabled, _state.inference)
-        _state.enabled = self.mode
+        self._prev = (_state.enabled, _state.inference, _state.inference_grad)
+        _set_grad(mode)
 
     def _clone(self):
         return set_grad_enabled(self.mode)
 
     def __call__(self, fn):
         # used as a decorator: the mode applies inside fn only, not from decoration on
-        _state.enabled, _state.inference = self._prev
+        _state.enabled, _state.inference, _state.inference_grad = self._prev
         return super().__call__(fn)
 
     def __enter__(self):
         return self
 
     def _apply(self) -> None:
-        _state.enabled = self.mode
+        _set_grad(self.mode)
 
 
 def _type_name(v) -> str:
@@ -175,6 +211,7 @@ class inference_mode(_Mode):
     def _apply(self) -> None:
         _state.enabled = not self.mode
         _state.inference = self.mode
+        _state.inference_grad = False
 
 
 def _inference_tensor(t) -> bool:

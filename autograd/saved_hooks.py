@@ -10,6 +10,8 @@ registry tests one list per recorded op; nothing else runs when no hook is set.
 
 from __future__ import annotations
 
+from .grad_mode import names_on
+
 HOOKS: list = []  # (pack, unpack) pairs; the innermost (last) one packs
 DISABLED: list = []  # disable_saved_tensors_hooks messages in force
 
@@ -26,7 +28,10 @@ class Packed:
     def get(self):
         from ..core.tensor import Tensor
 
-        t = self.unpack(self.obj)
+        # the engine unpacks with name inference off for its derivative math; the hook is user
+        # code (checkpoint's recomputation runs the whole function), so names flow in it
+        with names_on():
+            t = self.unpack(self.obj)
         if not isinstance(t, Tensor):
             raise TypeError(
                 "Output of saved tensor unpack_hook expected to be a Tensor but got result of "

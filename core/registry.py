@@ -514,10 +514,16 @@ def _make_public(od: OpDef):
             else:
                 r = kernel(xp, *arrays)
         except (ValueError, IndexError) as e:
+            if named:
+                _names_before_shapes(od, ins, opts, kw)
             err = _translate_error(od, e, arrays)
             if err is None:
                 raise
             raise err from None
+        except RuntimeError:
+            if named:
+                _names_before_shapes(od, ins, opts, kw)
+            raise
         except OverflowError:
             # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
             _wrap_int_scalars(arrays)
@@ -1015,6 +1021,21 @@ def _inplace_names(od: OpDef, self: Tensor, names):
     from .names import check_out_names
 
     return check_out_names(self, names, od.name + "_")
+
+
+def _names_before_shapes(od: OpDef, ins, opts, kw) -> None:
+    """The kernel failed on named inputs: raise the name error if the names clash too.
+
+    torch checks names before shapes, so (N, C) + (C, N) reports the names that do not match,
+    not the sizes that then fail to broadcast. Only the failure path pays for this."""
+    if od.rule is None or _state.names_off:
+        return
+    try:
+        od.rule(ins, *opts, **kw)
+    except RuntimeError as e:
+        raise _name_error(od, e) from None
+    except Exception:  # noqa: BLE001, S110 - a rule confused by the bad shapes: the shape error
+        pass
 
 
 def _name_error(od: OpDef, e: RuntimeError) -> RuntimeError:

@@ -21,6 +21,12 @@ _RANDOMNESS = ("error", "different", "same")
 # per active vmap call (innermost last): the ids of the per-element tensors it hands ``func``
 SLICES: list[set] = []
 
+# torch.func transforms evaluating their function now: [all of them, those that map it (vmap;
+# jacfwd, which torch runs as a vmap of jvp), those in forward mode (jvp, jacfwd)]. A user's
+# custom autograd.Function must then have the form torch's transforms require (checked in
+# autograd/function.py).
+TRANSFORMS = [0, 0, 0]
+
 _BN_MSG = (
     "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
     "be updated in place, were not batched.\nIf you are using a module and do not need eval "
@@ -104,12 +110,16 @@ def _structure(tree) -> str:
     return "*"
 
 
-def _select(tree, spec, i: int):
-    """``tree`` with every mapped tensor indexed at ``i`` along its mapped dim."""
+def _select(tree, spec, i: int | None):
+    """``tree`` with every mapped tensor indexed at ``i`` along its mapped dim (``i`` None: zeros
+    of an element's shape, to run ``func`` once over an empty batch)."""
     if spec is None:
         return tree
     if isinstance(spec, int):
         if isinstance(tree, Tensor):
+            if i is None:
+                d = spec % tree.dim()
+                return tree.new_zeros(tree.shape[:d] + tree.shape[d + 1 :])
             return tree.select(spec, i)
         if isinstance(tree, (tuple, list)):
             return type(tree)(_select(t, spec, i) for t in tree)
@@ -121,7 +131,9 @@ def _select(tree, spec, i: int):
     return picked if isinstance(tree, dict) else type(tree)(picked[k] for k in range(len(tree)))
 
 
-def _stack(results: list, out_dims, where: str, fname: str):
+def _stack(results: list, out_dims, where: str, fname: str, empty: bool = False):
+    """Stack the per-element results along ``out_dims`` (``empty``: the one result of a run
+    over an empty batch, which gives size-0 outputs)."""
     from .ops.joining import stack
 
     first = results[0]
@@ -145,7 +157,8 @@ def _stack(results: list, out_dims, where: str, fname: str):
                 f"vmap({fname}, ...): `{fname}` must only return Tensors, got type "
                 f"{type(pieces[0])}. Did you mean to set out_dims= to None for output?"
             )
-        stacked.append(stack(pieces, d))
+        st = stack(pieces, d)
+        stacked.append(st.narrow(d, 0, 0) if empty else st)
     return stacked[0] if single else tuple(stacked)
 
 
@@ -190,6 +203,11 @@ def vmap(
                 f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
                 f"the structure of inputs, got: {type(in_dims)}."
             )
+        if not args:
+            raise ValueError(
+                f"vmap({fname})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
+                "are trying to vmap over a function with no inputs. The latter is unsupported."
+            )
         mapped: list = []
         _leaves(args, in_dims, where, mapped)
         if not mapped:
@@ -207,16 +225,25 @@ def vmap(
         results = []
         start = _random.get_rng_state()
         given = _tensor_ids(args, set())
-        for i in range(sizes[0]):
+        empty = sizes[0] == 0  # one run on zeros gives the outputs' shapes and dtypes
+        for i in [None] if empty else range(sizes[0]):
             if randomness == "same":
                 _random.set_rng_state(start)
             sel = _select(args, in_dims, i)
             SLICES.append(_tensor_ids(sel, set()) - given)
+            TRANSFORMS[0] += 1
+            TRANSFORMS[1] += 1
             try:
                 results.append(func(*sel, **kwargs))
             finally:
                 SLICES.pop()
-            if randomness == "error" and i == 0 and not _random.get_rng_state().equal(start):
+                TRANSFORMS[0] -= 1
+                TRANSFORMS[1] -= 1
+            if (
+                randomness == "error"
+                and i in (0, None)
+                and not _random.get_rng_state().equal(start)
+            ):
                 raise RuntimeError(
                     "vmap: called random operation while in randomness error mode. Please "
                     "either use the 'same' or 'different' randomness flags on vmap or perform "
@@ -224,6 +251,6 @@ def vmap(
                 )
         if isinstance(results[0], list):
             results = [tuple(r) for r in results]
-        return _stack(results, out_dims, where, fname)
+        return _stack(results, out_dims, where, fname, empty)
 
     return wrapped

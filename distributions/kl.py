@@ -91,7 +91,7 @@ def _dispatch_kl(type_p: type, type_q: type):
     if left_fun is not right_fun:
         warnings.warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please register_kl("
-            f"{right[0].__name__}, {left[1].__name__})",
+            f"{left[0].__name__}, {right[1].__name__})",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -214,10 +214,7 @@ def _kl_laplace_laplace(p, q):
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two Multivariate Normals with different event shapes "
-            "cannot be computed"
-        )
+        raise ValueError(_KL_LOWRANK_MSG.format(""))  # torch's message, its gap included
     pL, qL = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = qL.diagonal(dim1=-2, dim2=-1).log().sum(-1) - pL.diagonal(
         dim1=-2, dim2=-1

@@ -34,7 +34,7 @@ def broadcast_all(*values) -> tuple:
     """
     if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
         raise ValueError(
-            "Input arguments must all be instances of numbers.Number, "
+            "Input arguments must all be instances of Number, "
             "torch.Tensor or objects implementing __torch_function__."
         )
     if not all(isinstance(v, ember.Tensor) for v in values):

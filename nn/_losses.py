@@ -250,11 +250,11 @@ def _(grad, input):
 @op(names=unify_inputs, promote=True, method=False)
 def _bce_logits(xp, input, target):
     """(1 - y) x + log(1 + exp(-x)) elementwise, in one pass."""
-    r = xp.exp(-xp.abs(input))
-    xp.log1p(r, out=r)
-    r += xp.maximum(-input, 0)
-    r += input
-    r -= input * target
+    sp = xp.exp(-xp.abs(input))  # softplus(-x) = max(-x, 0) + log1p(exp(-|x|)), added last as
+    xp.log1p(sp, out=sp)  # torch does: with y = 1 and a large x, (1 - y) x is 0 and the loss
+    sp += xp.maximum(-input, 0)  # keeps its tiny softplus instead of x - x y cancelling it
+    r = (1 - target) * input
+    r += sp
     return r
 
 
@@ -545,11 +545,12 @@ def binary_cross_entropy(
         raise RuntimeError(
             f"Found dtype {scalar_name(target.dtype)} but expected {scalar_name(input.dtype)}"
         )
+    # written as "not inside [0, 1]", so that NaN fails the checks, as in torch
     x = input._data
-    if bool(((x < 0) | (x > 1)).any()):
+    if not bool(((x >= 0) & (x <= 1)).all()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     y = target._data
-    if bool(((y < 0) | (y > 1)).any()):
+    if not bool(((y >= 0) & (y <= 1)).all()):
         raise RuntimeError("all elements of target should be between 0 and 1")
     loss = _reduce(_bce(input, target), reduction, _as_dtype(weight, input.dtype))
     return _as_torch_node(loss, "BinaryCrossEntropyBackward0")

@@ -18,6 +18,7 @@ from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
+from ..core.names import unify as _unify_names
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
@@ -566,6 +567,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         ) from None
     if named:
         names = _linear_out_names(input, weight)
+        if bias is not None and bias._names is not None and weight._names is not None:
+            # a named weight names the output (spec 4.3); the bias then unifies with the
+            # product's names, as in addmm (with an unnamed weight the features dim keeps the
+            # input's name, and the bias is not consulted, as before)
+            try:
+                names = _unify_names(tuple(names), bias._names)
+            except RuntimeError as e:
+                raise RuntimeError(f"linear: {e}") from None
         out = linear(_unname(input), _unname(weight), _unname(bias))
         if names is not None and any(n is not None for n in names):
             out = out.rename(*names)
@@ -642,9 +651,29 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if bias is not None:
         out = out + _unname(bias)
     out = out.reshape(batch + (o,))
+    return _bilinear_names(out, input1, input2, weight)
+
+
+def _bilinear_names(out: Tensor, input1: Tensor, input2: Tensor, weight: Tensor) -> Tensor:
+    """Spec 4.3: batch dims keep input1's names; the output features dim is created (unnamed)
+    unless the weight is named ('out', 'in1', 'in2'): then each input's features name is checked
+    against the weight's and the output takes the weight's 'out' name."""
     n1 = input1._names
-    if n1 is not None and any(n is not None for n in n1[:-1]):
-        out = out.rename(*(tuple(n1[:-1]) + (None,)))
+    wn = weight._names
+    w_out = None
+    if wn is not None:
+        w_out = wn[0]
+        for k, x in ((1, input1), (2, input2)):
+            x_in = None if x._names is None else x._names[-1]
+            if wn[k] is not None and x_in is not None and x_in != wn[k]:
+                raise RuntimeError(
+                    f"bilinear: the features dim of input{k} is named '{x_in}' (input{k} names "
+                    f"{list(x._names)}), but the weight expects '{wn[k]}' (weight names "
+                    f"{list(wn)}); rename the input's last dim or the weight (rename/refine_names)"
+                )
+    batch = (None,) * (out.ndim - 1) if n1 is None else tuple(n1[:-1])
+    if w_out is not None or any(n is not None for n in batch):
+        out = out.rename(*batch, w_out)
     return out
 
 
@@ -978,10 +1007,13 @@ def embedding_bag(
             cnt = xp.maximum(cnt, 1)
             out = out / _wrap(cnt[:, None])
     out = _as_torch_node(out, "EmbeddingBagBackward0")  # one kernel in torch
-    if input._names is not None and starts is None and input._names[0] is not None:
-        # spec 4.3: a 2-D input's bag dim is left alone (keeps its name), the bag's positions
-        # are reduced away and the vector dim is created (unnamed), as in Embedding
-        out = out.rename(input._names[0], None)
+    # spec 4.3: a 2-D input's bag dim is left alone (keeps its name), the bag's positions are
+    # reduced away and the vector dim is created (unnamed), as in Embedding, unless the weight
+    # is named (vocabulary, vector): then it names the vector dim
+    bag = input._names[0] if input._names is not None and starts is None else None
+    vec = weight._names[-1] if weight._names is not None else None
+    if bag is not None or vec is not None:
+        out = out.rename(bag, vec)
     return out
 
 

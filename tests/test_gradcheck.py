@@ -5,12 +5,10 @@ raise_exception=False, and torch's keyword arguments."""
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 import ember
 import pytest
-from ember.autograd.gradcheck import GradcheckError
 
 torch = pytest.importorskip("torch")
 
@@ -88,11 +86,8 @@ def test_non_reentrant_backward():
 def test_forward_mode_check():
     x = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda a: a.sin() * a, (x,), check_forward_ad=True)
-    # ember's forward mode runs through the (wrong) backward: the forward check finds it too
-    with pytest.raises(
-        GradcheckError,
-        match=re.escape("Jacobian computed with forward mode mismatch for output 1 with respect"),
-    ):
+    # a custom Function without a jvp has no forward mode: torch's NotImplementedError
+    with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
         ember.autograd.gradcheck(
             _functions(ember)["two"], (x,), check_forward_ad=True, check_backward_ad=False
         )

@@ -581,8 +581,8 @@ def _(grad, A, result, needs):
 def _solve_prep(name, A, B, left):
     _check_matrix(name, A._data)
     vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    if vec:
-        B = B.unsqueeze(-1) if left else B.unsqueeze(-2)
+    if vec:  # a column, also for XA = B (which a vector then cannot satisfy, as in torch)
+        B = B.unsqueeze(-1)
     if A.shape[-1] != A.shape[-2]:
         _check_square(name, A._data)
     if A.dtype != B.dtype and name == "linalg.solve":  # torch checks dtypes before shapes
@@ -593,9 +593,14 @@ def _solve_prep(name, A, B, left):
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
-        bs = f"{B.shape[-1 if vec and not left else -2]}x{1 if vec else B.shape[-1]}"
         raise RuntimeError(
-            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {bs})"
+            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+            f"{B.shape[-2]}x{B.shape[-1]})"
+        )
+    if vec and not left:
+        raise RuntimeError(
+            f"{name}: Vector broadcasting of the left hand side is not supported for left=False. "
+            "In this case linalg.solve is equivalent to B / A.squeeze(-1)"
         )
     return B, vec
 
@@ -604,10 +609,12 @@ def _solve_ex(A, B, left, check):
     B, vec = _solve_prep("linalg.solve", A, B, left)
     if left:
         X, info = _linalg_solve_ex(A, B, check)
-        return (X.squeeze(-1) if vec else X), info
-    X, info = _linalg_solve_ex(A.mT, B.mT, check)
-    X = X.mT
-    return (X.squeeze(-2) if vec else X), info
+        X = X.squeeze(-1) if vec else X
+    else:
+        X, info = _linalg_solve_ex(A.mT, B.mT, check)
+        X = X.mT
+    # torch solves in one node, for a vector right-hand side and X A = B too
+    return as_torch_node(X, "LinalgSolveExBackward0"), info
 
 
 # ---------------------------------------------------------------------- eigh
@@ -1318,11 +1325,18 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
             f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
             f"{list(tau.shape[:-1])}"
         )
+    names = A._names
+    if names is not None or tau._names is not None:
+        # the loop below mixes tau's dims with A's matrix dims positionally: it runs unnamed; Q
+        # has A's shape (its rows and columns are A's), so it keeps A's names (the fallback)
+        A, tau = A.rename(None), tau.rename(None)
     V = A.tril(-1) + _eye_rect(A, m, n)
     Q = _eye_rect(A, m, n).expand(tuple(A.shape))
     for i in range(k - 1, -1, -1):
         v = V[..., :, i : i + 1]
         Q = Q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (_mh(v) @ Q))
+    if names is not None:
+        Q = Q.rename(*names)
     return _out(out, Q)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import _state
+from ..names import _fmt, no_duplicates
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
@@ -18,9 +19,14 @@ __all__: list = []
 
 
 def _embedding_names(ins, *args, **kwargs):
-    """The output is indices' dims plus the (created, so unnamed) vector dim."""
-    n = ins[1]._names
-    return None if n is None else tuple(n) + (None,)
+    """The output is indices' dims plus the vector dim (spec 4.3): created, so unnamed, for an
+    unnamed weight; a weight named (vocabulary, vector) names it, as naming a layer's weight does."""
+    w, n = ins[0]._names, ins[1]._names
+    vec = None if w is None else w[-1]
+    if vec is None:
+        return None if n is None else tuple(n) + (None,)
+    n = (None,) * ins[1]._data.ndim if n is None else tuple(n)
+    return no_duplicates(n + (vec,), f"Looking up Tensor{_fmt(n)} in Tensor{_fmt(w)}")
 
 
 def _check_indices(xp, indices, n, who: str = "embedding", arg: int = 1):

@@ -1880,14 +1880,14 @@ def _(grad, input_shape, index):
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
     """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims), or of the
     flattened input when ``dim`` is None."""
-    if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
-        raise RuntimeError(
-            "torch.take_along_dim(): dtype of indices should be Long but got "
-            f"{_dtype_word(indices._data)}"
-        )
-    if dim is None:
+    if dim is None:  # a gather of the flat input, with gather's index dtypes (int32 too)
         r = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:
+        if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
+            raise RuntimeError(
+                "torch.take_along_dim(): dtype of indices should be Long but got "
+                f"{_dtype_word(indices._data)}"
+            )
         if isinstance(dim, str):
             dim = input._dim(dim)
         nd = input.ndim

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..names import (
@@ -1066,7 +1067,10 @@ def _einsum(equation, operands) -> Tensor:
         if wide:  # torch sums a label of one operand (sum: int64) before multiplying
             operands = [t.to(_dt.int64) for t in operands]
     if len(operands) == 1:
-        return _einsum1(operands[0], f"{ins[0]}->{out}")
+        t = operands[0]
+        if set(ins[0]) == set(out) and (t._names is None or len(set(ins[0])) == len(ins[0])):
+            return _einsum_view(t, ins[0], out)
+        return _einsum1(t, f"{ins[0]}->{out}")
     if len(operands) == 2:
         return _einsum2(operands[0], operands[1], f"{ins[0]},{ins[1]}->{out}")
     d0 = operands[0]._data.dtype
@@ -1084,6 +1088,20 @@ def _einsum(equation, operands) -> Tensor:
         for t, s in zip(operands, ins)
     ]
     return _contract(ops, ins, out)
+
+
+def _einsum_view(t: Tensor, sub: str, out: str) -> Tensor:
+    """A one-operand einsum that sums nothing is a view, like torch's: the diagonals of its
+    repeated labels (each appended last, as ``diagonal`` does), then a permute to ``out``."""
+    labels = list(sub)
+    for c in dict.fromkeys(sub):
+        while labels.count(c) > 1:
+            i = labels.index(c)
+            j = labels.index(c, i + 1)
+            t = t.diagonal(0, i, j)
+            del labels[j], labels[i]
+            labels.append(c)
+    return as_torch_node(t.permute([labels.index(c) for c in out]), "PermuteBackward0")
 
 
 def _einsum_int_dtype(ins, out, shapes, dt) -> bool:

@@ -519,21 +519,25 @@ def _trapz_parts(y: Tensor, x, dim, who):
     return _as_float(y), x, d, size
 
 
-def _halves(y: Tensor, d: int, size: int) -> Tensor:
-    return (y.narrow(d, 1, size - 1) + y.narrow(d, 0, size - 1)) / 2
+def _pair_sums(y: Tensor, d: int, size: int) -> Tensor:
+    return y.narrow(d, 1, size - 1) + y.narrow(d, 0, size - 1)
 
 
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx``."""
     y, x, d, size = _trapz_parts(y, x, dim, "trapezoid")
     if size == 0:
-        return y.sum(d)
-    avg = _halves(y, d, size)
+        return y.detach().sum(d)  # torch returns fresh zeros, outside the graph
+    pairs = _pair_sums(y, d, size)
+    # torch's node names: a scalar division by 2 after the sum with sample points, a scalar
+    # product by dx (1 by default) otherwise
     if isinstance(x, Tensor):
         xd = x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1)
-        return (avg * xd).sum(d)
-    s = avg.sum(d)
-    return s if dx is None or (not isinstance(dx, Tensor) and dx == 1) else s * dx
+        return as_torch_node((pairs * xd).sum(d) / 2, "DivBackward1")
+    s = pairs.sum(d) / 2
+    if dx is not None and (isinstance(dx, Tensor) or dx != 1):
+        s = s * dx
+    return as_torch_node(s, "MulBackward1")
 
 
 def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
@@ -546,10 +550,12 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
     y, x, d, size = _trapz_parts(y, x, dim, "cumulative_trapezoid")
     if size == 0:
         return y
-    avg = _halves(y, d, size)
+    pairs = _pair_sums(y, d, size)
     if isinstance(x, Tensor):
-        avg = avg * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
-    elif dx is not None and (isinstance(dx, Tensor) or dx != 1):
+        pairs = pairs * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
+        return as_torch_node(pairs.cumsum(d) / 2, "DivBackward1")  # torch halves last here
+    avg = pairs / 2
+    if dx is not None and (isinstance(dx, Tensor) or dx != 1):
         avg = avg * dx
     return avg.cumsum(d)
 

@@ -903,12 +903,17 @@ def _(grad, dim, tensors_shape):
     shapes = tensors_shape
     n = grad.dim()
     d = dim % n
-    used = [not (s == (0,) and n != 1) for s in shapes]
-    sizes = [s[d] for s, u in zip(shapes, used) if u]
-    if len(sizes) == 1 and len(shapes) == 1:
-        return grad
-    pieces = iter(split(grad, sizes, d))
-    return tuple(next(pieces) if u else None for u in used)
+    # Each input's gradient is a narrow of grad (torch's SliceBackward0 under create_graph, also
+    # for a single input); a skipped legacy empty 1-D input gets an empty gradient, like torch's.
+    grads = []
+    start = 0
+    for s in shapes:
+        if s == (0,) and n != 1:
+            grads.append(grad.detach().new_zeros(0))
+            continue
+        grads.append(grad.narrow(d, start, s[d]))
+        start += s[d]
+    return grads[0] if len(shapes) == 1 else tuple(grads)
 
 
 @_autocast_entry

@@ -115,6 +115,8 @@ def _(grad, input, result):
 
 
 _special_ndtr = _unary("ndtr", "ndtr", half_ok=True)
+# torch computes ndtr as (1 + erf(x / sqrt(2))) * 0.5, so its result's node is the scalar product
+_special_ndtr.op.backward_name = "MulBackward1"
 
 
 @_special_ndtr.vjp

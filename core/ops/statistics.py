@@ -244,6 +244,8 @@ def _make_quantile(name, ignore_nan):
         "interpolation: linear, lower, higher, midpoint or nearest."
     )
     fn = op(names=_quantile_names, name=name)(kernel)
+    # torch's quantile is composite, ending on a squeeze of its sorted rows' dims
+    fn.op.backward_name = "SqueezeBackward4"
 
     @fn.vjp
     def _(grad, input, q, dim, keepdim, interpolation, needs):

@@ -2,7 +2,9 @@
 
 Names (spec 4.3): batch dims keep their names; Linear's features dim keeps its name when the
 weight is unnamed; a weight named ('out', 'in') checks the input's features name and names the
-output's last dim 'out' (see nn.functional.linear).
+output's last dim 'out', and a named bias must agree with it (see nn.functional.linear).
+Bilinear's output features dim is created (unnamed) unless its weight is named ('out', 'in1',
+'in2'): then both inputs' features names are checked and the output's is 'out'.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Embedding and EmbeddingBag (torch.nn.modules.sparse).
 
-Names (spec 4.3): the output keeps the indices' names; the vector dim is created, so unnamed.
+Names (spec 4.3): the output keeps the indices' names; the vector dim is created, so unnamed,
+unless the weight is named ('vocab', 'vec'): then the vector dim is 'vec'.
 ``sparse=True`` is accepted and gives dense gradients (ember has no sparse gradients).
 """
 
