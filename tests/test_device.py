@@ -368,6 +368,10 @@ EXPLICIT = {
         lambda p, x: ember.grid_sampler(p, (x - 1).reshape(2, 3, 1, 2), 0, 0, False),
         ("P", "X"),
     ),
+    "affine_grid": (
+        lambda b: ember.nn.functional.affine_grid(b[:, :2], (2, 1, 3, 4), align_corners=False),
+        ("B3",),
+    ),
     "max_pool2d": (lambda p: ember.max_pool2d(p, 3, 2, 1), ("P",)),
     "max_pool2x2": (lambda p: ember.max_pool2d(p, 2), ("P",)),
     "einsum1": (lambda x: ember.einsum("ij->j", x), ("X",)),

@@ -749,3 +749,24 @@ def test_strict_device(name):
         assert type(y._data) is StrictArray and type(g._data) is StrictArray
         np.testing.assert_allclose(y.detach().cpu().numpy(), y0.detach().numpy(), rtol=1e-5)
         np.testing.assert_allclose(g.cpu().numpy(), g0.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@needs_torch
+@pytest.mark.parametrize("size", [(2, 1, 3, 4), (2, 1, 2, 3, 4)])
+def test_affine_grid_reused_by_two_backward_passes(size):
+    # torch's grid node saves no tensor: a grid reused by two backward passes works (ember's
+    # matmul freed its saved base grid after the first)
+    import torch
+
+    k = len(size) - 2
+    th = np.random.default_rng(5).standard_normal((2, k, k + 1))
+    grads = []
+    for m in (ember, torch):
+        theta = m.tensor(th, requires_grad=True)
+        grid = m.nn.functional.affine_grid(theta, size, align_corners=False)
+        w = m.linspace(0.5, 1.5, grid.numel(), dtype=grid.dtype).reshape(grid.shape)
+        (grid * w).sum().backward()
+        (grid * grid).sum().backward()
+        grads.append((grid.grad_fn.name(), theta.grad.numpy()))
+    assert grads[0][0] == grads[1][0] == "AffineGridGeneratorBackward0"
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)

@@ -15,7 +15,8 @@ one's derivative is its inverse, which is again one of these ops.
 grid_sampler (F.grid_sample) gathers channels-last rows at each tap of each sample point; its
 first derivative is computed directly (bincount scatter for the input, weight derivatives for the
 grid), and under create_graph it differentiates an ember-op composition of the same sampling, so
-double backward works. affine_grid_generator is a matmul of a base grid with theta.
+double backward works. affine_grid_generator is one op, a matmul of a base grid with theta whose
+derivative rebuilds the base grid from the size (it saves no tensor, as torch's node).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from .. import layout as _layout
 from ..names import keep
 from ..registry import op
+from ..tensor import Tensor, _wrap
 
 __all__ = ["affine_grid_generator", "grid_sampler", "native_channel_shuffle"]
 
@@ -390,9 +392,9 @@ native_channel_shuffle = channel_shuffle  # torch.native_channel_shuffle: the sa
 
 
 # ---------------------------------------------------------------------- grid sampling
-# grid_sampler and affine_grid_generator are compositions of ember ops (gather, floor, clamp,
-# matmul ...): their derivatives with respect to the input and the grid (or theta) come from
-# those ops, so double backward works too.
+# grid_sampler's create_graph path is a composition of ember ops (gather, floor, clamp, ...): its
+# derivatives with respect to the input and the grid come from those ops, so double backward
+# works too.
 _INTERP = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
@@ -594,12 +596,50 @@ def _base_coords(n: int, align_corners: bool, like):
     return v if align_corners else v * ((n - 1) / n)
 
 
-def affine_grid_generator(theta, size, align_corners: bool):
-    """torch.affine_grid_generator: the (N, *size[2:], k) sampling grid of the affine maps
-    ``theta`` (N, k, k+1) over normalized output coordinates."""
+def _base_grid(sp: tuple, align_corners: bool, like) -> Tensor:
+    """The (L, k+1) rows [x, y, (z,) 1] of normalized output coordinates (L = prod(sp))."""
     from .creation import ones
     from .shape import stack
 
+    k = len(sp)
+    grids = []
+    for j, s in enumerate(reversed(sp)):  # x (W), y (H), z (D)
+        view = [1] * k
+        view[k - 1 - j] = s
+        grids.append(_base_coords(s, align_corners, like).reshape(view).expand(*sp))
+    grids.append(ones(*sp, dtype=like.dtype, device=like.device))
+    return stack(grids, -1).reshape(-1, k + 1)
+
+
+def _affine_grid_names(ins, size=(), align_corners=False):
+    """The grid's batch dim keeps theta's batch name; its spatial and coordinate dims are new."""
+    n = ins[0]._names
+    return None if n is None or n[0] is None else (n[0],) + (None,) * (len(size) - 1)
+
+
+@op(names=_affine_grid_names, method=False, name="affine_grid_generator")
+def _affine_grid(xp, theta, size=(), align_corners=False):
+    """The grid of the affine maps ``theta`` over the base grid of ``size``: one op, whose
+    derivative rebuilds the base grid from the size instead of saving it (torch's node saves no
+    tensor, so a grid reused by several backward passes works)."""
+    sp = tuple(size[2:])
+    base = _base_grid(sp, align_corners, _wrap(theta[:0]))._data  # (L, k+1)
+    return xp.matmul(base, theta.transpose(0, 2, 1)).reshape(size[0], *sp, len(sp))
+
+
+@_affine_grid.vjp
+def _(grad, size, align_corners):
+    sp = tuple(size[2:])
+    g = grad.reshape(grad.shape[0], -1, len(sp))  # (N, L, k)
+    return g.transpose(1, 2) @ _base_grid(sp, align_corners, grad)  # (N, k, k+1)
+
+
+_affine_grid.op.backward_name = "AffineGridGeneratorBackward0"
+
+
+def affine_grid_generator(theta, size, align_corners: bool):
+    """torch.affine_grid_generator: the (N, *size[2:], k) sampling grid of the affine maps
+    ``theta`` (N, k, k+1) over normalized output coordinates."""
     sp = list(size[2:])
     k = len(sp)
     n = size[0]
@@ -608,22 +648,7 @@ def affine_grid_generator(theta, size, align_corners: bool):
             f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {k + 1}] but "
             f"got: [{theta.shape[0]}, {theta.shape[2]}]."
         )
-    axes = [_base_coords(s, align_corners, theta) for s in reversed(sp)]  # x (W), y (H), z (D)
-    grids = []
-    shape = tuple(sp)
-    for j, ax in enumerate(axes):
-        view = [1] * k
-        view[k - 1 - j] = sp[k - 1 - j]
-        grids.append(ax.reshape(view).expand(*shape))
-    grids.append(ones(*shape, dtype=theta.dtype, device=theta.device))
-    base = stack(grids, -1).reshape(-1, k + 1)  # (L, k+1): [x, y, (z,) 1]
-    th = theta.rename(None) if theta._names is not None else theta
-    out = base.matmul(th.transpose(1, 2)).reshape(n, *sp, k)  # (N, *size[2:], k)
-    if theta._names is not None and theta._names[0] is not None:
-        out = out.rename(theta._names[0], *([None] * (k + 1)))  # the batch keeps its name
-    if out.grad_fn is not None:  # torch's one kernel: its node names the result
-        out.grad_fn.bname = "AffineGridGeneratorBackward0"
-    return out
+    return _affine_grid(theta, tuple(size), bool(align_corners))
 
 
 # ---------------------------------------------------------------------- grid_sampler (the op)
