@@ -882,3 +882,22 @@ def test_pinv_gradgradcheck():
     assert ember.autograd.gradcheck(sym, (x,))
     assert ember.autograd.gradgradcheck(sym, (x,))
     assert ember.autograd.gradgradcheck(lambda t: ember.linalg.pinv(t[:, :2]), (x,))
+
+
+@needs_torch
+def test_logdet_of_a_negative_determinant_has_no_gradient():
+    # torch selects nan with a where for det < 0: no gradient flows there (ember's went through
+    # log|det|: inv(A)^T)
+    import torch
+
+    a = np.array([[[1.0, 2.0], [3.0, 1.0]], [[2.0, 0.5], [0.0, 3.0]]])
+    out = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.logdet(x)
+        y.backward(m.tensor([1.0, 2.0], dtype=m.float64))
+        out.append((y.grad_fn.name(), y.detach().numpy(), x.grad.numpy()))
+    assert out[0][0] == out[1][0] == "WhereBackward0"
+    np.testing.assert_array_equal(np.isnan(out[0][1]), np.isnan(out[1][1]))
+    np.testing.assert_allclose(out[0][1][1], out[1][1][1])
+    np.testing.assert_allclose(out[0][2], out[1][2], atol=1e-15)

@@ -361,8 +361,11 @@ def logdet(input: Tensor) -> Tensor:
     from .pointwise import log
 
     s, la = slogdet(input)
-    # log(-1) = nan, log(0) = -inf: torch's logdet values, which it selects with a where
-    return as_torch_node(la + log(s), "WhereBackward0")
+    if input.is_complex():
+        return as_torch_node(la + log(s), "WhereBackward0")
+    # a negative determinant gives nan, selected with a where as torch's: no gradient flows
+    # there (la's would be inv(A)^T); a zero one is la's -inf
+    return as_torch_node(la.masked_fill(s < 0, float("nan")), "WhereBackward0")
 
 
 # ---------------------------------------------------------------------- cholesky
