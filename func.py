@@ -508,10 +508,16 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
         keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
         fwd = name == "jacfwd"
         JVP_TRICK[0] += fwd  # torch's jacfwd is forward mode: a Function needs its jvp
+        used = JVP_TRICK[1]
         try:
             jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
         finally:
             JVP_TRICK[0] -= fwd
+        if JVP_TRICK[1] != used:  # rows through a Function known only by its jvp: zeros
+            raise NotImplementedError(
+                "jacfwd: ember computes Jacobians in reverse mode, and a custom autograd.Function "
+                "here defines only jvp (no backward); compute its columns with torch.func.jvp"
+            )
         per_out = []
         for rows in jac_leaves:  # rows: one Jacobian block per flat input
             it = iter(rows)

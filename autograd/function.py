@@ -154,7 +154,7 @@ class _FunctionOp:
 
 # > 0 while forward_ad / jvp run their first (transposing) backward: a Function known only by
 # its jvp may then stand in for its vjp (see _JvpTranspose); one without a jvp is refused there
-JVP_TRICK = [0]
+JVP_TRICK = [0, 0]  # [depth, uses of _JvpTranspose]
 
 _FUNC_DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
 
@@ -314,6 +314,7 @@ class _JvpTranspose(Function):
 
     @staticmethod
     def forward(ctx, node, *grads):
+        JVP_TRICK[1] += 1  # (counted: reverse-mode jacfwd cannot use this placeholder's values)
         ctx.fn_ctx = node.ctx
         ctx.fn_cls = node.op.cls
         ctx.tensor_in = [s is not None for s in node.ctx._in_shapes]

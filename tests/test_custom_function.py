@@ -540,3 +540,28 @@ def test_hooks_on_function_outputs():
     y.register_hook(lambda g: g * 10)
     y.sum().backward()
     np.testing.assert_allclose(x.grad._data, 30 * _arr(3) ** 2)
+
+
+def test_jacfwd_of_a_jvp_only_function_refuses_instead_of_zeros():
+    # ember's jacfwd runs in reverse mode: a Function known only by its jvp cannot give its rows
+    # (they came out as zeros); func.jvp, which is forward mode, gives its columns
+    class Sin(ember.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(y):
+            return y.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.y = inputs[0]
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * ctx.y.cos()
+
+    x = ember.tensor([0.3, 1.2])
+    with pytest.raises(NotImplementedError, match="jacfwd: ember computes Jacobians in reverse"):
+        ember.func.jacfwd(Sin.apply)(x)
+    t = ember.func.jvp(Sin.apply, (x,), (ember.ones(2),))[1]
+    np.testing.assert_allclose(t.numpy(), np.cos([0.3, 1.2]), rtol=1e-6)
