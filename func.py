@@ -513,11 +513,8 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
             jac_leaves = [_jac_rows(o, flat, keep) for o in out_leaves]
         finally:
             JVP_TRICK[0] -= fwd
-        if JVP_TRICK[1] != used:  # rows through a Function known only by its jvp: zeros
-            raise NotImplementedError(
-                "jacfwd: ember computes Jacobians in reverse mode, and a custom autograd.Function "
-                "here defines only jvp (no backward); compute its columns with torch.func.jvp"
-            )
+        if JVP_TRICK[1] != used:  # the graph holds a Function known only by its jvp: its rows
+            jac_leaves = _jac_columns(out_leaves, flat, keep)  # are placeholders; go forward
         per_out = []
         for rows in jac_leaves:  # rows: one Jacobian block per flat input
             it = iter(rows)
@@ -530,6 +527,39 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
         return (jac, _release(aux, keep)) if has_aux else jac
 
     return wrapper
+
+
+def _jac_columns(outs: list[Tensor], inputs: list[Tensor], keep: bool) -> list[list[Tensor]]:
+    """Forward mode, for graphs that hold a custom Function known only by its jvp: the columns
+    ``J t`` for one-hot tangents ``t``, each the derivative of ``J^T u . t`` with respect to a
+    dummy cotangent ``u`` (as :func:`jvp` computes them). Blocks as ``_jac_rows``'s, per output."""
+    from .core.ops.creation import zeros, zeros_like
+    from .core.ops.joining import stack
+
+    dummies = [zeros_like(o).requires_grad_() for o in outs]
+    JVP_TRICK[0] += 1
+    try:
+        vjps = _grads(outs, inputs, dummies, True)
+    finally:
+        JVP_TRICK[0] -= 1
+    blocks: list[list[Tensor]] = [[] for _ in outs]
+    for i, x in enumerate(inputs):
+        cols: list[list[Tensor]] = [[] for _ in outs]
+        for k in range(x.numel()):
+            onehot = zeros(x.numel(), dtype=x.dtype, device=x.device)
+            onehot[k] = 1
+            ts = [
+                onehot.reshape(x.shape) if j == i else zeros_like(y) for j, y in enumerate(inputs)
+            ]
+            for c, g in zip(cols, _grads(vjps, dummies, ts, keep), strict=True):
+                c.append(g)
+        for b, c, o in zip(blocks, cols, outs, strict=True):
+            b.append(
+                stack(c, -1).reshape(*o.shape, *x.shape)
+                if c
+                else zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
+            )
+    return blocks
 
 
 def _jac_rows(out: Tensor, inputs: list[Tensor], keep: bool) -> list[Tensor]:

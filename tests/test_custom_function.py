@@ -542,9 +542,9 @@ def test_hooks_on_function_outputs():
     np.testing.assert_allclose(x.grad._data, 30 * _arr(3) ** 2)
 
 
-def test_jacfwd_of_a_jvp_only_function_refuses_instead_of_zeros():
-    # ember's jacfwd runs in reverse mode: a Function known only by its jvp cannot give its rows
-    # (they came out as zeros); func.jvp, which is forward mode, gives its columns
+def test_jacfwd_of_a_jvp_only_function():
+    # ember's jacfwd runs in reverse mode, where a Function known only by its jvp has no rows
+    # (they came out as zeros): such graphs are differentiated by columns, in forward mode
     class Sin(ember.autograd.Function):
         generate_vmap_rule = True
 
@@ -560,8 +560,16 @@ def test_jacfwd_of_a_jvp_only_function_refuses_instead_of_zeros():
         def jvp(ctx, t):
             return t * ctx.y.cos()
 
-    x = ember.tensor([0.3, 1.2])
-    with pytest.raises(NotImplementedError, match="jacfwd: ember computes Jacobians in reverse"):
-        ember.func.jacfwd(Sin.apply)(x)
-    t = ember.func.jvp(Sin.apply, (x,), (ember.ones(2),))[1]
-    np.testing.assert_allclose(t.numpy(), np.cos([0.3, 1.2]), rtol=1e-6)
+    x = ember.tensor([[0.3, 1.2], [-0.7, 2.0]], dtype=ember.float64)
+    jac = ember.func.jacfwd(lambda a, b: (Sin.apply(a) * b).sum(0), argnums=(0, 1))(x, x)
+    c, s = np.cos(x.numpy()), np.sin(x.numpy())
+    want_a = np.zeros((2, 2, 2))
+    want_b = np.zeros((2, 2, 2))
+    for i in range(2):
+        for j in range(2):
+            want_a[j, i, j] = c[i, j] * x.numpy()[i, j]
+            want_b[j, i, j] = s[i, j]
+    np.testing.assert_allclose(jac[0].numpy(), want_a, rtol=1e-12)
+    np.testing.assert_allclose(jac[1].numpy(), want_b, rtol=1e-12)
+    t = ember.func.jvp(Sin.apply, (x,), (ember.ones(2, 2, dtype=ember.float64),))[1]
+    np.testing.assert_allclose(t.numpy(), c, rtol=1e-12)
