@@ -108,7 +108,7 @@ class _FunctionOp:
         with names_on():  # a user's backward may look dims up by name, as its forward does
             if cls.backward is Function.backward and cls.vjp is not Function.vjp:
                 out = cls.vjp(ctx, *grads)  # torch takes either name for the backward formula
-            elif cls.backward is Function.backward and JVP_TRICK[0] and cls.jvp is not Function.jvp:
+            elif JVP_TRICK[0] and cls.jvp is not Function.jvp:  # forward mode: the user's jvp
                 got = _JvpTranspose.apply(node, *grads)  # one per tensor input
                 got = iter(got if type(got) is tuple else (got,))
                 out = tuple(None if s is None else next(got) for s in ctx._in_shapes)

@@ -92,6 +92,30 @@ def test_forward_mode_check():
             _functions(ember)["two"], (x,), check_forward_ad=True, check_backward_ad=False
         )
 
+    def wrong_jvp(m):
+        class Triple(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 2  # wrong: forward mode runs the jvp, so the forward check finds it
+
+        xm = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        try:
+            m.autograd.gradcheck(Triple.apply, (xm,), check_forward_ad=True)
+        except Exception as e:  # noqa: BLE001 - the outcome is compared
+            return type(e).__name__, str(e).split("\n")[0]
+        return "passed"
+
+    assert wrong_jvp(ember) == wrong_jvp(torch)
+    assert wrong_jvp(ember)[0] == "GradcheckError"
+
 
 def test_float32_message_prints_float32_tensors():
     def msg(m):

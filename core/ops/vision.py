@@ -624,7 +624,8 @@ def _affine_grid(xp, theta, size=(), align_corners=False):
     tensor, so a grid reused by several backward passes works)."""
     sp = tuple(size[2:])
     base = _base_grid(sp, align_corners, _wrap(theta[:0]))._data  # (L, k+1)
-    return xp.matmul(base, theta.transpose(0, 2, 1)).reshape(size[0], *sp, len(sp))
+    out = xp.matmul(base, theta.transpose(0, 2, 1))  # (16-bit: computed wider, rounded once)
+    return out.astype(theta.dtype, copy=False).reshape(size[0], *sp, len(sp))
 
 
 @_affine_grid.vjp
