@@ -836,7 +836,8 @@ def _write_out(od, out, res, ins=()):
     if isinstance(res, tuple):
         for o, r in zip(out, res):
             _write_out(od, o, r, ins)
-        return out
+        # torch hands back its named tuple (values=, indices=) around the out= tensors
+        return type(res)(*out) if hasattr(res, "_fields") else out
     if res.requires_grad and _state.enabled:
         raise RuntimeError(
             f"{od.name}(): functions with out=... arguments don't support automatic "

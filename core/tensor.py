@@ -379,13 +379,15 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         ex = self._extra
-        if (
-            ex
-            and ex.get("base") is not None
-            and not ex.get("detached")
-            and ex["base"].requires_grad
-        ):
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if ex and ex.get("base") is not None and not ex.get("detached"):
+            # torch refuses every autograd view, whether or not its base requires grad
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
         self.grad_fn = None
         self.requires_grad = False
         return self

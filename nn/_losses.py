@@ -422,7 +422,25 @@ def soft_margin_loss(
 ) -> Tensor:
     """log(1 + exp(-target * input)) for targets in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _as_torch_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0")
+    # input first: a size mismatch names the input as tensor a, as in torch
+    loss = _softplus(-(input * target))
+    if loss.dtype != input.dtype:
+        # torch writes the loss in the input's dtype: an integer input cannot hold it
+        if not (input.is_floating_point() or input.is_complex()):
+            raise RuntimeError(
+                f"result type {scalar_name(_float_result(input, target))} can't be cast to the "
+                f"desired output type {scalar_name(input.dtype)}"
+            )
+        loss = loss.to(input.dtype)
+    return _as_torch_node(_reduce(loss, reduction), "SoftMarginLossBackward0")
+
+
+def _float_result(input: Tensor, target: Tensor):
+    """The floating dtype of an op on ``input`` and ``target`` (the default one for integers)."""
+    from ..core.dtype import get_default_dtype, promote_types
+
+    dt = promote_types(input.dtype, target.dtype)
+    return dt if dt.is_floating_point else get_default_dtype()
 
 
 @_autocast_entry
@@ -890,6 +908,10 @@ def multilabel_margin_loss(
     slot = xp.cumprod(td >= 0, axis=1).astype(bool)
     if bool(((td >= C) & slot).any()):
         raise RuntimeError("argument #2 'target' is out of range")
+    # torch reads the target's values (range) before it insists on their dtype
+    if target.dtype.name != "int64":  # class indices: torch takes no other index dtype here
+        raise RuntimeError(f"expected scalar type Long but found {scalar_name(target.dtype)}")
+    _float_only("multilabel_margin_loss_forward_out_frame", input, target)
     safe = xp.where(slot, td, 0).astype(np.int64)
     is_t = xp.zeros((N, C), dtype=bool)
     rows = xp.broadcast_to(xp.arange(N)[:, None], (N, C))

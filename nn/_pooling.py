@@ -251,18 +251,24 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
     )
     if output_size is None:
         ratio = output_ratio
+        if nd == 3 and not isinstance(ratio, (tuple, list)):
+            ratio = (ratio,) * 3  # the 3-d function repeats a number; the 2-d one wants a sequence
         if len(ratio) > nd:  # torch's F takes a sequence here (a float: TypeError from len)
             raise ValueError(
                 f"{fn} requires output_ratio to either be a single Int or tuple of Ints."
             )
-        if len(ratio) == 1:
-            ratio = tuple(ratio) * nd
-        osz = tuple(int(input.shape[-nd + i] * ratio[i]) for i in range(nd))
+        if len(ratio) < nd:  # torch indexes every dim's ratio: a short sequence runs out
+            raise IndexError("tuple index out of range")
+        osz = tuple(int(input.size(-nd + i) * ratio[i]) for i in range(nd))
     else:
         osz = _fr_tuple(
             output_size, nd, f"{fn}: output_size must either be a single Int or tuple of{word} Ints"
         )
-    _fr_check_input(fn, nd, input)
+    if random_samples is None:
+        # torch draws the samples first, reading the channel dim: too few dims are an
+        # IndexError there, before the kernel's rank check
+        input.size(-nd - 1)
+    _fr_check_input(fn if nd == 2 else f"{fn}_out", nd, input)  # torch's 3-d kernel's name
     if min(osz) < 0:
         raise RuntimeError(
             f"Trying to create tensor with negative dimension {min(osz)}: "

@@ -735,6 +735,12 @@ def _feature_shape(input: Tensor, batched: bool):
     return tuple(s[:k]) + (1,) * (len(s) - k)
 
 
+def _feature_rank_check(nd: int, p: float) -> None:
+    """torch's feature dropout kernel: a channel needs a dim of its own (all-dropping p=1 aside)."""
+    if nd < 2 and p < 1.0:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+
+
 def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
     p = _check_p(p)
     nd = input.dim()
@@ -768,6 +774,8 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
         batched = True
     if not training or p == 0.0:
         return input
+    # dropout3d adds a batch dim to any input that is not 5-D; dropout2d adds none
+    _feature_rank_check(nd + 1 if spatial == 3 and nd != hi else nd, p)
     shape = _feature_shape(input, batched) if nd >= 2 else input._data.shape
     return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
 
@@ -828,6 +836,7 @@ def feature_alpha_dropout(
     p = _check_p(p)
     if not training or p == 0.0:
         return input
+    _feature_rank_check(input.dim(), p)
     shape = _feature_shape(input, True) if input.dim() >= 2 else input._data.shape
     if inplace:
         return _inplace(input, _alpha_dropout, p, shape)

@@ -273,7 +273,7 @@ GENERIC = {
     "x y": """
     F.binary_cross_entropy F.binary_cross_entropy_with_logits F.cosine_similarity
     F.cross_entropy F.hinge_embedding_loss F.huber_loss F.kl_div F.l1_loss F.mse_loss
-    F.multilabel_margin_loss F.multilabel_soft_margin_loss F.pairwise_distance
+    F.multilabel_soft_margin_loss F.pairwise_distance
     F.poisson_nll_loss F.smooth_l1_loss F.soft_margin_loss Tensor.add Tensor.add_
     Tensor.allclose Tensor.arctan2 Tensor.arctan2_ Tensor.atan2 Tensor.atan2_ Tensor.clamp
     Tensor.clamp_ Tensor.clamp_max Tensor.clamp_max_ Tensor.clamp_min Tensor.clamp_min_
@@ -564,6 +564,8 @@ EXPLICIT = {
     "F.embedding_bag": ("idx wemb", lambda f, i, w: f(i, w, mode="sum")),
     "F.nll_loss": ("x tn", lambda f, x, t: f(x, t, reduction="none")),
     "F.multi_margin_loss": ("x tn", lambda f, x, t: f(x, t, reduction="none")),
+    # class-index targets: torch refuses any dtype but int64
+    "F.multilabel_margin_loss": ("x idx", None),
     "F.cosine_embedding_loss": ("x y sgn", lambda f, x, y, t: f(x, y, t, reduction="none")),
     "ember.cosine_embedding_loss": ("x y sgn", lambda f, x, y, t: f(x, y, t, 0.0, 0)),
     "ember.poisson_nll_loss": ("x y", lambda f, x, y: f(x, y, True, False, 1e-8, 0)),

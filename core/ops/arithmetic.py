@@ -378,6 +378,17 @@ def float_power(xp, input, exponent):
     return xp.power(input, exponent)
 
 
+def _float_power_out(out, res, ins):
+    """An out= tensor must already be double (or complex double): torch does not cast."""
+    raise RuntimeError(
+        f"the output given to float_power has dtype {scalar_name(out.dtype)} but the "
+        f"operation's result requires dtype {scalar_name(res.dtype)}"
+    )
+
+
+float_power.op.out_dtype = _float_power_out
+
+
 @float_power.vjp
 def _(grad, input, exponent, result, needs):
     # grad and result are double; the engine casts each gradient back to its input's dtype
@@ -714,6 +725,14 @@ def nextafter(xp, input, other):
     if input.dtype.kind not in "f":
         raise _not_impl("nextafter_cpu", input)
     return xp.nextafter(input, other)
+
+
+@nextafter.vjp
+def _(grad, input, other, needs):
+    # torch's convention: the one-ulp step is the identity in input, except where input ==
+    # other (the result is then other itself, taken as constant); other gets no gradient
+    gi = grad * (input != other) if needs[0] else None
+    return gi, (grad * 0 if needs[1] else None)
 
 
 # ---------------------------------------------------------------------- Tensor methods and dunders

@@ -625,15 +625,35 @@ def _all_finite(t) -> bool:
 
 
 # ---------------------------------------------------------------------- argument checks
-def _tuple(v, nd: int, what: str):
+_POSITIONS = {"stride": 4, "padding": 5, "output_padding": 6, "dilation": 6}
+
+
+def _tuple(v, nd: int, what: str, fn: str | None = None):
+    fn = fn or f"conv{nd}d"
     if isinstance(v, int) and not isinstance(v, bool):
         return (v,) * nd
     try:
-        t = tuple(int(x) for x in v)
+        items = tuple(v)
     except TypeError:
         raise TypeError(
-            f"conv{nd}d(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
+            f"{fn}(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
         ) from None
+    for i, x in enumerate(items):
+        # an int-like element only (bools and integer tensors are): a float or a string is no
+        # size, where int() would truncate or parse it
+        if not hasattr(x, "__index__"):
+            tn = type(x).__name__
+            if i:
+                raise TypeError(
+                    f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} with "
+                    f'error "type must be tuple of ints,but got {tn}"'
+                )
+            pos = 8 if what == "dilation" and fn.startswith("conv_transpose") else _POSITIONS[what]
+            raise TypeError(
+                f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, but found "
+                f"element of type {tn} at pos 0"
+            )
+    t = tuple(int(x) for x in items)
     if len(t) == 1:
         return t * nd
     if len(t) != nd:
@@ -676,8 +696,8 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
             "values to match the convolution dimensions, but got stride="
             f"{list(_tuple(stride, nd, 'stride'))}"
         )
-    stride = _tuple(stride, nd, "stride")
-    dilation = _tuple(dilation, nd, "dilation")
+    stride = _tuple(stride, nd, "stride", fname)
+    dilation = _tuple(dilation, nd, "dilation", fname)
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
@@ -984,8 +1004,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     )
     if isinstance(padding, str):
         raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
-    padding = _tuple(padding, nd, "padding")
-    output_padding = _tuple(output_padding, nd, "output_padding")
+    padding = _tuple(padding, nd, "padding", fname)
+    output_padding = _tuple(output_padding, nd, "output_padding", fname)
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
@@ -1123,12 +1143,30 @@ def _int_kernel_check(x, kernel: str) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(x.dtype)}'")
 
 
+_BLOCK_CHECKS = {
+    "kernel": ("kernel size should be greater than zero", "kernel", 1),
+    "dilation": ("dilation should be greater than zero", "dilation", 1),
+    "padding": ("padding should be non-negative", "pad", 0),
+    "stride": ("stride should be greater than zero", "stride", 1),
+}
+
+
+def _block_checks(**pairs) -> None:
+    """im2col/col2im's argument checks, in the order given (each function has its own), before
+    any check of the input."""
+    for what, (h, w) in pairs.items():
+        msg, label, least = _BLOCK_CHECKS[what]
+        if h < least or w < least:
+            raise RuntimeError(f"{msg}, but got {label}_height: {h} {label}_width: {w}")
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L) (im2col)."""
     k = _pair(kernel_size, "kernel_size", "unfold")
     d = _pair(dilation, "dilation", "unfold")
     p = _pair(padding, "padding", "unfold")
     s = _pair(stride, "stride", "unfold")
+    _block_checks(kernel=k, dilation=d, padding=p, stride=s)
     if input.dim() < 3:
         normalize_dim(input, input.dim())  # torch's im2col reads dim ndim first: IndexError
     if input.dim() not in (3, 4):
@@ -1156,6 +1194,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     d = _pair(dilation, "dilation", "fold")
     p = _pair(padding, "padding", "fold")
     s = _pair(stride, "stride", "fold")
+    _block_checks(kernel=k, stride=s, dilation=d, padding=p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "

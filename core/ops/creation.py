@@ -531,6 +531,15 @@ def _size_args(size, name="empty"):
                 raise TypeError(
                     f"{name}(): argument 'size' (position 1) must be tuple of ints, not {tn}"
                 )
+            if i == 0:
+                # a bad first element decides the overload: a sequence is then rejected as a
+                # whole, and loose arguments no longer read as one size
+                if seq:
+                    raise TypeError(
+                        f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
+                        f"found element of type {tn} at pos 0"
+                    )
+                raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
             raise TypeError(
                 f"{name}(): argument 'size' failed to unpack the object at pos "
                 f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
@@ -890,7 +899,15 @@ def eye(
 
 
 def _tri_indices(row, col, offset, dtype, device, upper):
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:  # torch's message, its missing space included
+            raise RuntimeError(f"{what} must be non-negative, got{n}")
     npd = _np_dtype(dtype, _dt.int64)
+    if npd not in (np.int32, np.int64):  # torch's kernel exists for int and long only
+        who = "triu_indices" if upper else "tril_indices"
+        raise NotImplementedError(
+            f"\"{who}\" not implemented for '{_dt.scalar_name(_dt.to_dtype(dtype))}'"
+        )
     r, c = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
     return _finish(_on(np.stack([r, c]).astype(npd), _dev(device)), False, None)
 
@@ -970,7 +987,7 @@ def _(grad, abs, angle, needs):
     return g_abs, g_ang
 
 
-@op(names=unify_inputs, promote=True, inplace="heaviside_")
+@op(names=unify_inputs, inplace="heaviside_")
 def heaviside(xp, input, values):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (not differentiable)."""
     from .arithmetic import _need_tensor
@@ -979,10 +996,11 @@ def heaviside(xp, input, values):
     _need_tensor("heaviside", 2, "values", values)
     if input.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    # torch does not promote here: even a 0-d ``values`` must have input's dtype
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     one = xp.ones((), input.dtype)
-    return xp.where(input == 0, values, (input > 0).astype(input.dtype) * one).astype(
-        xp.result_type(input, values)
-    )
+    return xp.where(input == 0, values, (input > 0).astype(input.dtype) * one)
 
 
 # ---------------------------------------------------------------------- Tensor.new_*
@@ -996,7 +1014,8 @@ def _new_tensor(
     """A new tensor copying ``data``, with self's dtype and device unless given."""
     if isinstance(data, Tensor):
         _warn_copy_construct("tensor.new_tensor")
-        t = data.detach().to(dtype=dtype or data.dtype, device=device or self.device)
+        # a tensor's data takes self's dtype too, as a list's would (torch casts it)
+        t = data.detach().to(dtype=dtype or self.dtype, device=device or self.device)
         t = _wrap(t._data.copy() if t._data is data._data else t._data, None)
     else:
         arr = _to_array(data, dtype if dtype is not None else self.dtype)

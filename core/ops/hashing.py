@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import op
-from .reduction import _axes, _reduced_names
+from .reduction import _axes, _nonempty, _reduced_names
 
 __all__ = ["hash_tensor"]
 
@@ -25,14 +25,7 @@ def hash_tensor(xp, input, dim=(), *, keepdim=False, mode=0):
     bits = input.astype(wide).view(xp.uint64)
     ax = _axes(None if dim == () else dim, input.ndim)
     axes = tuple(range(input.ndim)) if ax is None else ax
-    if input.size == 0 and ax is None:
-        raise RuntimeError(
-            "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify "
-            "the reduction dim with the 'dim' argument."
-        )
-    for a in axes:
-        if input.shape[a] == 0:
-            raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
+    _nonempty("hash_tensor", input, ax, who="hash_tensor")
     if not axes:
         out = bits.copy()
     elif xp is np:

@@ -1584,7 +1584,12 @@ def _index_select(xp, input, index, dim=0):
     idx = _vector_index(index, "index_select")
     if input.ndim == 0:
         dim = _wrap_dim(dim, 0)
-        _check_bounds(xp, idx, 1, 0, IndexError, 1)
+        if idx.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+            )
+        if xp is np and int(idx.reshape(-1)[0]) != 0:
+            raise IndexError("index out of range in self")
         return input.reshape(1)[idx].reshape(())
     dim = _wrap_dim(dim, input.ndim)
     n = input.shape[dim]
@@ -1678,6 +1683,12 @@ def _index_fill(xp, input, index, value, dim=0):
         raise RuntimeError(
             "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
             f"with {value.ndim} dimension(s)."
+        )
+    if input.dtype.kind != "c" and (
+        type(value) is complex or (hasattr(value, "dtype") and value.dtype.kind == "c")
+    ):
+        raise RuntimeError(
+            "index_fill_(): Converting complex Scalar to non-complex type is not supported"
         )
     out = input.copy()
     if input.ndim == 0:
@@ -1810,7 +1821,20 @@ def _(grad, input_shape, mask):
 @op(names=broadcast_to_self, method=False, name="_masked_scatter")
 def _masked_scatter(xp, input, mask, source):
     """A copy of ``input`` with the leading elements of ``source`` where ``mask`` is True."""
-    _check_mask(mask, "masked_scatter_")
+    if mask.dtype == _UINT8:
+        # torch warns about the old uint8 masks before refusing them
+        warnings.warn(
+            "masked_scatter_ received a mask with dtype torch.uint8, this behavior is now "
+            "deprecated,please use a mask with dtype torch.bool instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if mask.dtype != _BOOL:
+        # unlike masked_fill_, torch names the mask's dtype by its scalar type here ("Long")
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype "
+            f"{_dtype_word(mask)}"
+        )
     if source.dtype != input.dtype:
         raise RuntimeError(  # torch's message, its missing space included
             "masked_scatter: expected self and source to have same dtypes but got"

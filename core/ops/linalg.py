@@ -481,11 +481,24 @@ ger = outer
 outer.op.backward_name = "MulBackward0"  # torch's outer is a broadcast multiply
 
 
+def _int_scalar(v, npd):
+    """An addmm-family ``beta``/``alpha`` converted to integer dtype ``npd`` as torch does: a
+    float is range-checked and truncated (-0.5 is refused for uint8), an int may wrap (-1)."""
+    if type(v) is float:
+        info = np.iinfo(npd)
+        if not info.min <= v <= info.max:
+            raise _dt._fill_overflow(npd)
+        v = int(v)
+    return _dt.wrap_int(_dt.fill_scalar(v, npd), npd)
+
+
 def _scaled_add(xp, r, inp, beta, alpha):
     """beta * inp + alpha * r (beta == 0 ignores inp, nan included, like torch). ``r`` is the
     product just computed (owned, never a view of an input): it is updated in place where the
     dtype allows, saving a pass and an output-sized allocation (the bias add of F.linear)."""
     dt = r.dtype
+    if dt.kind in "iu":  # torch takes the scalars in the integer type: 0.5 -> 0, 2.6 -> 2
+        beta, alpha = _int_scalar(beta, dt), _int_scalar(alpha, dt)
     if inp.dtype != dt and inp.dtype.itemsize == 2 and inp.dtype.kind in "fV":
         dt, inp = inp.dtype, inp.astype(r.dtype)  # r is a half product kept in float32
     if alpha != 1:
@@ -1389,10 +1402,16 @@ def chain_matmul(*matrices) -> Tensor:
     return r
 
 
-def _install():
-    from ..registry import reflected
+def _rmatmul(self, other):
+    """``other @ self``: torch takes only a tensor here (a list or an ndarray on the left is
+    Python's "unsupported operand" TypeError, not a conversion)."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
 
-    Tensor.__rmatmul__ = reflected(matmul)
+
+def _install():
+    Tensor.__rmatmul__ = _rmatmul
     Tensor.inner = inner
     Tensor.kron = kron
     Tensor.ger = outer

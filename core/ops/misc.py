@@ -235,7 +235,9 @@ def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
 
 
 # ---------------------------------------------------------------------- diff / rot90
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None
+) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
     nd = input._data.ndim
     if n < 0:
@@ -270,7 +272,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
             break
         hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
         x = hi.logical_xor(lo) if is_bool else hi - lo
-    return x
+    # torch's out= variant runs the last subtraction into out (its errors name sub())
+    return x if out is None else _copy_out(out, x, "sub")
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
@@ -305,12 +308,13 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 # ---------------------------------------------------------------------- renorm
-def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+def renorm(input: Tensor, p, dim: int, maxnorm, *, out=None) -> Tensor:
     """Each slice along ``dim`` rescaled so that its ``p``-norm is at most ``maxnorm``."""
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        # printed as C++ prints a double (-1.0 -> -1)
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     nd = input._data.ndim
     if nd <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
@@ -325,7 +329,15 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     dims = tuple(i for i in range(nd) if i != d)
     norm = input.norm(p, dims, keepdim=True)
     factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * factor
+    r = input * factor
+    if out is None:
+        return r
+    if out.dtype != r.dtype:  # renorm's out= is not cast into
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_dt.C_NAMES[r.dtype.name]}, but "
+            f"got {_dt.C_NAMES[out.dtype.name]} instead"
+        )
+    return _copy_out(out, r, "renorm")
 
 
 def _renorm_(self: Tensor, p, dim, maxnorm) -> Tensor:

@@ -526,6 +526,9 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
+    if training and (running_mean is None) != (running_var is None):
+        # half a pair of running statistics cannot be updated consistently
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
 

@@ -217,6 +217,26 @@ _SUPPORTED = (
 )
 
 
+def _too_small_check(shape, out_shape, k: int, mode: str) -> None:
+    """torch's reflection/replication kernels refuse an output with no element left in any
+    padded dim (one that keeps some dim is left to the negative-size check that follows)."""
+    sizes, outs = shape[-k:], out_shape[-k:]
+    if any(o >= 1 for o in outs):
+        return
+    if k == 1:
+        raise RuntimeError(f"input (W: {sizes[0]}) is too small. Calculated output W: {outs[0]}")
+    if k == 2:
+        raise RuntimeError(
+            f"input (H: {sizes[0]}, W: {sizes[1]}{' ' if mode == 'replicate' else ''}) is too "
+            "small. Calculated output "
+            f"H: {outs[0]} W: {outs[1]}"
+        )
+    raise RuntimeError(
+        f"input (D: {sizes[0]} H: {sizes[1]}, W: {sizes[2]}) is too small. Calculated output "
+        f"D: {outs[0]} H: {outs[1]} W: {outs[2]}"
+    )
+
+
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """torch.nn.functional.pad: pads (or, with negative amounts, crops) the last dims."""
     if not isinstance(mode, str):
@@ -265,6 +285,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                     f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
                     f"{list(shape)}"
                 )
+        _too_small_check(shape, out_shape, k, mode)
         if any(s < 0 for s in out_shape):
             neg = next(s for s in out_shape if s < 0)
             raise RuntimeError(

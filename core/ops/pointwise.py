@@ -196,6 +196,13 @@ def signbit(xp, input):
     return xp.signbit(input)
 
 
+def _signbit_out(out, res, ins):
+    raise RuntimeError("signbit does not support non-boolean outputs.")
+
+
+signbit.op.out_dtype = _signbit_out
+
+
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` itself (``+input``); bool tensors are refused like torch."""
     if input._data.dtype.kind == "b":
@@ -819,7 +826,12 @@ def _polygamma(xp, input, n=0):
     if n == 0:
         return _sp(xp, "psi", input)
     # cupyx's polygamma tests `n == 0` as an array: a Python int breaks its cupy.where
-    return _sp(xp, "polygamma", input, n if xp is np else xp.asarray(n))
+    r = _sp(xp, "polygamma", input, n if xp is np else xp.asarray(n))
+    if input.dtype.kind == "f":
+        # torch's kernels at the infinities: trigamma(-inf) and polygamma(n >= 2, +inf) are nan
+        bad = input == (-np.inf if n == 1 else np.inf)
+        r = xp.where(bad, r.dtype.type(np.nan), r)
+    return r
 
 
 @_polygamma.vjp
@@ -1144,6 +1156,18 @@ def _(grad, input):
     return grad / frexp(input.detach())[1].to(grad.dtype).exp2()
 
 
+def _frexp_out(out, res, ins):
+    """torch wants out=(mantissa, exponent) in exactly the result's dtypes (no casting)."""
+    got = _dt.C_NAMES[out.dtype.name]
+    if res.dtype == _dt.int32:
+        raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got {got}")
+    want = _dt.C_NAMES[res.dtype.name]
+    raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {want} but got {got}")
+
+
+frexp.op.out_dtype = _frexp_out
+
+
 def _igamma_kernel(xp, name, a, x):
     for arg, pos, v in (("input", 1, a), ("other", 2, x)):
         if not hasattr(v, "dtype"):
@@ -1151,7 +1175,8 @@ def _igamma_kernel(xp, name, a, x):
                 f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}"
             )
     if a.dtype.kind not in "fV" or x.dtype.kind not in "fV":
-        raise RuntimeError(
+        # the promoted dtype is integral or bool: torch has no such kernel (no int -> float)
+        raise NotImplementedError(
             f"\"{name}_cpu\" not implemented for '{scalar_name(_dt._FROM_NP[a.dtype])}'"
         )
     return _sp(xp, "gammainc" if name == "igamma" else "gammaincc", x, a)
@@ -1167,7 +1192,7 @@ def _igamma_grad(grad, input, other, needs, sign):
     return None, grad * d if sign > 0 else -grad * d
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="igamma_")
+@op(names=unify_inputs, promote=True, inplace="igamma_")
 def igamma(xp, input, other):
     """The regularized lower incomplete gamma function P(input, other) (gammainc)."""
     return _igamma_kernel(xp, "igamma", input, other)
@@ -1178,7 +1203,7 @@ def _(grad, input, other, needs):
     return _igamma_grad(grad, input, other, needs, 1)
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="igammac_")
+@op(names=unify_inputs, promote=True, inplace="igammac_")
 def igammac(xp, input, other):
     """The regularized upper incomplete gamma function Q(input, other) (gammaincc)."""
     return _igamma_kernel(xp, "igammac", input, other)

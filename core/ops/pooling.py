@@ -1373,7 +1373,9 @@ def _make_fractional(nd, name):
         S = input.shape[-nd:]
         where = fn if nd == 2 else f"{fn}_out"
         for i in range(nd):
-            if osz[i] + k[i] - 1 > S[i]:
+            # the 3-d kernel also refuses a last window that ends exactly at the input's end
+            span = osz[i] + k[i] - 1
+            if span > S[i] or (nd == 3 and span == S[i]):
                 raise RuntimeError(
                     f"{where}(): pool {dims[i]} {k[i]} too large relative to input {dims[i]} {S[i]}"
                 )

@@ -25,7 +25,7 @@ from __future__ import annotations
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
-from ..registry import op
+from ..registry import OPS, op
 from ..tensor import Tensor
 
 _BF16 = _dt.bfloat16.np
@@ -592,6 +592,10 @@ def _cell_checks(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, k: int) 
 
 
 def _affine(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    # at::linear's addmm when there is a bias: its dtype checks (mat1/mat2, then self) and its
+    # messages are the ones a mixed-dtype hidden state meets in torch's cells
+    if b is not None and x.dim() == 2:
+        return OPS["addmm"].public(b, x, w.t())
     y = x.matmul(w.t())
     return y if b is None else y + b
 
@@ -625,7 +629,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r = (ir + hr).sigmoid()
     z = (iz + hz).sigmoid()
     n = (i_n + r * hn).tanh()
-    return n + z * (hx - n)
+    return (hx - n) * z + n  # torch's operand order (the node order of its graph)
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

@@ -131,18 +131,21 @@ def _not_impl(kernel, a):
     )
 
 
-def _nonempty(name, a, axes):
-    """torch refuses max-like reductions over an empty dim (there is no identity)."""
+def _nonempty(name, a, axes, who=None, all_dims=None):
+    """torch refuses max-like reductions over an empty dim (there is no identity). ``who``: the
+    messages' prefix (default ``name()``); ``all_dims``: the message when no dim is given."""
     if a.size:
         return
+    who = who or f"{name}()"
     if axes is None:
         raise RuntimeError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-            "Specify the reduction dim with the 'dim' argument."
+            all_dims
+            or f"{who}: Expected reduction dim to be specified for input.numel() == 0. Specify "
+            "the reduction dim with the 'dim' argument."
         )
     for ax in axes:
         if a.shape[ax] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+            raise IndexError(f"{who}: Expected reduction dim {ax} to have non-zero size.")
 
 
 # ---------------------------------------------------------------------- private helper op
@@ -470,6 +473,18 @@ amax = _make_aext("amax", True)
 amin = _make_aext("amin", False)
 
 
+def _aext_out(out, res, ins):
+    """amax/amin do not cast into out=: its dtype must be the input's."""
+    raise RuntimeError(
+        "Expected the dtype for input and out to match, but got "
+        f"{_dt.scalar_name(res.dtype)} for input's dtype and {_dt.scalar_name(out.dtype)} for "
+        "out's dtype."
+    )
+
+
+amax.op.out_dtype = amin.op.out_dtype = _aext_out
+
+
 def _aminmax_names(ins, *, dim=None, keepdim=False):
     return _drop(ins[0], dim, keepdim)
 
@@ -478,7 +493,14 @@ def _aminmax_names(ins, *, dim=None, keepdim=False):
 def aminmax(xp, input, *, dim=None, keepdim=False):
     """(min, max) over ``dim`` (all dims when None)."""
     ax = _axes(dim, input.ndim)
-    _nonempty("aminmax", input, ax)
+    _nonempty(  # aminmax words its empty-input errors unlike the other max-likes
+        "aminmax",
+        input,
+        ax,
+        who="aminmax",
+        all_dims="aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+        "no identity.",
+    )
     if input.dtype.kind == "c":
         raise _not_impl("aminmax_cpu", input)
     return xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
@@ -634,7 +656,8 @@ def _var_names(ins, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
     if input.dtype.kind not in "fcV":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        who = name if name.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{who} only support floating point and complex dtypes")
     dim, c = _var_args(name, dim, unbiased, correction)
     ax = _axes(dim, input.ndim)
     n = _count(input.shape, ax)
@@ -1110,6 +1133,16 @@ def logcumsumexp(xp, input, dim=None):
     if input.dtype.kind == "c":  # numpy's logaddexp has no complex loop: a running one here
         return _complex_logcumsumexp(xp, input, ax)
     return _accumulate(xp, "logaddexp", input, ax)
+
+
+def _logcumsumexp_out(out, res, ins):
+    # torch's kernel writes straight into out=, which must have the input's dtype
+    raise RuntimeError(
+        f"expected scalar_type {_dt.scalar_name(res.dtype)} but found {_dt.scalar_name(out.dtype)}"
+    )
+
+
+logcumsumexp.op.out_dtype = _logcumsumexp_out
 
 
 def _complex_logcumsumexp(xp, a, ax):

@@ -825,10 +825,24 @@ def _(grad, dim):
 @op(names=keep, view=True, n_diff_out=_ALL)
 def tensor_split(xp, input, indices_or_sections=None, dim=0):
     """Views split at the given indices, or into n nearly equal sections (the first ones larger)."""
+    if not input.ndim:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
     d = _norm(dim, input.ndim)
     size = input.shape[d]
     s = indices_or_sections
     if hasattr(s, "_data"):  # torch: a 1-d tensor holds indices, a 0-d tensor the sections
+        if s.dim() > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {s.dim()} dims"
+            )
+        if s.dtype != _dt.int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{_dt.scalar_name(s.dtype)}"
+            )
         s = s.tolist()
     if isinstance(s, (tuple, list)):
         bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in s] + [size]
@@ -1048,7 +1062,7 @@ def flip(xp, input, dims=None):
     if len(set(ax)) != len(ax):
         d = next(a for i, a in enumerate(ax) if a in ax[:i])
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    if not ax:
+    if not ax or not n:  # a 0-d tensor flips to itself (its dim 0 / -1 is allowed)
         return input.copy()
     return xp.ascontiguousarray(xp.flip(input, ax))
 

@@ -368,6 +368,13 @@ def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, di
 def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``) to one."""
     no_meta_kernel(xp, "aten::unique_consecutive")
+    if input.dtype.kind == "c":  # torch's kernels have no complex types
+        # torch's dim overload takes a 1-D input's literal dim 0 through the flat kernel
+        flat = dim is None or (input.ndim == 1 and dim == 0)
+        who = "unique" if flat else "unique_dim"
+        raise NotImplementedError(
+            f"\"{who}\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[input.dtype])}'"
+        )
     if dim is None or input.ndim == 0:
         if dim is not None:
             _axis(dim, 0)
@@ -492,3 +499,15 @@ def bucketize(xp, input, boundaries, *, out_int32=False, right=False):
     if v.size:
         _search_complex(boundaries, v)
     return _search_dtype(_search(xp, boundaries, v, right), out_int32)
+
+
+def _search_out(out, res, ins):
+    """out= must be int64, or int32 under out_int32=True (the result's dtype says which)."""
+    raise RuntimeError(
+        "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+        "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+        f"dtype {_dt.scalar_name(out.dtype)} and out_int32 flag is {res.dtype == _dt.int32}"
+    )
+
+
+searchsorted.op.out_dtype = bucketize.op.out_dtype = _search_out

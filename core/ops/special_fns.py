@@ -74,8 +74,10 @@ def _special_spherical_bessel_j0(xp, input):
     """The spherical Bessel function of the first kind, order 0: sin(x) / x."""
     _check("spherical_bessel_j0", input, xp)
     x = input if input.dtype.kind == "f" else input.astype(np.float32)
-    safe = xp.where(x == 0, x.dtype.type(1), x)  # sin(x)/x, with its limit 1 at 0
-    return xp.where(x == 0, x.dtype.type(1), xp.sin(safe) / safe).astype(x.dtype, copy=False)
+    # sin(x)/x, with its limits: 1 at 0, and 0 at +-inf (sin(inf) is nan)
+    safe = xp.where((x == 0) | xp.isinf(x), x.dtype.type(1), x)
+    r = xp.where(x == 0, x.dtype.type(1), xp.sin(safe) / safe)
+    return xp.where(xp.isinf(x), x.dtype.type(0), r).astype(x.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------- with derivatives

@@ -239,6 +239,10 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
             )
+        if isinstance(padding, str):
+            # no padding strings here: torch splits one into characters like any sequence, and
+            # the forward then rejects them
+            padding = tuple(padding)
         geometry = self._geometry(kernel_size, stride, padding, dilation)
         super().__init__(in_channels, out_channels, *geometry, True, _ntuple(output_padding, self._nd), groups, bias,
                          padding_mode, device, dtype)  # fmt: skip

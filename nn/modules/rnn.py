@@ -86,6 +86,7 @@ class RNNBase(Module):
         self.num_layers = num_layers
         self.bias = bias
         self.batch_first = batch_first
+        float(dropout)  # torch converts first: a string or None fails with float()'s own error
         if (
             not isinstance(dropout, numbers.Number)
             or isinstance(dropout, bool)
@@ -106,10 +107,12 @@ class RNNBase(Module):
                 f"dropout={dropout} and num_layers={num_layers}",
                 stacklevel=2,
             )
-        if not isinstance(hidden_size, int):
-            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
+        # each size is type-checked, then range-checked, input_size first (torch's order)
+        for arg, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(size, int):
+                raise TypeError(f"{arg} should be of type int, got: {type(size).__name__}")
+            if size <= 0:
+                raise ValueError(f"{arg} must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:

@@ -18,15 +18,16 @@ from .module import Module
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-def _check_padding_idx(padding_idx, num_embeddings: int):
+def _check_padding_idx(padding_idx, num_embeddings: int, label: str = "Padding_idx"):
+    # ``label``: Embedding capitalizes the word in its message, EmbeddingBag does not
     if padding_idx is None:
         return None
     if padding_idx > 0:
         if padding_idx >= num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{label} must be within num_embeddings")
     elif padding_idx < 0:
         if padding_idx < -num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{label} must be within num_embeddings")
         padding_idx = num_embeddings + padding_idx
     return padding_idx
 
@@ -178,7 +179,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings, "padding_idx")
         self.weight = _weight_param(num_embeddings, embedding_dim, _weight, False, device, dtype)
         if _weight is None:
             self.reset_parameters()
