@@ -23,7 +23,7 @@ and the pathwise derivative estimator uses ``rsample``::
     loss.backward()
 """
 
-from . import constraint_registry, constraints, transforms
+from . import constraint_registry, constraints, log_normal, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

@@ -114,14 +114,40 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
+def _check_base_constraint(base_constraint) -> None:
+    if not isinstance(base_constraint, Constraint):
+        raise AssertionError(  # noqa: TRY004 (torch raises AssertionError here)
+            f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+        )
+
+
+def _check_cseq(cseq) -> list:
+    cseq = list(cseq)
+    if not all(isinstance(c, Constraint) for c in cseq):
+        raise AssertionError("All elements of cseq must be Constraint instances")
+    return cseq
+
+
+def _check_dim_in_range(dim: int, value) -> None:
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
 class _IndependentConstraint(Constraint):
     """Wraps a constraint, reinterpreting ``reinterpreted_batch_ndims`` batch dims as event dims."""
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
-        if not isinstance(base_constraint, Constraint):
-            raise TypeError("base_constraint must be a Constraint")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError("reinterpreted_batch_ndims must be a non-negative int")
+        _check_base_constraint(base_constraint)
+        # AssertionError, as torch raises for these construction mistakes
+        if not isinstance(reinterpreted_batch_ndims, int):
+            raise AssertionError(  # noqa: TRY004
+                "reinterpreted_batch_ndims must be an int, "
+                f"got {type(reinterpreted_batch_ndims).__name__}"
+            )
+        if reinterpreted_batch_ndims < 0:
+            raise AssertionError(
+                f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}"
+            )
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         super().__init__()
@@ -331,8 +357,7 @@ class MixtureSameFamilyConstraint(Constraint):
     checked against every component, with the component dim inserted before the event dims."""
 
     def __init__(self, base_constraint: Constraint) -> None:
-        if not isinstance(base_constraint, Constraint):
-            raise TypeError("base_constraint must be a Constraint")
+        _check_base_constraint(base_constraint)
         self.base_constraint = base_constraint
         super().__init__()
 
@@ -347,6 +372,8 @@ class MixtureSameFamilyConstraint(Constraint):
     def check(self, value):
         unsqueeze_dim = -1 - self.event_dim
         result = self.base_constraint.check(value.unsqueeze(unsqueeze_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
         return result.squeeze(-1) if result.dim() else result
 
     def __repr__(self) -> str:
@@ -393,10 +420,12 @@ class _Cat(Constraint):
     """Applies a sequence of constraints to consecutive chunks (of sizes ``lengths``) of ``dim``."""
 
     def __init__(self, cseq, dim: int = 0, lengths=None) -> None:
-        self.cseq = list(cseq)
+        self.cseq = _check_cseq(cseq)
         self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.cseq):
-            raise ValueError("cseq and lengths must have the same length")
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
         self.dim = dim
         super().__init__()
 
@@ -409,6 +438,7 @@ class _Cat(Constraint):
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value):
+        _check_dim_in_range(self.dim, value)
         checks, start = [], 0
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
@@ -420,7 +450,7 @@ class _Stack(Constraint):
     """Applies a sequence of constraints to the slices of ``dim`` (one constraint per slice)."""
 
     def __init__(self, cseq, dim: int = 0) -> None:
-        self.cseq = list(cseq)
+        self.cseq = _check_cseq(cseq)
         self.dim = dim
         super().__init__()
 
@@ -436,6 +466,7 @@ class _Stack(Constraint):
         return dim
 
     def check(self, value):
+        _check_dim_in_range(self.dim, value)
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return ember.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
 

@@ -69,7 +69,10 @@ class Dirichlet(ExponentialFamily):
         concentrationm1 = (c - 1).clamp(min=0.0)
         mode = concentrationm1 / concentrationm1.sum(-1, keepdim=True)
         all_small = (c < 1).all(dim=-1, keepdim=True)
-        corner = F.one_hot(c.argmax(-1), c.shape[-1]).to(mode.dtype)
+        # With every concentration below 1 the density is unbounded at every corner; torch
+        # reports the first corner (the argmax of its all-NaN 0/0 row), whatever the sizes.
+        corner = F.one_hot(ember.zeros(c.shape[:-1], dtype=ember.int64), c.shape[-1])
+        corner = corner.to(mode.dtype)
         return ember.where(all_small, corner, mode)
 
     @property

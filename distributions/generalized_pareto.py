@@ -72,16 +72,26 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = (value - self.loc) / self.scale
         zero, c = self._safe_c()
-        log_density = -(1 / c + 1) * ember.log1p(c * z)
-        return -self.scale.log() + ember.where(zero, -z, log_density)
+        # at xi = -1 (a uniform density) the exponent is exactly 0: take it as is, like torch,
+        # rather than 0 * log1p(-z), which is NaN at the upper end of the support
+        y = 1 / c + 1
+        log_kernel = ember.where(y == 0, y, y * ember.log1p(c * z))
+        return -self.scale.log() - ember.where(zero, z, log_kernel)
 
-    def cdf(self, value: ember.Tensor) -> ember.Tensor:
+    def log_survival_function(self, value: ember.Tensor) -> ember.Tensor:
+        r"""The log of the survival function :math:`\log P(X > value)`, accurate in the tail."""
         if self._validate_args:
             self._validate_sample(value)
         z = (value - self.loc) / self.scale
         zero, c = self._safe_c()
-        survival = ember.exp(-ember.log1p(c * z) / c)
-        return 1 - ember.where(zero, ember.exp(-z), survival)
+        return ember.where(zero, -z, -ember.log1p(c * z) / c)
+
+    def log_cdf(self, value: ember.Tensor) -> ember.Tensor:
+        r"""The log of the cumulative distribution function :math:`\log P(X \le value)`."""
+        return ember.log1p(-ember.exp(self.log_survival_function(value)))
+
+    def cdf(self, value: ember.Tensor) -> ember.Tensor:
+        return ember.exp(self.log_cdf(value))
 
     def icdf(self, value: ember.Tensor) -> ember.Tensor:
         zero, c = self._safe_c()

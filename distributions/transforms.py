@@ -12,7 +12,7 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 from .utils import broadcast_all as _broadcast_all
 
 __all__ = [
@@ -779,23 +779,6 @@ class CorrCholeskyTransform(_ParameterlessTransform):
     bijective = True
 
     @staticmethod
-    def _vec_to_tril(vec, n: int, diag: int):
-        # fill the lower triangle (offset ``diag``) row by row from ``vec``
-        rows, cols = _tril_indices(n, diag)
-        out = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
-        flat = [r * n + c for r, c in zip(rows, cols)]
-        index = ember.tensor(flat, dtype=ember.long, device=vec.device)
-        index = index.expand(tuple(vec.shape[:-1]) + (len(flat),))
-        return out.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))
-
-    @staticmethod
-    def _tril_to_vec(mat, diag: int):
-        n = mat.shape[-1]
-        rows, cols = _tril_indices(n, diag)
-        flat = ember.tensor([r * n + c for r, c in zip(rows, cols)], device=mat.device)
-        return mat.reshape(tuple(mat.shape[:-2]) + (n * n,)).index_select(-1, flat)
-
-    @staticmethod
     def _size(m: int) -> int:
         n = round((0.25 + 2 * m) ** 0.5 + 0.5)
         if n * (n - 1) // 2 != m:
@@ -806,7 +789,7 @@ class CorrCholeskyTransform(_ParameterlessTransform):
         eps = ember.finfo(x.dtype).eps
         x = x.tanh().clamp(min=-1 + eps, max=1 - eps)
         n = self._size(x.shape[-1])
-        r = self._vec_to_tril(x, n, -1)
+        r = vec_to_tril_matrix(x, -1)
         # stick breaking on the squared row entries: z_ij = r_ij * sqrt(1 - sum_{k<j} z_ik^2)
         z = r.pow(2)
         one_minus_cum = (1 - z).sqrt().cumprod(-1)
@@ -819,15 +802,15 @@ class CorrCholeskyTransform(_ParameterlessTransform):
         # the sum of squares of y_ij (j < i) left of the diagonal gives the stick lengths
         y_cumsum = 1 - ember.cumsum(y * y, dim=-1)
         y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
-        y_vec = self._tril_to_vec(y, -1)
-        y_cumsum_vec = self._tril_to_vec(y_cumsum_shifted, -1)
+        y_vec = tril_matrix_to_vec(y, -1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, -1)
         t = y_vec / y_cumsum_vec.sqrt()
         return ((1 + t) / (1 - t)).log() / 2
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
         y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
         # by the stick-breaking structure, only the strict lower entries' stick lengths count
-        y1m_cumsum_tril = self._tril_to_vec(y1m_cumsum, -2)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, -2)
         stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
         tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
         return stick_breaking_logdet + tanh_logdet
@@ -847,13 +830,20 @@ class CorrCholeskyTransform(_ParameterlessTransform):
         return ember.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
 
 
-def _tril_indices(n: int, diag: int):
-    rows, cols = [], []
-    for r in range(n):
-        for c in range(min(r + diag, n - 1) + 1):
-            rows.append(r)
-            cols.append(c)
-    return rows, cols
+def _check_tseq(tseq) -> list:
+    tseq = list(tseq)
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    return tseq
+
+
+def _check_split(value, dim: int, name: str, where: str, label: str, expected: int) -> None:
+    # Cat/StackTransform's shape checks, with torch's AssertionError and wording
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for {where} with {value.dim()} dimensions")
+    size = value.size(dim)
+    if size != expected:
+        raise AssertionError(f"{name}.size({dim}) = {size} must equal {label} {expected}")
 
 
 class CatTransform(Transform):
@@ -868,13 +858,16 @@ class CatTransform(Transform):
     """
 
     def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        tseq = _check_tseq(tseq)
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
-            raise ValueError("lengths and transforms must have the same length")
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
+            )
         self.dim = dim
 
     @property
@@ -896,13 +889,20 @@ class CatTransform(Transform):
             yield t, x.narrow(self.dim, start, length)
             start += length
 
+    def _check(self, value, name: str, where: str = "tensor") -> None:
+        _check_split(value, self.dim, name, where, "length", self.length)
+
     def _call(self, x):
+        self._check(x, "x")
         return ember.cat([t(xs) for t, xs in self._chunks(x)], dim=self.dim)
 
     def _inverse(self, y):
+        self._check(y, "y")
         return ember.cat([t.inv(ys) for t, ys in self._chunks(y)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
         logdets, start = [], 0
         for t, length in zip(self.transforms, self.lengths):
             xs, ys = x.narrow(self.dim, start, length), y.narrow(self.dim, start, length)
@@ -943,10 +943,11 @@ class StackTransform(Transform):
     """
 
     def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        tseq = _check_tseq(tseq)
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.dim = dim
 
     def with_cache(self, cache_size: int = 1) -> Transform:
@@ -957,15 +958,22 @@ class StackTransform(Transform):
     def _slice(self, z):
         return [z.select(self.dim, i) for i in range(z.size(self.dim))]
 
+    def _check(self, value, name: str, where: str = "tensor") -> None:
+        _check_split(value, self.dim, name, where, "len(transforms)", len(self.transforms))
+
     def _call(self, x):
+        self._check(x, "x")
         return ember.stack([t(v) for v, t in zip(self._slice(x), self.transforms)], dim=self.dim)
 
     def _inverse(self, y):
+        self._check(y, "y")
         return ember.stack(
             [t.inv(v) for v, t in zip(self._slice(y), self.transforms)], dim=self.dim
         )
 
     def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
         parts = [
             t.log_abs_det_jacobian(xs, ys)
             for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)

@@ -15,6 +15,8 @@ __all__ = [
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
@@ -79,6 +81,62 @@ def probs_to_logits(probs: ember.Tensor, is_binary: bool = False) -> ember.Tenso
     if is_binary:
         return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
     return ember.log(ps_clamped)
+
+
+def _tril_flat_index(n: int, diag: int, device) -> ember.Tensor:
+    # flat (row-major) positions of the entries on or below diagonal ``diag`` of an n x n
+    # matrix, in row order: entry (r, c) is kept when c <= r + diag
+    flat = [r * n + c for r in range(n) for c in range(min(r + diag, n - 1) + 1)]
+    return ember.tensor(flat, dtype=ember.long, device=device)
+
+
+def tril_matrix_to_vec(mat: ember.Tensor, diag: int = 0) -> ember.Tensor:
+    r"""Flatten the lower triangle of a (batch of) ``D x D`` matrix into a vector, row by row.
+
+    Args:
+        mat (Tensor): matrices of shape ``(*, D, D)``.
+        diag (int): the diagonal that bounds the triangle (0: main diagonal, -1: strictly
+            below it, ...), in ``[-D, D - 1]``.
+
+    Returns:
+        Tensor of shape ``(*, M)`` with ``M`` the number of kept entries.
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * mat.shape[-2],))
+    return flat.index_select(-1, _tril_flat_index(n, diag, mat.device))
+
+
+def vec_to_tril_matrix(vec: ember.Tensor, diag: int = 0) -> ember.Tensor:
+    r"""Inverse of :func:`tril_matrix_to_vec`: place a (batch of) vector(s) row by row into the
+    lower triangle (bounded by diagonal ``diag``) of zero ``D x D`` matrices.
+
+    Args:
+        vec (Tensor): vectors of shape ``(*, M)``; ``M`` must be the size of such a triangle.
+        diag (int): the diagonal that bounds the triangle.
+
+    Returns:
+        Tensor of shape ``(*, D, D)``.
+
+    Raises:
+        ValueError: if no square matrix has a triangle of ``M`` entries.
+    """
+    m = vec.shape[-1]
+    # D solves D**2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 M = 0 (its positive root)
+    b = 1 + 2 * diag
+    n = (-b + (b**2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    # one-sided like torch's check: a size whose root rounds down fails later, in the scatter
+    if round(n) - n > ember.finfo(vec.dtype).eps:
+        raise ValueError(
+            f"The size of last dimension is {m} which cannot be expressed as the lower "
+            "triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    batch = tuple(vec.shape[:-1])
+    index = _tril_flat_index(n, diag, vec.device).expand(batch + (m,))
+    out = vec.new_zeros(batch + (n * n,)).scatter(-1, index, vec)
+    return out.reshape(batch + (n, n))
 
 
 class lazy_property:

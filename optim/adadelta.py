@@ -20,6 +20,8 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """torch.optim.Adadelta."""
 
+    _capturable_xla = (False, False)
+
     def __init__(
         self,
         params,

@@ -59,11 +59,20 @@ class Adagrad(Optimizer):
             "fused": fused,
         }
         super().__init__(params, defaults)
+        self._check_fused()
         for group in self.param_groups:
             for p in group["params"]:
-                st = self.state[p]
-                st["step"] = _scalar(0.0)
-                st["sum"] = _full(p, group["initial_accumulator_value"])
+                self._init_state(p)
+
+    def _init_state(self, p) -> None:
+        """``step`` and ``sum`` of ``p``: made for every parameter by the constructor, and at
+        its first step for a parameter added later (add_param_group). The accumulator starts
+        at the constructor's ``initial_accumulator_value`` whatever the group says, and at
+        ``v + vj`` for a complex parameter, as in torch."""
+        v = self.defaults["initial_accumulator_value"]
+        st = self.state[p]
+        st["step"] = _scalar(0.0)
+        st["sum"] = _full(p, complex(v, v) if p._data.dtype.kind == "c" else v)
 
     def share_memory(self) -> None:
         """No-op (ember tensors are process-local)."""
@@ -76,7 +85,9 @@ class Adagrad(Optimizer):
                 lr = _val(group["lr"])
                 eps, wd, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
                 for p, g, xp in _params_with_grad(group, sparse_rows=True):
-                    st, step = self._step_state(p)  # state was created in __init__
+                    if not self.state[p]:  # a parameter of a group added after __init__
+                        self._init_state(p)
+                    st, step = self._step_state(p)
                     d = p._data
                     clr = lr / (1 + (step - 1) * lr_decay)
                     s = st["sum"]._data

@@ -6,11 +6,13 @@ import math
 
 from ..autograd.grad_mode import no_grad
 from ..core.kernels.fused_optim import adam_step
+from ..core.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _adam_defaults,
     _bump,
     _lerp_,
+    _lr_scalar_type,
     _params_with_grad,
     _val,
     _weight_decay,
@@ -18,6 +20,23 @@ from .optimizer import (
 )
 
 __all__ = ["Adam"]
+
+
+def _check_tensor_betas(betas, foreach_uncapturable: bool) -> None:
+    """Adam's betas are two floats or two one-element tensors (ints are refused too)."""
+    if not (
+        all(isinstance(b, float) for b in betas[:2])
+        or all(isinstance(b, Tensor) for b in betas[:2])
+    ):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas[:2]):
+        if isinstance(b, Tensor):
+            if foreach_uncapturable:
+                raise ValueError(
+                    f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+                )
+            if b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
 
 
 class Adam(Optimizer):
@@ -41,6 +60,10 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
         defaults = _adam_defaults(
             lr,
             betas,
@@ -54,7 +77,9 @@ class Adam(Optimizer):
             fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
+        _check_tensor_betas(betas, foreach and not capturable)
         super().__init__(params, defaults)
+        self._check_fused()
 
     def step(self, closure=None):
         """One Adam step."""
@@ -62,6 +87,7 @@ class Adam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
+                lr_t = _lr_scalar_type(group["lr"])
                 beta1, beta2 = (_val(b) for b in group["betas"])
                 eps, wd, ams = group["eps"], group["weight_decay"], group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
@@ -81,7 +107,7 @@ class Adam(Optimizer):
                     if adam_step(xp, d, g, m, v, mx, *args):  # one kernel (cupy)
                         _bump(p)
                         continue
-                    g = _weight_decay(g, d, lr, wd, decoupled)
+                    g = _weight_decay(g, d, lr, wd, decoupled, lr_t)
                     # one scratch array for the whole update (numpy temporaries cost most)
                     if abs(1 - beta1) < 0.5:
                         tmp = xp.subtract(g, m)
@@ -102,7 +128,7 @@ class Adam(Optimizer):
                     tmp /= bc2s
                     tmp += eps
                     xp.divide(m, tmp, out=tmp)
-                    tmp *= lr / bc1
+                    tmp *= float(lr_t(lr_t(lr) / lr_t(bc1)))
                     d -= tmp
                     _bump(p)
         return loss

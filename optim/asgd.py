@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
@@ -20,6 +22,8 @@ __all__ = ["ASGD"]
 
 class ASGD(Optimizer):
     """torch.optim.ASGD."""
+
+    _capturable_what = ("params, mus, etas, and state_steps",) * 2
 
     def __init__(
         self,
@@ -68,15 +72,33 @@ class ASGD(Optimizer):
                     d = p._data
                     g = _weight_decay(g, d, lr, wd)
                     eta = float(st["eta"]._data)
-                    d *= 1 - lambd * eta
-                    d -= eta * g
                     mu_t = st["mu"]._data
                     ax = st["ax"]._data
+                    if group["foreach"]:
+                        # torch's foreach implementation rounds as param - eta * (grad + lambd *
+                        # param) and always averages with mu (float64 results differ in the last
+                        # bits from the single-tensor order below)
+                        d -= eta * (g + lambd * d)
+                        ax += (d - ax) * mu_t
+                        self._next_eta_mu(st, lr, lambd, alpha, t0, step)
+                        # ... and computes the next eta in float32 arithmetic from its float32
+                        # step counter, lr / x as reciprocal(x) * lr (pow may still differ by an ulp)
+                        f32 = np.float32
+                        x = f32(float(f32(1) + f32(lambd * lr) * f32(step)) ** alpha)
+                        st["eta"]._data[...] = (f32(1) / x) * f32(lr)
+                        _bump(p)
+                        continue
+                    d *= 1 - lambd * eta
+                    d -= eta * g
                     if float(mu_t) != 1:
                         ax += (d - ax) * mu_t
                     else:
                         ax[...] = d
-                    st["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-                    st["mu"]._data[...] = 1 / max(1, step - t0)
+                    self._next_eta_mu(st, lr, lambd, alpha, t0, step)
                     _bump(p)
         return loss
+
+    @staticmethod
+    def _next_eta_mu(st: dict, lr: float, lambd: float, alpha: float, t0: float, step: float):
+        st["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
+        st["mu"]._data[...] = 1 / max(1, step - t0)

@@ -22,6 +22,11 @@ __all__ = ["NAdam"]
 class NAdam(Optimizer):
     """torch.optim.NAdam."""
 
+    _capturable_what = (
+        "params, mu_products and state_steps",
+        "params, mu_products, and state_steps",
+    )
+
     def __init__(
         self,
         params,

@@ -240,6 +240,12 @@ class Optimizer:
     _sparse_msg = "{} does not support sparse gradients"
     _sparse_wd_msg: str | None = None
 
+    # capturable=True steps only parameters on a graph-capturing device (cuda); a cpu parameter
+    # fails the step as torch's does. The message names the tensors checked and the devices
+    # allowed, per implementation: (single-tensor, foreach)
+    _capturable_what = ("params and state_steps", "params and state_steps")
+    _capturable_xla = (True, False)
+
     def __init__(self, params, defaults: dict[str, Any]):
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
@@ -292,7 +298,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict) -> None:
         """Add a group of parameters (with its own options) to ``param_groups``."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
@@ -487,6 +493,28 @@ class Optimizer:
         for post in self._optimizer_load_state_dict_post_hooks.values():
             post(self)
 
+    def _check_capturable(self, group: dict, p: Tensor) -> None:
+        """torch's AssertionError for a ``capturable`` group's parameter that is on the cpu."""
+        if not group.get("capturable") or p.device.type == "cuda":
+            return
+        i = 1 if group.get("foreach") else 0
+        devices = ["cuda", "xpu", "hpu", "privateuseone"] + (
+            ["xla"] if self._capturable_xla[i] else []
+        )
+        raise AssertionError(
+            f"If capturable=True, {self._capturable_what[i]} must be on supported devices: "
+            f"{devices}."
+        )
+
+    def _check_fused(self) -> None:
+        """The constructor's checks of ``fused=True`` (SGD, Adam, AdamW, Adagrad)."""
+        if not self.defaults.get("fused"):
+            return
+        if self.defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if self.defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
     def step(self, closure: Callable | None = None):
         """Perform one optimization step (re-evaluating the loss with ``closure`` if given)."""
         raise NotImplementedError
@@ -560,11 +588,20 @@ def _adam_defaults(lr, betas, eps, weight_decay, **rest) -> dict[str, Any]:
     return {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, **rest}
 
 
-def _weight_decay(g, d, lr: float, wd: float, decoupled: bool = False):
-    """Weight decay: decoupled shrinks ``d`` in place, else returns ``g + wd * d``."""
+def _lr_scalar_type(lr) -> type:
+    """The type learning-rate arithmetic runs in: a tensor lr's dtype (torch computes
+    ``lr / bias_correction`` or ``1 - lr * weight_decay`` as 0-d tensors of lr's dtype, each
+    operand rounded to it, which shows in float64 parameters), else Python floats."""
+    return lr._data.dtype.type if isinstance(lr, Tensor) else float
+
+
+def _weight_decay(g, d, lr: float, wd: float, decoupled: bool = False, lr_type: type = float):
+    """Weight decay: decoupled shrinks ``d`` in place (the factor computed in ``lr_type``,
+    see ``_lr_scalar_type``), else returns ``g + wd * d``."""
     if wd != 0:
         if decoupled:
-            d *= 1 - lr * wd
+            t = lr_type
+            d *= float(t(1) - t(t(lr) * t(wd)))
         else:
             g = g + wd * d
     return g
@@ -574,6 +611,8 @@ def _params_with_grad(group, sparse_rows: bool = False):
     """(param, grad array, xp) for each param of ``group`` that has a gradient. A sparse
     gradient comes as a SparseRows when the caller updates rows (``sparse_rows``), else dense."""
     out = []
+    opt = _STEPPING[0]
+    capturable = opt is not None and group.get("capturable", False)  # (decided once per group)
     maximize = group.get("maximize", False)
     differentiable = group.get("differentiable", False)
     for p in group["params"]:
@@ -586,6 +625,8 @@ def _params_with_grad(group, sparse_rows: bool = False):
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
+        if capturable:
+            opt._check_capturable(group, p)
         xp = array_module(p._data)
         try:
             gd = g._data

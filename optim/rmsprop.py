@@ -21,6 +21,8 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """torch.optim.RMSprop."""
 
+    _capturable_xla = (True, True)
+
     def __init__(
         self,
         params,

@@ -20,6 +20,8 @@ __all__ = ["Rprop"]
 class Rprop(Optimizer):
     """torch.optim.Rprop."""
 
+    _capturable_xla = (True, True)
+
     def __init__(
         self,
         params,

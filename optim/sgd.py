@@ -54,6 +54,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        self._check_fused()
 
     def step(self, closure=None):
         """One SGD step."""
