@@ -449,6 +449,9 @@ class _MetaGenerator(Generator):
     def _poisson(self, lam):
         return meta_empty(np.shape(lam), np.int64)
 
+    def _binomial(self, n, p):
+        return meta_empty(np.shape(n), np.int64)
+
 
 meta_generator = _MetaGenerator()
 

@@ -222,6 +222,12 @@ class Generator:
             return self._cupy_rs(lam.size).poisson(lam)
         return np.asarray(self.rng.poisson(lam))  # a 0-d rate gives a Python int
 
+    def _binomial(self, n, p):
+        """Binomial draws for int64 trial counts ``n`` and float64 probabilities ``p``."""
+        if self._cuda:
+            return self._cupy_rs(n.size).binomial(n, p)
+        return np.asarray(self.rng.binomial(n, p))
+
 
 def _numel(shape) -> int:
     n = 1

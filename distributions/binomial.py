@@ -72,18 +72,10 @@ class Binomial(_ProbsOrLogitsParam, Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()) -> ember.Tensor:
-        # ember has no binomial op: sum max(total_count) Bernoulli trials, masking the extra ones
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
-            n = self.total_count.expand(shape)
             p = self.probs.expand(shape)
-            max_n = int(n.max().item()) if n.numel() else 0
-            if max_n == 0:
-                return ember.zeros(shape, dtype=p.dtype, device=p.device)
-            u = ember.rand(shape + (max_n,), dtype=p.dtype, device=p.device)
-            trial = ember.arange(max_n, dtype=p.dtype, device=p.device)
-            hits = (u < p.unsqueeze(-1)) & (trial < n.unsqueeze(-1))
-            return hits.sum(-1).to(p.dtype)
+            return ember.binomial(self.total_count.expand(shape).to(p.dtype), p)
 
     def log_prob(self, value: ember.Tensor) -> ember.Tensor:
         if self._validate_args:

@@ -236,6 +236,7 @@ PATTERNS = [
 NONDETERMINISTIC = (
     "rand",
     "bernoulli",
+    "binomial",
     "poisson",
     "normal",
     "dropout",

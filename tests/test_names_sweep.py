@@ -294,7 +294,7 @@ GENERIC = {
     Tensor.rsub Tensor.slice_scatter Tensor.sub Tensor.sub_ Tensor.subtract Tensor.subtract_
     Tensor.true_divide Tensor.true_divide_ Tensor.type_as Tensor.view_as Tensor.xlogy
     Tensor.xlogy_ ember.add ember.allclose ember.arctan2 ember.atan2
-    ember.binary_cross_entropy_with_logits ember.clamp ember.clamp_ ember.clamp_max
+    ember.binary_cross_entropy_with_logits ember.binomial ember.clamp ember.clamp_ ember.clamp_max
     ember.clamp_max_ ember.clamp_min ember.clamp_min_ ember.clip ember.clip_ ember.complex
     ember.copysign ember.cosine_similarity ember.cross ember.dist ember.div ember.divide
     ember.eq ember.equal ember.float_power ember.floor_divide ember.fmax ember.fmin ember.fmod

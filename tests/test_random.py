@@ -901,3 +901,42 @@ def test_randint_argument_parsing_like_torch(case):
         return tuple(r.shape), str(r.dtype).split(".")[-1]
 
     assert run(ember) == run(torch)
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
+def test_binomial_op_errors_and_dtypes_like_torch():
+    def run(m):
+        c, p = m.tensor([10.0, 20.0]), m.tensor([0.5, 0.1])
+        out = []
+        for f in (
+            lambda: m.binomial(c, p).dtype,
+            lambda: m.binomial(c.double(), p.double()).dtype,
+            lambda: tuple(m.binomial(c, p.reshape(2, 1)).shape),
+            lambda: m.binomial(m.tensor([-1.0, 0.0]), p).tolist(),
+            lambda: m.binomial(m.tensor([10, 20]), p),
+            lambda: m.binomial(c.double(), p),
+        ):
+            try:
+                out.append(str(f()).replace("torch.", "").replace("ember.", ""))
+            except (ValueError, RuntimeError) as e:
+                out.append(f"{type(e).__name__}: {e}")
+        return out
+
+    assert run(ember) == run(torch)
+
+
+def test_binomial_draws_counts_directly():
+    # drawn as one binomial per element (Binomial.sample summed total_count Bernoulli trials:
+    # 149 GiB for total_count 1e6 and 20000 samples)
+    ember.manual_seed(0)
+    s = ember.distributions.Binomial(1e6, ember.tensor(0.3)).sample((20000,))
+    assert s.shape == (20000,) and s.dtype == ember.float32
+    x = s.numpy().astype(np.float64)
+    assert abs(x.mean() - 3e5) < 5 * np.sqrt(2.1e5 / 20000)
+    assert abs(x.var() / 2.1e5 - 1) < 0.05
+    g = ember.Generator().manual_seed(3)
+    a = ember.binomial(ember.full((5,), 7.0), ember.full((5,), 0.4), generator=g)
+    b = ember.binomial(
+        ember.full((5,), 7.0), ember.full((5,), 0.4), generator=ember.Generator().manual_seed(3)
+    )
+    assert ember.equal(a, b) and bool(((a >= 0) & (a <= 7)).all())

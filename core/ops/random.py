@@ -36,6 +36,7 @@ from .creation import _finish, _size_args
 __all__ = [
     "Generator",
     "bernoulli",
+    "binomial",
     "default_generator",
     "fork_rng",
     "get_rng_state",
@@ -599,6 +600,23 @@ def poisson(xp, input, generator=None):
 @poisson.vjp
 def _(grad):
     return grad * 0
+
+
+@op(names=unify_inputs, method=False, name="binomial")
+def binomial(xp, count, prob, generator=None):
+    """Binomial samples: successes in ``count`` trials of success probability ``prob``
+    (broadcast; in count's floating dtype). Drawn directly, not as ``count`` Bernoulli trials."""
+    if count.dtype.kind not in "fV":
+        raise ValueError(
+            f"binomial only supports floating-point dtypes for count, got: {_sname(count.dtype)}"
+        )
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {_sname(prob.dtype)} but expected {_sname(count.dtype)}")
+    shape = _bshape(count.shape, prob.shape)
+    n = xp.broadcast_to(xp.maximum(count, 0), shape).astype(np.int64)  # (torch: 0 for count < 0)
+    p = xp.broadcast_to(xp.clip(prob, 0, 1), shape).astype(np.float64)
+    g = _device_gen_of(count, generator)
+    return g._binomial(n, p).astype(count.dtype)
 
 
 # ---------------------------------------------------------------------- multinomial
