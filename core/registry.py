@@ -845,7 +845,7 @@ def _write_out(od, out, res, ins=()):
         )
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if res.dtype != out.dtype and getattr(od, "out_dtype", None) is not None:
+    if res.dtype != out.dtype and od.out_dtype is not None:
         od.out_dtype(out, res, ins)
     if not _dt.can_cast(res.dtype, out.dtype):
         raise _cast_error(res.dtype, out.dtype)
@@ -866,18 +866,14 @@ def _write_out(od, out, res, ins=()):
 def _warn_resized(old, new) -> None:
     """torch's warning for an out= tensor with elements that had to be resized, at the user's
     line (Python's default filter then shows it once per call site, as torch's does)."""
-    import warnings
+    from .ops.conversion import warn_user
 
-    from .ops.conversion import _user_level
-
-    warnings.warn(
+    warn_user(
         f"An output with one or more elements was resized since it had shape {list(old)}, "
         f"which does not match the required output shape {list(new)}. This behavior is "
         "deprecated, and in a future PyTorch release outputs will not be resized unless they "
         "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
-        "to zero elements with t.resize_(0).",
-        UserWarning,
-        stacklevel=_user_level(),
+        "to zero elements with t.resize_(0)."
     )
 
 

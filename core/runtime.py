@@ -179,11 +179,9 @@ def _warn_once(key: str, msg: str) -> None:
     if key in _WARNED_ONCE and not _state["warn_always"]:
         return
     _WARNED_ONCE.add(key)
-    import warnings
+    from .ops.conversion import warn_user
 
-    from .ops.conversion import _user_level
-
-    warnings.warn(msg, UserWarning, stacklevel=_user_level())
+    warn_user(msg)
 
 
 def set_flush_denormal(mode: bool) -> bool:

@@ -36,14 +36,15 @@ def _user_level() -> int:
     return level
 
 
+def warn_user(msg: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(msg)`` pointing at the user's line, past ember's own frames."""
+    warnings.warn(msg, category, stacklevel=_user_level())
+
+
 def _warn_complex_to_real() -> None:
     """torch's warning, pointing at the user's line. (torch warns once per process; ember warns
     each time, which Python's default filter shows once per line, and tests can rely on.)"""
-    warnings.warn(
-        "Casting complex values to real discards the imaginary part",
-        UserWarning,
-        stacklevel=_user_level(),
-    )
+    warn_user("Casting complex values to real discards the imaginary part")
 
 
 @op(names=keep, method=False)

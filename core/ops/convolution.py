@@ -37,7 +37,6 @@ weight's layout: (in, out, ...)) checks the input's channel name and names the o
 from __future__ import annotations
 
 import math
-import warnings
 from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
@@ -868,13 +867,11 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             if padding == pad_hi:
                 pad_hi = None
             elif any(d % 2 for d in dilation):
-                from .conversion import _user_level
+                from .conversion import warn_user
 
-                warnings.warn(
+                warn_user(
                     "Using padding='same' with even kernel lengths and odd dilation may require "
-                    "a zero-padded copy of the input be created",
-                    UserWarning,
-                    stacklevel=_user_level(),
+                    "a zero-padded copy of the input be created"
                 )
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")

@@ -23,6 +23,7 @@ from ..meta import MetaArray, identity_like
 from ..names import _clean, unify
 from ..registry import backward_names, broadcast_error, op
 from ..return_types import return_types
+from ..runtime import _warn_once
 from ..tensor import Tensor
 
 __all__ = [
@@ -422,24 +423,10 @@ def _(grad, result, upper):
     return 0.5 * (S + _mh(S))
 
 
-_WARNED: set = set()  # torch warns once per process about each deprecated function
-
-
-def _deprecated(key: str, msg: str) -> None:
-    if key not in _WARNED:
-        _WARNED.add(key)
-        import warnings
-
-        from .conversion import _user_level
-
-        # the user's line, past the autocast wrapper torch.cholesky/triangular_solve carry
-        warnings.warn(msg, UserWarning, stacklevel=_user_level())
-
-
 @_autocast_entry
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky (deprecated in torch): the Cholesky factor."""
-    _deprecated(
+    _warn_once(  # torch warns once per process about each deprecated function
         "cholesky",
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
@@ -525,7 +512,7 @@ def solve_triangular(
 @_autocast_entry
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (solution, cloned_coefficient) of op(A) X = b."""
-    _deprecated(
+    _warn_once(
         "triangular_solve",
         "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will "
         "be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its "
@@ -1207,7 +1194,7 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu (deprecated in torch): (LU, pivots[, infos])."""
-    _deprecated(
+    _warn_once(
         "lu",
         "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
         "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "

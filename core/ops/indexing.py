@@ -27,6 +27,7 @@ from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..tensor import Tensor, _generic, _ndarray, _new, _ptr, _wrap
+from .conversion import warn_user
 
 __all__ = [
     "gather",
@@ -67,8 +68,8 @@ def _add_at(xp, a, key, v) -> None:
             _add_rows(a, key[0], v)
         elif not _add_by_bincount(a, key, v):
             np.add.at(a, key, v)
-    elif hasattr(xp, "host_module"):  # the meta device: a write, so nothing to do
-        return
+    elif xp is meta_xp:  # (core/meta.py: the write lands in small meta arrays only)
+        np.add.at(a, key, v)
     else:
         import cupyx
 
@@ -124,7 +125,7 @@ def _add_rows(a, idx, v) -> None:
 
 
 def _ufunc_at(xp, name, a, key, v) -> None:
-    if xp is np or hasattr(xp, "host_module"):  # (on meta arrays ufunc.at writes nothing)
+    if xp is np or xp is meta_xp:  # (core/meta.py: lands in small meta arrays only)
         getattr(np, name).at(a, key, v)
         return
     import cupyx
@@ -173,7 +174,7 @@ def _index_array(a, xp):
     """An index array (from a tensor, list or ndarray) checked and moved to ``xp``'s device."""
     d = a.dtype
     if d is _UINT8 or d == _UINT8:
-        _warn_user(_BYTE_MASK)
+        warn_user(_BYTE_MASK)
         a = a.astype(_BOOL)  # byte tensors index as masks (torch's deprecated behaviour)
     elif d.kind not in "iub" or (d.kind in "iu" and d not in _IDX_DTYPES):
         raise IndexError(_BAD_TENSOR_INDEX)
@@ -195,13 +196,6 @@ _NON_TUPLE = (
 _BYTE_MASK = (
     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
 )
-
-
-def _warn_user(msg: str) -> None:
-    """torch's deprecation warnings of indexing, pointing at the user's line."""
-    from .conversion import _user_level
-
-    warnings.warn(msg, UserWarning, stacklevel=_user_level())
 
 
 def _byte_masked_fill(index, value) -> bool:
@@ -241,7 +235,7 @@ def _convert(self: Tensor, index):
     if type(index) is tuple:
         items = index
     elif type(index) is list and _seq_as_tuple(index):
-        _warn_user(_NON_TUPLE)
+        warn_user(_NON_TUPLE)
         items = tuple(index)
     elif type(index) is dict:
         items = _dict_items(self, index)  # x[{'C': 0}]: select by name

@@ -228,8 +228,9 @@ def trace(input: Tensor) -> Tensor:
 def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
     from ..registry import _write_out
 
-    class _Who:  # _write_out only reads the op's name
+    class _Who:  # what _write_out reads of an op: its name, its out= dtype rule (none: cast)
         name = who
+        out_dtype = None
 
     return _write_out(_Who, out, r)
 
