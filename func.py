@@ -176,7 +176,7 @@ def _reaches_outer(outputs: list, inputs: list) -> bool:
         return False
     mine = {id(x) for x in inputs}
     seen: set[int] = set()
-    todo = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    todo = [o._grad_fn for o in outputs if isinstance(o, Tensor) and o._grad_fn is not None]
     while todo:
         node = todo.pop()
         if id(node) in seen:

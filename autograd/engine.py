@@ -39,7 +39,7 @@ def _check_versions(node: Node) -> None:
             ex = t._extra
             nr = ex.get("nr", 0) if ex else 0
             # a saved output names the node that made it; a saved input its current grad_fn
-            fn = node if node.res and any(t._data is r for r in node.res) else t.grad_fn
+            fn = node if node.res and any(t._data is r for r in node.res) else t._grad_fn
             where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
             hint = (
                 "Hint: the backtrace further above shows the operation that failed to compute "
@@ -77,7 +77,7 @@ def _saved_args(node: Node) -> list:
             # the output, rebuilt around its saved array with this node as its grad_fn
             a = node.res[0]
             r = _tm._wrap(a.get()._data if type(a) is Packed else a, node.meta[0][2])
-            r.grad_fn = node
+            r._grad_fn = node
             r.requires_grad = True
             s = r
         elif type(s) is Packed:  # saved under saved_tensors_hooks: what unpack gives back
@@ -158,7 +158,7 @@ def _post_hooks(node, in_grads, grad_outputs, handed):
         if g is not None and e is not None:
             target, nr = e
             in_grads[j] = _conform(
-                g, target.meta[nr] if type(target) is Node else _leaf_meta(target)
+                g, target.meta[nr] if isinstance(target, Node) else _leaf_meta(target)
             )
     for h in node.post_hooks:
         with names_on():
@@ -228,7 +228,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     deps: dict = {}
     stack = []
     for t in roots:
-        fn = t.grad_fn
+        fn = t._grad_fn
         if fn is not None and fn not in deps:
             deps[fn] = 0
             stack.append(fn)
@@ -237,7 +237,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     # their hooks run once, on the summed gradient
     pend = None
     for t in roots:
-        if t.grad_fn is None and _has_leaf_hooks(t):
+        if t._grad_fn is None and _has_leaf_hooks(t):
             pend = _count_leaf(pend, t)
     order = []
     while stack:
@@ -246,7 +246,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
         for e in n.edges:
             if e is not None:
                 m = e[0]
-                if type(m) is Node:
+                if isinstance(m, Node):
                     if m in deps:
                         deps[m] += 1
                     else:
@@ -262,9 +262,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     if targets is not None:
         results = [None] * len(targets)
         for i, t in enumerate(targets):
-            if t.grad_fn is not None:
+            if t._grad_fn is not None:
                 ex = t._extra
-                cap_nodes[(t.grad_fn, ex.get("nr", 0) if ex else 0)] = (
+                cap_nodes[(t._grad_fn, ex.get("nr", 0) if ex else 0)] = (
                     i if capture is not None else -1
                 )
             else:
@@ -279,7 +279,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     # 2. seed the root gradients
     buffers: dict = {}
     for t, g in zip(roots, root_grads):
-        fn = t.grad_fn
+        fn = t._grad_fn
         if fn is None:
             if g._names is not t._names and g._names != t._names:
                 g = _conform(g, _leaf_meta(t))  # a view: still the caller's, never stored as-is
@@ -358,7 +358,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
                     continue
                 target, nr = e
                 g = in_grads[j] if in_grads is not None else None
-                if type(target) is Node:
+                if isinstance(target, Node):
                     if g is not None:
                         meta = target.meta[nr]
                         try:
@@ -425,7 +425,7 @@ class _Run:
         self._nodes = self._leaves = None
 
     def computes(self, t) -> bool:
-        fn = t.grad_fn
+        fn = t._grad_fn
         if fn is not None:
             if self._nodes is None:
                 self._nodes = set(self.order) if self.needed is None else self.needed
@@ -450,7 +450,7 @@ def _sparse_sum(old, g, create_graph: bool):
     stays sparse, a dense .grad takes a sparse gradient in place, else the sum is dense."""
     if old is None:
         return g
-    if type(old) is not _SparseTensor and not create_graph and old.grad_fn is None:
+    if type(old) is not _SparseTensor and not create_graph and old._grad_fn is None:
         from ..core.ops.indexing import _add_at
 
         a = old._data
@@ -515,7 +515,7 @@ def _needed_nodes(order, cap_nodes, cap_leaves):
             if not hit:
                 for e in n.edges:
                     if e is not None and (
-                        e[0] in needed if type(e[0]) is Node else id(e[0]) in cap_leaves
+                        e[0] in needed if isinstance(e[0], Node) else id(e[0]) in cap_leaves
                     ):
                         hit = True
                         break
@@ -586,7 +586,7 @@ def _like_leaf(la, g):
 
 def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     g = _leaf_hooks(leaf, g, handed)
-    if not create_graph and g.grad_fn is not None:
+    if not create_graph and g._grad_fn is not None:
         g = g.detach()
     old = leaf._grad
     if type(g) is _SparseTensor or type(old) is _SparseTensor:
@@ -615,7 +615,7 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     elif old._names is not g._names and old._names != g._names:
         old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
         leaf._grad = _named_sum(old, g)
-    elif create_graph or old.grad_fn is not None or not getattr(old._data.flags, "writeable", True):
+    elif create_graph or old._grad_fn is not None or not getattr(old._data.flags, "writeable", True):
         leaf._grad = _named_sum(old, g)  # out of place, like torch under create_graph
     else:
         # in place, like torch: references to .grad (an optimizer's, the user's) stay current
@@ -708,7 +708,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in only:
             _fresh_view(t)
-            if t.grad_fn is not None:
+            if t._grad_fn is not None:
                 _register_nonleaf_target(t)
     grads = _make_root_grads(tensors, grad_tensors, "backward")
     if only is None:
@@ -722,7 +722,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def _register_nonleaf_target(t) -> None:
-    node = t.grad_fn
+    node = t._grad_fn
     if node.hooks is None:
         node.hooks = {}
     refs = node.hooks.setdefault(-2, [])
@@ -795,7 +795,7 @@ def grad(
                     "been used in the graph. Set allow_unused=True if this is the "
                     "desired behavior."
                 )
-        elif not create_graph and r.grad_fn is not None:
+        elif not create_graph and r._grad_fn is not None:
             res[i] = r.detach()
     return tuple(res)
 
@@ -945,7 +945,7 @@ def register_tensor_hook(t, hook):
     _fresh_view(t)
     if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if t.grad_fn is None:
+    if t._grad_fn is None:
         if t._extra is None:
             t._extra = {}
         hooks = t._extra.setdefault("hooks", [])
@@ -953,10 +953,10 @@ def register_tensor_hook(t, hook):
         return RemovableHandle(hooks, hook)
     ex = t._extra
     nr = ex.get("nr", 0) if ex else 0
-    handle = t.grad_fn._add_hook(nr, hook)
+    handle = t._grad_fn._add_hook(nr, hook)
     keep = ex.get("retain_hook") if ex else None
     if keep is not None:  # like torch, .grad retains the gradient after every hook
-        lst = t.grad_fn.hooks[nr]
+        lst = t._grad_fn.hooks[nr]
         if keep in lst:
             lst.remove(keep)
             lst.append(keep)
@@ -967,7 +967,7 @@ def register_post_accumulate_grad_hook(t, hook):
     """hook(tensor) runs after a leaf's .grad was accumulated by backward."""
     if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if t.grad_fn is not None:
+    if t._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if t._extra is None:
         t._extra = {}
@@ -980,7 +980,7 @@ def retain_grad(t) -> None:
     _fresh_view(t)
     if not t.requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if t.grad_fn is None:
+    if t._grad_fn is None:
         return
     if t._extra is None:
         t._extra = {}
@@ -1003,4 +1003,4 @@ def retain_grad(t) -> None:
     # runs after the user's hooks on this tensor: append to the same list (kept last)
     ex = t._extra
     ex["retain_hook"] = keep
-    t.grad_fn._add_hook(ex.get("nr", 0), keep)
+    t._grad_fn._add_hook(ex.get("nr", 0), keep)

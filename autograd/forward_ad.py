@@ -94,12 +94,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     from .functional import double_backward_jvp
 
     duals = _LEVEL[-1] if _LEVEL else []
-    keep = any(d.grad_fn is not None for d, _ in duals)  # a primal requires grad: stay in graph
+    keep = any(d._grad_fn is not None for d, _ in duals)  # a primal requires grad: stay in graph
     primal = tensor if keep else tensor.detach()
     for d, t in duals:
         if d is tensor:
             return UnpackedDualTensor(primal, t)
-    if not duals or tensor.grad_fn is None:
+    if not duals or tensor._grad_fn is None:
         return UnpackedDualTensor(primal, None)
     JVP_TRICK[0] += 1  # a custom Function with only a jvp may serve as its vjp here
     try:

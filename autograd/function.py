@@ -281,11 +281,11 @@ class Function:
             for a, n in zip(args, needs):
                 if not n:
                     edges.append(None)
-                elif a.grad_fn is None:
+                elif a._grad_fn is None:
                     edges.append((a, 0))
                 else:
                     ex = a._extra
-                    edges.append((a.grad_fn, ex.get("nr", 0) if ex else 0))
+                    edges.append((a._grad_fn, ex.get("nr", 0) if ex else 0))
         prev = _state.enabled
         _state.enabled = False
         try:
@@ -376,7 +376,7 @@ def _record(cls, ctx, args, edges, out):
             continue
         is_dirty = any(t is d for d in dirty)
         if is_dirty:
-            if t.requires_grad and t.grad_fn is None:
+            if t.requires_grad and t._grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
@@ -388,7 +388,7 @@ def _record(cls, ctx, args, edges, out):
         diff = a.dtype.kind in _FLOAT_KINDS and not any(t is o for o in nondiff)
         if diff:
             t.requires_grad = True
-            t.grad_fn = node
+            t._grad_fn = node
             if not is_dirty and t._extra and t._extra.get("base") is not None:
                 # a view output: torch refuses in-place writes to it (and to its views)
                 t._extra["cm"] = "multi" if len(outs) > 1 else "custom"
@@ -452,7 +452,7 @@ def once_differentiable(fn):
         if not srcs:
             return outs
         edges = [
-            (a, 0) if a.grad_fn is None else (a.grad_fn, a._extra.get("nr", 0) if a._extra else 0)
+            (a, 0) if a._grad_fn is None else (a._grad_fn, a._extra.get("nr", 0) if a._extra else 0)
             for a in srcs
         ]
         single = not isinstance(outs, tuple)
@@ -462,7 +462,7 @@ def once_differentiable(fn):
                 o = _tm._wrap(o._data, o._names)
                 node = Node(_DELAYED, edges, [], None, [(o._data.shape, o._data.dtype, o._names)])
                 o.requires_grad = True
-                o.grad_fn = node
+                o._grad_fn = node
             res.append(o)
         return res[0] if single else tuple(res)
 

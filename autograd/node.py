@@ -117,6 +117,9 @@ class Node:
             if e is None:
                 out.append((None, 0))
             elif isinstance(e[0], Node):
+                node = e[0]
+                if node.__class__ is Node:
+                    node.__class__ = typed(node)
                 out.append(e)
             else:
                 out.append((AccumulateGrad(e[0]), 0))
@@ -141,11 +144,30 @@ class Node:
         return RemovableHandle(lst, fn)
 
 
+# one Node subclass per backward name (torch's node types: MulBackward0, CopySlices...)
+_TYPES: dict = {}
+
+
+def typed(node: Node) -> type:
+    """The Node subclass named like ``node``'s torch type: what a node becomes when user code
+    first sees it (``Tensor.grad_fn``, ``next_functions``), so that ``type(y.grad_fn).__name__``
+    is torch's. Recording makes plain Nodes: naming them costs nothing until looked at."""
+    name = node._type_name()
+    custom = node.ctx is not None
+    cls = _TYPES.get((name, custom))
+    if cls is None:
+        # torch's C++ nodes live in no module; its custom Functions' in torch.autograd.function
+        module = "ember.autograd.function" if custom else "builtins"
+        cls = type(name, (Node,), {"__slots__": (), "__module__": module, "__qualname__": name})
+        _TYPES[(name, custom)] = cls
+    return cls
+
+
 def as_torch_node(t, name: str):
     """``t`` with its grad_fn named ``name``: torch runs some composites (attention, a folded
     linear) as kernels whose node the result carries, ember as a few ops. Only for a ``t`` whose
     last node was recorded for this call alone (never an input returned unchanged)."""
-    node = t.grad_fn
+    node = t._grad_fn
     if node is not None:
         node.bname = name
     return t

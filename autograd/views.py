@@ -35,7 +35,7 @@ def note_views(od, parent, outs, opts, kw) -> None:
     else:
         chain = ()
     for k, t in enumerate(outs):
-        if t.grad_fn is not None:
+        if t._grad_fn is not None:
             ex = t._extra
             if chain is not None:
                 ex["vc"] = chain + ((od, opts, kw, k),)
@@ -73,9 +73,12 @@ def refresh(t):
     if r is None or r._data.shape != t._data.shape or r._data.dtype != t._data.dtype:
         # the base's geometry changed in place (t_(), squeeze_()): the chain no longer applies
         del ex["vc"], ex["gv"]
-        return t.grad_fn
+        return t._grad_fn
     ex["gv"] = t._ver[0]
-    t.grad_fn = r.grad_fn
+    node = r._grad_fn
+    if node is not None and node is not ex["base"]._grad_fn:
+        node.bname = "AsStridedBackward0"  # torch regenerates a view as one as_strided node
+    t._grad_fn = node
     t.requires_grad = r.requires_grad
     rex = r._extra
     nr = rex.get("nr", 0) if rex else 0
@@ -83,7 +86,7 @@ def refresh(t):
         ex["nr"] = nr
     else:
         ex.pop("nr", None)
-    return t.grad_fn
+    return t._grad_fn
 
 
 def rebased(t) -> None:
@@ -102,7 +105,7 @@ def forget(t) -> None:
 
 
 def _multi_error(t) -> str:
-    fn = t.grad_fn
+    fn = t._grad_fn
     ex = t._extra
     nr = ex.get("nr", 0) if ex else 0
     name = fn.name() if fn is not None else "a view op"

@@ -258,7 +258,7 @@ def _cast_arg(a, to, lower, dev):
         and st.cache_enabled
         and _grad_state.enabled  # torch does not keep a cast made under no_grad
         and a.requires_grad
-        and a.grad_fn is None
+        and a._grad_fn is None
         and a.dtype is _dt.float32
         and a._base is None
     ):

@@ -307,8 +307,8 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
         body = _body(t, indent)
     if tensor_contents is not None:
         body = tensor_contents
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn._type_name()}>")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._grad_fn._type_name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     names = t._names

@@ -464,7 +464,7 @@ def _make(q, qdtype, scheme, scale, zero_point, axis) -> QuantizedTensor:
     t._zero_point = zero_point
     t._axis = axis
     t.requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._grad = None
     t._names = None
     t._ver = [0]

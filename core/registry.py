@@ -552,7 +552,7 @@ def _make_public(od: OpDef):
             res = _new(Tensor)
             res._data = r
             res.requires_grad = False
-            res.grad_fn = None
+            res._grad_fn = None
             res._grad = None
             res._names = names
             if view:
@@ -571,7 +571,7 @@ def _make_public(od: OpDef):
             vers = None
             for t in ins:
                 if (type(t) is Tensor or isinstance(t, Tensor)) and t.requires_grad:
-                    fn = t.grad_fn
+                    fn = t._grad_fn
                     if fn is None:
                         edges.append((t, 0))
                     else:
@@ -633,7 +633,7 @@ def _make_public(od: OpDef):
                 a = t._data
                 if a.dtype.kind in _FLOAT_KINDS:
                     t.requires_grad = True
-                    t.grad_fn = node
+                    t._grad_fn = node
                 node.meta = ((a.shape, a.dtype, t._names),)
             else:
                 meta = []
@@ -641,7 +641,7 @@ def _make_public(od: OpDef):
                     a = t._data
                     if k < od.n_diff_out and a.dtype.kind in _FLOAT_KINDS:
                         t.requires_grad = True
-                        t.grad_fn = node
+                        t._grad_fn = node
                     meta.append((a.shape, a.dtype, t._names))
                 node.meta = meta
             if has_res:
@@ -802,7 +802,7 @@ def _wrap_many(od, ins, rs, names):
         t = _new(Tensor)
         t._data = r
         t.requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._grad = None
         t._names = names[k] if type(names) is list else names
         if od.view:
@@ -898,11 +898,11 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     grad_on = _state.enabled
     if _INF_USED[0]:
         _check_inference_inplace(self)
-    if grad_on and self.requires_grad and self.grad_fn is None:
+    if grad_on and self.requires_grad and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if grad_on and self.grad_fn is not None and self._extra and "cm" in self._extra:
+    if grad_on and self._grad_fn is not None and self._extra and "cm" in self._extra:
         from .ops.indexing import check_multi_view_inplace  # split/custom Function outputs
 
         check_multi_view_inplace(self)
@@ -942,7 +942,7 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     self._ver[0] += 1
     if r._names is not None or self._names is not None:
         self._names = names
-    if r.grad_fn is not None:
+    if r._grad_fn is not None:
         _rebase_history(self, r)
     return self
 
@@ -1051,7 +1051,7 @@ def _snapshot(t: Tensor) -> Tensor:
     c = _new(Tensor)
     c._data = t._data.copy()
     c.requires_grad = t.requires_grad
-    c.grad_fn = t.grad_fn
+    c._grad_fn = t._grad_fn
     c._grad = None
     c._names = t._names
     c._ver = [0]
@@ -1067,14 +1067,14 @@ def _rebase_history(self: Tensor, r: Tensor) -> None:
         if _write_through_view(self, base, r):
             _rebased_view(self)  # its new grad_fn is current as of this version
             return
-    if base is not None and (base.requires_grad or base.grad_fn is not None):
+    if base is not None and (base.requires_grad or base._grad_fn is not None):
         raise RuntimeError(
             "ember: an in-place operation on a view of a tensor that requires grad is not "
             "supported; apply the operation out of place, or to the base tensor"
         )
     if base is not None:
         _forget_view(self)  # the base's history lacks this write: never replay from it
-    self.grad_fn = r.grad_fn
+    self._grad_fn = r._grad_fn
     self.requires_grad = True
     ex = r._extra
     if ex and ex.get("nr"):

@@ -547,7 +547,7 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj):
         if not isinstance(obj, Tensor) or type(obj) not in _SAFE_TENSOR_TYPES:
             return None
-        if obj.grad_fn is not None:
+        if obj._grad_fn is not None:
             obj = obj.detach()
         i = self.ids.get(id(obj))
         if i is None:

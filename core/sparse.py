@@ -237,8 +237,13 @@ class SparseTensor(Tensor):
         return self._vals.grad_fn
 
     @property
+    def _grad_fn(self):
+        # what the engine and optimizers read of a tensor's node, here the values' one
+        return self._vals._grad_fn
+
+    @property
     def is_leaf(self) -> bool:
-        return self._vals.grad_fn is None
+        return self._vals._grad_fn is None
 
     @property
     def grad(self):
@@ -327,7 +332,7 @@ class SparseTensor(Tensor):
         return self.to(dtype)
 
     def __deepcopy__(self, memo):
-        if self.grad_fn is not None:
+        if self._vals._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support "
                 "the deepcopy protocol at the moment."

@@ -114,8 +114,8 @@ class Tensor:
         "_extra",
         "_grad",
         "_names",
+        "_grad_fn",
         "_ver",
-        "grad_fn",
         "requires_grad",
     )
 
@@ -136,7 +136,7 @@ class Tensor:
         t = _new(subclass)
         t._data = data._data
         t.requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._grad = None
         t._names = data._names
         t._ver = data._ver
@@ -155,7 +155,7 @@ class Tensor:
             raise TypeError(f"as_subclass(): argument 'cls' must be a Tensor subclass, got {cls!r}")
         t = Tensor._make_subclass(cls, self)
         t.requires_grad = self.requires_grad
-        t.grad_fn = self.grad_fn
+        t._grad_fn = self._grad_fn
         return t
 
     # ------------------------------------------------------------------ basic attributes
@@ -247,7 +247,28 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The node that computed this tensor (None for leaves and tensors made without grad).
+
+        A view whose base changed in place since gets its regenerated node, as torch's does;
+        the node's type is named like torch's (``type(y.grad_fn).__name__ == "MulBackward0"``).
+        Internals read the ``_grad_fn`` slot, which does neither."""
+        ex = self._extra
+        if ex and "gv" in ex and ex["gv"] != self._ver[0]:
+            from ..autograd.views import refresh
+
+            refresh(self)
+        node = self._grad_fn
+        if node is not None and node.__class__ is _Node:
+            node.__class__ = _typed_node(node)
+        return node
+
+    @grad_fn.setter
+    def grad_fn(self, value) -> None:
+        raise AttributeError("attribute 'grad_fn' of 'ember.Tensor' objects is not writable")
 
     @property
     def is_sparse(self) -> bool:
@@ -328,7 +349,7 @@ class Tensor:
     @property
     def grad(self):
         g = self._grad
-        if g is None and self.grad_fn is not None and not self.retains_grad:
+        if g is None and self._grad_fn is not None and not self.retains_grad:
             import warnings
 
             warnings.warn(_NONLEAF_GRAD_MSG, UserWarning, stacklevel=2)
@@ -345,7 +366,7 @@ class Tensor:
         self._grad = None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if not requires_grad and self.grad_fn is not None:
+        if not requires_grad and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
@@ -369,7 +390,7 @@ class Tensor:
         t = _new(Tensor)
         t._data = self._data
         t.requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._grad = None
         t._names = self._names
         t._ver = self._ver
@@ -388,7 +409,7 @@ class Tensor:
                 "called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
             )
-        self.grad_fn = None
+        self._grad_fn = None
         self.requires_grad = False
         return self
 
@@ -606,7 +627,7 @@ class Tensor:
         )
 
     def __deepcopy__(self, memo):
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support "
                 "the deepcopy protocol at the moment.  If you were attempting to "
@@ -618,7 +639,7 @@ class Tensor:
         t = _new(type(self))
         t._data = self._data.copy()
         t.requires_grad = self.requires_grad
-        t.grad_fn = None
+        t._grad_fn = None
         t._grad = None
         t._names = self._names
         t._ver = [0]
@@ -751,7 +772,7 @@ def _wrap(arr, names=None) -> Tensor:
     t = _new(Tensor)
     t._data = arr
     t.requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._grad = None
     t._names = names
     t._ver = [0]
@@ -766,7 +787,7 @@ def _view(base: Tensor, arr, names=None) -> Tensor:
     t = _new(Tensor)
     t._data = arr
     t.requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._grad = None
     t._names = names
     t._ver = base._ver
@@ -813,3 +834,5 @@ def to_array(x, xp=np, dtype=None):
 # last: importing ember.autograd imports modules that need Tensor (used by _wrap at call time)
 from ..autograd.grad_mode import _INFERENCE_OPEN as _INF_OPEN
 from ..autograd.grad_mode import _state
+from ..autograd.node import Node as _Node
+from ..autograd.node import typed as _typed_node

@@ -383,7 +383,7 @@ def scaled_dot_product_attention(
             xp = array_module(out._data)
             back = [order.index(d) for d in range(4)]
             out._data = xp.ascontiguousarray(out._data.transpose(order)).transpose(back)
-    if out.grad_fn is None:
+    if out._grad_fn is None:
         return out
     # the grad_fn torch's cpu dispatch gives: its flash kernel's, or its math path's matmul
     if flash:

@@ -121,7 +121,7 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
     under autograd the input's history is rebased onto the result, its old value snapshotted)."""
     src = input
     if _state.enabled and input.requires_grad:
-        if input.grad_fn is None:
+        if input._grad_fn is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
@@ -129,7 +129,7 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
     r = fn(src, *args)
     input._data[...] = r._data
     input._ver[0] += 1
-    if r.grad_fn is not None and _state.enabled:
+    if r._grad_fn is not None and _state.enabled:
         _rebase_history(input, r)
     return input
 

@@ -328,7 +328,7 @@ class Optimizer:
                     "optimizer can only optimize Tensors, but one of the params is " + _typename(p)
                 )
             if not self.defaults.get("differentiable", None) and not (
-                p.grad_fn is None or getattr(p, "retains_grad", False)
+                p._grad_fn is None or getattr(p, "retains_grad", False)
             ):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -366,7 +366,7 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                 else:
-                    if g.grad_fn is not None:
+                    if g._grad_fn is not None:
                         g = g.detach()
                         g.requires_grad = False
                         p._grad = g
@@ -619,7 +619,7 @@ def _params_with_grad(group, sparse_rows: bool = False):
         g = p._grad
         if g is None:
             continue
-        if differentiable and p.requires_grad and p.grad_fn is None:
+        if differentiable and p.requires_grad and p._grad_fn is None:
             # torch runs a differentiable step with grad mode on: its in-place update of a leaf
             # that requires grad is refused by autograd
             raise RuntimeError(

@@ -212,6 +212,74 @@ def test_node_is_the_type_of_every_grad_fn():
     assert not isinstance(x, ember.autograd.graph.Node)
 
 
+def _node_types(m):
+    """Type names, modules and identities of the nodes a small graph gives, walked as torchviz
+    walks it (``type(fn).__name__`` down ``next_functions``)."""
+    x = m.tensor(X, requires_grad=True)
+
+    class Twice(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    y = (Twice.apply(x) @ m.tensor(W.T)).relu().sum()
+    seen, todo = [], [y.grad_fn]
+    while todo:
+        fn = todo.pop()
+        seen.append(type(fn).__name__)
+        todo += [f for f, _ in fn.next_functions if f is not None]
+    return (
+        seen,
+        type(y.grad_fn).__module__,
+        type(y.grad_fn) is type((x * 3).sum().grad_fn),
+        type(y.grad_fn) is type(x.sum(0).grad_fn),
+    )
+
+
+def test_grad_fn_types_are_named_like_torchs():
+    assert _node_types(ember) == _node_types(torch)
+    x = ember.tensor(X, requires_grad=True)
+    assert issubclass(type(x.exp().grad_fn), ember.autograd.graph.Node)
+
+
+def test_grad_fn_is_read_only():
+    for m, where in ((ember, "ember.Tensor"), (torch, "torch._C.TensorBase")):
+        y = m.tensor(X, requires_grad=True) * 2
+        with pytest.raises(AttributeError, match=f"attribute 'grad_fn' of '{where}' objects is "):
+            y.grad_fn = None
+
+
+def _stale_view(m):
+    a = m.tensor(X, requires_grad=True)
+    b = a * 1
+    v = b[1:]
+    before = type(v.grad_fn).__name__
+    b.mul_(2)
+    with m.no_grad():
+        after = type(v.grad_fn).__name__
+    (v * m.tensor(X[1:] + 3)).sum().backward()
+    return before, after, a.grad.tolist()
+
+
+def _stale_split(m):
+    b = m.tensor(X, requires_grad=True) * 1
+    first = b.split(2)[0]
+    b.mul_(2)
+    return first
+
+
+def test_a_stale_views_grad_fn_is_regenerated_when_read():
+    assert _stale_view(ember) == _stale_view(torch)
+    for m in (ember, torch):
+        first = _stale_split(m)
+        with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base"):
+            first.grad_fn  # noqa: B018
+
+
 def _multi(m, mode):
     graph = m.autograd.graph
     a = m.ones(2, requires_grad=True)

@@ -20,10 +20,10 @@ def unserializable_hook(f: Callable) -> Callable:
 def _tensor_hooks(tensor: Tensor) -> list:
     """The backward hooks registered on ``tensor`` (not retain_grad's own)."""
     ex = tensor._extra or {}
-    if tensor.grad_fn is None:
+    if tensor._grad_fn is None:
         hooks = ex.get("hooks", ())
     else:
-        hooks = (tensor.grad_fn.hooks or {}).get(ex.get("nr", 0), ())
+        hooks = (tensor._grad_fn.hooks or {}).get(ex.get("nr", 0), ())
     return [h for h in hooks if h is not ex.get("retain_hook")]
 
 

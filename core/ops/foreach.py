@@ -314,7 +314,7 @@ def _foreach_zero_(self):
     """Fills every tensor with zeros."""
     _check_list("_foreach_zero_", self)
     for t in self:
-        if _state.enabled and t.requires_grad and t.grad_fn is None:
+        if _state.enabled and t.requires_grad and t._grad_fn is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )

@@ -660,7 +660,7 @@ def _view_of(self: Tensor, r) -> Tensor:
     t = _new(Tensor)
     t._data = r
     t.requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._grad = None
     t._names = None
     t._ver = self._ver
@@ -770,7 +770,7 @@ def _name_by_index(r: Tensor, args: tuple, inames: list) -> Tensor:
             f"remaining dims: {e} Rename the index tensor (.rename(...)) first."
         ) from None
     r._names = new  # a fresh result: its node's record of the output's names follows
-    fn = r.grad_fn
+    fn = r._grad_fn
     if fn is not None and fn.op is _ADV:
         shape, dtype, _ = fn.meta[0]
         fn.meta = ((shape, dtype, new),)
@@ -895,18 +895,18 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         _check_put_names(self, key, pre, value._names)
     try:
         if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
-            if self.requires_grad and self.grad_fn is None:
+            if self.requires_grad and self._grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad is being used in an in-place operation."
                 )
             ex = self._extra
             base = ex.get("base") if ex else None
-            if base is not None and "cm" in ex and self.grad_fn is not None:
+            if base is not None and "cm" in ex and self._grad_fn is not None:
                 check_multi_view_inplace(self, key)
             if (
                 base is not None
                 and base.requires_grad
-                and base.grad_fn is None
+                and base._grad_fn is None
                 and self.requires_grad
             ):
                 raise RuntimeError(
@@ -915,7 +915,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
                 )
             r = _apply(_PUT, (self, value, key, pre, adv, accumulate), _NOKW)
             self._ver[0] += 1
-            if r.grad_fn is not None:
+            if r._grad_fn is not None:
                 _rebase_history(self, r)  # a view's write reaches its base (_write_through_view)
             return
         a = self._data
@@ -1135,7 +1135,7 @@ def check_multi_view_inplace(self: Tensor, key=None) -> None:
     why = _VIEW_INPLACE_WHY.get(ex.get("cm"))
     if why is None or ex.get("unsafe"):
         return
-    kind = self.grad_fn.name()
+    kind = self._grad_fn.name()
     kind = kind[: kind.rfind("Backward")] if "Backward" in kind else kind
     if key is not None:
         kind = _setitem_view_kind(key, self._data.shape) or kind
@@ -1152,7 +1152,7 @@ def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
     if base.requires_grad and not self.requires_grad:
         pass  # a detached view (detach(), .data): the write does not reach the base's history
     else:
-        if base.requires_grad and base.grad_fn is None:
+        if base.requires_grad and base._grad_fn is None:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an "
                 "in-place operation."
@@ -1161,9 +1161,9 @@ def _write_through_view(self: Tensor, base: Tensor, r: Tensor) -> bool:
         if pos is None:
             return False
         rb = _apply(_COPY, (base, r, pos), _NOKW)
-        base.grad_fn = rb.grad_fn
+        base._grad_fn = rb._grad_fn
         base.requires_grad = True
-    self.grad_fn = r.grad_fn
+    self._grad_fn = r._grad_fn
     self.requires_grad = True
     ex = r._extra
     if ex and ex.get("nr"):

@@ -542,7 +542,7 @@ def _inplace_composite(self: Tensor, fn, *others) -> Tensor:
     from ..registry import _check_writable, _rebase_history, _snapshot
 
     grad_on = _state.enabled
-    if grad_on and self.requires_grad and self.grad_fn is None:
+    if grad_on and self.requires_grad and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
@@ -553,7 +553,7 @@ def _inplace_composite(self: Tensor, fn, *others) -> Tensor:
     _check_writable(self._data)
     self._data[...] = r._data
     self._ver[0] += 1
-    if r.grad_fn is not None:
+    if r._grad_fn is not None:
         _rebase_history(self, r)
     return self
 

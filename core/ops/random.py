@@ -694,12 +694,12 @@ def multinomial(
 # ---------------------------------------------------------------------- in-place samplers
 def _fill_(self, arr) -> Tensor:
     if _state.enabled and self.requires_grad:
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
         # the new values do not depend on the old graph: cut it (torch's gradient here is zero)
-        self.grad_fn = None
+        self._grad_fn = None
     self._data[...] = arr
     self._ver[0] += 1
     return self

@@ -1327,15 +1327,15 @@ def _inplace_meta(fn, name):
     def m(self, *args, **kw):
         from ...autograd.grad_mode import _state
 
-        if _state.enabled and self.requires_grad and self.grad_fn is None:
+        if _state.enabled and self.requires_grad and self._grad_fn is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
         r = fn(self, *args, **kw)
         self._data = r._data
         self._names = r._names
-        if r.grad_fn is not None:
-            self.grad_fn = r.grad_fn
+        if r._grad_fn is not None:
+            self._grad_fn = r._grad_fn
             self.requires_grad = True
             if self._extra and "nr" in self._extra:
                 self._extra = {k: v for k, v in self._extra.items() if k != "nr"} or None

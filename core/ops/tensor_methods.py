@@ -399,7 +399,7 @@ def _output_nr(self: Tensor) -> int:
 def _leaf_check(self: Tensor) -> None:
     from ...autograd.grad_mode import _state
 
-    if self.requires_grad and self.grad_fn is None and _state.enabled:
+    if self.requires_grad and self._grad_fn is None and _state.enabled:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
@@ -415,10 +415,10 @@ def _as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     r = ember.as_strided(self.view_as(self), size, stride, storage_offset)
     self._data = r._data
     self._names = None
-    if r.grad_fn is not None:
+    if r._grad_fn is not None:
         # a counter of its own: the alias saved for backward keeps the old (unbumped) one
         self._ver = [self._ver[0] + 1]
-        self.grad_fn = r.grad_fn
+        self._grad_fn = r._grad_fn
     else:
         self._ver[0] += 1
     return self

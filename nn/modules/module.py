@@ -536,7 +536,7 @@ class Module:
                 f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                 "(torch.nn.Parameter or None required)"
             )
-        if param.grad_fn is not None:
+        if param._grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                 f"parameters must be created explicitly. To express '{name}' "
@@ -1483,7 +1483,7 @@ class Module:
                     p.grad = None
                 else:
                     g = p.grad
-                    if g.grad_fn is not None:
+                    if g._grad_fn is not None:
                         g.detach_()
                     else:
                         g.requires_grad_(False)

@@ -335,9 +335,9 @@ class RNNBase(Module):
         else:
             if self.batch_first:
                 out = out.transpose(0, 1)
-                if not lstm and out.grad_fn is not None:
+                if not lstm and out._grad_fn is not None:
                     # torch's GRU/RNN transpose their output in place (transpose_): its node
-                    out.grad_fn.bname = "TransposeBackward1"
+                    out._grad_fn.bname = "TransposeBackward1"
             output = out
             if not is_batched:
                 output = output.squeeze(batch_dim)
