@@ -165,6 +165,21 @@ def fallback_names(src, shape) -> tuple | None:
     return src._names if tuple(shape) == tuple(src._data.shape) else None
 
 
+def check_weight_dims(fname: str, what: str, xn: tuple, dims, wn: tuple, wdims=None) -> None:
+    """Spec 4.3: the input's dims at ``dims`` (those a layer's weight applies to: features,
+    channels, normalized dims) must carry the names of the weight's dims at ``wdims`` (default:
+    all of ``wn`` in order); None on either side matches anything. The error names the op, both
+    name lists and the fix."""
+    for d, k in zip(dims, range(len(wn)) if wdims is None else wdims):
+        x, w = xn[d], wn[k]
+        if w is not None and x is not None and x != w:
+            raise RuntimeError(
+                f"{fname}: the input's {what} dim is named '{x}' (input names {list(xn)}), but "
+                f"the weight expects '{w}' (weight names {list(wn)}); rename the input's {what} "
+                "dim or the weight (rename/refine_names)"
+            )
+
+
 def rule_name(rule) -> str | None:
     """The coverage-table name of a rule: its function name, 'fallback', or None (undeclared)."""
     if rule is None:

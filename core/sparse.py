@@ -205,15 +205,18 @@ class SparseTensor(Tensor):
 
     @property
     def names(self) -> tuple:
-        return (None,) * len(self._shp)
+        # only a conversion from a named dense tensor names a sparse one (to_sparse*, kept by
+        # the layout conversions and handed back by to_dense); other sparse ops give unnamed
+        return self._names if self._names is not None else (None,) * len(self._shp)
 
     @names.setter
     def names(self, names) -> None:
         if names is not None and any(n is not None for n in names):
             raise RuntimeError("ember: sparse tensors cannot have dimension names")
+        self._names = None  # clearing the names a conversion gave is allowed
 
     def has_names(self) -> bool:
-        return False
+        return self._names is not None
 
     # ------------------------------------------------------------------ autograd
     @property
@@ -464,9 +467,14 @@ class SparseTensor(Tensor):
 
     # ------------------------------------------------------------------ conversions
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        """The dense tensor (differentiable w.r.t. the values)."""
+        """The dense tensor (differentiable w.r.t. the values), with the names the sparse
+        tensor was converted with."""
         if dtype is not None:
             raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+        out = self._dense()
+        return out if self._names is None else out.rename(*self._names)
+
+    def _dense(self) -> Tensor:
         sd = self.sparse_dim()
         vals = self._vals
         lay = self._lay

@@ -391,6 +391,22 @@ def _dense_to_compressed(x: Tensor, layout, blocksize, dense_dim) -> SparseTenso
     return _make(layout, shape, _wrap(ptr), _long(xp, plain), vals)
 
 
+def _keeps_names(convert):
+    """A layout conversion keeps the source's names (names spec: a conversion, like ``to``,
+    keeps input names); ``to_dense`` gives them back to the dense result."""
+
+    def conv(t: Tensor, *args) -> Tensor:
+        out = convert(t, *args)
+        if t._names is not None and out is not t and isinstance(out, SparseTensor):
+            out._names = t._names if any(n is not None for n in t._names) else None
+        return out
+
+    conv.__name__ = convert.__name__
+    conv.__doc__ = convert.__doc__
+    return conv
+
+
+@_keeps_names
 def _to_coo(t: Tensor, sparse_dim) -> SparseTensor:
     if not isinstance(t, SparseTensor):
         return _dense_to_coo(t, t.ndim if sparse_dim is None else sparse_dim)
@@ -422,6 +438,7 @@ def _to_coo(t: Tensor, sparse_dim) -> SparseTensor:
     return _make(sparse_coo, t._shp, _wrap(xp.stack((r, c))), None, vals, coal)
 
 
+@_keeps_names
 def _to_compressed(t: Tensor, layout, blocksize, dense_dim) -> SparseTensor:
     if not isinstance(t, SparseTensor):
         return _dense_to_compressed(t, layout, blocksize, dense_dim)
@@ -475,6 +492,7 @@ def _to_compressed(t: Tensor, layout, blocksize, dense_dim) -> SparseTensor:
     return _make(sparse_csc, t._shp, _wrap(ptr), _long(xp, r[order]), vals)
 
 
+@_keeps_names
 def _to_sparse(t: Tensor, args, layout, blocksize, dense_dim) -> SparseTensor:
     if args:
         if len(args) > 1 or layout is not None or blocksize is not None or dense_dim is not None:

@@ -131,9 +131,36 @@ def _select(tree, spec, i: int | None):
     return picked if isinstance(tree, dict) else type(tree)(picked[k] for k in range(len(tree)))
 
 
-def _stack(results: list, out_dims, where: str, fname: str, empty: bool = False):
+def _mapped_name(mapped: list) -> str | None:
+    """The name of the mapped dim: the one the named inputs give it (names spec 4.3: ``func``
+    leaves the mapped dim alone, so it keeps its name), None when no input names it; inputs that
+    name it differently are an error naming both."""
+    name = None
+    for t, d in mapped:
+        if t._names is None or t._names[d] is None:
+            continue
+        if name is None:
+            name, first = t._names[d], t._names
+        elif t._names[d] != name:
+            raise RuntimeError(
+                f"vmap: the mapped dims of the inputs are named '{name}' (input names "
+                f"{list(first)}) and '{t._names[d]}' (input names {list(t._names)}); rename one "
+                "of them (rename/refine_names)"
+            )
+    return name
+
+
+def _stack(
+    results: list,
+    out_dims,
+    where: str,
+    fname: str,
+    empty: bool = False,
+    name: str | None = None,
+):
     """Stack the per-element results along ``out_dims`` (``empty``: the one result of a run
-    over an empty batch, which gives size-0 outputs)."""
+    over an empty batch, which gives size-0 outputs); ``name``: the mapped dim's name, given to
+    each stacked dim unless the output already uses it."""
     from .ops.joining import stack
 
     first = results[0]
@@ -158,6 +185,10 @@ def _stack(results: list, out_dims, where: str, fname: str, empty: bool = False)
                 f"{type(pieces[0])}. Did you mean to set out_dims= to None for output?"
             )
         st = stack(pieces, d)
+        if name is not None and (st._names is None or name not in st._names):
+            nn = list(st.names)
+            nn[d % st.dim()] = name
+            st = st.rename(*nn)
         stacked.append(st.narrow(d, 0, 0) if empty else st)
     return stacked[0] if single else tuple(stacked)
 
@@ -183,8 +214,10 @@ def vmap(
             numbers) or ``'same'`` (every element sees the same random numbers).
         chunk_size: accepted for compatibility (ember runs one element at a time anyway).
 
-    Names: the mapped dim's name is dropped inside ``func``; the stacked outputs are unnamed at
-    ``out_dims``, as ``stack`` makes them.
+    Names: the mapped dim's name is dropped inside ``func`` (it sees one element); the stacked
+    outputs carry it at ``out_dims`` (``func`` leaves the mapped dim alone, so it keeps its name,
+    names spec 4.3), unless an output already has a dim of that name (then the stacked dim is
+    unnamed). Mapped inputs that name the mapped dim differently are an error.
     """
     if randomness not in _RANDOMNESS:
         raise RuntimeError(
@@ -215,6 +248,7 @@ def vmap(
                 f"{where}: at least one input must be a Tensor mapped over (in_dim not None)"
             )
         sizes = [t.shape[d] for t, d in mapped]
+        name = _mapped_name(mapped) if any(t._names is not None for t, _ in mapped) else None
         if len(set(sizes)) != 1:
             raise ValueError(
                 "vmap: Expected all tensors to have the same size in the mapped dimension, "
@@ -251,6 +285,6 @@ def vmap(
                 )
         if isinstance(results[0], list):
             results = [tuple(r) for r in results]
-        return _stack(results, out_dims, where, fname, empty)
+        return _stack(results, out_dims, where, fname, empty, name)
 
     return wrapped

@@ -15,7 +15,9 @@ Fully masked query rows give zeros in SDPA (torch's safe softmax) and NaN in
 MultiheadAttention's ``need_weights=True`` path, like torch.
 
 Names (spec 4.3): attention keeps the query's names; the feature dims of query, key and value
-must agree by name (an error names both lists).
+must agree by name (an error names both lists) where one projection weight serves all three;
+with separate projections (``kdim``/``vdim``) each input is checked against its own weight.
+MultiheadAttention's weights are named (batch, target, source) (see ``_mha_names``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import C_NAMES
 from ..core.kernels.fused_softmax import attention_softmax_kernels
-from ..core.names import names_of
+from ..core.names import check_weight_dims, names_of
 from ..core.ops.creation import zeros as _zeros
 from ..core.registry import broadcast_error, op
 from ..core.tensor import Tensor, _wrap
@@ -238,6 +240,50 @@ def _check_feature_names(what: str, pairs) -> None:
                 f"{seen[0]} is named {list(seen[2])} and {label} is named {list(t._names)}; "
                 "rename one of them (rename/refine_names)"
             )
+
+
+def _mha_names(query, key, value, batch_first, sep, in_w, q_w, k_w, v_w, out_w):
+    """Names of multi_head_attention_forward's results (spec 4.3), checked on the inputs.
+
+    Each input projection is a Linear: with one packed ``in_proj_weight`` query, key and value
+    share its input (features) dim, so their feature names must agree; with separate projection
+    weights (``kdim``/``vdim``) each input's features are its own dim, checked only against its
+    own weight's input name. The output keeps the query's names (its features take a named
+    ``out_proj`` weight's output name). The attention weights are (batch, target, source): the
+    batch name of query and key (they must agree), the query's sequence name and the key's
+    sequence name (unnamed when it repeats the query's, as in self-attention); a head dim is
+    unnamed. Returns (output names, (batch, target, source))."""
+    fname = "multi_head_attention_forward"
+    if sep:
+        for x, w in ((query, q_w), (key, k_w), (value, v_w)):
+            if x._names is not None and w is not None and w._names is not None:
+                check_weight_dims(fname, "features", x._names, (-1,), w._names, (1,))
+    else:
+        _check_feature_names(fname, (("query", query), ("key", key), ("value", value)))
+        if in_w is not None and in_w._names is not None:
+            for x in (query, key, value):
+                if x._names is not None:
+                    check_weight_dims(fname, "features", x._names, (-1,), in_w._names, (1,))
+    qn, kn = names_of(query), names_of(key)
+    out = list(qn)
+    if out_w is not None and out_w._names is not None and out_w._names[0] is not None:
+        out[-1] = out_w._names[0]
+    if len(qn) == 3:
+        bd, sd = (0, 1) if batch_first else (1, 0)
+        batch, qb, kb = qn[bd], qn[bd], kn[bd] if len(kn) == 3 else None
+        if qb is not None and kb is not None and qb != kb:
+            raise RuntimeError(
+                f"{fname}: the batch dims of query and key must have the same name, but query "
+                f"is named {list(qn)} and key is named {list(kn)}; rename one of them "
+                "(rename/refine_names)"
+            )
+        batch = qb if qb is not None else kb
+        tgt, src = qn[sd], kn[sd] if len(kn) == 3 else None
+    else:
+        batch, tgt, src = None, qn[0], kn[0] if len(kn) == 2 else None
+    if src is not None and src in (tgt, batch):
+        src = None  # a dim name appears once: self-attention's key dim stays unnamed
+    return tuple(out), (batch, tgt, src)
 
 
 def _bshape(a: tuple, b: tuple) -> tuple:
@@ -515,10 +561,19 @@ def _mha(
 ):
     """Multi-head attention on (L, N, E) inputs, or (N, L, E) ones when ``batch_first`` (the
     module passes its layout through so that no transposed copy is made)."""
-    qn = query._names
-    if qn is not None or key._names is not None or value._names is not None:
-        _check_feature_names(
-            "multi_head_attention_forward", (("query", query), ("key", key), ("value", value))
+    named = query._names is not None or key._names is not None or value._names is not None
+    if named:
+        out_names, wt_names = _mha_names(
+            query,
+            key,
+            value,
+            batch_first,
+            use_separate_proj_weight,
+            in_proj_weight,
+            q_proj_weight,
+            k_proj_weight,
+            v_proj_weight,
+            out_proj_weight,
         )
         query, key, value = _unname(query), _unname(key), _unname(value)
         key_padding_mask, attn_mask = _unname(key_padding_mask), _unname(attn_mask)
@@ -691,8 +746,15 @@ def _mha(
         out = out.squeeze(1)
         if weights is not None:
             weights = weights.squeeze(0)
-    if qn is not None:
-        out = out.rename(*qn)
+    if named:
+        if any(n is not None for n in out_names):
+            out = out.rename(*out_names)
+        if weights is not None:
+            b, tgt, src = wt_names
+            wn = ((b,) if batched else ()) + (() if average_attn_weights else (None,))
+            wn += (tgt, src)
+            if any(n is not None for n in wn):
+                weights = weights.rename(*wn)
     return out, weights
 
 

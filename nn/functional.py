@@ -18,6 +18,7 @@ from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
+from ..core.names import check_weight_dims as _check_weight_dims
 from ..core.names import unify as _unify_names
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
@@ -536,13 +537,8 @@ def _linear_out_names(input: Tensor, weight: Tensor):
     w_out, w_in = (wn[0], wn[1]) if len(wn) == 2 else (None, wn[0])
     if w_out is None and w_in is None:
         return xn if weight.dim() == 2 else xn[:-1]  # a 1-D weight contracts the features dim
-    x_in = xn[-1] if xn else None
-    if w_in is not None and x_in is not None and x_in != w_in:
-        raise RuntimeError(
-            f"linear: the input's features dim is named '{x_in}' (input names {list(xn)}), "
-            f"but the weight expects '{w_in}' (weight names {list(wn)}); rename the input's "
-            "last dim or the weight (rename/refine_names)"
-        )
+    if xn:
+        _check_weight_dims("linear", "features", xn, (-1,), wn, (len(wn) - 1,))
     if weight.dim() == 1:
         return xn[:-1]
     return tuple(xn[:-1]) + (w_out,)

@@ -55,6 +55,7 @@ from ..kernels.winograd import (
     wino_input_transform,
     wino_out_size,
 )
+from ..names import check_weight_dims
 from ..registry import backward_names, op
 from ..tensor import Tensor
 
@@ -805,13 +806,7 @@ def _out_names(input, weight, transposed: bool, fname: str):
     wn = weight.names
     w_out, w_in = (wn[1], wn[0]) if transposed else (wn[0], wn[1])
     c = 1 if input.dim() == weight.dim() else 0
-    x_in = xn[c]
-    if w_in is not None and x_in is not None and x_in != w_in:
-        raise RuntimeError(
-            f"{fname}: the input's channel dim is named '{x_in}' (input names {list(xn)}), but "
-            f"the weight expects '{w_in}' (weight names {list(wn)}); rename the input's channel "
-            "dim or the weight (rename/refine_names)"
-        )
+    check_weight_dims(fname, "channel", xn, (c,), wn, (0 if transposed else 1,))
     out = list(xn)
     if w_out is not None or w_in is not None:
         out[c] = w_out

@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from ..autocast import entry as _autocast_entry
-from ..names import keep
+from ..names import keep, unify_inputs
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..registry import broadcast_error as _broadcast_error
@@ -126,15 +126,27 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 def broadcast_tensors(*tensors) -> tuple:
-    """Expanded views of the tensors, all of their common broadcast shape."""
+    """Expanded views of the tensors, all of their common broadcast shape.
+
+    Named tensors unify their names from the right (the rule of binary ops): every result
+    carries the unified names, and clashing names raise before the sizes are compared."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
+    names = None
+    if any(t._names is not None for t in tensors):
+        try:
+            names = unify_inputs(tensors)
+        except RuntimeError as e:
+            raise RuntimeError(f"broadcast_tensors: {e}") from None
     shapes = [t._data.shape for t in tensors]
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise _broadcast_error(shapes) from None
-    return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
+    out = tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
+    if names is not None:
+        out = tuple(t if t._names == names else t.rename(*names) for t in out)
+    return out
 
 
 # ---------------------------------------------------------------------- meshgrid & products

@@ -19,7 +19,7 @@ from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from .. import layout as _layout
 from ..kernels.fused_norm import layer_norm_kernels
-from ..names import keep
+from ..names import check_weight_dims, keep
 from ..registry import backward_names, op
 from ..tensor import Tensor, _wrap
 
@@ -280,6 +280,8 @@ def _check_ln(input, normalized_shape, weight, bias):
         )
     _check_float(input, "LayerNormKernelImpl")
     _check_param_dtype(input, weight, bias)
+    if input._names is not None:
+        _check_param_names("layer_norm", input, "normalized", len(ns), weight, bias)
     return len(ns)
 
 
@@ -315,6 +317,19 @@ def _check_param_dtype(input, weight, bias):
                 f"expected scalar type {_dt.scalar_name(_dt._FROM_NP[ref])} but found "
                 f"{_dt.scalar_name(p.dtype)}"
             )
+
+
+def _check_param_names(fname, input, what, nd, *params) -> None:
+    """Spec 4.3: a named parameter names the dims it applies to (``what``: the channel dim 1
+    when ``nd`` is 0, else the trailing ``nd`` normalized dims); the input's names must agree.
+    Runs only when the input is named (the unnamed path pays one attribute test)."""
+    xn = input._names
+    if xn is None or len(xn) < 2 and not nd:
+        return
+    dims = (1,) if not nd else tuple(range(len(xn) - nd, len(xn)))
+    for p in params:
+        if p is not None and p._names is not None:
+            check_weight_dims(fname, what, xn, dims, p._names)
 
 
 def _check_channel_params(c, k, weight, bias, running_mean, running_var) -> None:
@@ -531,6 +546,10 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
+    if input._names is not None:
+        _check_param_names(
+            "batch_norm", input, "channel", 0, weight, bias, running_mean, running_var
+        )
 
 
 def _dim1_error(ndim):
@@ -848,6 +867,8 @@ def _check_gn(input, num_groups, weight, bias):
             )
     _check_float(input, "GroupNormKernelImpl")
     _check_param_dtype(input, weight, bias)
+    if input._names is not None:
+        _check_param_names("group_norm", input, "channel", 0, weight, bias)
 
 
 def group_norm(
@@ -877,6 +898,10 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
     updated with the batch average of the per-instance statistics, like torch."""
     shape = tuple(input.shape)
     n, c = shape[0], shape[1]
+    if input._names is not None:
+        _check_param_names(
+            "instance_norm", input, "channel", 0, weight, bias, running_mean, running_var
+        )
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError(
@@ -1024,6 +1049,8 @@ def rms_norm(
         )
     _check_float(input, "rms_norm")
     _check_param_shape("weight", weight, ns)
+    if input._names is not None:
+        _check_param_names("rms_norm", input, "normalized", len(ns), weight)
     if weight is not None and weight.dtype != input.dtype and not _RMS_WARNED:
         _RMS_WARNED.append(True)  # torch warns once per process
         warnings.warn(

@@ -18,6 +18,7 @@ functions of the same names) are plain ember ops, so they are twice differentiab
 
 Names (spec 4.3): the time and batch dims keep their names; the features dim keeps the input's
 name while the weights are unnamed (``weight_hh`` named (gates, hidden) names it ``hidden``).
+An initial state's batch name must match the input's (an unnamed input batch dim takes it).
 """
 
 from __future__ import annotations
@@ -57,7 +58,21 @@ def _rnn_layer_names(ins, mode="LSTM", has_bias=True, has_proj=False, *args, **k
     else:
         out_f = cell_f = wh[1] if wh is not None else None
     batch = xn[1] if xn is not None and len(xn) == 3 else None
+    for label, st in zip(("hx", "cx"), ins[1 : 1 + nst]):
+        # each initial state (batch, hidden) must agree with the input's batch name; an unnamed
+        # input batch dim takes the state's name (the unify rule's wildcard)
+        sb = st._names[0] if st._names is not None and x.ndim == 3 else None
+        if sb is None:
+            continue
+        if batch is not None and sb != batch:
+            raise RuntimeError(
+                f"{mode.lower()}: the input's batch dim {batch!r} does not match {label}'s batch "
+                f"dim {sb!r} (names {list(xn)} and {list(st._names)}); use rename or refine_names"
+            )
+        batch = sb
     lead = tuple(xn[:-1]) if xn is not None else (None,) * (x.ndim - 1)
+    if batch is not None and x.ndim == 3:
+        lead = (lead[0], batch)
     names = [lead + (out_f,), (batch, out_f), (batch, cell_f)]
     return names[: nst + 1]
 

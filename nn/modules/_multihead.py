@@ -5,7 +5,10 @@ Parameters: ``in_proj_weight`` (3E, E) and ``in_proj_bias`` (3E) when key/value 
 ``v_proj_weight`` (E, vdim). ``out_proj`` is a Linear; ``bias_k``/``bias_v`` (1, 1, E) with
 ``add_bias_kv``. State dicts load across with torch.
 
-Names (spec 4.3): the output keeps the query's names; q/k/v must agree on the feature-dim name.
+Names (spec 4.3): the output keeps the query's names; q/k/v must agree on the feature-dim name
+when they share ``in_proj_weight``; with ``kdim``/``vdim`` each input's features are checked
+against its own projection weight only. The attention weights are named (batch, target, source)
+from the query's and key's names (nn/_attention.py ``_mha_names``).
 """
 
 from __future__ import annotations

@@ -252,7 +252,8 @@ def pad_sequence(
     padding_side: str = "right",
 ) -> Tensor:
     """Stack sequences of different lengths (L_i, *) into (max L, B, *) (or (B, max L, *)),
-    padding on the right (or the left) with ``padding_value``."""
+    padding on the right (or the left) with ``padding_value``. Named sequences keep their
+    names (their time name included); the new batch dim is unnamed."""
     if padding_side not in ("left", "right"):
         raise RuntimeError(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
@@ -292,7 +293,13 @@ def pad_sequence(
     pad = first.new_full((1,) + trail, padding_value)
     ext = cat(seqs + [pad], 0)
     out = ext.index_select(0, _long(rows.reshape(-1), first.device))
-    return out.reshape(tuple(rows.shape) + trail)
+    out = out.reshape(tuple(rows.shape) + trail)
+    if ext._names is not None:
+        # names (spec 4.3): the sequences' dims keep their names (cat unified them), the time
+        # dim too; the batch dim is created, so unnamed
+        t_name, rest = ext._names[0], tuple(ext._names[1:])
+        out = out.rename(*((None, t_name) if batch_first else (t_name, None)), *rest)
+    return out
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list:
