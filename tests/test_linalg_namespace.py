@@ -901,3 +901,24 @@ def test_logdet_of_a_negative_determinant_has_no_gradient():
     np.testing.assert_array_equal(np.isnan(out[0][1]), np.isnan(out[1][1]))
     np.testing.assert_allclose(out[0][1][1], out[1][1][1])
     np.testing.assert_allclose(out[0][2], out[1][2], atol=1e-15)
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["logdet", "slogdet"])
+def test_log_det_backward_of_a_singular_matrix_is_non_finite(fn):
+    # torch's backward solves with the forward's LU, unchecked: a singular matrix (log|det|
+    # -inf) gives inf/nan entries, no error (ember's raised inverse's "input matrix is singular");
+    # the non-singular matrix of the batch keeps its finite gradient
+    import torch
+
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.5], [0.0, 3.0]]])
+    out = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.logdet(x) if fn == "logdet" else m.linalg.slogdet(x).logabsdet
+        y.backward(m.tensor([1.0, 2.0], dtype=m.float64))
+        out.append((y.detach().numpy(), x.grad.numpy()))
+    (ye, ge), (yt, gt) = out
+    np.testing.assert_array_equal(ye, yt)
+    assert not np.isfinite(ge[0]).all() and not np.isfinite(gt[0]).all()
+    np.testing.assert_allclose(ge[1], gt[1], atol=1e-15)

@@ -354,7 +354,9 @@ def slogdet(xp, input):
 @slogdet.vjp
 def _(grad, input):
     _, gl = grad
-    return gl.unsqueeze(-1).unsqueeze(-1) * _mh(inverse(input))
+    # unchecked: a singular matrix gives a non-finite gradient as torch's (its -inf logabsdet
+    # has no finite derivative), not inverse's error
+    return gl.unsqueeze(-1).unsqueeze(-1) * _mh(_linalg_inv_ex(input)[0])
 
 
 def logdet(input: Tensor) -> Tensor:
