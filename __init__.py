@@ -5,7 +5,7 @@
 # ruff: noqa: I001  (order matters: registered ops first, then the families' __all__ refine them)
 
 from .core import allocator as _allocator  # keeps freed array buffers for reuse (speed)
-from .core.device import device, get_default_device, set_default_device
+from .core.device import OutOfMemoryError, device, get_default_device, set_default_device
 from .core.dtype import (
     bfloat16,
     bool_ as bool,

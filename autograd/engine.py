@@ -615,7 +615,9 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     elif old._names is not g._names and old._names != g._names:
         old = old.rename(*_nm.names_of(g))  # the leaf was renamed since: its grad follows
         leaf._grad = _named_sum(old, g)
-    elif create_graph or old._grad_fn is not None or not getattr(old._data.flags, "writeable", True):
+    elif (
+        create_graph or old._grad_fn is not None or not getattr(old._data.flags, "writeable", True)
+    ):
         leaf._grad = _named_sum(old, g)  # out of place, like torch under create_graph
     else:
         # in place, like torch: references to .grad (an optimizer's, the user's) stay current

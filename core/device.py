@@ -112,6 +112,27 @@ class device:
 CPU = device("cpu")
 
 
+class OutOfMemoryError(RuntimeError, MemoryError):
+    """An allocation failed (torch.OutOfMemoryError, also ``ember.cuda.OutOfMemoryError``).
+
+    Raised for cuda and cpu alike: torch's cpu allocator raises its base RuntimeError, which
+    this subclasses; it is a MemoryError too, what numpy and cupy raise."""
+
+    __module__ = "ember"
+
+
+def out_of_memory(e: MemoryError, device_type: str) -> OutOfMemoryError:
+    """torch's error for a failed allocation ``e`` (numpy's or cupy's MemoryError) on a device
+    of type ``device_type``."""
+    if isinstance(e, OutOfMemoryError):
+        return e
+    if device_type == "cuda":
+        return OutOfMemoryError(f"CUDA out of memory. {e}")
+    size = getattr(e, "_total_size", None)  # numpy's _ArrayMemoryError knows the request
+    what = f"you tried to allocate {size} bytes." if size is not None else str(e)
+    return OutOfMemoryError(f"DefaultCPUAllocator: can't allocate memory: {what}")
+
+
 class _Default(threading.local):
     device = CPU
 

@@ -22,6 +22,8 @@ same) and writes skip them. A meta array pickles as its shape and dtype.
 from __future__ import annotations
 
 import importlib
+import mmap
+import sys
 import types
 import warnings
 
@@ -67,6 +69,8 @@ class MetaArray(np.ndarray):
                     return _elementwise(ufunc, shape, inputs, kwargs)
             elif ufunc is np.matmul:
                 return _matmul(inputs, kwargs)
+        elif method == "reduce" and kwargs.get("where", True) is True and _big(np.shape(inputs[0])):
+            return _dims_kept(lambda a: ufunc.reduce(a, **kwargs), inputs[0])
         if method == "at":
             if _writes_land(inputs[0]):
                 _ignore_bounds(getattr(ufunc, method), *map(plain_deep, inputs))
@@ -75,10 +79,14 @@ class MetaArray(np.ndarray):
             return to_meta(getattr(ufunc, method)(*map(plain, inputs), **kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
-        if func.__name__ in _WRITES:
+        name = func.__name__
+        if name in _WRITES:
             if _writes_land(args[0]):
                 _ignore_bounds(func, *plain_deep(args), **plain_deep(kwargs))
             return None
+        if name in _REDUCTIONS and "out" not in kwargs and _big(np.shape(args[0])):
+            rest, kw = plain_deep(args[1:]), plain_deep(kwargs)
+            return _dims_kept(lambda a: func(a, *rest, **kw), args[0])
         with np.errstate(all="ignore"):
             return to_meta(func(*plain_deep(args), **plain_deep(kwargs)))
 
@@ -100,6 +108,16 @@ class MetaArray(np.ndarray):
         if _big(self.shape):
             return meta_empty(self.shape, self.dtype)
         return plain(self).copy(order).view(MetaArray)
+
+    def argmax(self, *args, **kwargs):
+        if _big(self.shape):  # numpy copies a large array to find positions along a leading axis
+            return _dims_kept(lambda a: a.argmax(*args, **kwargs), self)
+        return super().argmax(*args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        if _big(self.shape):
+            return _dims_kept(lambda a: a.argmin(*args, **kwargs), self)
+        return super().argmin(*args, **kwargs)
 
     # writes land in small meta arrays (kernels read them back) and nowhere in large ones
     def fill(self, value) -> None:
@@ -175,9 +193,25 @@ def _zero_indices(key):
     return keys if isinstance(key, tuple) else keys[0]
 
 
+# above this many bytes a meta array's memory is reserved with MAP_NORESERVE: calloc's mapping
+# is refused past the machine's memory (overcommit), so torch's meta tensors of any size could
+# not be made (a 40 GB embedding table on a 24 GB machine)
+_RESERVE_BYTES = 1 << 28
+# Python adds mmap.MAP_NORESERVE in 3.13; Linux's value before that (other systems: calloc)
+_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform == "linux" else 0)
+
+
 def meta_empty(shape, dtype) -> MetaArray:
     """A meta array of ``shape`` and ``dtype`` (no memory is touched)."""
-    return np.zeros(shape, dtype).view(MetaArray)
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    n = dtype.itemsize
+    for v in shape:
+        n *= v
+    if n < _RESERVE_BYTES or not _NORESERVE:
+        return np.zeros(shape, dtype).view(MetaArray)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NORESERVE
+    return np.frombuffer(mmap.mmap(-1, n, flags=flags), dtype).reshape(shape).view(MetaArray)
 
 
 def to_meta(r):
@@ -249,6 +283,24 @@ def _elementwise(ufunc, shape, inputs, kwargs):
     if isinstance(r, tuple):
         return tuple(meta_empty(shape, v.dtype) for v in r)
     return meta_empty(shape, np.asarray(r).dtype)
+
+
+# numpy functions whose result's dims are some of the input's, the others reduced away (or kept
+# with size 1)
+_REDUCTIONS = frozenset(
+    ("sum", "prod", "mean", "max", "min", "amax", "amin", "any", "all", "std", "var", "ptp")
+    + ("argmax", "argmin", "count_nonzero", "nansum", "nanprod", "nanmean", "nanmax", "nanmin")
+    + ("nanstd", "nanvar", "nanargmax", "nanargmin")
+)
+
+
+def _dims_kept(call, a):
+    """What reduction ``call`` gives for large meta array ``a``, as a shape: it runs on a small
+    stand-in whose dim i has size i + 2, so each dim of the result names the input dim it keeps
+    (or is 1: a dim kept by keepdims); the stand-in also gives the dtype and the checks."""
+    with np.errstate(all="ignore"):
+        r = np.asarray(call(np.zeros(tuple(range(2, a.ndim + 2)), a.dtype)))
+    return meta_empty(tuple(1 if v == 1 else a.shape[v - 2] for v in r.shape), r.dtype)
 
 
 def _matmul(inputs, kwargs):
@@ -374,6 +426,21 @@ _CREATION = {
 }
 
 
+def _relaid(lay):
+    """numpy's ``lay`` (ascontiguousarray...) for meta arrays: a large one's copy is only a
+    shape (``contiguous()`` of a transposed meta weight larger than memory)."""
+
+    def relay(a, dtype=None, **kwargs):
+        if isinstance(a, MetaArray) and _big(a.shape):
+            return meta_empty(a.shape, a.dtype if dtype is None else dtype)
+        return to_meta(lay(plain_deep(a), dtype, **kwargs))
+
+    return relay
+
+
+_COPIES = {name: _relaid(getattr(np, name)) for name in ("ascontiguousarray", "asfortranarray")}
+
+
 class MetaXP(ArrayNamespace):
     """numpy's namespace producing meta arrays: the ``xp`` kernels get for meta tensors."""
 
@@ -386,7 +453,7 @@ class MetaXP(ArrayNamespace):
 
     def _special(self, name: str):
         if self._mod is np:
-            return MetaArray if name == "ndarray" else _CREATION.get(name)
+            return MetaArray if name == "ndarray" else _CREATION.get(name) or _COPIES.get(name)
         return None
 
     def _function(self, fn):

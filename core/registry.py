@@ -34,7 +34,7 @@ from ..autograd.views import rebased as _rebased_view
 from ..autograd.views import refresh as _refresh_view
 from . import dtype as _dt
 from .autocast import entry as _autocast_entry
-from .device import _SEVERAL_GPUS, _XP, array_module, device_of
+from .device import _SEVERAL_GPUS, _XP, array_module, device_of, out_of_memory
 from .dims import normalize_dim
 from .dtype import scalar_name
 from .named import _UNALIGNED, _align_call, _by_name
@@ -524,6 +524,8 @@ def _make_public(od: OpDef):
             if named:
                 _names_before_shapes(od, ins, opts, kw)
             raise
+        except MemoryError as e:
+            raise out_of_memory(e, device_of(first).type) from None
         except OverflowError:
             # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
             _wrap_int_scalars(arrays)

@@ -113,8 +113,8 @@ class Tensor:
         "_data",
         "_extra",
         "_grad",
-        "_names",
         "_grad_fn",
+        "_names",
         "_ver",
         "requires_grad",
     )

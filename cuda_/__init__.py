@@ -11,6 +11,7 @@ import sys as _sys
 
 from ..core import device as _dev
 from ..core import streams as _streams
+from ..core.device import OutOfMemoryError
 from ..core.legacy_types import CUDA_TYPES as _legacy_types
 from . import amp
 
@@ -18,6 +19,7 @@ globals().update(_legacy_types)  # torch.cuda.FloatTensor, ... (core/legacy_type
 
 __all__ = [
     "Event",
+    "OutOfMemoryError",
     "Stream",
     "amp",
     "current_device",

@@ -166,6 +166,32 @@ def test_large_meta_model_costs_no_memory():
     assert _rss_mb() - before < 200
 
 
+def _mem_total_mb() -> float:
+    with open("/proc/meminfo") as f:
+        return int(f.readline().split()[1]) / 1024
+
+
+def test_meta_tensors_larger_than_memory():
+    # torch's meta tensors have any size; calloc'd stand-ins were refused past the machine's
+    # memory (a 160 GB weight on a 24 GB machine raised MemoryError)
+    before = _rss_mb()
+    big = ember.nn.Linear(200_000, 200_000, device="meta")
+    assert big.weight.nbytes / 2**20 > 4 * _mem_total_mb()
+    assert big(ember.empty(4, 200_000, device="meta")).shape == (4, 200_000)
+    x = ember.empty(10**6, 10**5, device="meta")
+    assert x.t().contiguous().shape == (10**5, 10**6)
+    assert x.t().reshape(10**5, 10, -1).shape == (10**5, 10, 10**5)
+    assert x.t().flatten().shape == (10**11,)
+    assert (x * 2 + 1).sum(0).shape == (10**5,)
+    # reductions are shapes only too (they read 400 GB of zero pages: minutes)
+    assert x.mean((0, 1), keepdim=True).shape == (1, 1) and x.sum().shape == ()
+    assert x.max(0).indices.shape == (10**5,) and x.argmin(1).dtype == ember.int64
+    assert x.softmax(-1).shape == x.shape and x.logsumexp(1).shape == (10**6,)
+    with pytest.raises(RuntimeError, match=r"shape '\[7, -1\]' is invalid for input of size"):
+        x.t().reshape(7, -1)
+    assert _rss_mb() - before < 200
+
+
 def test_module_on_meta_then_materialised():
     class Net(ember.nn.Module):
         def __init__(self):

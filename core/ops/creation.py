@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import dtype as _dt
-from ..device import array_module, get_default_device, module_for, to_device
+from ..device import array_module, get_default_device, module_for, out_of_memory, to_device
 from ..layout import like_array, new_array
 from ..names import check_names, unify_inputs
 from ..registry import op
@@ -59,17 +59,23 @@ def _on(arr, d):
     xp = module_for(d)
     if d.type == "meta":
         return xp.asarray(arr)
-    with xp.cuda.Device(d.index or 0):
-        return xp.asarray(arr)
+    try:
+        with xp.cuda.Device(d.index or 0):
+            return xp.asarray(arr)
+    except MemoryError as e:
+        raise out_of_memory(e, d.type) from None
 
 
 def _make(d, fn):
     """``fn(xp)`` with the array module of device ``d`` (on cuda, with d as cupy's device)."""
-    if d.type != "cuda":
-        return fn(module_for(d))
-    xp = module_for(d)
-    with xp.cuda.Device(d.index or 0):
-        return fn(xp)
+    try:
+        if d.type != "cuda":
+            return fn(module_for(d))
+        xp = module_for(d)
+        with xp.cuda.Device(d.index or 0):
+            return fn(xp)
+    except MemoryError as e:
+        raise out_of_memory(e, d.type) from None
 
 
 def _finish(arr, requires_grad, names, out=None):

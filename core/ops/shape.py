@@ -224,15 +224,31 @@ def reshape(input: Tensor, *shape, **kw) -> Tensor:
     a = input._data
     if not a.flags.c_contiguous:
         try:
-            v = a.view()
-            v.shape = _infer_shape(_shape_arg(shape), a.size)
-        except AttributeError:  # the strides do not allow a view: copy
-            return apply(_RESHAPE_COPY, (input,) + shape, {})
+            s = _infer_shape(_shape_arg(shape), a.size)
         except (RuntimeError, ValueError, TypeError):
-            pass  # a bad shape: let view raise torch's error
-        else:  # torch's reshape views a non-contiguous tensor with _reshape_alias
-            return as_torch_node(apply(_VIEW, (input,) + shape, {}), "ReshapeAliasBackward0")
+            return apply(_VIEW, (input,) + shape, {})  # a bad shape: view raises torch's error
+        if _copies(a, s):  # the strides do not allow a view
+            return apply(_RESHAPE_COPY, (input,) + shape, {})
+        # torch's reshape views a non-contiguous tensor with _reshape_alias
+        return as_torch_node(apply(_VIEW, (input,) + shape, {}), "ReshapeAliasBackward0")
     return apply(_VIEW, (input,) + shape, {})
+
+
+# numpy 2.1's reshape(copy=False) refuses a copy before making one; setting ``.shape`` (older
+# numpy, cupy) makes the copy, then refuses it
+_NO_COPY_RESHAPE = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
+def _copies(a, shape: tuple) -> bool:
+    """Whether reshaping array ``a`` to ``shape`` needs a copy (its strides allow no view)."""
+    try:
+        if _NO_COPY_RESHAPE and isinstance(a, np.ndarray):
+            np.reshape(a.view(np.ndarray), shape, copy=False)
+        else:
+            a.view().shape = shape
+    except (ValueError, AttributeError):
+        return True
+    return False
 
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
