@@ -6,8 +6,8 @@ derivatives. Inside another transform (``grad(grad(f))``, ``jacrev(jacrev(f))``,
 when an input already requires grad, the derivatives are taken with ``create_graph=True``, so
 the transforms compose by nesting. ``jacrev``/``jacfwd`` build a Jacobian one backward pass per
 output element (reverse mode for both); ``jvp`` is computed as the derivative of a vjp (the
-"double-vjp" trick). ``vmap`` is :func:`ember.vmap` (one call per element), extended to outputs
-that are dicts, lists or nested tuples, so the per-sample-gradient recipe
+"double-vjp" trick). ``vmap`` is :func:`ember.vmap` (one call per element, inputs and outputs
+pytrees of tensors), so the per-sample-gradient recipe
 ``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)`` works. A tensor the function closes
 over that requires grad (a parameter) stays differentiable in the results, as in torch.
 """
@@ -22,6 +22,7 @@ from typing import Any
 from .autograd.engine import grad as _autograd_grad
 from .autograd.function import JVP_TRICK
 from .autograd.grad_mode import _recording, is_grad_enabled
+from .core import vmap_state as _vmap_state
 from .core.tensor import Tensor
 from .core.vmap import TRANSFORMS
 from .core.vmap import vmap as _vmap
@@ -151,9 +152,11 @@ def _call(func: Callable, args: tuple, kwargs: dict, maps: bool = False, fwd: bo
         TRANSFORMS[0] += 1
         TRANSFORMS[1] += maps
         TRANSFORMS[2] += fwd
+        _vmap_state.KINDS.append(False)
         try:
             return func(*args, **kwargs)
         finally:
+            _vmap_state.KINDS.pop()
             _depth.n -= 1
             TRANSFORMS[0] -= 1
             TRANSFORMS[1] -= maps
@@ -227,6 +230,9 @@ def _split_aux(out, has_aux: bool, where: str):
         raise RuntimeError(
             f"{where}: output of function f should be a tuple: (output, aux) if has_aux is True"
         )
+    for x in _flatten(out[1])[0]:  # torch unwraps the aux output, tensors only
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")  # noqa: TRY004
     return out
 
 
@@ -261,58 +267,10 @@ def vmap(
     *,
     chunk_size: int | None = None,
 ) -> Callable:
-    """torch.func.vmap: :func:`ember.vmap`, whose ``func`` may also return dicts, lists and
-    nested tuples of tensors (stacked leaf by leaf). ``out_dims`` is an int for every output, or
-    a tuple with one entry per top-level output (None: not stacked)."""
-    state: dict = {}
-
-    @functools.wraps(func)
-    def flat(*args: Any, **kwargs: Any) -> tuple:
-        leaves, spec = _flatten(func(*args, **kwargs))
-        state["spec"] = spec
-        state["n"] = len(leaves)
-        # outputs that are not tensors cannot be stacked: kept aside (an out_dim of None
-        # returns them, as torch does; another out_dim is refused in wrapped)
-        state["const"] = {i: v for i, v in enumerate(leaves) if not isinstance(v, Tensor)}
-        return tuple(v for v in leaves if isinstance(v, Tensor))
-
-    mapped = _vmap(flat, in_dims, 0, randomness, chunk_size=chunk_size)
-
-    @functools.wraps(func)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        tensors = iter(mapped(*args, **kwargs))
-        spec, const = state["spec"], state["const"]
-        leaves = [const[i] if i in const else next(tensors) for i in range(state["n"])]
-        top = spec[2] if spec is not None and spec[0] is not dict else [spec]
-        if isinstance(out_dims, (tuple, list)):
-            if len(out_dims) != len(top):
-                raise ValueError(
-                    f"vmap({getattr(func, '__name__', func)}, ...): out_dims is not compatible "
-                    f"with the structure of `outputs`. out_dims has {len(out_dims)} entries but "
-                    f"outputs has {len(top)}."
-                )
-            dims = [d for d, s in zip(out_dims, top, strict=True) for _ in _flatten_spec(s)]
-        else:
-            dims = [out_dims] * len(leaves)
-        out = []
-        for i, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
-            if i in const:
-                if d is not None:
-                    name = getattr(func, "__name__", func)
-                    raise ValueError(
-                        f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                        f"{type(leaf)}. Did you mean to set out_dims= to None for output?"
-                    )
-                out.append(leaf)
-            else:
-                out.append(leaf.select(0, 0) if d is None else leaf.movedim(0, d) if d else leaf)
-        return _unflatten(spec, out)
-
-    return wrapped
-
-
-def _flatten_spec(spec) -> list:
-    return [None] if spec is None else [x for c in spec[2] for x in _flatten_spec(c)]
+    """torch.func.vmap: :func:`ember.vmap` (the same function in torch): ``func`` may take and
+    return pytrees (tuples, lists, dicts) of tensors, stacked leaf by leaf; ``in_dims`` and
+    ``out_dims`` are pytrees matching a prefix of the inputs' and outputs' structures."""
+    return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
 def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
@@ -336,6 +294,10 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
             raise RuntimeError(
                 f"{where}: Expected f(*args) to return a scalar Tensor, got tensor with "
                 f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+            )
+        if out.is_complex():
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
             )
         flat = [x for group in inputs for x in group]
         keep = _wants_graph(tracked) or _reaches_outer([out], flat)
@@ -381,12 +343,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     out = _call(func, diff, {})
     out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
     out_leaves, out_spec = _flatten(out)
-    for o in out_leaves:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(  # noqa: TRY004 - torch's error type
-                "vjp(f, *primals): expected f(*primals) to return only tensors, got "
-                f"unsupported type {type(o)}"
-            )
+    _check_outputs(out_leaves, "vjp(f, *primals)", floating=True)
     keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
     _, primal_spec = _flatten(primals)
 
@@ -406,6 +363,30 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     return _release(out, keep), vjp_fn
 
 
+def _check_outputs(outputs: list, api: str, floating: bool = False) -> None:
+    """torch's checks of the flattened outputs of a function a transform differentiates: not
+    empty, only tensors, and (``floating``: vjp, and jacrev behind it) only floating or complex
+    ones."""
+    if not outputs or (len(outputs) == 1 and outputs[0] is None):
+        raise RuntimeError(
+            f"{api}: Expected f to be a function that has non-empty output (got output = {outputs})"
+        )
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                f"{api}: expected f(*primals) to return only tensors, got unsupported type "
+                f"{type(o)}"
+            )
+        if floating and not (o.is_floating_point() or o.is_complex()):
+            raise RuntimeError(
+                "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                f"Tensor with dtype {o.dtype}"
+            )
+
+
+_JVP = "jvp(f, primals, tangents)"
+
+
 def jvp(
     func: Callable,
     primals: tuple,
@@ -417,22 +398,36 @@ def jvp(
     """Runs ``func(*primals)`` and returns ``(output, jvp_out)``, the Jacobian-vector product
     with ``tangents`` (shaped like ``primals``); ``(output, jvp_out, aux)`` with ``has_aux``.
     Computed in reverse mode, as the derivative of a vjp with respect to its cotangent."""
-    where = "jvp(f, primals, tangents)"
-    for what, val in (("primals", primals), ("tangents", tangents)):
-        if not isinstance(val, tuple):
-            raise RuntimeError(  # noqa: TRY004 - torch's error type
-                f"{where}: Expected {what} to be a tuple. E.g. it should be valid to call "
-                f"f(*{what})."
-            )
+    where = _JVP
+    if not isinstance(primals, tuple):  # torch checks the tangents by structure only
+        raise RuntimeError(  # noqa: TRY004 - torch's error type
+            f"{where}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
     p_leaves, p_spec = _flatten(primals)
     t_leaves, t_spec = _flatten(tangents)
     if p_spec != t_spec:
+        from .utils._pytree import tree_structure
+
         raise RuntimeError(
             f"{where}: Expected primals and tangents to have the same python structure. For "
             "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
-            f"with structure {_spec_str(p_spec)} and tangents with structure {_spec_str(t_spec)}"
+            f"with structure {tree_structure(primals)} and tangents with structure "
+            f"{tree_structure(tangents)}"
         )
+    for what, leaves in (("primals", p_leaves), ("tangents", t_leaves)):
+        if not leaves:
+            raise RuntimeError(f"{where}: Expected {what} to contain at least one Tensor.")
+        for x in leaves:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(  # noqa: TRY004 - torch's error type
+                    f"{where}: Expected {what} to only contain Tensors, got {type(x)}"
+                )
     for p, t in zip(p_leaves, t_leaves, strict=True):
+        for what, x in (("primal", p), ("tangent", t)):
+            if isinstance(x, Tensor) and not (x.is_floating_point() or x.is_complex()):
+                raise ValueError(
+                    f"Expected {what} to be floating point or complex, but got: {x.dtype}"
+                )
         if isinstance(p, Tensor) and isinstance(t, Tensor) and p.shape != t.shape:
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
@@ -443,12 +438,7 @@ def jvp(
     out = _call(func, diff, {}, fwd=True)
     out, aux = _split_aux(out, has_aux, where)
     out_leaves, out_spec = _flatten(out)
-    for o in out_leaves:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(  # noqa: TRY004 - torch's error type
-                f"{where}: expected f(*primals) to return only tensors, got unsupported type "
-                f"{type(o)}"
-            )
+    _check_outputs(out_leaves, where)
     keep = (
         _wants_graph(tracked)
         or any(t.requires_grad for t in t_leaves)
@@ -470,9 +460,29 @@ def jvp(
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Returns ``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is the Jacobian-vector
     product at ``primals`` (each call runs ``func`` again)."""
+    from .utils._pytree import tree_flatten
+
     out = _call(func, primals, {})
+    flat_primals, primals_spec = tree_flatten(primals)
 
     def jvp_fn(*tangents: Any) -> Any:
+        flat_tangents, tangents_spec = tree_flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(
+                f"Expected the tangents {tangents_spec} to have the same argspec as the primals "
+                f"{primals_spec}"
+            )
+        for k, (t, p) in enumerate(zip(flat_tangents, flat_primals, strict=True)):
+            for what, a, b in (
+                ("shape", t.shape, p.shape),
+                ("device", t.device, p.device),
+                ("dtype", t.dtype, p.dtype),
+            ):
+                if a != b:
+                    raise RuntimeError(
+                        f"tangent:{k} with {what} {a} in flattened pytree doesn't match the "
+                        f"{what} {b} of the corresponding primal."
+                    )
         return jvp(func, primals, tangents)[1]
 
     return _release(out, _depth.n > 0), jvp_fn
@@ -490,23 +500,49 @@ def _track(args: tuple, nums) -> tuple:
     return args, inputs, tracked
 
 
-def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
+def _jacobian(
+    func: Callable, argnums, has_aux: bool, name: str, randomness: str = "different"
+) -> Callable:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any):
+        from .core import random as _random
+        from .core.vmap import _RANDOMNESS
+
+        fwd = name == "jacfwd"
         nums = _check_argnums(argnums, len(args))
+        if fwd:  # torch's jacfwd runs as a vmap of jvp over one-hot tangents
+            if randomness not in _RANDOMNESS:
+                raise RuntimeError(
+                    "Only allowed values for randomness are 'error', 'different', or 'same'. "
+                    f"Got {randomness}"
+                )
+            for n in nums:
+                for x in _flatten(args[n])[0]:
+                    if isinstance(x, Tensor) and not (x.is_floating_point() or x.is_complex()):
+                        raise ValueError(
+                            f"Expected primal to be floating point or complex, but got: {x.dtype}"
+                        )
         args, inputs, tracked = _track(args, nums)
-        out = _call(func, tuple(args), kwargs, maps=name == "jacfwd", fwd=name == "jacfwd")
+        start = _random.get_rng_state() if randomness == "error" else None
+        out = _call(func, tuple(args), kwargs, maps=fwd, fwd=fwd)
+        if start is not None and not _random.get_rng_state().equal(start):
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either "
+                "use the 'same' or 'different' randomness flags on vmap or perform the "
+                "randomness operation out of vmap"
+            )
         out, aux = _split_aux(out, has_aux, f"{name}(f, ...)(*args)")
         out_leaves, out_spec = _flatten(out)
-        for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(  # noqa: TRY004 - torch's jacobians report through their vjp
-                    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
-                    f"unsupported type {type(o)}"
+        # torch's jacobians are a vmap of its vjp or jvp, whose checks they report
+        _check_outputs(out_leaves, _JVP if fwd else "vjp(f, *primals)", floating=not fwd)
+        for k, o in enumerate(out_leaves):
+            if o.is_complex():
+                raise RuntimeError(
+                    f"{name}: Expected all outputs to be real but received complex tensor at "
+                    f"flattened input idx: {k}"
                 )
         flat = [x for group in inputs for x in group]
         keep = _wants_graph(tracked) or _reaches_outer(out_leaves, flat)
-        fwd = name == "jacfwd"
         JVP_TRICK[0] += fwd  # torch's jacfwd is forward mode: a Function needs its jvp
         used = JVP_TRICK[1]
         try:
@@ -515,6 +551,11 @@ def _jacobian(func: Callable, argnums, has_aux: bool, name: str) -> Callable:
             JVP_TRICK[0] -= fwd
         if JVP_TRICK[1] != used:  # the graph holds a Function known only by its jvp: its rows
             jac_leaves = _jac_columns(out_leaves, flat, keep)  # are placeholders; go forward
+        if fwd:  # torch's tangents flow forward: each block takes its output's dtype
+            jac_leaves = [
+                [b if b.dtype == o.dtype else b.to(o.dtype) for b in rows]
+                for rows, o in zip(jac_leaves, out_leaves, strict=True)
+            ]
         per_out = []
         for rows in jac_leaves:  # rows: one Jacobian block per flat input
             it = iter(rows)
@@ -610,8 +651,9 @@ def jacfwd(
     randomness: str = "error",
 ) -> Callable:
     """The Jacobian of ``func`` (torch computes it in forward mode; ember in reverse mode, with
-    the same result: see :func:`jacrev`)."""
-    return _jacobian(func, argnums, has_aux, "jacfwd")
+    the same result: see :func:`jacrev`). ``randomness`` is vmap's (torch maps ``func`` over
+    the tangents): ``'error'`` refuses random ops in ``func``."""
+    return _jacobian(func, argnums, has_aux, "jacfwd", randomness)
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:

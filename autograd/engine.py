@@ -661,6 +661,14 @@ def _make_root_grads(roots, grads, who: str):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                     f"has a shape of {t.shape}."
                 )
+            if g.dtype is not t.dtype:
+                if (g._data.dtype.kind == "c") != (t._data.dtype.kind == "c"):
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have "
+                        f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                        f"torch.{g.dtype.name} and output[{i}] has a dtype of torch.{t.dtype.name}."
+                    )
+                g = g.to(t.dtype)  # torch casts an upstream gradient to its output's dtype
             if g._names is not t._names and g._names != t._names:
                 g = _named_root_grad(g, t, i, who)
         out.append(g)

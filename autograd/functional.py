@@ -46,7 +46,7 @@ def _prepare_inputs(inputs, create_graph: bool):
         if create_graph and t.requires_grad:
             out.append(t.view(t.shape))  # keeps the link to t's graph
         else:
-            out.append(t.detach().requires_grad_(t.is_floating_point() or t.is_complex()))
+            out.append(t.detach().requires_grad_())  # torch's: integer inputs are refused
     return tuple(out)
 
 
@@ -61,16 +61,19 @@ def _zeros_like(t):
     return _tm._wrap(array_module(t._data).zeros(t._data.shape, t._data.dtype), t._names)
 
 
-def _check_v(v, outputs, fn_name: str, what: str = "output"):
-    if len(v) != len(outputs):
+def _check_v(v, refs, is_tuple: bool):
+    """``v`` must match ``refs`` (the outputs or inputs it multiplies) in number and shapes;
+    ``is_tuple``: whether the user gave ``refs`` as a tuple (torch words the errors so)."""
+    if len(v) != len(refs):
+        if not is_tuple:
+            raise RuntimeError("The given v should contain a single Tensor.")
         raise RuntimeError(
-            f"v is a tuple of invalid length: should be {len(outputs)} but got {len(v)}."
+            f"v is a tuple of invalid length: should be {len(refs)} but got {len(v)}."
         )
-    for i, (a, b) in enumerate(zip(v, outputs)):
+    for i, (a, b) in enumerate(zip(v, refs)):
         if a.shape != b.shape:
-            raise RuntimeError(
-                f"Entry {i} in v has invalid size: should be {b.shape} but got {a.shape}."
-            )
+            where = f"Entry {i} in " if is_tuple else ""
+            raise RuntimeError(f"{where}v has invalid size: should be {b.shape} but got {a.shape}.")
 
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph: bool, retain_graph=None):
@@ -155,7 +158,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         _strict_outputs(outs, strict, "vjp")
         if v is not None:
             _, vs = _as_tuple(v, "v", "vjp")
-            _check_v(vs, outs, "vjp")
+            _check_v(vs, outs, is_out_tuple)
         else:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError(
@@ -196,11 +199,11 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     prev = _state.enabled
     _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
-        _, ins = _as_tuple(inputs, "inputs", "jvp")
+        is_in_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
         ins = _prepare_inputs(ins, create_graph)
         if v is not None:
             _, vs = _as_tuple(v, "v", "jvp")
-            _check_v(vs, ins, "jvp", "input")
+            _check_v(vs, ins, is_in_tuple)
         else:
             if len(ins) != 1 or ins[0]._data.size != 1:
                 raise RuntimeError(
@@ -267,6 +270,12 @@ def jacobian(
             '`strategy="forward-mode"` are not supported together (yet). Please either '
             'set `create_graph=False` or `strategy="reverse-mode"`.'
         )
+    if strategy == "forward-mode" and strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either set '
+            '`strict=False` or `strategy="reverse-mode"`.'
+        )
     if strategy == "forward-mode" and not vectorize:
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
@@ -279,6 +288,11 @@ def jacobian(
         ins = _prepare_inputs(ins, create_graph)
         is_out_tuple, outs = _check_outputs(func(*ins), "jacobian")
         _strict_outputs(outs, strict, "jacobian")
+        if vectorize and strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or `vectorize=False`."
+            )
         jac = []
         for oi, o in enumerate(outs):
             rows = [[] for _ in ins]
@@ -370,15 +384,26 @@ def hessian(
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), v^T H) for a scalar ``func``."""
+    return _vhp(func, inputs, v, create_graph, strict, "vhp")
+
+
+def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), H v) for a scalar ``func`` (equal to v^T H: the Hessian is symmetric)."""
+    return _vhp(func, inputs, v, create_graph, strict, "hvp")
+
+
+def _vhp(func, inputs, v, create_graph: bool, strict: bool, fn_name: str):
     prev = _state.enabled
     _state.enabled = not _state.inference  # enable_grad's: nothing records in inference mode
     try:
-        is_in_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
+        is_in_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
         ins = _prepare_inputs(ins, create_graph)
-        vs = _hess_v(v, ins, "vhp")
-        out = _scalar_output(func(*ins), "vhp")
+        vs = _hess_v(v, ins, is_in_tuple, fn_name)
+        out = _scalar_output(func(*ins), fn_name)
+        _strict_outputs((out,), strict, fn_name)
         jac = _autograd_grad((out,), ins, None, create_graph=True)
-        _fill_zeros(jac, ins, strict, create_graph, "double_back")
+        if strict:
+            _strict_jacobian(jac)
         used = [
             (j, w)
             for j, w in zip(jac, vs if vs is not None else (None,) * len(jac))
@@ -399,15 +424,28 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return _finish((out,), create_graph)[0], _unpack(_finish(res, create_graph), is_in_tuple)
 
 
-def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), H v) for a scalar ``func`` (equal to v^T H: the Hessian is symmetric)."""
-    return vhp(func, inputs, v, create_graph, strict)
+def _strict_jacobian(jac) -> None:
+    """strict mode: the Hessian needs a Jacobian that depends on every input."""
+    for i, j in enumerate(jac):
+        if j is None:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. This "
+                "is not allowed in strict mode."
+            )
+        if not j.requires_grad:
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the user-provided "
+                f"function with respect to input {i} is independent of the input. This is not "
+                "allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example)."
+            )
 
 
-def _hess_v(v, ins, fn_name):
+def _hess_v(v, ins, is_in_tuple: bool, fn_name: str):
     if v is not None:
         _, vs = _as_tuple(v, "v", fn_name)
-        _check_v(vs, ins, fn_name, "input")
+        _check_v(vs, ins, is_in_tuple)
         return vs
     if len(ins) != 1 or ins[0]._data.size != 1:
         raise RuntimeError(

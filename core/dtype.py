@@ -219,6 +219,23 @@ C_NAMES = {
 }
 
 
+_SCALAR_C_NAMES = {"int64": "int64_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+def check_real_scalar(npd, *scalars, half_as_float: bool = True) -> None:
+    """torch's error for a complex Python scalar (alpha, beta, weight) that an op converts to a
+    real tensor's type ``npd`` (a numpy dtype) instead of promoting: half types are named as
+    the float32 they compute in (``half_as_float``) or as themselves."""
+    if npd.kind == "c" or not any(isinstance(v, complex) for v in scalars):
+        return
+    name = _FROM_NP[npd].name
+    if npd.itemsize == 2 and npd.kind in "fV" and half_as_float:
+        name = "float32"
+    c = _SCALAR_C_NAMES.get(name) or C_NAMES.get(name)
+    if c is not None and name != "bool":
+        raise RuntimeError(f"value cannot be converted to type {c} without overflow")
+
+
 def scalar_name(d) -> str:
     """torch's scalar-type name of an ember dtype (``Float`` for float32, ``Long`` for int64)."""
     return SCALAR_NAMES[d.name]

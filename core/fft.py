@@ -17,6 +17,7 @@ from . import dtype as _dt
 from .autocast import entry as _autocast_entry
 from .dims import normalize_dim
 from .ops.creation import _dev, _finish, _into, _make
+from .ops.pointwise import conj as _conj
 from .ops.pointwise import conj_physical
 from .ops.shape import cat, roll
 from .ops.spectral import _fft_c2c, _fft_c2r, _fft_r2c
@@ -61,6 +62,9 @@ def _mode(norm, forward: bool) -> int:
 def _outable(fn):
     """Adds torch's ``out=`` keyword to a transform (no autograd through ``out``)."""
 
+    # torch's 2-D transforms are its n-D ones: their out= errors name those
+    name = fn.__name__[:-1] + "n" if fn.__name__.endswith("2") else fn.__name__
+
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         r = fn(*args, **kwargs)
@@ -73,10 +77,10 @@ def _outable(fn):
             )
         if not isinstance(out, Tensor):
             raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-        if r.is_complex() and not out.is_complex():
+        if r.is_complex() != out.is_complex():
+            what = "complex" if r.is_complex() else "floating point"
             raise RuntimeError(
-                f"{fn.__name__} expects a complex output tensor, but got "
-                f"{_dt.scalar_name(out.dtype)}"
+                f"{name} expects a {what} output tensor, but got {_dt.scalar_name(out.dtype)}"
             )
         return _into(out, r)
 
@@ -84,11 +88,24 @@ def _outable(fn):
 
 
 # --------------------------------------------------------------------------------- input checks
-def _check_dtype(x: Tensor, name: str, real_only: bool = False) -> Tensor:
+_NO_DIM = object()
+
+
+def _check_args(x, name: str, norm=None, dim=_NO_DIM) -> None:
+    """torch's argument-parser errors, in its order: ``input`` must be a Tensor, the ``dim`` of a
+    2-D transform a tuple (an explicit None is refused), ``norm`` a str or None."""
     if not isinstance(x, Tensor):
         raise TypeError(
             f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
         )
+    if dim is None:
+        raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
+    if norm is not None and not isinstance(norm, str):
+        raise TypeError(f"fft_{name}(): argument 'norm' must be str, not {type(norm).__name__}")
+
+
+def _check_dtype(x: Tensor, name: str, real_only: bool = False) -> Tensor:
+    _check_args(x, name)
     k = x._data.dtype.kind
     if k in "biu":
         return x.to(_dt.get_default_dtype())
@@ -96,9 +113,9 @@ def _check_dtype(x: Tensor, name: str, real_only: bool = False) -> Tensor:
         raise RuntimeError(f"Unsupported dtype {_dt.scalar_name(x.dtype)}")
     if real_only and k == "c":
         tn = _dt.scalar_name(x.dtype)
-        if name in ("ihfftn", "ihfft2"):
+        if name == "ihfftn":
             raise RuntimeError(f"Only supports floating-point dtypes, but found: {tn}")
-        what = "real-valued" if name in ("rfftn", "rfft2") else "real"
+        what = "real-valued" if name == "rfftn" else "real"
         raise RuntimeError(f"{name} expects a {what} input tensor, but got {tn}")
     return x
 
@@ -118,6 +135,8 @@ def _dims(x: Tensor, s, dim, default_all: bool = True):
     if dim is not None:
         if isinstance(dim, (int, str)):
             dim = (dim,)
+        if not nd and dim and not isinstance(dim[0], str):
+            raise IndexError(f"Dimension specified as {dim[0]} but tensor has no dimensions")
         dims = [normalize_dim(x, d) for d in dim]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
@@ -176,9 +195,12 @@ def _c2c(name, x, s, dims, norm, forward):
         x = _resize(x, dims, s)
     mode = _mode(norm, forward)
     dims = tuple(dims)
-    if x._data.dtype.kind != "c":  # a real signal: the two-sided real-to-complex transform
+    if x._data.dtype.kind != "c":
+        if name not in ("fft", "ifft"):  # torch's n-d transforms take a real signal as complex
+            return _fft_c2c(_to_complex(x), dims, mode, forward)
+        # a real signal: the two-sided real-to-complex transform
         r = _fft_r2c(x, dims, mode, False)
-        return r if forward else conj_physical(r)
+        return r if forward else _conj(r)  # torch's node: ConjBackward0
     return _fft_c2c(x, dims, mode, forward)
 
 
@@ -186,6 +208,7 @@ def _c2c(name, x, s, dims, norm, forward):
 @_outable
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``."""
+    _check_args(input, "fft", norm)
     input = _check_dtype(input, "fft")
     d = _one_dim(input, n, dim)
     return _c2c("fft", input, None if n is None else [n], [d], norm, True)
@@ -195,6 +218,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
 @_outable
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform."""
+    _check_args(input, "ifft", norm)
     input = _check_dtype(input, "ifft")
     d = _one_dim(input, n, dim)
     return _c2c("ifft", input, None if n is None else [n], [d], norm, False)
@@ -204,8 +228,9 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 @_outable
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (all dims by default)."""
+    _check_args(input, "fftn", norm)
+    s, dims = _dims(input, s, dim)  # torch checks s/dim before the dtype
     input = _check_dtype(input, "fftn")
-    s, dims = _dims(input, s, dim)
     return _c2c("fftn", input, s, dims, norm, True)
 
 
@@ -213,8 +238,9 @@ def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
 @_outable
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional inverse discrete Fourier transform."""
+    _check_args(input, "ifftn", norm)
+    s, dims = _dims(input, s, dim)  # torch checks s/dim before the dtype
     input = _check_dtype(input, "ifftn")
-    s, dims = _dims(input, s, dim)
     return _c2c("ifftn", input, s, dims, norm, False)
 
 
@@ -222,6 +248,7 @@ def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
 @_outable
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional discrete Fourier transform (over the last two dims by default)."""
+    _check_args(input, "fft2", norm, dim)
     return fftn(input, s, dim, norm)
 
 
@@ -229,23 +256,31 @@ def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor
 @_outable
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional inverse discrete Fourier transform."""
+    _check_args(input, "ifft2", norm, dim)
     return ifftn(input, s, dim, norm)
 
 
 # --------------------------------------------------------------------------- real transforms
-def _r2c(name, x, s, dims, mode):
-    x = _check_dtype(x, name, real_only=True)
-    if not dims:
+def _r2c(name, x, s, dims, mode, inverse=False):
+    """The one-sided transform of a real signal; ``inverse``: ihfft's, the conjugate (torch's
+    order for several dims: the last one-sided, then the others by an inverse c2c)."""
+    if not dims:  # before the dtype, as torch
         raise RuntimeError(f"{name} must transform at least one axis")
+    x = _check_dtype(x, name, real_only=True)
     if s is not None:
         x = _resize(x, dims, s)
-    return _fft_r2c(x, tuple(dims), mode, True)
+    if not inverse:
+        return _fft_r2c(x, tuple(dims), mode, True)
+    if len(dims) == 1:
+        return _conj(_fft_r2c(x, tuple(dims), mode, True))
+    r = conj_physical(_fft_r2c(x, (dims[-1],), mode, True))
+    return _fft_c2c(r, tuple(dims[:-1]), mode, False)
 
 
 def _c2r(name, x, s, dims, mode, conj=False):
-    x = _check_dtype(x, name)
-    if not dims:
+    if not dims:  # before the dtype, as torch
         raise RuntimeError(f"{name} must transform at least one axis")
+    x = _check_dtype(x, name)
     last = dims[-1]
     n = s[-1] if s is not None else 2 * (x.shape[last] - 1)
     if n < 1:
@@ -261,6 +296,7 @@ def _c2r(name, x, s, dims, mode, conj=False):
 @_outable
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-sided DFT of a real signal: n // 2 + 1 frequency bins."""
+    _check_args(input, "rfft", norm)
     input = _check_dtype(input, "rfft", real_only=True)
     d = _one_dim(input, n, dim)
     return _r2c("rfft", input, None if n is None else [n], [d], _mode(norm, True))
@@ -270,6 +306,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 @_outable
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of rfft: a real signal of length ``n`` (default 2 * (bins - 1))."""
+    _check_args(input, "irfft", norm)
     input = _check_dtype(input, "irfft")
     d = _one_dim(input, n, dim, c2r=True)
     return _c2r("irfft", input, None if n is None else [n], [d], _mode(norm, False))
@@ -277,21 +314,21 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
 
 @_autocast_entry
 @_outable
-def rfftn(
-    input: Tensor, s=None, dim=None, norm: str | None = None, *, name: str = "rfftn"
-) -> Tensor:
+def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional DFT of a real signal, one-sided in the last transformed dim."""
-    input = _check_dtype(input, name, real_only=True)
+    _check_args(input, "rfftn", norm)
+    if input.is_complex():  # torch refuses a complex input before it looks at s/dim
+        _check_dtype(input, "rfftn", real_only=True)
     s, dims = _dims(input, s, dim)
-    return _r2c(name, input, s, dims, _mode(norm, True))
+    return _r2c("rfftn", input, s, dims, _mode(norm, True))
 
 
 @_autocast_entry
 @_outable
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The inverse of rfftn."""
-    input = _check_dtype(input, "irfftn")
-    s, dims = _dims(input, s, dim)
+    _check_args(input, "irfftn", norm)
+    s, dims = _dims(input, s, dim)  # torch checks s/dim before the dtype
     return _c2r("irfftn", input, s, dims, _mode(norm, False))
 
 
@@ -299,13 +336,15 @@ def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
 @_outable
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional DFT of a real signal."""
-    return rfftn(input, s, dim, norm, name="rfft2")
+    _check_args(input, "rfft2", norm, dim)
+    return rfftn(input, s, dim, norm)
 
 
 @_autocast_entry
 @_outable
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The inverse of rfft2."""
+    _check_args(input, "irfft2", norm, dim)
     return irfftn(input, s, dim, norm)
 
 
@@ -313,6 +352,7 @@ def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tens
 @_outable
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The DFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
+    _check_args(input, "hfft", norm)
     input = _check_dtype(input, "hfft")
     d = _one_dim(input, n, dim, c2r=True)
     # sum_k x_k e^{-i..} = conj(sum_k conj(x_k) e^{+i..}), real: an unscaled c2r of conj(x)
@@ -323,46 +363,71 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 @_outable
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of hfft: the one-sided inverse DFT of a real signal."""
+    _check_args(input, "ihfft", norm)
     input = _check_dtype(input, "ihfft", real_only=True)
     d = _one_dim(input, n, dim)
-    r = _r2c("ihfft", input, None if n is None else [n], [d], _mode(norm, False))
-    return conj_physical(r)
+    return _r2c("ihfft", input, None if n is None else [n], [d], _mode(norm, False), inverse=True)
 
 
 @_outable
 def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The N-dimensional DFT of a Hermitian-symmetric signal (real output)."""
-    input = _check_dtype(input, "hfftn")
-    s, dims = _dims(input, s, dim)
+    _check_args(input, "hfftn", norm)
+    s, dims = _dims(input, s, dim)  # torch checks s/dim before the dtype
     return _c2r("hfftn", input, s, dims, _mode(norm, True), conj=True)
 
 
 @_outable
-def ihfftn(
-    input: Tensor, s=None, dim=None, norm: str | None = None, *, name: str = "ihfftn"
-) -> Tensor:
+def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     """The inverse of hfftn."""
-    input = _check_dtype(input, name, real_only=True)
-    s, dims = _dims(input, s, dim)
-    return conj_physical(_r2c(name, input, s, dims, _mode(norm, False)))
+    _check_args(input, "ihfftn", norm)
+    s, dims = _dims(input, s, dim)  # torch checks s/dim before the dtype
+    return _r2c("ihfftn", input, s, dims, _mode(norm, False), inverse=True)
 
 
 @_outable
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional hfft."""
+    _check_args(input, "hfft2", norm, dim)
     return hfftn(input, s, dim, norm)
 
 
 @_outable
 def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
     """The 2-dimensional ihfft."""
-    return ihfftn(input, s, dim, norm, name="ihfft2")
+    _check_args(input, "ihfft2", norm, dim)
+    return ihfftn(input, s, dim, norm)
 
 
 # ------------------------------------------------------------------------------- helpers
-def _freq(name, vals, n, d, dtype, device, requires_grad):
+def _freq_args(name, n, d, dtype):
+    """torch's checks of fftfreq/rfftfreq's arguments; returns (d as a float, the dtype)."""
+    if type(n) is bool or not isinstance(n, (int, np.integer)):
+        raise TypeError(
+            f"fft_{name}(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    if isinstance(d, Tensor):
+        d = d.item()
+    if type(d) is bool or not isinstance(d, (int, float, np.number)):
+        raise TypeError(
+            f"fft_{name}(): argument 'd' (position 2) must be float, not {type(d).__name__}"
+        )
     dt = _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
-    arr = (vals / (n * d)).astype(dt.np) if n else np.zeros(0, dt.np)
+    if dt.category < _dt.FLOAT:
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if dt.np.kind == "c":  # torch's arange has no complex kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dt.scalar_name(dt)}'")
+    return float(d), dt
+
+
+def _check_length(m: int) -> None:
+    if m < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {m}: [{m}]")
+
+
+def _freq(vals, n, d, dt, device, requires_grad):
+    with np.errstate(divide="ignore", invalid="ignore"):  # n * d == 0 gives inf/nan, as torch
+        arr = (vals / (n * d)).astype(dt.np)
     dev = _dev(device)
     return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None)
 
@@ -371,17 +436,22 @@ def fftfreq(
     n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
 ) -> Tensor:
     """The sample frequencies of fft(n): [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
+    d, dt = _freq_args("fftfreq", n, d, dtype)
+    _check_length(n)
     k = np.arange(n, dtype=np.float64)
     vals = np.where(k <= (n - 1) // 2, k, k - n)
-    return _freq("fftfreq", vals, n, d, dtype, device, requires_grad)
+    return _freq(vals, n, d, dt, device, requires_grad)
 
 
 def rfftfreq(
     n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
 ) -> Tensor:
-    """The sample frequencies of rfft(n): [0, 1, ..., n // 2] / (d * n)."""
-    vals = np.arange(n // 2 + 1, dtype=np.float64)
-    return _freq("rfftfreq", vals, n, d, dtype, device, requires_grad)
+    """The sample frequencies of rfft(n): [0, 1, ..., n // 2] / (d * n) (one bin, NaN, at n=0)."""
+    d, dt = _freq_args("rfftfreq", n, d, dtype)
+    m = (n // 2 if n >= 0 else -(-n // 2)) + 1  # torch halves n in C++, rounding toward zero
+    _check_length(m)
+    vals = np.arange(m, dtype=np.float64)
+    return _freq(vals, n, d, dt, device, requires_grad)
 
 
 def _shift_dims(x, dim):
@@ -394,17 +464,13 @@ def _shift_dims(x, dim):
 
 def fftshift(input: Tensor, dim=None) -> Tensor:
     """Moves the zero-frequency bin to the centre (a roll by n // 2 along ``dim``)."""
-    dims = _shift_dims(input, dim)
-    if not dims:
-        return input.clone()
+    dims = _shift_dims(input, dim)  # no dims (a 0-d input, dim=()): roll's "shifts required"
     return roll(input, [input.shape[d] // 2 for d in dims], dims)
 
 
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of fftshift (a roll by -(n // 2))."""
     dims = _shift_dims(input, dim)
-    if not dims:
-        return input.clone()
     return roll(input, [-(input.shape[d] // 2) for d in dims], dims)
 
 

@@ -27,7 +27,7 @@ def _check_seed(seed) -> int:
 
     if isinstance(seed, Tensor):
         seed = seed.item()
-    if isinstance(seed, float) or not hasattr(seed, "__index__"):
+    if isinstance(seed, (float, bool)) or not hasattr(seed, "__index__"):
         raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
     seed = int(seed)
     if seed >= 1 << 64 or seed < -(1 << 63):
@@ -263,8 +263,9 @@ def default_generator_for(device) -> Generator:
 
 
 def manual_seed(seed) -> Generator:
-    """Seed every default generator (cpu and cuda); returns the cpu one, like torch."""
-    s = _check_seed(seed)
+    """Seed every default generator (cpu and cuda); returns the cpu one, like torch. Unlike
+    ``Generator.manual_seed``, anything ``int()`` takes is a seed (1.5, "7", True), as in torch."""
+    s = _check_seed(int(seed))
     default_generator.manual_seed(s)
     for g in _cuda_defaults.values():
         g.manual_seed(s)

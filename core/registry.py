@@ -41,6 +41,9 @@ from .named import _UNALIGNED, _align_call, _by_name
 from .names import keep as _keep
 from .names import unify_inputs as _unify_inputs
 from .tensor import Tensor, _generic, _ndarray, _new
+from .vmap_state import SLICES as _VMAP_SLICES
+from .vmap_state import mark_results as _vmap_mark
+from .vmap_state import refuse_inplace as _vmap_refuse_inplace
 
 OPS: dict = {}  # name -> OpDef, for docs, tests and the names coverage table
 DIM_ARGS = frozenset(
@@ -249,7 +252,7 @@ def op(
             def inplace_fn(self, *args, **kwargs):
                 return apply_inplace(od, self, args, kwargs)
 
-            inplace_fn.__name__ = inplace
+            inplace_fn.__name__ = od.inplace_name = inplace
             setattr(Tensor, inplace, inplace_fn)
             for d in dunders:
                 if d.startswith("__") and not d.startswith("__r"):
@@ -567,6 +570,8 @@ def _make_public(od: OpDef):
                 if _INF_OPEN[0] and _state.inference:
                     res._extra = {"inf": True}  # an inference tensor (views: via their base)
             outs = (res,)
+        if _VMAP_SLICES:  # under vmap: results of per-element values are per-element too
+            _vmap_mark(ins, outs, od.name)
         if need_grad and _state.enabled and od.vjp is not None:
             # record the node (inline: this is the per-op cost of the tape)
             edges = []
@@ -841,8 +846,10 @@ def _write_out(od, out, res, ins=()):
         # torch hands back its named tuple (values=, indices=) around the out= tensors
         return type(res)(*out) if hasattr(res, "_fields") else out
     if res.requires_grad and _state.enabled:
+        # torch.special's ops are aten::special_<name>: ember registers them as _special_<name>
+        shown = od.name[1:] if od.name.startswith("_special_") else od.name
         raise RuntimeError(
-            f"{od.name}(): functions with out=... arguments don't support automatic "
+            f"{shown}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
     if not isinstance(out, Tensor):
@@ -900,6 +907,9 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     grad_on = _state.enabled
     if _INF_USED[0]:
         _check_inference_inplace(self)
+    if _VMAP_SLICES:
+        n = od.__dict__.get("inplace_name") or od.name.lstrip("_")
+        _vmap_refuse_inplace(n if n.endswith("_") else n + "_", self, args)
     if grad_on and self.requires_grad and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."

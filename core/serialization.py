@@ -18,6 +18,7 @@ Writes to a path are atomic: a temp file in the same folder, flush + fsync, ``os
 from __future__ import annotations
 
 import builtins
+import codecs
 import collections
 import contextlib
 import io
@@ -41,6 +42,7 @@ __all__ = [
     "add_safe_globals",
     "clear_safe_globals",
     "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint",
     "load",
     "load_safetensors",
     "safe_globals",
@@ -48,6 +50,7 @@ __all__ = [
     "save_safetensors",
 ]
 
+DEFAULT_PROTOCOL = 2  # torch.serialization's; ember's own pickles use the highest protocol
 _PICKLE_MAGIC = b"EMBERPK1"
 _MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 _META_STRUCT = "ember.structure"
@@ -315,10 +318,11 @@ class _Encoder:
     """Encode a container tree as JSON nodes; tensors become safetensors entries."""
 
     def __init__(self):
-        self.entries: list = []
+        self.pending: list = []  # (entry key, tensor) in order; finish() makes the entries
         # (pointer, shape, strides, dtype, device) -> entry key: a tensor and the detached
         # copies a state_dict holds of it (tied weights) are stored once, and load sharing memory
         self.keys: dict[tuple, str] = {}
+        self.nodes: dict[str, list] = {}  # entry key -> its nodes (finish() may repoint them)
         self.refs: dict[int, int] = {}  # id(tensor) -> which distinct tensor of its entry
         self.count: dict[str, int] = {}  # entry key -> distinct tensors seen on it
         self.used: set = set()
@@ -341,13 +345,11 @@ class _Encoder:
         if isinstance(obj, Tensor):
             if type(obj) not in _SAFE_TENSOR_TYPES:
                 raise _SafeUnsupported
-            a = obj._data
-            iface = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
-            mem = (iface["data"][0], a.shape, a.strides, a.dtype.str, str(obj.device))
+            mem = _mem_key(obj)
             k = self.keys.get(mem)
             if k is None:
                 k = self.keys[mem] = self.key_for(path)
-                self.entries.append((k, _cpu_array(obj)))
+                self.pending.append((k, obj))
             ref = self.refs.get(id(obj))
             if ref is None:
                 ref = self.refs[id(obj)] = self.count.get(k, 0)
@@ -362,6 +364,7 @@ class _Encoder:
                 node["names"] = list(obj._names)
             if type(obj) is not Tensor:
                 node["cls"] = "Parameter"
+            self.nodes.setdefault(k, []).append(node)
             return node
         if t is dict or t is collections.OrderedDict:
             items = [
@@ -382,11 +385,91 @@ class _Encoder:
             }
         raise _SafeUnsupported
 
+    def finish(self) -> list:
+        """The (key, array) entries; views of one base share one entry (see _share_views), their
+        nodes saying which view of it they are."""
+        entries, views = _share_views(self.pending, lambda k: self.key_for(k + ".storage"))
+        for k, (root, view) in views.items():
+            for node in self.nodes[k]:
+                node["tensor"], node["view"] = root, view
+        return [(k, _cpu_array(t)) for k, t in entries]
+
     @staticmethod
     def _key_ok(k):
         if k is None or type(k) in (str, int, bool, float):
             return True
         raise _SafeUnsupported
+
+
+def _mem_key(t: Tensor) -> tuple:
+    """(pointer, shape, strides, dtype, device): equal for tensors showing the same elements."""
+    a = t._data
+    iface = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
+    return (iface["data"][0], a.shape, a.strides, a.dtype.str, str(t.device))
+
+
+def _share_views(pending: list, new_key) -> tuple[list, dict]:
+    """What to store for ``pending``, (key, tensor) pairs of distinct memory in saving order.
+
+    Distinct views of one base (a tensor and its slices, or two slices of one tensor) are
+    stored once, as the base (under the key of the member that is all of it, else under
+    ``new_key(first member's key)``), so they load as views sharing memory, as torch's storages
+    do; a view saved alone keeps only its own elements. Returns ``(entries, views)``: the
+    (key, tensor to store) pairs, and {key: (stored key, [shape, stride, storage_offset])} for
+    the members stored as views of another entry."""
+    groups: dict[int, tuple] = {}
+    for k, t in pending:
+        base = _shareable_base(t)
+        if base is not None:
+            groups.setdefault(id(base), (base, []))[1].append((k, t))
+    root_of: dict = {}
+    for base, members in groups.values():
+        if len(members) < 2:
+            continue
+        root = next((k for k, t in members if _is_whole(t, base)), None)
+        if root is None:
+            root = new_key(members[0][0])
+        for k, _ in members:
+            root_of[k] = (root, base)
+    entries, views, done = [], {}, set()
+    for k, t in pending:
+        if k not in root_of:
+            entries.append((k, t))
+            continue
+        root, base = root_of[k]
+        if root not in done:
+            done.add(root)
+            entries.append((root, base))
+        if k != root:
+            views[k] = (root, [list(t.shape), list(t.stride()), t.storage_offset()])
+    return entries, views
+
+
+def _shareable_base(t: Tensor):
+    """The tensor whose memory ``t`` views (itself when it is no view), if loading could rebuild
+    ``t`` as a view of it: cpu tensors of one dtype, a contiguous unnamed base holding all of
+    ``t``'s elements. None otherwise (``t`` is then saved on its own)."""
+    base = t._extra.get("base") if t._extra else None
+    if base is None:
+        base = t
+    if type(t._data) is not np.ndarray or type(base._data) is not np.ndarray:
+        return None  # cpu memory only: device tensors are saved on their own
+    if base._data.dtype != t._data.dtype:
+        return None
+    if t._names is not None or base._names is not None or not base.is_contiguous():
+        return None
+    off = t.storage_offset()
+    if off < 0 or t.numel() == 0:
+        return None
+    last = off + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+    if min(t.stride(), default=0) < 0 or last >= base.numel():
+        return None
+    return base
+
+
+def _is_whole(t: Tensor, base: Tensor) -> bool:
+    """Whether ``t`` is all of ``base`` (same elements, shape and layout)."""
+    return t.storage_offset() == 0 and t.shape == base.shape and t.stride() == base.stride()
 
 
 def _safe_tensor_types():
@@ -409,10 +492,31 @@ def _decode(node, arrays, f, place, made):
         k = node["tensor"]
         if k not in arrays:
             raise _bad(f, f"the structure names a missing tensor '{k}'")
-        memo_key = (k, node.get("cls"), bool(node.get("requires_grad")), node.get("ref"))
+        view = node.get("view")
+        memo_key = (
+            k,
+            node.get("cls"),
+            bool(node.get("requires_grad")),
+            node.get("ref"),
+            json.dumps(view),
+        )
         if memo_key in made:
             return made[memo_key]
-        t = place(_wrap(arrays[k], _names_of(node.get("names"))), node.get("device", "cpu"))
+        if view is not None:  # a view of the entry (see _Encoder.finish): share its memory
+            base = made.get(k)
+            if base is None:
+                base = made[k] = place(_wrap(arrays[k]), node.get("device", "cpu"))
+            from ..autograd.grad_mode import no_grad
+
+            with no_grad():  # sharing memory only: torch's loaded tensors are no autograd views
+                t = base.as_strided(view[0], view[1], view[2]).detach()
+        elif node.get("names") is None and not node.get("ref"):
+            # the entry itself: the base its views (loaded before or after) are made of
+            t = made.get(k)
+            if t is None:
+                t = made[k] = place(_wrap(arrays[k]), node.get("device", "cpu"))
+        else:
+            t = place(_wrap(arrays[k], _names_of(node.get("names"))), node.get("device", "cpu"))
         if node.get("cls") == "Parameter":
             from ..nn.parameter import Parameter
 
@@ -437,18 +541,33 @@ def _decode(node, arrays, f, place, made):
 
 
 # ------------------------------------------------------------------------------ map_location
+def _to(t: Tensor, dst) -> Tensor:
+    """``t`` on device ``dst``; torch's advice when the checkpoint wants a GPU there is none of."""
+    d = _device(dst)
+    if d.type == "cuda":
+        from ..cuda_ import is_available
+
+        if not is_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+                "is False. If you are running on a CPU-only machine, please use torch.load with "
+                "map_location=torch.device('cpu') to map your storages to the CPU."
+            )
+    return t.to(d)
+
+
 def _placer(map_location):
     """A function (cpu tensor, saved device string) -> tensor on the target device."""
     if map_location is None:
-        return lambda t, loc: t if loc == "cpu" else t.to(loc)
+        return lambda t, loc: t if loc == "cpu" else _to(t, loc)
     if isinstance(map_location, (str, _device)):
         target = _device(map_location)
-        return lambda t, loc: t if target.type == "cpu" else t.to(target)
+        return lambda t, loc: t if target.type == "cpu" else _to(t, target)
     if isinstance(map_location, dict):
 
         def place(t, loc):
             dst = map_location.get(loc, loc)
-            return t if str(dst) == "cpu" else t.to(dst)
+            return t if str(dst) == "cpu" else _to(t, dst)
 
         return place
     if callable(map_location):
@@ -456,7 +575,7 @@ def _placer(map_location):
         def place(t, loc):
             r = map_location(t, loc)
             if r is None:
-                return t if loc == "cpu" else t.to(loc)
+                return t if loc == "cpu" else _to(t, loc)
             return r
 
         return place
@@ -481,10 +600,11 @@ def _default_safe():
         ("collections", "OrderedDict"): collections.OrderedDict,
         (Parameter.__module__, "Parameter"): Parameter,
         (Tensor.__module__, "Tensor"): Tensor,
+        # torch's builtins (frozenset and slice stay out: its weights_only load refuses them)
         ("builtins", "set"): set,
-        ("builtins", "frozenset"): frozenset,
         ("builtins", "complex"): complex,
-        ("builtins", "slice"): slice,
+        ("builtins", "bytearray"): bytearray,
+        ("_codecs", "encode"): codecs.encode,  # how protocol-2 pickles (torch.save's) hold bytes
         ("collections", "Counter"): collections.Counter,
         # the plain values a checkpoint's config holds, as torch allows them
         (_dt._by_name.__module__, "_by_name"): _dt._by_name,  # dtypes
@@ -538,24 +658,36 @@ class safe_globals:
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, arrays):
+    """Tensors become persistent ids. Without a plan (the first pass) it only collects them; with
+    one ({id(tensor): (stored key, view, serial)} and {stored key: tensor to store}) it writes
+    their ids, and the stored tensors' arrays on first use (a tensor the first pass saw only as a
+    temporary, as a sparse tensor's __reduce__ makes them, costs nothing)."""
+
+    def __init__(self, file, plan=None, stored=None):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.arrays = arrays  # list of (array); a tensor's persistent id holds its index
-        self.ids: dict[int, int] = {}
-        self.keep: list = []
+        self.plan, self.stored = plan, stored
+        self.arrays: list = []
+        self.index: dict = {}  # stored key -> position in arrays
+        self.seen: dict[int, Tensor] = {}  # id(tensor as pickled) -> tensor (detached)
 
     def persistent_id(self, obj):
         if not isinstance(obj, Tensor) or type(obj) not in _SAFE_TENSOR_TYPES:
             return None
-        if obj._grad_fn is not None:
-            obj = obj.detach()
-        i = self.ids.get(id(obj))
+        if self.plan is None:
+            if id(obj) not in self.seen:
+                self.seen[id(obj)] = obj.detach() if obj._grad_fn is not None else obj
+            return ("ember.probe",)
+        entry = self.plan.get(id(obj))
+        if entry is None:  # made by a __reduce__ in this pass: stored on its own
+            self.seen[id(obj)] = obj  # alive until the dump ends: its id names only it
+            key = ("new", len(self.plan))
+            self.stored[key] = obj.detach() if obj._grad_fn is not None else obj
+            entry = self.plan[id(obj)] = (key, None, len(self.plan))
+        key, view, serial = entry
+        i = self.index.get(key)
         if i is None:
-            i = len(self.arrays)
-            self.ids[id(obj)] = i
-            self.keep.append(obj)
-            a = _cpu_array(obj)
-            self.arrays.append(a)
+            i = self.index[key] = len(self.arrays)
+            self.arrays.append(_cpu_array(self.stored[key]))
         a = self.arrays[i]
         return (
             "ember.tensor",
@@ -566,14 +698,31 @@ class _Pickler(pickle.Pickler):
             obj.requires_grad,
             obj._names,
             type(obj) is not Tensor,
+            view,
+            serial,
         )
 
 
 def _pickle_bytes(obj) -> tuple[bytes, list]:
-    arrays: list = []
+    probe = _Pickler(io.BytesIO())
+    probe.dump(obj)  # probe.seen keeps its tensors alive: no id is reused by the second pass
+    keys: dict[tuple, int] = {}  # memory -> pending key
+    pending, key_of = [], {}
+    for oid, t in probe.seen.items():
+        k = keys.setdefault(_mem_key(t), len(keys))
+        if k == len(pending):
+            pending.append((k, t))
+        key_of[oid] = k
+    fresh = iter(range(len(keys), 2 * len(keys) + 1))
+    entries, views = _share_views(pending, lambda k: next(fresh))
+    plan = {}
+    for serial, (oid, k) in enumerate(key_of.items()):
+        root, view = views.get(k, (k, None))
+        plan[oid] = (root, view, serial)
     bio = io.BytesIO()
-    _Pickler(bio, arrays).dump(obj)
-    return bio.getvalue(), arrays
+    writer = _Pickler(bio, plan, dict(entries))
+    writer.dump(obj)
+    return bio.getvalue(), writer.arrays
 
 
 class _Unpickler(pickle.Unpickler):
@@ -594,11 +743,13 @@ class _Unpickler(pickle.Unpickler):
         return obj
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 8 and pid[0] == "ember.tensor"):
+        # 8 fields: files of earlier ember versions (one array per tensor)
+        if not (isinstance(pid, tuple) and len(pid) in (8, 10) and pid[0] == "ember.tensor"):
             raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
-        _, i, dts, shape, dev, rg, names, is_param = pid
-        if i in self.made:
-            return self.made[i]
+        _, i, dts, shape, dev, rg, names, is_param = pid[:8]
+        view, serial = pid[8:] if len(pid) == 10 else (None, ("legacy", i))
+        if serial in self.made:
+            return self.made[serial]
         dt = _dt.bfloat16.np if dts == "bf16" else np.dtype(dts)
         off = self.offsets[i]
         count = int(np.prod(shape, dtype=np.int64))
@@ -607,14 +758,28 @@ class _Unpickler(pickle.Unpickler):
             if count
             else np.empty(0, dt)
         ).reshape(shape)
-        t = self.place(_wrap(a, _names_of(names)), dev)
+        whole = view is None and names is None and ("claimed", i) not in self.made
+        if view is not None or whole:
+            base = self.made.get(("array", i))  # what the other views of the array are made of
+            if base is None:
+                base = self.made[("array", i)] = self.place(_wrap(a), dev)
+            if whole:  # the first tensor that is all of the array is the base itself
+                self.made[("claimed", i)] = True
+                t = base
+            else:
+                from ..autograd.grad_mode import no_grad
+
+                with no_grad():  # sharing memory only, as in _decode
+                    t = base.as_strided(*view).detach()
+        else:  # another tensor on the same memory (a detached copy), or a named one
+            t = self.place(_wrap(a, _names_of(names)), dev)
         if is_param:
             from ..nn.parameter import Parameter
 
             t = Parameter(t, requires_grad=rg)
         elif rg:
             t.requires_grad_(True)
-        self.made[i] = t
+        self.made[serial] = t
         return t
 
 
@@ -720,6 +885,7 @@ def save(
     enc = _Encoder()
     try:
         struct_node = enc.enc(obj, "")
+        entries = enc.finish()
     except _SafeUnsupported:
         struct_node = None
     with _atomic_writer(f) as out:
@@ -730,7 +896,7 @@ def save(
             meta = {"format": "pt", _META_STRUCT: json.dumps(struct_node)}
             if names:
                 meta[_META_NAMES] = json.dumps(names)
-            _write_safetensors(out, enc.entries, meta)
+            _write_safetensors(out, entries, meta)
 
 
 def _named_entries(node, acc=None) -> dict:
@@ -748,12 +914,87 @@ def _named_entries(node, acc=None) -> dict:
     return acc
 
 
+def _pickle_globals(blob: bytes) -> list[tuple[str, str]]:
+    """The (module, name) pairs a pickle stream looks up, read from its opcodes without running
+    it. STACK_GLOBAL takes the two values pushed just before it: strings, or memo entries."""
+    import pickletools
+
+    found: list = []
+    memo: dict = {}
+    last: list = [None, None]  # the values of the two latest pushes (None: not a string)
+    for op, arg, _ in pickletools.genops(blob):
+        name = op.name
+        if name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+            memo[len(memo) if name == "MEMOIZE" else arg] = last[-1]
+            continue
+        if name in ("FRAME", "PROTO", "MARK"):
+            continue
+        value = None
+        if name in ("GLOBAL", "INST"):
+            module, _, qualname = arg.partition(" ")
+            found.append((module, qualname))
+        elif name == "STACK_GLOBAL":
+            found.append((last[-2], last[-1]))
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            value = memo.get(arg)
+        elif isinstance(arg, str) and ("UNICODE" in name or "STRING" in name):
+            value = arg
+        last = [last[-1], value]
+    return found
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list[str]:
+    """The functions and classes (``"module.name"``) a checkpoint names that a
+    ``weights_only=True`` load refuses: what :func:`add_safe_globals` would need, read without
+    running any of the checkpoint's code. A safe-format (safetensors) file names none. Raises
+    ValueError for anything that is not a checkpoint."""
+    import _compat_pickle
+    import zipfile
+
+    from .torch_zip import _TorchUnpickler
+
+    if hasattr(f, "read"):
+        data = f.read()
+    else:
+        with open(f, "rb") as fh:
+            data = fh.read()
+    allowed = set(_default_safe()) | set(_SAFE_GLOBALS)
+    if data[:8] == _PICKLE_MAGIC and len(data) >= 24:
+        nblob = struct.unpack("<Q", data[8:16])[0]
+        blob = data[24 : 24 + nblob]
+    elif data[:2] == b"PK":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                pkls = [n for n in zf.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
+                blob = zf.read(pkls[0]) if pkls else None
+        except zipfile.BadZipFile:
+            blob = None
+        if blob is None:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        allowed |= set(_TorchUnpickler(io.BytesIO(), f, None, None, True, False).allowed)
+    else:
+        try:
+            _read_safetensors(io.BytesIO(data), False)
+        except (RuntimeError, EOFError, ValueError):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save") from None
+        return []
+    out: list[str] = []
+    for module, name in _pickle_globals(blob):
+        # protocol 2 pickles name some builtins by their Python 2 homes
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        full = f"{module}.{name}"
+        if (module, name) not in allowed and full not in out:
+            out.append(full)
+    return out
+
+
 def load(
     f,
     map_location=None,
     pickle_module: Any = None,
     *,
-    weights_only: bool | None = True,
+    weights_only: bool | None = None,
     mmap: bool | None = None,
     **pickle_load_args,
 ) -> Any:
@@ -761,8 +1002,9 @@ def load(
 
     ``map_location``: None (the saved devices), 'cpu', 'cuda', an ember.device, a dict
     ``{saved: target}``, or a callable ``(tensor, saved_location) -> tensor or None``.
-    ``weights_only`` (default True): pickle checkpoints load only if every global they name is
-    allow-listed; pass ``weights_only=False`` for trusted files holding arbitrary objects.
+    ``weights_only`` (default True, False when a ``pickle_module`` is given, as in torch): pickle
+    checkpoints load only if every global they name is allow-listed; pass ``weights_only=False``
+    for trusted files holding arbitrary objects. ``mmap`` needs ``f`` to be a path.
     ``mmap=True`` maps the file (copy-on-write) instead of reading it: the tensors are views of the
     mapping, so loading adds only the pages touched to the resident memory (a test bounds the peak
     RSS growth of loading a 200 MB checkpoint without touching it at under 30 MB; reading it all,
@@ -772,14 +1014,14 @@ def load(
         _SAFE_TENSOR_TYPES = _safe_tensor_types()
     place = _placer(map_location)
     if weights_only is None:
-        weights_only = True
+        weights_only = pickle_module is None  # an explicit pickle module means a trusted file
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     is_path = isinstance(f, (str, os.PathLike))
+    if mmap and not is_path:
+        raise ValueError("f must be a file path in order to use the mmap argument")
     if is_path:
-        if not os.path.exists(f):
-            raise FileNotFoundError(f"ember.load: no such file: '{os.fspath(f)}'")
-        if os.path.isdir(f):
-            raise IsADirectoryError(f"ember.load: '{os.fspath(f)}' is a directory")
-        fh = open(f, "rb")  # noqa: SIM115
+        fh = open(f, "rb")  # noqa: SIM115  (a missing file or a folder: open's own errors)
     else:
         fh = f
     try:

@@ -6,6 +6,7 @@ Most are other names of ember ops (``special.expit`` is ``ember.sigmoid``, ``spe
 
 from __future__ import annotations
 
+from .device import array_module as _array_module
 from .ops import pointwise as _pw
 from .ops import special_fns as _sf
 from .ops.softmax import log_softmax as _log_softmax
@@ -87,8 +88,17 @@ log1p = _pw.log1p
 logit = _pw.logit
 multigammaln = _pw.mvlgamma
 polygamma = _pw.polygamma
-round = _pw.round
 sinc = _pw.sinc
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+    """torch.round, except that integer inputs are refused (torch.round copies them: its
+    special_round has no integer kernel)."""
+    if isinstance(input, Tensor) and input._data.dtype.kind in "iu" and decimals == 0:
+        raise _pw._not_impl("round_vml", input._data, _array_module(input._data))
+    if out is None:
+        return _pw.round(input, decimals=decimals)
+    return _pw.round(input, decimals=decimals, out=out)
 
 
 def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import dtype as _dt
 from .device import array_module, device_of, module_for, to_device
 from .runtime import _warn_once
@@ -33,11 +35,17 @@ __all__ = [
 
 
 def _root(arr):
-    """The array owning the memory ``arr`` views (numpy and cupy both keep ``.base``)."""
-    kind = type(arr)
-    while isinstance(getattr(arr, "base", None), kind):
-        arr = arr.base
-    return arr
+    """The array owning the memory ``arr`` views (numpy and cupy both keep ``.base``). Only
+    arrays count: one read from a file has a memoryview/mmap/bytes base. numpy's as_strided
+    puts a helper object (an ``__array_interface__`` holder) between a view and its array."""
+    kind = np.ndarray if isinstance(arr, np.ndarray) else type(arr)
+    while True:
+        base = getattr(arr, "base", None)
+        if not isinstance(base, kind) and hasattr(base, "__array_interface__"):
+            base = getattr(base, "base", None)  # skip numpy's as_strided holder
+        if not isinstance(base, kind):
+            return arr
+        arr = base
 
 
 def _flat_bytes(arr):

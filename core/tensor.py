@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
+from . import vmap_state as _vmap
 from .device import array_module, device_of
+from .vmap_state import SLICES as _VMAP_SLICES
 
 
 class Size(tuple):
@@ -231,6 +233,8 @@ class Tensor:
         return int((_ptr(self._data, xp) - _ptr(base._data, xp)) // self._data.itemsize)
 
     def data_ptr(self) -> int:
+        if _VMAP_SLICES:
+            _vmap.refuse(self, _vmap.STORAGE_MSG)
         if self.is_meta:
             return 0  # no data
         return _ptr(self._data, array_module(self._data))
@@ -366,6 +370,8 @@ class Tensor:
         self._grad = None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if _vmap.TRANSFORMS[0]:
+            _vmap.refuse_requires_grad()
         if not requires_grad and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -396,6 +402,8 @@ class Tensor:
         t._ver = self._ver
         # the storage's root (storage_offset, in-place writes) but not a view for autograd
         t._extra = {"base": self._base_or_self(), "detached": True}
+        if _VMAP_SLICES:
+            _vmap.mark_results((self,), (t,))
         return t
 
     def detach_(self) -> Tensor:
@@ -463,12 +471,17 @@ class Tensor:
     def data(self) -> Tensor:
         """The same storage without autograd history. Unlike detach(), in-place changes through
         ``.data`` are invisible to autograd (a fresh version counter), as in torch."""
+        if _VMAP_SLICES:
+            _vmap.refuse(self, _vmap.DATA_MSG)
         t = self.detach()
         t._ver = [0]
         return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if _VMAP_SLICES:
+            _vmap.refuse(self, _vmap.SET_DATA_MSG)
+            _vmap.refuse(value, _vmap.SET_DATA_MSG)
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self.requires_grad and value._data.dtype.kind not in "fcV":
@@ -482,6 +495,8 @@ class Tensor:
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The cpu array sharing memory with this tensor (torch.Tensor.numpy)."""
+        if _VMAP_SLICES:
+            _vmap.refuse(self, _vmap.STORAGE_MSG)
         # torch refuses only where autograd records (not under no_grad, nor in a custom op's or a
         # Function's forward)
         if self.requires_grad and not force and _state.enabled:
@@ -506,12 +521,16 @@ class Tensor:
         return a.copy() if copy else a
 
     def tolist(self):
+        if _VMAP_SLICES:
+            _vmap.refuse(self, _vmap.STORAGE_MSG)
         a = self._data if type(self._data) is _ndarray else self.cpu()._data
         if a.dtype is _dt.bfloat16.np:
             a = a.astype(np.float32)
         return a.tolist()
 
     def item(self):
+        if _VMAP_SLICES:
+            _vmap.refuse_value(self, _vmap.ITEM_MSG)
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -526,6 +545,8 @@ class Tensor:
         return a.reshape(()).item()
 
     def __bool__(self) -> bool:
+        if _VMAP_SLICES:
+            _vmap.refuse_value(self, _vmap.CONTROL_FLOW_MSG)
         n = self._data.size
         if n != 1:
             raise RuntimeError(

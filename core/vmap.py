@@ -3,7 +3,10 @@
 ember has no batching rules: ``vmap(func)`` calls ``func`` once per index of the mapped dimension
 and stacks the results. For functions without side effects on their inputs the result equals
 torch's (values, gradients: every step is recorded on the tape); the cost is one call per batch
-element, so it is a convenience, not a speed-up. Randomness follows torch's three modes.
+element, so it is a convenience, not a speed-up. Randomness follows torch's three modes. The
+per-element values are marked (core/vmap_state.py), so what torch refuses for its batched tensors
+(``.item()``, data-dependent control flow, writing one into a tensor shared by all elements, ops
+of a value-dependent shape) is refused here too.
 """
 
 from __future__ import annotations
@@ -12,20 +15,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from . import vmap_state as _state
 from .tensor import Tensor
+from .vmap_state import SLICES, TRANSFORMS
 
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
-
-# per active vmap call (innermost last): the ids of the per-element tensors it hands ``func``
-SLICES: list[set] = []
-
-# torch.func transforms evaluating their function now: [all of them, those that map it (vmap;
-# jacfwd, which torch runs as a vmap of jvp), those in forward mode (jvp, jacfwd)]. A user's
-# custom autograd.Function must then have the form torch's transforms require (checked in
-# autograd/function.py).
-TRANSFORMS = [0, 0, 0]
 
 _BN_MSG = (
     "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
@@ -59,76 +55,93 @@ def _tensor_ids(tree, out: set) -> set:
 
 
 def _fname(func) -> str:
-    return getattr(func, "__name__", repr(func))
+    if hasattr(func, "__name__"):
+        return func.__name__
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_fname(func.func)}, ...)"
+    return repr(func)
 
 
-def _leaves(tree, spec, where: str, out: list) -> None:
-    """Collect (tensor, dim) pairs of ``tree`` mapped by ``spec`` (an int/None or a structure
-    matching ``tree``), raising torch's errors for structure mismatches and bad dims."""
-    if spec is None or isinstance(spec, int):
-        if isinstance(tree, (tuple, list)):
-            for t in tree:
-                _leaves(t, spec, where, out)
-        elif isinstance(tree, dict):
-            for t in tree.values():
-                _leaves(t, spec, where, out)
-        elif spec is not None:
-            if not isinstance(tree, Tensor):
-                raise ValueError(  # noqa: TRY004 - torch's error type
-                    f"{where}: Got in_dim={spec} for an input but the input is of type "
-                    f"{type(tree)}. We cannot vmap over non-Tensor arguments, please use None "
-                    "as the respective in_dim"
-                )
-            nd = tree.dim()
-            if not -nd <= spec < nd:
-                raise ValueError(
-                    f"{where}: Got in_dim={spec} for some input, but that input is a Tensor of "
-                    f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= in_dim < {nd}."
-                )
-            out.append((tree, spec))
-        return
-    same = (
-        isinstance(spec, (tuple, list))
-        and isinstance(tree, (tuple, list))
-        and len(spec) == len(tree)
-    ) or (isinstance(spec, dict) and isinstance(tree, dict) and spec.keys() == tree.keys())
-    if not same:
+def _broadcast(prefix, spec) -> list | None:
+    """One entry of ``prefix`` per leaf of the pytree ``spec`` describes: ``prefix`` is a pytree
+    whose structure is a prefix of ``spec``'s (an int or None at a node covers every leaf under
+    it; containers must match in type, length and keys). None when it is not such a prefix."""
+    from ..utils import _pytree
+
+    out: list = []
+
+    def cover(d, sub) -> None:
+        out.extend([d] * _pytree.tree_structure(sub).num_leaves)
+
+    try:
+        _pytree.tree_map_(cover, prefix, spec.unflatten([0] * spec.num_leaves))
+    except ValueError:
+        return None
+    return out
+
+
+def _flat_inputs(args: tuple, in_dims, where: str) -> tuple[list, list, Any]:
+    """The leaves of ``args``, their mapped dims (None: not mapped; negative dims wrapped) and
+    the inputs' TreeSpec, with torch's errors for a bad ``in_dims``."""
+    from ..utils import _pytree
+
+    flat, spec = _pytree.tree_flatten(args)
+    dims = _broadcast(in_dims, spec)
+    if dims is None:
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-            f"structure {_structure(spec)} but inputs has structure {_structure(tree)}."
+            f"structure {_pytree.tree_structure(in_dims)} but inputs has structure {spec}."
         )
-    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
-    for k, s in items:
-        _leaves(tree[k], s, where, out)
+    for k, (a, d) in enumerate(zip(flat, dims, strict=True)):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(  # noqa: TRY004 - torch's error type
+                f"{where}: Got in_dim={d} for an input but in_dim must be either an integer "
+                "dimension or None."
+            )
+        if not isinstance(a, Tensor):
+            raise ValueError(  # noqa: TRY004 - torch's error type
+                f"{where}: Got in_dim={d} for an input but the input is of type {type(a)}. We "
+                "cannot vmap over non-Tensor arguments, please use None as the respective in_dim"
+            )
+        nd = a.dim()
+        if not -nd <= d < nd:
+            raise ValueError(
+                f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
+                f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= in_dim < {nd}."
+            )
+        dims[k] = d % nd
+    return flat, dims, spec
 
 
-def _structure(tree) -> str:
-    if isinstance(tree, (tuple, list)):
-        return f"{type(tree).__name__}({', '.join(_structure(t) for t in tree)})"
-    if isinstance(tree, dict):
-        return "dict(" + ", ".join(f"{k}: {_structure(v)}" for k, v in tree.items()) + ")"
-    return "*"
+def _select(flat: list, dims: list, spec, i: int | None):
+    """The inputs of one call: every mapped tensor indexed at ``i`` along its mapped dim (``i``
+    None: zeros of an element's shape, to run ``func`` once over an empty batch)."""
+    picked = []
+    for a, d in zip(flat, dims, strict=True):
+        if d is None:
+            picked.append(a)
+        elif i is None:
+            picked.append(a.new_zeros(a.shape[:d] + a.shape[d + 1 :]))
+        else:
+            picked.append(a.select(d, i))
+    return spec.unflatten(picked), picked
 
 
-def _select(tree, spec, i: int | None):
-    """``tree`` with every mapped tensor indexed at ``i`` along its mapped dim (``i`` None: zeros
-    of an element's shape, to run ``func`` once over an empty batch)."""
-    if spec is None:
-        return tree
-    if isinstance(spec, int):
-        if isinstance(tree, Tensor):
-            if i is None:
-                d = spec % tree.dim()
-                return tree.new_zeros(tree.shape[:d] + tree.shape[d + 1 :])
-            return tree.select(spec, i)
-        if isinstance(tree, (tuple, list)):
-            return type(tree)(_select(t, spec, i) for t in tree)
-        if isinstance(tree, dict):
-            return {k: _select(v, spec, i) for k, v in tree.items()}
-        return tree
-    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
-    picked = {k: _select(tree[k], s, i) for k, s in items}
-    return picked if isinstance(tree, dict) else type(tree)(picked[k] for k in range(len(tree)))
+def _check_out_dims(out_dims, fname: str) -> None:
+    """torch's check, before anything runs: ``out_dims`` holds only ints and Nones."""
+    from ..utils import _pytree
+
+    if isinstance(out_dims, int):
+        return
+    for d in _pytree.tree_leaves(out_dims):
+        if d is not None and not isinstance(d, int):
+            raise ValueError(
+                f"vmap({fname}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                "python collection of ints representing where in the outputs the vmapped "
+                "dimension should appear."
+            )
 
 
 def _mapped_name(mapped: list) -> str | None:
@@ -150,47 +163,68 @@ def _mapped_name(mapped: list) -> str | None:
     return name
 
 
-def _stack(
-    results: list,
-    out_dims,
-    where: str,
-    fname: str,
-    empty: bool = False,
-    name: str | None = None,
-):
-    """Stack the per-element results along ``out_dims`` (``empty``: the one result of a run
-    over an empty batch, which gives size-0 outputs); ``name``: the mapped dim's name, given to
-    each stacked dim unless the output already uses it."""
+def _same_values(a: Tensor, b: Tensor) -> bool:
+    if a is b:
+        return True
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    both_nan = a.isnan() & b.isnan() if a.is_floating_point() or a.is_complex() else False
+    return bool(((a == b) | both_nan).all())
+
+
+def _stack(results: list, out_dims, fname: str, empty: bool = False, name: str | None = None):
+    """Stack the per-element results (pytrees of the same structure) leaf by leaf along
+    ``out_dims`` (a prefix of the outputs' structure, as torch reads it). ``empty``: the one
+    result of a run over an empty batch, which gives size-0 outputs; ``name``: the mapped dim's
+    name, given to each stacked dim unless the output already uses it."""
+    from ..utils import _pytree
     from .ops.joining import stack
 
-    first = results[0]
-    single = not isinstance(first, tuple)
-    outs = [(r,) for r in results] if single else results
-    n_out = len(outs[0])
-    dims = (out_dims,) * n_out if not isinstance(out_dims, (tuple, list)) else tuple(out_dims)
-    if len(dims) != n_out:
+    flat = [_pytree.tree_flatten(r) for r in results]
+    spec = flat[0][1]
+    if isinstance(results[0], Tensor):  # torch's special case: (d,) also fits a lone tensor
+        if out_dims is None or isinstance(out_dims, int):
+            dims = [out_dims]
+        elif isinstance(out_dims, tuple) and len(out_dims) == 1:
+            dims = [out_dims[0]]
+        else:
+            dims = None
+    else:
+        dims = _broadcast(out_dims, spec)
+    if dims is None:
         raise ValueError(
-            f"{where}: out_dims is not compatible with the structure of `outputs`. out_dims has "
-            f"{len(dims)} entries but outputs has {n_out}."
+            f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+            f"with the structure of `outputs`. out_dims has structure "
+            f"{_pytree.tree_structure(out_dims)} but outputs has structure {spec}."
         )
-    stacked = []
+    outs = []
     for k, d in enumerate(dims):
-        pieces = [o[k] for o in outs]
+        pieces = [leaves[k] for leaves, _ in flat]
+        first = pieces[0]
         if d is None:
-            stacked.append(pieces[0])
+            # torch refuses to return a batched tensor unstacked; ember cannot tell a batched
+            # tensor, but one that differs across the elements surely is one
+            if isinstance(first, Tensor) and not all(
+                isinstance(p, Tensor) and _same_values(p, first) for p in pieces[1:]
+            ):
+                raise ValueError(
+                    f"vmap({fname}, ...): `{fname}` can not return a BatchedTensor when out_dim "
+                    "is None"
+                )
+            outs.append(first)
             continue
-        if not isinstance(pieces[0], Tensor):
+        if not isinstance(first, Tensor):
             raise ValueError(  # noqa: TRY004 - torch's error type
                 f"vmap({fname}, ...): `{fname}` must only return Tensors, got type "
-                f"{type(pieces[0])}. Did you mean to set out_dims= to None for output?"
+                f"{type(first)}. Did you mean to set out_dims= to None for output?"
             )
         st = stack(pieces, d)
         if name is not None and (st._names is None or name not in st._names):
             nn = list(st.names)
             nn[d % st.dim()] = name
             st = st.rename(*nn)
-        stacked.append(st.narrow(d, 0, 0) if empty else st)
-    return stacked[0] if single else tuple(stacked)
+        outs.append(st.narrow(d, 0, 0) if empty else st)
+    return spec.unflatten(outs)
 
 
 def vmap(
@@ -205,11 +239,14 @@ def vmap(
     along ``out_dims``.
 
     Args:
-        func: the function to map; it takes and returns tensors (or tuples of them).
-        in_dims: an int (the same dim of every tensor input), or a (nested) tuple matching the
-            positional inputs with an int or None per input (None: not mapped).
-        out_dims: an int, or a tuple with one entry per output (None: the output of the first
-            call, for outputs that do not depend on the mapped inputs).
+        func: the function to map; it takes tensors (or pytrees of them: tuples, lists,
+            dicts) and returns a tensor or a pytree of tensors.
+        in_dims: an int (the same dim of every tensor input), or a tuple with one entry per
+            positional input, each an int, None (not mapped) or a pytree matching that input's
+            structure (containers of the same type, length and keys).
+        out_dims: an int, None, or a pytree matching the outputs' structure the same way (an
+            int or None at a node covers every output under it). None returns an output that
+            does not depend on the mapped inputs (or is not a tensor) as is.
         randomness: ``'error'`` (random ops raise), ``'different'`` (each element draws its own
             numbers) or ``'same'`` (every element sees the same random numbers).
         chunk_size: accepted for compatibility (ember runs one element at a time anyway).
@@ -231,6 +268,7 @@ def vmap(
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         where = f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>)"
+        _check_out_dims(out_dims, fname)
         if not (isinstance(in_dims, (int, tuple)) and not isinstance(in_dims, bool)):
             raise ValueError(  # noqa: TRY004 - torch's error type
                 f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
@@ -241,12 +279,10 @@ def vmap(
                 f"vmap({fname})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
                 "are trying to vmap over a function with no inputs. The latter is unsupported."
             )
-        mapped: list = []
-        _leaves(args, in_dims, where, mapped)
+        flat, dims, spec = _flat_inputs(args, in_dims, where)
+        mapped = [(t, d) for t, d in zip(flat, dims, strict=True) if d is not None]
         if not mapped:
-            raise ValueError(
-                f"{where}: at least one input must be a Tensor mapped over (in_dim not None)"
-            )
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
         sizes = [t.shape[d] for t, d in mapped]
         name = _mapped_name(mapped) if any(t._names is not None for t, _ in mapped) else None
         if len(set(sizes)) != 1:
@@ -258,19 +294,26 @@ def vmap(
 
         results = []
         start = _random.get_rng_state()
-        given = _tensor_ids(args, set())
+        given = _tensor_ids(flat, set())
         empty = sizes[0] == 0  # one run on zeros gives the outputs' shapes and dtypes
         for i in [None] if empty else range(sizes[0]):
             if randomness == "same":
                 _random.set_rng_state(start)
-            sel = _select(args, in_dims, i)
-            SLICES.append(_tensor_ids(sel, set()) - given)
+            sel, picked = _select(flat, dims, spec, i)
+            SLICES.append(_tensor_ids(picked, set()) - given)
+            _state.SIZES.append(sizes[0])
+            _state.KINDS.append(True)
+            _state.mark(p for p, d in zip(picked, dims, strict=True) if d is not None)
             TRANSFORMS[0] += 1
             TRANSFORMS[1] += 1
             try:
                 results.append(func(*sel, **kwargs))
             finally:
                 SLICES.pop()
+                _state.SIZES.pop()
+                _state.KINDS.pop()
+                if not SLICES:
+                    _state.BATCHED.clear()
                 TRANSFORMS[0] -= 1
                 TRANSFORMS[1] -= 1
             if (
@@ -283,8 +326,6 @@ def vmap(
                     "either use the 'same' or 'different' randomness flags on vmap or perform "
                     "the randomness operation out of vmap"
                 )
-        if isinstance(results[0], list):
-            results = [tuple(r) for r in results]
-        return _stack(results, out_dims, where, fname, empty, name)
+        return _stack(results, out_dims, fname, empty, name)
 
     return wrapped

@@ -1,5 +1,6 @@
 """ember.data (also ``ember.utils.data``): torch.utils.data's datasets, samplers and loaders."""
 
+from . import distributed  # torch.utils.data.distributed is there after `import torch`
 from .collate import collate, default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import (

@@ -8,6 +8,7 @@ loader re-raises in the main process.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import random
@@ -22,29 +23,18 @@ MP_STATUS_CHECK_INTERVAL = 5.0
 _worker_info = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """What a worker knows about itself: ``id``, ``num_workers``, ``seed`` and ``dataset``."""
+    """What a worker knows about itself: ``id``, ``num_workers``, ``seed`` and ``dataset`` (its
+    copy of the dataset), plus torch's ``rng`` (None) and ``worker_method``. Read-only, like
+    torch's: assigning a field raises ``dataclasses.FrozenInstanceError``."""
 
     id: int
     num_workers: int
     seed: int
     dataset: object
-    __initialized = False
-
-    def __init__(self, **kwargs) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
-
-    def __setattr__(self, key, val):
-        if self.__initialized:
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        return super().__setattr__(key, val)
-
-    def __repr__(self) -> str:
-        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
-        return f"{self.__class__.__name__}({', '.join(items)})"
+    rng: object = None
+    worker_method: str | None = "multiprocessing"
 
 
 def get_worker_info() -> WorkerInfo | None:

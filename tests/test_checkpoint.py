@@ -159,7 +159,9 @@ def test_recomputation_saving_other_tensors_is_refused():
         calls.append(1)
         return a.exp() if len(calls) == 1 else a.exp().sin()
 
+    # torch's early stop (the default) ends the recomputation at the last tensor needed, so
+    # the extra saves are never reached; without it they are refused
     y = ember.utils.checkpoint.checkpoint(fn, ember.tensor(X, requires_grad=True),
-                                          use_reentrant=False)  # fmt: skip
-    with pytest.raises(RuntimeError, match="A different number of tensors was saved"):
+                                          use_reentrant=False, early_stop=False)  # fmt: skip
+    with pytest.raises(RuntimeError, match="trying to save more tensors during recomputation"):
         y.sum().backward()

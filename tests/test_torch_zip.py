@@ -160,7 +160,9 @@ def test_map_location_and_file_objects(tmp_path):
     with open(p, "rb") as fh:
         np.testing.assert_array_equal(_np(ember.load(fh)["x"]), [0, 1, 2, 3])
     bio = io.BytesIO(p.read_bytes())
-    np.testing.assert_array_equal(_np(ember.load(bio, mmap=True)["x"]), [0, 1, 2, 3])
+    np.testing.assert_array_equal(_np(ember.load(bio)["x"]), [0, 1, 2, 3])
+    with pytest.raises(ValueError, match="f must be a file path in order to use the mmap argument"):
+        ember.load(bio, mmap=True)  # as torch: only a path can be mapped
 
 
 def test_plain_values_devices_dtypes(tmp_path):

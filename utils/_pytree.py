@@ -12,6 +12,8 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core.tensor import Size
+
 __all__ = [
     "LeafSpec",
     "TreeSpec",
@@ -67,6 +69,9 @@ register_pytree_node(
     lambda x: (list(x.values()), [x.default_factory, list(x)]),
     lambda v, ctx: collections.defaultdict(ctx[0], zip(ctx[1], v)),
 )
+# torch.Size is a container of ints that rebuilds as a plain tuple, as in torch (vmap returning
+# ``x.shape`` sees ints)
+register_pytree_node(Size, lambda x: (list(x), None), lambda v, _: tuple(v))
 register_pytree_node(
     collections.deque,
     lambda x: (list(x), x.maxlen),

@@ -29,7 +29,68 @@ from ..core.tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "CheckpointError",
+    "CheckpointFunction",
+    "checkpoint",
+    "checkpoint_sequential",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+]
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation of a non-reentrant checkpoint did not reproduce its forward (a different
+    number of saved tensors, or ones of another shape, dtype or device)."""
+
+
+def noop_context_fn() -> tuple:
+    """The default ``context_fn`` of :func:`checkpoint`: no context around either run."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+# Set by the context managers below; None: each checkpoint call's own argument decides.
+_EARLY_STOP: list = [None]
+_DEBUG: list = [None]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Within the block, non-reentrant checkpoints stop recomputing once every saved tensor the
+    backward needs is back (``enable=True``) or always rerun the whole function, overriding their
+    ``early_stop`` argument."""
+    prev = _EARLY_STOP[0]
+    _EARLY_STOP[0] = enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = prev
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, checkpoints run as if ``debug=enabled`` had been passed (None: each
+    call's own argument). ember's recomputation errors say the same with or without it."""
+    prev = _DEBUG[0]
+    _DEBUG[0] = enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = prev
+
+
+_DETERMINISM_CHECKS = ["default", "none"]
+_TIP = (
+    "\n\nTip: To see a more detailed error message, either pass `debug=True` to\n"
+    "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
+    "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
+    "enable checkpoint-debug mode globally."
+)
+
+
+class _StopRecomputation(Exception):
+    """Raised by the recomputation's pack hook once every needed tensor is back (early stop)."""
 
 
 _PARTIAL_MSG = (
@@ -39,14 +100,23 @@ _PARTIAL_MSG = (
 )
 
 
-def _use_reentrant(use_reentrant) -> bool:
+def _use_reentrant(use_reentrant, sequential: bool = False) -> bool:
     if use_reentrant is None:
+        # torch words the two callers' deprecation differently
+        if sequential:
+            who = "torch.utils.checkpoint.checkpoint_sequential"
+            when = "In version 2.9 we will raise an exception if use_reentrant is not passed."
+        else:
+            who = "torch.utils.checkpoint"
+            when = (
+                "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise "
+                "an exception."
+            )
         warnings.warn(
-            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
-            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
-            "exception. use_reentrant=False is recommended, but if you need to preserve the "
-            "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.",
+            f"{who}: the use_reentrant parameter should be passed explicitly. {when} "
+            "use_reentrant=False is recommended, but if you need to preserve the current default "
+            "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+            "differences between the two variants.",
             UserWarning,
             stacklevel=3,
         )
@@ -63,13 +133,13 @@ def _replayed(rng):
         yield
 
 
-class _Checkpoint(Function):
-    """forward(ctx, function, kwargs, rng, rec_ctx, *args): the function's output, computed
-    without a graph (the reentrant variant)."""
+class CheckpointFunction(Function):
+    """forward(ctx, function, kwargs, rng, *args): the function's output, computed without a
+    graph (the reentrant variant)."""
 
     @staticmethod
-    def forward(ctx, function, kwargs, rng, rec_ctx, *args):
-        ctx.function, ctx.kwargs, ctx.rng, ctx.rec_ctx = function, kwargs, rng, rec_ctx
+    def forward(ctx, function, kwargs, rng, *args):
+        ctx.function, ctx.kwargs, ctx.rng = function, kwargs, rng
         ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.others = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_at])
@@ -82,7 +152,7 @@ class _Checkpoint(Function):
         args = list(ctx.others)
         for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
-        with _replayed(ctx.rng), ctx.rec_ctx or contextlib.nullcontext(), enable_grad():
+        with _replayed(ctx.rng), enable_grad():
             out = ctx.function(*args, **ctx.kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         pairs = [
@@ -97,21 +167,27 @@ class _Checkpoint(Function):
         for i in ctx.tensor_at:
             if args[i].requires_grad:
                 in_grads[i] = args[i].grad
-        return (None,) * 4 + tuple(in_grads)
+        return (None,) * 3 + tuple(in_grads)
 
 
 class _Recomputation:
-    """One non-reentrant checkpointed call: what its graph saved is kept as positions, filled by
-    running the call again at the first backward use."""
+    """One non-reentrant checkpointed call: what its graph saved is kept as positions (and the
+    metadata the determinism check compares), filled by running the call again at the first
+    backward use."""
 
-    def __init__(self, function, args, kwargs, rng, rec_ctx):
+    def __init__(self, function, args, kwargs, rng, rec_ctx, early_stop, check):
         self.run = (function, args, kwargs, rng, rec_ctx)
-        self.count = 0
+        self.early_stop, self.check = early_stop, check
+        self.meta: list = []
         self.values: list | None = None
 
+    @staticmethod
+    def _meta(t: Tensor) -> dict:
+        return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
     def pack(self, t: Tensor) -> int:
-        self.count += 1
-        return self.count - 1
+        self.meta.append(self._meta(t))
+        return len(self.meta) - 1
 
     def unpack(self, k: int) -> Tensor:
         if self.values is None:
@@ -120,21 +196,43 @@ class _Recomputation:
 
     def _recompute(self) -> list:
         function, args, kwargs, rng, rec_ctx = self.run
+        count = len(self.meta)
         values: list = []
 
         def keep(t: Tensor) -> Tensor:
+            if len(values) == count:  # reached only without early stop
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    "than during the original forward pass." + _TIP
+                )
             values.append(t)
+            if self.early_stop and len(values) == count:
+                raise _StopRecomputation  # the rest of the function is not needed
             return t
 
         hooks = saved_tensors_hooks(keep, lambda t: t)
-        with _replayed(rng), rec_ctx or contextlib.nullcontext(), enable_grad(), hooks:
-            function(*args, **kwargs)
-        if len(values) != self.count:
-            raise RuntimeError(
+        try:
+            with _replayed(rng), rec_ctx, enable_grad(), hooks:
+                function(*args, **kwargs)
+        except _StopRecomputation:
+            pass
+        if len(values) != count:
+            raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 f"original forward and recomputation.\nNumber of tensors saved during forward: "
-                f"{self.count}\nNumber of tensors saved during recomputation: {len(values)}."
+                f"{count}\nNumber of tensors saved during recomputation: {len(values)}." + _TIP
             )
+        if self.check == "default":
+            bad = [
+                f"tensor at position {i}:\nsaved metadata: {m}\nrecomputed metadata: {r}\n"
+                for i, (m, v) in enumerate(zip(self.meta, values))
+                if (r := self._meta(v)) != m
+            ]
+            if bad:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Recomputed values for the following tensors have "
+                    "different metadata than during the forward pass.\n" + "".join(bad) + "." + _TIP
+                )
         return values
 
 
@@ -142,23 +240,39 @@ def checkpoint(
     function: Callable,
     *args: Any,
     use_reentrant: bool | None = None,
-    context_fn: Callable | None = None,
+    context_fn: Callable = noop_context_fn,
     determinism_check: str = "default",
     debug: bool = False,
+    early_stop: bool = True,
     preserve_rng_state: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations; the backward recomputes
-    them (see the module docstring for the two variants). ``context_fn`` returns two context
-    managers: the first wraps the forward run, the second the recomputation."""
+    them (see the module docstring for the two variants).
+
+    Only the non-reentrant variant takes ``context_fn`` (two context managers: the first wraps the
+    forward run, the second the recomputation), ``debug``, ``determinism_check`` ("default":
+    the recomputed saved tensors must have the shapes, dtypes and devices of the forward's, else
+    :class:`CheckpointError`; "none": unchecked) and ``early_stop`` (stop the recomputation once
+    every saved tensor is back; :func:`set_checkpoint_early_stop` overrides it)."""
     reentrant = _use_reentrant(use_reentrant)
-    if reentrant and kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    fwd_ctx, rec_ctx = context_fn() if context_fn is not None else (None, None)
+    if reentrant:
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+            )
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    elif determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(
+            f"determinism_check should be one of {_DETERMINISM_CHECKS}, but got {determinism_check}"
+        )
     rng = _random.get_rng_state() if preserve_rng_state else None
     if not reentrant:
-        rec = _Recomputation(function, args, kwargs, rng, rec_ctx)
-        with fwd_ctx or contextlib.nullcontext(), saved_tensors_hooks(rec.pack, rec.unpack):
+        fwd_ctx, rec_ctx = context_fn()
+        stop = early_stop if _EARLY_STOP[0] is None else _EARLY_STOP[0]
+        rec = _Recomputation(function, args, kwargs, rng, rec_ctx, stop, determinism_check)
+        with fwd_ctx, saved_tensors_hooks(rec.pack, rec.unpack):
             return function(*args, **kwargs)
     if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn(
@@ -166,8 +280,7 @@ def checkpoint(
             UserWarning,
             stacklevel=2,
         )
-    with fwd_ctx or contextlib.nullcontext():
-        return _Checkpoint.apply(function, kwargs, rng, rec_ctx, *args)
+    return CheckpointFunction.apply(function, kwargs, rng, *args)
 
 
 def checkpoint_sequential(
@@ -175,7 +288,7 @@ def checkpoint_sequential(
 ):
     """Run a Sequential (or a list of modules/functions) on ``input`` in ``segments`` chunks;
     every chunk but the last is checkpointed."""
-    reentrant = _use_reentrant(use_reentrant)
+    reentrant = _use_reentrant(use_reentrant, sequential=True)
     if hasattr(functions, "children") and callable(functions.children):
         functions = list(functions.children())
     n = len(functions)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import cmath
 import math
 
+import numpy as np
+
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
 from ..registry import apply_inplace, op, reflected, scalar_name
@@ -50,7 +52,10 @@ def _real_only(kernel, *vals):
         if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
             raise _not_impl(kernel, v)
         if isinstance(v, complex):
-            raise _not_impl(kernel, next(a for a in vals if hasattr(a, "dtype")))
+            # a complex Python scalar makes the computation complex: torch names that dtype
+            t = next(a for a in vals if hasattr(a, "dtype"))
+            name = "ComplexHalf" if t.dtype == np.float16 else scalar_name(_dt.result_type(*vals))
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def _not_impl(kernel: str, a):
@@ -77,10 +82,21 @@ def _check_alpha(alpha, kind, what="alpha"):
     if isinstance(alpha, bool):
         if kind != "b":
             raise RuntimeError(f"Boolean {what} only supported for Boolean results.")
-    elif isinstance(alpha, float) and kind in "iub":
+    elif isinstance(alpha, (float, complex)) and kind in "iub":
         raise RuntimeError(
             f"For integral input tensors, argument {what} must not be a floating point number."
         )
+    elif isinstance(alpha, complex) and kind != "c":
+        raise RuntimeError(
+            f"For non-complex input tensors, argument {what} must not be a complex number."
+        )
+
+
+def _real_value(value, a) -> None:
+    """torch converts addcmul/addcdiv's ``value`` to a floating tensor's type: a complex one
+    does not fit (the result is not promoted)."""
+    if isinstance(value, complex) and a.dtype.kind == "f":
+        raise RuntimeError(f"value cannot be converted to type {_cname(a)} without overflow")
 
 
 def _no_bool_sub(a, b):
@@ -118,7 +134,7 @@ def add(xp, input, other, *, alpha=1):
 
 @add.vjp
 def _(grad, alpha):
-    return grad, (grad if alpha == 1 else grad * alpha)
+    return grad, (grad if alpha == 1 else grad * _cj(alpha))
 
 
 def _sub_kernel(xp, a, b, alpha):
@@ -140,7 +156,7 @@ def sub(xp, input, other, *, alpha=1):
 
 @sub.vjp
 def _(grad, alpha):
-    return grad, (-grad if alpha == 1 else grad * -alpha)
+    return grad, (-grad if alpha == 1 else grad * -_cj(alpha))
 
 
 @op(names=unify_inputs)
@@ -151,7 +167,7 @@ def rsub(xp, input, other, *, alpha=1):
 
 @rsub.vjp
 def _(grad, alpha):
-    return (-grad if alpha == 1 else grad * -alpha), grad
+    return (-grad if alpha == 1 else grad * -_cj(alpha)), grad
 
 
 # torch's rsub with a number is RsubBackward1 (with a tensor RsubBackward0); ember's node keeps no
@@ -220,6 +236,7 @@ def _same_float(a, b) -> bool:
 def _rounded_div(xp, x, y, mode):
     kind = _kind(x, y)
     if kind in "bc":
+        _real_only(f"div_{mode}_cpu", x, y)  # complex, maybe from a Python scalar: named so
         raise _not_impl(f"div_{mode}_cpu", x if hasattr(x, "dtype") else y)
     if kind in "iu":
         _int_div_check(y)
@@ -284,8 +301,21 @@ def _pow_kernel(xp, input, exponent):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if hasattr(exponent, "dtype") and kind == "i" and bool((exponent < 0).any()):
             return _int_pow_negative(xp, input, exponent)
-    elif kind == "c" and type(exponent) is float and exponent == 0.5:
-        return xp.sqrt(input)  # torch takes z ** 0.5 as sqrt (exact on the axes)
+    elif kind == "c":
+        if type(exponent) is float and exponent == 0.5:
+            return xp.sqrt(input)  # torch takes z ** 0.5 as sqrt (exact on the axes)
+        r = xp.power(input, exponent)
+        if isinstance(exponent, (int, float, complex)) and exponent == 0:
+            return r  # torch's x ** 0 is one, also at 0
+        zero = xp.asarray(input == 0)
+        if bool(zero.any()):
+            # numpy's 0 ** y is NaN for Re(y) < 0 or Im(y) != 0 (1 for y = 0); torch's is
+            # exp(y * log(0)): inf+nanj for Re(y) < 0, NaN where y is imaginary or 0
+            with np.errstate(all="ignore"):
+                base = xp.asarray(input, dtype=r.dtype)
+                z = xp.exp(xp.asarray(exponent, dtype=r.dtype) * xp.log(base))
+            r = xp.where(zero, z, r)
+        return r
     return xp.power(input, exponent)
 
 
@@ -430,6 +460,7 @@ def remainder(xp, input, other):
     """Python-style modulus: the result has the sign of the divisor."""
     kind = _kind(input, other)
     if kind in "bc":
+        _real_only("remainder_cpu", input, other)
         raise _not_impl("remainder_cpu", input if hasattr(input, "dtype") else other)
     if kind in "iu":
         _int_div_check(other)
@@ -449,6 +480,7 @@ def fmod(xp, input, other):
     _need_tensor("fmod", 1, "input", input)
     kind = _kind(input, other)
     if kind in "bc":
+        _real_only("fmod_cpu", input, other)
         raise _not_impl("fmod_cpu", input)
     if kind in "iu":
         _int_div_check(other)
@@ -476,6 +508,7 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
         return r.astype(input.dtype)
     prod = xp.multiply(tensor1, tensor2)
     if type(value) is not int or value != 1:
+        _real_value(value, prod)
         if isinstance(value, float) and _kind(prod) in "iub":
             value = int(value)  # torch casts value to the integer result type
         prod = prod * value
@@ -513,6 +546,7 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
         return r.astype(input.dtype)
     q = xp.true_divide(tensor1, tensor2)
     if type(value) is not int or value != 1:
+        _real_value(value, q)
         _check_alpha(value, _kind(q), "value")
         q = q * value
     return xp.add(input, q)
@@ -549,6 +583,7 @@ def lerp(xp, input, end, weight):
         )
     if input.dtype.kind not in "fcV":
         raise _not_impl("lerp_kernel_scalar" if scalar_w else "lerp_kernel_tensor", input)
+    _dt.check_real_scalar(input.dtype, weight)  # a complex weight does not promote
     if not scalar_w and weight.dtype != input.dtype:
         weight = weight.astype(input.dtype)
     if input.dtype.itemsize == 2:  # half types compute in float32, like torch's opmath
@@ -574,10 +609,15 @@ def _lerp(xp, input, end, weight, scalar_w):
 
 @lerp.vjp
 def _(grad, input, end, weight, needs):
+    # a complex weight (or input) multiplies by conjugates (torch's Wirtinger convention)
     gw = None
     if needs[2]:
-        gw = grad * (end - input)
-    return (grad * (1 - weight) if needs[0] else None), (grad * weight if needs[1] else None), gw
+        gw = grad * _cj(end - input)
+    return (
+        (grad * _cj(1 - weight) if needs[0] else None),
+        (grad * _cj(weight) if needs[1] else None),
+        gw,
+    )
 
 
 @op(names=unify_inputs, promote=True, inplace="hypot_")

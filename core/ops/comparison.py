@@ -12,7 +12,7 @@ from ..names import keep, unify_inputs
 from ..registry import NonStridedError, non_strided_call, op, reflected
 from ..runtime import _warn_once
 from ..tensor import Tensor
-from .arithmetic import _kind, _need_tensor, _not_impl, _tname, promote_raw
+from .arithmetic import _kind, _need_tensor, _not_impl, _real_only, _tname, promote_raw
 
 __all__ = [
     "allclose",
@@ -43,9 +43,7 @@ def _int_other(a, v):
 
 
 def _no_complex(name, a, b):
-    for v in (a, b):
-        if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
-            raise _not_impl(f"{name}_cpu", v)
+    _real_only(f"{name}_cpu", a, b)  # also a complex Python scalar against a real tensor
 
 
 @op(names=unify_inputs, promote=True, inplace="eq_", opmath_scalar=True)
@@ -434,6 +432,8 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """True when every element of input is close to other (see isclose)."""
+    _need_tensor("allclose", 1, "input", input)
+    _need_tensor("allclose", 2, "other", other)
     r = isclose(input, other, rtol, atol, equal_nan)
     a = r._data
     return bool(a.all()) if type(a) is np.ndarray else bool(r.all())  # (meta: item() refuses)

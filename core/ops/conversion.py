@@ -17,6 +17,8 @@ from ..meta import meta_xp
 from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
 from ..tensor import Tensor
+from ..vmap_state import SLICES as _VMAP_SLICES
+from ..vmap_state import refuse_inplace as _vmap_refuse_inplace
 
 _PKG_ROOT = __file__.rsplit("core", 1)[0]  # the ember package folder
 _USER_DIRS = tuple(_PKG_ROOT + d for d in ("tests", "examples", "bench"))  # callers, not ember
@@ -456,6 +458,8 @@ def fill_(self: Tensor, value) -> Tensor:
     """Fill with ``value`` in place; names are unchanged (spec 2: no name semantics)."""
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)
+    if _VMAP_SLICES:
+        _vmap_refuse_inplace("fill_", self, (value,))
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(

@@ -19,6 +19,7 @@ from ..names import check_names, unify_inputs
 from ..registry import op
 from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
+from ..vmap_state import like as _vmap_like
 
 __all__ = [
     "arange",
@@ -699,7 +700,7 @@ def _like(name, fill):
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"torch.{name}: a tensor with ``input``'s shape (and dtype/device unless given)."
-    return make
+    return _vmap_like(make)
 
 
 def _named(t, names):
@@ -712,6 +713,7 @@ ones_like = _like("ones_like", lambda xp, s, d: xp.ones(s, d))
 empty_like = _like("empty_like", lambda xp, s, d: xp.empty(s, d))
 
 
+@_vmap_like
 def full_like(
     input,
     fill_value,
@@ -1050,9 +1052,10 @@ def _new_factory(name, fill):
         return _finish(_make(d, lambda xp: fill(xp, shape, npd)), requires_grad, None)
 
     method.__name__ = method.__qualname__ = name
-    return method
+    return _vmap_like(method)
 
 
+@_vmap_like
 def _new_full(
     self,
     size,

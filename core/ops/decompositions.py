@@ -415,14 +415,15 @@ def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
 
 @_linalg_cholesky_ex.vjp
 def _(grad, result, upper):
-    # A = L L^H:  gA = sym(L^{-H} Phi(L^H gL) L^{-1}), Phi: the lower triangle, diagonal halved
+    # A = L L^H:  gA = L^{-H} Phi L^{-1}, Phi = (T + T_strict^H) / 2 for T = tril(L^H gL).
+    # Real: the symmetric gradient. Complex: as torch, the diagonal keeps its imaginary part
+    # (gA is not made Hermitian).
     L = _mh(result) if upper else result
     gL = _mh(grad) if upper else grad
-    P = _mh(L) @ gL
-    P = P.tril() - 0.5 * P.diagonal(0, -2, -1).diag_embed()
+    P = (_mh(L) @ gL).tril()
+    P = 0.5 * (P + _mh(P.tril(-1)))
     S = solve_triangular(_mh(L), P, upper=True)
-    S = solve_triangular(L, S, upper=False, left=False)
-    return 0.5 * (S + _mh(S))
+    return solve_triangular(L, S, upper=False, left=False)
 
 
 @_autocast_entry

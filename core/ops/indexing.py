@@ -27,6 +27,10 @@ from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..tensor import Tensor, _generic, _ndarray, _new, _ptr, _wrap
+from ..vmap_state import SLICES as _VMAP_SLICES
+from ..vmap_state import mark_results as _vmap_mark
+from ..vmap_state import refuse_inplace as _vmap_refuse_inplace
+from ..vmap_state import refuse_mask_index as _vmap_refuse_mask_index
 from .conversion import warn_user
 
 __all__ = [
@@ -672,20 +676,35 @@ def _view_of(self: Tensor, r) -> Tensor:
 
 def _getitem(self: Tensor, index) -> Tensor:
     key = _fast_key(index)
+    if (
+        key is not None
+        and self._names is None
+        and not (self.requires_grad and _state.enabled)
+        and not _VMAP_SLICES
+    ):
+        # the hot path (x[0], x[:, 1] without autograd): a view, no registry round trip
+        a = self._data
+        try:
+            r = a[key]
+        except (IndexError, ValueError, TypeError):
+            err = _diagnose(self, index)
+            if err is None:
+                raise
+            raise err from None
+        if isinstance(r, _generic):  # numpy's scalar for a full int index: keep a 0-d view
+            r = a[_with_ellipsis(key)]
+        return _view_of(self, r)
+    if _VMAP_SLICES:
+        # under vmap: part of a per-element value (or one picked by it) is one too
+        _vmap_refuse_mask_index(index)
+        r = _getitem_general(self, index, key)
+        _vmap_mark((self, index), (r,))
+        return r
+    return _getitem_general(self, index, key)
+
+
+def _getitem_general(self: Tensor, index, key) -> Tensor:
     if key is not None:
-        if self._names is None and not (self.requires_grad and _state.enabled):
-            # the hot path (x[0], x[:, 1] without autograd): a view, no registry round trip
-            a = self._data
-            try:
-                r = a[key]
-            except (IndexError, ValueError, TypeError):
-                err = _diagnose(self, index)
-                if err is None:
-                    raise
-                raise err from None
-            if isinstance(r, _generic):  # numpy's scalar for a full int index: keep a 0-d view
-                r = a[_with_ellipsis(key)]
-            return _view_of(self, r)
         args = (self, key)
         od = _VIEW
         inames = None
@@ -883,6 +902,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         pre = args[2] if len(args) > 2 else None
         adv = od is _ADV
     vt = isinstance(value, Tensor)
+    if vt and _VMAP_SLICES:
+        _vmap_refuse_inplace("__setitem__", self, (value,))
     if not vt and not isinstance(value, (int, float, complex, _generic)):
         from ...autograd.engine import _legacy_type
 
@@ -1758,6 +1779,8 @@ def _masked_fill_(self, mask, value):
     """In place; the no-grad path writes straight into self's storage."""
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)
+    if _VMAP_SLICES:
+        _vmap_refuse_inplace("masked_fill_", self, (mask, value))
     vt = isinstance(value, Tensor)
     if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and isinstance(
         mask, Tensor

@@ -123,6 +123,9 @@ def _adj(t):
 
 
 def _cj(t):
+    """conj of a complex tensor or Python complex scalar (alpha, beta); anything else as is."""
+    if isinstance(t, complex):
+        return t.conjugate()
     return t.conj() if isinstance(t, Tensor) and t.is_complex() else t
 
 
@@ -325,16 +328,16 @@ def _(grad, input, vec, needs):
 def _vec_checks(a, b, name="dot"):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.dtype is not b.dtype and a.dtype != b.dtype:  # before the sizes, as torch
+        raise RuntimeError(
+            f"{name} : expected both vectors to have same dtype, but found "
+            f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}"
+        )
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
             f"[{b.shape[0]}] to have the same number of elements, but got "
             f"{a.shape[0]} and {b.shape[0]} elements respectively"
-        )
-    if a.dtype is not b.dtype and a.dtype != b.dtype:
-        raise RuntimeError(
-            f"{name} : expected both vectors to have same dtype, but found "
-            f"{_SNAME[_dn(a)]} and {_SNAME[_dn(b)]}"
         )
     if a.dtype.kind == "b":
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
@@ -497,6 +500,7 @@ def _scaled_add(xp, r, inp, beta, alpha):
     product just computed (owned, never a view of an input): it is updated in place where the
     dtype allows, saving a pass and an output-sized allocation (the bias add of F.linear)."""
     dt = r.dtype
+    _dt.check_real_scalar(dt, beta, alpha)  # a complex alpha/beta does not promote
     if dt.kind in "iu":  # torch takes the scalars in the integer type: 0.5 -> 0, 2.6 -> 2
         beta, alpha = _int_scalar(beta, dt), _int_scalar(alpha, dt)
     if inp.dtype != dt and inp.dtype.itemsize == 2 and inp.dtype.kind in "fV":
@@ -549,8 +553,8 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
 
 @addmm.vjp(only_for={"mat1": "mat2"})
 def _(grad, input, mat1, mat2, beta, alpha, needs):
-    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
-    g = grad if alpha == 1 else grad * alpha
+    gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
+    g = grad if alpha == 1 else grad * _cj(alpha)
     return (
         gi,
         (g @ _adj(mat2) if needs[1] else None),
@@ -584,8 +588,8 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
 
 @addmv.vjp
 def _(grad, input, mat, vec, beta, alpha, needs):
-    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
-    g = grad if alpha == 1 else grad * alpha
+    gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
+    g = grad if alpha == 1 else grad * _cj(alpha)
     return (
         gi,
         g.unsqueeze(-1) * _cj(vec) if needs[1] else None,
@@ -609,8 +613,8 @@ def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
 
 @baddbmm.vjp
 def _(grad, input, batch1, batch2, beta, alpha, needs):
-    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
-    g = grad if alpha == 1 else grad * alpha
+    gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
+    g = grad if alpha == 1 else grad * _cj(alpha)
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
 
 
@@ -649,8 +653,8 @@ def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
 
 @addbmm.vjp
 def _(grad, input, batch1, batch2, beta, alpha, needs):
-    gi = (grad if beta == 1 else grad * beta) if needs[0] else None
-    g = (grad if alpha == 1 else grad * alpha).unsqueeze(0)
+    gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
+    g = (grad if alpha == 1 else grad * _cj(alpha)).unsqueeze(0)
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
 
 

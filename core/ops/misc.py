@@ -581,9 +581,11 @@ def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
         if v.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {nm}, but got {v.ndim}-D")
     kind = input.dtype.kind
+    if kind in "fV":  # a complex beta/alpha does not promote
+        _dt.check_real_scalar(input.dtype, beta, alpha, half_as_float=False)
     if kind in "biu":
         for nm, s in (("beta", beta), ("alpha", alpha)):
-            if isinstance(s, float):
+            if isinstance(s, (float, complex)):
                 raise RuntimeError(  # noqa: TRY004  (torch raises RuntimeError)
                     f"For integral input tensors, argument {nm} must not be a floating point "
                     "number."
@@ -617,6 +619,8 @@ def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
 
 @addr.vjp
 def _(grad, vec1, vec2, beta, alpha, needs):
+    # complex beta/alpha enter conjugated (torch's Wirtinger convention)
+    beta, alpha = (v.conjugate() if isinstance(v, complex) else v for v in (beta, alpha))
     gi = g1 = g2 = None
     if needs[0]:
         gi = grad if beta == 1 else grad * beta

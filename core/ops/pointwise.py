@@ -280,8 +280,14 @@ def round(xp, input, *, decimals=0):
 
 
 @round.vjp
-def _(grad):
+def _(grad, decimals):
     return _zero_grad(grad)
+
+
+# torch's round.decimals overload is its own node (and saves ``decimals``)
+round.op.name_rule = lambda node: (
+    "RoundBackward1" if node.saved_arg("decimals") else "RoundBackward0"
+)
 
 
 @op(names=keep, inplace="frac_")
@@ -546,6 +552,14 @@ def _(grad, input):
 @op(names=keep, floating=True, inplace="log1p_")
 def log1p(xp, input):
     """log(1 + x), accurate for small x."""
+    if input.dtype.kind == "c" and input.size:
+        # numpy's complex log1p is log(1 + z): it loses the real part of a small z, which is
+        # log|1 + z| = log1p(2x + x^2 + y^2) / 2 there (its imaginary part, the angle, is fine)
+        r = xp.log1p(input)
+        x, y = input.real, input.imag
+        with np.errstate(all="ignore"):
+            small = xp.log1p(x * (2 + x) + y * y) / 2 + 1j * r.imag
+        return xp.where(xp.abs(input) < 0.5, small, r).astype(input.dtype, copy=False)
     return xp.log1p(input)
 
 
@@ -789,7 +803,13 @@ def lgamma(xp, input):
         raise _not_impl("lgamma_vml", input, xp)
     r = _sp(xp, "gammaln", input)
     # scipy's gammaln(-inf) is -inf; lgamma(-inf) is +inf (C99, torch). No finite x gives -inf.
-    return xp.where(r == -xp.inf, r.dtype.type(xp.inf), r)
+    r = xp.where(r == -xp.inf, r.dtype.type(xp.inf), r)
+    # scipy overflows for subnormal x, where lgamma(x) = -log|x| (to within x)
+    tiny = (r == xp.inf) & (input != 0) & (xp.abs(input) < 1)
+    if tiny.any():
+        with np.errstate(all="ignore"):
+            r = xp.where(tiny, -xp.log(xp.abs(input)).astype(r.dtype, copy=False), r)
+    return r
 
 
 @lgamma.vjp
@@ -841,6 +861,8 @@ def _(grad, input, n):
 
 def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of the digamma function, evaluated at ``input``."""
+    if isinstance(n, Tensor) and n.ndim == 0 and n._data.dtype.kind in "iu":
+        n = int(n.item())  # a 0-d integer tensor, as torch's argument parser takes it
     if out is None:
         return _polygamma(input, n)
     return _polygamma(input, n, out=out)
@@ -1010,12 +1032,26 @@ def _(grad):
     return conj_physical(grad)
 
 
+@op(names=keep, method=False)
+def _conj(xp, input):
+    """conj() of a complex tensor: a copy (ember keeps no lazy conjugate bit)."""
+    return xp.conj(input)
+
+
+@_conj.vjp
+def _(grad):
+    return conj_physical(grad)
+
+
+_conj.op.backward_name = "ConjBackward0"  # torch's node for conj(), not conj_physical()
+
+
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate (a real tensor is returned as is; complex ones are copied, so
     ``is_conj()`` is always False in ember)."""
     if input._data.dtype.kind != "c":
         return input
-    return conj_physical(input)
+    return _conj(input)
 
 
 def resolve_conj(input: Tensor) -> Tensor:

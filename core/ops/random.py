@@ -30,6 +30,7 @@ from ..random import (
 )
 from ..registry import broadcast_error, op
 from ..tensor import Tensor
+from ..vmap_state import like as _vmap_like
 from .conversion import invalid_arguments
 from .creation import _finish, _size_args
 
@@ -414,6 +415,7 @@ def _like_result(input, arr, requires_grad, names, memory_format):
     return t
 
 
+@_vmap_like
 def rand_like(
     input,
     *,
@@ -432,6 +434,7 @@ def rand_like(
     return _like_result(input, arr, requires_grad, names, memory_format)
 
 
+@_vmap_like
 def randn_like(
     input,
     *,
@@ -454,6 +457,7 @@ def randn_like(
     return _like_result(input, arr, requires_grad, names, memory_format)
 
 
+@_vmap_like
 def randint_like(
     input,
     low=0,

@@ -796,6 +796,18 @@ def logsumexp(xp, input, dim=None, keepdim=False):
     )
 
 
+def _logsumexp_out(out, res, ins):
+    # torch refuses an integer or bool out= before any cast
+    if out.dtype.category < _dt.FLOAT:
+        raise RuntimeError(
+            "logsumexp(): Expected floating point type for result tensor, but got: "
+            f"{_dt.scalar_name(out.dtype)}"
+        )
+
+
+logsumexp.op.out_dtype = _logsumexp_out
+
+
 @logsumexp.vjp
 def _(grad, input, result, dim, keepdim):
     shape = input._data.shape
@@ -823,6 +835,23 @@ def _norm_p(p):
     return float(p)
 
 
+def _check_norm_dtype(name, src, dst) -> None:
+    """torch's checks of a norm's ``dtype=`` (numpy dtypes): a floating or complex type of the
+    input's kind that the input's type converts to without narrowing."""
+    if dst.kind not in "fcV":
+        raise RuntimeError(
+            f"{name}: dtype should be floating point or complex, but got {_tname(dst)}"
+        )
+    if (src.kind == "c") != (dst.kind == "c"):
+        kind = "complex for complex" if src.kind == "c" else "real for real"
+        raise RuntimeError(f"{name}: dtype should be {kind} inputs, but got {_tname(dst)}")
+    if dst.itemsize < src.itemsize or (dst.itemsize == src.itemsize == 2 and dst != src):
+        raise RuntimeError(
+            f"{name}: the dtype of the input ({_tname(src)}) should be convertible without "
+            f"narrowing to the specified dtype ({_tname(dst)})"
+        )
+
+
 @op(names=_norm_names)
 def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
@@ -834,7 +863,12 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     pv = _norm_p(p)
     npd = _np_dtype(dtype)
     if npd is not None:
+        _check_norm_dtype(f"linalg.{'matrix' if p == 'nuc' else 'vector'}_norm", input.dtype, npd)
         input = input.astype(npd, copy=False)
+    elif pv == "nuc" and _lowp(input):  # torch's svd has no half-precision version
+        raise RuntimeError(
+            f"linalg.matrix_norm: Low precision dtypes not supported. Got {_tname(input.dtype)}"
+        )
     elif _lowp(input):  # torch accumulates half types in float32 (no overflow of sum |x|^p)
         return norm.op.kernel(xp, input.astype(_F32), p, dim, keepdim).astype(input.dtype)
     if pv == "nuc":
@@ -992,13 +1026,14 @@ def _scan(xp, f, input, dim, dtype, name):
     ax = _axis1(dim, input.ndim)
     if ax is None:
         return input.astype(npd or input.dtype)  # a 0-dim tensor: a copy
-    if npd is None:
-        if _lowp(input):
-            return f(input, axis=ax, dtype=_F32).astype(input.dtype)
-        acc = _SCAN_ACC.get(input.dtype.char)
-        if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
-            return f(input, axis=ax, dtype=acc).astype(input.dtype)
-    return f(input, axis=ax, dtype=npd)
+    if npd is not None and npd != input.dtype:
+        input = input.astype(npd)  # torch casts first, then scans in that dtype (as below)
+    if _lowp(input):
+        return f(input, axis=ax, dtype=_F32).astype(input.dtype)
+    acc = _SCAN_ACC.get(input.dtype.char)
+    if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
+        return f(input, axis=ax, dtype=acc).astype(input.dtype)
+    return f(input, axis=ax)
 
 
 _SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator

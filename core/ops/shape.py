@@ -1120,6 +1120,8 @@ def flipud(input: Tensor) -> Tensor:
 def roll(xp, input, shifts=None, dims=None):
     """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
     sh = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
+    if not len(sh):
+        raise RuntimeError("`shifts` required")
     if dims is None:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
@@ -1398,9 +1400,9 @@ _install()
 # ---------------------------------------------------------------------- as_strided
 def _storage(input):
     """(root array, input's offset in it, root's size): the memory the input views (its storage)."""
-    root = input
-    while getattr(root, "base", None) is not None and hasattr(root.base, "strides"):
-        root = root.base
+    from ..storage import _root
+
+    root = _root(input)
     isz = input.itemsize
     ptr = (
         (lambda a: a.__array_interface__["data"][0])

@@ -31,11 +31,12 @@ def _check(name, x, xp, half_ok=False):
         raise _not_impl(name, x, xp)
 
 
-def _unary(name, scipy_name, half_ok=False, args=()):
-    """Register ``_special_<name>``: scipy's ``scipy_name`` elementwise, floating results."""
+def _unary(name, scipy_name, half_ok=False, args=(), kernel_name=None):
+    """Register ``_special_<name>``: scipy's ``scipy_name`` elementwise, floating results
+    (``kernel_name``: the torch kernel its dtype errors name, when not ``name``)."""
 
     def kernel(xp, input):
-        _check(name, input, xp, half_ok)
+        _check(kernel_name or name, input, xp, half_ok)
         return _sp(xp, scipy_name, input, *args)
 
     kernel.__name__ = kernel.__qualname__ = f"_special_{name}"
@@ -64,9 +65,13 @@ def _special_airy_ai(xp, input):
     if not hasattr(sp, "airy"):  # cupyx.scipy.special has no airy: compute on the host
         import scipy.special
 
-        r = scipy.special.airy(xp.asnumpy(input))[0]
-        return xp.asarray(r.astype(input.dtype, copy=False))
-    return sp.airy(input)[0].astype(input.dtype, copy=False)
+        r = xp.asarray(scipy.special.airy(xp.asnumpy(input))[0])
+    else:
+        r = sp.airy(input)[0]
+    # scipy gives NaN for finite x >= ~1e10, where Ai (0 from x ~ 105 on) is 0 in torch; Ai(inf)
+    # stays NaN, as torch
+    r = xp.where((input > 200) & (input < xp.inf), r.dtype.type(0), r)
+    return r.astype(input.dtype, copy=False)
 
 
 @op(names=keep, floating=True, method=False)
@@ -116,7 +121,7 @@ def _(grad, input, result):
                             fill=0.5)  # fmt: skip
 
 
-_special_ndtr = _unary("ndtr", "ndtr", half_ok=True)
+_special_ndtr = _unary("ndtr", "ndtr", half_ok=True, kernel_name="erf_vml")  # torch's is erf's
 # torch computes ndtr as (1 + erf(x / sqrt(2))) * 0.5, so its result's node is the scalar product
 _special_ndtr.op.backward_name = "MulBackward1"
 
@@ -191,7 +196,13 @@ def _special_zeta(xp, input, other):
     """The Hurwitz zeta function zeta(x, q) = sum_k (k + q)^-x."""
     _binary_check("zeta", input, other, xp)
     ref = input if hasattr(input, "dtype") else other
-    return _f(xp, "zeta", ref, input, other)
+    if ref.dtype.itemsize == 2 or ref.dtype.kind == "V":  # torch has no half-precision kernel
+        raise _not_impl("zeta", ref, xp)
+    r = _f(xp, "zeta", ref, input, other)
+    # torch's series does not take the limit q -> inf: NaN there (scipy's is 0), but x = 1 is
+    # its pole first
+    bad = (xp.asarray(other) == np.inf) & (xp.asarray(input) != 1)
+    return xp.where(bad, r.dtype.type(np.nan), r)
 
 
 @_special_zeta.vjp
@@ -210,6 +221,8 @@ def _poly(name, first, step):
         _binary_check(name, input, n, xp)
         ref = input if hasattr(input, "dtype") else n
         d = ref.dtype
+        if d.itemsize == 2 or d.kind == "V":  # torch has no half-precision kernels
+            raise _not_impl(name, ref, xp)
         x = xp.asarray(input, dtype=np.float64)
         nn = xp.asarray(n).astype(np.int64) if hasattr(n, "dtype") else xp.asarray(int(n))
         x, nn = xp.broadcast_arrays(x, nn)

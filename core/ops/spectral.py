@@ -333,7 +333,11 @@ def _pad_signal(x, pad, mode):
     """Pad the last dim by ``pad`` on each side (reflect, constant, replicate, circular)."""
     from .indexing import index_select
 
-    n = x.shape[-1]
+    # torch pads a view of at least 3 dims (leading ones): its errors show that view
+    ext = [1] * (3 - x.ndim) + list(x.shape)
+    if x.ndim == 0:  # and the padded 0-d signal stays that 3-d view
+        x = x.reshape(ext)
+    n = ext[-1]
     if mode == "constant":
         z = x.new_zeros((*x.shape[:-1], pad))
         return _cat([z, x, z], -1)
@@ -342,17 +346,18 @@ def _pad_signal(x, pad, mode):
         if pad >= n:
             raise RuntimeError(
                 f"Argument #4: Padding size should be less than the corresponding input dimension,"
-                f" but got: padding ({pad}, {pad}) at dimension {x.ndim - 1} of input "
-                f"{list(x.shape)}"
+                f" but got: padding ({pad}, {pad}) at dimension {len(ext) - 1} of input {ext}"
             )
         i = np.abs(i)
         i = np.where(i > n - 1, 2 * (n - 1) - i, i)
     elif mode == "replicate":
         i = np.clip(i, 0, n - 1)
     elif mode == "circular":
+        if pad > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
         i = i % n
     else:
-        raise NotImplementedError(f"stft: unsupported pad_mode {mode!r}")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     return index_select(x, -1, x.new_tensor(i, dtype=_dt.int64))
 
 
@@ -368,8 +373,13 @@ def stft(
     normalized: bool = False,
     onesided: bool | None = None,
     return_complex: bool | None = None,
+    align_to_window: bool | None = None,
 ) -> Tensor:
-    """Short-time Fourier transform: (B?, L) -> (B?, n_freq, n_frames), complex."""
+    """Short-time Fourier transform: (B?, L) -> (B?, n_freq, n_frames), complex.
+
+    With ``center=False``, ``align_to_window=True`` places each frame's window (of
+    ``win_length < n_fft``) at ``k * hop_length`` in the signal, rather than the frame's start:
+    ``1 + (L - win_length) // hop_length`` frames."""
     from .. import fft as _fft
     from .indexing import index_select
 
@@ -380,6 +390,8 @@ def stft(
                 "further require that return_complex=True in a future PyTorch release."
             )
         return_complex = True
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     x = input
@@ -391,15 +403,19 @@ def stft(
         sig = _signature(
             "stft", x, n_fft=n_fft, hop_length=hop, win_length=win, window=window,
             normalized=normalized, onesided=onesided, return_complex=return_complex,
-            align_to_window=None,
+            align_to_window=align_to_window,
         )  # fmt: skip
         return f"{sig} : {msg}"
 
+    if x.dtype.category < _dt.FLOAT:
+        raise RuntimeError(fail("expected a tensor of floating point or complex values"))
     if x.ndim not in (1, 2):
         raise RuntimeError(fail("expected a 1D or 2D tensor"))
     length = x.shape[-1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}"))
+        # torch reports an aligned frame's window length as its n_fft
+        shown = win if align_to_window else n_fft
+        raise RuntimeError(fail(f"expected 0 < n_fft < {length}, but got n_fft={shown}"))
     if hop <= 0:
         raise RuntimeError(fail(f"expected hop_length > 0, but got hop_length={hop}"))
     if win <= 0 or win > n_fft:
@@ -431,6 +447,11 @@ def stft(
             f"with size {list(window.shape)}"
         ),
     )
+    if align_to_window and win < n_fft:  # the zeros around each window come from outside
+        left = (n_fft - win) // 2
+        z = x.new_zeros
+        x = _cat([z((*x.shape[:-1], left)), x, z((*x.shape[:-1], n_fft - win - left))], -1)
+        length = x.shape[-1]
     n_frames = 1 + (length - n_fft) // hop
     idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
     frames = index_select(x, -1, x.new_tensor(idx.reshape(-1), dtype=_dt.int64))
@@ -446,9 +467,9 @@ def stft(
         spec = _fft.fft(frames, dim=-1, norm=norm)
     spec = spec.transpose(-1, -2)
     if not return_complex:
-        from .shape import stack
+        from .misc import view_as_real
 
-        return stack([spec.real, spec.imag], -1)
+        return view_as_real(spec)
     return spec
 
 
@@ -490,6 +511,12 @@ def istft(
         )  # fmt: skip
         return f"{sig}{sep}{msg}"
 
+    if input.ndim < 2:  # torch reads the frames, then the bins, of the view_as_real input
+        r = input.ndim + 1
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-r}, {r - 1}], but got "
+            f"{-2 if r < 2 else -3})"
+        )
     if input.ndim not in (2, 3):  # torch counts the dims of the view_as_real input
         raise RuntimeError(
             fail(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
@@ -515,6 +542,8 @@ def istft(
         input.real,
         lambda: fail("Invalid window shape. window has to be 1D and length of `win_length`"),
     )
+    if w.is_complex() and not return_complex:
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
     norm = "ortho" if normalized else "backward"
     x = input.transpose(-1, -2)
     if not return_complex:
