@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.node import as_torch_node as _as_torch_node
 from .autocast import entry as _autocast_entry
 from .ops import decompositions as _d
-from .ops.decompositions import LinAlgError, _out
+from .ops.decompositions import LinAlgError, _exact, _out
 from .return_types import return_types
 from .tensor import Tensor
 
@@ -86,22 +86,51 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 # ---------------------------------------------------------------------- determinants / inverses
 def det(A: Tensor, *, out=None) -> Tensor:
     """The determinant of (a batch of) square matrices."""
-    return _d.det(A, out=out) if out is not None else _d.det(A)
+    return _out(out, _d.det(A), "_linalg_det", _exact)
 
 
 def slogdet(A: Tensor, *, out=None):
     """(sign, logabsdet): the sign (phase) and log of the absolute value of the determinant."""
     s, la = _d.slogdet(A)
     r = return_types.linalg_slogdet(s, la)
-    return _many_out(out, r)
+    return _out(out, r, "_linalg_slogdet", _exact)
 
 
-def _many_out(out, r):
-    if out is None:
-        return r
-    for o, v in zip(out, r):
-        _out(o, v)
-    return out
+def _norm_check(name):
+    def check(out, res, ins=()):
+        raise RuntimeError(
+            f"{name} expected out tensor dtype {_d._sname(res._data)} but got: "
+            f"{_d._sname(out._data)}"
+        )
+
+    return check
+
+
+def _vecdot_check(out, res, ins=()):
+    raise RuntimeError(
+        f"linalg.vecdot: Expected out of dtype{_d._sname(res._data)} but found "
+        f"{_d._sname(out._data)}"
+    )
+
+
+def _multi_dot_check(out, res, ins=()):
+    raise RuntimeError(
+        f"multi_dot(): expected out tensor to have dtype {_d._cn(res)} but got {_d._cn(out)}"
+    )
+
+
+# out= as torch writes each: the op named in its error for an input that requires grad (None:
+# no such error) and its error for an out= tensor of another dtype
+def _mn_out(out, r):
+    return _out(out, r, None, _norm_check("linalg.matrix_norm"))
+
+
+def _norm_out(out, r):
+    return _out(out, r, None, _norm_check("linalg.norm"))
+
+
+def _cond_out(out, r):
+    return _out(out, r, None)
 
 
 @_autocast_entry
@@ -113,7 +142,7 @@ def inv(A: Tensor, *, out=None) -> Tensor:
 @_autocast_entry
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     """(inverse, info): info > 0 marks a singular matrix (no error unless check_errors)."""
-    return _many_out(out, _d._linalg_inv_ex(A, check_errors))
+    return _out(out, _d._linalg_inv_ex(A, check_errors, "linalg.inv_ex"), "linalg_inv_ex", _exact)
 
 
 _PINV_SIGS = (
@@ -169,7 +198,7 @@ def pinv(
         else:
             U, s, Vh = svd(A, full_matrices=False)
         if s.shape[-1] == 0:
-            return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)))
+            return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)), "linalg_pinv")
         smax = s.amax(-1, keepdim=True)
         # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
         tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
@@ -187,7 +216,7 @@ def pinv(
             r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
         else:
             r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
-    return _out(out, _d._linalg_pinv_of(A, r))
+    return _out(out, _d._linalg_pinv_of(A, r), "linalg_pinv")
 
 
 def _pos(v) -> bool:
@@ -198,14 +227,14 @@ def _pos(v) -> bool:
 @_autocast_entry
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (or X A = B when not left); B may be a (batch of) vector."""
-    return _out(out, _d._solve_ex(A, B, left, True)[0])
+    return _out(out, _d._solve_ex(A, B, left, True)[0], "_linalg_solve_ex", _exact)
 
 
 @_autocast_entry
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
     X, info = _d._solve_ex(A, B, left, check_errors)
-    return _many_out(out, return_types.linalg_solve_ex(X, info))
+    return _out(out, return_types.linalg_solve_ex(X, info), "_linalg_solve_ex", _exact)
 
 
 @_autocast_entry
@@ -224,7 +253,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
             "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
             "(input.dim() - other.dim()) <= 1"
         )
-    vec = B.ndim == A.ndim - 1
+    # a vector right-hand side is one with A's shape less its last dim (as in linalg.solve)
+    vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vec else B
     if Bm.shape[-2] != A.shape[-2]:
         raise RuntimeError(
@@ -237,10 +267,25 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         )
     if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
         raise RuntimeError("This function doesn't handle types other than float and double")
+    if B.ndim == A.ndim - 1 and not vec:
+        # a matrix B one dim short of A: torch broadcasts A's batch dims against all of B's but
+        # the last (so B's rows count as a batch dim too) and expands B to that batch
+        from .registry import broadcast_error
+
+        err = broadcast_error((tuple(A.shape[:-2]), tuple(B.shape[:-1])))
+        if err is not None:
+            raise err
+        Bm = B.expand(tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-1])))
+                      + tuple(B.shape[-2:]))  # fmt: skip
     m, n = A.shape[-2], A.shape[-1]
     eps = np.finfo(A._data.real.dtype).eps
     rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    X = pinv(A, rtol=rc) @ Bm
+    # torch's gradient is that of pinv(A) @ B at pinv's default tolerance, whatever rcond is;
+    # the value is the driver's: gels (QR) ignores rcond, the others truncate at it (gelsy's
+    # rank-revealing QR is approximated by the SVD's truncation: LAPACKs differ there anyway)
+    X = pinv(A) @ Bm
+    if driver != "gels" and rcond is not None and rcond >= 0:
+        X = X + (pinv(A, rtol=rc) @ Bm - X).detach()
     batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
     real = A._data.real.dtype
     empty = e.empty(0, dtype=A.dtype, device=A.device)
@@ -255,9 +300,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         full = bool((rank == n).all()) if rank.numel() else True
         if full:
             r = A @ X - Bm
-            resid = (r.abs() ** 2).sum(-2)
-            if vec:
-                resid = resid.squeeze(-1)
+            resid = (r.abs() ** 2).sum(-2)  # a vector B keeps its column: torch's shape
     svals = sv if driver in ("gelsd", "gelss") else empty
     _ = (batch, real)
     X = _as_torch_node(X.squeeze(-1) if vec else X, "LinalgLstsqBackward0")  # one op in torch
@@ -268,93 +311,121 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 @_autocast_entry
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper."""
-    return _out(out, _d._linalg_cholesky_ex(A, upper, True)[0])
+    return _out(out, _d._linalg_cholesky_ex(A, upper, True)[0], "linalg_cholesky_ex", _exact)
 
 
 @_autocast_entry
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
-    return _many_out(out, _d._linalg_cholesky_ex(A, upper, check_errors))
+    return _out(out, _d._linalg_cholesky_ex(A, upper, check_errors), "linalg_cholesky_ex", _exact)
 
 
 @_autocast_entry
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with A = Q R; mode 'reduced' (default), 'complete' or 'r' (Q is empty)."""
-    return _many_out(out, _d._linalg_qr(A, mode))
+    return _out(out, _d._linalg_qr(A, mode), "linalg_qr", _exact)
 
 
 @_autocast_entry
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with A = U diag(S) Vh and S descending."""
-    return _many_out(out, _d._linalg_svd(A, full_matrices))
+    _svd_driver_check(A, driver)
+    return _out(out, _d._linalg_svd(A, full_matrices), "_linalg_svd", _exact)
+
+
+def _svd_driver_check(A: Tensor, driver) -> None:
+    if driver is not None and not A.is_cuda:  # a cuSOLVER choice: torch refuses it elsewhere
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+            "cuSOLVER backend."
+        )
 
 
 @_autocast_entry
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values, descending."""
-    return _out(out, _d._linalg_svdvals(A))
+    _svd_driver_check(A, driver)
+    return _out(out, _d._linalg_svdvals(A), "_linalg_svd", _exact)
 
 
 @_autocast_entry
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices; only the UPLO triangle is
     read."""
-    return _many_out(out, _d._linalg_eigh(A, UPLO))
+    return _out(out, _d._linalg_eigh(A, UPLO), "_linalg_eigh", _exact)
 
 
 @_autocast_entry
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues (ascending) of Hermitian matrices."""
-    return _out(out, _d._linalg_eigh(A, UPLO)[0])
+    return _out(out, _d._linalg_eigh(A, UPLO)[0], "_linalg_eigh", _exact)
 
 
 @_autocast_entry
 def eig(A: Tensor, *, out=None):
     """(eigenvalues, eigenvectors) of square matrices, complex, eigenvectors of unit norm."""
-    return _many_out(out, _d._linalg_eig(A))
+    r = _d._linalg_eig(A)
+    _eig_out_check("torch.linalg.eig", r, out)
+    return _out(out, r, "linalg_eig")
+
+
+def _eig_out_check(who, r, out) -> None:
+    """torch's error for an out= of a real type where eig's results are complex."""
+    if out is None:
+        return
+    r, out = (r, out) if isinstance(r, tuple) else ((r,), (out,))
+    for v, o, what in zip(r, out, ("eigenvalues", "eigenvectors")):
+        if isinstance(o, Tensor) and not o.is_complex():
+            raise RuntimeError(
+                f"{who}: Expected {what} to be safely castable from {_d._sname(v._data)} dtype, "
+                f"but got {what} with dtype {_d._sname(o._data)}"
+            )
 
 
 @_autocast_entry
 def eigvals(A: Tensor, *, out=None) -> Tensor:
     """The (complex) eigenvalues of square matrices."""
-    return _out(out, _d._linalg_eig(A)[0])
+    r = _d._linalg_eig(A, "linalg.eigvals")[0]
+    _eig_out_check("torch.linalg.eigvals", r, out)
+    return _out(out, r, None)
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """(LU, pivots): the packed LU decomposition with partial pivoting (1-based int32 pivots)."""
     LU, piv, _ = _d._linalg_lu_factor_ex(A, pivot, True)
-    return _many_out(out, return_types.linalg_lu_factor(LU, piv))
+    return _out(out, return_types.linalg_lu_factor(LU, piv), "linalg_lu_factor_ex", _exact)
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
     """(LU, pivots, info) of lu_factor; info > 0 marks an exactly singular U."""
-    return _many_out(out, _d._linalg_lu_factor_ex(A, pivot, check_errors))
+    r = _d._linalg_lu_factor_ex(A, pivot, check_errors)
+    return _out(out, r, "linalg_lu_factor_ex", _exact)
 
 
 def lu(A: Tensor, *, pivot: bool = True, out=None):
     """(P, L, U) with A = P L U."""
     P, L, U = _d._linalg_lu(A, pivot)
-    return _many_out(out, return_types.linalg_lu(P.detach(), L, U))  # P is not differentiable
+    r = return_types.linalg_lu(P.detach(), L, U)  # P is not differentiable
+    return _out(out, r, "linalg_lu", _exact)
 
 
 def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out=None
 ) -> Tensor:
     """X with A X = B (or X A = B; A^H when adjoint) from A's lu_factor."""
-    return _out(
-        out, _as_torch_node(_d._lu_solve(LU, pivots, B, left, adjoint), "LinalgLuSolveBackward0")
-    )
+    r = _as_torch_node(_d._lu_solve(LU, pivots, B, left, adjoint), "LinalgLuSolveBackward0")
+    return _out(out, r, "linalg_lu_solve", _exact)
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
     """(LD, pivots): the Bunch-Kaufman LDL^T (LDL^H when hermitian) of A's lower triangle."""
     LD, piv, _ = _d._linalg_ldl_factor_ex(A, hermitian, True, "ldl_factor")
-    return _many_out(out, return_types.linalg_ldl_factor(LD, piv))
+    return _out(out, return_types.linalg_ldl_factor(LD, piv), None, _exact)
 
 
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
     """(LD, pivots, info) of ldl_factor; info > 0 marks an exactly singular D."""
-    return _many_out(out, _d._linalg_ldl_factor_ex(A, hermitian, check_errors))
+    return _out(out, _d._linalg_ldl_factor_ex(A, hermitian, check_errors), None, _exact)
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None):
@@ -371,7 +442,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if isinstance(dim, list):
         dim = tuple(dim)
     r = _e().norm(x, float(ord), dim, keepdim, dtype=dtype)
-    return _out(out, r)
+    return _out(out, r, "linalg_vector_norm", _exact)
 
 
 def _mdims(A, dim, name):
@@ -393,32 +464,48 @@ def matrix_norm(
 ) -> Tensor:
     """The matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
     name = "linalg.matrix_norm"
+    if ord not in ("fro", "nuc") and (
+        isinstance(ord, str) or ord not in (1, -1, 2, -2, math.inf, -math.inf)
+    ):
+        raise RuntimeError(f"{name}: Order {ord} not supported.")  # torch checks ord first
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     a = A._data
     half = a.dtype.itemsize == 2 and a.dtype.kind in "fV"  # float16 / bfloat16
     if not half or ord == "nuc" or ord in (2, -2):  # torch computes svd norms in 32+ bits only
         _d._check_float(name, a)
     d0, d1 = _mdims(A, tuple(dim), name)
     if dtype is not None:
+        from .dtype import to_dtype
+        from .ops.reduction import _check_norm_dtype
+
+        _check_norm_dtype(name, a.dtype, to_dtype(dtype).np)
         A = A.to(dtype)
     if ord == "fro":
-        return _out(out, vector_norm(A, 2, (d0, d1), keepdim))
+        return _mn_out(out, vector_norm(A, 2, (d0, d1), keepdim))
     if ord == "nuc" or ord in (2, -2, 2.0, -2.0):
         s = svdvals(A.movedim((d0, d1), (-2, -1)))
-        if ord == "nuc":
-            r = s.sum(-1)
+        if ord == "nuc" or (ord > 0 and not s.shape[-1]):
+            r = s.sum(-1)  # torch: the largest of no singular values is 0
+        elif ord > 0:
+            r = s.amax(-1)
+        elif not s.shape[-1]:  # torch's message names the dim as written, unnormalized
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
         else:
-            r = s.amax(-1) if ord > 0 else s.amin(-1)
+            r = s.amin(-1)
         if keepdim:
             for d in sorted((d0, d1)):
                 r = r.unsqueeze(d)
-        return _out(out, r)
+        return _mn_out(out, r)
     if ord in (1, -1, math.inf, -math.inf):
         s_dim, m_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
-        r = A.abs().sum(s_dim, keepdim=True)
-        r = r.amax(m_dim, keepdim=True) if ord > 0 else r.amin(m_dim, keepdim=True)
-        if not keepdim:
-            r = r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
-        return _out(out, r)
+        r = A.abs().sum(s_dim, keepdim=keepdim)
+        m_dim -= not keepdim and s_dim < m_dim  # m_dim in the summed result (as amin's error)
+        if ord > 0 and not r.shape[m_dim]:
+            r = r.sum(m_dim, keepdim=keepdim)  # torch: the largest of no sums is 0
+        else:
+            r = r.amax(m_dim, keepdim) if ord > 0 else r.amin(m_dim, keepdim)
+        return _mn_out(out, r)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
@@ -429,45 +516,74 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
     if dim is not None:
         dim = tuple(dim)
         if len(dim) == 1:
-            return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+            r = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        else:
+            r = matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+        return _norm_out(out, r)
     if ord is None:
-        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+        return _norm_out(out, vector_norm(A, 2, None, keepdim, dtype=dtype))
     if A.ndim not in (1, 2):
         raise RuntimeError(
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
             f"{A.ndim}D."
         )
     if A.ndim == 1 and not isinstance(ord, str):
-        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
-    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+        return _norm_out(out, vector_norm(A, ord, None, keepdim, dtype=dtype))
+    return _norm_out(out, matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype))
 
 
 @_autocast_entry
 def cond(A: Tensor, p=None, *, out=None) -> Tensor:
-    """The condition number of A in the p-norm (2-norm by default)."""
-    if p is None or p in (2, -2):
+    """The condition number of A in the p-norm (2-norm by default); inf for a singular A."""
+    svd_p = p is None or (not isinstance(p, str) and p in (2, -2))
+
+    def square():
+        if A.shape[-1] != A.shape[-2]:
+            raise RuntimeError(
+                f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+                f"{A.shape[-2]} by {A.shape[-1]} matrices"
+            )
+
+    # torch's order: a numeric ord checks the dims, then returns zeros for an empty A; a string
+    # ord ('fro', 'nuc') checks the dims and squareness first
+    if isinstance(p, str):
+        if A.ndim < 2:
+            raise RuntimeError(
+                f"linalg.cond(ord={p}): The input tensor A must have at least 2 dimensions."
+            )
+        square()
+    elif A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    e = _e()
+    if not A.numel():  # zeros for no matrices or empty ones, before the dtype checks
+        return _cond_out(out, e.zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device))
+    if not svd_p:
+        square()
+    if (svd_p or p == "nuc") and A._data.dtype.itemsize == 2 and A._data.dtype.kind in "fV":
+        # torch reaches its svd kernel, which has no half-precision version, without the check
+        # that linalg.svd itself makes
+        kind = "BFloat16" if A.dtype == e.bfloat16 else "Half"
+        raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{kind}'")
+    if svd_p:
         s = svdvals(A)
         r = s[..., 0] / s[..., -1] if p in (None, 2) else s[..., -1] / s[..., 0]
-        return _out(out, r)
-    if A.ndim < 2:
-        raise RuntimeError(
-            f"linalg.cond(ord={p}): The input tensor A must have at least 2 dimensions."
-        )
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(
-            f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
-            f"{A.shape[-2]} by {A.shape[-1]} matrices"
-        )
-    return _out(out, matrix_norm(A, p) * matrix_norm(inv(A), p))
+        return _cond_out(out, r)
+    _d._check_float("linalg.svd" if p == "nuc" else "linalg.inv", A._data)
+    # a singular A has an infinite condition number: torch fills its "inverse" with inf, and
+    # turns the nan of 0 * inf (a zero matrix) into inf as numpy does
+    Ai, info = inv_ex(A)
+    singular = (info > 0)[..., None, None]
+    r = matrix_norm(A, p) * matrix_norm(Ai.masked_fill(singular, 0), p)
+    r = r.masked_fill(singular[..., 0, 0], math.inf)
+    return _cond_out(out, r.nan_to_num(math.inf, math.inf, -math.inf))
 
 
 @_autocast_entry
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * s_max) (int64)."""
     e = _e()
-    _d._check_matrix("linalg.matrix_rank", A._data)
-    if A._data.dtype.kind not in "fc":
+    _d._check_matrix("torch.linalg.matrix_rank", A._data, "input")
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize == 2:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -478,9 +594,11 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
             pos = atol is not None and _pos(atol)
             rtol = 0.0 if pos else np.finfo(A._data.real.dtype).eps * max(m, n)
         smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-        tol_ = rtol * smax
+        # a tolerance tensor broadcasts against the batch dims (as in pinv)
+        tol_ = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
         if atol is not None:
-            tol_ = e.maximum(tol_, e.as_tensor(atol, dtype=s.dtype, device=s.device))
+            at = atol.unsqueeze(-1) if isinstance(atol, Tensor) else atol
+            tol_ = e.maximum(tol_, e.as_tensor(at, dtype=s.dtype, device=s.device))
         r = (s > tol_).sum(-1).to(e.int64)
     return _out(out, r)
 
@@ -492,19 +610,33 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     e = _e()
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    from .dims import normalize_dim
+
+    normalize_dim(input, dim)  # torch's IndexError for a dim out of range
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[dim]} and {other.shape[dim]}"
         )
-    return _out(out, e.cross(input, other, dim))  # the registered op: names kept (spec 4.4)
+    # the registered op: names kept (spec 4.4)
+    return _out(out, e.cross(input, other, dim), "linalg_cross", _exact)
 
 
 @_autocast_entry
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """sum(conj(x) * y) over ``dim`` (inputs broadcast)."""
+    if x._data.dtype.kind not in "fcV":
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{_d._sname(x._data)}"
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{_d._sname(x._data)} and y of type {_d._sname(y._data)} instead"
+        )
     xc = x.conj() if x.is_complex() else x
-    return _out(out, (xc * y).sum(dim))
+    return _out(out, (xc * y).sum(dim), "sum", _vecdot_check)
 
 
 @_autocast_entry
@@ -523,6 +655,12 @@ def multi_dot(tensors, *, out=None) -> Tensor:
                     f"multi_dot(): the {pos} tensor must be 1D or 2D but got {t.ndim}D"
                 )
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    for i, t in enumerate(ts[1:], 1):
+        if t.dtype != ts[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{_d._cn(ts[0])} and tensor {i} {_d._cn(t)}"
+            )
     shapes = [tuple(t.shape) for t in ts]
     for i in range(len(ts) - 1):
         a = shapes[i] if shapes[i] and (i or len(shapes[i]) == 2) else (1,) + shapes[i]
@@ -544,7 +682,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
         r = r.squeeze(0)
     if col:
         r = r.squeeze(-1)
-    return _out(out, r)
+    return _out(out, r, "mm", _multi_dot_check)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -555,11 +693,18 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 def vander(x: Tensor, *, N=None) -> Tensor:
     """The Vandermonde matrix: columns x**0, x**1, ..., x**(N-1) (increasing powers)."""
     e = _e()
+    if x.dtype == e.bool or x._data.dtype.itemsize == 2 and x._data.dtype.kind in "fV":
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got "
+            f"{_d._sname(x._data)}"
+        )
+    if not x.is_floating_point() and not x.is_complex():
+        x = x.to(e.int64)  # torch's powers of integers are int64
     n = (x.shape[-1] if x.ndim else 1) if N is None else N
-    if x.ndim < 1 or n < 1:
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    if n == 1:
-        return e.ones_like(x).unsqueeze(-1)
+    if x.ndim == 0:  # torch takes a scalar as one point
+        x = x.reshape(1)
     cols = [e.ones_like(x)]
     for _ in range(n - 1):
         cols.append(cols[-1] * x)
@@ -580,15 +725,19 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
             f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
             f"prod(self.shape[:ind]), but got {cols} != {rows}"
         )
-    return _out(out, inv(A.reshape(rows, cols)).reshape(out_shape))
+    # torch inverts with its legacy op, whose singular error is named "inv"
+    r = _d._linalg_inv_ex(A.reshape(rows, cols), True, "inv")[0]
+    return _out(out, r.reshape(out_shape), None)
 
 
 @_autocast_entry
 def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
     if dims is not None:
+        from .dims import normalize_dim
+
         nd = A.ndim
-        dims = [d % nd for d in dims]
+        dims = [normalize_dim(A, d) for d in dims]
         A = A.movedim(tuple(dims), tuple(range(nd - len(dims), nd)))
     xs = tuple(A.shape[B.ndim :])
     rows = int(np.prod(tuple(B.shape)))
@@ -599,7 +748,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
             f"prod(self.shape[:other.ndim]), but got {cols} != {rows}"
         )
     X = solve(A.reshape(rows, cols), B.reshape(rows))
-    return _out(out, X.reshape(xs))
+    return _out(out, X.reshape(xs), None)
 
 
 # ``import ember.linalg`` / ``from ember.linalg import norm`` find this module (it lives in core/)

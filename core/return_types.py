@@ -51,6 +51,7 @@ class _ReturnTypes:
     linalg_ldl_factor = _return_type("linalg_ldl_factor", ("LD", "pivots"))
     linalg_ldl_factor_ex = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
     lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
+    _lu_with_info = _return_type("_lu_with_info", ("LU", "pivots", "info"))  # torch.lu's infos
     linalg_lstsq = _return_type(
         "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
     )

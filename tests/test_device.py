@@ -383,7 +383,8 @@ EXPLICIT = {
     "masked_scatter": (lambda x, m, y: x.masked_scatter(m, y), ("X", "M", "Y")),
     "scatter": (lambda x, y: x.scatter(1, _perm_index(x), y), ("X", "Y")),
     "scatter_add": (lambda x, i, y: x.scatter_add(1, i, y), ("X", "I", "Y")),
-    "ormqr": (lambda q, x: ember.ormqr(*ember.geqrf(q), x), ("Q", "X")),
+    # geqrf has no derivative (torch raises in its backward): its outputs enter as constants
+    "ormqr": (lambda q, x: ember.ormqr(*[t.detach() for t in ember.geqrf(q)], x), ("Q", "X")),
     "sdpa_masked": (
         lambda b: ember.nn.functional.scaled_dot_product_attention(
             b,

@@ -942,10 +942,12 @@ NO_BACKWARD = {
         _words("""
         ember.igamma ember.igammac Tensor.igamma Tensor.igamma_ Tensor.igammac Tensor.igammac_
         special.gammainc special.gammaincc special.zeta linalg.ldl_factor linalg.ldl_factor_ex
-        linalg.ldl_solve
+        linalg.ldl_solve ember.geqrf Tensor.geqrf
         """),
         "no derivative (torch has none either)",
     ),
+    "linalg.eig": "a random upstream gradient of the eigenvectors depends on their free phases: "
+    "torch's backward refuses it",
     **dict.fromkeys(
         _words("""
         Tensor.apply_ Tensor.map_ Tensor.map2_ Tensor.numpy Tensor.resize_ Tensor.resize_as_

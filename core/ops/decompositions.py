@@ -14,6 +14,8 @@ returning V, ``torch.triangular_solve``, ...); ``ember.linalg`` (core/linalg.py)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...autograd.node import as_torch_node
@@ -95,8 +97,13 @@ def _host(a):
     return a if isinstance(a, np.ndarray) else a.get()
 
 
-def _check_float(name, a, what="input"):
+def _check_float(name, a, what="input", kernel=None):
+    """torch's dtype checks of a linalg input: float or complex, and (where torch checks it)
+    not half precision; with ``kernel``, torch lets half/bfloat16 reach that kernel, which has
+    no such version (its NotImplementedError)."""
     k = a.dtype.kind
+    if kernel is not None and (k == "V" or (k == "f" and a.dtype.itemsize == 2)):
+        _no_kernel(kernel, a)
     if k not in "fc":
         if k == "V" or a.dtype.itemsize == 2:
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
@@ -105,6 +112,11 @@ def _check_float(name, a, what="input"):
         )
     if a.dtype.itemsize == 2:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
+
+
+def _no_kernel(kernel, a):
+    dev = "cuda" if type(a).__module__.startswith("cupy") else "cpu"
+    raise NotImplementedError(f"\"{kernel}_{dev}\" not implemented for '{_sname(a)}'")
 
 
 def _sname(a) -> str:
@@ -125,9 +137,9 @@ def _check_square(name, a, arg="A"):
         )
 
 
-def _check_square_float(name, a, arg="A"):
+def _check_square_float(name, a, arg="A", kernel=None):
     _check_square(name, a, arg)
-    _check_float(name, a)
+    _check_float(name, a, kernel=kernel)
 
 
 def _batch_prefix(shape, idx) -> str:
@@ -259,8 +271,9 @@ def _real_if(g, like):
 
 # ---------------------------------------------------------------------- inverse
 @op(names=_rule(2, 0), out_type=return_types.linalg_inv_ex, method=False, name="_linalg_inv_ex")
-def _linalg_inv_ex(xp, A, check_errors=False):
-    """(inverse, info) of square matrices; info > 0: the (1-based) zero pivot of a singular one."""
+def _linalg_inv_ex(xp, A, check_errors=False, who="linalg.inv"):
+    """(inverse, info) of square matrices; info > 0: the (1-based) zero pivot of a singular one.
+    ``who`` names the function in the singular error (linalg.inv_ex's is its own)."""
     _check_square_float("linalg.inv", A)
     info = xp.zeros(A.shape[:-2], np.int32)
     try:
@@ -271,7 +284,7 @@ def _linalg_inv_ex(xp, A, check_errors=False):
             _raise_first(
                 inf,
                 A.shape,
-                "linalg.inv: The diagonal element {} is zero, the inversion could not be "
+                who + ": The diagonal element {} is zero, the inversion could not be "
                 "completed because the input matrix is singular.",
             )
         with np.errstate(all="ignore"):
@@ -291,7 +304,7 @@ def _(grad, result):
 def inverse(input: Tensor, *, out=None) -> Tensor:
     """The inverse of square matrices (torch.inverse, linalg.inv)."""
     r = _linalg_inv_ex(input, True)[0]
-    return _out(out, r)
+    return _out(out, r, "linalg_inv_ex", _exact)
 
 
 # ---------------------------------------------------------------------- pseudo-inverse
@@ -315,19 +328,36 @@ def _(grad, A, result):
 _linalg_pinv_of.op.backward_name = "LinalgPinvBackward0"
 
 
-def _out(out, r):
+def _cn(t) -> str:
+    return _dt.C_NAMES["bfloat16" if t._data.dtype.kind == "V" else t._data.dtype.name]
+
+
+def _exact(out, res, ins=()):
+    """torch's structured linalg kernels refuse an out= tensor of another dtype (no cast)."""
+    raise RuntimeError(f"Expected out tensor to have dtype {_cn(res)}, but got {_cn(out)} instead")
+
+
+def _out(out, r, name="_linalg_inv_ex", check=None):
+    """Write ``r`` (a tensor or a named tuple of them) into ``out``: ``name`` is torch's op in
+    its error for an input that requires grad (None: torch writes without that check),
+    ``check(out, res, ins)`` raises torch's error for an out= of another dtype (None: any safe
+    cast is fine)."""
     if out is None:
         return r
-    from ..registry import OPS, _write_out
+    from types import SimpleNamespace
 
-    return _write_out(OPS["_linalg_inv_ex"], out, r)
+    from ..registry import _write_out
+
+    if name is None:
+        r = type(r)(*(t.detach() for t in r)) if isinstance(r, tuple) else r.detach()
+    return _write_out(SimpleNamespace(name=name or "", out_dtype=check), out, r)
 
 
 # ---------------------------------------------------------------------- det / slogdet
 @op(names=_scalar)
 def det(xp, input):
     """The determinant of square matrices."""
-    _check_square_float("linalg.det", input)
+    _check_square_float("linalg.det", input, kernel="lu")
     return xp.linalg.det(input)
 
 
@@ -351,6 +381,9 @@ def slogdet(xp, input):
     return s.astype(input.dtype, copy=False), la
 
 
+slogdet.op.out_dtype = _exact  # torch's kernel refuses an out= of another dtype
+
+
 @slogdet.vjp
 def _(grad, input):
     _, gl = grad
@@ -363,9 +396,12 @@ def logdet(input: Tensor) -> Tensor:
     """log(det(input)): nan for a negative determinant, -inf for a zero one (real input)."""
     from .pointwise import log
 
+    _check_float("logdet", input._data)
     s, la = slogdet(input)
     if input.is_complex():
-        return as_torch_node(la + log(s), "WhereBackward0")
+        # a singular matrix: torch's phase of a zero determinant is nan
+        r = (la + log(s)).masked_fill(s == 0, complex(-math.inf, math.nan))
+        return as_torch_node(r, "AddBackward0")  # torch's: logabsdet + log(sign)
     # a negative determinant gives nan, selected with a where as torch's: no gradient flows
     # there (la's would be inv(A)^T); a zero one is la's -inf
     return as_torch_node(la.masked_fill(s < 0, float("nan")), "WhereBackward0")
@@ -380,7 +416,7 @@ def logdet(input: Tensor) -> Tensor:
 )
 def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
     """(L, info) with A = L L^H (or U^H U when upper); info: the first bad leading minor."""
-    _check_square_float("linalg.cholesky", A)
+    _check_square_float("linalg.cholesky", A, kernel="cholesky")
     info = xp.zeros(A.shape[:-2], np.int32)
     low = xp.tril(A) if not upper else xp.swapaxes(xp.triu(A), -1, -2).conj()
     try:
@@ -437,14 +473,33 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
         "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent "
         "results for all valid (symmetric positive definite) inputs.",
     )
-    return _out(out, as_torch_node(_linalg_cholesky_ex(input, upper, True)[0], "CholeskyBackward0"))
+    a = input._data
+    _check_square("linalg.cholesky", a)
+    if a.dtype.kind not in "fc" or a.dtype.itemsize == 2:  # torch's own op: no dtype check
+        _no_kernel("cholesky", a)
+    r = as_torch_node(_linalg_cholesky_ex(input, upper, True)[0], "CholeskyBackward0")
+    return _out(out, r, "cholesky")
 
 
 # ---------------------------------------------------------------------- triangular solve
+def _trsm(A, B, lower, unit):
+    """Triangular solves (same batch dims) without LAPACK's singularity check: BLAS trsm divides
+    by a zero pivot as IEEE arithmetic does, giving torch's inf/nan instead of an error."""
+    import scipy.linalg.blas as bl
+
+    (trsm,) = bl.get_blas_funcs(("trsm",), (A, B))
+    X = np.empty(B.shape, trsm.dtype)
+    for idx in np.ndindex(*A.shape[:-2]):
+        X[idx] = trsm(1.0, A[idx], B[idx], side=0, lower=lower, trans_a=0, diag=unit)
+    return X
+
+
 @op(names=_mat, method=False, name="_linalg_solve_triangular")
 def _linalg_solve_triangular(xp, A, B, upper=False, left=True, unitriangular=False):
     """X with op(A) X = B (left) or X A = B: A triangular (the other triangle is ignored)."""
-    _check_float("linalg.solve_triangular", A)
+    if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's kernel has no such version
+        dev = "cpu" if xp is np else "cuda"
+        raise NotImplementedError(f"\"triangular_solve_{dev}\" not implemented for '{_sname(A)}'")
     if B.dtype != A.dtype:  # torch computes (and returns) in A's dtype
         B = B.astype(A.dtype)
     if not left:  # X A = B  <=>  A^T X^T = B^T
@@ -456,15 +511,18 @@ def _linalg_solve_triangular(xp, A, B, upper=False, left=True, unitriangular=Fal
         if A.shape[-1] == 0 or B.size == 0:
             X = xp.zeros(B.shape, A.dtype)
         else:
-            X = _scipy(
-                xp,
-                "solve_triangular",
-                A,
-                B,
-                lower=not upper,
-                unit_diagonal=unitriangular,
-                check_finite=False,
-            )
+            try:
+                X = _scipy(
+                    xp,
+                    "solve_triangular",
+                    A,
+                    B,
+                    lower=not upper,
+                    unit_diagonal=unitriangular,
+                    check_finite=False,
+                )
+            except np.linalg.LinAlgError:  # a zero on the diagonal
+                X = xp.asarray(_trsm(_host(A), _host(B), not upper, unitriangular))
     X = X.astype(A.dtype, copy=False)
     return xp.swapaxes(X, -1, -2) if not left else X
 
@@ -509,7 +567,20 @@ def solve_triangular(
             f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
             f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
         )
-    return _out(out, _linalg_solve_triangular(A, B, upper, left, unitriangular))
+    _batch_check(A, B)
+    r = _linalg_solve_triangular(A, B, upper, left, unitriangular)
+    return _out(out, r, "linalg_solve_triangular", _scalar_type_check)
+
+
+def _scalar_type_check(out, res, ins=()):
+    raise RuntimeError(f"expected scalar type {_sname(res._data)} but found {_sname(out._data)}")
+
+
+def _batch_check(A, B) -> None:
+    """torch's error when the batch dims of A and B do not broadcast (it names B's first)."""
+    err = broadcast_error((tuple(B.shape[:-2]), tuple(A.shape[:-2])))
+    if err is not None:
+        raise err
 
 
 @_autocast_entry
@@ -523,43 +594,58 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
         "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B).",
     )
+    for t, what in ((b, "b"), (A, "A")):
+        if t.ndim < 2:
+            raise RuntimeError(
+                f"torch.triangular_solve: Expected {what} to have at least 2 dimensions, but it "
+                f"has {t.ndim} dimensions instead"
+            )
+    _linear_solve_checks(b._data, A._data, "triangular_solve")
+    _batch_check(A, b)
     M = A.mT if transpose else A
     x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     x = as_torch_node(x, "TriangularSolveBackward0")  # torch's own (deprecated) op
-    r = return_types.triangular_solve(x, A.clone())
-    if out is not None:
-        for o, v in zip(out, r):
-            _out(o, v)
-        return out
-    return r
+    # torch returns A broadcast to the solution's batch dims
+    r = return_types.triangular_solve(x, A.expand(x.shape[:-2] + A.shape[-2:]).clone())
+    return _out(out, r, "triangular_solve", _exact)
 
 
 # ---------------------------------------------------------------------- solve
-@op(names=_rule(2, 0), out_type=return_types.linalg_solve_ex, method=False, name="_linalg_solve_ex")
+def _solve_ex_names(ins, *a, **k):
+    """X: the broadcast batch + 2 unnamed dims; info: A's own batch (torch factors A alone)."""
+    b = _batch_of(ins)
+    if b is None:
+        return None
+    ba = _batch(ins[0])
+    return [_clean(b + (None, None)), None if ba is None else _clean(ba)]
+
+
+@op(names=_solve_ex_names, out_type=return_types.linalg_solve_ex, method=False,
+    name="_linalg_solve_ex")  # fmt: skip
 def _linalg_solve_ex(xp, A, B, check_errors=False):
-    """(X, info) with A X = B; B is a (batch of) matrix, broadcast against A's batch."""
-    _check_square_float("linalg.solve", A)
+    """(X, info) with A X = B; B is a (batch of) matrix, broadcast against A's batch. ``info``
+    (and the batch element a singular error names) follow A's own batch, not the broadcast one:
+    torch LU-factors A before broadcasting."""
+    _check_square_float("linalg.solve", A, kernel="lu")
     if A.dtype != B.dtype:
         raise RuntimeError(
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
             f"{_sname(A)} and B of type {_sname(B)} instead"
         )
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    info = xp.zeros(batch, np.int32)
+    info = xp.zeros(A.shape[:-2], np.int32)
     try:
         return xp.linalg.solve(A, B), info
     except np.linalg.LinAlgError:
-        full = xp.broadcast_to(A, batch + A.shape[-2:])
-        inf = _first_zero_pivots(full)
+        inf = _first_zero_pivots(A)
         if check_errors:
             _raise_first(
                 inf,
-                full.shape,
+                A.shape,
                 "torch.linalg.solve: The solver failed because the input matrix is singular.",
             )
         bad = xp.asarray(inf != 0)[..., None, None]
         with np.errstate(all="ignore"):
-            Af = xp.where(bad, xp.eye(A.shape[-1], dtype=A.dtype), full)
+            Af = xp.where(bad, xp.eye(A.shape[-1], dtype=A.dtype), A)
             X = xp.linalg.solve(Af, B)
         return xp.where(bad, xp.nan, X).astype(A.dtype, copy=False), xp.asarray(inf)
 
@@ -595,6 +681,7 @@ def _solve_prep(name, A, B, left):
             f"{name}: Vector broadcasting of the left hand side is not supported for left=False. "
             "In this case linalg.solve is equivalent to B / A.squeeze(-1)"
         )
+    _batch_check(A, B)
     return B, vec
 
 
@@ -645,6 +732,7 @@ def _(grad, A, UPLO):
     L, V = _linalg_eigh(A, UPLO)
     Vh = _mh(V)
     VhgV = Vh @ gV
+    _phase_check(VhgV, None, "linalg_eigh_backward", _EIG_PHASE)
     VhgV = 0.5 * (VhgV - _mh(VhgV))  # the skew-Hermitian part: the tangent space of U(n)
     E = L.unsqueeze(-2) - L.unsqueeze(-1)  # E_ij = L_j - L_i
     inner = VhgV / _safe_gaps(E).to(VhgV.dtype)
@@ -662,9 +750,15 @@ def _(grad, A, UPLO):
     method=False,
     name="_linalg_eig",
 )
-def _linalg_eig(xp, A):
-    """(eigenvalues, eigenvectors) of general square matrices, always complex."""
-    _check_square_float("linalg.eig", A)
+def _linalg_eig(xp, A, who="linalg.eig"):
+    """(eigenvalues, eigenvectors) of general square matrices, always complex. ``who`` names
+    the function in the errors (linalg.eigvals's are its own)."""
+    if A.dtype.kind not in "fcV":  # torch looks for the complex result type first
+        raise RuntimeError(f"Unknown Complex ScalarType for {_sname(A)}")
+    _check_square(who, A)
+    if A.dtype.kind == "V" or A.dtype.itemsize == 2:  # its kernel has no half-precision version
+        dev = "cpu" if xp is np else "cuda"
+        raise NotImplementedError(f"\"linalg_eig_out_{dev}\" not implemented for '{_sname(A)}'")
     cd = np.complex64 if A.dtype in (np.float32, np.complex64) else np.complex128
     h = _host(A)
     if h.shape[-1] == 0:
@@ -677,12 +771,36 @@ def _linalg_eig(xp, A):
     return (w, v) if xp is np else (xp.asarray(w), xp.asarray(v))
 
 
+_EIG_PHASE = (
+    "The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The "
+    "specified loss function depends on this quantity, so it is ill-defined."
+)
+_SVD_PHASE = (
+    "The singular vectors in the complex case are specified up to multiplication by e^{i phi}. "
+    "The specified loss function depends on this phase term, making it ill-defined."
+)
+
+
+def _phase_check(XhgX, YhgY, who, msg) -> None:
+    """torch's error when a loss depends on the free phases of complex eigen/singular vectors:
+    the imaginary diagonal of X^H gX (plus that of Y^H gY, the right singular vectors, which
+    share each phase) must vanish, to within torch's allclose(rtol=atol=1e-2)."""
+    if not XhgX.is_complex():
+        return
+    a = XhgX.diagonal(0, -2, -1).imag
+    b = YhgY.diagonal(0, -2, -1).imag if YhgY is not None else None
+    bad = (a.abs() > 1e-2) if b is None else ((a + b).abs() > 1e-2 + 1e-2 * b.abs())
+    if bool(bad.any()):
+        raise RuntimeError(f"{who}: {msg}")
+
+
 @_linalg_eig.vjp
 def _(grad, A):
     gL, gV = grad
     L, V = _linalg_eig(A)
     Vh = _mh(V)
     VhgV = Vh @ gV
+    _phase_check(VhgV, None, "linalg_eig_backward", _EIG_PHASE)
     d = VhgV.diagonal(0, -2, -1).real
     VhgV = VhgV - Vh @ (V * d.unsqueeze(-2))  # the gauge: eigenvectors have unit norm
     E = L.conj().unsqueeze(-2) - L.conj().unsqueeze(-1)
@@ -704,7 +822,7 @@ def _(grad, A):
 def _linalg_svd(xp, A, full_matrices=True):
     """(U, S, Vh) with A = U diag(S) Vh, S descending."""
     _check_matrix("linalg.svd", A)
-    _check_float("linalg.svd", A)
+    _check_float("linalg.svd", A, kernel="linalg_svd")
     m, n = A.shape[-2:]
     if m == 0 or n == 0:
         k = min(m, n)
@@ -742,6 +860,13 @@ def _svd_grad(A, gU, gS, gVh, U, S, Vh):
         F = (F * (1 - _eye_like(S, k))).to(A.dtype)
         Sr = Sc.unsqueeze(-2)  # scales columns
         Sl = Sc.unsqueeze(-1)  # scales rows
+        if A.is_complex():
+            _phase_check(
+                _mh(U) @ gU if gU is not None else Vh @ _mh(gVh),
+                Vh @ _mh(gVh) if gU is not None and gVh is not None else None,
+                "svd_backward",
+                _SVD_PHASE,
+            )
         if gU is not None:
             UhgU = _mh(U) @ gU
             core = core + (F * (UhgU - _mh(UhgU))) * Sr
@@ -774,7 +899,7 @@ def _(grad, A, full_matrices):
 def _linalg_svdvals(xp, A):
     """The singular values (descending)."""
     _check_matrix("linalg.svd", A)
-    _check_float("linalg.svd", A)
+    _check_float("linalg.svd", A, kernel="linalg_svd")
     if A.size == 0:
         return xp.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.real.dtype)
     return _xp_svd(xp, A, compute_uv=False)
@@ -799,11 +924,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     else:
         U, S, Vh = _linalg_svd(input, not some)
         r = return_types.svd(U, S, _mh(Vh))
-    if out is not None:
-        for o, v in zip(out, r):
-            _out(o, v)
-        return out
-    return r
+    return _out(out, r, "_linalg_svd", _exact)
 
 
 # ---------------------------------------------------------------------- qr
@@ -822,7 +943,7 @@ def _linalg_qr(xp, A, mode="reduced"):
             "'r', or 'complete'"
         )
     _check_matrix("linalg.qr", A)
-    _check_float("linalg.qr", A)
+    _check_float("linalg.qr", A, kernel="geqrf")
     m, n = A.shape[-2:]
     if A.size == 0:
         k = m if mode == "complete" else min(m, n)
@@ -911,9 +1032,8 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
             "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
             f"{list(A.shape)} instead"
         )
-    if A.dtype.kind not in "fc":
-        raise RuntimeError(f"\"lu_cpu\" not implemented for '{_sname(A)}'")
-    _check_float("linalg.lu_factor", A)
+    if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's kernel: none for these
+        _no_kernel("lu", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = A.shape[-2:]
@@ -1035,7 +1155,8 @@ def _linalg_lu(xp, A, pivot=True):
             f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} "
             "instead"
         )
-    _check_float("linalg.lu", A)
+    if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's kernel: none for these
+        _no_kernel("lu", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = A.shape[-2:]
@@ -1153,7 +1274,25 @@ _linalg_ldl_factor_ex.op.backward_name = _linalg_ldl_solve.op.backward_name = (
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from a packed LU and its pivots (torch.lu_unpack)."""
+    if LU_data.ndim < 2:
+        raise RuntimeError(
+            "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(LU_data.shape)} instead"
+        )
     m, _n = LU_data.shape[-2], LU_data.shape[-1]
+    if unpack_pivots:
+        if LU_pivots.dtype != _dt.int32:
+            raise RuntimeError(
+                "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                "dtype.\nNote: this function is intended to be used with the output produced by "
+                "torch.linalg.lu_factor"
+            )
+        pv = _host(LU_pivots._data)
+        if pv.shape[-1:] != (min(m, _n),) or (pv.size and (pv.min() < 1 or pv.max() > m)):
+            raise RuntimeError(
+                "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
+                "properly pass the result of lu_factor?"
+            )
     if unpack_data:
         L, U = _unpack_lu(LU_data)
     else:
@@ -1163,14 +1302,43 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     else:
         P = LU_data.new_zeros((0,))
     r = return_types.lu_unpack(P, L, U)
-    if out is not None:
-        for o, v in zip(out, r):
-            _out(o, v)
-        return out
-    return r
+    return _out(out, r, "lu_unpack", _exact)
+
+
+def _lu_solve_checks(LU, pivots, B, left) -> None:
+    """torch's checks for lu_solve, in its order: dtypes, then shapes, then batch dims."""
+    _check_float("torch.linalg.lu_solve", LU._data, kernel="linalg.lu_solve")
+    if LU.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+            f"{_sname(LU._data)} and B of type {_sname(B._data)} instead"
+        )
+    if pivots.dtype != _dt.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check_square("torch.linalg.lu_solve", LU._data)
+    _check_matrix("linalg.lu_solve", B._data, "B")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+            f"{B.shape[-2]}x{B.shape[-1]})"
+        )
+    if pivots.ndim == 0 or pivots.shape[-1] != n:
+        raise RuntimeError(
+            "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "
+            "matrix"
+        )
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+            f"pivots with shape {list(pivots.shape)} instead"
+        )
+    _batch_check(LU, B)
 
 
 def _lu_solve(LU, pivots, B, left=True, adjoint=False):
+    _lu_solve_checks(LU, pivots, B, left)
     L, U = _unpack_lu(LU)
     P = _lu_perm_matrix(pivots, LU.shape[-2], LU.dtype.np)
     if left and not adjoint:  # P L U X = B
@@ -1192,7 +1360,7 @@ def _lu_solve(LU, pivots, B, left=True, adjoint=False):
 @_autocast_entry
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve (deprecated in torch): X with A X = b, from A's packed LU."""
-    return _out(out, _lu_solve(LU_data, LU_pivots, b))
+    return _out(out, _lu_solve(LU_data, LU_pivots, b), "linalg_lu_solve", _exact)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
@@ -1207,7 +1375,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
         "compute_pivots)",
     )
     LU, piv, info = _linalg_lu_factor_ex(A, pivot, not get_infos)
-    return (LU, piv, info) if get_infos else (LU, piv)
+    return return_types._lu_with_info(LU, piv, info) if get_infos else (LU, piv)
 
 
 # ---------------------------------------------------------------------- torch-level aliases
@@ -1258,14 +1426,27 @@ def _(grad, L, result, upper, needs):
 @_autocast_entry
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B where A = L L^H (or U^H U when upper) is given by its Cholesky factor."""
-    return _out(out, _cholesky_solve(B, L, upper))
+    return _out(out, _cholesky_solve(B, L, upper), "cholesky_solve")
 
 
 @_autocast_entry
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
+    a = L._data
+    _check_square("cholesky_inverse", a)
+    if a.dtype.kind not in "fc" or a.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_sname(a)}'")
+    d = _host(a).diagonal(0, -2, -1) == 0  # a zero on the factor's diagonal: A is singular
+    info = np.where(d.any(-1), d.argmax(-1) + 1, 0) if d.shape[-1] else np.zeros(d.shape[:-1])
+    _raise_first(
+        info,
+        a.shape,
+        "cholesky_inverse: The diagonal element {} is zero, the inversion could not be completed "
+        "because the input matrix is singular.",
+    )
     eye = _eye_like(L).expand(tuple(L.shape))
-    return _out(out, as_torch_node(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0"))
+    r = as_torch_node(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+    return _out(out, r, "cholesky_inverse")
 
 
 @_autocast_entry
@@ -1281,7 +1462,7 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
         r = _eye_like(input).expand(tuple(input.shape)).clone()
         if input.requires_grad:
             r = r + 0 * input
-        return _out(out, r)
+        return _out(out, r, "matmul", _exact)
     if n < 0:
         input = inverse(input)
         n = -n
@@ -1293,7 +1474,7 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
         n >>= 1
         if n:
             base = base @ base
-    return _out(out, r)
+    return _out(out, r, "matmul", _exact)
 
 
 @_autocast_entry
@@ -1318,6 +1499,13 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
             f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
             f"{list(tau.shape[:-1])}"
         )
+    if tau.dtype != A.dtype:
+        raise RuntimeError(
+            f"{name}: tau dtype {_sname(tau._data)} does not match input dtype {_sname(A._data)}"
+        )
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize == 2:  # torch's kernel: orgqr
+        dev = "cuda" if A.is_cuda else "cpu"
+        raise NotImplementedError(f"\"orgqr_{dev}\" not implemented for '{_sname(A._data)}'")
     names = A._names
     if names is not None or tau._names is not None:
         # the loop below mixes tau's dims with A's matrix dims positionally: it runs unnamed; Q
@@ -1330,7 +1518,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
         Q = Q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (_mh(v) @ Q))
     if names is not None:
         Q = Q.rename(*names)
-    return _out(out, Q)
+    return _out(out, Q, "linalg_householder_product")
 
 
 orgqr = householder_product
@@ -1358,7 +1546,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 def qr(input: Tensor, some: bool = True, *, out=None):
     """torch.qr (deprecated in torch): (Q, R), reduced when ``some``."""
     Q, R = _linalg_qr(input, "reduced" if some else "complete")
-    return return_types.qr(Q, R)
+    return _out(out, return_types.qr(Q, R), "linalg_qr", _exact)
 
 
 def _install() -> None:

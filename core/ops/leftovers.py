@@ -176,7 +176,7 @@ def _dn(a) -> str:
     return "bfloat16" if a.dtype.kind == "V" else a.dtype.name
 
 
-@op(names=_rule(2, 1), out_type=_geqrf_t, n_diff_out=0)
+@op(names=_rule(2, 1), out_type=_geqrf_t, n_diff_out=2)
 def geqrf(xp, input):
     """QR factorization in LAPACK's compact form: (a, tau) (Householder reflectors)."""
     if input.ndim < 2:
@@ -185,6 +185,12 @@ def geqrf(xp, input):
     # numpy / cupy's qr(mode="raw") is LAPACK's geqrf, batched, with h transposed (Fortran order)
     h, tau = xp.linalg.qr(input, mode="raw")
     return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
+
+
+@geqrf.vjp
+def _(grad, input):
+    # torch records geqrf (its outputs require grad) but has no derivative for it
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
 def _reflect_xp(xp, a, tau, c, left, transpose):
@@ -283,6 +289,17 @@ def _apply_reflectors(input, tau, other, left, transpose):
 
 
 @_autocast_entry
+def _ormqr_out(out, res, ins):
+    # torch refuses an out= of another dtype than input's (no cast)
+    raise RuntimeError(
+        "torch.ormqr: Expected input and result to have the same dtype, but input has dtype"
+        f"{_dt.SCALAR_NAMES[_dn(res._data)]} and result has dtype {_dt.SCALAR_NAMES[_dn(out._data)]}"
+    )
+
+
+_ormqr.op.out_dtype = _ormqr_out
+
+
 def ormqr(
     input: Tensor,
     tau: Tensor,

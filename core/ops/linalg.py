@@ -1400,6 +1400,13 @@ def chain_matmul(*matrices) -> Tensor:
             raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
         return matrices[0].clone()
+    for i in range(len(matrices) - 1):  # torch hands the chain to multi_dot, and its errors
+        a, b = matrices[i].shape, matrices[i + 1].shape
+        if a[1] != b[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a)} and {list(b)} "
+                "cannot be multiplied"
+            )
     r = matrices[0]
     for m in matrices[1:]:
         r = mm(r, m)
