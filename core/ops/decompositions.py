@@ -123,6 +123,16 @@ def _sname(a) -> str:
     return _dt.SCALAR_NAMES["bfloat16" if a.dtype.kind == "V" else a.dtype.name]
 
 
+def _check_equation(name: str, n: int, B, left: bool) -> None:
+    """torch's error when B's rows (left: A X = B) or columns (X A = B) do not match n x n A."""
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+            f"{B.shape[-2]}x{B.shape[-1]})"
+        )
+
+
 def _check_matrix(name, a, arg="A"):
     if a.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
@@ -560,13 +570,7 @@ def solve_triangular(
             "linalg.solve_triangular: A must be batches of square matrices, but they are "
             f"{A.shape[-2]} by {A.shape[-1]} matrices"
         )
-    n = A.shape[-1]
-    if (B.shape[-2] if left else B.shape[-1]) != n:
-        eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(
-            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
-            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
-        )
+    _check_equation("linalg.solve_triangular", A.shape[-1], B, left)
     _batch_check(A, B)
     r = _linalg_solve_triangular(A, B, upper, left, unitriangular)
     return _out(out, r, "linalg_solve_triangular", _scalar_type_check)
@@ -1318,12 +1322,7 @@ def _lu_solve_checks(LU, pivots, B, left) -> None:
     _check_square("torch.linalg.lu_solve", LU._data)
     _check_matrix("linalg.lu_solve", B._data, "B")
     n = LU.shape[-1]
-    if (B.shape[-2] if left else B.shape[-1]) != n:
-        eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(
-            f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
-            f"{B.shape[-2]}x{B.shape[-1]})"
-        )
+    _check_equation("linalg.lu_solve", n, B, left)
     if pivots.ndim == 0 or pivots.shape[-1] != n:
         raise RuntimeError(
             "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "

@@ -24,7 +24,7 @@ from ..registry import op, scalar_name
 from ..return_types import return_types
 from ..tensor import Tensor, _set_imag, _set_real, number_arg
 from .creation import zeros_like
-from .shape import cat
+from .shape import _conj, cat
 
 _PI = math.pi
 _LN2 = math.log(2.0)
@@ -1030,20 +1030,6 @@ def conj_physical(xp, input):
 @conj_physical.vjp
 def _(grad):
     return conj_physical(grad)
-
-
-@op(names=keep, method=False)
-def _conj(xp, input):
-    """conj() of a complex tensor: a copy (ember keeps no lazy conjugate bit)."""
-    return xp.conj(input)
-
-
-@_conj.vjp
-def _(grad):
-    return conj_physical(grad)
-
-
-_conj.op.backward_name = "ConjBackward0"  # torch's node for conj(), not conj_physical()
 
 
 def conj(input: Tensor) -> Tensor:

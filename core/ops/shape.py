@@ -1256,6 +1256,8 @@ def _(grad):
 
 @op(names=keep, method=False)
 def _conj(xp, input):
+    """conj() of a complex tensor (torch's ConjBackward0 node): a copy, as ember keeps no lazy
+    conjugate bit."""
     return xp.conj(input)
 
 
