@@ -234,6 +234,14 @@ def op(
         od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
         od.tensors_only = tensors_only
         od.opmath_scalar = opmath_scalar
+        prev = OPS.get(od.name)
+        if prev is not None and prev.kernel.__module__ != kernel.__module__:
+            # one op = one place: a second kernel under a registered name would shadow the first
+            # in OPS (the names table, kron's out=) while its callers kept the other
+            raise RuntimeError(
+                f"op '{od.name}' is registered by {prev.kernel.__module__} and "
+                f"{kernel.__module__}"
+            )
         OPS[od.name] = od
 
         public = _make_public(od)

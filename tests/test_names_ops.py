@@ -936,3 +936,16 @@ def test_p99_dropout_keeps_names(inplace):
 
     x = ember.randn(2, 2, names=("N", "D"))
     assert F.dropout(x.clone(), p=0.5, inplace=inplace).names == ("N", "D")
+
+
+def test_an_op_name_has_one_place():
+    # one op = one place: a second module registering a kernel under a taken name is refused
+    # (wave 18's conj had registered a second `_conj`, shadowing shape.py's in OPS)
+    from ember.core import registry
+
+    def add(xp, input, other):
+        return input + other
+
+    with pytest.raises(RuntimeError, match="op 'add' is registered by ember.core.ops.arithmetic"):
+        registry.op(names=None)(add)
+    assert registry.OPS["add"].kernel.__module__ == "ember.core.ops.arithmetic"
