@@ -265,6 +265,9 @@ def _mlp(m, state=None):
 
 @pytest.mark.parametrize("region", ["bfloat16", "float16"])
 def test_training_steps_like_torch(region):
+    # seeded: the weights came from wherever earlier tests left torch's generator, and one
+    # full-suite run in several drew weights whose bf16 steps differed beyond the tolerance
+    torch.manual_seed(0)
     tnet = _mlp(torch)
     state = {k: v.detach().numpy().copy() for k, v in tnet.state_dict().items()}
     enet = _mlp(ember, state)
