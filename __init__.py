@@ -141,6 +141,7 @@ from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see 
 from . import signal_ as signal  # torch.signal.windows
 from . import types_ as types  # torch.types: annotation aliases
 from . import multiprocessing_ as multiprocessing  # torch.multiprocessing (see the file)
+from .amp import GradScaler  # torch.GradScaler is torch.amp.GradScaler
 from .amp.autocast_mode import (
     autocast,
     autocast_decrement_nesting,

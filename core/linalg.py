@@ -496,6 +496,7 @@ def matrix_norm(
         if keepdim:
             for d in sorted((d0, d1)):
                 r = r.unsqueeze(d)
+            r = _as_torch_node(r, "PermuteBackward0")  # torch moves the kept dims back
         return _mn_out(out, r)
     if ord in (1, -1, math.inf, -math.inf):
         s_dim, m_dim = (d0, d1) if ord in (1, -1) else (d1, d0)

@@ -239,8 +239,7 @@ def op(
             # one op = one place: a second kernel under a registered name would shadow the first
             # in OPS (the names table, kron's out=) while its callers kept the other
             raise RuntimeError(
-                f"op '{od.name}' is registered by {prev.kernel.__module__} and "
-                f"{kernel.__module__}"
+                f"op '{od.name}' is registered by {prev.kernel.__module__} and {kernel.__module__}"
             )
         OPS[od.name] = od
 

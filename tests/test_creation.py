@@ -383,3 +383,35 @@ def test_factories_stay_on_device(name):
         r = STRICT[name](ember)
         assert type(r._data) is StrictArray, f"{name} built a host array"
         assert r.device.type == "cuda"
+
+
+@pytest.mark.parametrize(
+    "size, layout",
+    [
+        ((2, 3, 4), (0, 2, 1)),
+        ((2, 3, 4), (2, 0, 1)),
+        ((2, 0, 4), (1, 0, 2)),
+        ((), ()),
+        ((5,), (0,)),
+    ],
+)
+def test_empty_permuted_lays_dims_out_in_the_given_order(size, layout):
+    torch = pytest.importorskip("torch")
+    t = torch.empty_permuted(size, layout, dtype=torch.float64)
+    e = ember.empty_permuted(size, layout, dtype=ember.float64, requires_grad=True)
+    assert (tuple(e.shape), e.stride(), e.is_contiguous()) == (
+        tuple(t.shape),
+        t.stride(),
+        t.is_contiguous(),
+    )
+    assert e.dtype == ember.float64 and e.requires_grad
+
+
+@pytest.mark.parametrize("layout", [(1, 1), (0,)])
+def test_empty_permuted_errors(layout):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as te:
+        torch.empty_permuted((2, 3), layout)
+    with pytest.raises(RuntimeError) as ee:
+        ember.empty_permuted((2, 3), layout)
+    assert str(ee.value) == str(te.value)

@@ -243,7 +243,7 @@ GENERIC = {
     ember.log1p ember.log1p_ ember.log2 ember.log2_ ember.log_ ember.logical_not ember.logit
     ember.logit_ ember.lu ember.max ember.mean ember.median ember.min ember.mode ember.msort
     ember.nan_to_num ember.nan_to_num_ ember.nanmean ember.nanmedian ember.nansum ember.neg
-    ember.neg_ ember.negative ember.negative_ ember.nonzero ember.norm ember.normal ember.numel
+    ember.neg_ ember.negative ember.negative_ ember.nonzero ember.norm ember.nuclear_norm ember.normal ember.numel
     ember.ones_like ember.pca_lowrank ember.pdist ember.pinverse ember.poisson ember.positive
     ember.prod ember.qr ember.rad2deg ember.rad2deg_ ember.rand_like ember.randn_like
     ember.ravel ember.real ember.reciprocal ember.reciprocal_ ember.relu ember.relu_
@@ -395,6 +395,7 @@ EXPLICIT = {
     **_same("ember.outer ember.ger Tensor.outer Tensor.ger", "n c"),
     **_same("ember.inner Tensor.inner", "x m2"),
     "ember.cdist": ("x xd", None),
+    "ember.frobenius_norm": ("x", lambda f, x: f(x, (0, 1))),
     "ember.sparse_coo_tensor": ("ix c", lambda f, i, v: f(i, v, (2, 2))),
     "ember.einsum": ("x m", lambda f, x, m: f("nc,ch->nh", x, m)),
     "F.linear": ("x u2", None),
@@ -662,7 +663,8 @@ _SKIPPED = {
         "ember.vmap ember.cond"
     ),
     _FACTORY: """
-    ember.arange ember.bartlett_window ember.blackman_window ember.empty ember.empty_strided
+    ember.arange ember.bartlett_window ember.blackman_window ember.empty ember.empty_permuted
+    ember.empty_strided
     ember.eye ember.full ember.hamming_window ember.hann_window ember.kaiser_window ember.linspace
     ember.logspace ember.ones ember.rand ember.randint ember.randn ember.randperm ember.range
     ember.scalar_tensor ember.tril_indices ember.triu_indices ember.zeros fft.fftfreq
@@ -688,7 +690,8 @@ _SKIPPED = {
     "a device this machine lacks": "Tensor.cuda Tensor.ipu Tensor.mtia Tensor.xpu",
     "ember has no complex32 dtype (raises for any input)": "Tensor.chalf",
     "removed from torch (raises for any input, as torch does)": (
-        "Tensor.eig Tensor.symeig Tensor.solve Tensor.lstsq"
+        "Tensor.eig Tensor.symeig Tensor.solve Tensor.lstsq ember.eig ember.symeig ember.solve "
+        "ember.lstsq ember.matrix_rank"
     ),
     "the names API needs named dims by definition (its rules: test_names_api.py)": (
         "Tensor.align_to Tensor.align_as"

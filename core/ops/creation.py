@@ -27,6 +27,7 @@ __all__ = [
     "asarray",
     "empty",
     "empty_like",
+    "empty_permuted",
     "empty_strided",
     "eye",
     "from_dlpack",
@@ -670,6 +671,35 @@ def empty_strided(
         )
 
     return _finish(_make(d, mk), requires_grad, None)
+
+
+def empty_permuted(
+    size,
+    physical_layout,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """An uninitialised dense tensor of ``size`` whose dims lie in memory in the order
+    ``physical_layout`` gives, outermost first (``(0, 2, 3, 1)``: NHWC for an NCHW size)."""
+    shape = _size_args((tuple(size),), "empty_permuted")
+    order = tuple(int(d) for d in physical_layout)
+    if len(order) != len(shape):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}"
+        )
+    if sorted(order) != list(range(len(shape))):
+        raise RuntimeError("Duplicate dim not allowed")
+    stride = [0] * len(shape)
+    step = 1
+    for d in reversed(order):
+        stride[d] = step
+        step *= max(shape[d], 1)
+    return empty_strided(shape, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------------- *_like

@@ -28,7 +28,17 @@ from ..registry import broadcast_error, op
 from ..runtime import _warn_once
 from ..tensor import Tensor
 
-__all__ = ["chain_matmul", "dot", "einsum", "ger", "inner", "kron", "tensordot"]
+__all__ = [
+    "chain_matmul",
+    "dot",
+    "einsum",
+    "frobenius_norm",
+    "ger",
+    "inner",
+    "kron",
+    "nuclear_norm",
+    "tensordot",
+]
 
 # torch's C type names, used in its "same dtype" error messages
 _CNAME = _dt.C_NAMES
@@ -1379,6 +1389,42 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
         return _write_out(OPS["mul"], out, r)  # torch's kron writes through mul's out=
     return r
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
+    """The 2-norm over one or two dims (torch.frobenius_norm, deprecated for
+    ``linalg.vector_norm(input, 2, dim, keepdim)``)."""
+    _warn_once(
+        "frobenius_norm",
+        "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, "
+        "keepdim)` instead",
+    )
+    dims = (dim,) if isinstance(dim, (int, str)) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(
+            f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead."
+        )
+    from .. import linalg
+
+    return as_torch_node(linalg.vector_norm(input, 2, dims, keepdim, out=out), "NormBackward1")
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False, *, out=None) -> Tensor:
+    """The sum of the singular values (torch.nuclear_norm, deprecated for
+    ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``); ``nuclear_norm(input, keepdim)`` is the
+    other overload."""
+    _warn_once(
+        "nuclear_norm",
+        "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, "
+        "keepdim)` instead",
+    )
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    from .. import linalg
+
+    return linalg.matrix_norm(input, "nuc", dim, keepdim, out=out)
 
 
 @_autocast_entry

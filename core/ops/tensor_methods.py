@@ -20,7 +20,15 @@ from ..names import FALLBACK, keep
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
-__all__ = ["as_strided_scatter", "hardshrink"]
+__all__ = [
+    "as_strided_scatter",
+    "eig",
+    "hardshrink",
+    "lstsq",
+    "matrix_rank",
+    "solve",
+    "symeig",
+]
 
 
 # ---------------------------------------------------------------------- unfold
@@ -489,12 +497,64 @@ def _removed(name, msg):
 
 _GONE = "This function was deprecated since version 1.9 and is now removed. "
 _REMOVED = {
-    "eig": _GONE + "Use ember.linalg.eig (complex results) instead.",
-    "lstsq": _GONE + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.",
-    "solve": _GONE + "`torch.solve` is deprecated in favor of `torch.linalg.solve`.",
-    "symeig": _GONE + "Use ember.linalg.eigh instead.",
+    "eig": _GONE
+    + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
+    "real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\n"
+    "L_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) "
+    "should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)",
+    "lstsq": _GONE
+    + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+    "reversed arguments and does not return the QR decomposition in the returned tuple "
+    "(although it returns other information about the problem).\n\nTo get the QR "
+    "decomposition consider using `torch.linalg.qr`.\n\nThe returned solution in "
+    "`torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+    "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field "
+    "'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\n"
+    "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\n"
+    "X = torch.linalg.lstsq(A, B).solution",
+    "solve": _GONE
+    + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has "
+    "its arguments reversed and does not return the LU factorization.\n\nTo get the LU "
+    "factorization see `torch.lu`, which can be used with `torch.lu_solve` or "
+    "`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\n"
+    "X = torch.linalg.solve(A, B)",
+    "symeig": _GONE
+    + "The default behavior has changed from using the upper triangular portion of the matrix "
+    "by default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, "
+    "upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper "
+    "else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced "
+    "with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
     "reinforce": "reinforce() was removed.\nUse torch.distributions instead.",
 }
+# torch's removed namespace functions: the Tensor methods above but reinforce, and matrix_rank
+_REMOVED_FUNCTIONS = {
+    **{n: m for n, m in _REMOVED.items() if n != "reinforce"},
+    "matrix_rank": _GONE.rstrip()
+    + "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+    "was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+}
+
+
+# torch's removed functions, with their signatures: a call raises torch's error naming what
+# replaces them
+def solve(input: Tensor, A: Tensor, *, out=None):
+    raise RuntimeError(_REMOVED_FUNCTIONS["solve"])
+
+
+def lstsq(input: Tensor, A: Tensor, *, out=None):
+    raise RuntimeError(_REMOVED_FUNCTIONS["lstsq"])
+
+
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
+    raise RuntimeError(_REMOVED_FUNCTIONS["symeig"])
+
+
+def eig(self: Tensor, eigenvectors: bool = False, *, e=None, v=None):
+    raise RuntimeError(_REMOVED_FUNCTIONS["eig"])
+
+
+def matrix_rank(input: Tensor, tol=None, symmetric: bool = False, *, out=None):
+    raise RuntimeError(_REMOVED_FUNCTIONS["matrix_rank"])
 
 
 def _no_backend(msg, exc):
