@@ -345,6 +345,9 @@ class _Encoder:
         if isinstance(obj, Tensor):
             if type(obj) not in _SAFE_TENSOR_TYPES:
                 raise _SafeUnsupported
+            if obj.is_meta:  # no data: its shape and dtype, as torch writes a meta tensor
+                meta = [list(obj.shape), list(obj.stride()), obj.dtype.name]
+                return self._tagged({"meta": meta}, obj)
             mem = _mem_key(obj)
             k = self.keys.get(mem)
             if k is None:
@@ -358,14 +361,8 @@ class _Encoder:
             node = {"tensor": k, "device": str(obj.device)}
             if ref:
                 node["ref"] = ref
-            if obj.requires_grad:
-                node["requires_grad"] = True
-            if obj._names is not None:
-                node["names"] = list(obj._names)
-            if type(obj) is not Tensor:
-                node["cls"] = "Parameter"
             self.nodes.setdefault(k, []).append(node)
-            return node
+            return self._tagged(node, obj)
         if t is dict or t is collections.OrderedDict:
             items = [
                 [self.enc(k, ""), self.enc(v, f"{path}.{k}" if path else str(k))]
@@ -384,6 +381,17 @@ class _Encoder:
                 ]
             }
         raise _SafeUnsupported
+
+    @staticmethod
+    def _tagged(node: dict, t: Tensor) -> dict:
+        """``node`` with what a tensor's node says besides its data: requires_grad, names, class."""
+        if t.requires_grad:
+            node["requires_grad"] = True
+        if t._names is not None:
+            node["names"] = list(t._names)
+        if type(t) is not Tensor:
+            node["cls"] = "Parameter"
+        return node
 
     def finish(self) -> list:
         """The (key, array) entries; views of one base share one entry (see _share_views), their
@@ -488,6 +496,14 @@ def _decode(node, arrays, f, place, made):
         raise _bad(f, "corrupt structure metadata")
     if "float" in node:
         return builtins.float(node["float"])
+    if "meta" in node:  # a meta tensor loads as one, whatever map_location says (as torch's)
+        shape, stride, dt = node["meta"]
+        if dt not in _dt._NAMES:
+            raise _bad(f, f"unknown dtype '{dt}'")
+        t = meta_tensor(shape, stride, _dt._by_name(dt))
+        if node.get("names") is not None:
+            t = t.rename(*_names_of(node["names"]))
+        return _loaded_as(t, node)
     if "tensor" in node:
         k = node["tensor"]
         if k not in arrays:
@@ -517,13 +533,7 @@ def _decode(node, arrays, f, place, made):
                 t = made[k] = place(_wrap(arrays[k]), node.get("device", "cpu"))
         else:
             t = place(_wrap(arrays[k], _names_of(node.get("names"))), node.get("device", "cpu"))
-        if node.get("cls") == "Parameter":
-            from ..nn.parameter import Parameter
-
-            t = Parameter(t, requires_grad=bool(node.get("requires_grad")))
-        elif node.get("requires_grad"):
-            t.requires_grad_(True)
-        made[memo_key] = t
+        made[memo_key] = t = _loaded_as(t, node)
         return t
     for kind in ("dict", "odict"):
         if kind in node:
@@ -538,6 +548,25 @@ def _decode(node, arrays, f, place, made):
     if "tuple" in node:
         return tuple(_decode(v, arrays, f, place, made) for v in node["tuple"])
     raise _bad(f, "corrupt structure metadata")
+
+
+def meta_tensor(shape, stride, dtype) -> Tensor:
+    """A loaded meta tensor (ember's files and torch's): its shape, strides and dtype, no data."""
+    from .meta import meta_empty
+
+    t = _wrap(meta_empty(tuple(shape), dtype.np))
+    return t if tuple(stride) == t.stride() else t.as_strided(tuple(shape), tuple(stride))
+
+
+def _loaded_as(t: Tensor, node: dict) -> Tensor:
+    """``t`` as the node saved it: a Parameter, or requiring grad."""
+    if node.get("cls") == "Parameter":
+        from ..nn.parameter import Parameter
+
+        return Parameter(t, requires_grad=bool(node.get("requires_grad")))
+    if node.get("requires_grad"):
+        t.requires_grad_(True)
+    return t
 
 
 # ------------------------------------------------------------------------------ map_location
@@ -671,8 +700,8 @@ class _Pickler(pickle.Pickler):
         self.seen: dict[int, Tensor] = {}  # id(tensor as pickled) -> tensor (detached)
 
     def persistent_id(self, obj):
-        if not isinstance(obj, Tensor) or type(obj) not in _SAFE_TENSOR_TYPES:
-            return None
+        if not isinstance(obj, Tensor) or type(obj) not in _SAFE_TENSOR_TYPES or obj.is_meta:
+            return None  # a meta tensor pickles as its shape and dtype
         if self.plan is None:
             if id(obj) not in self.seen:
                 self.seen[id(obj)] = obj.detach() if obj._grad_fn is not None else obj

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtype as _dt
 from .device import device as _device
-from .serialization import _SAFE_GLOBALS, _bad, _default_safe, _weights_only_message
+from .serialization import _SAFE_GLOBALS, _bad, _default_safe, _weights_only_message, meta_tensor
 from .tensor import Size, Tensor, _wrap
 
 __all__ = ["is_torch_legacy", "load_torch_legacy", "load_torch_zip"]
@@ -124,6 +124,7 @@ class _TorchUnpickler(pickle.Unpickler):
             ("torch._utils", "_rebuild_tensor_v3"): self._rebuild_tensor_v3,
             ("torch._utils", "_rebuild_parameter"): self._rebuild_parameter,
             ("torch._utils", "_rebuild_parameter_with_state"): self._rebuild_parameter_with_state,
+            ("torch._utils", "_rebuild_meta_tensor_no_storage"): self._rebuild_meta,
             ("torch", "device"): _device,
             ("torch", "Size"): Size,
             ("torch", "UntypedStorage"): _StorageType("UntypedStorage", _dt.uint8),
@@ -262,6 +263,10 @@ class _TorchUnpickler(pickle.Unpickler):
     ):
         t = self._view(storage, storage_offset, size, stride, dtype)
         return self._finish(t, bool(requires_grad))
+
+    def _rebuild_meta(self, dtype, size, stride, requires_grad):
+        """torch's meta tensor: no storage, and meta whatever map_location says (as torch's)."""
+        return self._finish(meta_tensor(size, stride, dtype), bool(requires_grad))
 
     def _rebuild_parameter(self, data, requires_grad, backward_hooks):
         from ..nn.parameter import Parameter

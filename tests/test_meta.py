@@ -9,7 +9,6 @@ follow torch, nothing is drawn or written, and a large meta tensor costs no memo
 from __future__ import annotations
 
 import copy
-import io
 import itertools
 import pickle
 import re
@@ -251,9 +250,35 @@ def test_named_dims_flow_on_meta():
     assert "names=('N', 'C')" in repr(x)
 
 
-def test_saving_a_meta_tensor_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="no data"):
-        ember.save(ember.empty(2, device="meta"), io.BytesIO())
+def _meta_checkpoint(m):
+    lin = m.nn.Linear(3, 4, device="meta")
+    return {"sd": lin.state_dict(), "p": lin.weight, "t": m.empty(3, 5, device="meta").t()}
+
+
+def _described(d) -> list:
+    return [
+        (k, v.device.type, tuple(v.shape), v.stride(), str(v.dtype)[-7:], type(v).__name__)
+        + (v.requires_grad,)
+        for k, v in [*d["sd"].items(), ("p", d["p"]), ("t", d["t"])]
+    ]
+
+
+@pytest.mark.parametrize("map_location", [None, "cpu"])
+def test_meta_tensors_save_and_load_as_meta(map_location, tmp_path):
+    # torch writes a meta tensor's shape and dtype (no data) and loads it as meta whatever
+    # map_location says; ember's save refused ("no data")
+    f = tmp_path / "meta.pt"
+    want = []
+    for m in (torch, ember):
+        m.save(_meta_checkpoint(m), f)
+        want.append(_described(m.load(f, map_location=map_location)))
+    assert want[0] == want[1]
+    torch.save(_meta_checkpoint(torch), f)  # torch's own file, read by ember (weights_only)
+    assert _described(ember.load(f, map_location=map_location)) == want[0]
+    named = ember.empty(2, 3, device="meta", names=("N", "C"))
+    ember.save([named, {"x": named}], f)
+    back = ember.load(f)
+    assert back[0].names == ("N", "C") and back[0].is_meta and back[1]["x"].shape == (2, 3)
 
 
 @pytest.mark.parametrize("name", sorted(test_device_modules.SPECS), ids=str)
