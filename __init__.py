@@ -136,6 +136,7 @@ from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accel
 from . import func, jit, testing, version  # torch.func, torch.jit (pass-through), ...
 from .library import Tag, ops  # torch.ops (ember.ops), torch.Tag; also binds torch.library
 from . import distributions  # torch.distributions
+from . import hub  # torch.hub: checkpoints from URLs, hubconf.py entry points
 from . import profiler  # torch.profiler (CPU time of each op)
 from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)
 from . import signal_ as signal  # torch.signal.windows
