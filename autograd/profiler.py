@@ -114,16 +114,19 @@ def _shape_of(v):
     return []
 
 
-def _input_shapes(frame) -> list:
+def _input_values(frame) -> list:
+    """The arguments of the call running in ``frame``, in order."""
     code = frame.f_code
     loc = frame.f_locals
     n = code.co_argcount + code.co_kwonlyargcount
-    shapes = []
-    for name in code.co_varnames[:n]:
-        shapes.append(_shape_of(loc.get(name)))
+    values = [loc.get(name) for name in code.co_varnames[:n]]
     if code.co_flags & 0x04:  # *args: the registry's public functions take their inputs so
-        shapes.extend(_shape_of(v) for v in loc.get(code.co_varnames[n], ()))
-    return shapes
+        values.extend(loc.get(code.co_varnames[n], ()))
+    return values
+
+
+def _input_shapes(frame) -> list:
+    return [_shape_of(v) for v in _input_values(frame)]
 
 
 def _user_stack(frame) -> list:
