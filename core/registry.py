@@ -133,6 +133,7 @@ class OpDef:
         # (run lazily by Node.name(), never when recording); None: backward_name
         self.name_rule = None
         self.opmath_scalar = False
+        self.out_as_dtype = False
         self.saved_names = ()  # the vjp's parameters, in node.saved's order
 
     def __call__(self, *args, **kwargs):
@@ -204,6 +205,7 @@ def op(
     ufunc=None,
     tensors_only=False,
     opmath_scalar=False,
+    out_as_dtype=False,
 ):
     """Register an op. See the module docstring.
 
@@ -219,6 +221,8 @@ def op(
     opmath_scalar: with a float16/bfloat16 tensor, a Python scalar operand is taken in float32 and
     the result rounded once, as torch's kernel does (mul, div, lerp, comparisons; add, sub, pow
     and remainder round the scalar to 16 bits first, like numpy: measured on torch 2.13).
+    out_as_dtype: an ``out=`` tensor's dtype is the op's ``dtype=`` when none is given (and must
+    be it when one is), as torch's sum/prod/cumsum: they compute in the out tensor's dtype.
     """
 
     def deco(kernel):
@@ -234,6 +238,7 @@ def op(
         od.ufunc = ufunc  # xp.<ufunc>(a, b, out=a) is the in-place op when no graph is recorded
         od.tensors_only = tensors_only
         od.opmath_scalar = opmath_scalar
+        od.out_as_dtype = out_as_dtype
         prev = OPS.get(od.name)
         if prev is not None and prev.kernel.__module__ != kernel.__module__:
             # one op = one place: a second kernel under a registered name would shadow the first
@@ -438,6 +443,7 @@ def _make_public(od: OpDef):
     names_always = od.names_always
     tensors_only = od.tensors_only
     opmath_scalar = od.opmath_scalar
+    out_as_dtype = od.out_as_dtype
     # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name
     by_name = rule is _unify_inputs and not seq and od.name not in _UNALIGNED
 
@@ -445,6 +451,8 @@ def _make_public(od: OpDef):
         if len(args) < n:
             args = _inputs_from_kwargs(od, args, kw)
         out = kw.pop("out", None) if kw else None
+        if out is not None and out_as_dtype:
+            kw = _dtype_of_out(out, kw)
         if seq:
             ins = tuple(args[0])
             if not ins:
@@ -841,6 +849,22 @@ def _bind_options(od, opts, kw) -> dict:
         bound[od.opt_names[vp]] = tuple(opts[vp:])
     bound.update(kw)
     return bound
+
+
+def _dtype_of_out(out, kw: dict) -> dict:
+    """``kw`` with ``dtype=`` the out= tensor's (an out_as_dtype op's), or torch's error for a
+    ``dtype=`` that is not the out tensor's."""
+    if not isinstance(out, Tensor):
+        return kw  # _write_out raises torch's TypeError
+    want = kw.get("dtype")
+    if want is None:
+        return {**kw, "dtype": out.dtype}
+    if want is not out.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_dt.C_NAMES[want.name]}, but got "
+            f"{_dt.C_NAMES[out.dtype.name]} instead"
+        )
+    return kw
 
 
 def _write_out(od, out, res, ins=()):

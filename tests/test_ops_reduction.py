@@ -555,3 +555,52 @@ def test_zero_norm_gradient_is_undefined_like_torch():
         return x.grad, err, g.tolist()
 
     assert run(ember) == run(torch)
+
+
+_OUT_DTYPE_CALLS = {
+    "sum-f32-into-i64": lambda m, x: m.sum(x, 0, out=m.empty(2, dtype=m.int64)),
+    "cumsum-f32-into-i32": lambda m, x: m.cumsum(x, 0, out=m.empty(2, 2, dtype=m.int32)),
+    "nansum-into-f64": lambda m, x: m.nansum(x, 0, out=m.empty(2, dtype=m.float64)),
+    "prod-into-f64": lambda m, x: m.prod(x, 0, out=m.empty(2, dtype=m.float64)),
+    "cumprod-into-f64": lambda m, x: m.cumprod(x, 0, out=m.empty(2, 2, dtype=m.float64)),
+    "sum-int-into-f32": lambda m, x: m.sum(x.int(), 0, out=m.empty(2, dtype=m.float32)),
+    "mean-keeps-the-cast-rule": lambda m, x: m.mean(x, 0, out=m.empty(2, dtype=m.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OUT_DTYPE_CALLS))
+def test_out_dtype_is_the_computation_dtype_of_sum_like_ops(name):
+    # torch's sum/prod/cumsum/cumprod/nansum compute in out='s dtype when dtype= is not given
+    # (float64 out: float64 sums; int out: the input cast first); mean keeps the cast check
+    import torch
+
+    call = _OUT_DTYPE_CALLS[name]
+    x = np.array([[1.5, 2.7], [-0.5, 3.9]], dtype=np.float32)
+    try:
+        want = call(torch, torch.tensor(x))
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=str(e)):
+            call(ember, ember.tensor(x))
+        return
+    got = call(ember, ember.tensor(x))
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.sum(m.ones(2), 0, dtype=m.float64, out=m.empty(())),
+        lambda m: m.cumsum(m.ones(2), 0, dtype=m.float64, out=m.empty(2)),
+        lambda m: m.cumprod(m.ones(2), 0, dtype=m.int64, out=m.empty(2, dtype=m.int32)),
+        lambda m: m.sum(m.ones(2), 0, dtype=m.int64, out=m.empty((), dtype=m.bfloat16)),
+    ],
+)
+def test_out_dtype_must_be_the_given_dtype(call):
+    import torch
+
+    with pytest.raises(RuntimeError) as te:
+        call(torch)
+    with pytest.raises(RuntimeError) as ee:
+        call(ember)
+    assert str(ee.value) == str(te.value)

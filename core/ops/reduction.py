@@ -170,7 +170,7 @@ def _lowp(a) -> bool:
     return a.dtype.itemsize == 2 and a.dtype.kind in "fV"
 
 
-@op(names=_reduced_names)
+@op(names=_reduced_names, out_as_dtype=True)
 def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, name, or a list of them; all dims when None)."""
     npd = _np_dtype(dtype)
@@ -189,7 +189,7 @@ def _(grad, input_shape, dim, keepdim):
     return _expand_back(grad, input_shape, dim, keepdim)
 
 
-@op(names=_reduced_names)
+@op(names=_reduced_names, out_as_dtype=True)
 def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` treating NaN as zero."""
     npd = _np_dtype(dtype)
@@ -285,7 +285,7 @@ def _prod_names(ins, dim=None, keepdim=False, **kw):
     return _drop(ins[0], dim, keepdim)
 
 
-@op(names=_prod_names)
+@op(names=_prod_names, out_as_dtype=True)
 def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``."""
     if isinstance(dim, (list, tuple)):
@@ -1039,7 +1039,7 @@ def _scan(xp, f, input, dim, dtype, name):
 _SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator
 
 
-@op(names=keep, inplace="cumsum_")
+@op(names=keep, inplace="cumsum_", out_as_dtype=True)
 def cumsum(xp, input, dim=None, *, dtype=None):
     """Cumulative sum along ``dim``."""
     return _scan(xp, xp.cumsum, input, dim, dtype, "cumsum")
@@ -1065,7 +1065,7 @@ def _(grad, input_shape, dim):
     return _rev_cumsum(grad, _axis1(dim, len(input_shape)))
 
 
-@op(names=keep, inplace="cumprod_")
+@op(names=keep, inplace="cumprod_", out_as_dtype=True)
 def cumprod(xp, input, dim=None, *, dtype=None):
     """Cumulative product along ``dim``."""
     return _scan(xp, xp.cumprod, input, dim, dtype, "cumprod")
