@@ -165,3 +165,31 @@ def test_recomputation_saving_other_tensors_is_refused():
                                           use_reentrant=False, early_stop=False)  # fmt: skip
     with pytest.raises(RuntimeError, match="trying to save more tensors during recomputation"):
         y.sum().backward()
+
+
+@needs_torch
+def test_hand_written_checkpoint_helpers_match_torch():
+    # detach_variable / check_backward_validity / get_device_states: what custom checkpoint
+    # code (older Megatron-style) imports from torch.utils.checkpoint
+    def run(m):
+        x = m.ones(2, requires_grad=True)
+        y = m.ones(2)
+        d, n, z = m.utils.checkpoint.detach_variable((x, 3, y))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m.utils.checkpoint.check_backward_validity((y, 1))
+            m.utils.checkpoint.check_backward_validity((x,))
+        with pytest.raises(RuntimeError) as e:
+            m.utils.checkpoint.detach_variable([x])
+        devices = m.utils.checkpoint.get_device_states(x, y, 3)
+        m.utils.checkpoint.set_device_states([], [])
+        return (
+            d is not x and d.requires_grad and d.is_leaf and d.data_ptr() == x.data_ptr(),
+            n,
+            z.requires_grad,
+            [str(i.message) for i in w],
+            str(e.value),
+            devices,
+        )
+
+    assert run(ember) == run(torch)

@@ -32,17 +32,71 @@ from ..nn.modules.module import Module
 __all__ = [
     "CheckpointError",
     "CheckpointFunction",
+    "check_backward_validity",
     "checkpoint",
     "checkpoint_sequential",
+    "detach_variable",
+    "get_device_states",
     "noop_context_fn",
     "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
+    "set_device_states",
 ]
 
 
 class CheckpointError(RuntimeError):
     """The recomputation of a non-reentrant checkpoint did not reproduce its forward (a different
     number of saved tensors, or ones of another shape, dtype or device)."""
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """``inputs`` with every tensor detached into a new leaf that requires grad as it did (the
+    helper hand-written checkpoints use to run a function on fresh leaves)."""
+    if not isinstance(inputs, tuple):  # torch's type and words
+        raise RuntimeError(  # noqa: TRY004
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    out = []
+    for v in inputs:
+        if isinstance(v, Tensor):
+            d = v.detach()
+            d.requires_grad = v.requires_grad
+            v = d
+        out.append(v)
+    return tuple(out)
+
+
+def check_backward_validity(inputs) -> None:
+    """Warn (as torch) when no tensor of ``inputs`` requires grad: a checkpoint of them would
+    give no gradients."""
+    if not any(isinstance(v, Tensor) and v.requires_grad for v in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+
+
+def get_device_states(*args) -> tuple[list[int], list[Tensor]]:
+    """The GPUs the tensors among ``args`` live on (first seen first) and their random states."""
+    devices = []
+    for a in args:
+        if isinstance(a, Tensor) and a.device.type == "cuda" and a.get_device() not in devices:
+            devices.append(a.get_device())
+    if not devices:
+        return [], []
+    from .. import cuda
+
+    return devices, [cuda.get_rng_state(d) for d in devices]
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Set the random states of GPUs ``devices`` to ``states`` (get_device_states' result)."""
+    if device_type not in (None, "cuda"):
+        raise RuntimeError(f"set_device_states: ember has no '{device_type}' devices")
+    if not devices:
+        return
+    from .. import cuda
+
+    for d, state in zip(devices, states):
+        cuda.set_rng_state(state, d)
 
 
 def noop_context_fn() -> tuple:
