@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from math import prod
 
 from ..autograd import profiler as _prof
 from ..autograd.grad_mode import is_grad_enabled as _grad_on
@@ -26,21 +27,14 @@ _CONV_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d
 _CONV_OPS += ("conv_transpose3d", "convolution", "_convolution")
 
 
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _conv_flops(op: str, shapes: list, out_shape) -> tuple[int, int]:
     """(forward flops, groups) of a convolution: 2 x the batch x the weight's elements x the
     output's positions (the input's, transposed), as torch's formula counts them."""
     x, w = shapes[0], shapes[1]
     transposed = "transpose" in op
     groups = (out_shape[1] if transposed else x[1]) // w[1]
-    positions = _numel((x if transposed else out_shape)[2:])
-    return 2 * x[0] * _numel(w) * positions, groups
+    positions = prod((x if transposed else out_shape)[2:])
+    return 2 * x[0] * prod(w) * positions, groups
 
 
 def _product_flops(op: str, shapes: list, out_shape) -> tuple[str, int] | None:
@@ -63,7 +57,7 @@ def _product_flops(op: str, shapes: list, out_shape) -> tuple[str, int] | None:
         return None
     if not a or not b:
         return None
-    return name, 2 * _numel(out_shape) * a[-1]
+    return name, 2 * prod(out_shape) * a[-1]
 
 
 class _Recorder(_prof._Recorder):
