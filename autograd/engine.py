@@ -19,6 +19,7 @@ from ..core.sparse import SparseTensor as _SparseTensor
 from .grad_mode import _state, names_on
 from .node import RESULT, Node, RemovableHandle
 from .saved_hooks import Packed
+from .views import _multi_error as _multi_view_error
 from .views import fresh as _fresh_view
 
 _FREED_MSG = (
@@ -40,7 +41,13 @@ def _check_versions(node: Node) -> None:
             nr = ex.get("nr", 0) if ex else 0
             # a saved output names the node that made it; a saved input its current grad_fn
             fn = node if node.res and any(t._data is r for r in node.res) else t._grad_fn
-            where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+            short = _short_name(fn) if fn is not None else None
+            if fn is not node and fn is not None and ex and ex.get("base") is not None:
+                if ex.get("cm") == "multi":  # torch refuses to regenerate such a view first
+                    raise RuntimeError(_multi_view_error(t))
+                if not ex.get("detached"):
+                    short = "AsStrided"  # torch regenerates a changed view's grad_fn so
+            where = f", which is output {nr} of {short}," if fn is not None else ""
             hint = (
                 "Hint: the backtrace further above shows the operation that failed to compute "
                 "its gradient. The variable in question was changed in there or anywhere "
@@ -57,10 +64,14 @@ def _check_versions(node: Node) -> None:
 
 
 def _short_name(fn) -> str:
-    """torch names the node without its 'Backward0' suffix here (``output 0 of Mul``)."""
+    """torch names the node without its 'Backward' here, and without a 0 after it (``output 0
+    of Mul`` for MulBackward0, ``of Pow1`` for PowBackward1)."""
     name = fn.name()
     i = name.rfind("Backward")
-    return name[:i] if i > 0 and (name[i + 8 :].isdigit() or not name[i + 8 :]) else name
+    rest = name[i + 8 :]
+    if i > 0 and (rest.isdigit() or not rest):
+        return name[:i] + ("" if rest in ("", "0") else rest)
+    return name
 
 
 def _saved_args(node: Node) -> list:
@@ -608,8 +619,15 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
             c._names = g._names
             g = c
         la = leaf._data
-        if not la.flags.c_contiguous and g._data.strides != la.strides and not create_graph:
-            g = _like_leaf(la, g)  # torch's layout contract: a channels_last leaf's grad is too
+        ga = g._data
+        if (
+            ga.strides != la.strides
+            and not create_graph
+            and not (la.flags.c_contiguous and ga.flags.c_contiguous)  # size-1 dims' strides
+        ):
+            # torch's layout contract: .grad has its leaf's strides (a channels_last leaf's
+            # grad is channels_last, a contiguous leaf's is contiguous whatever g's layout)
+            g = _like_leaf(la, g)
         _hand(handed, g._data)
         leaf._grad = g
     elif old._names is not g._names and old._names != g._names:
@@ -627,7 +645,9 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     if ex and ex.get("post_acc_hooks"):
         for h in ex["post_acc_hooks"]:
             with names_on():
-                h(leaf)
+                r = h(leaf)
+            if r is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _make_root_grads(roots, grads, who: str):
@@ -658,8 +678,8 @@ def _make_root_grads(roots, grads, who: str):
                 g = _tensor(g, dtype=t.dtype, device=t.device)
             if g._data.shape != t._data.shape:
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
-                    f"has a shape of {t.shape}."
+                    f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size("
+                    f"{list(g.shape)}) and output[{i}] has a shape of torch.Size({list(t.shape)})."
                 )
             if g.dtype is not t.dtype:
                 if (g._data.dtype.kind == "c") != (t._data.dtype.kind == "c"):
@@ -705,6 +725,9 @@ def _as_tuple(x):
 PARTIAL = [0]
 
 
+_CYCLE_WARNED = [False]  # backward(create_graph=True)'s reference-cycle warning, given once
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """ember.autograd.backward: accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
     tensors = _as_tuple(tensors)
@@ -718,9 +741,22 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in only:
             _fresh_view(t)
+            if not t.requires_grad:  # torch's text: it retains the inputs' gradients
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             if t._grad_fn is not None:
                 _register_nonleaf_target(t)
     grads = _make_root_grads(tensors, grad_tensors, "backward")
+    if create_graph and not _CYCLE_WARNED[0]:
+        _CYCLE_WARNED[0] = True  # torch warns once per process
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
     if only is None:
         run_backward(tensors, grads, retain_graph, create_graph)
         return
@@ -772,6 +808,10 @@ def grad(
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
+        if not isinstance(t, _tm.Tensor):
+            raise RuntimeError(  # noqa: TRY004  (torch's error type)
+                f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}"
+            )
         _fresh_view(t)
     if retain_graph is None:
         retain_graph = create_graph
@@ -1013,4 +1053,12 @@ def retain_grad(t) -> None:
     # runs after the user's hooks on this tensor: append to the same list (kept last)
     ex = t._extra
     ex["retain_hook"] = keep
-    t._grad_fn._add_hook(ex.get("nr", 0), keep)
+    ex["retain_at"] = t._grad_fn._add_hook(ex.get("nr", 0), keep)
+
+
+def move_retain_hook(t) -> None:
+    """An in-place op gave ``t`` a new grad_fn: its retained gradient follows it (torch keeps
+    the gradient of the tensor's current value), the old node's hook is dropped."""
+    ex = t._extra
+    ex["retain_at"].remove()
+    ex["retain_at"] = t._grad_fn._add_hook(ex.get("nr", 0), ex["retain_hook"])

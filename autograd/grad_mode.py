@@ -6,6 +6,7 @@ import functools
 import inspect
 import sys
 import threading
+import warnings
 
 
 class _State(threading.local):
@@ -68,7 +69,19 @@ class _Mode:
 
     def __call__(self, fn):
         if isinstance(fn, type):
-            raise TypeError(f"{type(self).__name__} cannot decorate a class")
+            # torch still allows it (a function constructing the class under the mode), warning
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
 
         if inspect.isgeneratorfunction(fn):
             return _wrap_generator(self._clone, fn)

@@ -2,24 +2,28 @@
 
 ``saved_tensors_hooks(pack, unpack)`` decides what the graph keeps of each tensor saved for
 backward (see autograd/saved_hooks.py), ``save_on_cpu()`` keeps them on the cpu,
-``disable_saved_tensors_hooks`` forbids such hooks in a region, ``increment_version`` marks a
-tensor as changed in place, and ``Node`` is the type every ``grad_fn`` is an instance of.
+``disable_saved_tensors_hooks`` forbids such hooks in a region,
+``allow_mutation_on_saved_tensors`` lets in-place ops change saved tensors, ``increment_version``
+marks a tensor as changed in place, and ``Node`` is the type every ``grad_fn`` is an instance of.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.tensor import Tensor
 from . import engine as _engine
+from . import grad_mode as _grad_mode
 from . import saved_hooks as _sh
 from .node import AccumulateGrad as _AccumulateGrad
 from .node import Node as _Node
 
 __all__ = [
     "Node",
+    "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
     "increment_version",
     "register_multi_grad_hook",
@@ -75,6 +79,52 @@ class save_on_cpu(saved_tensors_hooks):
             return t.to(device)
 
         super().__init__(pack, unpack)
+
+
+class _AllowMutationOnSavedContext:
+    """What ``allow_mutation_on_saved_tensors()`` yields; open while the context is."""
+
+    def __init__(self) -> None:
+        self.open = True
+
+
+_MUTATION_CTX: list = []  # the open allow_mutation_on_saved_tensors context, if any
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Context manager under which tensors saved for backward may be modified in place: backward
+    uses their values as they were when saved, where it would otherwise refuse to run. The graph
+    must be differentiated inside the context.
+
+    ember keeps a copy of each tensor saved inside the context (torch copies a saved tensor when
+    it is first modified); a tensor left unmodified is used itself, so double backward through it
+    works as usual."""
+    if _MUTATION_CTX:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack(t: Tensor):
+        with _grad_mode.no_grad():
+            return t, t._ver[0], t.clone()
+
+    def unpack(packed) -> Tensor:
+        if not ctx.open:
+            # torch's text, its missing space included
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                "in which the graph was originally recorded."
+            )
+        t, ver, copy = packed
+        return t if t._ver[0] == ver else copy
+
+    _MUTATION_CTX.append(ctx)
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield ctx
+    finally:
+        ctx.open = False
+        _MUTATION_CTX.pop()
 
 
 class disable_saved_tensors_hooks:

@@ -186,6 +186,18 @@ class AccumulateGrad:
 
     next_functions = ()
 
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before the leaf's gradient is accumulated and may return new
+        grad_outputs (a one-tuple); returns a handle. It is a hook of the leaf's gradient."""
+
+        def hook(g):
+            from .engine import _check_hook_results
+
+            r = fn((g,))
+            return None if r is None else _check_hook_results(fn, (g,), r)[0]
+
+        return self.variable.register_hook(hook)
+
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
 

@@ -389,17 +389,24 @@ def _combine(higher, lower):
 
 _FILL_TYPE_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
                     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-                    "uint64": "uint64_t", "float32": "float"}  # fmt: skip
-_F32_MAX = float(np.finfo(np.float32).max)
+                    "uint64": "uint64_t", "float32": "float", "float64": "double",
+                    "float16": "c10::Half", "bfloat16": "c10::BFloat16"}  # fmt: skip
+_FLOAT_MAX = {
+    "float16": float(np.finfo(np.float16).max),
+    "bfloat16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max),
+    "float32": float(np.finfo(np.float32).max),
+}
 
 
 def fill_scalar(v, npd):
     """Python number ``v`` to store in an array of numpy dtype ``npd`` (fill_, full, masked_fill,
     x[i] = v), checked like torch: a value out of the type's range raises, except that negative
-    ints wrap into unsigned types (uint8 fill_(-1) gives 255), and float16 overflows to inf."""
+    ints wrap into unsigned types (uint8 fill_(-1) gives 255); inf and nan pass into float types."""
     kind = npd.kind
     t = type(v)
     if t is complex and kind != "c":  # a real target takes only a real value
+        if kind == "b":
+            return bool(v)  # bool takes any number: nonzero is True
         if v.imag:
             raise _fill_overflow(npd)
         v, t = v.real, float
@@ -414,8 +421,10 @@ def fill_scalar(v, npd):
         if not (-info.max if kind == "u" else info.min) <= v <= info.max:
             raise _fill_overflow(npd)
         return v + info.max + 1 if v < 0 and kind == "u" else v
-    if npd == np.float32 and t is float and _F32_MAX < abs(v) < math.inf:
-        raise _fill_overflow(npd)
+    if t in (float, int) and kind in "fV":
+        top = _FLOAT_MAX.get(npd.name)
+        if top is not None and top < abs(v) < math.inf:  # past the type's range: no silent inf
+            raise _fill_overflow(npd)
     return v
 
 

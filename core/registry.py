@@ -148,6 +148,8 @@ class OpDef:
         ``only_for={"input": "other"}``: input ``input`` is used only for ``other``'s gradient,
         so it is saved (and its in-place changes checked) only when ``other`` needs one, as torch
         does (a frozen weight's matmul keeps no activation; ``y * 2`` keeps nothing of y).
+        ``<input>_shape`` / ``<input>_dtype`` save an input's shape or dtype;
+        ``<input>_geometry`` its array for the layout alone (as_strided), with no version check.
         """
         if fn is None:
             return lambda f: self.set_vjp(f, only_for=only_for)
@@ -167,6 +169,9 @@ class OpDef:
                 spec.append((3, self.in_names.index(p[:-6])))
             elif p.endswith("_dtype") and p[:-6] in self.in_names:
                 spec.append((6, self.in_names.index(p[:-6])))
+            elif p.endswith("_geometry") and p[:-9] in self.in_names:
+                # the input's array, for its layout only (as_strided): no version check
+                spec.append((7, self.in_names.index(p[:-9])))
             elif p in self.opt_names:
                 spec.append((2, p))
             else:
@@ -318,7 +323,8 @@ def promote_arrays(vals, floating: bool = False):
         if hasattr(v, "dtype"):
             out.append(v if v.dtype is npd else v.astype(npd))
         else:
-            out.append(npd.type(v) if npd.kind == "V" else v)
+            # (ml_dtypes' scalar takes no int past C long: its float is the same number)
+            out.append(npd.type(float(v) if type(v) is int else v) if npd.kind == "V" else v)
     return out, d
 
 
@@ -579,6 +585,10 @@ def _make_public(od: OpDef):
                 base = ins[0]
                 res._ver = base._ver
                 res._extra = {"base": base._base_or_self()}
+                if not _state.enabled:  # torch refuses recorded in-place writes to it later
+                    res._extra["ng"] = _state.inference  # made in no_grad or inference mode
+                    if base.requires_grad:  # torch's view requires grad then: no in-place at all
+                        res._extra["ngr"] = True
             else:
                 res._ver = [0]
                 res._extra = None
@@ -638,8 +648,11 @@ def _make_public(od: OpDef):
                 elif kind == 1:
                     saved.append(_RESULT)
                     has_res = True
-                elif kind == 6:  # an input's dtype
-                    saved.append(ins[key].dtype)
+                elif kind == 6:  # an input's dtype (None for a number: name rules tell overloads)
+                    t = ins[key]
+                    saved.append(t.dtype if isinstance(t, Tensor) else None)
+                elif kind == 7:  # an input's raw array: its strides and offset, not its values
+                    saved.append(ins[key]._data)
                 elif od.seq:  # kind 3 of a sequence op (cat): the shapes of all its tensors
                     saved.append(tuple(getattr(x, "shape", ()) for x in ins))
                 else:  # kind 3: an input's shape
@@ -712,6 +725,10 @@ def _wrap_int_scalars(arrays):
         raise OverflowError  # not an out-of-range integer scalar: let the caller see it
     for i, a in enumerate(arrays):
         if type(a) is int:
+            if a >= 2**64:  # past uint64 torch's parser takes no int at all
+                raise OverflowError("int too big to convert") from None
+            if a < -(2**63):
+                raise OverflowError("can't convert negative int to unsigned") from None
             arrays[i] = _dt.wrap_int(a, ref.dtype)
 
 
@@ -830,6 +847,10 @@ def _wrap_many(od, ins, rs, names):
         if od.view:
             t._ver = ins[0]._ver
             t._extra = {"base": ins[0]._base_or_self(), "nr": k}
+            if not _state.enabled:
+                t._extra["ng"] = _state.inference
+                if ins[0].requires_grad:
+                    t._extra["ngr"] = True
         else:
             t._ver = [0]
             t._extra = {"nr": k} if k else None
@@ -876,7 +897,7 @@ def _write_out(od, out, res, ins=()):
             _write_out(od, o, r, ins)
         # torch hands back its named tuple (values=, indices=) around the out= tensors
         return type(res)(*out) if hasattr(res, "_fields") else out
-    if res.requires_grad and _state.enabled:
+    if _state.enabled and (res.requires_grad or getattr(out, "requires_grad", False)):
         # torch.special's ops are aten::special_<name>: ember registers them as _special_<name>
         shown = od.name[1:] if od.name.startswith("_special_") else od.name
         raise RuntimeError(
@@ -941,14 +962,20 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     if _VMAP_SLICES:
         n = od.__dict__.get("inplace_name") or od.name.lstrip("_")
         _vmap_refuse_inplace(n if n.endswith("_") else n + "_", self, args)
+    ex = self._extra
+    if grad_on and self._grad_fn is not None and ex and "cm" in ex:
+        # split/custom Function outputs (a custom Function's views are made under no_grad: its
+        # refusal comes first, as torch's creation meta says IN_CUSTOM_FUNCTION)
+        from .ops.indexing import check_multi_view_inplace
+
+        check_multi_view_inplace(self)
+    if grad_on and ex and "ngr" in ex:
+        # a view made in no_grad of a tensor requiring grad (torch: it requires grad too)
+        raise RuntimeError(INFERENCE_VIEW_INPLACE_MSG if ex["ng"] else NO_GRAD_VIEW_INPLACE_MSG)
     if grad_on and self.requires_grad and self._grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if grad_on and self._grad_fn is not None and self._extra and "cm" in self._extra:
-        from .ops.indexing import check_multi_view_inplace  # split/custom Function outputs
-
-        check_multi_view_inplace(self)
     if (
         od.ufunc is not None
         and not kw
@@ -986,8 +1013,37 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     if r._names is not None or self._names is not None:
         self._names = names
     if r._grad_fn is not None:
+        bname = od.__dict__.get("inplace_backward_name")  # threshold_: ThresholdBackward1
+        if bname is not None:
+            r._grad_fn.bname = bname
         _rebase_history(self, r)
+        node = r._grad_fn
+        if node.res and node.vers and _torch_saves_result(od, args):
+            _adopt_result(node, self)  # the derivative reuses the result: self now holds it
     return self
+
+
+def _torch_saves_result(od: OpDef, args: tuple) -> bool:
+    """Whether torch's derivative of in-place ``od`` keeps the result too (where ember's uses it
+    only to save work, torch keeps the input, and changing the result later is allowed)."""
+    if od.name == "erfinv":
+        return False
+    if od.name == "_pow_tensor":  # pow_(scalar) keeps self, pow_(tensor) its result
+        return bool(args) and isinstance(args[0], Tensor)
+    return True
+
+
+def _adopt_result(node, self: Tensor) -> None:
+    """An in-place op's node saved its result: keep ``self`` (its array and version counter)
+    instead of the temporary, as torch saves the modified tensor, so a later in-place change of
+    ``self`` is refused in backward (sigmoid_() then mul_())."""
+    node.res = [self._data]
+    node.vers = [
+        (_SavedOutput(self._ver, self._data, 0), self._ver[0])
+        if type(t) is _SavedOutput
+        else (t, v)
+        for t, v in node.vers
+    ]
 
 
 def _ufunc_inplace(od: OpDef, self: Tensor, o):
@@ -1005,6 +1061,8 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
     elif isinstance(o, _SCALARS):
         other = o
         same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
+        if same and type(o) not in (int, float):  # a numpy scalar (np.float64 is a float)
+            same = o.dtype.kind in "biu"  # its kind decides the cast check below
         if a.dtype is _F16 or a.dtype is _BF16:
             # a 16-bit float: as the out-of-place op computes it (in float32 for
             # opmath_scalar ops; ml_dtypes' in-place loops round otherwise)
@@ -1042,6 +1100,8 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
 
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
     r = od.public(self, o)
+    if r._data.dtype is not self._data.dtype and not _dt.can_cast(r.dtype, self.dtype):
+        raise _cast_error(r.dtype, self.dtype)  # f16 += 1j: no silent narrowing
     if r._data.shape != self._data.shape:
         raise RuntimeError(
             f"output with shape {list(self._data.shape)} doesn't match the broadcast "
@@ -1102,8 +1162,38 @@ def _snapshot(t: Tensor) -> Tensor:
     return c
 
 
+NO_GRAD_VIEW_INPLACE_MSG = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+INFERENCE_VIEW_INPLACE_MSG = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the inference_mode block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+
+
 def _rebase_history(self: Tensor, r: Tensor) -> None:
     base = self._extra.get("base") if self._extra else None
+    if base is not None and "ng" in self._extra:
+        raise RuntimeError(
+            INFERENCE_VIEW_INPLACE_MSG if self._extra["ng"] else NO_GRAD_VIEW_INPLACE_MSG
+        )
+    if self._extra and "retain_hook" in self._extra:
+        from ..autograd.engine import move_retain_hook
+
+        _rebase_core(self, base, r)
+        move_retain_hook(self)  # .grad is the gradient of the new value, as in torch
+        return
+    _rebase_core(self, base, r)
+
+
+def _rebase_core(self: Tensor, base, r: Tensor) -> None:
     if base is not None:
         from .ops.indexing import _write_through_view  # torch's CopySlices for views
 

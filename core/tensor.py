@@ -142,9 +142,12 @@ class Tensor:
         t._grad = None
         t._names = data._names
         t._ver = data._ver
+        ex = data._extra
         t._extra = (
             {"base": data._base_or_self()}
-            if data._extra and data._extra.get("base") is not None
+            if ex and ex.get("base") is not None
+            else {"inf": True}  # an inference tensor's subclass is one too (Parameter refuses it)
+            if ex and ex.get("inf")
             else None
         )
         if require_grad:
@@ -216,7 +219,15 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim=_ALL):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        a = self._data
+        if a.size or not a.ndim or any(a.strides):
+            st = tuple(s // a.itemsize for s in a.strides)
+        else:  # numpy gives a new empty array zero strides; torch, contiguous ones (0 counts as 1)
+            st, n = [], 1
+            for s in reversed(a.shape):
+                st.append(n)
+                n *= s or 1
+            st = tuple(reversed(st))
         if dim is _ALL:
             return st
         if dim is None:
@@ -462,6 +473,10 @@ class Tensor:
     def _base(self):
         ex = self._extra
         return None if not ex or ex.get("detached") else ex.get("base")
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is an autograd view of another (``_base`` is set), as in torch."""
+        return self._base is not None
 
     def _base_or_self(self) -> Tensor:
         b = self._extra.get("base") if self._extra else None

@@ -4,6 +4,8 @@ array has no ``_data``/``_names``/``relu``), so a correct call pays nothing."""
 
 from __future__ import annotations
 
+import functools
+
 from ..core.tensor import Tensor
 
 
@@ -17,6 +19,28 @@ def arg_type_error(fn: str, exc: Exception, names: tuple, args: tuple) -> Except
                 f"{fn}(): argument '{name}' (position {i + 1}) must be Tensor, not {_tp_name(a)}"
             )
     return exc
+
+
+def tensor_input(fn: str):
+    """Decorator: a call whose body failed (AttributeError, TypeError) on a non-Tensor first
+    argument ``input`` raises torch's ``fn(): argument 'input' (position 1) must be Tensor, not
+    list`` instead (None included: the input is never optional)."""
+
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(input, *args, **kwargs):
+            try:
+                return f(input, *args, **kwargs)
+            except (AttributeError, TypeError):
+                if isinstance(input, Tensor):
+                    raise
+                raise TypeError(
+                    f"{fn}(): argument 'input' (position 1) must be Tensor, not {_tp_name(input)}"
+                ) from None
+
+        return wrapper
+
+    return deco
 
 
 def _tp_name(a) -> str:

@@ -31,7 +31,7 @@ from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
-from ..core.dtype import C_NAMES
+from ..core.dtype import C_NAMES, scalar_name
 from ..core.kernels.fused_softmax import attention_softmax_kernels
 from ..core.names import check_weight_dims, names_of
 from ..core.ops.creation import zeros as _zeros
@@ -84,6 +84,8 @@ def _scores(xp, query, key, scale):
 
 def _softmax_(xp, s, safe: bool):
     """softmax over the last dim, in place on ``s``. ``safe``: rows that are all -inf give 0."""
+    if s.shape[-1] == 0:  # no keys: nothing to normalize (the output is zeros)
+        return s
     m = s.max(axis=-1, keepdims=True)
     if safe:
         m = xp.where(xp.isneginf(m), 0, m)
@@ -349,9 +351,7 @@ def scaled_dot_product_attention(
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
         )
     if qd.dtype.kind not in "fV":
-        raise RuntimeError(
-            f"expected scalar type Float but found {str(query.dtype).rsplit('.', 1)[-1].title()}"
-        )
+        raise RuntimeError(f"expected scalar type Float but found {scalar_name(query.dtype)}")
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     E = qd.shape[-1]
@@ -402,13 +402,18 @@ def scaled_dot_product_attention(
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
                 "instead."
             )
+        if is_causal and not flash:  # only torch's flash kernel takes both (its math path not)
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                "is_causal=True"
+            )
         sshape = _bshape(qd.shape[:-2], key._data.shape[:-2]) + (qd.shape[-2], S)
         if md.shape != sshape[len(sshape) - md.ndim :]:
             try:
                 np.broadcast_shapes(sshape, md.shape)
             except ValueError:
                 raise broadcast_error((sshape, md.shape)) from None
-        if is_causal:  # torch >= 2.10 applies both: the mask and the upper-left causal block
+        if is_causal:  # torch's flash kernel applies both: the mask and the upper-left block
             xp = array_module(md)
             causal = _causal_block(xp, md, qd.shape[-2], S)
             if md.dtype.kind == "b":

@@ -6,6 +6,7 @@ them their torch.nn.functional names, and lays conv_tbc's time-batch-channel for
 
 from __future__ import annotations
 
+from ..autograd.node import as_torch_node
 from ..core.ops.convolution import (
     conv1d,
     conv2d,
@@ -51,4 +52,4 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     if pad < 0:  # torch crops: conv1d takes no negative padding
         x, pad = x[:, :, -pad : x.shape[2] + pad], 0
     out = conv1d(x, weight.permute(2, 1, 0), bias, 1, pad)
-    return out.permute(2, 0, 1)
+    return as_torch_node(out.permute(2, 0, 1), "ConvTbcBackward0")  # one kernel in torch

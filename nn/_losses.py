@@ -320,6 +320,13 @@ def _float_only(kernel: str, input, target) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
+def _float_input(kernel: str, input: Tensor) -> None:
+    """torch's error for a kernel that refuses an integer or bool input whatever the target."""
+    a = input._data.dtype
+    if a.kind in "biu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
+
+
 def _weighted(loss, weight, input, reduction, normalize):
     """An elementwise loss reduced, optionally weighted per element (``normalize``: 'mean'
     divides by the total weight)."""
@@ -563,6 +570,7 @@ def binary_cross_entropy(
         raise RuntimeError(
             f"Found dtype {scalar_name(target.dtype)} but expected {scalar_name(input.dtype)}"
         )
+    _float_input("binary_cross_entropy", input)
     # written as "not inside [0, 1]", so that NaN fails the checks, as in torch
     x = input._data
     if not bool(((x >= 0) & (x <= 1)).all()):
@@ -597,6 +605,7 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size(target.shape)}) must be the same as input size "
             f"({_size(input.shape)})"
         )
+    _float_input("log_sigmoid_cpu", input)  # torch's kernel refuses an integer input first
     if not (target.is_floating_point() or target.is_complex()):
         if target.dtype is _bool:
             raise RuntimeError(
@@ -662,6 +671,10 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
         raise RuntimeError(
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}"
+        )
+    if weight is not None and weight.dtype is not logp.dtype:  # torch's kernel never casts it
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(logp.dtype)} but found {scalar_name(weight.dtype)}"
         )
     xp = array_module(td)
     valid = td != ignore_index
@@ -939,6 +952,7 @@ def multilabel_soft_margin_loss(
         reduction = _legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
+    _float_input("log_sigmoid_cpu", input)
     loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -1221,8 +1235,11 @@ def _ctc_grad(xp, lp, targets, input_lengths, target_lengths, blank, zero_infini
         g = xp.exp(lp) - acc
     inside = (xp.arange(T)[:, None] < in_len[None, :])[:, :, None]
     g = xp.where(inside, g, 0)
+    infeasible = xp.isinf(nll)[None, :, None]
     if zero_infinity:
-        g = xp.where(xp.isinf(nll)[None, :, None], 0, g)
+        g = xp.where(infeasible, 0, g)
+    else:  # torch's exp(lp) - exp(log(alpha beta) + nll - lp): -inf + inf for every class
+        g = xp.where(infeasible & inside, xp.nan, g)
     return g.astype(lp.dtype, copy=False)
 
 
@@ -1277,10 +1294,14 @@ def ctc_loss(
             )
         log_probs = log_probs.unsqueeze(1)
         targets = targets.unsqueeze(0)
-        input_lengths = _lengths(input_lengths, log_probs).reshape(1)
-        target_lengths = _lengths(target_lengths, log_probs).reshape(1)
+        # (a batch of lengths fails the batch-size checks below, as in torch)
+        input_lengths = _lengths(input_lengths, log_probs).reshape(-1)
+        target_lengths = _lengths(target_lengths, log_probs).reshape(-1)
     il = _lengths(input_lengths, log_probs)
     tl = _lengths(target_lengths, log_probs)
+    for name, x in (("input_lengths", il), ("target_lengths", tl)):
+        if x._data.dtype.kind not in "iu":
+            raise RuntimeError(f"{name} must be integral")
     T, N, C = log_probs.shape
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")

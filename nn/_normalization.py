@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import vmap as _vmap
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
@@ -90,9 +91,11 @@ def instance_norm(
                 "Expected more than 1 spatial element when training, got input size "
                 f"torch.Size({list(shape)})"
             )
-    return _norm._instance_norm(
+    out = _norm._instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
     )
+    # torch batch-normalizes a (1, N*C, ...) view and views the result back
+    return _as_torch_node(out, "ViewBackward0")
 
 
 @_autocast_entry
@@ -110,12 +113,13 @@ def group_norm(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
         )
     shape = list(input.shape)
-    if num_groups > 0:  # torch checks the (N * C / G, G, *spatial) view has more than 1 value
-        view = [shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]
-        if view[0] * math.prod(view[2:]) == 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {view}"
-            )
+    # torch checks the (N * C / G, G, *spatial) view has more than 1 value (num_groups=0: its
+    # ZeroDivisionError)
+    view = [shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]
+    if view[0] * math.prod(view[2:]) == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {view}"
+        )
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 

@@ -186,6 +186,20 @@ _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 # ---------------------------------------------------------------------- LP pooling
 def _lp_pool(nd):
     def fn(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        # torch unpacks the window's sizes itself, then hands kernel_size to avg_pool: their
+        # errors (a float size, a tuple of another length)
+        if isinstance(kernel_size, float):
+            raise TypeError(
+                f"avg_pool{nd}d(): argument 'kernel_size' (position 2) must be tuple of ints, "
+                "not float"
+            )
+        if nd > 1 and not isinstance(kernel_size, int) and len(kernel_size) != nd:
+            k = len(kernel_size)
+            raise ValueError(
+                f"too many values to unpack (expected {nd})"
+                if k > nd
+                else f"not enough values to unpack (expected {nd}, got {k})"
+            )
         n = 1
         for x in _triple(kernel_size, nd):
             n *= x
@@ -348,7 +362,6 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     ]
     if output_size is None:
         return tuple(default)
-    output_size = list(output_size)
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -360,8 +373,7 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         lo, hi = default[d] - stride[d], default[d] + stride[d]
         if not lo < output_size[d] < hi:
             raise ValueError(
-                f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {lo} '
-                f"and {hi})"
+                f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
             )
     return tuple(output_size)
 
@@ -369,8 +381,8 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
 def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     if nd == 1:  # torch runs it as a 2-d unpool of width 1 (its errors say so)
         k, s, p = _triple(kernel_size, 1), _triple(stride or kernel_size, 1), _triple(padding, 1)
-        if output_size is not None:
-            output_size = list(output_size) + [1]
+        if output_size is not None:  # checked as given (torch's errors print it so)
+            output_size = list(_unpool_output_size(input, k, s, p, output_size)) + [1]
         out = _unpool(
             2,
             input.unsqueeze(-1),

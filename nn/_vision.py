@@ -485,24 +485,24 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = tuple(size)
+    given, size = size, tuple(size)  # the messages print the size as given (a list, a Size)
     shp = tuple(theta.shape)
     if len(size) == 4:
         if theta.dim() != 3 or shp[-2] != 2 or shp[-1] != 3:
             raise ValueError(
                 "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                f"{size}. Got {theta.shape}."
+                f"{given}. Got {theta.shape}."
             )
     elif len(size) == 5:
         if theta.dim() != 3 or shp[-2] != 3 or shp[-1] != 4:
             raise ValueError(
                 "Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                f"{size}. Got {theta.shape}."
+                f"{given}. Got {theta.shape}."
             )
     else:
         raise NotImplementedError(
             "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-            f"respectively. Got size {size}."
+            f"respectively. Got size {given}."
         )
     spatial = size[2:]
     if align_corners and min(spatial) == 1:
@@ -513,5 +513,5 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
             stacklevel=2,
         )
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     return _vision.affine_grid_generator(theta, size, bool(align_corners))

@@ -37,6 +37,7 @@ from . import _pooling as _pooling_mod
 from . import _vision as _vision_mod
 from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 from ._args import arg_type_error as _arg_type_error
+from ._args import tensor_input as _tensor_input
 from ._attention import *
 from ._conv import *
 from ._linear_cross_entropy import linear_cross_entropy
@@ -117,9 +118,11 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 # ---------------------------------------------------------------------- in-place helper
-def _inplace(input: Tensor, fn, *args) -> Tensor:
+def _inplace(input: Tensor, fn, *args, node: str | None = None) -> Tensor:
     """Run ``fn(input, *args)`` out of place and write the result into ``input`` (version bump;
-    under autograd the input's history is rebased onto the result, its old value snapshotted)."""
+    under autograd the input's history is rebased onto the result, its old value snapshotted).
+    ``node``: the grad_fn name of torch's in-place kernel where it differs from the out-of-place
+    one (elu_ saves its result, not its input: EluBackward1)."""
     src = input
     if _state.enabled and input.requires_grad:
         if input._grad_fn is None:
@@ -131,6 +134,8 @@ def _inplace(input: Tensor, fn, *args) -> Tensor:
     input._data[...] = r._data
     input._ver[0] += 1
     if r._grad_fn is not None and _state.enabled:
+        if node is not None:
+            _as_torch_node(r, node)
         _rebase_history(input, r)
     return input
 
@@ -185,6 +190,7 @@ def relu_(input: Tensor) -> Tensor:
 _hardtanh = _act._hardtanh
 
 
+@_tensor_input("hardtanh")
 def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
@@ -206,6 +212,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return hardtanh(input, min_val, max_val, True)
 
 
+@_tensor_input("relu6")
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6)."""
     return hardtanh(input, 0.0, 6.0, inplace)
@@ -214,6 +221,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 _hardsigmoid = _act._hardsigmoid
 
 
+@_tensor_input("hardsigmoid")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
     _float_kernel_only(input, "hardsigmoid_cpu")
@@ -223,6 +231,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 _hardswish = _act._hardswish
 
 
+@_tensor_input("hardswish")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
     _float_kernel_only(input, "hardswish_cpu")
@@ -234,20 +243,22 @@ def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
     return _act._elu(x, _number(alpha, "elu", "alpha", 2), scale)
 
 
+@_tensor_input("elu")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    return _inplace(input, _elu, alpha) if inplace else _elu(input, alpha)
+    return _inplace(input, _elu, alpha, node="EluBackward1") if inplace else _elu(input, alpha)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`elu`."""
-    return _inplace(input, _elu, alpha)
+    return elu(input, alpha, True)
 
 
+@_tensor_input("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
     if inplace:
-        return _inplace(input, _elu, _SELU_ALPHA, _SELU_SCALE)
+        return _inplace(input, _elu, _SELU_ALPHA, _SELU_SCALE, node="EluBackward1")
     return _elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
@@ -261,12 +272,15 @@ def _celu(x: Tensor, alpha: float) -> Tensor:
     return _as_torch_node(_act._elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0")
 
 
+@_tensor_input("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     alpha = _number(alpha, "celu", "alpha", 2)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _inplace(input, _celu, alpha) if inplace else _celu(input, alpha)
+    if inplace:
+        return _inplace(input, _celu, alpha, node="CeluBackward1")
+    return _celu(input, alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -279,10 +293,11 @@ def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
     return _act._leaky_relu(x, negative_slope)
 
 
+@_tensor_input("leaky_relu")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
     if inplace:
-        return _inplace(input, _leaky_relu, negative_slope)
+        return _inplace(input, _leaky_relu, negative_slope, node="LeakyReluBackward1")
     return _leaky_relu(input, negative_slope)
 
 
@@ -344,8 +359,8 @@ def rrelu(
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if inplace:
-        return _inplace(input, _rrelu, lower, upper, training)
-    return _rrelu(input, lower, upper, training)
+        return _inplace(input, _rrelu, lower, upper, training, node="RreluWithNoiseBackward1")
+    return _as_torch_node(_rrelu(input, lower, upper, training), "RreluWithNoiseBackward0")
 
 
 def rrelu_(
@@ -372,6 +387,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return _as_torch_node(_in_opmath(lambda u, v: u * v.sigmoid(), a, b), "GluBackward0")
 
 
+@_tensor_input("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
@@ -380,18 +396,21 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return _act._gelu(input, approximate=approximate)
 
 
+@_tensor_input("log_sigmoid")
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     _float_kernel_only(input, "log_sigmoid_cpu")
     return _as_torch_node(_in_opmath(lambda x: -softplus(-x), input), "LogSigmoidBackward0")
 
 
+@_tensor_input("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     _float_kernel_only(input, "hardshrink_cpu")
     return _as_torch_node(input * (input.abs() > lambd), "HardshrinkBackward0")
 
 
+@_tensor_input("softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
     _float_kernel_only(input, "softshrink_check")
@@ -404,7 +423,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
             f"lambda must be in range [0, {fmax}] for input dtype "
             f"{SCALAR_NAMES.get(dname, dname.capitalize())}, but found {lambd:g}"
         )
-    return _as_torch_node(input - input.clamp(-lambd, lambd), "SoftshrinkBackward0")
+    out = _in_opmath(lambda x: x - x.clamp(-lambd, lambd), input)
+    return _as_torch_node(out, "SoftshrinkBackward0")
 
 
 def _finfo_max(t: Tensor) -> float:
@@ -424,6 +444,7 @@ def softsign(input: Tensor) -> Tensor:
 
 
 @_autocast_entry
+@_tensor_input("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
     beta = _number(beta, "softplus", "beta")
@@ -512,6 +533,7 @@ def sigmoid(input: Tensor) -> Tensor:
 _silu = _act._silu
 
 
+@_tensor_input("silu")
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
     _float_kernel_only(input, "silu_cpu", complex_ok=True)
@@ -522,6 +544,7 @@ def _mish(x: Tensor) -> Tensor:
     return _as_torch_node(_in_opmath(lambda u: u * softplus(u).tanh(), x), "MishBackward0")
 
 
+@_tensor_input("mish")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     _float_kernel_only(input, "mish_cpu")
@@ -768,12 +791,17 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
             stacklevel=3,
         )
         batched = True
+    # dropout1d/3d add a batch dim to an input without one and squeeze it away after (dropout2d
+    # adds none): torch's result is then that squeeze's view, in eval mode too
+    squeezed = spatial != 2 and nd != hi
     if not training or p == 0.0:
-        return input
-    # dropout3d adds a batch dim to any input that is not 5-D; dropout2d adds none
-    _feature_rank_check(nd + 1 if spatial == 3 and nd != hi else nd, p)
+        return input.unsqueeze(0).squeeze(0) if squeezed and not inplace else input
+    _feature_rank_check(nd + 1 if squeezed else nd, p)
     shape = _feature_shape(input, batched) if nd >= 2 else input._data.shape
-    return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
+    if inplace:  # torch's in-place squeeze_ is the input's last node
+        return _inplace(input, _dropout, p, shape, node="SqueezeBackward4" if squeezed else None)
+    out = _dropout(input, p, shape)
+    return out.unsqueeze(0).squeeze(0) if squeezed else out
 
 
 def dropout1d(
@@ -887,6 +915,8 @@ def embedding(
     if max_norm is not None:
         _emb_ops._check_indices(None, input._data, weight.shape[0], "embedding_renorm_", 2)
         _renorm_rows_(weight, input._data, max_norm, norm_type)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     return _embedding_op(
         weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
     )
@@ -973,6 +1003,11 @@ def embedding_bag(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
                 f"from position 0. However, got {int(starts[0])}"
             )
+        if starts.shape[0] and int(starts[-1]) > m:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {m} but got offsets[-1] of "
+                f"{int(starts[-1])}"
+            )
         if include_last_offset:
             nb = starts.shape[0] - 1
             bounds = starts[1:]
@@ -985,6 +1020,17 @@ def embedding_bag(
             last = int(starts[-1]) if starts.shape[0] else 0
             keep = xp.arange(m) < last
             seg = xp.where(keep, seg, nb)  # positions past the last offset join no bag
+    bad = (flat._data < 0) | (flat._data >= n)
+    if bool(bad.any()):  # the first bad index, in the words of torch's kernel for the mode
+        i = int(xp.nonzero(bad)[0][0])
+        v = int(flat._data[i])
+        if mode == "max" or pad >= 0:
+            raise RuntimeError(
+                f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {v}"
+            )
+        raise RuntimeError(
+            f"Index {i} of input takes value {v} which is not in the valid range [0, {n})"
+        )
     e = _embedding_op(
         weight, flat, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
     )
@@ -1066,6 +1112,12 @@ def pairwise_distance(
 @_autocast_entry
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
+    common = _promote_types(x1.dtype, x2.dtype)  # mixed inputs meet in their common dtype
+    if not (common.is_floating_point or common.is_complex):
+        raise RuntimeError(
+            f"expected common dtype to be floating point, yet common dtype is {scalar_name(common)}"
+        )
+    x1, x2 = x1.to(common), x2.to(common)
     n1 = x1.norm(2, dim).clamp(min=eps)
     n2 = x2.norm(2, dim).clamp(min=eps)
     # torch sums the product of the normalized inputs: that sum is its result's node

@@ -154,6 +154,7 @@ def _resolve(key):
 GENERIC = {
     "x 1": """
     F.adaptive_avg_pool1d F.adaptive_max_pool1d F.adaptive_max_pool1d_with_indices F.avg_pool1d
+    ember.adaptive_avg_pool1d ember.adaptive_max_pool1d
     F.group_norm F.max_pool1d F.max_pool1d_with_indices Tensor.chunk Tensor.cummax Tensor.cummin
     Tensor.cumprod Tensor.cumprod_ Tensor.cumsum Tensor.cumsum_ Tensor.fill_ Tensor.flip
     Tensor.hsplit Tensor.kthvalue Tensor.log_softmax Tensor.logcumsumexp Tensor.logsumexp
@@ -204,8 +205,8 @@ GENERIC = {
     Tensor.logical_not_ Tensor.logit Tensor.logit_ Tensor.long Tensor.lu Tensor.max Tensor.mean
     Tensor.median Tensor.min Tensor.mode Tensor.msort Tensor.nan_to_num Tensor.nan_to_num_
     Tensor.nanmean Tensor.nanmedian Tensor.nansum Tensor.ndimension Tensor.neg Tensor.neg_
-    Tensor.negative Tensor.negative_ Tensor.nelement Tensor.new Tensor.new_empty Tensor.new_ones
-    Tensor.new_zeros Tensor.nonzero Tensor.norm Tensor.normal_ Tensor.numel Tensor.pinverse
+    Tensor.negative Tensor.negative_ Tensor.nelement Tensor.new
+    Tensor.nonzero Tensor.norm Tensor.normal_ Tensor.numel Tensor.pinverse
     Tensor.polygamma_ Tensor.positive Tensor.prod Tensor.qr Tensor.rad2deg Tensor.rad2deg_
     Tensor.random_ Tensor.ravel Tensor.reciprocal Tensor.reciprocal_ Tensor.relu Tensor.relu_
     Tensor.resolve_conj Tensor.resolve_neg Tensor.rot90 Tensor.round Tensor.round_ Tensor.rsqrt
@@ -219,8 +220,8 @@ GENERIC = {
     Tensor.to_sparse_csr Tensor.tolist Tensor.trace Tensor.tril Tensor.tril_ Tensor.triu
     Tensor.triu_ Tensor.trunc Tensor.trunc_ Tensor.unbind Tensor.uniform_ Tensor.unique
     Tensor.unique_consecutive Tensor.var Tensor.var_mean Tensor.zero_ ember.abs ember.abs_
-    ember.absolute ember.acos ember.acos_ ember.acosh ember.acosh_ ember.adaptive_avg_pool1d
-    ember.adaptive_max_pool1d ember.adjoint ember.alias_copy ember.all ember.amax ember.amin
+    ember.absolute ember.acos ember.acos_ ember.acosh ember.acosh_
+    ember.adjoint ember.alias_copy ember.all ember.amax ember.amin
     ember.aminmax ember.angle ember.any ember.arccos ember.arccos_ ember.arccosh ember.arccosh_
     ember.arcsin ember.arcsin_ ember.arcsinh ember.arcsinh_ ember.arctan ember.arctan_
     ember.arctanh ember.arctanh_ ember.argmax ember.argmin ember.argsort ember.argwhere
@@ -328,7 +329,7 @@ GENERIC = {
     F.glu
     """,
     "x 1 1": """
-    F.lp_pool1d F.threshold F.threshold_ Tensor.moveaxis Tensor.movedim Tensor.new_full
+    F.lp_pool1d F.threshold F.threshold_ Tensor.moveaxis Tensor.movedim
     Tensor.repeat Tensor.select Tensor.swapaxes Tensor.swapaxes_ Tensor.swapdims
     Tensor.swapdims_ Tensor.transpose Tensor.transpose_ ember.alpha_dropout ember.alpha_dropout_
     ember.dropout ember.dropout_ ember.feature_alpha_dropout ember.feature_alpha_dropout_
@@ -417,6 +418,10 @@ EXPLICIT = {
     # shape and views
     **_same("ember.reshape Tensor.reshape ember.view_copy Tensor.view", "x3 2 12"),
     "ember.view": ("x3 2 12", None),
+    # factories on a tensor (torch requires their size)
+    **_same("Tensor.new_ones Tensor.new_zeros", "x", lambda f, x: f(x, (4,))),
+    "Tensor.new_empty": ("x", lambda f, x: f(x, (0,))),  # (no values to compare)
+    "Tensor.new_full": ("x", lambda f, x: f(x, (1,), 1)),
     **_same("ember.permute ember.permute_copy Tensor.permute", "x3 (2,0,1)"),
     **_same(
         "ember.expand ember.expand_copy Tensor.expand ember.broadcast_to Tensor.broadcast_to",

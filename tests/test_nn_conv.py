@@ -710,6 +710,9 @@ def test_fuse_conv_bn_eval():
 
 
 def test_same_padding_warning_points_at_the_callers_line():
+    from ember.core.ops import convolution
+
+    convolution._SAME_WARNED[0] = False  # torch warns once per process: re-arm it
     x, w = ember.randn(1, 1, 6, 6), ember.randn(1, 1, 2, 2)
     with pytest.warns(UserWarning, match="padding='same' with even kernel lengths") as rec:
         ember.nn.functional.conv2d(x, w, padding="same")

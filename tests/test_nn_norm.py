@@ -631,10 +631,19 @@ def test_instance_norm_mismatch_warns_without_affine():
 DISPATCH = [
     lambda x, w, b: ember.nn.functional.layer_norm(x, (4,), w, b),
     lambda x, w, b: ember.nn.functional.batch_norm(
-        x, ember.zeros(3, device=x.device), ember.ones(3, device=x.device), w[:3], b[:3], True
+        x,
+        ember.zeros(3, device=x.device, dtype=x.dtype),
+        ember.ones(3, device=x.device, dtype=x.dtype),
+        w[:3],
+        b[:3],
+        True,
     ),
     lambda x, w, b: ember.nn.functional.batch_norm(
-        x, ember.zeros(3, device=x.device), ember.ones(3, device=x.device), w[:3], b[:3]
+        x,
+        ember.zeros(3, device=x.device, dtype=x.dtype),
+        ember.ones(3, device=x.device, dtype=x.dtype),
+        w[:3],
+        b[:3],
     ),
     lambda x, w, b: ember.nn.functional.group_norm(x.reshape(2, 6, 2), 3, w.repeat(2)[:6]),
     lambda x, w, b: ember.nn.functional.instance_norm(x.reshape(2, 3, 4), weight=w[:3]),

@@ -29,6 +29,22 @@ def _c(arr):
     return _wrap(arr)
 
 
+def _opmath(a):
+    """``a`` as torch's kernels compute it: float16/bfloat16 in float32 (the caller rounds the
+    result back once; computing in the 16-bit type rounds each step and misses by an ulp)."""
+    return a.astype("float32") if a.dtype.itemsize == 2 and a.dtype.kind in "fV" else a
+
+
+def _scaled(grad, d):
+    """``grad * d`` for a derivative array ``d`` (no graph): a 16-bit gradient times a float32
+    ``d`` (computed by ``_opmath``) is multiplied in float32 and rounded once, as torch's
+    backward kernels do."""
+    g = grad._data
+    if d.dtype == g.dtype:
+        return grad * _c(d)
+    return _wrap((g.astype(d.dtype) * d).reshape(g.shape).astype(g.dtype), grad._names)
+
+
 # ---------------------------------------------------------------------- leaky_relu
 def _raw(t):
     """A derivative's raw array of ``t``: 1-element for a 0-d tensor, since numpy ufuncs turn
@@ -40,18 +56,21 @@ def _raw(t):
 @op(names=keep, method=False)
 def _leaky_relu(xp, input, negative_slope=0.01):
     s = negative_slope
+    x = _opmath(input)
     # max(x, s*x) is x for x > 0 and s*x otherwise whenever s <= 1 (min when s > 1)
-    r = xp.maximum(input, input * s) if s <= 1 else xp.minimum(input, input * s)
-    return r.astype(input.dtype, copy=False)  # bfloat16 * a Python float is float32
+    r = xp.maximum(x, x * s) if s <= 1 else xp.minimum(x, x * s)
+    return r.astype(input.dtype, copy=False)
 
 
 @_leaky_relu.vjp
 def _(grad, input, negative_slope):
     a = _raw(input)
+    if not _state.enabled:
+        a = _opmath(a)
     d = (a > 0).astype(a.dtype)
     d *= 1 - negative_slope
     d += negative_slope
-    return grad * _c(d)
+    return _scaled(grad, d)
 
 
 # ---------------------------------------------------------------------- hardtanh
@@ -69,22 +88,25 @@ def _(grad, input, min_val, max_val):
 # ---------------------------------------------------------------------- elu / selu / celu
 @op(names=keep, method=False)
 def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
-    neg = xp.minimum(input, 0)
+    x = _opmath(input)
+    neg = xp.minimum(x, 0)
     if input_scale != 1:
         neg *= input_scale
     neg = xp.expm1(neg)
     neg *= alpha * scale
-    pos = xp.maximum(input, 0)
+    pos = xp.maximum(x, 0)
     if scale != 1:
         pos *= scale
     pos += neg
-    return pos
+    return pos.astype(input.dtype, copy=False)
 
 
 @_elu.vjp
 def _(grad, input, alpha, scale, input_scale):
     a = _raw(input)
     xp = array_module(a)
+    if not _state.enabled:
+        a = _opmath(a)
     pos = (a > 0).astype(a.dtype)
     k = alpha * scale * input_scale
     if not _state.enabled:
@@ -97,7 +119,7 @@ def _(grad, input, alpha, scale, input_scale):
         if scale != 1:
             pos *= scale
         e += pos
-        return grad * _c(e)
+        return _scaled(grad, e)
     # double backward: the exponential branch stays a function of the input
     e = (input.clamp(max=0) * input_scale).exp() * k
     return grad * (e * _c(1 - pos) + _c(pos * scale))
@@ -106,20 +128,23 @@ def _(grad, input, alpha, scale, input_scale):
 # ---------------------------------------------------------------------- softplus
 @op(names=keep, method=False)
 def _softplus(xp, input, beta=1.0, threshold=20.0):
-    z = input * beta if beta != 1 else input
+    x = _opmath(input)
+    z = x * beta if beta != 1 else x
     # max(z, 0) + log1p(exp(-|z|)): no overflow anywhere; linear above the threshold, like torch
     r = xp.log1p(xp.exp(-xp.abs(z)))
     r += xp.maximum(z, 0)
     if beta != 1:
         r /= beta
-    xp.copyto(r, input, where=z > threshold)
-    return r
+    xp.copyto(r, x, where=z > threshold)
+    return r.astype(input.dtype, copy=False)
 
 
 @_softplus.vjp
 def _(grad, input, beta, threshold):
     a = _raw(input)
     xp = array_module(a)
+    if not _state.enabled:
+        a = _opmath(a)
     z = a * beta if beta != 1 else a
     lin = z > threshold
     if not _state.enabled:
@@ -130,7 +155,7 @@ def _(grad, input, beta, threshold):
         s += 1 - neg
         s /= 1 + e
         xp.copyto(s, 1, where=lin)
-        return grad * _c(s)
+        return _scaled(grad, s)
     m = lin.astype(a.dtype)
     return grad * ((input * beta).sigmoid() * _c(1 - m) + _c(m))
 
@@ -150,9 +175,11 @@ def _hardsigmoid(xp, input):
 @_hardsigmoid.vjp
 def _(grad, input):
     a = _raw(input)
+    if not _state.enabled:
+        a = _opmath(a)
     d = ((a > -3) & (a < 3)).astype(a.dtype)
     d /= 6
-    return grad * _c(d)
+    return _scaled(grad, d)
 
 
 @op(names=keep, method=False)
@@ -171,11 +198,13 @@ def _(grad, input):
     # NaN stays NaN as in torch's vectorized kernel)
     a = _raw(input)
     mid = ~((a <= -3) | (a >= 3))
-    outer = (a >= 3).astype(a.dtype)
     if not _state.enabled:
+        a = _opmath(a)
+        outer = (a >= 3).astype(a.dtype)
         d = a / 3
         d += 0.5
-        return grad * _c(select(array_module(a), mid, d, outer))
+        return _scaled(grad, select(array_module(a), mid, d, outer))
+    outer = (a >= 3).astype(a.dtype)
     from .comparison import where  # (comparison imports this module's neighbours)
 
     return grad * where(_c(mid), input / 3 + 0.5, _c(outer))

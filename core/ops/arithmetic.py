@@ -128,7 +128,10 @@ def add(xp, input, other, *, alpha=1):
     if type(alpha) is not int or alpha != 1:
         kind = _kind(input, other)
         _check_alpha(alpha, kind)
-        other = other * alpha if kind != "b" else xp.logical_and(other, bool(alpha))
+        if kind == "b":
+            other = xp.logical_and(other, bool(alpha))
+        else:
+            return _scaled(xp, xp.add, input, other, alpha)
     return xp.add(input, other)
 
 
@@ -144,8 +147,18 @@ def _sub_kernel(xp, a, b, alpha):
         a, b = promote_raw([a, b])[0]
     if type(alpha) is not int or alpha != 1:
         _check_alpha(alpha, _kind(a, b))
-        b = b * alpha
+        return _scaled(xp, xp.subtract, a, b, alpha)
     return xp.subtract(a, b)
+
+
+def _scaled(xp, fn, a, b, alpha):
+    """``fn(a, alpha * b)`` with ``alpha`` in the computation's dtype, as torch does. numpy keeps
+    the dtype itself, except for bfloat16, which it does not know: there a Python float would
+    make the result float32."""
+    d = a.dtype if hasattr(a, "dtype") else getattr(b, "dtype", None)
+    if d is None or d.kind != "V":
+        return fn(a, b * alpha)
+    return fn(a, b * d.type(alpha) if hasattr(b, "dtype") else d.type(b * alpha))
 
 
 @op(names=unify_inputs, dunders=("__sub__",), inplace="sub_", ufunc="subtract")
@@ -464,7 +477,11 @@ def remainder(xp, input, other):
         raise _not_impl("remainder_cpu", input if hasattr(input, "dtype") else other)
     if kind in "iu":
         _int_div_check(other)
-    return xp.remainder(input, other)
+        return xp.remainder(input, other)
+    # torch's float remainder is fmod moved into the divisor's sign: a zero keeps the dividend's
+    # sign (numpy's takes the divisor's: 0 % -3 would print as -0.)
+    mod = xp.fmod(input, other)
+    return xp.where((mod != 0) & ((other < 0) != (mod < 0)), mod + other, mod)
 
 
 @remainder.vjp
@@ -762,9 +779,25 @@ def nextafter(xp, input, other):
     """The next representable floating-point value after input in the direction of other."""
     _need_tensor("nextafter", 1, "input", input)
     _need_tensor("nextafter", 2, "other", other)
+    if input.dtype.kind == "V":  # bfloat16, which numpy's nextafter does not know
+        return _nextafter_bits(xp, input, other)
     if input.dtype.kind not in "f":
         raise _not_impl("nextafter_cpu", input)
     return xp.nextafter(input, other)
+
+
+def _nextafter_bits(xp, x, y):
+    """nextafter by stepping the bit pattern (one ulp toward ``y``), as C's nextafter does:
+    NaN in, NaN out; equal values give ``y``; from zero, the smallest subnormal of y's sign."""
+    y = xp.broadcast_to(y, np.broadcast_shapes(x.shape, y.shape))
+    x = xp.broadcast_to(x, y.shape)
+    bits = x.view(np.uint16).astype(np.int32)
+    up = (x < y) == (x > 0)  # away from zero: a larger magnitude, a larger bit pattern
+    step = xp.where(up, bits + 1, bits - 1)
+    tiny = xp.where(y < 0, 0x8001, 0x0001)
+    out = xp.where(x == 0, tiny, step).astype(np.uint16).view(x.dtype)
+    out = xp.where(x == y, y, out)
+    return xp.where(xp.isnan(x) | xp.isnan(y), x + y, out)
 
 
 @nextafter.vjp
@@ -776,11 +809,24 @@ def _(grad, input, other, needs):
 
 
 # ---------------------------------------------------------------------- Tensor methods and dunders
+_rdiv = reflected(div)
+
+
+def _rtruediv(self, other):
+    """``number / t`` as torch computes it: ``reciprocal(t) * number`` (so its rounding, and its
+    MulBackward0); an array still divides."""
+    if isinstance(other, (bool, int, float, complex, np.number, np.bool_)):
+        from .pointwise import reciprocal
+
+        return mul(reciprocal(self), other)
+    return _rdiv(self, other)
+
+
 def _install():
     Tensor.__radd__ = reflected(add)
     Tensor.__rsub__ = reflected(rsub, swapped=True)  # number - t is torch's rsub (RsubBackward1)
     Tensor.__rmul__ = reflected(mul)
-    Tensor.__rtruediv__ = reflected(div)
+    Tensor.__rtruediv__ = _rtruediv
     Tensor.pow = Tensor.__pow__ = pow
     Tensor.__ipow__ = Tensor.pow_
     Tensor.__rpow__ = reflected(pow)

@@ -9,7 +9,7 @@ from ..device import array_module
 from ..kernels.select import select
 from ..meta import no_meta_kernel
 from ..names import keep, unify_inputs
-from ..registry import NonStridedError, non_strided_call, op, reflected
+from ..registry import NonStridedError, non_strided_call, op, reflected, scalar_name
 from ..runtime import _warn_once
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _real_only, _tname, promote_raw
@@ -29,7 +29,8 @@ __all__ = [
     "where",
 ]
 
-_SCALARS = (bool, int, float, complex)
+# numpy's numeric scalars count as numbers (np.float32(2) < t, t > arr.max()), as in torch
+_SCALARS = (bool, int, float, complex, np.number, np.bool_)
 _FROM_NP = _dt._FROM_NP
 
 
@@ -277,10 +278,30 @@ _clamp_hi.op.name_rule = lambda node: (
 )
 
 
+# torch's in-place clamp with number bounds names the target by its C++ type
+_C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+                 "int16": "short int", "int32": "int", "int64": "long int"}  # fmt: skip
+
+
+def _clamp_scalar_cast(input, min, max) -> None:
+    """An integer (bool) tensor clamped in place by float or complex (or int) numbers: torch's
+    error."""
+    wider = (int, float, complex) if input._data.dtype.kind == "b" else (float, complex)
+    bounds = [b for b in (min, max) if type(b) in wider]
+    if bounds:
+        frm = _dt.result_type(input, *bounds)
+        to = _C_TYPE_NAMES.get(input._data.dtype.name, input._data.dtype.name)
+        raise RuntimeError(
+            f"result type {scalar_name(frm)} can't be cast to the desired output type {to}"
+        )
+
+
 def _clamp_dispatch(input, min, max, out, inplace):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     kw = {} if out is None else {"out": out}
+    if inplace and input._data.dtype.kind in "biu":
+        _clamp_scalar_cast(input, min, max)
     if max is None:
         return input.clamp_min_(min) if inplace else _clamp_lo(input, min, **kw)
     if min is None:
@@ -341,6 +362,11 @@ def _(grad, condition, needs):
 def where(condition: Tensor, input=None, other=None, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (numbers allowed; differentiable in
     both). With only ``condition``: the indices of its nonzero elements, as a tuple."""
+    if not isinstance(condition, Tensor):
+        raise TypeError(
+            "where(): argument 'condition' (position 1) must be Tensor, not "
+            f"{type(condition).__name__}"
+        )
     if input is None and other is None:
         from ..device import array_module
         from ..tensor import _wrap

@@ -454,6 +454,19 @@ def _(grad, needs):
     return (grad.new_zeros(grad.shape) if needs[0] else None), (grad.sum() if needs[1] else None)
 
 
+def _fill_target(a):
+    """A writable alias of numpy array ``a`` (read-only as a broadcast view) over its root's
+    memory, or torch's overlap error where the memory itself is read-only."""
+    from ..storage import _root
+
+    root = _root(a)
+    if root.flags.writeable and root.flags.c_contiguous:
+        off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return np.ndarray(a.shape, a.dtype, buffer=root, offset=off, strides=a.strides)
+    _check_writable(a)
+    return a
+
+
 def fill_(self: Tensor, value) -> Tensor:
     """Fill with ``value`` in place; names are unchanged (spec 2: no name semantics)."""
     if _INFERENCE_USED[0]:
@@ -474,8 +487,9 @@ def fill_(self: Tensor, value) -> Tensor:
             f"({type(value).__name__}), but expected one of: (Tensor value), (Number value)"
         )
     if not (_grad_state.enabled and (self.requires_grad or _rg(value))):
-        _check_writable(self._data)
         a = self._data
+        if getattr(a.flags, "writeable", True) is False:
+            a = _fill_target(a)  # an expanded tensor: torch fills its memory (one value for all)
         a[...] = value._data if isinstance(value, Tensor) else _dt.fill_scalar(value, a.dtype)
         self._ver[0] += 1
         return self
@@ -484,7 +498,11 @@ def fill_(self: Tensor, value) -> Tensor:
 
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place; names are unchanged."""
-    return fill_(self, 0)
+    fn = self._grad_fn
+    fill_(self, 0)
+    if self._grad_fn is not fn:  # recorded: torch's node is ZeroBackward0, not FillBackward
+        self._grad_fn.bname = "ZeroBackward0"
+    return self
 
 
 def _rg(v) -> bool:

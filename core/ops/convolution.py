@@ -749,6 +749,7 @@ def _short(dt) -> str:
     return C_NAMES.get(dt.name, dt.name)
 
 
+_SAME_WARNED = [False]  # padding='same' with an even kernel: warned already
 _NARROW_INTS = ("int32", "int16", "int8", "uint8", "bool")
 
 
@@ -771,15 +772,21 @@ def _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel) -> N
     raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(x.dtype)}'")
 
 
-def _check_bias(weight, bias, out_channels):
+def _check_bias(weight, bias, out_channels, transposed: bool = False):
     if bias is not None and bias._data.shape != (out_channels,):
         raise RuntimeError(
-            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"Given {'transposed=1, ' if transposed else ''}weight of size {list(weight.shape)}, "
+            "expected bias to be 1-dimensional with "
             f"{out_channels} elements, but got bias of size {list(bias.shape)} instead"
         )
 
 
 def _check_groups_weight(weight, groups):
+    if weight._data.shape[0] < groups:  # torch's first check (its message, single brackets)
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {list(weight.shape)} instead"
+        )
     if weight._data.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
@@ -861,9 +868,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             padding, pad_hi = _same_padding(weight, dilation, nd)
             if padding == pad_hi:
                 pad_hi = None
-            elif any(d % 2 for d in dilation):
+            elif any(d % 2 for d in dilation) and not _SAME_WARNED[0]:
                 from .conversion import warn_user
 
+                _SAME_WARNED[0] = True  # torch warns once per process (TORCH_WARN_ONCE)
                 warn_user(
                     "Using padding='same' with even kernel lengths and odd dilation may require "
                     "a zero-padded copy of the input be created"
@@ -1003,16 +1011,12 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        axes = ("depth", "height", "width")[3 - nd :] if nd > 1 else ("width",)
+        axes = ("depth", "height", "width")[3 - max(nd, 2) :]
+        if nd == 1:  # torch runs a 1-d transposed conv as a 2-d one of height 1
+            output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
         parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, output_padding)]
         parts += [f"stride_{a}: {v}" for a, v in zip(axes, stride)]
         parts += [f"dilation_{a}: {v}" for a, v in zip(axes, dilation)]
-        if nd == 1:
-            parts = [
-                f"output_padding: {output_padding[0]}",
-                f"stride: {stride[0]}",
-                f"dilation: {dilation[0]}",
-            ]
         raise RuntimeError(
             "output padding must be smaller than either stride or dilation, but got "
             + " ".join(parts)
@@ -1027,7 +1031,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
             "instead"
         )
     cout = weight.shape[1] * groups
-    _check_bias(weight, bias, cout)
+    _check_bias(weight, bias, cout, transposed=True)
     if x.dtype.name in _NARROW_INTS:
         _narrow_int_check(x, nd, True, stride, padding, dilation, weight.shape[2:])
     out_sp = tuple(

@@ -113,28 +113,57 @@ def _np_dtype(dtype, default=None):
 
 
 # ---------------------------------------------------------------------- tensor() and friends
-def _nested_shape(data, dim=0, shape=None):
-    """Walk nested sequences like torch: the shape, with torch's errors for ragged lists."""
-    if shape is None:
-        shape = []
-    if isinstance(data, (list, tuple)) or (isinstance(data, (Tensor, np.ndarray)) and data.ndim):
-        n = len(data)
-        if dim == len(shape):
-            shape.append(n)
-        elif shape[dim] != n:
-            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {n})")
-        seq0 = None
-        for x in data:
-            is_seq = isinstance(x, (list, tuple)) or (
-                isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0
-            )
-            if seq0 is None:
-                seq0 = is_seq
-            elif is_seq != seq0:
-                raise TypeError("not a sequence")
-            if is_seq:
-                _nested_shape(x, dim + 1, shape)
+def _is_seq(x) -> bool:
+    return isinstance(x, (list, tuple)) or (isinstance(x, (Tensor, np.ndarray)) and x.ndim > 0)
+
+
+def _nested_shape(data):
+    """Walk nested sequences like torch: the shape (read along the first elements), with torch's
+    errors for ragged lists."""
+    shape = []
+    x = data
+    while _is_seq(x):
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    if shape:
+        _check_nested(data, 0, shape)
     return shape
+
+
+def _check_nested(data, dim, shape) -> None:
+    n = len(data)
+    if shape[dim] != n:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {n})")
+    last = dim + 1 == len(shape)
+    for x in data:
+        if _is_seq(x):
+            if last:  # a number was expected here: torch reads it as one
+                raise _SequenceAsNumber(type(x).__name__)
+            _check_nested(x, dim + 1, shape)
+        elif not last:
+            raise TypeError("not a sequence")
+
+
+class _SequenceAsNumber(TypeError):
+    """A sequence where a ragged list had a number; the message depends on the dtype."""
+
+
+def _leaf_kind(data) -> str:
+    """The kind torch infers from a nested list's Python numbers: 'c', 'f' or 'i'."""
+    kind = "i"
+    for x in data:
+        k = _leaf_kind(x) if isinstance(x, (list, tuple)) else None
+        if x is None:  # torch infers the dtype before it reads the data
+            raise RuntimeError("Could not infer dtype of NoneType")
+        if k is None:
+            k = "c" if isinstance(x, complex) else "f" if isinstance(x, float) else "i"
+        if k == "c":
+            return k
+        if k == "f":
+            kind = k
+    return kind
 
 
 def _holds_arrays(seq) -> bool:
@@ -221,6 +250,8 @@ def _infer(a: np.ndarray, data):
     if k == "f":
         return _dt.get_default_dtype().np
     if k == "c":
+        if _dt.get_default_dtype() is _dt.bfloat16:  # bfloat16 has no complex partner
+            raise RuntimeError("invalid default scalar type for complex")
         return _dt.get_default_dtype().to_complex().np
     raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
 
@@ -303,7 +334,13 @@ def _to_array(data, dtype):
         else:
             if _has_tensor(data):
                 data = _scalarize(data)
-            _nested_shape(data)  # torch's errors for ragged lists
+            try:
+                _nested_shape(data)  # torch's errors for ragged lists
+            except _SequenceAsNumber as e:
+                kind = _leaf_kind(data) if dtype is None else np.dtype(_np_dtype(dtype)).kind
+                if kind in "biu":
+                    raise TypeError(f"'{e}' object cannot be interpreted as an integer") from None
+                raise TypeError(f"must be real number, not {e}") from None
             try:
                 a = np.array(data)
             except (ValueError, TypeError):
@@ -324,18 +361,37 @@ def _to_array(data, dtype):
         try:
             a = np.array(data)
         except OverflowError:
-            raise RuntimeError("value cannot be converted to type int64 without overflow") from None
-        if a.dtype.kind == "O":
-            raise RuntimeError("value cannot be converted to type int64 without overflow")
+            a = None
+        if a is None or a.dtype.kind == "O":  # an int past 64 bits
+            return _big_int(data, dtype)
     elif hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
         a = np.asarray(data)
         return a.astype(_np_dtype(dtype) if dtype is not None else a.dtype, copy=True)
     else:
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     npd = _infer(a, data) if dtype is None else _np_dtype(dtype)
+    if a.dtype.kind == "c" and npd.kind in "iufV" and a.size:
+        # torch reads each Python number as the target type: a complex fits no real type but bool
+        if isinstance(data, (list, tuple)) and _typed_top(data):
+            pass  # numpy's complex scalars are cast instead, with numpy's warning
+        elif npd.kind in "iu":
+            raise TypeError("'complex' object cannot be interpreted as an integer")
+        else:
+            raise TypeError("must be real number, not complex")
     if a.dtype.kind in "iuf" and npd.kind in "iu" and a.dtype != npd and a.size:
         _check_int_range(a, npd)
     return a.astype(npd, copy=False)
+
+
+def _big_int(v: int, dtype) -> np.ndarray:
+    """A Python int past int64 (and uint64): a float dtype takes its value; torch's parser
+    refuses it for the others."""
+    npd = None if dtype is None else np.dtype(_np_dtype(dtype))
+    if npd is not None and npd.kind in "fc":
+        return np.array(float(v), dtype=npd)
+    if npd == np.uint64:
+        raise OverflowError("int too big to convert")
+    raise ValueError("Overflow when unpacking long long")
 
 
 def _check_int_range(a: np.ndarray, npd) -> None:
@@ -404,10 +460,27 @@ def _tensor(data, *, dtype=None, device=None, requires_grad=False, names=None) -
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding ``s`` (default float dtype)."""
+    _need_number("scalar_tensor", "s", 1, s)
     if isinstance(s, Tensor):
         s = s.item()
-    npd = _np_dtype(dtype)
-    return _finish(_on(np.array(s, dtype=npd), _dev(device)), requires_grad, None)
+    npd = np.dtype(_np_dtype(dtype))
+    return _finish(
+        _on(np.array(_dt.fill_scalar(s, npd), dtype=npd), _dev(device)), requires_grad, None
+    )
+
+
+def _need_number(fname: str, arg: str, pos: int, v) -> None:
+    """torch's check on a Number argument (a fill value): Python and numpy numbers and 0-d
+    tensors pass; lists, None, strings, arrays and tensors with dims do not."""
+    if type(v) in (int, float, bool, complex) or isinstance(v, (np.number, np.bool_)):
+        return
+    if isinstance(v, Tensor) and v.ndim == 0:
+        return
+    t = type(v)
+    tn = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+    if isinstance(v, Tensor):
+        tn = "Tensor"
+    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Number, not {tn}")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -441,6 +514,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
     if copy:
         t = _tensor(obj, dtype=dtype, device=device)
     else:
+        if copy is False:
+            _check_alias(obj, dtype, device)
         if (
             not isinstance(obj, (Tensor, np.ndarray))
             and hasattr(obj, "__dlpack__")
@@ -458,6 +533,27 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
         t = t.detach() if t.requires_grad else t
         t.requires_grad_(True)
     return t
+
+
+def _check_alias(obj, dtype, device) -> None:
+    """asarray(copy=False): torch's errors for what it cannot share without a copy."""
+    if isinstance(obj, np.generic):  # torch's error types, not TypeError
+        raise RuntimeError(  # noqa: TRY004
+            "can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. "
+        )
+    if isinstance(obj, (list, tuple, bool, int, float, complex)):
+        raise ValueError("can't alias arbitrary sequence into a tensor.")  # noqa: TRY004
+    if not isinstance(obj, (Tensor, np.ndarray)):
+        return
+    src = obj.dtype if isinstance(obj, Tensor) else _dt.from_numpy_dtype(obj.dtype)
+    if dtype is not None and _dt.to_dtype(dtype) != src:
+        raise ValueError(
+            f"can't alias tensor with dtype '{_dt.scalar_name(src)}' into dtype "
+            f"'{_dt.scalar_name(_dt.to_dtype(dtype))}'."
+        )
+    here = obj.device if isinstance(obj, Tensor) else to_device("cpu")
+    if device is not None and to_device(device) != here:
+        raise ValueError(f"can't alias tensor from device '{here}' to '{to_device(device)}'.")
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
@@ -530,11 +626,16 @@ def _size_args(size, name="empty"):
     out = []
     for i, s in enumerate(size):
         if (
-            isinstance(s, bool)
+            (isinstance(s, bool) and i == 0)  # past the first element a bool counts as an int
             or not hasattr(s, "__index__")
-            or (isinstance(s, Tensor) and s._data.dtype.kind not in "iu")
+            or (isinstance(s, Tensor) and (s._data.dtype.kind not in "iu" or s._data.size != 1))
         ):
-            tn = type(s).__name__
+            t = type(s)
+            tn = (
+                t.__name__
+                if t.__module__ == "builtins" or t is Tensor
+                else f"{t.__module__}.{t.__name__}"
+            )
             if not seq and len(size) == 1:
                 raise TypeError(
                     f"{name}(): argument 'size' (position 1) must be tuple of ints, not {tn}"
@@ -574,8 +675,17 @@ def _factory(name, fill):
         names=None,
         **kw,
     ):
-        if "size" in kw and not size:
-            size = (kw.pop("size"),)
+        if "size" in kw:
+            if size:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            given = kw.pop("size")
+            if not isinstance(given, (tuple, list, Size)) or any(
+                isinstance(s, float) for s in given
+            ):  # a keyword size is a sequence of ints: a bare number is not read as one
+                raise TypeError(
+                    f"{name}(): argument 'size' must be tuple of ints, not {type(given).__name__}"
+                )
+            size = (given,)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
         if memory_format is not None and name != "empty":  # only torch.empty takes a layout
@@ -635,6 +745,7 @@ def full(
                 f"element of type float at pos {i}"
             )
     shape = _size_args((tuple(size),), "full")
+    _need_number("full", "fill_value", 2, fill_value)
     if dtype is None:
         npd = out._data.dtype if out is not None else _fill_dtype(fill_value).np
     else:
@@ -659,7 +770,16 @@ def empty_strided(
     shape = _size_args((tuple(size),), "empty_strided")
     stride = tuple(int(s) for s in stride)
     if len(stride) != len(shape):
-        raise RuntimeError("mismatch in length of strides and shape")
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+            f"({len(stride)})"
+        )
+    if all(shape) and any(st < 0 and s > 1 for s, st in zip(shape, stride)):
+        # the storage size would come out short: the view would reach outside its buffer
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and "
+            f"strides={list(stride)}"
+        )
     npd = np.dtype(_np_dtype(dtype))
     n = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
     d = _dev(device)
@@ -756,6 +876,7 @@ def full_like(
     names=None,
 ) -> Tensor:
     """A tensor with ``input``'s shape filled with ``fill_value`` (and its names unless given)."""
+    _need_number("full_like", "fill_value", 2, fill_value)
     a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
     d = input.device if device is None else to_device(device)
@@ -779,6 +900,9 @@ def _num(v):
     return v
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
 def arange(
     start,
     end=None,
@@ -795,6 +919,16 @@ def arange(
     if end is None:
         start, end = 0, start
     start, end, step = _num(start), _num(end), _num(step)
+    # a Python int past int64: torch's parser reads it as uint64 if it can, which only a
+    # floating result takes
+    big = False
+    for v in (start, end, step):
+        if type(v) is int and not _I64_MIN <= v <= _I64_MAX:
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v >= 2**64:
+                raise OverflowError("int too big to convert")
+            big = True
     if dtype is None:
         if out is not None:
             npd = out._data.dtype
@@ -806,7 +940,12 @@ def arange(
         npd = np.dtype(_np_dtype(dtype))
     if npd.kind == "b":
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
-    if npd.kind in "iu" and isinstance(step, float) and int(step) == 0:
+    if big:
+        if npd.kind in "iu":
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        start, end, step = float(start), float(end), float(step)
+    long = npd == np.int64
+    if long and isinstance(step, float) and int(step) == 0:
         raise ValueError("step must be nonzero")
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -815,14 +954,23 @@ def arange(
             raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if npd.kind in "iu":  # integer results: the bounds are truncated to integers first
+    if long:  # int64 results: torch truncates the bounds to integers first, and counts in them
         start, end, step = int(start), int(end), int(step)
     if all(isinstance(v, int) for v in (start, end, step)):
+        # torch counts in int64: a span (end - start + step - 1) past its range is refused
+        if not _I64_MIN <= end - start + step - (1 if step > 0 else -1) <= _I64_MAX:
+            raise RuntimeError("invalid size, possible overflow?")
         n = max(0, -((start - end) // step))
         vals = start + step * np.arange(n, dtype=np.int64)
     else:
-        n = max(0, math.ceil((end - start) / step))
-        vals = start + step * np.arange(n, dtype=np.float64)
+        n = (end - start) / step
+        if not n < 2.0**63:  # a size no int64 holds (1e20 steps of 1e-20)
+            raise RuntimeError("invalid size, possible overflow?")
+        n = max(0, math.ceil(n))
+        if npd.kind in "iu":  # the other integer types count in the given bounds, but step
+            vals = int(start) + int(step) * np.arange(n, dtype=np.int64)  # from int(start)
+        else:
+            vals = start + step * np.arange(n, dtype=np.float64)
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out)
 
@@ -831,29 +979,72 @@ def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (inclusive)."""
+    steps = _steps("linspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
-    if isinstance(steps, Tensor):
-        steps = steps.item()
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    if dtype is None:
-        npd = (
-            out._data.dtype
-            if out is not None
-            else (
-                _dt.get_default_dtype().to_complex().np
-                if any(isinstance(v, complex) for v in (start, end))
-                else _dt.get_default_dtype().np
-            )
-        )
-    else:
-        npd = np.dtype(_np_dtype(dtype))
+    npd = _space_dtype("linspace", start, end, out, dtype)
+    start, end = _int_ends(start, end, npd)
     if npd.kind == "f" and npd.itemsize in (4, 8) and steps > 1:
         vals = _lin_float(start, end, steps, npd.type)
     else:
         vals = _lin(start, end, steps, np.complex128 if npd.kind == "c" else np.float64)
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+
+
+def _space_sigs(name: str) -> list[str]:
+    base = "float base = 10.0, " if name == "logspace" else ""
+    tail = (
+        f"int steps, {base}*, Tensor out = None, torch.dtype dtype = None, torch.layout layout "
+        "= None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
+    )
+    return [
+        f"({a} start, {b} end, {tail}"
+        for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
+        + (("Number", "Number"),)
+    ]
+
+
+def _steps(name: str, start, end, steps, dtype) -> int:
+    """linspace/logspace's ``steps``: an int (a bool or a float matches no signature), >= 0."""
+    if isinstance(steps, bool) or not hasattr(steps, "__index__"):
+        from .conversion import invalid_arguments
+
+        kw = {} if dtype is None else {"dtype": _dt.to_dtype(dtype)}
+        raise invalid_arguments(name, (start, end, steps), kw, _space_sigs(name))
+    steps = steps.__index__()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
+
+
+def _space_dtype(name: str, start, end, out, dtype) -> np.dtype:
+    """The result dtype of linspace/logspace: ``dtype``, else out's, else the default float
+    dtype (its complex partner for a complex end point); torch has no bool kernel."""
+    if dtype is not None:
+        npd = np.dtype(_np_dtype(dtype))
+    elif out is not None:
+        npd = out._data.dtype
+    elif any(isinstance(v, complex) for v in (start, end)):
+        npd = _dt.get_default_dtype().to_complex().np
+    else:
+        npd = _dt.get_default_dtype().np
+    if npd.kind == "b":
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    return npd
+
+
+def _int_ends(start, end, npd):
+    """An integer linspace/logspace runs between its end points truncated to the dtype (which
+    must hold them), stepping in double."""
+    if npd.kind not in "iu":
+        return start, end
+    info = np.iinfo(npd)
+    for v in (start, end):
+        if not isinstance(v, complex) and not info.min <= v <= info.max:
+            raise _dt._fill_overflow(npd)
+    return int(start.real if isinstance(start, complex) else start), int(
+        end.real if isinstance(end, complex) else end
+    )
 
 
 def _lin_float(start, end, steps, T):
@@ -893,17 +1084,13 @@ def logspace(
     requires_grad=False,
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    steps = _steps("logspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
-    if isinstance(steps, Tensor):
-        steps = steps.item()
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    npd = (
-        (out._data.dtype if out is not None else _dt.get_default_dtype().np)
-        if dtype is None
-        else np.dtype(_np_dtype(dtype))
-    )
-    vals = np.power(float(base), _lin(start, end, steps, np.float64))
+    npd = _space_dtype("logspace", start, end, out, dtype)
+    if steps != 1:  # (one step is base ** start, the exponent as given)
+        start, end = _int_ends(start, end, npd)
+    work = np.complex128 if npd.kind == "c" else np.float64  # complex exponents turn the base
+    vals = np.power(work(base), _lin(start, end, steps, work))
     d = _dev(device) if out is None or device is not None else out.device
     return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
 
@@ -921,6 +1108,17 @@ def eye(
     names=None,
 ) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
+    if m is None:
+        n = _int_param("eye", "n", 1, n)
+    elif not (_is_int(n) and _is_int(m)):
+        from .conversion import invalid_arguments
+
+        tail = (
+            "*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+            "torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
+        )
+        sigs = [f"(int n, {tail}", f"(int n, int m, {tail}"]
+        raise invalid_arguments("eye", (n, m), {}, sigs)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is None:
@@ -936,13 +1134,29 @@ def eye(
     return _finish(_make(d, lambda xp: xp.eye(n, m, dtype=npd)), requires_grad, names, out)
 
 
+def _is_int(v) -> bool:
+    return not isinstance(v, bool) and hasattr(v, "__index__")
+
+
+def _int_param(fname: str, arg: str, pos: int, v) -> int:
+    """An int argument, with torch's TypeError for a float, bool, None or str."""
+    if not _is_int(v):
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(v).__name__}"
+        )
+    return v.__index__()
+
+
 def _tri_indices(row, col, offset, dtype, device, upper):
+    who = "triu_indices" if upper else "tril_indices"
+    row = _int_param(who, "row", 1, row)
+    col = _int_param(who, "col", 2, col)
+    offset = _int_param(who, "offset", 3, offset)
     for what, n in (("row", row), ("col", col)):
         if n < 0:  # torch's message, its missing space included
             raise RuntimeError(f"{what} must be non-negative, got{n}")
     npd = _np_dtype(dtype, _dt.int64)
     if npd not in (np.int32, np.int64):  # torch's kernel exists for int and long only
-        who = "triu_indices" if upper else "tril_indices"
         raise NotImplementedError(
             f"\"{who}\" not implemented for '{_dt.scalar_name(_dt.to_dtype(dtype))}'"
         )
@@ -968,6 +1182,7 @@ def triu_indices(
 @op(names=unify_inputs, method=False, name="complex")
 def _complex(xp, real, imag):
     """real + 1j * imag (float inputs of one dtype -> the matching complex dtype)."""
+    _tensor_args("complex", real=real, imag=imag)
     if real.dtype.kind != "f" or imag.dtype.kind != "f":
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got "
@@ -989,6 +1204,16 @@ def _complex(xp, real, imag):
 _SN = _dt.SCALAR_NAMES
 
 
+def _tensor_args(fname: str, **args) -> None:
+    """torch takes no Python number for these (the kernel sees a tensor's array, or the number)."""
+    for pos, (arg, v) in enumerate(args.items(), 1):
+        if not hasattr(v, "dtype"):
+            raise TypeError(
+                f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                f"{type(v).__name__}"
+            )
+
+
 @_complex.vjp
 def _(grad):
     return grad.real, grad.imag
@@ -997,6 +1222,7 @@ def _(grad):
 @op(names=unify_inputs, method=False)
 def polar(xp, abs, angle):
     """abs * (cos(angle) + 1j * sin(angle))."""
+    _tensor_args("polar", abs=abs, angle=angle)
     if abs.dtype.kind != "f" or angle.dtype.kind != "f":
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got "
@@ -1008,6 +1234,8 @@ def polar(xp, abs, angle):
             f"Expected object of scalar type {_SN[abs.dtype.name]} but got scalar type "
             f"{_SN[angle.dtype.name]} for second argument"
         )
+    if abs.dtype == np.float16:  # its result would be complex32, which torch's kernel lacks
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     cd = np.complex128 if abs.dtype == np.float64 else np.complex64
     out = xp.empty(np.broadcast_shapes(abs.shape, angle.shape), cd)
     out.real = abs * xp.cos(angle)
@@ -1032,7 +1260,7 @@ def heaviside(xp, input, values):
 
     _need_tensor("heaviside", 1, "input", input)
     _need_tensor("heaviside", 2, "values", values)
-    if input.dtype.kind == "c":
+    if input.dtype.kind == "c" or values.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     # torch does not promote here: even a 0-d ``values`` must have input's dtype
     if input.dtype != values.dtype:
@@ -1076,6 +1304,8 @@ def _new_factory(name, fill):
     ):
         if "size" in kw and not size:
             size = (kw.pop("size"),)
+        if not size:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
         npd = self._data.dtype if dtype is None else _np_dtype(dtype)
         d = self.device if device is None else to_device(device)
@@ -1097,7 +1327,13 @@ def _new_full(
     layout=None,
     pin_memory=False,
 ) -> Tensor:
-    shape = _size_args((tuple(size) if isinstance(size, (list, tuple)) else (size,),), "new_full")
+    if not isinstance(size, (list, tuple, Size)):  # unlike new_zeros, size is one argument
+        raise TypeError(
+            f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+            f"{type(size).__name__}"
+        )
+    shape = _size_args((tuple(size),), "new_full")
+    _need_number("new_full", "fill_value", 2, fill_value)
     npd = self._data.dtype if dtype is None else _np_dtype(dtype)
     d = self.device if device is None else to_device(device)
     return _finish(_full_array(d, shape, fill_value, npd), requires_grad, None)

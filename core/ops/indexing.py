@@ -12,6 +12,7 @@ advanced key mixing ints and arrays is split into ``pre`` (a basic key of the in
 
 from __future__ import annotations
 
+import numbers
 import operator
 import warnings
 
@@ -31,7 +32,8 @@ from ..vmap_state import SLICES as _VMAP_SLICES
 from ..vmap_state import mark_results as _vmap_mark
 from ..vmap_state import refuse_inplace as _vmap_refuse_inplace
 from ..vmap_state import refuse_mask_index as _vmap_refuse_mask_index
-from .conversion import warn_user
+from .conversion import _warn_complex_to_real, warn_user
+from .decompositions import _exact
 
 __all__ = [
     "gather",
@@ -66,9 +68,20 @@ def _xp_of(a):
 
 def _add_at(xp, a, key, v) -> None:
     """a[key] += v with duplicate indices accumulating (numpy ufunc.at / cupyx.scatter_add)."""
+    if a.dtype == _BOOL:
+        # a bool sum is a logical or (torch), which add.at refuses: count in int64, test nonzero
+        t = a.astype(_INT64)
+        _add_at(xp, t, key, xp.asarray(v).astype(_INT64))
+        a[...] = t != 0
+        return
     if xp is np:
         k = key[0] if len(key) == 1 else None
-        if getattr(k, "ndim", 0) == 1 and k.dtype.kind in "iu" and v.ndim == a.ndim > 1:
+        if (
+            getattr(k, "ndim", 0) == 1
+            and k.dtype.kind in "iu"
+            and v.ndim == a.ndim > 1
+            and v.shape[0] == k.shape[0]  # (a value broadcast along the rows: add.at's way)
+        ):
             _add_rows(a, key[0], v)
         elif not _add_by_bincount(a, key, v):
             np.add.at(a, key, v)
@@ -208,6 +221,30 @@ def _byte_masked_fill(index, value) -> bool:
         return False
     items = index if isinstance(index, (tuple, list)) else (index,)
     return any(isinstance(i, Tensor) and i._data.dtype == _UINT8 and i._data.ndim for i in items)
+
+
+def _put_converts(index, value: Tensor) -> bool:
+    """Whether ``x[index] = value`` may convert ``value`` to x's dtype, as torch: a key without
+    index tensors writes through a view (copy_ converts), and one boolean mask with a one-element
+    value is a masked fill (which converts); any other key goes to index_put_, which refuses."""
+    if index is True or index is False or index is None or index is Ellipsis:
+        return True
+    seq = isinstance(index, tuple) or (isinstance(index, list) and _seq_as_tuple(index))
+    masks = []  # one entry per index tensor: whether it is a mask
+    for it in index if seq else (index,):
+        if isinstance(it, Tensor):
+            a = it._data
+            if a.ndim == 0 and a.dtype.kind in "iu":
+                continue  # a 0-dim integer tensor selects, like an int
+            # (a 0-dim bool tensor becomes an index tensor, like a bool)
+            masks.append(a.ndim > 0 and (a.dtype.kind == "b" or a.dtype == _UINT8))
+        elif isinstance(it, bool):
+            masks.append(False)  # inside a tuple, a bool becomes an int64 index tensor
+        elif isinstance(it, (list, _ndarray)):
+            masks.append(np.asarray(it).dtype.kind == "b")
+    if not masks:
+        return True
+    return len(masks) == 1 and masks[0] and value.numel() == 1
 
 
 def _seq_as_tuple(seq) -> bool:
@@ -393,6 +430,67 @@ def _prepare(self: Tensor, index):
     return _ADV, (self, tuple(key), tuple(pre)), inames
 
 
+_OVERLAP_MSG = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _addr(a):
+    """The address of an array's first element: numpy's or cupy's (None for others)."""
+    if type(a) is _ndarray:
+        return a.__array_interface__["data"][0]
+    p = getattr(getattr(a, "data", None), "ptr", None)
+    return p if isinstance(p, int) else None
+
+
+def _spans_meet(a, b) -> bool:
+    """Whether the memory spans of arrays ``a`` and ``b`` intersect (False when unknown)."""
+    if not a.size or not b.size:
+        return False
+    lo_a, lo_b = _addr(a), _addr(b)
+    if lo_a is None or lo_b is None or type(a) is not type(b):
+        return False
+    span_a = sum((n - 1) * abs(st) for n, st in zip(a.shape, a.strides)) + a.itemsize
+    span_b = sum((n - 1) * abs(st) for n, st in zip(b.shape, b.strides)) + b.itemsize
+    lo_a -= sum((n - 1) * -st for n, st in zip(a.shape, a.strides) if st < 0)
+    lo_b -= sum((n - 1) * -st for n, st in zip(b.shape, b.strides) if st < 0)
+    return lo_a < lo_b + span_b and lo_b < lo_a + span_a
+
+
+def _overlaps(a, b, full_ok: bool = False) -> bool:
+    """torch's memory-overlap test: two dense arrays whose memory meets overlap (``full_ok``: the
+    very same elements are fine, as for copy_); a strided pair it cannot decide passes."""
+    if not _spans_meet(a, b):
+        return False
+    fa, fb = a.flags, b.flags
+    if not (fa.c_contiguous or fa.f_contiguous) or not (fb.c_contiguous or fb.f_contiguous):
+        return False
+    return not (full_ok and _addr(a) == _addr(b) and a.shape == b.shape and a.strides == b.strides)
+
+
+def _check_no_overlap(self: Tensor, *others) -> None:
+    """An in-place index op (or an out=) must not read from the memory it writes."""
+    a = self._data
+    for o in others:
+        if isinstance(o, Tensor) and _overlaps(a, o._data):
+            raise RuntimeError(_OVERLAP_MSG)
+
+
+def _has_empty_mask(key) -> bool:
+    """Whether ``key`` holds an empty boolean mask: numpy does not check its shape."""
+    for it in key if type(key) is tuple else (key,):
+        if getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and not it.size:
+            return True
+    return False
+
+
+def _raise_mask_error(self: Tensor, index) -> None:
+    err = _diagnose(self, index)
+    if err is not None:
+        raise err
+
+
 def _fast_key(index):
     """The key itself when ``index`` is plain basic indexing (the hot path), else None."""
     tp = type(index)
@@ -482,6 +580,8 @@ def _diagnose(self: Tensor, index):
             size = after[d]
             bad = (a < -size) | (a >= size)
             if bad.any():
+                if not size:  # torch's check for an empty dim, before any index's value
+                    return IndexError("index is out of bounds for dimension with size 0")
                 v = int(a[bad].reshape(-1)[0])
                 return IndexError(
                     f"index {v} is out of bounds for dimension {rank} with size {size}"
@@ -671,6 +771,10 @@ def _view_of(self: Tensor, r) -> Tensor:
     ex = self._extra
     base = ex.get("base") if ex else None
     t._extra = {"base": self if base is None else base}
+    if not _state.enabled:  # a recorded in-place write to it is refused (_rebase_history)
+        t._extra["ng"] = _state.inference  # made in no_grad (False) or inference mode
+        if self.requires_grad:  # torch's view requires grad then: apply_inplace refuses
+            t._extra["ngr"] = True
     return t
 
 
@@ -725,6 +829,8 @@ def _getitem_general(self: Tensor, index, key) -> Tensor:
             inames = [inames]
     else:
         od, args, inames = _prepare(self, index)
+    if od is _ADV and _has_empty_mask(args[1]):
+        _raise_mask_error(self, index)
     try:
         if self._names is None and inames is None and not (self.requires_grad and _state.enabled):
             a = self._data
@@ -901,7 +1007,18 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         key = args[1]
         pre = args[2] if len(args) > 2 else None
         adv = od is _ADV
+    if adv and _has_empty_mask(key):
+        _raise_mask_error(self, index)
     vt = isinstance(value, Tensor)
+    if vt and _spans_meet(self._data, value._data):
+        if adv:  # index_put_ refuses any overlap
+            _check_no_overlap(self, value)
+        else:  # copy_ into the region: the very same elements are fine, a partial overlap not
+            region = self._data[key] if pre is None else self._data[pre][key]
+            if hasattr(region, "flags") and _overlaps(region, value._data, full_ok=True):
+                raise RuntimeError(_OVERLAP_MSG)
+    if vt and value.dtype is not self.dtype and not _put_converts(index, value):
+        raise _put_dtype_error(self, index, key, pre, value)
     if vt and _VMAP_SLICES:
         _vmap_refuse_inplace("__setitem__", self, (value,))
     if not vt and not isinstance(value, (int, float, complex, _generic)):
@@ -917,8 +1034,11 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     try:
         if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
             if self.requires_grad and self._grad_fn is None:
+                # torch writes a basic index through a view of the leaf (x[...] is x itself)
+                view = not adv and index is not Ellipsis and index != (Ellipsis,)
                 raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation."
+                    f"a {'view of a ' if view else ''}leaf Variable that requires grad is being "
+                    "used in an in-place operation."
                 )
             ex = self._extra
             base = ex.get("base") if ex else None
@@ -945,6 +1065,9 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             v = _dt.fill_scalar(v, a.dtype)  # torch's range check (-1 into uint8 is 255)
         if vt and type(v) is not type(a):
             v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
+        if vt and a.dtype.kind != "c" and getattr(v, "dtype", a.dtype).kind == "c":
+            _warn_complex_to_real()  # torch's copy_ warning (numpy's ComplexWarning otherwise)
+            v = v.real
         if accumulate:
             _add_at(_xp_of(a), a if pre is None else a[pre], key, v)
         elif pre is None:
@@ -960,8 +1083,11 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         else:
             a[pre][key] = v
         self._ver[0] += 1
-    except (IndexError, TypeError):
+    except (IndexError, TypeError) as e:
         err = _diagnose(self, index)
+        if err is None and vt and adv and "boolean array indexing assignment" in str(e):
+            # numpy refuses a value of more dims than a mask's result has; torch's shape message
+            err = _setitem_error(self._data, key, pre, value._data, adv)
         if err is None:
             raise
         raise err from None
@@ -1028,18 +1154,50 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
             "index_put_(): argument 'indices' must be tuple of Tensors, not "
             f"{type(indices).__name__}"
         )
+    for i, t in enumerate(indices):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     if (
         isinstance(values, Tensor)
         and values.dtype is not self.dtype
-        and not _mask_fill(indices, values)
+        and not (not accumulate and _mask_fill(indices, values))  # accumulating never fills
     ):
-        raise RuntimeError(  # only x[i] = v converts; index_put_ wants the same dtype
-            "Index put requires the source and destination dtypes match, got "
-            f"{_dt.scalar_name(self.dtype)} for the destination and "
-            f"{_dt.scalar_name(values.dtype)} for the source."
-        )
+        raise RuntimeError(_put_dtype_message(self, values))  # index_put_ does not convert
     _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
     return self
+
+
+def _put_dtype_error(self: Tensor, index, key, pre, value: Tensor) -> Exception:
+    """index_put_'s refusal of another dtype, after torch's earlier checks: a mask's shape, then
+    the value's shape against the indexed region's (an index out of range is found later)."""
+    a = self._data
+    try:
+        target = list((a if pre is None else a[pre])[key].shape)
+    except (IndexError, TypeError, ValueError):
+        err = _diagnose(self, index)
+        if err is not None and str(err).startswith("The shape of the mask"):
+            return err
+        return RuntimeError(_put_dtype_message(self, value))
+    vs = list(value.shape)
+    while vs and vs[0] == 1:  # torch drops the value's leading 1s
+        vs.pop(0)
+    lead = len(target) - len(vs)
+    if lead < 0 or any(v != 1 and v != target[lead + i] for i, v in enumerate(vs)):
+        return RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+            f"indexing result of shape {target}"
+        )
+    return RuntimeError(_put_dtype_message(self, value))
+
+
+def _put_dtype_message(self: Tensor, values: Tensor) -> str:
+    return (
+        "Index put requires the source and destination dtypes match, got "
+        f"{_dt.scalar_name(self.dtype)} for the destination and "
+        f"{_dt.scalar_name(values.dtype)} for the source."
+    )
 
 
 def _mask_fill(indices, values) -> bool:
@@ -1323,12 +1481,23 @@ def _scatter(xp, input, index, src, dim=0, reduce=None):
 
 
 @_scatter.vjp
-def _(grad, index, dim, reduce, src_shape, needs):
+def _(grad, index, dim, reduce, src_shape, src_dtype, needs):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")
     gi = _scatter(grad, index, 0, dim) if needs[0] else None
     gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
     return gi, None, gs
+
+
+def _scatter_node_name(node) -> str:
+    """torch's node: scatter(src) ScatterBackward0, scatter(value) ScatterBackward1; with a
+    ``reduce`` torch has no derivative (its placeholder node)."""
+    if node.saved_arg("reduce") is not None:
+        return "torch::autograd::NotImplemented"
+    return "ScatterBackward0" if node.saved_arg("src_dtype") is not None else "ScatterBackward1"
+
+
+_scatter.op.name_rule = _scatter_node_name
 
 
 @op(names=keep, method=False, name="_scatter_add")
@@ -1365,6 +1534,10 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
     out = input.copy()
     if not index.size:
         return out
+    if reduce == "mean" and input.dtype.kind == "b":
+        raise NotImplementedError(
+            "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
+        )
     idx = _along_idx(xp, index, dim) if index.ndim else ()
     v = _src_view(src, index) if src.ndim else src
     if not include_self:
@@ -1458,8 +1631,25 @@ def _(grad, input_shape):
     return _get(grad, tuple(slice(0, s) for s in input_shape))
 
 
+def _check_args(fname: str, input, dim, *tensors) -> None:
+    """torch's argument errors for ``fname(input, dim, ...)``: the public name and positions
+    (the registered ops are private and take their tensors first). ``tensors``: (name,
+    position, value) of the other tensor arguments."""
+    for name, pos, v in (("input", 1, input), *tensors):
+        if not isinstance(v, Tensor):
+            raise TypeError(
+                f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not "
+                f"{type(v).__name__}"
+            )
+    if isinstance(dim, float):
+        raise TypeError(f"{fname}(): argument 'dim' (position 2) must be int, not float")
+
+
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
     """Values of ``input`` along ``dim`` at ``index`` (same ndim; other dims no larger)."""
+    _check_args("gather", input, dim, ("index", 3, index))
+    if out is not None:
+        _check_no_overlap(out, input, index)
     return _apply(_gather.op, (input, index, dim), _NOKW if out is None else {"out": out})
 
 
@@ -1471,6 +1661,11 @@ def scatter(
         src = value
     if src is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
+    _check_args("scatter", input, dim, ("index", 3, index))
+    if not isinstance(src, (Tensor, numbers.Number)):
+        raise TypeError(
+            f"scatter(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
+        )
     if reduce is not None and isinstance(src, Tensor):
         _warn_scatter_reduce()
     return _apply(
@@ -1481,6 +1676,7 @@ def scatter(
 @_autocast_entry
 def scatter_add(input: Tensor, dim, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates accumulate)."""
+    _check_args("scatter_add", input, dim, ("index", 3, index), ("src", 4, src))
     return _apply(_scatter_add.op, (input, index, src, dim), _NOKW if out is None else {"out": out})
 
 
@@ -1529,6 +1725,7 @@ def scatter_reduce(
     out=None,
 ) -> Tensor:
     """Reduce ``src`` into ``input`` at ``index``: 'sum', 'prod', 'mean', 'amax', 'amin'."""
+    _check_args("scatter_reduce", input, dim, ("index", 3, index), ("src", 4, src))
     return _apply(
         _scatter_reduce.op,
         (input, index, src, dim, reduce, include_self),
@@ -1554,6 +1751,7 @@ def _warn_scatter_reduce() -> None:
 
 
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    _check_no_overlap(self, index, src)
     if src is None:
         src = value
     elif reduce is not None and isinstance(src, Tensor):
@@ -1562,10 +1760,12 @@ def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    _check_no_overlap(self, index, src)
     return _apply_inplace(_scatter_add.op, self, (index, src, dim), _NOKW)
 
 
 def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    _check_no_overlap(self, index, src)
     return _apply_inplace(_scatter_reduce.op, self, (index, src, dim, reduce, include_self), _NOKW)
 
 
@@ -1608,6 +1808,8 @@ def _index_select(xp, input, index, dim=0):
         return input.reshape(1)[idx].reshape(())
     dim = _wrap_dim(dim, input.ndim)
     n = input.shape[dim]
+    if not n and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if xp is np and idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():
@@ -1626,6 +1828,9 @@ def _(grad, input_shape, index, dim):
 
 def index_select(input: Tensor, dim, index: Tensor, *, out=None) -> Tensor:
     """The slices of ``input`` along ``dim`` at ``index`` (1-D int64/int32)."""
+    _check_args("index_select", input, dim, ("index", 3, index))
+    if out is not None:
+        _check_no_overlap(out, input, index)
     return _apply(_index_select.op, (input, index, dim), _NOKW if out is None else {"out": out})
 
 
@@ -1651,6 +1856,10 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
             f"source.size(dim): ({ns}), for dim: {dim}"
         )
     out = input.copy()
+    if input.dtype.kind == "b":  # torch converts alpha to self's type (truncating)
+        alpha = bool(alpha)
+    elif input.dtype.kind in "iu":
+        alpha = int(alpha)
     size = input.shape[dim] if nd else 1
     if nd > 1 and alpha == 1 and idx.dtype == np.int64:
         _check_bounds(xp, idx, size, dim, RuntimeError)
@@ -1677,13 +1886,20 @@ def _(grad, index, dim, alpha, needs):
 
 def index_add(input: Tensor, dim, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    _check_args("index_add", input, dim, ("index", 3, index), ("source", 4, source))
     return _apply(
         _index_add.op, (input, index, source, dim, alpha), _NOKW if out is None else {"out": out}
     )
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    _check_no_overlap(self, index, source)
     return _apply_inplace(_index_add.op, self, (index, source, dim, alpha), _NOKW)
+
+
+def _by_value_kind(name: str):
+    """A grad_fn name rule: torch's overload taking a number (``name``0) or a tensor (1)."""
+    return lambda node: name + ("0" if node.saved_arg("value_dtype") is None else "1")
 
 
 @op(names=keep, method=False, name="_index_fill")
@@ -1718,14 +1934,18 @@ def _index_fill(xp, input, index, value, dim=0):
 
 
 @_index_fill.vjp
-def _(grad, index, dim, needs):
+def _(grad, index, dim, value_dtype, needs):
     gi = _index_fill(grad, index, 0, dim) if needs[0] else None
     gv = _index_select(grad, index, dim).sum() if needs[2] else None
     return gi, None, gv
 
 
+_index_fill.op.name_rule = _by_value_kind("IndexFillBackward")
+
+
 def index_fill(input: Tensor, dim, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with ``value`` (scalar or 0-d tensor) at ``index`` along ``dim``."""
+    _check_args("index_fill", input, dim, ("index", 3, index))
     return _apply(_index_fill.op, (input, index, value, dim), _NOKW)
 
 
@@ -1769,10 +1989,13 @@ def masked_fill(xp, input, mask, value):
 
 
 @masked_fill.vjp
-def _(grad, mask, needs):
+def _(grad, mask, value_dtype, needs):
     gi = masked_fill(grad, mask, 0) if needs[0] else None
     gv = masked_fill(grad, _not(mask), 0).sum() if needs[2] else None
     return gi, None, gv
+
+
+masked_fill.op.name_rule = _by_value_kind("MaskedFillBackward")
 
 
 def _masked_fill_(self, mask, value):
@@ -1900,6 +2123,8 @@ def take(xp, input, index):
             f"take(): Expected a long tensor for index, but got {_dtype_word(index)}"
         )
     n = input.size
+    if not n and index.size:
+        raise IndexError("take(): tried to take from an empty tensor")
     if xp is np and index.size:
         bad = (index < -n) | (index >= n)
         if bad.any():
@@ -1921,6 +2146,7 @@ def _(grad, input_shape, index):
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
     """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims), or of the
     flattened input when ``dim`` is None."""
+    _check_args("take_along_dim", input, None, ("indices", 2, indices))
     if dim is None:  # a gather of the flat input, with gather's index dtypes (int32 too)
         r = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:
@@ -1985,6 +2211,40 @@ def argwhere(xp, input):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor."""
     no_meta_kernel(xp, "aten::argwhere")
     return xp.argwhere(input).astype(_INT64, copy=False)
+
+
+# ---------------------------------------------------------------------- out= dtypes
+# torch's kernels of these ops refuse an out= tensor of another dtype (no cast), in their words
+def _same_dtype_out(message: str):
+    def check(out, res, ins):
+        raise RuntimeError(message)
+
+    return check
+
+
+def _take_out(out, res, ins):
+    raise RuntimeError(
+        "take(): self and out expected to have the same dtype, but got self.dtype = "
+        f"{_dt.scalar_name(res.dtype)} and out.dtype = {_dt.scalar_name(out.dtype)}"
+    )
+
+
+def _nonzero_out(out, res, ins):
+    raise RuntimeError(  # (torch's message has no space before the type)
+        f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
+        f"{_dt.scalar_name(out.dtype)}"
+    )
+
+
+_gather.op.out_dtype = _exact
+_index_select.op.out_dtype = _same_dtype_out(
+    "index_select(): self and result must have the same scalar type"
+)
+masked_select.op.out_dtype = _same_dtype_out(
+    "masked_select(): self and result must have the same scalar type"
+)
+take.op.out_dtype = _take_out
+nonzero.op.out_dtype = _nonzero_out
 
 
 def _install():

@@ -10,9 +10,11 @@ ops are registered with derivatives written in ember ops.
 from __future__ import annotations
 
 import itertools
+import operator
 
 import numpy as np
 
+from ...autograd.node import as_torch_node
 from ..autocast import entry as _autocast_entry
 from ..names import keep, unify_inputs
 from ..registry import apply as _apply
@@ -24,6 +26,8 @@ from ..tensor import Size, Tensor, _wrap
 from .indexing import (
     _INT64,
     _accumulate_index,
+    _check_args,
+    _check_no_overlap,
     _dtype_word,
     _index_fill,
     _index_select,
@@ -280,7 +284,22 @@ def dsplit(input: Tensor, indices_or_sections) -> tuple:
 
 def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
     """``narrow`` as a fresh copy."""
-    return input.narrow(dim, start, length).clone()
+    nd = input._data.ndim
+    if nd and not isinstance(dim, str):
+        # torch's narrow_copy kernel checks before narrow does, in its own words
+        d = operator.index(dim)
+        if d >= nd:
+            raise RuntimeError(
+                "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got "
+                "false.  (Could this error message be improved?  If so, please report an "
+                "enhancement request to PyTorch.)"
+            )
+        size = input._data.shape[d] if d >= -nd else 0
+        s = int(start)
+        if d >= -nd and int(length) < 0 and -size <= s <= size:
+            s = s + size if s < 0 else s
+            raise RuntimeError(f"start ({s}) + length ({length}) exceeds dimension size ({size}).")
+    return as_torch_node(input.narrow(dim, start, length).clone(), "NarrowCopyBackward0")
 
 
 # ---------------------------------------------------------------------- block_diag
@@ -405,6 +424,7 @@ def _(grad, index, dim, needs):
 @_autocast_entry
 def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``source``'s slices copied to ``index`` along ``dim``."""
+    _check_args("index_copy", input, dim, ("index", 3, index), ("source", 4, source))
     if isinstance(dim, str):
         dim = input._dim(dim)
     return _apply(
@@ -413,6 +433,7 @@ def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -
 
 
 def _index_copy_(self, dim, index, source):
+    _check_no_overlap(self, index, source)
     if isinstance(dim, str):
         dim = self._dim(dim)
     return _apply_inplace(_index_copy.op, self, (index, source, dim), _NOKW)
@@ -444,6 +465,8 @@ def _index_reduce_checks(input, dim, index, source, reduce):
         size = a.shape[d]
         if bool(((i < 0) | (i >= size)).any()):
             raise IndexError("index out of range in self")
+    if reduce == "mean" and a.dtype.kind == "b":  # torch's mean ends on a floor division
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     return d
 
 
@@ -532,6 +555,7 @@ def index_reduce(
         else:
             ie = _expanded_index(i, source, d)
             r = _scatter_reduce(input, ie, source, d, reduce, include_self)
+    r = as_torch_node(r, "IndexReduceBackward0")  # torch's one kernel, ember's few ops
     if out is not None:
         from ..registry import _write_out
 
@@ -540,6 +564,7 @@ def index_reduce(
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    _check_no_overlap(self, index, source)
     return _inplace_composite(
         self,
         lambda s: index_reduce(s, dim, index, source, reduce, include_self=include_self),

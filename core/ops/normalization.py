@@ -292,13 +292,14 @@ def _check_float(input, kernel):
         )
 
 
-def _check_param_dtype(input, weight, bias):
-    """torch's dtype rules for norm parameters: the input's dtype, or float32 beside a half /
-    bfloat16 input (mixed precision); each violation with torch's message."""
+def _check_param_dtype(input, *params):
+    """torch's dtype rules for norm parameters (weight, bias and batch norm's running stats):
+    the input's dtype, or float32 beside a half / bfloat16 input (mixed precision); each
+    violation with torch's message."""
     d = input._data.dtype
-    if (weight is None or weight._data.dtype == d) and (bias is None or bias._data.dtype == d):
+    params = [p for p in params if p is not None]
+    if all(p._data.dtype == d for p in params):
         return
-    params = [p for p in (weight, bias) if p is not None]
     first = params[0]._data.dtype
     ref = d
     if first != d:
@@ -545,7 +546,7 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
         # half a pair of running statistics cannot be updated consistently
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
-    _check_param_dtype(input, weight, bias)
+    _check_param_dtype(input, weight, bias, running_mean, running_var)
     if input._names is not None:
         _check_param_names(
             "batch_norm", input, "channel", 0, weight, bias, running_mean, running_var
@@ -853,7 +854,9 @@ def _check_gn(input, num_groups, weight, bias):
             f"Expected at least 2 dimensions for input tensor but received {len(shape)}"
         )
     c = shape[1]
-    if num_groups <= 0 or c % num_groups:
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    if c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {_shape_str(shape)} and num_groups={num_groups}"

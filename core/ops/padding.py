@@ -159,7 +159,11 @@ def _pad_index(xp, input, pad=(), mode="reflect"):
         if len(runs) == 1 and runs[0][3] == 1 and runs[0][1] == out.shape[d]:
             continue  # an identity dim (no padding)
         out = xp.take(out, xp.asarray(idx, dtype=xp.intp), axis=d)
-    return _layout.follow_array(xp, out, input) if out is not input else input.copy()
+    if out is input:
+        return input.copy()
+    # torch's circular padding copies into a fresh contiguous tensor; its other kernels keep a
+    # channels_last input's layout
+    return xp.ascontiguousarray(out) if mode == "circular" else _layout.follow_array(xp, out, input)
 
 
 @_pad_index.vjp

@@ -920,6 +920,10 @@ def _(grad, input, threshold):
     return _where_ok(grad, input.detach() - threshold, test="pos")
 
 
+# torch's threshold_ kernel has its own derivative entry (its node saves the result)
+threshold.op.inplace_backward_name = "ThresholdBackward1"
+
+
 @op(names=keep, inplace="relu_")
 def relu(xp, input):
     """max(x, 0) for each element (integer tensors stay integer)."""
@@ -1314,3 +1318,30 @@ def _gradient_1d(f: Tensor, d: int, step, edge_order: int) -> Tensor:
             + sl(n - 1, 1) * ((2 * b + a) / (b * (a + b)))
         )
     return cat([lo, inner, hi], d) if n > 2 else cat([lo, hi], d)
+
+
+# ---------------------------------------------------------------------- out= of another dtype
+def _exact_out(out, res, ins=()):
+    """torch's unstructured unary kernels write only their own result dtype (no cast); they
+    name the input's dtype (abs of a complex tensor: the complex one, though it writes floats)."""
+    want = ins[0].dtype if ins and isinstance(ins[0], Tensor) else res.dtype
+    raise RuntimeError(f"Found dtype {scalar_name(out.dtype)} but expected {scalar_name(want)}")
+
+
+def _nan_to_num_out(out, res, ins=()):
+    raise RuntimeError(
+        f"nan_to_num: dtype of out: {scalar_name(out.dtype)} should be same as input: "
+        f"{scalar_name(res.dtype)}"
+    )
+
+
+def _install_out_checks() -> None:
+    from .arithmetic import neg
+    from .comparison import bitwise_not
+
+    for f in (abs, neg, sign, floor, ceil, trunc, round, frac, sgn, bitwise_not, conj_physical):
+        f.op.out_dtype = _exact_out
+    nan_to_num.op.out_dtype = _nan_to_num_out
+
+
+_install_out_checks()

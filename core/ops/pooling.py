@@ -234,12 +234,16 @@ def _out_shape(fn, style, shape, k, s, p, d, ceil):
     return o
 
 
-def _unsupported(fn, dtype):
+def _dtype_name(dtype) -> str:
+    """torch's scalar-type name of a numpy dtype (Long, Bool, ...)."""
     from ..dtype import _FROM_NP, SCALAR_NAMES
 
     d = _FROM_NP[dtype]
-    name = SCALAR_NAMES.get(d.name, d.name.capitalize())
-    return NotImplementedError(f"\"{fn}\" not implemented for '{name}'")
+    return SCALAR_NAMES.get(d.name, d.name.capitalize())
+
+
+def _unsupported(fn, dtype):
+    return NotImplementedError(f"\"{fn}\" not implemented for '{_dtype_name(dtype)}'")
 
 
 def _no_int(fn, a, ok_ints):
@@ -791,7 +795,8 @@ def _make_avg_pool(nd, name):
                 raise _unsupported(where, input.dtype)
             plan = _store(key, (k, s, p, o))
         k, s, p, o = plan
-        return _avg_forward_kernel(xp, input, k, s, p, o, ceil_mode, count_include_pad, div)
+        out = _avg_forward_kernel(xp, input, k, s, p, o, ceil_mode, count_include_pad, div)
+        return _layout.follow_array(xp, out, input)  # a padded input's buffer is contiguous
 
     # the input itself is saved (as torch saves self): it is an operand of the backward op, so
     # the first-order gradient has a graph to the input too (zeros) under create_graph=True
@@ -980,7 +985,13 @@ def _adaptive_avg_kernel(xp, a, out_size, transpose=False):
 
 
 def _adaptive_output_size(fn, nd, output_size, shape):
-    if isinstance(output_size, int) or output_size is None:
+    if output_size is None:  # (None keeps a dim's size only inside a tuple)
+        if nd == 1:
+            raise TypeError(
+                f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, not NoneType"
+            )
+        raise TypeError("object of type 'NoneType' has no len()")
+    if isinstance(output_size, int):
         osz = (output_size,) * nd
     else:
         osz = tuple(output_size)
@@ -992,17 +1003,27 @@ def _adaptive_output_size(fn, nd, output_size, shape):
         if fn.startswith("adaptive_max"):
             raise RuntimeError(f"{fn}(): internal error: output_size.size() must be {nd}")
         raise RuntimeError(f"{fn}: output_size must be {nd}")
+    if nd == 1 and osz[0] is None:  # torch's 1-d pools parse a tuple of ints
+        raise TypeError(
+            f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, but found "
+            "element of type NoneType at pos 0"
+        )
     S = shape[-nd:]
     osz = tuple(S[i] if v is None else int(v) for i, v in enumerate(osz))
     if any(v < 0 for v in osz):
+        # torch's 1-d pools run as 2-d ones of height 1 (their messages show it)
+        lead, sizes = list(shape[:-nd]), list(osz)
+        if nd == 1:
+            fn, lead, sizes = fn.replace("1d", "2d"), lead + [1], [1, *sizes]
         if fn.startswith("adaptive_max"):
             raise RuntimeError(
-                "Trying to create tensor with negative dimension "
-                f"{min(osz)}: {list(shape[:-nd]) + list(osz)}"
+                f"Trying to create tensor with negative dimension {min(osz)}: {lead + list(osz)}"
             )
+        # (torch's 3-d message leaves out the last space)
+        text = ", ".join(map(str, sizes[:2])) + ("," + str(sizes[2]) if nd == 3 else "")
         raise RuntimeError(
             f"{fn}: elements of output_size must be greater than or equal to 0 but received "
-            "{" + ", ".join(map(str, osz)) + "}"
+            "{" + text + "}"
         )
     return osz
 
@@ -1034,13 +1055,29 @@ def _adaptive_check_input(fn, nd, shape):
             )
 
 
+# the names torch's dtype errors give (1-d pools run as 2-d ones; the 3-d kernels' cpu names)
+_ADAPTIVE_KERNELS = {
+    "adaptive_avg_pool1d": "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d": "adaptive_avg_pool3d_cpu",
+    "adaptive_max_pool1d": "adaptive_max_pool2d",
+    "adaptive_max_pool3d": "adaptive_max_pool3d_cpu",
+}
+
+
 def _make_adaptive_avg(nd, name):
     fn = f"adaptive_avg_pool{nd}d"
 
     def kernel(xp, input, output_size=None):
         _adaptive_check_input(fn, nd, input.shape)
-        _no_int(fn, input, False)
         osz = _adaptive_output_size(fn, nd, output_size, input.shape)
+        if all(o == 1 for o in osz):  # torch takes a mean: its dtype rule (complex is fine)
+            if input.dtype.kind in "biu":
+                raise RuntimeError(
+                    "mean(): could not infer output dtype. Input dtype must be either a floating "
+                    f"point or complex dtype. Got: {_dtype_name(input.dtype)}"
+                )
+        else:
+            _no_int(_ADAPTIVE_KERNELS.get(fn, fn), input, False)
         return _layout.follow_array(xp, _adaptive_avg_kernel(xp, input, osz), input)
 
     kernel.__name__ = name
@@ -1206,7 +1243,7 @@ def _make_adaptive_max(nd, name):
 
     def kernel(xp, input, output_size=None):
         _adaptive_check_input(fn, nd, input.shape)
-        _no_int(fn, input, False)
+        _no_int(_ADAPTIVE_KERNELS.get(fn, fn), input, False)
         osz = _adaptive_output_size(fn, nd, output_size, input.shape)
         if 0 in osz:
             shape = input.shape[:-nd] + osz
@@ -1438,6 +1475,10 @@ def _(grad, indices, output_size):
     return _index_gather(grad, indices, len(output_size)), None
 
 
+# one op for torch's max_unpool2d and max_unpool3d kernels: the output size tells them apart
+_max_unpool.op.name_rule = lambda node: f"MaxUnpool{len(node.saved_arg('output_size'))}DBackward0"
+
+
 backward_names(
     {
         "_max_pool2x2": "MaxPool2DWithIndicesBackward0",
@@ -1447,6 +1488,10 @@ backward_names(
         "_max_pool3d_with_indices": "MaxPool3DWithIndicesBackward0",
         "_avg_pool2d": "AvgPool2DBackward0",
         "_avg_pool3d": "AvgPool3DBackward0",
+        # torch runs the 1-d pools as 2-d ones of height 1 and squeezes the result
+        "max_pool1d": "SqueezeBackward1",
+        "max_pool1d_with_indices": "SqueezeBackward1",
+        "avg_pool1d": "SqueezeBackward1",
         "adaptive_avg_pool1d": "SqueezeBackward1",
         "adaptive_max_pool1d": "SqueezeBackward1",
         "_adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",

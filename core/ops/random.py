@@ -303,7 +303,10 @@ def _randint_args(args, kw):
                 "randint(): argument 'size' (position 2) must be tuple of ints, not "
                 f"{type(size).__name__}"
             )
-        bad = next((i for i, v in enumerate(size) if not _is_int(v)), None)
+        bad = next(  # past the first element a bool counts as an int, as in torch
+            (i for i, v in enumerate(size) if not (_is_int(v) or (i and isinstance(v, bool)))),
+            None,
+        )
         if bad is not None:
             raise TypeError(
                 "randint(): argument 'size' (position 2) must be tuple of ints, but found "
@@ -319,7 +322,8 @@ def _randint_args(args, kw):
     if (
         high is None
         or not isinstance(size, (tuple, list))
-        or not all(_is_int(v) for v in (high, *size))
+        or not _is_int(high)
+        or not all(_is_int(v) or (i and isinstance(v, bool)) for i, v in enumerate(size))
         or (low is not None and not _is_int(low))
     ):
         raise invalid_arguments("randint", args, named, _RANDINT_SIGS)

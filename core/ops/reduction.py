@@ -19,6 +19,7 @@ from ..names import keep, remove_dims
 from ..registry import OPS, op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
+from .decompositions import _exact
 
 __all__ = ["return_types"]
 
@@ -664,7 +665,7 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
     out_dtype = input.dtype
     if _lowp(input):
         input = input.astype(_F32)
-    if n - c <= 0:
+    if n - c <= 0 or not input.size:  # torch's factor is numel / output numel: 0 when empty
         import warnings
 
         warnings.warn(
@@ -1026,6 +1027,10 @@ def _scan(xp, f, input, dim, dtype, name):
     ax = _axis1(dim, input.ndim)
     if ax is None:
         return input.astype(npd or input.dtype)  # a 0-dim tensor: a copy
+    if npd == np.bool_:  # torch's scan kernels have no bool version
+        if input.size:
+            raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+        return input.astype(npd)
     if npd is not None and npd != input.dtype:
         input = input.astype(npd)  # torch casts first, then scans in that dtype (as below)
     if _lowp(input):
@@ -1271,8 +1276,77 @@ cummax = _make_cum("cummax", True)
 cummin = _make_cum("cummin", False)
 
 
-# torch computes Tensor.norm with linalg.vector_norm (its grad_fn's name)
+# ---------------------------------------------------------------------- out= dtypes
+# torch's kernels of these ops refuse an out= tensor of another dtype (no cast), in their words
+def _index_out(res, ins) -> bool:
+    """Whether ``res`` is the indices of a (values, indices) op (int64 for a non-int64 input)."""
+    return res.dtype is _dt.int64 and ins[0].dtype is not _dt.int64
+
+
+def _median_out(out, res, ins):
+    if _index_out(res, ins):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+            f"torch.{_dt.legacy_type_name(out.dtype)} instead (while checking arguments for median)"
+        )
+    raise RuntimeError(
+        "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
+        f"but type torch.{_dt.legacy_type_name(out.dtype)} does not equal "
+        f"torch.{_dt.legacy_type_name(res.dtype)} (while checking arguments for median)"
+    )
+
+
+def _mode_out(out, res, ins):
+    what = "indices" if _index_out(res, ins) else "values"
+    raise RuntimeError(
+        f"expected scalar type '{_dt.scalar_name(res.dtype)}' but got "
+        f"'{_dt.scalar_name(out.dtype)}' for {what} output"
+    )
+
+
+def _cum_ext_out(out, res, ins):
+    raise RuntimeError(
+        f"expected scalar_type {_dt.scalar_name(res.dtype)} but found {_dt.scalar_name(out.dtype)}"
+    )
+
+
+def _logical_out(name):
+    def check(out, res, ins):
+        if out.dtype is not _dt.bool_ and out.dtype is not _dt.uint8:
+            raise RuntimeError(
+                f"{name} only supports bool tensor for result, got: {_dt.scalar_name(out.dtype)}"
+            )
+
+    return check
+
+
+def _scan_out(name):
+    def check(out, res, ins):
+        if out.dtype is _dt.bool_ and res._data.size:  # the scan runs in out's dtype: none for bool
+            raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+
+    return check
+
+
+cumsum.op.out_dtype = _scan_out("cumsum")
+cumprod.op.out_dtype = _scan_out("cumprod")
+for _f in (max, min, argmax, argmin, aminmax, norm):
+    _f.op.out_dtype = _exact
+median.op.out_dtype = _median_out
+mode.op.out_dtype = _mode_out
+cummax.op.out_dtype = cummin.op.out_dtype = _cum_ext_out
+all.op.out_dtype = _logical_out("all")
+any.op.out_dtype = _logical_out("any")
+
+
+# torch computes Tensor.norm with linalg.vector_norm (its grad_fn's name), p='nuc' as a sum of
+# singular values
 norm.op.backward_name = "LinalgVectorNormBackward0"
+norm.op.name_rule = lambda node: (
+    "SumBackward1" if node.saved_arg("p") == "nuc" else "LinalgVectorNormBackward0"
+)
+# torch's nanmean is composite: nansum divided by the count of non-NaN elements
+nanmean.op.backward_name = "DivBackward0"
 
 
 def _by_dim(without: str, with_dim: str):

@@ -736,6 +736,9 @@ def narrow(xp, input, dim=None, start=None, length=None):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _norm(dim, n)
     size = input.shape[d]
+    st = getattr(start, "_data", start)  # a tensor start: 0-dim integral only, like torch
+    if hasattr(st, "ndim") and (st.ndim or st.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = int(start), int(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -1129,6 +1132,8 @@ def roll(xp, input, shifts=None, dims=None):
     dm = dims if isinstance(dims, (tuple, list)) else (dims,)
     if len(sh) != len(dm):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
+    if input.ndim == 0:  # torch's wording for a 0-dim tensor (no dim, not even 0 or -1)
+        raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions")
     return xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim))
 
 
@@ -1450,9 +1455,10 @@ def as_strided(xp, input, size=(), stride=(), storage_offset=None):
 
 
 @as_strided.vjp
-def _(grad, input, size, stride, storage_offset):
-    # scatter-add the gradient into a storage-sized buffer, then read the input's elements back
-    data = input._data
+def _(grad, input_geometry, size, stride, storage_offset):
+    # scatter-add the gradient into a storage-sized buffer, then read the input's elements back;
+    # only the input's layout is kept (torch's too), so in-place writes to it do not invalidate
+    data = input_geometry
     xp = array_module(data)
     _, in_off, n = _storage(data)
     off = in_off if storage_offset is None else int(storage_offset)

@@ -18,7 +18,9 @@ from ..names import keep
 from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
+from .decompositions import _exact
 from .indexing import gather, scatter_add
+from .reduction import _index_out
 
 __all__ = [
     "argsort",
@@ -160,6 +162,9 @@ def msort(xp, input):
     return xp.take_along_axis(input, _argsort(xp, input, 0), axis=0)
 
 
+msort.op.backward_name = "SortBackward0"  # torch's msort is sort(input, 0).values
+
+
 @msort.vjp
 def _(grad, input):
     return _perm_grad(grad, input, 0 if input._data.ndim else None, False)
@@ -191,6 +196,8 @@ def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), sorted."""
     if k is None:
         raise TypeError('topk() missing 1 required positional arguments: "k"')
+    if isinstance(k, float):
+        raise TypeError("topk(): argument 'k' (position 2) must be int, not float")
     _no_complex(input, " topk")
     if input.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
@@ -258,6 +265,8 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
     """(values, indices) of the ``k``-th smallest element along ``dim``."""
     if k is None:
         raise TypeError('kthvalue() missing 1 required positional arguments: "k"')
+    if isinstance(k, float):
+        raise TypeError("kthvalue(): argument 'k' (position 2) must be int, not float")
     if input.dtype.kind in "bc":
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
     ax = _axis(dim, input.ndim)
@@ -336,6 +345,19 @@ def _unique_dim(xp, a, ax, return_inverse, return_counts):
     return out
 
 
+def _dim_axis(input, dim) -> int:
+    """unique's and unique_consecutive's ``dim``: torch's checks, then the axis."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    ax = _axis(dim, input.ndim)
+    # the slices along ax would be empty yet counted: torch refuses rather than guess
+    if any(n == 0 for i, n in enumerate(input.shape) if i != ax):
+        raise RuntimeError(
+            "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+        )
+    return ax
+
+
 def _prod(shape) -> int:
     n = 1
     for s in shape:
@@ -356,11 +378,7 @@ def unique(xp, input, sorted=True, return_inverse=False, return_counts=False, di
     if dim is None:
         out = _unique_flat(xp, input, return_inverse, return_counts)
     else:
-        ax = _axis(dim, input.ndim)
-        if ax is None:
-            out = _unique_flat(xp, input, return_inverse, return_counts)
-        else:
-            out = _unique_dim(xp, input, ax, return_inverse, return_counts)
+        out = _unique_dim(xp, input, _dim_axis(input, dim), return_inverse, return_counts)
     return _one_or_tuple(out)
 
 
@@ -375,9 +393,7 @@ def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim
         raise NotImplementedError(
             f"\"{who}\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[input.dtype])}'"
         )
-    if dim is None or input.ndim == 0:
-        if dim is not None:
-            _axis(dim, 0)
+    if dim is None:
         flat = input.reshape(-1)
         n = flat.shape[0]
         new = xp.ones(n, dtype=bool)
@@ -386,7 +402,7 @@ def unique_consecutive(xp, input, return_inverse=False, return_counts=False, dim
         vals = flat[new]
         shape = input.shape
     else:
-        ax = _axis(dim, input.ndim)
+        ax = _dim_axis(input, dim)
         b = xp.moveaxis(input, ax, 0)
         rows = b.reshape(b.shape[0], _prod(b.shape[1:]))
         n = rows.shape[0]
@@ -431,12 +447,38 @@ def _search_complex(*arrays):
 def _search(xp, seq, vals, right):
     """Insertion positions of ``vals`` into the sorted last dim of ``seq`` (batched)."""
     v = xp.asarray(vals)
+    if seq.dtype.kind == "b" or v.dtype.kind == "b":
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+    if (seq.dtype.kind == "f" and bool(xp.isnan(seq).any())) or (
+        v.dtype.kind == "f" and bool(xp.isnan(v).any())
+    ):
+        return _bisect(xp, seq, v, right)
     side = "right" if right else "left"
     if seq.ndim == 1:
         return xp.searchsorted(seq, v.reshape(-1), side=side).reshape(v.shape)
     # batched: count the boundaries below each value (<= for right); vectorized over the batch
     cmp = xp.less_equal if right else xp.less
     return cmp(seq[..., None, :], v[..., :, None]).sum(axis=-1)
+
+
+def _bisect(xp, seq, v, right):
+    """torch's binary search step by step, vectorized over the values: with NaN about, where
+    numpy orders NaN last, torch's comparisons (all false with NaN) decide each step."""
+    n = seq.shape[-1]
+    rows = seq.reshape(-1, n) if seq.ndim > 1 else seq.reshape(1, n)
+    flat = v.reshape(rows.shape[0], -1) if seq.ndim > 1 else v.reshape(1, -1)
+    lo = xp.zeros(flat.shape, dtype=_INT64)
+    hi = xp.full(flat.shape, n, dtype=_INT64)
+    with np.errstate(invalid="ignore"):
+        while bool((lo < hi).any()):
+            live = lo < hi
+            mid = lo + (hi - lo) // 2
+            b = xp.take_along_axis(rows, xp.minimum(mid, n - 1), axis=-1)
+            # torch moves right unless the boundary is above (right: or equal to) the value
+            go = ~(b > flat) if right else ~(b >= flat)
+            lo = xp.where(live & go, mid + 1, lo)
+            hi = xp.where(live & ~go, mid, hi)
+    return lo.reshape(v.shape)
 
 
 def _search_dtype(r, out_int32):
@@ -484,6 +526,8 @@ def searchsorted(
                 "torch.searchsorted(): boundary and sorter must have the same size, but got "
                 f"boundary tensor {list(seq.shape)}and got sorter tensor {list(s.shape)}"
             )
+        if s.size and bool(((s < 0) | (s >= seq.shape[-1])).any()):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
         seq = xp.take_along_axis(seq, s, axis=-1)
     if v.size:
         _search_complex(seq, v)
@@ -511,3 +555,14 @@ def _search_out(out, res, ins):
 
 
 searchsorted.op.out_dtype = bucketize.op.out_dtype = _search_out
+
+
+def _kthvalue_out(out, res, ins):
+    if _index_out(res, ins):
+        raise RuntimeError("output indices must be of scalar type Long")
+    raise RuntimeError("output values must be of same type as input")
+
+
+# torch's kernels refuse an out= tensor of another dtype (no cast)
+sort.op.out_dtype = topk.op.out_dtype = msort.op.out_dtype = _exact
+kthvalue.op.out_dtype = _kthvalue_out

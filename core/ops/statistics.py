@@ -23,6 +23,7 @@ from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
 from .indexing import gather, scatter_add
+from .reduction import _by_dim, _median_out
 from .sorting import _argsort, _axis, _kth_idx, _tname, _unnamed
 
 __all__ = [
@@ -127,6 +128,11 @@ def _(grad, input, result, dim, keepdim):
     return scatter_add(z, ax, _const(_nanmedian_idx(a, ax)), g)
 
 
+# nanmedian() is torch's NanmedianBackward0, nanmedian(dim) its NanmedianBackward1
+nanmedian.op.name_rule = _by_dim("NanmedianBackward0", "NanmedianBackward1")
+nanmedian.op.out_dtype = _median_out  # torch's median kernel checks (and names) the out= dtypes
+
+
 # ---------------------------------------------------------------------- quantile
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -160,7 +166,8 @@ def _q_checks(name, a, q, interpolation):
 class _QPlan:
     """What quantile's kernel and derivative share: the rows, their order and the positions."""
 
-    __slots__ = ("ax", "hi", "lo", "m1", "moved", "n", "order", "out_shape", "rows", "w")
+    __slots__ = ("ax", "hi", "lo", "m1", "moved", "n", "nan_rows", "order", "out_shape", "rows",
+                 "w")  # fmt: skip
 
 
 def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
@@ -200,6 +207,15 @@ def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
         w = xp.full(rank.shape, 0.5, dtype=a.dtype)
     else:
         w = xp.zeros(rank.shape, dtype=a.dtype)
+    p.nan_rows = None
+    if not ignore_nan and a.dtype.kind == "f":
+        # a row holding NaN has quantile NaN: like torch, both positions pick its last sorted value
+        # (the last NaN), so that element takes the whole gradient
+        nan_rows = xp.isnan(xp.take_along_axis(b, order[..., -1:], axis=-1))
+        if bool(nan_rows.any()):
+            p.nan_rows = nan_rows
+            lo = xp.where(nan_rows, n - 1, lo)
+            hi = xp.where(nan_rows, n - 1, hi)
     p.lo = xp.clip(lo, 0, n - 1).astype(_INT64)
     p.hi = xp.clip(hi, 0, n - 1).astype(_INT64)
     p.w = w.astype(a.dtype, copy=False)
@@ -279,6 +295,8 @@ def _make_quantile(name, ignore_nan):
             x = input.reshape(-1) if p.ax is None else input.movedim(p.ax, -1)
             xe = x.unsqueeze(0).expand(*full)
             span = gather(xe, -1, i_hi) - gather(xe, -1, i_lo)
+            if p.nan_rows is not None:  # q does not move a NaN row's result (NaN - NaN there)
+                span = span.masked_fill(_const(xp.broadcast_to(p.nan_rows, span.shape)), 0)
             gq = g * span * _const(p.m1)
             g_q = gq.reshape(Q, -1).sum(1).reshape(q.shape)
         return g_in, g_q
@@ -290,6 +308,13 @@ quantile = _make_quantile("quantile", False)
 nanquantile = _make_quantile("nanquantile", True)
 
 
+def _quantile_out(out, res, ins):
+    raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
+
+
+quantile.op.out_dtype = nanquantile.op.out_dtype = _quantile_out
+
+
 # ---------------------------------------------------------------------- bincount / histograms
 @op(names=_unnamed)
 def bincount(xp, input, weights=None, minlength=0):
@@ -297,6 +322,8 @@ def bincount(xp, input, weights=None, minlength=0):
     no_meta_kernel(xp, "aten::bincount")
     if input.dtype.kind not in "iu":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(input)}'")
+    if isinstance(minlength, float):
+        raise TypeError("bincount(): argument 'minlength' must be int, not float")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or (input.size and int(input.min()) < 0):
@@ -306,6 +333,8 @@ def bincount(xp, input, weights=None, minlength=0):
     w = weights._data if isinstance(weights, Tensor) else xp.asarray(weights)
     if w.ndim != 1 or w.shape[0] != input.shape[0]:
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if not input.size:  # torch returns its (int64) zeros before looking at the weights
+        return xp.zeros(minlength, dtype=_INT64)
     out_dt = np.float32 if w.dtype == np.float32 else np.float64
     r = xp.bincount(input.astype(_INT64, copy=False), weights=w, minlength=minlength)
     return r.astype(out_dt, copy=False)
@@ -316,9 +345,9 @@ def _float_only(a, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a)}'")
 
 
-def _bins_positive(bins):
+def _bins_positive(bins, d=0):
     if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension {d}")
 
 
 @op(names=_unnamed)
@@ -327,16 +356,20 @@ def histc(xp, input, bins=100, min=0, max=0):
     min == max); elements outside are ignored."""
     if input.dtype != _dt.bfloat16.np:  # torch bins bfloat16 too, in its own arithmetic
         _float_only(input, "histogram_cpu")
+    if isinstance(bins, float):
+        raise TypeError("histc(): argument 'bins' (position 2) must be int, not float")
     _bins_positive(bins)
     lo, hi = float(min), float(max)
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    if lo == hi and input.size:
+    reduced = lo == hi and input.size
+    if reduced:
         lo, hi = float(input.min()), float(input.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise RuntimeError(f"torch.histc: range of [{_cfmt(lo)}, {_cfmt(hi)}] is not finite")
+        f = _cfmt if reduced else "{:g}".format  # (a given range prints plainly)
+        raise RuntimeError(f"torch.histc: range of [{f(lo)}, {f(hi)}] is not finite")
     dt = input.dtype
     x = input.reshape(-1)
     x = x[(x >= dt.type(lo)) & (x <= dt.type(hi))]
@@ -376,21 +409,30 @@ def _edges_of(xp, col, bins, rng, d, dt):
                 f"got input with dtype {_cname(dt)} and bins for dimension {d} with dtype "
                 f"{_cname(bins.dtype)}"
             )
+        if not bins.shape[0]:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have at least 1 element, but got 0 "
+                f"elements in the bins tensor for dimension {d}"
+            )
+        _bins_positive(bins.shape[0] - 1, d)  # one edge makes no bin
         return bins.copy()
     nb = int(bins)
-    if nb <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {nb} for dimension {d}")
+    _bins_positive(nb, d)
     if rng is not None:
         lo, hi = float(rng[0]), float(rng[1])
-        if lo > hi:
-            raise RuntimeError(
-                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
-                f"dimension {d}"
-            )
     elif col.size:
         lo, hi = float(col.min()), float(col.max())
     else:
         lo, hi = 0.0, 1.0  # torch's default range for an empty input
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a given range, or the data's
+        raise RuntimeError(
+            f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite"
+        )
+    if lo > hi:
+        raise RuntimeError(
+            f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+            f"dimension {d}"
+        )
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     return _linspace(xp, lo, hi, nb + 1, dt)
@@ -653,3 +695,13 @@ def corrcoef(input: Tensor) -> Tensor:
 Tensor.dist = dist
 Tensor.cov = cov
 Tensor.corrcoef = corrcoef
+
+
+def _histc_out(out, res, ins):
+    raise RuntimeError(  # torch's histc runs its histogram kernel, which refuses a cast
+        "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+        f"input {_dt.C_NAMES[res.dtype.name]} and hist {_dt.C_NAMES[out.dtype.name]}"
+    )
+
+
+histc.op.out_dtype = _histc_out

@@ -325,7 +325,9 @@ def pixel_shuffle(xp, input, upscale_factor=1):
     x = input.reshape(*b, c // (r * r), r, r, h, w)
     n = len(b)
     perm = list(range(n + 1)) + [n + 3, n + 1, n + 4, n + 2]
-    return xp.ascontiguousarray(x.transpose(perm)).reshape(*b, c // (r * r), h * r, w * r)
+    out = xp.ascontiguousarray(x.transpose(perm)).reshape(*b, c // (r * r), h * r, w * r)
+    # a channels_last input gives channels_last (torch refuses channels_last_3d)
+    return _layout.follow_array(xp, out, input) if input.ndim == 4 else out
 
 
 @pixel_shuffle.vjp
@@ -351,7 +353,8 @@ def pixel_unshuffle(xp, input, downscale_factor=1):
     x = input.reshape(*b, c, h // r, r, w // r, r)
     n = len(b)
     perm = list(range(n + 1)) + [n + 2, n + 4, n + 1, n + 3]
-    return xp.ascontiguousarray(x.transpose(perm)).reshape(*b, c * r * r, h // r, w // r)
+    out = xp.ascontiguousarray(x.transpose(perm)).reshape(*b, c * r * r, h // r, w // r)
+    return _layout.follow_array(xp, out, input) if input.ndim == 4 else out
 
 
 @pixel_unshuffle.vjp
@@ -379,7 +382,7 @@ def channel_shuffle(xp, input, groups=1):
         )
     rest = input.shape[2:]
     x = input.reshape(n, g, c // g, *rest).swapaxes(1, 2)
-    return xp.ascontiguousarray(x).reshape(input.shape)
+    return _layout.follow_array(xp, xp.ascontiguousarray(x).reshape(input.shape), input)
 
 
 @channel_shuffle.vjp
