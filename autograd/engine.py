@@ -17,7 +17,7 @@ from ..core.named import _by_name
 from ..core.registry import NonStridedError
 from ..core.sparse import SparseTensor as _SparseTensor
 from .grad_mode import _state, names_on
-from .node import RESULT, Node, RemovableHandle
+from .node import RESULT, AccumulateGrad, GradientEdge, Node, RemovableHandle
 from .saved_hooks import Packed
 from .views import _multi_error as _multi_view_error
 from .views import fresh as _fresh_view
@@ -273,7 +273,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, on
     if targets is not None:
         results = [None] * len(targets)
         for i, t in enumerate(targets):
-            if t._grad_fn is not None:
+            if type(t) is GradientEdge:  # autograd.grad's input given as a graph edge
+                if isinstance(t.node, AccumulateGrad):
+                    cap_leaves[id(t.node.variable)] = i
+                else:
+                    cap_nodes[(t.node, t.output_nr)] = i
+            elif t._grad_fn is not None:
                 ex = t._extra
                 cap_nodes[(t._grad_fn, ex.get("nr", 0) if ex else 0)] = (
                     i if capture is not None else -1
@@ -448,7 +453,7 @@ class _Run:
                 id(e[0])
                 for n in self.order
                 for e in n.edges
-                if e is not None and type(e[0]) is not Node
+                if e is not None and not isinstance(e[0], Node)
             }
         return id(t) in self._leaves
 
@@ -715,9 +720,22 @@ def _named_root_grad(g, t, i: int, who: str):
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, _tm.Tensor):
+    if isinstance(x, (_tm.Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _capture_key(t):
+    """What identifies a gradient autograd.grad is asked for (a tensor or a graph edge): a
+    leaf, or a node's output (so a tensor and its edge share one capture slot)."""
+    if type(t) is GradientEdge:
+        node = t.node
+        return id(node.variable) if isinstance(node, AccumulateGrad) else (id(node), t.output_nr)
+    fn = t._grad_fn
+    if fn is None:
+        return id(t)
+    ex = t._extra
+    return id(fn), ex.get("nr", 0) if ex else 0
 
 
 # > 0 while a backward computes only some gradients (autograd.grad, backward(inputs=...)):
@@ -808,6 +826,8 @@ def grad(
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
+        if type(t) is GradientEdge:
+            continue
         if not isinstance(t, _tm.Tensor):
             raise RuntimeError(  # noqa: TRY004  (torch's error type)
                 f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}"
@@ -824,17 +844,22 @@ def grad(
         )  # fmt: skip
     grads = _make_root_grads(outputs, grad_outputs, "grad")
     _check_differentiated(inputs)  # after the outputs' checks, as in torch
-    uniq = list({id(t): t for t in inputs}.values())  # the same tensor twice: one capture slot
+    # the same tensor (or edge) twice: one capture slot
+    uniq = list({_capture_key(t): t for t in inputs}.values())
     PARTIAL[0] += 1
     try:
         res = run_backward(outputs, grads, retain_graph, create_graph, capture=uniq)
     finally:
         PARTIAL[0] -= 1
     if len(uniq) != len(inputs):
-        slot = {id(t): k for k, t in enumerate(uniq)}
-        res = [res[slot[id(t)]] for t in inputs]
+        slot = {_capture_key(t): k for k, t in enumerate(uniq)}
+        res = [res[slot[_capture_key(t)]] for t in inputs]
     for i, r in enumerate(res):
         if r is None:
+            if materialize_grads and type(inputs[i]) is GradientEdge:
+                raise RuntimeError(  # an edge has no tensor to take zeros like
+                    "materialize_grads cannot be used when the given input is a GradientEdge"
+                )
             if materialize_grads:
                 from ..core.ops.creation import zeros_like
 
@@ -852,7 +877,7 @@ def grad(
 
 def _check_differentiated(inputs) -> None:
     for t in inputs:
-        if not t.requires_grad:
+        if type(t) is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
 
 

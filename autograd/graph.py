@@ -19,12 +19,15 @@ from . import engine as _engine
 from . import grad_mode as _grad_mode
 from . import saved_hooks as _sh
 from .node import AccumulateGrad as _AccumulateGrad
+from .node import GradientEdge
 from .node import Node as _Node
 
 __all__ = [
+    "GradientEdge",
     "Node",
     "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
+    "get_gradient_edge",
     "increment_version",
     "register_multi_grad_hook",
     "save_on_cpu",
@@ -38,6 +41,24 @@ class Node(abc.ABC):
 
 
 Node.register(_Node)
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The graph edge of ``tensor``'s gradient: its grad_fn and output number, or its gradient
+    accumulator for a leaf; ``autograd.grad(outputs, edge)`` computes that gradient even once
+    ``tensor`` itself is gone or changed."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    fn = tensor.grad_fn
+    if fn is None:
+        return GradientEdge(_AccumulateGrad(tensor), 0)
+    ex = tensor._extra
+    return GradientEdge(fn, ex.get("nr", 0) if ex else 0)
+
+
 Node.register(_AccumulateGrad)
 
 

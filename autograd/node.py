@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 RESULT = object()  # placeholder in Node.saved for the op's own output
 
 
@@ -171,6 +173,15 @@ def as_torch_node(t, name: str):
     if node is not None:
         node.bname = name
     return t
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the gradient flowing into ``node``'s ``output_nr``-th output
+    (torch.autograd.graph.GradientEdge). ``autograd.grad`` takes one in place of a tensor."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
 
 
 class AccumulateGrad:

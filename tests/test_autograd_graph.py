@@ -312,3 +312,39 @@ def test_register_multi_grad_hook_mode_error():
     for m in (ember, torch):
         with pytest.raises(ValueError, match="Expects mode to be one of \\('all', 'any'\\)"):
             m.autograd.graph.register_multi_grad_hook((m.ones(1),), print, mode="x")
+
+
+def _edges(m):
+    get = m.autograd.graph.get_gradient_edge
+    x = m.tensor(X[0], requires_grad=True)
+    y = x * 2
+    z = (y**2).sum()
+    e, leaf = get(y), get(x)
+    out = [
+        (type(e).__name__, e.node.name(), e.output_nr, e.ownership_token),
+        (type(leaf.node).__name__, leaf.output_nr),
+        get(m.ones(2, requires_grad=True).split(1)[1]).output_nr,
+    ]
+    out.append(m.autograd.grad(z, e, retain_graph=True)[0].tolist())
+    out.append([g.tolist() for g in m.autograd.grad(z, [leaf, y, e, x], retain_graph=True)])
+    unused = get(m.ones(2, requires_grad=True) * 3)
+    out.append(m.autograd.grad(z, [unused], allow_unused=True, retain_graph=True))
+    h = x * 1
+    edge = get(h)
+    h.mul_(3)  # the edge still names the gradient of h's old value
+    out.append(m.autograd.grad((h * 2).sum(), edge)[0].tolist())
+    return out
+
+
+def test_gradient_edges_stand_for_tensors_in_autograd_grad():
+    assert _edges(ember) == _edges(torch)
+
+
+def test_gradient_edge_errors():
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="not possible to get the gradient edge for a Te"):
+            m.autograd.graph.get_gradient_edge(m.ones(2))
+        y = m.ones(2, requires_grad=True) * 2
+        unused = m.autograd.graph.get_gradient_edge(m.ones(2, requires_grad=True) * 3)
+        with pytest.raises(RuntimeError, match="materialize_grads cannot be used when the given"):
+            m.autograd.grad(y.sum(), [y, unused], materialize_grads=True)
