@@ -2,8 +2,9 @@
 ember.__future__ is this file, named future_.py so that it never shadows Python's __future__.
 
 ember's ``Module._apply`` (``to()``, ``float()``, ``cuda()``...) keeps each parameter object and
-replaces its contents, so both settings behave alike here; the flags are kept for scripts that
-read or set them."""
+replaces its contents, which is also what swapping does; with overwriting on (and swapping off)
+it assigns new Parameter objects instead and leaves the old ones, and their gradients, as they
+were."""
 
 from __future__ import annotations
 

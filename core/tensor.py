@@ -381,6 +381,10 @@ class Tensor:
         self._grad = None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        from .runtime import _bool_arg
+
+        # torch's binding takes only a real bool: 1, None or a 0-d tensor are a TypeError
+        _bool_arg("requires_grad_", "requires_grad", " (position 1)", requires_grad)
         if _vmap.TRANSFORMS[0]:
             _vmap.refuse_requires_grad()
         if not requires_grad and self._grad_fn is not None:

@@ -112,12 +112,21 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 
 def typename(obj) -> str:
-    """A tensor's legacy type name (``torch.FloatTensor``), else the object's qualified type."""
+    """A tensor's legacy type name (``torch.FloatTensor``); for a class or function its own
+    qualified name (``ember.nn.modules.linear.Linear``), for any other object its class's."""
     if isinstance(obj, Tensor):
         return obj.type()
-    cls = type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+    # classes and functions name themselves; instances (which carry no __qualname__) name their
+    # class, also when a C type (OrderedDict) gives them no __module__ either
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = type(obj).__module__ or ""
+        qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def set_default_tensor_type(t) -> None:

@@ -473,6 +473,9 @@ def _share_memory_(self: Tensor) -> Tensor:
     before the call keep the old memory (ember has no Storage object to move)."""
     import mmap
 
+    if self.device.type == "meta":
+        # torch's file-descriptor sharing is cpu-only and refuses a meta tensor (cuda: a no-op)
+        raise RuntimeError("_share_fd_: only available on CPU")
     if self.device.type != "cpu" or self.is_shared():
         return self
     a = self._data

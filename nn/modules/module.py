@@ -13,6 +13,7 @@ from typing import Any
 from ...autograd.engine import _check_hook_results
 from ...core.meta import warn_load_into_meta
 from ...core.ops.conversion import _user_level
+from ...core.ops.method_aliases import typename as _typename
 from ...core.tensor import Tensor
 from ..parameter import Buffer, Parameter, _buffer_persistent, is_lazy
 
@@ -27,23 +28,6 @@ __all__ = [
     "register_module_module_registration_hook",
     "register_module_parameter_registration_hook",
 ]
-
-
-def _typename(o) -> str:
-    """torch.typename: a tensor's legacy type string, else the qualified class name."""
-    if isinstance(o, Tensor):
-        return o.type()
-    module = ""
-    class_name = ""
-    if hasattr(o, "__module__") and o.__module__ not in ("builtins", "__builtin__", None):
-        module = o.__module__ + "."
-    if hasattr(o, "__qualname__"):
-        class_name = o.__qualname__
-    elif hasattr(o, "__name__"):
-        class_name = o.__name__
-    else:
-        class_name = o.__class__.__name__
-    return module + class_name
 
 
 # ---------------------------------------------------------------------------- removable handles
@@ -704,19 +688,32 @@ class Module:
     # ------------------------------------------------------------------ conversion
     def _apply(self, fn: Callable, recurse: bool = True) -> Module:
         from ...autograd.grad_mode import no_grad
+        from ...future_ import _FLAGS
 
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        # ember.__future__.set_overwrite_module_params_on_conversion(True) (unless swapping):
+        # each converted parameter, and its gradient, is a new object; the old ones stay as they were
+        overwrite = _FLAGS["overwrite"] and not _FLAGS["swap"]
         for key, param in self._parameters.items():
             if param is None:
                 continue
-            # the Parameter object keeps its identity (optimizers hold it): swap its data
             with no_grad():
                 param_applied = fn(param)
+            grad = param._grad
+            if overwrite and not is_lazy(param):
+                out = Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = out
+                if grad is not None:
+                    with no_grad():
+                        grad_applied = fn(grad)
+                    # a conversion that is a no-op hands the old gradient back: it stays shared
+                    out.grad = grad_applied.requires_grad_(grad.requires_grad)
+                continue
+            # the Parameter object keeps its identity (optimizers hold it): swap its data
             if param_applied is not param:
                 param.data = param_applied
-            grad = param._grad
             if grad is not None:
                 with no_grad():
                     grad_applied = fn(grad)
@@ -779,15 +776,16 @@ class Module:
         """Cast floating point parameters and buffers to bfloat16."""
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
         """Move parameters and buffers to ``device`` without copying their values."""
         from ...core.ops.creation import empty_like
 
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> Module:
-        """A no-op here (kept for API compatibility)."""
-        return self
+        """Move every parameter, gradient and buffer into shared memory (``Tensor.share_memory_``),
+        so processes forked afterwards (``multiprocessing``, Hogwild training) see its updates."""
+        return self._apply(lambda t: t.share_memory_())
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
@@ -1042,7 +1040,9 @@ class Module:
 
     # ------------------------------------------------------------------ attributes
     def __getstate__(self) -> dict:
-        return self.__dict__
+        # a shallow copy: subclasses commonly drop entries from the state before pickling, which
+        # must not delete them from the live module
+        return self.__dict__.copy()
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
