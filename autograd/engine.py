@@ -678,9 +678,9 @@ def _make_root_grads(roots, grads, who: str):
             g = _tm._wrap(array_module(t._data).ones(t._data.shape, t._data.dtype), t._names)
         else:
             if not isinstance(g, Tensor):
-                from ..core.ops.creation import tensor as _tensor
-
-                g = _tensor(g, dtype=t.dtype, device=t.device)
+                raise TypeError(
+                    f"gradients can be either Tensors or None, but got {type(g).__name__}"
+                )
             if g._data.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size("

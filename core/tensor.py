@@ -459,13 +459,12 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ember.autograd.backward)."""
         from ..autograd.engine import backward
 
-        backward(
-            (self,),
-            None if gradient is None else (gradient,),
-            retain_graph,
-            create_graph,
-            inputs=inputs,
+        # as torch's: a tensor is one gradient, anything else a sequence of them (a number is
+        # "not iterable", a list of numbers "can be either Tensors or None")
+        grads = (
+            None if gradient is None else (gradient,) if isinstance(gradient, Tensor) else gradient
         )
+        backward((self,), grads, retain_graph, create_graph, inputs=inputs)
 
     @property
     def _version(self) -> int:

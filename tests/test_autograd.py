@@ -923,3 +923,24 @@ def test_gradgradcheck_complex_like_torch():
     assert ember.autograd.gradgradcheck(fn, _gc_inputs(ember, ("c",)))
     if torch is not None:
         assert torch.autograd.gradgradcheck(fn, _gc_inputs(torch, ("c",)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, y: y.backward(2.0),
+        lambda m, y: y.backward([1.0]),
+        lambda m, y: m.autograd.backward(y, 2.0),
+        lambda m, y: m.autograd.backward([y], [2.0]),
+        lambda m, y: m.autograd.grad(y, y, 2.0),
+    ],
+)
+def test_gradients_must_be_tensors_as_torchs(call):
+    # ember turned numbers into gradient tensors; torch refuses them
+    import torch
+
+    with pytest.raises(TypeError) as te:
+        call(torch, (torch.ones(2, requires_grad=True) * 2).sum())
+    with pytest.raises(TypeError) as ee:
+        call(ember, (ember.ones(2, requires_grad=True) * 2).sum())
+    assert str(ee.value) == str(te.value)
