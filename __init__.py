@@ -136,6 +136,11 @@ from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accel
 from . import func, jit, testing, version  # torch.func, torch.jit (pass-through), ...
 from .library import Tag, ops  # torch.ops (ember.ops), torch.Tag; also binds torch.library
 from . import distributions  # torch.distributions
+from .distributions.gamma_sampling import (  # torch._standard_gamma, ... (private ops)
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+)
 from . import hub  # torch.hub: checkpoints from URLs, hubconf.py entry points
 from . import profiler  # torch.profiler (CPU time of each op)
 from . import cuda_ as cuda, distributed_ as distributed, onnx_ as onnx  # (see their files)

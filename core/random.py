@@ -25,9 +25,8 @@ _CUDA_STATE_SIZE = 16  # bytes: seed (8) + offset (8)
 def _check_seed(seed) -> int:
     from .tensor import Tensor
 
-    if isinstance(seed, Tensor):
-        seed = seed.item()
-    if isinstance(seed, (float, bool)) or not hasattr(seed, "__index__"):
+    # a tensor seed is refused like torch's C++ parser does (ember.manual_seed int()s it first)
+    if isinstance(seed, (float, bool, Tensor)) or not hasattr(seed, "__index__"):
         raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
     seed = int(seed)
     if seed >= 1 << 64 or seed < -(1 << 63):
@@ -117,11 +116,20 @@ class Generator:
         }
         return self
 
-    def graphsafe_get_state(self):
-        return self.get_state()
+    def graphsafe_get_state(self) -> Generator:
+        """A Generator holding this (cuda) generator's state, for CUDA graph capture; a cpu
+        generator has no graph-safe state (NotImplementedError, like torch)."""
+        if not self._cuda:
+            raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        return self.clone_state()
 
     def graphsafe_set_state(self, state) -> Generator:
-        return self.set_state(state)
+        """Take the state of ``state`` (a Generator from graphsafe_get_state); cuda only."""
+        if not isinstance(state, Generator):
+            raise TypeError(f"expected a Generator, but got {type(state).__name__}")
+        if not self._cuda:
+            raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        return self.set_state(state.get_state())
 
     def clone_state(self) -> Generator:
         g = Generator(self._device)
@@ -294,17 +302,36 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
-def fork_rng(devices=None, enabled: bool = True):
-    """A context manager that restores the default generators' states on exit."""
+def fork_rng(
+    devices=None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+):
+    """A context manager that restores the default generators' states on exit: the cpu one
+    always, and those of the cuda ``devices`` (by default every one in use). ``device_type``
+    names the accelerator ("meta" forks nothing); ``_caller``/``_devices_kw`` are torch's
+    internal arguments, accepted for its callers."""
     import contextlib
 
     @contextlib.contextmanager
     def ctx():
+        if device_type == "meta":
+            yield
+            return
+        if device_type is not None:
+            to_device(device_type)  # torch's error for a device type it does not know
         if not enabled:
             yield
             return
+        keep = (
+            None
+            if devices is None
+            else {_device(d).index if not isinstance(d, int) else d for d in devices}
+        )
         cpu = default_generator.get_state()
-        cuda = {k: g.get_state() for k, g in _cuda_defaults.items()}
+        cuda = {k: g.get_state() for k, g in _cuda_defaults.items() if keep is None or k in keep}
         try:
             yield
         finally:

@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..core.device import module_for
+from ..core.dtype import SCALAR_NAMES
 from ..core.random import Generator, default_generator_for
 from ..core.tensor import _wrap
 
@@ -27,13 +28,17 @@ __all__ = ["_sample_dirichlet", "_standard_gamma", "_standard_gamma_grad"]
 
 
 def _draw_standard_gamma(alpha, generator: Generator, xp):
-    """Draws of Gamma(alpha, 1) for the raw float64 array ``alpha`` (all entries > 0)."""
+    """Draws of Gamma(alpha, 1) for the raw float64 array ``alpha``. Like torch, an alpha that
+    is not positive (or NaN) draws 0 (the caller's clamp makes it the smallest normal number) and
+    an infinite one draws inf: the rejection loop below would never accept those."""
     a = alpha.reshape(-1)
-    boost = a < 1
-    d = xp.where(boost, a + 1, a) - 1.0 / 3.0
-    c = 1.0 / xp.sqrt(9.0 * d)
-    out = xp.empty_like(a)
-    todo = xp.arange(a.size)
+    ok = (a > 0) & xp.isfinite(a)
+    boost = ok & (a < 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = xp.where(boost, a + 1, a) - 1.0 / 3.0
+        c = 1.0 / xp.sqrt(9.0 * d)
+    out = xp.where(a == xp.inf, xp.inf, 0.0)
+    todo = xp.nonzero(ok)[0]
     while todo.size:
         d_t, c_t = d[todo], c[todo]
         x = generator._normal(todo.shape, np.float64)
@@ -149,6 +154,22 @@ def _standard_gamma_grad(alpha: ember.Tensor, x: ember.Tensor) -> ember.Tensor:
         return _wrap(out.reshape(alpha._data.shape).astype(alpha._data.dtype))
 
 
+def _check_sampler_args(fn: str, kernel: str, alpha, generator) -> None:
+    """torch's argument errors for _standard_gamma / _sample_dirichlet: a tensor of float32 or
+    float64 (its cpu kernels' dtypes) and, if given, a Generator."""
+    if not isinstance(alpha, ember.Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(alpha).__name__}"
+        )
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(
+            f"{fn}(): argument 'generator' must be torch.Generator, not {type(generator).__name__}"
+        )
+    if alpha.dtype not in (ember.float32, ember.float64):
+        name = SCALAR_NAMES[alpha.dtype.name]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
 class _StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
@@ -177,12 +198,14 @@ def _standard_gamma(alpha: ember.Tensor, generator: Generator | None = None) -> 
         alpha (Tensor): positive concentrations.
         generator (Generator, optional): the generator to draw with.
     """
+    _check_sampler_args("_standard_gamma", "gamma_cpu", alpha, generator)
     return _StandardGamma.apply(alpha, generator)
 
 
 def _sample_dirichlet(concentration: ember.Tensor, generator=None) -> ember.Tensor:
     r"""Draws of Dirichlet(concentration) along the last dim, as normalized Gamma draws;
     differentiable with respect to ``concentration`` through the Gamma draws."""
+    _check_sampler_args("_sample_dirichlet", "dirichlet", concentration, generator)
     gammas = _standard_gamma(concentration, generator)
     x = gammas / gammas.sum(-1, keepdim=True)
     return x.clamp(min=ember.finfo(x.dtype).tiny)

@@ -385,6 +385,11 @@ EXPLICIT = {
     "scatter_add": (lambda x, i, y: x.scatter_add(1, i, y), ("X", "I", "Y")),
     # geqrf has no derivative (torch raises in its backward): its outputs enter as constants
     "ormqr": (lambda q, x: ember.ormqr(*[t.detach() for t in ember.geqrf(q)], x), ("Q", "X")),
+    # binomial records its draw (backward raises, as torch's): its result enters as a constant
+    "binomial_recorded": (
+        lambda x: ember.binomial(x.abs().round() + 1, ember.full_like(x, 0.5)).detach() * x,
+        ("X",),
+    ),
     "sdpa_masked": (
         lambda b: ember.nn.functional.scaled_dot_product_attention(
             b,

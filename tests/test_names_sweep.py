@@ -950,7 +950,7 @@ NO_BACKWARD = {
         _words("""
         ember.igamma ember.igammac Tensor.igamma Tensor.igamma_ Tensor.igammac Tensor.igammac_
         special.gammainc special.gammaincc special.zeta linalg.ldl_factor linalg.ldl_factor_ex
-        linalg.ldl_solve ember.geqrf Tensor.geqrf
+        linalg.ldl_solve ember.geqrf Tensor.geqrf ember.binomial
         """),
         "no derivative (torch has none either)",
     ),

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ...autograd.grad_mode import _state
+from ...autograd.grad_mode import _state, no_grad
 from .. import dtype as _dt
 from ..device import array_module, get_default_device, module_for, to_device
 from ..layout import like_array
@@ -28,8 +28,8 @@ from ..random import (
     seed,
     set_rng_state,
 )
-from ..registry import broadcast_error, op
-from ..tensor import Tensor
+from ..registry import _check_writable, broadcast_error, op
+from ..tensor import Tensor, _wrap
 from ..vmap_state import like as _vmap_like
 from .conversion import invalid_arguments
 from .creation import _finish, _size_args
@@ -163,11 +163,17 @@ def _int_range(low, high, npd):
     return low, high
 
 
-def _gen(generator, d):
-    """The generator to draw with on device ``d`` (checked against the device)."""
+def _gen(generator, d, fn=None):
+    """The generator to draw with on device ``d`` (checked against the device). ``fn`` names a
+    sampler of one signature, whose wrong ``generator`` type torch reports by argument."""
     if generator is None:
         return default_generator_for(d)
     if not isinstance(generator, Generator):
+        if fn is not None:
+            raise TypeError(
+                f"{fn}(): argument 'generator' must be torch.Generator, not "
+                f"{type(generator).__name__}"
+            )
         raise TypeError(f"generator must be an ember.Generator, not {type(generator).__name__}")
     if d.type == "meta":  # nothing is drawn for a meta tensor (torch accepts any generator)
         return default_generator_for(d)
@@ -186,7 +192,19 @@ def _dev(device, out=None):
     return get_default_device()
 
 
+def _check_out_dtype(dtype, out) -> None:
+    """A factory given both ``dtype`` and ``out`` needs them to agree (torch's error)."""
+    if dtype is not None and out is not None:
+        want = np.dtype(_dt.to_dtype(dtype).np)
+        if want != out._data.dtype:
+            raise RuntimeError(
+                f"dtype {_sname(want)} does not match dtype of out parameter "
+                f"({_sname(out._data.dtype)})"
+            )
+
+
 def _float_npd(dtype, out, kernel):
+    _check_out_dtype(dtype, out)
     if dtype is not None:
         npd = np.dtype(_dt.to_dtype(dtype).np)
     elif out is not None:
@@ -207,6 +225,18 @@ def _complex_draw(fn, shape, npd, scale=1.0):
     out = re.astype(npd)
     out.imag = im
     return out
+
+
+def _factory_sigs(lead: str) -> tuple:
+    """A factory's two torch signatures: with a (required) generator, and without."""
+    return tuple(
+        f"({lead}, *, {gen}Tensor out = None, torch.dtype dtype = None, torch.layout layout = "
+        "None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
+        for gen in ("torch.Generator generator, ", "")
+    )
+
+
+_SIZE_SIGS = _factory_sigs("tuple of ints size")
 
 
 def _sizes(size, kw, name):
@@ -231,6 +261,7 @@ def rand(
     **kw,
 ) -> Tensor:
     """Uniform samples on [0, 1) (default float dtype)."""
+    _check_generator("rand", size, kw, generator, _SIZE_SIGS)
     shape = _sizes(size, kw, "rand")
     npd = _float_npd(dtype, out, "check_uniform_bounds")
     g = _gen(generator, _dev(device, out))
@@ -251,6 +282,7 @@ def randn(
     **kw,
 ) -> Tensor:
     """Standard normal samples (complex: real and imaginary parts each of variance 1/2)."""
+    _check_generator("randn", size, kw, generator, _SIZE_SIGS)
     shape = _sizes(size, kw, "randn")
     npd = _float_npd(dtype, out, "normal_kernel_cpu")
     g = _gen(generator, _dev(device, out))
@@ -283,6 +315,12 @@ _RANDINT_SIGS = tuple(
 
 def _is_int(v) -> bool:
     return hasattr(v, "__index__") and not isinstance(v, (bool, float))
+
+
+def _check_int64(v) -> None:
+    """torch parses an int argument into a C long long: a Python int past it overflows."""
+    if v is not None and not -(1 << 63) <= int(v) < (1 << 63):
+        raise ValueError("Overflow when unpacking long long")
 
 
 def _randint_args(args, kw):
@@ -344,9 +382,13 @@ def randint(
 ) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     low, high, size = _randint_args(args, kw)
+    _check_generator("randint", args, kw, generator, _RANDINT_SIGS)
+    _check_int64(low)
+    _check_int64(high)
     low = 0 if low is None else int(low)
     high = int(high)
     shape = _size_args((tuple(size),), "randint")
+    _check_out_dtype(dtype, out)
     npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     if dtype is None and out is not None:
         npd = out._data.dtype
@@ -367,9 +409,16 @@ def randperm(
     pin_memory=False,
 ) -> Tensor:
     """A random permutation of 0..n-1 (int64 by default)."""
+    if not _is_int(n):
+        raise TypeError(
+            f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    _check_int64(n)
+    _check_generator("randperm", (n,), {}, generator, _factory_sigs("int n"))
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    _check_out_dtype(dtype, out)
     npd = np.dtype(np.int64) if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     if dtype is None and out is not None:
         npd = out._data.dtype
@@ -399,8 +448,21 @@ def _check_randperm(n, npd):
 
 
 # ---------------------------------------------------------------------- *_like
-def _like_dev(input, device):
+def _like_dev(input, device, fn):
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     return input.device if device is None else to_device(device)
+
+
+_RANDINT_LIKE_SIGS = tuple(
+    f"(Tensor input, {lead}, *, {gen}torch.memory_format memory_format = None, torch.dtype dtype "
+    "= None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+    "bool requires_grad = False)"
+    for lead in ("int low, int high", "Tensor high", "int high")
+    for gen in ("torch.Generator generator, ", "")
+)
 
 
 def _like_result(input, arr, requires_grad, names, memory_format):
@@ -431,8 +493,9 @@ def rand_like(
     memory_format=None,
     names=None,
 ) -> Tensor:
+    d = _like_dev(input, device, "rand_like")
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "check_uniform_bounds")
-    g = _gen(generator, _like_dev(input, device))
+    g = _gen(generator, d)
     shape = input._data.shape
     arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
     return _like_result(input, arr, requires_grad, names, memory_format)
@@ -450,8 +513,9 @@ def randn_like(
     memory_format=None,
     names=None,
 ) -> Tensor:
+    d = _like_dev(input, device, "randn_like")
     npd = _float_npd(dtype if dtype is not None else input.dtype, None, "normal_kernel_cpu")
-    g = _gen(generator, _like_dev(input, device))
+    g = _gen(generator, d)
     shape = input._data.shape
     arr = (
         _complex_draw(g._normal, shape, npd, math.sqrt(0.5))
@@ -476,12 +540,16 @@ def randint_like(
     names=None,
 ) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``: x's shape, dtype and device."""
+    d = _like_dev(input, device, "randint_like")
+    given = (low,) if high is None else (low, high)
+    if not all(_is_int(v) for v in given):  # a float bound matches none of the signatures
+        raise invalid_arguments("randint_like", (input, *given), {}, _RANDINT_LIKE_SIGS)
     if high is None:
         low, high = 0, low
     low, high = int(low), int(high)
     npd = input._data.dtype if dtype is None else np.dtype(_dt.to_dtype(dtype).np)
     low, high = _int_range(low, high, npd)
-    g = _gen(generator, _like_dev(input, device))
+    g = _gen(generator, d)
     arr = g._integers(low, high, input._data.shape, npd)
     return _like_result(input, arr, requires_grad, names, memory_format)
 
@@ -494,10 +562,10 @@ def _bshape(a, b):
         raise broadcast_error([a, b]) from None
 
 
-def _device_gen_of(arr, generator):
+def _device_gen_of(arr, generator, fn=None):
     from ..device import device_of
 
-    return _gen(generator, device_of(arr))
+    return _gen(generator, device_of(arr), fn)
 
 
 @op(names=unify_inputs, promote=True, floating=True, method=False, name="_normal")
@@ -521,6 +589,18 @@ def _(grad):
     return z, z
 
 
+_NORMAL_SIGS = (
+    "(Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)",
+    "(Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)",
+    "(float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)",
+    (
+        "(float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+        "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+        "device = None, bool pin_memory = False, bool requires_grad = False)"
+    ),
+)
+
+
 def normal(
     mean=0.0,
     std=1.0,
@@ -535,7 +615,17 @@ def normal(
     pin_memory=False,
 ) -> Tensor:
     """Normal samples: tensor mean and/or std (broadcast), or float mean and std with ``size``."""
+    if (isinstance(mean, Tensor) or isinstance(std, Tensor)) and size is not None:
+        # a size goes with float mean and std only: (Tensor, Tensor, tuple) matches nothing
+        raise invalid_arguments("normal", (mean, std, size), {}, _NORMAL_SIGS)
+    if size is not None and not isinstance(size, (tuple, list)):
+        raise invalid_arguments("normal", (mean, std, size), {}, _NORMAL_SIGS)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        for v in (mean, std, out):  # torch draws in the input's (out's) dtype: not in an integer
+            if isinstance(v, Tensor) and v._data.dtype.kind not in "fcV":
+                raise NotImplementedError(
+                    f"\"normal_kernel_cpu\" not implemented for '{_sname(v._data.dtype)}'"
+                )
         r = _normal(mean, std, generator)
         if out is not None:
             out._data, out._names = r._data.astype(out._data.dtype, copy=False), None
@@ -569,14 +659,27 @@ _P_MSG = (
 )
 
 
+_BERNOULLI_SIGS = (
+    "(Tensor input, *, torch.Generator generator = None, Tensor out = None)",
+    "(Tensor input, float p, *, torch.Generator generator = None)",
+)
+
+
 @op(names=keep, method=True, name="bernoulli")
 def bernoulli(xp, input, p=None, *, generator=None):
     """0/1 samples with probability ``input`` (or the scalar ``p``), in input's dtype."""
+    given = (_wrap(input),) if p is None else (_wrap(input), p)
+    if isinstance(p, Tensor) and p.ndim:  # only a 0-dim tensor reads as the float p
+        raise invalid_arguments("bernoulli", given, {}, _BERNOULLI_SIGS)
+    _check_generator("bernoulli", given, {}, generator, _BERNOULLI_SIGS)
     g = _device_gen_of(input, generator)
     if p is None:
         if input.dtype.kind not in "fV":
+            # torch's kernel is chosen by the output's dtype (a complex one has none) and
+            # then refuses a non-floating probability
+            which = "self" if input.dtype.kind == "c" else "p"
             raise NotImplementedError(
-                f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_sname(input.dtype)}'"
+                f"\"bernoulli_tensor_cpu_{which}_\" not implemented for '{_sname(input.dtype)}'"
             )
         if input.size and bool(((input < 0) | (input > 1) | xp.isnan(input)).any()):
             raise RuntimeError(_P_MSG)
@@ -586,6 +689,7 @@ def bernoulli(xp, input, p=None, *, generator=None):
             p = p.item()
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        _check_bernoulli_scalar_dtype(input)
         prob = p
     u = g._uniform(input.shape, input.dtype if input.dtype.kind == "f" else np.float32)
     return (u < prob).astype(input.dtype)
@@ -596,12 +700,14 @@ def _(grad):
     return grad * 0
 
 
-@op(names=keep, method=False, name="poisson")
+@op(names=keep, method=False, name="poisson", tensors_only=True)
 def poisson(xp, input, generator=None):
     """Poisson samples with rate ``input`` (same dtype)."""
-    if input.size and bool((input < 0).any()):
+    if input.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_sname(input.dtype)}'")
+    if input.size and bool((~(input >= 0)).any()):  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    g = _device_gen_of(input, generator)
+    g = _device_gen_of(input, generator, "poisson")
     return g._poisson(input.astype(np.float64)).astype(input.dtype)
 
 
@@ -610,7 +716,7 @@ def _(grad):
     return grad * 0
 
 
-@op(names=unify_inputs, method=False, name="binomial")
+@op(names=unify_inputs, method=False, name="binomial", tensors_only=True)
 def binomial(xp, count, prob, generator=None):
     """Binomial samples: successes in ``count`` trials of success probability ``prob``
     (broadcast; in count's floating dtype). Drawn directly, not as ``count`` Bernoulli trials."""
@@ -625,6 +731,12 @@ def binomial(xp, count, prob, generator=None):
     p = xp.broadcast_to(xp.clip(prob, 0, 1), shape).astype(np.float64)
     g = _device_gen_of(count, generator)
     return g._binomial(n, p).astype(count.dtype)
+
+
+@binomial.vjp
+def _(grad):
+    # torch records the op in the graph (the draw requires grad) but has no derivative for it
+    raise RuntimeError("derivative for aten::binomial is not implemented")
 
 
 # ---------------------------------------------------------------------- multinomial
@@ -652,6 +764,20 @@ def multinomial(
     input, num_samples: int, replacement: bool = False, *, generator=None, out=None
 ) -> Tensor:
     """Sample category indices from (rows of) non-negative weights ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            "multinomial(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    if not _is_int(num_samples):
+        raise TypeError(
+            "multinomial(): argument 'num_samples' (position 2) must be int, not "
+            f"{type(num_samples).__name__}"
+        )
+    num_samples = int(num_samples)
+    g = _gen(generator, input.device, "multinomial")
+    if out is not None and out._data.dtype != np.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {_sname(out._data.dtype)}")
     a = input._data
     if a.dtype.kind not in "fV":
         raise RuntimeError(
@@ -676,7 +802,6 @@ def multinomial(
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if bool((total <= 0).any()):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    g = _gen(generator, input.device)
     rows = w.shape[0]
     if replacement:
         # inverse CDF for all rows at once: offset row r's CDF and draws by r, one searchsorted
@@ -713,8 +838,12 @@ def _fill_(self, arr) -> Tensor:
     return self
 
 
-def _self_gen(self, generator):
-    return _gen(generator, self.device)
+def _self_gen(self, generator, fn=None):
+    """The generator an in-place sampler draws with, once ``self`` is known writable (an expanded
+    view is refused before anything is drawn, leaving the generator's state as it was)."""
+    g = _gen(generator, self.device, fn)
+    _check_writable(self._data)
+    return g
 
 
 def _float_self(self, kernel):
@@ -724,9 +853,12 @@ def _float_self(self, kernel):
     return npd
 
 
-def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
+def uniform_(self, from_=0.0, to=1.0, /, *, generator=None, **kw) -> Tensor:
     """Fill with uniform samples on [from, to)."""
     from_ = kw.pop("from", from_)
+    to = kw.pop("to", to)
+    if kw:  # torch's keyword is ``from`` (a Python keyword, hence the ** route), nothing else
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(kw))}'")
     npd = _float_self(self, "check_uniform_bounds")
     # torch's checks, in its order; a complex tensor is checked (and filled) as its real view
     real = npd if npd.kind != "c" else np.dtype(np.float32 if npd.itemsize == 8 else np.float64)
@@ -745,7 +877,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
             f"uniform_ expects to-from <= std::numeric_limits<{_SN[name]}>::max(), but found "
             f"to={_gd(to)} and from={_gd(from_)} which result in to-from to exceed the limit"
         )
-    g = _self_gen(self, generator)
+    g = _self_gen(self, generator, "uniform_")
     shape = self._data.shape
     if npd.kind == "c":
         u = _complex_draw(g._uniform, shape, npd)
@@ -762,8 +894,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """Fill with normal samples N(mean, std^2)."""
     if not std >= 0:  # NaN too
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    if self._data.size == 0 and self._data.dtype.kind not in "fcV":
+        return self  # torch's kernel (and its dtype check) is not reached: nothing to draw
     npd = _float_self(self, "normal_kernel_cpu")
-    g = _self_gen(self, generator)
+    g = _self_gen(self, generator, "normal_")
     shape = self._data.shape
     z = (
         _complex_draw(g._normal, shape, npd, math.sqrt(0.5))
@@ -777,17 +911,58 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     return _fill_(self, z)
 
 
-def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
-    """Fill with 0/1 samples of probability ``p`` (a float or a broadcastable tensor)."""
+_BERN_SIGS = (
+    "(Tensor p, *, torch.Generator generator = None)",
+    "(float p = 0.5, *, torch.Generator generator = None)",
+)
+_RANDOM_SIGS = (
+    "(*, torch.Generator generator = None)",
+    "(int from, int to, *, torch.Generator generator = None)",
+    "(int to, *, torch.Generator generator = None)",
+)
+
+
+def _check_generator(fn, args, kw, generator, sigs) -> None:
+    """A sampler of several signatures: a wrong ``generator`` matches none of them."""
+    if generator is not None and not isinstance(generator, Generator):
+        raise invalid_arguments(fn, args, {**kw, "generator": generator}, sigs)
+
+
+def _check_bernoulli_scalar_dtype(a) -> None:
+    """torch's scalar-p Bernoulli kernel has no complex version (an empty tensor draws nothing)."""
+    if a.dtype.kind == "c" and a.size:
+        raise NotImplementedError(
+            f"\"bernoulli_scalar_cpu_\" not implemented for '{_sname(a.dtype)}'"
+        )
+
+
+def bernoulli_(self, p=None, *, generator=None) -> Tensor:
+    """Fill with 0/1 samples of probability ``p`` (a float, by default 0.5, or a tensor that
+    expands to self's shape)."""
+    _check_generator("bernoulli_", () if p is None else (p,), {}, generator, _BERN_SIGS)
+    if p is None:
+        p = 0.5
     g = _self_gen(self, generator)
     shape = self._data.shape
     if isinstance(p, Tensor):
-        pa = p._data
-        if pa.size and bool(((pa < 0) | (pa > 1)).any()):
+        if self._data.size == 0:  # torch checks nothing about a tensor p when nothing is drawn
+            return self
+        if self._data.dtype.kind == "c":
+            raise NotImplementedError(
+                f"\"bernoulli_tensor_cpu_self_\" not implemented for '{_sname(self._data.dtype)}'"
+            )
+        if p._data.dtype.kind not in "fV":
+            raise NotImplementedError(
+                f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_sname(p._data.dtype)}'"
+            )
+        with no_grad():
+            pa = p.expand(shape)._data  # torch's expand errors for a p that does not fit self
+        if pa.size and bool((~((pa >= 0) & (pa <= 1))).any()):  # NaN too
             raise RuntimeError(_P_MSG)
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        _check_bernoulli_scalar_dtype(self._data)
         pa = p
     u = g._uniform(shape, np.float64 if self._data.dtype == np.float64 else np.float32)
     return _fill_(self, (u < pa).astype(self._data.dtype))
@@ -807,14 +982,29 @@ def _random_max(npd) -> int:
 
 def random_(self, *args, generator=None, **kw) -> Tensor:
     """Fill with integers: [0, 2^mantissa] (floats) / [0, max] (ints), [0, to) or [from, to)."""
-    frm = kw.pop("from", kw.pop("from_", None))
+    named = dict(kw)
+    frm = kw.pop("from", None)
     to = kw.pop("to", None)
+    if (
+        kw
+        or len(args) > 2
+        or not all(v is None or _is_int(v) for v in (*args, *named.values()))
+        or (len(args) == 2 and named)
+        or (len(args) == 1 and "to" in named)
+        or (frm is not None and to is None)
+    ):
+        raise invalid_arguments("random_", args, named, _RANDOM_SIGS)
+    _check_generator("random_", args, named, generator, _RANDOM_SIGS)
     if len(args) == 1:
         to = args[0]
     elif len(args) == 2:
         frm, to = args
+    for v in (frm, to):  # torch reads both as C long long
+        _check_int64(v)
     npd = self._data.dtype
     if npd.kind == "c" and frm is None and to is None:
+        if self._data.size == 0:  # torch's kernel is not reached: nothing to draw
+            return self
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_sname(npd)}'")
     frm = 0 if frm is None else int(frm)
     g = _self_gen(self, generator)
@@ -848,7 +1038,7 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
             "Exponential distribution is a continuous probability distribution. dtype must be a "
             f"floating point but you specified {_sname(npd)}"
         )
-    e = _self_gen(self, generator)._exponential(self._data.shape, npd)
+    e = _self_gen(self, generator, "exponential_")._exponential(self._data.shape, npd)
     return _fill_(self, e / lambd if lambd != 1 else e)
 
 
@@ -862,7 +1052,7 @@ def geometric_(self, p, *, generator=None) -> Tensor:
         raise NotImplementedError(
             f"\"geometric_cpu\" not implemented for '{_sname(self._data.dtype)}'"
         )
-    e = _self_gen(self, generator)._exponential(self._data.shape, np.float64)
+    e = _self_gen(self, generator, "geometric_")._exponential(self._data.shape, np.float64)
     xp = module_for(self.device)
     # P(X > k) = (1-p)^k: X = ceil(E / -log(1-p)) with E ~ Exp(1)
     r = xp.maximum(xp.ceil(e / -math.log1p(-p)), 1)
@@ -879,7 +1069,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
             return self
         raise NotImplementedError(f"\"log_normal_cpu\" not implemented for '{_sname(npd)}'")
     xp = module_for(self.device)
-    z = _self_gen(self, generator)._normal(self._data.shape, npd)
+    z = _self_gen(self, generator, "log_normal_")._normal(self._data.shape, npd)
     return _fill_(self, xp.exp(z * std + mean))
 
 
@@ -894,7 +1084,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
             f"floating point but you specified {_cname(npd)}"
         )
     xp = module_for(self.device)
-    u = _self_gen(self, generator)._uniform(self._data.shape, np.float64)
+    u = _self_gen(self, generator, "cauchy_")._uniform(self._data.shape, np.float64)
     return _fill_(self, (median + sigma * xp.tan(math.pi * (u - 0.5))).astype(npd))
 
 
