@@ -44,6 +44,22 @@ def raises_like_torch(fn, exc, msg: str) -> None:
             fn(torch)
 
 
+def same_error(fn, exc: type = Exception, first_line: bool = False) -> str:
+    """``fn(torch)`` and ``fn(ember)`` raise the same exception type (by name: ember's LinAlgError
+    is its own class) with the same message, only its first line compared when ``first_line``
+    (torch's multi-overload texts); returns torch's message."""
+    with pytest.raises(exc) as te:
+        fn(torch)
+    with pytest.raises(exc) as ee:
+        fn(ember)
+    assert type(ee.value).__name__ == type(te.value).__name__, (ee.value, te.value)
+    want, got = str(te.value), str(ee.value)
+    if first_line:
+        want, got = want.split("\n")[0], got.split("\n")[0]
+    assert got == want
+    return want
+
+
 @dataclasses.dataclass
 class A:
     """An input array spec: shape, dtype, value range, and whether it is differentiable."""

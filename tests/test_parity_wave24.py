@@ -39,6 +39,7 @@ import warnings
 import ember
 import numpy as np
 import pytest
+from harness import same_error
 
 torch = pytest.importorskip("torch")
 
@@ -58,14 +59,7 @@ def _both(fn):
 
 def _same_error(fn, exc=None):
     """``fn`` raises the same error type and message under torch and ember."""
-    with pytest.raises(Exception) as et:
-        fn(torch)
-    with pytest.raises(Exception) as ee:
-        fn(ember)
-    assert type(ee.value).__name__ == type(et.value).__name__
-    assert str(ee.value) == str(et.value)
-    if exc is not None:
-        assert isinstance(ee.value, exc)
+    same_error(fn, exc or Exception)
 
 
 def _grads(fn, *arrays):

@@ -26,22 +26,14 @@ from __future__ import annotations
 import ember
 import numpy as np
 import pytest
+from harness import same_error
 
 torch = pytest.importorskip("torch")
 
 
-def _first_line(e: BaseException) -> str:
-    return str(e).split("\n")[0]
-
-
 def _same_error(fn) -> None:
     """``fn(torch)`` and ``fn(ember)`` raise the same exception type with the same first line."""
-    with pytest.raises(Exception) as te:
-        fn(torch)
-    with pytest.raises(Exception) as ee:
-        fn(ember)
-    assert type(ee.value) is type(te.value), (ee.value, te.value)
-    assert _first_line(ee.value) == _first_line(te.value)
+    same_error(fn, first_line=True)
 
 
 ERRORS = {
