@@ -974,8 +974,10 @@ def q_per_channel_axis(input: Tensor) -> int:
 
 def _equal_handler(input, other):
     # ember.equal with a quantized operand: dtype, scheme, parameters and integers must agree
-    # (a quantized and a dense tensor are never equal, as in torch)
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
+    # (a quantized and a dense tensor are never equal, as in torch); without a quantized
+    # operand (a sparse one) the dense op's error stands, as torch has no sparse equal
+    qs = (isinstance(input, QuantizedTensor), isinstance(other, QuantizedTensor))
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and any(qs):
         return equal(input, other)
     return NotImplemented
 

@@ -262,8 +262,14 @@ def op(
         od.public = public = _autocast_entry(public)  # the op itself unless a list names it
         if method:
             setattr(Tensor, od.name, public)
+        if dunders:
+            # the operator form: the same function, answering NotImplemented for an operand no
+            # op takes (a second closure, so the common call pays nothing for the check)
+            op_form = _make_public(od, dunder=True)
+            op_form.__name__ = op_form.__qualname__ = od.name
+            op_form.__doc__ = public.__doc__
         for d in dunders:
-            setattr(Tensor, d, public)
+            setattr(Tensor, d, op_form)
         if inplace:
 
             def inplace_fn(self, *args, **kwargs):
@@ -273,10 +279,43 @@ def op(
             setattr(Tensor, inplace, inplace_fn)
             for d in dunders:
                 if d.startswith("__") and not d.startswith("__r"):
-                    setattr(Tensor, "__i" + d[2:], inplace_fn)
+                    setattr(Tensor, "__i" + d[2:], _operator_dunder(inplace_fn, inplace=True))
         return public
 
     return deco(fn) if fn is not None else deco
+
+
+# operands no tensor op takes: the dunder answers NotImplemented (as torch's do), so Python
+# tries the other side ("ab" * t, [0] * t repeat the sequence) or raises its own TypeError
+# ("unsupported operand type(s) for +: 'Tensor' and 'str'"), and t == None is plain False
+_FOREIGN = (str, bytes, bytearray, list, tuple, dict, set, frozenset, range, type(None))
+
+
+def _foreign(other) -> bool:
+    return isinstance(other, _FOREIGN) or type(other) is object
+
+
+def _operator_dunder(public, *, inplace: bool = False):
+    """``public`` as an operator dunder: NotImplemented for a foreign operand. An in-place one
+    (``t += a``) also passes an ndarray on, as torch does: Python then computes ``t + a`` into
+    a new tensor."""
+
+    def d(self, *args):
+        if args:
+            tt = type(args[0])
+            if (
+                tt is not Tensor
+                and tt is not float
+                and tt is not int
+                and (_foreign(args[0]) or inplace and tt is _ndarray)
+            ):
+                return NotImplemented
+        return public(self, *args)
+
+    d.__name__ = d.__qualname__ = public.__name__
+    d.__doc__ = public.__doc__
+    d.__dict__.update(public.__dict__)
+    return d
 
 
 def reflected(public, *, swapped: bool = False):
@@ -286,6 +325,8 @@ def reflected(public, *, swapped: bool = False):
     if swapped:
 
         def r(self, other):
+            if type(other) is not float and type(other) is not int and _foreign(other):
+                return NotImplemented
             if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__)
                 other = _wrap_np(other)
             return public(self, other)
@@ -293,6 +334,8 @@ def reflected(public, *, swapped: bool = False):
         return r
 
     def r(self, other):
+        if type(other) is not float and type(other) is not int and _foreign(other):
+            return NotImplemented
         if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__): np_array + t
             other = _wrap_np(other)
         return public(other, self)
@@ -434,7 +477,7 @@ def apply(od: OpDef, args: tuple, kw: dict):
     return od.public(*args, **kw)
 
 
-def _make_public(od: OpDef):
+def _make_public(od: OpDef, dunder: bool = False):
     """The op's public function: unwrap, promote, run the kernel, wrap, infer names, record.
 
     Everything fixed at registration time is bound here once, so a call does no introspection.
@@ -504,6 +547,8 @@ def _make_public(od: OpDef):
                     scalar = True
                 elif tt is _ndarray and not seq:  # torch takes a numpy array as a cpu tensor
                     return public(*_ndarrays_as_tensors(args), out=out, **kw)
+                elif dunder and _foreign(t):  # the operator form: Python tries the other side
+                    return NotImplemented
                 else:
                     raise _bad_input(od, len(arrays), t)
         except NonStridedError:

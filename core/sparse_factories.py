@@ -116,6 +116,8 @@ def sparse_coo_tensor(
             sshape = tuple(int(m) + 1 for m in ia.max(axis=1).tolist())
         else:
             sshape = (0,) * sd
+        # an inferred size still has to reject negative indices (torch checks them here too)
+        _check_coo_bounds(xp, ia, sshape)
         size = sshape + dense
     else:
         size = tuple(_size_arg(size))
@@ -530,3 +532,36 @@ def _to_sparse(t: Tensor, args, layout, blocksize, dense_dim) -> SparseTensor:
             )
         return t
     return _to_compressed(t, layout, blocksize, dense_dim)
+
+
+def _empty_sparse(
+    who: str, shape, layout, dtype, device, requires_grad: bool, sparse_dim=None
+) -> SparseTensor:
+    """What ``ember.zeros``/``empty`` (``who``) return for a sparse ``layout``: a tensor of
+    ``shape`` with no specified elements, all of its dims sparse unless ``sparse_dim`` says
+    (torch has no sparse ``ones``/``full``: fill values would make it dense)."""
+    if who not in ("zeros", "empty"):
+        raise RuntimeError("full(...) is not implemented for sparse layout")
+    if layout in _COMPRESSED:
+        if len(shape) < 2:
+            raise RuntimeError(
+                f"ember.{who}: Only batched sparse compressed (non-block) tensors are supported, "
+                f"but got size {list(shape)}"
+            )
+        if layout in _BLOCK:
+            raise RuntimeError(
+                f"{who}_sparse_compressed expected sparse compressed (non-block) tensor layout "
+                f"but got {_TNAME[layout]}"
+            )
+        if len(shape) > 2:
+            raise RuntimeError(
+                f"ember.{who}: ember does not support batched sparse compressed tensors "
+                f"(size {list(shape)})"
+            )
+    sd = len(shape) if sparse_dim is None else sparse_dim
+    vals = _E.zeros((0, *shape[sd:]), dtype=dtype, device=device)
+    idx = _E.zeros((sd, 0), dtype=_E.int64, device=vals.device)
+    t = _make(sparse_coo, tuple(shape), idx, None, vals, True)
+    if layout is not sparse_coo:
+        t = _to_compressed(t, layout, None, None)
+    return t.requires_grad_(True) if requires_grad else t

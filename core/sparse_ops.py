@@ -16,6 +16,7 @@ from .sparse import (
     _ROWS,
     _TNAME,
     SparseTensor,
+    _expand_ptr,
     _gather_rows,
     _long,
     _make,
@@ -108,7 +109,11 @@ def _coo2d(s: SparseTensor, who):
     return idx[0], idx[1], c._vals
 
 
-def _mm(s: SparseTensor, d: Tensor, who="addmm") -> Tensor:
+_MM_REDUCE = {"sum": "sum", "mean": "mean", "amax": "amax", "amin": "amin", "max": "amax"}
+_MM_REDUCE["min"] = "amin"
+
+
+def _mm(s: SparseTensor, d: Tensor, who="addmm", reduce="sum") -> Tensor:
     rows, cols, vals = _coo2d(s, who)
     if isinstance(d, SparseTensor):
         raise RuntimeError(  # noqa: TRY004
@@ -126,14 +131,22 @@ def _mm(s: SparseTensor, d: Tensor, who="addmm") -> Tensor:
     xp = array_module(rows)
     # one product per stored entry, then a scatter-add of the rows (sort + reduceat)
     contrib = vals.reshape(-1, 1) * d.index_select(0, _long(xp, cols))
-    return _segsum(contrib, _long(xp, rows), n)
+    if reduce == "sum":
+        return _segsum(contrib, _long(xp, rows), n)
+    # a row's mean/max/min over its stored entries only (a row without any gives 0)
+    idx = _long(xp, rows).reshape(-1, 1).expand(contrib.shape)
+    z = _E.zeros((n, contrib.shape[1]), dtype=contrib.dtype, device=contrib.device)
+    return z.scatter_reduce(0, idx, contrib, reduce, include_self=False)
 
 
 def _dims(dim, nd):
     if isinstance(dim, int):
         dim = (dim,)
-    out = sorted({_wrap_dim(d, nd) for d in dim})
-    return out
+    out = [_wrap_dim(d, nd) for d in dim]
+    for k, d in enumerate(out):
+        if d in out[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return sorted(out)
 
 
 def _segmax(xp, v, g, ng):
@@ -155,13 +168,15 @@ def _segmax(xp, v, g, ng):
 def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
     """``mat1 @ mat2`` with ``mat1`` sparse (any layout, 2-D): a dense result; sparse @ sparse
     gives a sparse COO result. Gradients reach the sparse values and the dense operand."""
-    if reduce not in (None, "sum"):
-        raise RuntimeError(f"sparse.mm: reduce={reduce!r} is not supported by ember")
+    if reduce is not None and reduce not in _MM_REDUCE:
+        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
+    if not isinstance(mat1, SparseTensor) and reduce is None:
+        return _E.mm(mat1, mat2)  # torch's sparse.mm falls back to mm for a dense first matrix
     if not isinstance(mat1, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse tensor")  # noqa: TRY004
     if isinstance(mat2, SparseTensor):
         return _mm(mat1, mat2.to_dense(), "addmm").to_sparse()
-    return _mm(mat1, mat2)
+    return _mm(mat1, mat2, reduce=_MM_REDUCE[reduce or "sum"])
 
 
 def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0) -> Tensor:
@@ -208,6 +223,9 @@ def _softmax(input, dim, dtype, log: bool):
             f"sparse.{who}: ember supports sparse COO input only (got "
             f"{getattr(input, 'layout', 'strided')!r})"
         )
+    if dtype is None and input.dtype not in (_dt.float32, _dt.float64):
+        # torch's sparse (log_)softmax kernels exist for float and double only
+        raise NotImplementedError(f"\"{who}\" not implemented for '{_dt.scalar_name(input.dtype)}'")
     s = input.coalesce()
     vals = s._vals if dtype is None else s._vals.to(dtype)
     nd, sd = s.dim(), s.sparse_dim()
@@ -246,7 +264,10 @@ def spdiags(diagonals: Tensor, offsets: Tensor, shape, layout=None) -> Tensor:
     """A sparse 2-D tensor of ``shape`` with row ``k`` of ``diagonals`` on diagonal
     ``offsets[k]`` (column ``j`` of a diagonal holds ``diagonals[k, j]``, like scipy)."""
     if layout not in (None, sparse_coo, sparse_csr, sparse_csc):
-        raise ValueError("Only supports conversion to SparseCSR or SparseCSC")
+        raise RuntimeError(
+            "Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, got "
+            + _TNAME.get(layout, str(layout))
+        )
     if len(shape) != 2:
         raise RuntimeError(f"Output shape must be 2d, got {len(shape)}")
     if diagonals.dim() not in (1, 2):
@@ -398,6 +419,15 @@ def _add(self, other, alpha=1):
         if self._lay is sparse_coo:
             return out
         return _to_compressed(out, self._lay, tuple(self._vals.shape[1:3]) or None, None)
+    if isinstance(other, Tensor) and self._lay in _COMPRESSED and alpha == 1:
+        # torch adds a dense tensor of the same shape to a compressed one (a dense result)
+        if tuple(other.shape) != tuple(self._shp):
+            raise RuntimeError(
+                f"add: expected 'self' and 'other' to have same size, but self has size "
+                f"{list(other.shape)} while other has size {list(self._shp)} (FYI: op2-sparse "
+                "addition does not currently support broadcasting)"
+            )
+        return _E.add(other, self.to_dense())
     if isinstance(other, Tensor):
         raise RuntimeError(  # noqa: TRY004
             "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
@@ -415,7 +445,11 @@ def _radd(self, other):
 
 
 def _sub(self, other, alpha=1):
-    return _add(self, other, -alpha) if isinstance(other, SparseTensor) else _add(self, other)
+    if isinstance(other, SparseTensor):
+        return _add(self, other, -alpha)
+    if isinstance(other, Tensor) and self._lay in _COMPRESSED:
+        raise RuntimeError(f"unsupported tensor layout: {_TNAME[self._lay]}")
+    return _add(self, other, None)  # add's error for a dense or scalar operand
 
 
 def _rsub(self, other):
@@ -432,6 +466,17 @@ def _mul(self, other):
     if isinstance(other, Tensor):
         if other.dim() == 0:
             return self._like(self._vals * other)
+        if self._lay is sparse_csr and tuple(other.shape) == tuple(self._shp) and self.dim() == 2:
+            # torch keeps a CSR operand's pattern: each stored value times the dense entry there
+            xp = array_module(self._ci._data)
+            rows = _expand_ptr(xp, self._ci._data)
+            lin = _long(xp, rows * self._shp[1] + self._pi._data)
+            return self._like(self._vals * other.reshape(-1).index_select(0, lin))
+        if other.dim() <= self.dim() and self._lay is sparse_coo:
+            try:  # a dense operand that broadcasts to the sparse shape (torch's rule too)
+                other = other.expand(self._shp)
+            except RuntimeError:
+                pass
         if tuple(other.shape) != tuple(self._shp) or self._lay is not sparse_coo:
             raise RuntimeError(
                 "mul: ember supports sparse COO * dense only for a dense tensor of the same shape"
@@ -444,10 +489,20 @@ def _mul(self, other):
     return self._like(self._vals * other)
 
 
-def _div(self, other):
+def _div(self, other, *, rounding_mode=None, _who="division"):
     if isinstance(other, Tensor) and other.dim() != 0:
-        raise RuntimeError("div: ember divides sparse tensors by scalars only")
-    return self._like(self._vals / other)
+        raise RuntimeError(
+            f"Sparse {_who} requires a scalar or zero-dim dense tensor divisor (got shape "
+            f"{list(other.shape)} for divisor)"
+        )
+    if rounding_mode is None:  # linear: duplicates may stay uncoalesced
+        return self._like(self._vals / other)
+    s = self.coalesce() if self._lay is sparse_coo else self  # rounding a sum of duplicates
+    return s._like(_E.div(s._vals, other, rounding_mode=rounding_mode))
+
+
+def _floor_divide(self, other):
+    return _div(self, other, rounding_mode="floor", _who="floor division")
 
 
 def _neg(self):
@@ -457,14 +512,95 @@ def _neg(self):
 def _matmul(self, other):
     if isinstance(other, SparseTensor):
         return mm(self, other)
+    if isinstance(other, Tensor) and other.dim() == 1:  # matrix @ vector: a dense vector
+        return _mm(self, other.unsqueeze(1), "addmm").squeeze(1)
     return _mm(self, other, "addmm")
 
 
+# the elementwise ops that map 0 to 0, so a sparse result keeps the sparsity pattern; torch
+# coalesces a COO input first (f(a) + f(b) is not f(a + b) for duplicate entries)
+_ZERO_PRESERVING = [
+    "abs",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "deg2rad",
+    "erf",
+    "erfinv",
+    "expm1",
+    "floor",
+    "frac",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "log1p",
+    "nan_to_num",
+    "rad2deg",
+    "relu",
+    "round",
+    "sgn",
+    "sign",
+    "signbit",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "trunc",
+]
+
+
+def _pointwise(name: str):
+    def h(input, *args, **kwargs):
+        if not _is_sparse(input):
+            return NotImplemented
+        s = input.coalesce() if input._lay is sparse_coo else input
+        return s._like(getattr(_E, name)(s._vals, *args, **kwargs))
+
+    h.__name__ = name
+    return h
+
+
+def _pow_scalar(input, exponent):
+    if not _is_sparse(input):
+        return NotImplemented
+    # like torch, a negative power also acts on the stored values only; 0 would fill everything
+    if exponent == 0:
+        raise RuntimeError(
+            "pow: cannot raise to zeroth power on sparse tensor; it would make the result "
+            "tensor dense"
+        )
+    return _pointwise("pow")(input, exponent)
+
+
+_FLIPPED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc}
+_FLIPPED[sparse_bsc] = sparse_bsr
+
+
 def _transpose(self, dim0, dim1):
-    if self._lay is not sparse_coo:
-        raise RuntimeError(f"transpose: ember transposes sparse COO tensors only, not {self._lay}")
     nd = self.dim()
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    if self._lay is not sparse_coo:
+        if d0 == d1:
+            return self
+        if self.dense_dim():
+            raise RuntimeError(
+                "transpose(): hybrid sparse compressed tensors with dense dimensions are not "
+                "supported"
+            )
+        if {d0, d1} != {0, 1}:
+            raise RuntimeError(
+                f"transpose: ember transposes the two sparse dims of a {self._lay} tensor only"
+            )
+        # the compressed rows of a matrix are the compressed columns of its transpose: the same
+        # index arrays in the other layout (a block is transposed in place too)
+        vals = self._vals.transpose(1, 2) if self._lay in _BLOCK else self._vals
+        shape = (self._shp[1], self._shp[0], *self._shp[2:])
+        return _make(_FLIPPED[self._lay], shape, self._ci, self._pi, vals)
     sd = self.sparse_dim()
     if (d0 < sd) != (d1 < sd):
         raise RuntimeError("transpose(): ember cannot swap a sparse dim with a dense dim")
@@ -482,6 +618,52 @@ def _transpose(self, dim0, dim1):
     idx = self._ci._data.copy()
     idx[[d0, d1]] = idx[[d1, d0]]
     return _make(sparse_coo, shape, _wrap(idx), None, self._vals, self._coal and d0 == d1)
+
+
+def _unsqueeze(self, dim):
+    if self._lay is not sparse_coo:
+        return NotImplemented
+    nd, sd = self.dim(), self.sparse_dim()
+    if not -nd - 1 <= dim <= nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})"
+        )
+    d = dim + nd + 1 if dim < 0 else dim
+    shape = (*self._shp[:d], 1, *self._shp[d:])
+    if d > sd:  # a new dense dim: the values grow it
+        return _make(sparse_coo, shape, self._ci, None, self._vals.unsqueeze(d - sd + 1))
+    idx = self._ci._data
+    xp = array_module(idx)
+    zero = xp.zeros((1, idx.shape[1]), dtype=idx.dtype)
+    idx = xp.concatenate([idx[:d], zero, idx[d:]])
+    return _make(sparse_coo, shape, _wrap(idx), None, self._vals)  # torch: not coalesced
+
+
+def _permute(self, *dims):
+    if self._lay is not sparse_coo:
+        return NotImplemented
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    nd, sd = self.dim(), self.sparse_dim()
+    if len(dims) != nd:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    p = [_wrap_dim(d, nd) for d in dims]
+    if len(set(p)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if any((a < sd) != (k < sd) for k, a in enumerate(p)):
+        raise RuntimeError(
+            "permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+            "allowed.Only transpositions within sparse and dense dimensions are supported."
+        )
+    shape = tuple(self._shp[a] for a in p)
+    vals = self._vals.permute(0, *(a - sd + 1 for a in p[sd:]))
+    same = p[:sd] == list(range(sd))
+    ci = self._ci if same else _wrap(self._ci._data[p[:sd]])
+    return _make(sparse_coo, shape, ci, None, vals, self._coal and same)
 
 
 def _t(self):
@@ -608,6 +790,8 @@ def _install() -> None:
         "__rmul__": _mul,
         "mul": _mul,
         "__truediv__": _div,
+        "__floordiv__": _floor_divide,
+        "floor_divide": _floor_divide,
         "div": _div,
         "__neg__": _neg,
         "neg": _neg,
@@ -778,8 +962,13 @@ NON_STRIDED.update(
         "_stack": _h_stack,
         "neg": _only_sparse_first(_neg),
         "div": _only_sparse_first(_div),
+        "floor_divide": _only_sparse_first(_floor_divide),
         "t": _only_sparse_first(_t),
         "transpose": _only_sparse_first(_transpose),
+        "unsqueeze": _only_sparse_first(_unsqueeze),
+        "permute": _only_sparse_first(_permute),
+        "_pow_scalar": _pow_scalar,
+        **{n: _pointwise(n) for n in _ZERO_PRESERVING},
     }
 )
 _install()

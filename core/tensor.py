@@ -538,6 +538,16 @@ class Tensor:
             a = a.astype(dtype, copy=False)
         return a.copy() if copy else a
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # like torch: a numpy ufunc (or np.transpose & co.) on a tensor answers a cpu tensor
+        # sharing the result's memory, a 0-d one even for a reduction; a bool result comes
+        # back as uint8, as torch's does
+        from .ops.creation import from_numpy
+
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return from_numpy(np.asarray(array))
+
     def tolist(self):
         if _VMAP_SLICES:
             _vmap.refuse(self, _vmap.STORAGE_MSG)

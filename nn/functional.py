@@ -195,8 +195,10 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """x clamped into [min_val, max_val]."""
-    if min_val > max_val:
+    if min_val > max_val:  # (first: torch compares before it reads a 0-d tensor's number)
         raise ValueError("min_val cannot be greater than max_val")
+    min_val = _number(min_val, "hardtanh", "min_val", 2)
+    max_val = _number(max_val, "hardtanh", "max_val", 3)
     kind = input._data.dtype.kind
     if kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
@@ -296,6 +298,7 @@ def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
 @_tensor_input("leaky_relu")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
+    negative_slope = _number(negative_slope, "leaky_relu", "negative_slope", 2)
     if inplace:
         return _inplace(input, _leaky_relu, negative_slope, node="LeakyReluBackward1")
     return _leaky_relu(input, negative_slope)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
-from ..registry import apply_inplace, op, reflected, scalar_name
+from ..registry import _foreign, _operator_dunder, apply_inplace, op, reflected, scalar_name
 from ..registry import promote_arrays as promote_raw
 from ..tensor import Tensor, _wrap
 
@@ -822,17 +822,33 @@ def _rtruediv(self, other):
     return _rdiv(self, other)
 
 
+def _pow_dunder(self, exponent, modulo=None):
+    """``t ** e``; a modulus (``pow(t, 2, 3)``) or a foreign exponent is not ours, so Python
+    raises its own "unsupported operand" TypeError, as for torch."""
+    if modulo is not None or _foreign(exponent):
+        return NotImplemented
+    return pow(self, exponent)
+
+
+def _pos(self):
+    """``+t``: the tensor itself, which torch refuses for bool (as it does ``-t``)."""
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
 def _install():
     Tensor.__radd__ = reflected(add)
     Tensor.__rsub__ = reflected(rsub, swapped=True)  # number - t is torch's rsub (RsubBackward1)
     Tensor.__rmul__ = reflected(mul)
     Tensor.__rtruediv__ = _rtruediv
-    Tensor.pow = Tensor.__pow__ = pow
-    Tensor.__ipow__ = Tensor.pow_
+    Tensor.pow = pow
+    Tensor.__pow__ = _pow_dunder
+    Tensor.__ipow__ = _operator_dunder(Tensor.pow_, inplace=True)
     Tensor.__rpow__ = reflected(pow)
     Tensor.__rfloordiv__ = reflected(floor_divide)
     Tensor.__rmod__ = reflected(remainder)
-    Tensor.__pos__ = lambda self: self
+    Tensor.__pos__ = _pos
     Tensor.float_power_ = _float_power_
     for alias, target in (
         ("arctan2", "atan2"),

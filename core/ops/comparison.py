@@ -9,7 +9,14 @@ from ..device import array_module
 from ..kernels.select import select
 from ..meta import no_meta_kernel
 from ..names import keep, unify_inputs
-from ..registry import NonStridedError, non_strided_call, op, reflected, scalar_name
+from ..registry import (
+    NonStridedError,
+    _operator_dunder,
+    non_strided_call,
+    op,
+    reflected,
+    scalar_name,
+)
 from ..runtime import _warn_once
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _real_only, _tname, promote_raw
@@ -646,7 +653,8 @@ def _install():
     T.__rlshift__ = reflected(bitwise_left_shift)
     T.__rrshift__ = reflected(bitwise_right_shift)
     T.__invert__ = _invert
-    T.__irshift__ = T.bitwise_right_shift_  # the registry takes __r*__ names for reflected ones
+    # (the registry takes __r*__ names for reflected ones, so __irshift__ is set here)
+    T.__irshift__ = _operator_dunder(T.bitwise_right_shift_, inplace=True)
     T.clamp = T.clip = clamp
     T.clamp_ = T.clip_ = clamp_
     T.where = lambda self, condition, y: where(condition, self, y)

@@ -693,6 +693,10 @@ def _factory(name, fill):
         if not size:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
+        if layout is not None and layout.name != "strided" and out is None:
+            from ..sparse_factories import _empty_sparse  # sparse imports the ops: a cycle
+
+            return _empty_sparse(name, shape, layout, dtype, device, requires_grad)
         if out is not None and dtype is None:
             npd = out._data.dtype
             d = out.device if device is None else to_device(device)
@@ -834,6 +838,8 @@ def _like(name, fill):
         memory_format=None,
         names=None,
     ):
+        if input.layout.name != "strided" or (layout is not None and layout.name != "strided"):
+            return _like_layout(name, input, layout, dtype, device, requires_grad)
         a = input._data
         npd = a.dtype if dtype is None else _np_dtype(dtype)
         # memory_format (default preserve_format): the input's strides when it is dense
@@ -851,6 +857,28 @@ def _like(name, fill):
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"torch.{name}: a tensor with ``input``'s shape (and dtype/device unless given)."
     return _vmap_like(make)
+
+
+def _like_layout(name, input, layout, dtype, device, requires_grad):
+    """A ``*_like`` of a sparse input, or into a sparse ``layout``: torch keeps the input's
+    layout unless ``layout`` is given (sparse tensors carry no names)."""
+    from ..sparse_factories import _empty_sparse  # sparse imports the ops: a cycle
+
+    lay = input.layout if layout is None else layout
+    dt = input.dtype if dtype is None else dtype
+    dev = input.device if device is None else device
+    base = name[: -len("_like")]
+    if lay.name == "strided":
+        make = {"zeros": zeros, "ones": ones, "empty": empty}[base]
+        return make(tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+    if base == "ones":  # a fill value would specify every element
+        raise NotImplementedError(
+            "Could not run 'aten::fill_.Scalar' with arguments from the sparse backend: "
+            "ember.ones_like makes no sparse tensor (use layout=ember.strided)"
+        )
+    # a COO input keeps its sparse/dense split (a hybrid tensor's zeros are hybrid too)
+    sd = input.sparse_dim() if input.layout is lay and lay.name == "sparse_coo" else None
+    return _empty_sparse(base, tuple(input.shape), lay, dt, dev, requires_grad, sd)
 
 
 def _named(t, names):

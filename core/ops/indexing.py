@@ -311,8 +311,8 @@ def _convert(self: Tensor, index):
                         inames = (inames or []) + [it._names]
                     else:
                         masks = (masks or {}) | {len(out) - 1: it._names}
-        elif tp is bool or tp is np.bool_:
-            out.append(bool(it))
+        elif tp is bool:  # (numpy's bool scalar is refused below, as torch does)
+            out.append(it)
             adv = True
         elif isinstance(it, (list, tuple, range, _ndarray)):
             # torch reads any sequence of ints as a long index (``x[range(n), target]``)
@@ -321,7 +321,7 @@ def _convert(self: Tensor, index):
                 a = a.astype(_INT64)  # torch reads a list of numbers as a long tensor
             out.append(_index_array(a, xp))
             adv = True
-        elif hasattr(it, "__index__") and not isinstance(it, float):
+        elif hasattr(it, "__index__") and not isinstance(it, (float, np.bool_)):
             out.append(operator.index(it))
             has_int = True
         else:
@@ -329,9 +329,10 @@ def _convert(self: Tensor, index):
                 out.append(_index_array(it, xp))
                 adv = True
                 continue
+            name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                f"Variables are valid indices (got {type(it).__name__})"
+                f"Variables are valid indices (got {name})"
             )
     if masks is not None and self._names is not None:
         _check_masks(self._names, out, masks)

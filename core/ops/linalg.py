@@ -27,6 +27,7 @@ from ..names import (
 from ..registry import broadcast_error, op
 from ..runtime import _warn_once
 from ..tensor import Tensor
+from .arithmetic import _need_tensor
 
 __all__ = [
     "chain_matmul",
@@ -204,6 +205,8 @@ def _matmul_error(a, b):
 @op(names=_matmul_names, dunders=("__matmul__",))
 def matmul(xp, input, other):
     """Matrix product with torch's broadcasting rules (1-D operands are promoted and squeezed)."""
+    _need_tensor("matmul", 1, "input", input)
+    _need_tensor("matmul", 2, "other", other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are "
@@ -1467,7 +1470,16 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
+def _matmul_dunder(self, other):
+    """``t @ other``: torch takes a tensor or an ndarray here; a number (Python's or numpy's) or
+    a sequence is Python's "unsupported operand" TypeError."""
+    if not isinstance(other, (Tensor, np.ndarray)):
+        return NotImplemented
+    return matmul(self, other)
+
+
 def _install():
+    Tensor.__matmul__ = _matmul_dunder
     Tensor.__rmatmul__ = _rmatmul
     Tensor.inner = inner
     Tensor.kron = kron
