@@ -56,16 +56,7 @@ def _dev(device):
 
 def _on(arr, d):
     """``arr`` (a numpy array) placed on device ``d``."""
-    if d.type == "cpu":
-        return arr
-    xp = module_for(d)
-    if d.type == "meta":
-        return xp.asarray(arr)
-    try:
-        with xp.cuda.Device(d.index or 0):
-            return xp.asarray(arr)
-    except MemoryError as e:
-        raise out_of_memory(e, d.type) from None
+    return arr if d.type == "cpu" else _make(d, lambda xp: xp.asarray(arr))
 
 
 def _make(d, fn):
