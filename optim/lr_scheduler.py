@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.tensor import Tensor
+from .optimizer import Optimizer
 
 __all__ = [
     "ChainedScheduler",
@@ -40,12 +41,13 @@ EPOCH_DEPRECATION_WARNING = (
     "https://github.com/pytorch/pytorch/issues/new/choose."
 )
 _ORDER_URL = "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+_UNSCALED = object()  # _scaled_lrs: keep each group's lr as it is
 
 
-def _warn(msg: str) -> None:
+def _warn(msg: str, stacklevel: int = 3) -> None:
     import warnings
 
-    warnings.warn(msg, UserWarning, stacklevel=3)
+    warnings.warn(msg, UserWarning, stacklevel=stacklevel)
 
 
 def _set_lr(group: dict, lr: Any) -> None:
@@ -57,6 +59,18 @@ def _set_lr(group: dict, lr: Any) -> None:
         group["lr"] = lr
 
 
+def _check_optimizer(optimizer: Any) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _group_values(optimizer: Any, key: str) -> list:
+    """Each group's ``key``; tensors are cloned so that the list never aliases a group's value
+    (a caller editing ``get_last_lr()`` in place must not change the optimizer's lr)."""
+    values = [g[key] for g in optimizer.param_groups]
+    return [v.clone() if isinstance(v, Tensor) else v for v in values]
+
+
 def _format_param(name: str, optimizer: Any, param: Any) -> list:
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
@@ -65,15 +79,19 @@ def _format_param(name: str, optimizer: Any, param: Any) -> list:
                 f"{name} has {len(param)} values, param_groups has "
                 f"{len(optimizer.param_groups)}."
             )
-        return list(param)
-    return [param] * len(optimizer.param_groups)
+    else:
+        param = [param] * len(optimizer.param_groups)
+    # copies, like _group_values: a tensor given once must not be shared by every group
+    return [p.clone() if isinstance(p, Tensor) else p for p in param]
 
 
 def _track_step_called(opt: Any) -> None:
     """Wrap ``opt.step`` (on the instance) so schedulers can detect the calling order."""
     if getattr(opt.step, "_wrapped_by_lr_sched", False):
         return
-    func = type(opt).step
+    # the bound method's function: a step the user patched onto the instance stays in force
+    # (a plain function there has no __func__ and is refused, as torch refuses it)
+    func = opt.step.__func__
     ref = weakref.ref(opt)
 
     @functools.wraps(func)
@@ -94,8 +112,7 @@ class LRScheduler:
     _is_initial: bool = False
 
     def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
-        if not hasattr(optimizer, "param_groups"):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -111,7 +128,7 @@ class LRScheduler:
                         "haven't properly loaded the optimizer state\n2. You're using "
                         "last_epoch >= 0 for a fresh training run (not recommended)"
                     )
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         _track_step_called(optimizer)
         self._initial_step()
@@ -140,18 +157,21 @@ class LRScheduler:
         """Compute the learning rates for the current ``last_epoch``."""
         raise NotImplementedError
 
-    def _scaled_lrs(self, factor: Any = None) -> list:
-        """Each group's current lr, times ``factor`` unless it is ``None`` (recursive forms)."""
+    def _scaled_lrs(self, factor: Any = _UNSCALED) -> list:
+        """Each group's current lr, times ``factor`` when one is given (recursive forms). The
+        default is a sentinel, not None: a ``gamma=None`` must fail in the product, as in torch."""
         groups = self.optimizer.param_groups
-        if factor is None:
+        if factor is _UNSCALED:
             return [g["lr"] for g in groups]
         return [g["lr"] * factor for g in groups]
 
-    def _check_get_lr(self) -> None:
+    def _check_get_lr(self, stacklevel: int = 3) -> None:
+        # torch's schedulers attribute this warning to their get_lr (SWALR: to its caller)
         if not self._get_lr_called_within_step:
             _warn(
                 "To get the last learning rate computed by the scheduler, please use "
-                "`get_last_lr()`."
+                "`get_last_lr()`.",
+                stacklevel,
             )
 
     def step(self, epoch: int | None = None) -> None:
@@ -192,15 +212,19 @@ class LRScheduler:
                     values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        # strict, as torch's: a group added after the scheduler was built is an error
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_lr(group, lr)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_values(self.optimizer, "lr")
 
 
-_LRScheduler = LRScheduler
+class _LRScheduler(LRScheduler):
+    """The former name of :class:`LRScheduler`, kept for old subclasses."""
 
 
 class _LambdaBase(LRScheduler):
+    _require_callable = False
+
     def __init__(self, optimizer: Any, lr_lambda: Any, last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
@@ -211,6 +235,10 @@ class _LambdaBase(LRScheduler):
                     f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
                 )
             self.lr_lambdas = list(lr_lambda)
+        if self._require_callable:  # torch validates MultiplicativeLR's lambdas, not LambdaLR's
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
@@ -237,17 +265,23 @@ class LambdaLR(_LambdaBase):
 
     def get_lr(self) -> list:
         self._check_get_lr()
-        return [b * fn(self.last_epoch) for fn, b in zip(self.lr_lambdas, self.base_lrs)]
+        return [
+            b * fn(self.last_epoch) for fn, b in zip(self.lr_lambdas, self.base_lrs, strict=True)
+        ]
 
 
 class MultiplicativeLR(_LambdaBase):
     """lr *= lr_lambda(epoch) at every step."""
 
+    _require_callable = True
+
     def get_lr(self) -> list:
         self._check_get_lr()
         groups = self.optimizer.param_groups
         if not self._is_initial:
-            return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
+            return [
+                g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups, strict=True)
+            ]
         return self._scaled_lrs()
 
 
@@ -413,11 +447,14 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return self._scaled_lrs()
         if self._step_count == 1 and e > 0:
-            return [m + (b - m) * (1 + math.cos(e * math.pi / t)) / 2 for b in self.base_lrs]
+            return [
+                m + (b - m) * (1 + math.cos(e * math.pi / t)) / 2
+                for b, _ in zip(self.base_lrs, groups, strict=True)
+            ]
         if (e - 1 - t) % (2 * t) == 0:
             return [
                 g["lr"] + (b - m) * (1 - math.cos(math.pi / t)) / 2
-                for b, g in zip(self.base_lrs, groups)
+                for b, g in zip(self.base_lrs, groups, strict=True)
             ]
         ratio = (1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t))
         return [ratio * (g["lr"] - m) + m for g in groups]
@@ -488,17 +525,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        # strict, as torch's: a group added after the scheduler was built is an error
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_lr(group, lr)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-
-def _triangular(x: float) -> float:
-    return 1.0
-
-
-def _triangular2(x: float) -> float:
-    return 1 / (2.0 ** (x - 1))
+        self._last_lr = _group_values(self.optimizer, "lr")
 
 
 class CyclicLR(LRScheduler):
@@ -520,6 +550,7 @@ class CyclicLR(LRScheduler):
         max_momentum: float = 0.9,
         last_epoch: int = -1,
     ) -> None:
+        _check_optimizer(optimizer)  # before reading its groups, as torch does
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
@@ -563,13 +594,24 @@ class CyclicLR(LRScheduler):
         if self._scale_fn_custom is not None:
             return
         if self.mode == "triangular":
-            self._scale_fn_ref, self.scale_mode = _triangular, "cycle"
+            self._scale_fn_ref, self.scale_mode = self._triangular_scale_fn, "cycle"
         elif self.mode == "triangular2":
-            self._scale_fn_ref, self.scale_mode = _triangular2, "cycle"
-        else:
-            gamma = self.gamma
-            self._scale_fn_ref = lambda x: gamma**x
+            self._scale_fn_ref, self.scale_mode = self._triangular2_scale_fn, "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = functools.partial(self._exp_range_scale_fn, self.gamma)
             self.scale_mode = "iterations"
+
+    @staticmethod
+    def _triangular_scale_fn(x: float) -> float:
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x: float) -> float:
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma: float, x: float) -> float:
+        return gamma**x
 
     def scale_fn(self, x: float) -> float:
         """The amplitude scaling applied at cycle/iteration ``x``."""
@@ -592,7 +634,7 @@ class CyclicLR(LRScheduler):
         ]
         if self.cycle_momentum:
             for group, bm, mm in zip(
-                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True
             ):
                 mom = mm - (mm - bm) * scale_factor * self.scale_fn(arg)
                 if self.use_beta1:
@@ -641,6 +683,7 @@ class OneCycleLR(LRScheduler):
         three_phase: bool = False,
         last_epoch: int = -1,
     ) -> None:
+        _check_optimizer(optimizer)
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
@@ -707,9 +750,21 @@ class OneCycleLR(LRScheduler):
                     group["base_momentum"] = b
         super().__init__(optimizer, last_epoch)
 
-    def _anneal(self, start: float, end: float, pct: float) -> float:
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
         if self._anneal_func_type == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+            return self._annealing_cos(start, end, pct)
+        if self._anneal_func_type == "linear":
+            return self._annealing_linear(start, end, pct)
+        raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+
+    @staticmethod
+    def _annealing_cos(start: float, end: float, pct: float) -> float:
+        """Cosine anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start: float, end: float, pct: float) -> float:
+        """Linear anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
         return (end - start) * pct + start
 
     def get_lr(self) -> list:
@@ -729,9 +784,9 @@ class OneCycleLR(LRScheduler):
                 end_step = phase["end_step"]
                 if step_num <= end_step or i == len(phases) - 1:
                     pct = (step_num - start_step) / (end_step - start_step)
-                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
                     if self.cycle_momentum:
-                        mom = self._anneal(
+                        mom = self._anneal_func(
                             group[phase["start_momentum"]], group[phase["end_momentum"]], pct
                         )
                     break
@@ -763,6 +818,7 @@ class ReduceLROnPlateau(LRScheduler):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
@@ -778,7 +834,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown = cooldown
         self.eps = eps
         self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = _group_values(optimizer, "lr")
         self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
         self._reset()
 
@@ -795,7 +851,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             _warn(EPOCH_DEPRECATION_WARNING)
         self.last_epoch = epoch
-        if self.is_better(current, self.best):
+        if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
         else:
@@ -807,7 +863,7 @@ class ReduceLROnPlateau(LRScheduler):
             self._reduce_lr(epoch)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self, epoch: int) -> None:
         groups = self.optimizer.param_groups
@@ -832,7 +888,7 @@ class ReduceLROnPlateau(LRScheduler):
         """Whether the scheduler is in its cooldown period."""
         return self.cooldown_counter > 0
 
-    def is_better(self, a: float, best: float) -> bool:
+    def _is_better(self, a: float, best: float) -> bool:
         """Whether metric ``a`` improves on ``best`` by more than the threshold."""
         if self.mode == "min" and self.threshold_mode == "rel":
             return a < best * (1.0 - self.threshold)
@@ -841,6 +897,8 @@ class ReduceLROnPlateau(LRScheduler):
         if self.mode == "max" and self.threshold_mode == "rel":
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
+
+    is_better = _is_better  # the name before torch 2.3 (a subclass overrides _is_better)
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:
@@ -892,17 +950,9 @@ class _SchedulerGroup(LRScheduler):
         state_dict = dict(state_dict)
         subs = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, subs):
-            s.load_state_dict(sd)
-
-
-def _undo_initial_steps(sched) -> None:
-    """Take back the initial step of every (nested) sub-scheduler, like torch's recursive_undo."""
-    for s in sched._schedulers:
-        if hasattr(s, "_schedulers"):
-            _undo_initial_steps(s)
-        elif hasattr(s, "last_epoch"):
-            s.last_epoch -= 1
+        # indexed, as torch's: a state of more sub-schedulers than this one has is an IndexError
+        for i, sd in enumerate(subs):
+            self._schedulers[i].load_state_dict(sd)
 
 
 class SequentialLR(_SchedulerGroup):
@@ -922,17 +972,26 @@ class SequentialLR(_SchedulerGroup):
                 f"than the number of milestone points, but got number of schedulers "
                 f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
             )
-        self._schedulers = list(schedulers)
-        self._milestones = list(milestones)
+        self._schedulers = schedulers
+        self._milestones = milestones
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         # Undo the initial steps the sub-schedulers made, then redo only the first one's.
         for group in optimizer.param_groups:
             _set_lr(group, group["initial_lr"])
-        _undo_initial_steps(self)
+        self.recursive_undo()
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
         self._last_lr = self._schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Take back the initial step that each (nested) sub-scheduler made when it was built."""
+        target = self if sched is None else sched
+        if hasattr(target, "_schedulers"):
+            for s in target._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(target, "last_epoch"):
+            target.last_epoch -= 1
 
     def step(self) -> None:  # type: ignore[override]
         """Step the scheduler active for the current epoch."""
@@ -958,12 +1017,12 @@ class ChainedScheduler(_SchedulerGroup):
         if optimizer is None:
             optimizer = schedulers[0].optimizer
         _check_same_optimizer(type(self).__name__, schedulers, optimizer)
-        self._schedulers = list(schedulers)
+        self._schedulers = schedulers
         self.optimizer = optimizer
-        self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def step(self) -> None:  # type: ignore[override]
         """Step every chained scheduler."""
         for s in self._schedulers:
             s.step()
-        self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")

@@ -29,11 +29,24 @@ def _ember() -> Any:
     return ember
 
 
-def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
-    """In-place exponential moving average over lists of tensors."""
+def _check_decay(decay: float) -> None:
+    if decay < 0.0 or decay > 1.0:
+        raise ValueError(
+            f"Invalid decay value {decay} provided. Please provide a value in [0,1] range."
+        )
 
+
+def _floating(t: Tensor) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
+    """In-place exponential moving average over lists of tensors (``decay`` in [0, 1])."""
+    _check_decay(decay)
+
+    @_ember().no_grad()
     def ema_update(ema_param_list: list, current_param_list: list, _: Any) -> None:
-        if ema_param_list[0].is_floating_point() or ema_param_list[0].is_complex():
+        if _floating(ema_param_list[0]):
             for p_ema, p_model in zip(ema_param_list, current_param_list):
                 p_ema.lerp_(p_model, 1 - decay)
         else:
@@ -46,22 +59,31 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
 def get_swa_multi_avg_fn() -> Callable:
     """In-place running (equal-weight) average over lists of tensors."""
 
+    @_ember().no_grad()
     def swa_update(averaged_param_list: list, current_param_list: list, num_averaged: Any) -> None:
-        n = num_averaged + 1
-        if averaged_param_list[0].is_floating_point() or averaged_param_list[0].is_complex():
-            w = 1.0 / float(n)
+        if _floating(averaged_param_list[0]):
+            w = 1 / (num_averaged + 1)
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 p_avg.lerp_(p_model, w)
+            return
+        # Integer tensors go through add/addcdiv like torch's foreach path, and so are refused
+        # as torch refuses them (a float alpha, or integer division in addcdiv).
+        diffs = [c - a for a, c in zip(averaged_param_list, current_param_list)]
+        if isinstance(num_averaged, Tensor):
+            for p_avg, d in zip(averaged_param_list, diffs):
+                p_avg.addcdiv_(d, num_averaged + 1)
         else:
-            for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                p_avg.copy_(p_avg + (p_model - p_avg) / n)
+            for p_avg, d in zip(averaged_param_list, diffs):
+                p_avg.add_(d, alpha=1.0 / (num_averaged + 1))
 
     return swa_update
 
 
 def get_ema_avg_fn(decay: float = 0.999) -> Callable:
-    """Exponential moving average of one tensor."""
+    """Exponential moving average of one tensor (``decay`` in [0, 1])."""
+    _check_decay(decay)
 
+    @_ember().no_grad()
     def ema_update(ema_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         return decay * ema_param + (1 - decay) * current_param
 
@@ -71,6 +93,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> Callable:
 def get_swa_avg_fn() -> Callable:
     """Running (equal-weight) average of one tensor."""
 
+    @_ember().no_grad()
     def swa_update(averaged_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
 
@@ -133,15 +156,26 @@ class AveragedModel(Module):
                         groups.setdefault(key, ([], []))
                         groups[key][0].append(a)
                         groups[key][1].append(c)
-                    fn = self.multi_avg_fn or get_swa_multi_avg_fn()
                     for avgs, curs in groups.values():
-                        fn(avgs, curs, n_t.to(avgs[0].device))
+                        dev = avgs[0].device
+                        n_dev = n_t.to(dev)
+                        if self.multi_avg_fn:
+                            self.multi_avg_fn(avgs, curs, n_dev)
+                        elif dev.type == "cuda":
+                            get_swa_multi_avg_fn()(avgs, curs, n_dev)
+                        else:
+                            # torch has no foreach kernels on the CPU: it averages one tensor at
+                            # a time with a + (c - a) / (n + 1) (not lerp: the roundings differ)
+                            swa = get_swa_avg_fn()
+                            for a, c in zip(avgs, curs):
+                                a.copy_(swa(a, c, n_dev))
                 else:
                     for a, c in zip(avg_list, cur_list):
                         a.copy_(self.avg_fn(a, c, n_t.to(a.device)))
             if not self.use_buffers:
                 # Buffers (e.g. BN running stats) are copied, not averaged.
-                for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
+                # strict, as torch's: a model with other buffers is refused (ValueError)
+                for b_swa, b_model in zip(self.module.buffers(), model.buffers(), strict=True):
                     b_swa.detach().copy_(b_model.detach().to(b_swa.device))
             self.n_averaged.add_(1)
 
@@ -200,16 +234,32 @@ class SWALR(LRScheduler):
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
-        self._anneal_strategy = anneal_strategy
+        self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
-    def _anneal(self, t: float) -> float:
-        if self._anneal_strategy == "cos":
-            return (1 - math.cos(math.pi * t)) / 2
+    @staticmethod
+    def _linear_anneal(t: float) -> float:
         return t
+
+    @staticmethod
+    def _cosine_anneal(t: float) -> float:
+        return (1 - math.cos(math.pi * t)) / 2
+
+    def _set_anneal_func(self, anneal_strategy: str) -> None:
+        self._anneal_strategy = anneal_strategy
+        self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else self._linear_anneal
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state, without the optimizer and ``anneal_func``."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "anneal_func")}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state produced by :meth:`state_dict` (``anneal_func`` follows its strategy)."""
+        self.__dict__.update(state_dict)
+        self._set_anneal_func(self._anneal_strategy)
 
     @staticmethod
     def _get_initial_lr(lr: float, swa_lr: float, alpha: float) -> float:
@@ -218,14 +268,14 @@ class SWALR(LRScheduler):
         return (lr - alpha * swa_lr) / (1 - alpha)
 
     def get_lr(self) -> list:
-        self._check_get_lr()
+        self._check_get_lr(stacklevel=4)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
         prev_t = max(0, min(1, (step - 1) / max(1, self.anneal_epochs)))
-        prev_alpha = self._anneal(prev_t)
+        prev_alpha = self.anneal_func(prev_t)
         groups = self.optimizer.param_groups
         prev_lrs = [self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha) for g in groups]
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
-        alpha = self._anneal(t)
+        alpha = self.anneal_func(t)
         return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs)]
