@@ -117,6 +117,8 @@ def _call_hooks(hooks, g):
             r = h(g)
         if r is not None:
             _check_hook_result(h, g, r)
+            if r._names is not g._names and r._names != g._names:
+                r = _hook_names(h, g, r)
             g = r
     return g
 
@@ -143,6 +145,22 @@ def _check_hook_result(h, old, new) -> None:
         )
     if new._data.shape != old._data.shape:
         raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of value")
+
+
+def _hook_names(h, old, new):
+    """A hook's replacement gradient is named like the gradient it replaces (spec 4.1: a gradient
+    is named like its tensor): unnamed dims take those names, a clash is an error naming both."""
+    if old._names is None:
+        return new.rename(None)
+    if new._names is not None:
+        try:
+            _nm.unify(new._names, old._names)
+        except RuntimeError as e:
+            raise RuntimeError(
+                f"hook '{_hook_name(h)}' returned a gradient named {list(new._names)}, which does "
+                f"not match the gradient's names {list(old._names)}: {e}"
+            ) from None
+    return new.rename(*old._names)
 
 
 def _check_hook_results(h, old, new) -> list:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..core.names import unify
 from ..core.tensor import Tensor
 from .grad_mode import enable_grad
 
@@ -79,12 +80,30 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}."
         )
+    if tangent._names is not tensor._names and tangent._names != tensor._names:
+        tangent = _named_tangent(tensor, tangent)
     with enable_grad():
         dual = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach()
     if not dual.requires_grad:
         dual.requires_grad_(True)
     _LEVEL[-1].append((dual, tangent))
     return dual
+
+
+def _named_tangent(tensor: Tensor, tangent: Tensor) -> Tensor:
+    """The tangent is named like its primal, as a gradient is (spec 4.1): unnamed dims take the
+    primal's names; names that do not unify with them are an error naming both lists."""
+    if tensor._names is None:
+        return tangent.rename(None)
+    if tangent._names is not None:
+        try:
+            unify(tangent._names, tensor._names)
+        except RuntimeError as e:
+            raise RuntimeError(
+                f"make_dual: the tangent's names {list(tangent._names)} do not match the "
+                f"primal's names {list(tensor._names)}: {e}"
+            ) from None
+    return tangent.rename(*tensor._names)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:

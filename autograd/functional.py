@@ -247,6 +247,14 @@ def _stack_rows(rows, shape):
     return total.reshape(shape)
 
 
+def _jacobian_names(o, x) -> tuple:
+    """The names of d o / d x (``o.shape + x.shape``): the input's dims are a gradient's, named
+    like the input (spec 4.1); the output's keep the output's names, unnamed where one repeats an
+    input name (a name appears once)."""
+    xn = tuple(x.names)
+    return tuple(None if n in xn else n for n in o.names) + xn
+
+
 def jacobian(
     func,
     inputs,
@@ -320,9 +328,12 @@ def jacobian(
             for i, x in enumerate(ins):
                 shape = tuple(o.shape) + tuple(x.shape)
                 if n == 0:
-                    per_in.append(_tm._wrap(x._data.reshape(-1)[:0].reshape(shape)))
+                    j = _tm._wrap(x._data.reshape(-1)[:0].reshape(shape))
                 else:
-                    per_in.append(_stack_rows(rows[i], shape))
+                    j = _stack_rows(rows[i], shape)
+                if o._names is not None or x._names is not None:
+                    j = j.rename(*_jacobian_names(o, x))
+                per_in.append(j)
             jac.append(_finish(tuple(per_in), create_graph))
     finally:
         _state.enabled = prev

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 
+class DimTypeError(TypeError):
+    """A dim that is neither an int nor a name (``value``: what was given). The op registry
+    turns it into torch's ``fn(): argument 'dim' (position k) must be int, not float``."""
+
+    def __init__(self, value):
+        super().__init__(f"dim must be an int or a name, got {type(value).__name__}")
+        self.value = value
+
+
 def normalize_dim(t, dim, ndim: int | None = None) -> int:
     """``dim`` (int or name) of tensor ``t`` as a non-negative index."""
     n = t._data.ndim if ndim is None else ndim
@@ -17,13 +26,22 @@ def normalize_dim(t, dim, ndim: int | None = None) -> int:
     try:
         d = dim.__index__()
     except AttributeError:
-        raise TypeError(f"dim must be an int or a name, got {type(dim).__name__}") from None
+        raise DimTypeError(dim) from None
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
     if d < lo or d > hi:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
         )
     return d + n if d < 0 else (d if n else 0)
+
+
+def by_name(t, dim):
+    """``dim`` as an index when it is a name, or None on a named tensor (a name lookup that
+    fails with the spec's error); any other ``dim`` is returned unchanged for the caller's checks.
+    For ops where None is not a dim (None meaning all dims is the caller's own case)."""
+    if isinstance(dim, str) or (dim is None and t._names is not None):
+        return normalize_dim(t, dim)
+    return dim
 
 
 def normalize_dims(t, dims, ndim: int | None = None) -> tuple:

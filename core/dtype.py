@@ -213,6 +213,9 @@ C_NAMES = {
     "int16": "short int",
     "int8": "signed char",
     "uint8": "unsigned char",
+    "uint16": "short unsigned int",
+    "uint32": "unsigned int",
+    "uint64": "long unsigned int",
     "bool": "bool",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
@@ -323,11 +326,23 @@ def set_default_dtype(d) -> None:
 
 
 def is_floating_point(t) -> bool:
-    return t.dtype.category == FLOAT
+    try:
+        return t.dtype.category == FLOAT
+    except AttributeError as e:
+        raise _not_tensor("is_floating_point", t, e) from None
 
 
 def is_complex(t) -> bool:
-    return t.dtype.category == COMPLEX
+    try:
+        return t.dtype.category == COMPLEX
+    except AttributeError as e:
+        raise _not_tensor("is_complex", t, e) from None
+
+
+def _not_tensor(fn: str, input, e: Exception) -> Exception:
+    from .arg_errors import must_be_tensor  # (it imports this module)
+
+    return must_be_tensor(fn, ("input",), (input,)) or e
 
 
 # ---------------------------------------------------------------- promotion
@@ -391,10 +406,11 @@ _FILL_TYPE_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64
                     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
                     "uint64": "uint64_t", "float32": "float", "float64": "double",
                     "float16": "c10::Half", "bfloat16": "c10::BFloat16"}  # fmt: skip
+# keyed by the numpy dtypes themselves: their .name costs ~5 us a call
 _FLOAT_MAX = {
-    "float16": float(np.finfo(np.float16).max),
-    "bfloat16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max),
-    "float32": float(np.finfo(np.float32).max),
+    float16.np: float(np.finfo(np.float16).max),
+    bfloat16.np: float(ml_dtypes.finfo(ml_dtypes.bfloat16).max),
+    float32.np: float(np.finfo(np.float32).max),
 }
 
 
@@ -411,18 +427,20 @@ def fill_scalar(v, npd):
             raise _fill_overflow(npd)
         v, t = v.real, float
     if kind in "iu" and t is not bool:
-        if t is float:
-            if not math.isfinite(v):
-                raise _fill_overflow(npd)
-            v = int(v)  # truncation toward zero, like torch
-        elif t is not int:
-            return v
         info = np.iinfo(npd)
+        if t is float:
+            # the float itself must lie in the type's range (uint8 takes no -0.5 and no 255.5;
+            # only ints wrap), then it truncates toward zero, like torch
+            if not info.min <= v <= info.max:  # NaN fails too
+                raise _fill_overflow(npd)
+            return int(v)
+        if t is not int:
+            return v
         if not (-info.max if kind == "u" else info.min) <= v <= info.max:
             raise _fill_overflow(npd)
         return v + info.max + 1 if v < 0 and kind == "u" else v
     if t in (float, int) and kind in "fV":
-        top = _FLOAT_MAX.get(npd.name)
+        top = _FLOAT_MAX.get(npd)
         if top is not None and top < abs(v) < math.inf:  # past the type's range: no silent inf
             raise _fill_overflow(npd)
     return v
@@ -459,13 +477,20 @@ def scalar_dtype(v) -> dtype:
 def result_type(*operands) -> dtype:
     """torch.result_type over tensors (or their raw arrays) and Python scalars."""
     tiers = [None, None, None]  # dimensioned, zero-dim, scalar
-    for o in operands:
-        a = getattr(o, "_data", o)  # a Tensor's array; arrays and scalars as they are
-        if isinstance(a, (bool, int, float, complex)):
-            d, t = scalar_dtype(a), 2
-        else:
-            d, t = from_numpy_dtype(a.dtype), (0 if a.ndim else 1)
-        tiers[t] = d if tiers[t] is None else promote_types(tiers[t], d)
+    try:
+        for o in operands:
+            a = getattr(o, "_data", o)  # a Tensor's array; arrays and scalars as they are
+            if isinstance(a, (bool, int, float, complex)):
+                d, t = scalar_dtype(a), 2
+            else:
+                d, t = from_numpy_dtype(a.dtype), (0 if a.ndim else 1)
+            tiers[t] = d if tiers[t] is None else promote_types(tiers[t], d)
+    except AttributeError:  # neither Tensor nor number: no overload of torch's matches
+        from .arg_errors import invalid_arguments
+
+        sigs = ("(Tensor tensor, Tensor other)", "(Number scalar, Tensor tensor)")
+        sigs += ("(Tensor tensor, Number other)", "(Number scalar1, Number scalar2)")
+        raise invalid_arguments("result_type", operands, {}, sigs) from None
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
 
 

@@ -14,8 +14,11 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import dtype as _dt
+from .arg_errors import must_be_tensor as _must_be_tensor
+from .arg_errors import tensor_input as _tensor_input
 from .autocast import entry as _autocast_entry
 from .dims import normalize_dim
+from .names import check_out_names as _check_out_names
 from .ops.creation import _dev, _finish, _into, _make
 from .ops.pointwise import conj as _conj
 from .ops.pointwise import conj_physical
@@ -82,7 +85,11 @@ def _outable(fn):
             raise RuntimeError(
                 f"{name} expects a {what} output tensor, but got {_dt.scalar_name(out.dtype)}"
             )
-        return _into(out, r)
+        # out= semantics of the names spec: a named out must carry the computed names
+        names = _check_out_names(out, r._names, f"fft_{fn.__name__}")
+        out = _into(out, r)
+        out._names = names
+        return out
 
     return wrapper
 
@@ -95,9 +102,7 @@ def _check_args(x, name: str, norm=None, dim=_NO_DIM) -> None:
     """torch's argument-parser errors, in its order: ``input`` must be a Tensor, the ``dim`` of a
     2-D transform a tuple (an explicit None is refused), ``norm`` a str or None."""
     if not isinstance(x, Tensor):
-        raise TypeError(
-            f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        )
+        raise _must_be_tensor(f"fft_{name}", ("input",), (x,))
     if dim is None:
         raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
     if norm is not None and not isinstance(norm, str):
@@ -462,12 +467,14 @@ def _shift_dims(x, dim):
     return [normalize_dim(x, d) for d in dim]
 
 
+@_tensor_input("fft_fftshift")
 def fftshift(input: Tensor, dim=None) -> Tensor:
     """Moves the zero-frequency bin to the centre (a roll by n // 2 along ``dim``)."""
     dims = _shift_dims(input, dim)  # no dims (a 0-d input, dim=()): roll's "shifts required"
     return roll(input, [input.shape[d] // 2 for d in dims], dims)
 
 
+@_tensor_input("fft_ifftshift")
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of fftshift (a roll by -(n // 2))."""
     dims = _shift_dims(input, dim)

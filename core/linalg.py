@@ -13,6 +13,9 @@ import sys
 import numpy as np
 
 from ..autograd.node import as_torch_node as _as_torch_node
+from .arg_errors import invalid_arguments as _invalid_arguments
+from .arg_errors import overloaded as _overloaded
+from .arg_errors import tensor_input as _tensor_input
 from .autocast import entry as _autocast_entry
 from .ops import decompositions as _d
 from .ops.decompositions import LinAlgError, _exact, _out
@@ -134,12 +137,14 @@ def _cond_out(out, r):
 
 
 @_autocast_entry
+@_tensor_input("linalg_inv", "A")
 def inv(A: Tensor, *, out=None) -> Tensor:
     """The inverse of (a batch of) square matrices; LinAlgError when one is singular."""
     return _d.inverse(A, out=out)
 
 
 @_autocast_entry
+@_tensor_input("linalg_inv_ex", "A")
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     """(inverse, info): info > 0 marks a singular matrix (no error unless check_errors)."""
     return _out(out, _d._linalg_inv_ex(A, check_errors, "linalg.inv_ex"), "linalg_inv_ex", _exact)
@@ -155,6 +160,20 @@ _PINV_SIGS = (
 )
 
 
+def _pinv_types(A, rcond, hermitian, atol, rtol) -> None:
+    """torch's TypeError when an argument of pinv fits none of its overloads (a tolerance
+    neither Tensor nor number, a non-Tensor input); rcond is taken as passed positionally."""
+    tols = [v for v in (atol, rtol, rcond) if v is not None]
+    if isinstance(A, Tensor) and all(isinstance(v, (Tensor, int, float)) for v in tols):
+        return
+    args = (A,) if rcond is None else (A, rcond)
+    kw = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
+    if hermitian is not False:
+        kw["hermitian"] = hermitian
+    sigs = [line[3:] for line in _PINV_SIGS.splitlines()]
+    raise _invalid_arguments("linalg_pinv", args, kw, sigs)
+
+
 def pinv(
     A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None
 ) -> Tensor:
@@ -162,6 +181,8 @@ def pinv(
 
     ``rcond`` (torch's older overload) is a relative tolerance: the same as ``rtol`` with atol 0.
     """
+    if atol is not None or rtol is not None or rcond is not None or type(A) is not Tensor:
+        _pinv_types(A, rcond, hermitian, atol, rtol)
     if rcond is not None:
         if atol is not None or rtol is not None:
             got = ", ".join(
@@ -225,12 +246,14 @@ def _pos(v) -> bool:
 
 # ---------------------------------------------------------------------- solvers
 @_autocast_entry
+@_tensor_input("linalg_solve", "A", "B")
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (or X A = B when not left); B may be a (batch of) vector."""
     return _out(out, _d._solve_ex(A, B, left, True)[0], "_linalg_solve_ex", _exact)
 
 
 @_autocast_entry
+@_tensor_input("linalg_solve_ex", "A", "B")
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
     X, info = _d._solve_ex(A, B, left, check_errors)
@@ -238,6 +261,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 
 @_autocast_entry
+@_tensor_input("linalg_lstsq", "input", "b")
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values): the least-squares solution of A X = B."""
     e = _e()
@@ -309,24 +333,28 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 
 # ---------------------------------------------------------------------- decompositions
 @_autocast_entry
+@_tensor_input("linalg_cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper."""
     return _out(out, _d._linalg_cholesky_ex(A, upper, True)[0], "linalg_cholesky_ex", _exact)
 
 
 @_autocast_entry
+@_tensor_input("linalg_cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
     return _out(out, _d._linalg_cholesky_ex(A, upper, check_errors), "linalg_cholesky_ex", _exact)
 
 
 @_autocast_entry
+@_tensor_input("linalg_qr", "A")
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with A = Q R; mode 'reduced' (default), 'complete' or 'r' (Q is empty)."""
     return _out(out, _d._linalg_qr(A, mode), "linalg_qr", _exact)
 
 
 @_autocast_entry
+@_tensor_input("linalg_svd", "A")
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with A = U diag(S) Vh and S descending."""
     _svd_driver_check(A, driver)
@@ -342,6 +370,7 @@ def _svd_driver_check(A: Tensor, driver) -> None:
 
 
 @_autocast_entry
+@_tensor_input("linalg_svdvals", "A")
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values, descending."""
     _svd_driver_check(A, driver)
@@ -349,6 +378,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 
 
 @_autocast_entry
+@_tensor_input("linalg_eigh")
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices; only the UPLO triangle is
     read."""
@@ -356,12 +386,14 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None):
 
 
 @_autocast_entry
+@_tensor_input("linalg_eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues (ascending) of Hermitian matrices."""
     return _out(out, _d._linalg_eigh(A, UPLO)[0], "_linalg_eigh", _exact)
 
 
 @_autocast_entry
+@_tensor_input("linalg_eig")
 def eig(A: Tensor, *, out=None):
     """(eigenvalues, eigenvectors) of square matrices, complex, eigenvectors of unit norm."""
     r = _d._linalg_eig(A)
@@ -383,6 +415,7 @@ def _eig_out_check(who, r, out) -> None:
 
 
 @_autocast_entry
+@_tensor_input("linalg_eigvals")
 def eigvals(A: Tensor, *, out=None) -> Tensor:
     """The (complex) eigenvalues of square matrices."""
     r = _d._linalg_eig(A, "linalg.eigvals")[0]
@@ -390,18 +423,21 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
     return _out(out, r, None)
 
 
+@_tensor_input("linalg_lu_factor", "A")
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """(LU, pivots): the packed LU decomposition with partial pivoting (1-based int32 pivots)."""
     LU, piv, _ = _d._linalg_lu_factor_ex(A, pivot, True)
     return _out(out, return_types.linalg_lu_factor(LU, piv), "linalg_lu_factor_ex", _exact)
 
 
+@_tensor_input("linalg_lu_factor_ex", "A")
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
     """(LU, pivots, info) of lu_factor; info > 0 marks an exactly singular U."""
     r = _d._linalg_lu_factor_ex(A, pivot, check_errors)
     return _out(out, r, "linalg_lu_factor_ex", _exact)
 
 
+@_tensor_input("linalg_lu", "A")
 def lu(A: Tensor, *, pivot: bool = True, out=None):
     """(P, L, U) with A = P L U."""
     P, L, U = _d._linalg_lu(A, pivot)
@@ -417,12 +453,19 @@ def lu_solve(
     return _out(out, r, "linalg_lu_solve", _exact)
 
 
+# torch's linalg_lu_solve is one kernel off the autocast lists: ember's triangular solves and
+# permutation products must not be cast to the region's dtype (listed as autocast's OWN)
+lu_solve = _autocast_entry(lu_solve, "linalg_lu_solve")
+
+
+@_tensor_input("linalg_ldl_factor")
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
     """(LD, pivots): the Bunch-Kaufman LDL^T (LDL^H when hermitian) of A's lower triangle."""
     LD, piv, _ = _d._linalg_ldl_factor_ex(A, hermitian, True, "ldl_factor")
     return _out(out, return_types.linalg_ldl_factor(LD, piv), None, _exact)
 
 
+@_tensor_input("linalg_ldl_factor_ex")
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
     """(LD, pivots, info) of ldl_factor; info > 0 marks an exactly singular D."""
     return _out(out, _d._linalg_ldl_factor_ex(A, hermitian, check_errors), None, _exact)
@@ -459,6 +502,7 @@ def _mdims(A, dim, name):
 
 
 @_autocast_entry
+@_tensor_input("linalg_matrix_norm")
 def matrix_norm(
     A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None
 ) -> Tensor:
@@ -534,6 +578,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
 
 
 @_autocast_entry
+@_tensor_input("linalg_cond")
 def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     """The condition number of A in the p-norm (2-norm by default); inf for a singular A."""
     svd_p = p is None or (not isinstance(p, str) and p in (2, -2))
@@ -579,7 +624,24 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     return _cond_out(out, r.nan_to_num(math.inf, math.inf, -math.inf))
 
 
+def _matrix_rank_args(args, kwargs) -> bool:
+    tols = (*args[1:2], kwargs.get("tol"), kwargs.get("atol"), kwargs.get("rtol"))
+    number = (Tensor, int, float)
+    return isinstance(args[0] if args else kwargs.get("A"), Tensor) and all(
+        v is None or isinstance(v, number) for v in tols
+    )
+
+
 @_autocast_entry
+@_overloaded(
+    "linalg_matrix_rank",
+    tuple(line[3:] for line in _PINV_SIGS.splitlines() if "rcond" not in line)
+    + (
+        "(Tensor input, Tensor tol, bool hermitian = False, *, Tensor out = None)",
+        "(Tensor input, float tol, bool hermitian = False, *, Tensor out = None)",
+    ),
+    _matrix_rank_args,
+)
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * s_max) (int64)."""
     e = _e()
@@ -606,6 +668,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 
 # ---------------------------------------------------------------------- products
 @_autocast_entry
+@_tensor_input("linalg_cross", "input", "other")
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The 3-vector cross product along ``dim`` (inputs broadcast)."""
     e = _e()
@@ -624,6 +687,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
 
 
 @_autocast_entry
+@_tensor_input("linalg_vecdot", "x", "y")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """sum(conj(x) * y) over ``dim`` (inputs broadcast)."""
     if x._data.dtype.kind not in "fcV":
@@ -686,11 +750,13 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     return _out(out, r, "mm", _multi_dot_check)
 
 
+@_tensor_input("linalg_diagonal", "A")
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The (batched) diagonal, a view: torch.diagonal with matrix-friendly defaults."""
     return A.diagonal(offset, dim1, dim2)
 
 
+@_tensor_input("linalg_vander", "x")
 def vander(x: Tensor, *, N=None) -> Tensor:
     """The Vandermonde matrix: columns x**0, x**1, ..., x**(N-1) (increasing powers)."""
     e = _e()

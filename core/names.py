@@ -61,6 +61,34 @@ def keep(ins, *args, **kwargs):
     return ins[0]._names
 
 
+def keep_indexed(ins, *args, **kwargs):
+    """gather, scatter*, index_add, index_copy: the input's names. Index and source tensors of the
+    input's rank pair with it position by position on every dim but ``dim`` (the op's first
+    option), so there their names unify with the input's (add's rule, without broadcasting) and
+    name its unnamed dims; ``dim`` keeps the input's name."""
+    n = names_of(ins[0])
+    nd = len(n)
+    if not nd:
+        return ins[0]._names
+    d = (args[0] if args else kwargs.get("dim", 0)) % nd
+    out = n
+    for t in ins[1:]:
+        tn = getattr(t, "_names", None)
+        if tn is None or len(tn) != nd:
+            continue
+        try:
+            out = unify(out[:d] + (None,) + out[d + 1 :], tn[:d] + (None,) + tn[d + 1 :])
+        except RuntimeError as e:
+            raise RuntimeError(
+                f"Tensor{_fmt(tn)} pairs with Tensor{_fmt(n)} on every dim but dim {d}, and their "
+                f"names do not agree there: {e}"
+            ) from None
+        out = no_duplicates(
+            out[:d] + (n[d],) + out[d + 1 :], f"Indexing Tensor{_fmt(n)} with Tensor{_fmt(tn)}"
+        )
+    return _clean(out)
+
+
 def unify_inputs(ins, *args, **kwargs):
     """Unifies names from inputs (binary pointwise ops)."""
     out = None

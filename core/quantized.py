@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
+from .arg_errors import invalid_arguments, must_be_tensor
 from .device import array_module, device_of
 from .dtype import QUANTIZED_TYPES, qint8, qint32, quint2x4, quint4x2, quint8
 
@@ -663,12 +664,10 @@ def quantize_per_tensor(input, scale, zero_point, dtype) -> QuantizedTensor:
 
 def quantize_per_channel(input, scales, zero_points, axis, dtype) -> QuantizedTensor:
     """Quantize a float32 tensor with one scale and zero point per slice along ``axis``."""
-    for name, pos, v in (("scales", 2, scales), ("zero_points", 3, zero_points)):
-        if not isinstance(v, Tensor):
-            raise TypeError(
-                f"quantize_per_channel(): argument '{name}' (position {pos}) must be Tensor, "
-                f"not {type(v).__name__}"
-            )
+    names = ("input", "scales", "zero_points")
+    err = must_be_tensor("quantize_per_channel", names, (input, scales, zero_points))
+    if err is not None:
+        raise err
     d = _check_qdtype(dtype)
     if d.bits < 8:
         raise NotImplementedError(
@@ -775,7 +774,11 @@ def dequantize(tensor):
     tensors gives a tuple."""
     if isinstance(tensor, (list, tuple)):
         return tuple(dequantize(t) for t in tensor)
-    return tensor.dequantize()
+    try:
+        return tensor.dequantize()
+    except AttributeError:  # neither overload (Tensor, tuple of Tensors) takes it
+        sigs = ("(Tensor input)", "(tuple of Tensors tensors)")
+        raise invalid_arguments("dequantize", (tensor,), {}, sigs) from None
 
 
 # ---------------------------------------------------------------------- quantized ops

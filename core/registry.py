@@ -35,6 +35,7 @@ from ..autograd.views import refresh as _refresh_view
 from . import dtype as _dt
 from .autocast import entry as _autocast_entry
 from .device import _SEVERAL_GPUS, _XP, array_module, device_of, out_of_memory
+from .dims import DimTypeError as _DimTypeError
 from .dims import normalize_dim
 from .dtype import scalar_name
 from .named import _UNALIGNED, _align_call, _by_name
@@ -399,19 +400,36 @@ def _needs_promotion(od, ins, arrays) -> bool:
     return False
 
 
-def _bad_input(od, i, t):
+def _bad_input(od, i, t, args=(), kw=None):
+    """torch's TypeError for input ``i`` (``t``) of a call to ``od`` with ``args``/``kw``.
+
+    A private op under a public wrapper sets, next to that wrapper, what torch prints instead
+    of its own name and signature: ``label`` (the public name), ``overloads`` (torch's
+    signature lines: an "invalid combination" error then, given the call's ``args``),
+    ``arg_names`` (its inputs' names).
+    """
     if od.seq:
         return TypeError(
             f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
         )
+    extra = od.__dict__
+    name = extra.get("label", od.name)
+    if "overloads" in extra and args:  # (the in-place path passes no args: the plain text)
+        from .arg_errors import invalid_arguments
+
+        return invalid_arguments(name, args, kw or {}, extra["overloads"])
+    arg = extra.get("arg_names", od.in_names)[i]
     return TypeError(
-        f"{od.name}(): argument '{od.in_names[i]}' (position {i + 1}) must be Tensor, "
-        f"not {type(t).__name__}"
+        f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not {type(t).__name__}"
     )
 
 
-def _translate_error(od, e, arrays):
+def _translate_error(od, e, arrays, opts=(), kw=None):
     msg = str(e)
+    if "int_args" in od.__dict__ and msg.startswith("invalid literal for int()"):
+        err = _int_arg_error(od, opts, kw or {})
+        if err is not None:
+            return err
     if type(e).__name__ == "AxisError":
         import re
 
@@ -424,6 +442,48 @@ def _translate_error(od, e, arrays):
             )
     if "broadcast" in msg:
         return broadcast_error([a.shape for a in arrays if hasattr(a, "shape")])
+    return None
+
+
+def _int_arg_error(od, opts, kw) -> TypeError | None:
+    """torch's parser error for an option of ``od`` that should be an int or a tuple of ints
+    (``od.int_args``: option name -> "int" or "tuple of ints", set next to the op) and is not:
+    the kernel's int() met it (a str)."""
+    from .arg_errors import type_name
+
+    for k, name in enumerate(od.opt_names):
+        kind = od.int_args.get(name)
+        v = opts[k] if k < len(opts) else kw.get(name)
+        if kind is None or v is None or type(v) is int:
+            continue
+        label = od.__dict__.get("label", od.name)
+        head = f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}"
+        if kind != "int" and isinstance(v, (tuple, list)):
+            bad = [i for i, x in enumerate(v) if type(x) is not int]
+            if not bad:
+                continue
+            return TypeError(
+                f"{head}, but found element of type {type_name(v[bad[0]])} at pos {bad[0]}"
+            )
+        return TypeError(f"{head}, not {type_name(v)}")
+    return None
+
+
+def _dim_type_error(od, value, opts, kw) -> TypeError | None:
+    """torch's parser error for the dim option of ``od`` given ``value`` (neither int nor
+    name): ``fn(): argument 'dim' (position k) must be int, not float`` ("tuple of ints" where
+    ``od.int_args`` says so); None when ``value`` is no option of the call."""
+    from .arg_errors import type_name
+
+    for k, name in enumerate(od.opt_names):
+        v = opts[k] if k < len(opts) else kw.get(name)
+        if v is value:
+            kind = od.__dict__.get("int_args", {}).get(name, "int")
+            label = od.__dict__.get("label", od.name)
+            return TypeError(
+                f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}, "
+                f"not {type_name(value)}"
+            )
     return None
 
 
@@ -518,7 +578,7 @@ def _make_public(od: OpDef, dunder: bool = False):
                 tt = type(t)
                 if tt is float or tt is int:  # a Python scalar: the common second operand
                     if tensors_only:
-                        raise _bad_input(od, len(arrays), t)
+                        raise _bad_input(od, len(arrays), t, args, kw)
                     arrays.append(t)
                     scalar = True
                 elif tt is Tensor or isinstance(t, Tensor):
@@ -539,7 +599,7 @@ def _make_public(od: OpDef, dunder: bool = False):
                         named = True
                 elif isinstance(t, _SCALARS):
                     if tensors_only:
-                        raise _bad_input(od, len(arrays), t)
+                        raise _bad_input(od, len(arrays), t, args, kw)
                     if isinstance(t, _generic):  # numpy scalars promote like Python's, as in torch
                         t = t.item()
                         ins = _replace_at(ins, len(arrays), t)
@@ -550,7 +610,7 @@ def _make_public(od: OpDef, dunder: bool = False):
                 elif dunder and _foreign(t):  # the operator form: Python tries the other side
                     return NotImplemented
                 else:
-                    raise _bad_input(od, len(arrays), t)
+                    raise _bad_input(od, len(arrays), t, args, kw)
         except NonStridedError:
             r = NotImplemented if out is not None else non_strided_call(od.name, args, kw)
             if r is NotImplemented:
@@ -585,7 +645,7 @@ def _make_public(od: OpDef, dunder: bool = False):
         except (ValueError, IndexError) as e:
             if named:
                 _names_before_shapes(od, ins, opts, kw)
-            err = _translate_error(od, e, arrays)
+            err = _translate_error(od, e, arrays, opts, kw)
             if err is None:
                 raise
             raise err from None
@@ -595,11 +655,18 @@ def _make_public(od: OpDef, dunder: bool = False):
             raise
         except MemoryError as e:
             raise out_of_memory(e, device_of(first).type) from None
+        except _DimTypeError as e:
+            err = _dim_type_error(od, e.value, opts, kw)
+            if err is None:
+                raise
+            raise err from None
         except OverflowError:
             # a Python int outside the tensor's integer range wraps, like torch (uint8 + 300)
             _wrap_int_scalars(arrays)
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
-        except TypeError:
+        except TypeError as e:
+            if named and dim_args:
+                _none_dim_lookup(od, ins[0], opts, kw, e)
             r = _elementwise_0d(od, seq, arrays, xp, opts, kw)
         if half is not None and r.dtype == np.float32:
             r = r.astype(half)
@@ -811,6 +878,18 @@ def _resolve_dims(od, t, opts, kw):
     return opts, kw
 
 
+def _none_dim_lookup(od, t, opts, kw, e: TypeError) -> None:
+    """A dim given as None that the kernel refused (None does not mean all dims there: its error
+    is about the None or the missing dim, not another argument) is a name lookup on a named
+    tensor: the spec's "Please look up dimensions by name" (failure path)."""
+    msg = str(e)
+    if t._names is None or ("NoneType" not in msg and '"dim"' not in msg):
+        return
+    for i, nm in od.dim_args:
+        if (opts[i] if i < len(opts) else kw.get(nm, 0)) is None:
+            normalize_dim(t, None)
+
+
 def _numpy_spellings(od, kw):
     kw = dict(kw)
     for alias, nm in (("axis", "dim"), ("keepdims", "keepdim")):
@@ -999,6 +1078,29 @@ def _cast_error(frm, to):
     )
 
 
+# in-place ops whose result is bool whatever the operands' promoted type (which so never
+# decides a cast error)
+_BOOL_RESULT = frozenset(
+    ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
+)
+
+
+def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:
+    """torch checks that an in-place op's result type casts to self's before it looks for a
+    kernel (``bool_tensor.atan2_(complex_tensor)`` is a cast error, not a missing kernel); the
+    error path of :func:`apply_inplace` asks the same question."""
+    if not args or not isinstance(args[0], (Tensor, *_SCALARS)) or od.name in _BOOL_RESULT:
+        return
+    try:
+        target = _dt.result_type(self, args[0])
+    except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
+        return
+    if od.floating and target.category < _dt.FLOAT:
+        target = _dt.get_default_dtype()
+    if not _dt.can_cast(target, self.dtype):
+        raise _cast_error(target, self.dtype) from None
+
+
 def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     """``self.op_(...)``: write the op's result into self's storage (version bump)."""
     grad_on = _state.enabled
@@ -1037,7 +1139,20 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         if ex and "gv" in ex and ex["gv"] != self._ver[0]:
             _refresh_view(self)  # the snapshot takes self's grad_fn: make it current first
         src = _snapshot(self)  # the derivative needs self's old value: keep a copy
-    r = od.direct(src, *args, **kw)
+    try:
+        r = od.direct(src, *args, **kw)
+    except NotImplementedError:
+        _cast_before_kernel(od, self, args)
+        raise
+    except TypeError:
+        if od.tensors_only and args and not isinstance(args[0], Tensor):
+            # torch names the in-place method, whose 'other' is its first argument
+            name = od.__dict__.get("inplace_name") or od.name + "_"
+            raise TypeError(
+                f"{name}(): argument '{od.in_names[1]}' (position 1) must be Tensor, "
+                f"not {type(args[0]).__name__}"
+            ) from None
+        raise
     if type(r) is tuple:
         r = r[0]
     a = self._data
@@ -1144,7 +1259,11 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
 
 
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
-    r = od.public(self, o)
+    try:
+        r = od.public(self, o)
+    except NotImplementedError:
+        _cast_before_kernel(od, self, (o,))
+        raise
     if r._data.dtype is not self._data.dtype and not _dt.can_cast(r.dtype, self.dtype):
         raise _cast_error(r.dtype, self.dtype)  # f16 += 1j: no silent narrowing
     if r._data.shape != self._data.shape:

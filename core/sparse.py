@@ -472,7 +472,11 @@ class SparseTensor(Tensor):
         if dtype is not None:
             raise RuntimeError("dtype argument is not supported by sparse_to_dense")
         out = self._dense()
-        return out if self._names is None else out.rename(*self._names)
+        if self._names is not None:
+            return out.rename(*self._names)
+        # names cleared since the conversion: the values' names (which the scatter into the
+        # dense result unifies, as index_add does) name nothing any more
+        return out if out._names is None else out.rename(None)
 
     def _dense(self) -> Tensor:
         sd = self.sparse_dim()

@@ -849,8 +849,17 @@ def is_tensor(obj) -> bool:
 
 
 # torch's function forms of a few Tensor methods
+def _not_tensor(fn: str, input, e: Exception) -> Exception:
+    from .arg_errors import must_be_tensor
+
+    return must_be_tensor(fn, ("input",), (input,)) or e
+
+
 def numel(input: Tensor) -> int:
-    return input.numel()
+    try:
+        return input.numel()
+    except AttributeError as e:
+        raise _not_tensor("numel", input, e) from None
 
 
 def is_signed(input: Tensor) -> bool:
@@ -870,7 +879,10 @@ def is_nonzero(input: Tensor) -> bool:
 
 
 def is_conj(input: Tensor) -> bool:
-    return input.is_conj()
+    try:
+        return input.is_conj()
+    except AttributeError as e:
+        raise _not_tensor("is_conj", input, e) from None
 
 
 def to_array(x, xp=np, dtype=None):

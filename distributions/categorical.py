@@ -89,7 +89,13 @@ class Categorical(_ProbsOrLogitsParam, Distribution):
         with no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
             samples_2d = ember.multinomial(probs_2d, sample_shape.numel(), True).T
-        return samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
+        out = samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
+        pn = self._param._names
+        if pn is not None and any(n is not None for n in pn[:-1]):
+            # one draw per batch element: the batch dims keep the parameter's names (spec 4.2,
+            # as the other distributions' samples do); the sample dims are new (unnamed)
+            out = out.rename(*((None,) * len(sample_shape) + tuple(pn[:-1])))
+        return out
 
     def log_prob(self, value: ember.Tensor) -> ember.Tensor:
         if self._validate_args:
@@ -128,3 +134,11 @@ class _CategoricalWrapper:
         """Build ``_categorical``; return the (batch_shape, event_shape) of the wrapper."""
         self._categorical = Categorical(probs, logits)
         return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+
+def _name_events(out: ember.Tensor, param: ember.Tensor) -> ember.Tensor:
+    """A (..., events) one-hot or count sample: its events dim is the parameter's (named so)."""
+    pn = param._names
+    if pn is None or pn[-1] is None:
+        return out
+    return out.rename(*(out.names[:-1] + (pn[-1],)))

@@ -9,7 +9,7 @@ import ember.nn.functional as F
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import _CategoricalWrapper
+from .categorical import _CategoricalWrapper, _name_events
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -84,7 +84,7 @@ class Multinomial(_CategoricalWrapper, Distribution):
             shape = tuple(self._extended_shape(sample_shape))
             return ember.zeros(shape, dtype=self.probs.dtype, device=self.probs.device)
         counts = F.one_hot(samples, k).sum(0)
-        return counts.type_as(self.probs)
+        return _name_events(counts.type_as(self.probs), self.probs)
 
     def entropy(self) -> ember.Tensor:
         n = ember.tensor(self.total_count, dtype=self.probs.dtype, device=self.probs.device)

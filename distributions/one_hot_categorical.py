@@ -8,7 +8,7 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .categorical import _CategoricalWrapper
+from .categorical import _CategoricalWrapper, _name_events
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -65,7 +65,7 @@ class OneHotCategorical(_CategoricalWrapper, Distribution):
         probs = self._categorical.probs
         num_events = self._categorical._num_events
         indices = self._categorical.sample(sample_shape)
-        return F.one_hot(indices, num_events).to(probs.dtype)
+        return _name_events(F.one_hot(indices, num_events).to(probs.dtype), probs)
 
     def log_prob(self, value: ember.Tensor) -> ember.Tensor:
         if self._validate_args:

@@ -4,51 +4,21 @@ array has no ``_data``/``_names``/``relu``), so a correct call pays nothing."""
 
 from __future__ import annotations
 
-import functools
-
+from ..core.arg_errors import tensor_input  # noqa: F401 (re-exported for nn.functional)
+from ..core.arg_errors import type_name as _tp_name
 from ..core.tensor import Tensor
 
 
-def arg_type_error(fn: str, exc: Exception, names: tuple, args: tuple) -> Exception:
+def arg_type_error(
+    fn: str, exc: Exception, names: tuple, args: tuple, required: int = 1
+) -> Exception:
     """``fn(): argument 'x' (position k) must be Tensor, not list`` for the first of ``args``
-    (named ``names``, in signature order; None is an absent optional) that is not a Tensor, or
-    ``exc`` itself when every one is a Tensor (the AttributeError is a real bug then)."""
+    (named ``names``, in signature order) that is not a Tensor, or ``exc`` itself when every one
+    is a Tensor (the AttributeError is a real bug then). None is an absent optional, except
+    for the first ``required`` arguments (the input is never optional)."""
     for i, (name, a) in enumerate(zip(names, args)):
-        if a is not None and not isinstance(a, Tensor):
+        if (a is not None or i < required) and not isinstance(a, Tensor):
             return TypeError(
                 f"{fn}(): argument '{name}' (position {i + 1}) must be Tensor, not {_tp_name(a)}"
             )
     return exc
-
-
-def tensor_input(fn: str):
-    """Decorator: a call whose body failed (AttributeError, TypeError) on a non-Tensor first
-    argument ``input`` raises torch's ``fn(): argument 'input' (position 1) must be Tensor, not
-    list`` instead (None included: the input is never optional)."""
-
-    def deco(f):
-        @functools.wraps(f)
-        def wrapper(input, *args, **kwargs):
-            try:
-                return f(input, *args, **kwargs)
-            except (AttributeError, TypeError):
-                if isinstance(input, Tensor):
-                    raise
-                raise TypeError(
-                    f"{fn}(): argument 'input' (position 1) must be Tensor, not {_tp_name(input)}"
-                ) from None
-
-        return wrapper
-
-    return deco
-
-
-def _tp_name(a) -> str:
-    # CPython's tp_name: a static (C) type outside builtins carries its module (numpy.ndarray)
-    t = type(a)
-    if t.__flags__ & _HEAPTYPE or t.__module__ == "builtins":
-        return t.__name__
-    return f"{t.__module__}.{t.__name__}"
-
-
-_HEAPTYPE = 1 << 9

@@ -29,14 +29,18 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
+from ..core import dtype as _dt
 from ..core.autocast import entry as _autocast_entry
+from ..core.autocast import is_any_enabled as _any_autocast
+from ..core.autocast import state as _autocast_state
 from ..core.device import array_module
 from ..core.dtype import C_NAMES, scalar_name
 from ..core.kernels.fused_softmax import attention_softmax_kernels
-from ..core.names import check_weight_dims, names_of
+from ..core.names import check_weight_dims, names_of, unify
 from ..core.ops.creation import zeros as _zeros
 from ..core.registry import broadcast_error, op
 from ..core.tensor import Tensor, _wrap
+from ._args import arg_type_error
 from .attention.bias import CausalBias, CausalVariant
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -82,8 +86,10 @@ def _scores(xp, query, key, scale):
     return s
 
 
-def _softmax_(xp, s, safe: bool):
-    """softmax over the last dim, in place on ``s``. ``safe``: rows that are all -inf give 0."""
+def _softmax_(xp, s, safe: bool, round_to=None):
+    """softmax over the last dim, in place on ``s``. ``safe``: rows that are all -inf give 0.
+    ``round_to``: a half dtype the exponentials are rounded to before they are divided by their
+    (unrounded) sum, as torch's cpu flash kernel feeds them to its half-precision GEMM."""
     if s.shape[-1] == 0:  # no keys: nothing to normalize (the output is zeros)
         return s
     m = s.max(axis=-1, keepdims=True)
@@ -94,6 +100,8 @@ def _softmax_(xp, s, safe: bool):
     d = s.sum(axis=-1, keepdims=True)
     if safe:
         d = xp.where(d == 0, 1, d)
+    if round_to is not None:
+        s = s.astype(round_to).astype(s.dtype)
     s /= d
     return s
 
@@ -102,8 +110,22 @@ def _lowp(query):
     return query.dtype.itemsize == 2 and query.dtype.kind in "fV"
 
 
+# How half-precision (float16/bfloat16) probabilities come back (``lowp``), computed in float32:
+# _LOWP_ROUND rounded to the input's dtype (MultiheadAttention's weights, flex_attention);
+# _LOWP_FLOAT float32 (torch's math path: the product with value is rounded once, at the end);
+# _LOWP_FLASH float32 quotients of exponentials rounded to the half dtype (torch's cpu flash
+# kernel: out = half(half(exp(s - max)) @ value / sum)). SDPA's output then matches torch's in
+# all but a few last-place roundings; rounding the normalized probabilities put about 40% of
+# its elements one unit off.
+_LOWP_ROUND, _LOWP_FLOAT, _LOWP_FLASH = 0, 1, 2
+
+
+def _lowp_result(s, dt, lowp):
+    return s if dt is None or lowp != _LOWP_ROUND else s.astype(dt)
+
+
 @op(names=_probs_names, method=False)
-def _attention_probs(xp, query, key, scale=1.0, is_causal=False, safe=True):
+def _attention_probs(xp, query, key, scale=1.0, is_causal=False, safe=True, lowp=_LOWP_ROUND):
     """softmax(scale * query @ key^T) over the keys; ``is_causal``: query i sees keys j <= i."""
     dt = None
     if _lowp(query):  # half precision: compute in float32, like torch's accumulation
@@ -113,16 +135,16 @@ def _attention_probs(xp, query, key, scale=1.0, is_causal=False, safe=True):
         s = xp.ascontiguousarray(_scores(xp, query, key, 1.0))
         if s.size:
             s = fused.forward(s, scale, is_causal, safe)
-        return s if dt is None else s.astype(dt)
+        return _lowp_result(s, dt, lowp)
     s = _scores(xp, query, key, scale)
     if is_causal:
         xp.copyto(s, _NEG_INF, where=_causal_block(xp, s, s.shape[-2], s.shape[-1]))
-    s = _softmax_(xp, s, safe)
-    return s if dt is None else s.astype(dt)
+    s = _softmax_(xp, s, safe, dt if lowp == _LOWP_FLASH else None)
+    return _lowp_result(s, dt, lowp)
 
 
 @op(names=_probs_names, method=False)
-def _attention_probs_masked(xp, query, key, mask, scale=1.0, safe=True):
+def _attention_probs_masked(xp, query, key, mask, scale=1.0, safe=True, lowp=_LOWP_ROUND):
     """softmax(scale * query @ key^T + mask); a boolean ``mask`` keeps the True positions."""
     dt = None
     if _lowp(query):
@@ -136,8 +158,8 @@ def _attention_probs_masked(xp, query, key, mask, scale=1.0, safe=True):
         xp.copyto(s, _NEG_INF, where=~mask)
     else:
         s += mask
-    s = _softmax_(xp, s, safe)
-    return s if dt is None else s.astype(dt)
+    s = _softmax_(xp, s, safe, dt if lowp == _LOWP_FLASH else None)
+    return _lowp_result(s, dt, lowp)
 
 
 def _probs_grad(grad, query, key, p, scale, needs, want_mask):
@@ -244,6 +266,37 @@ def _check_feature_names(what: str, pairs) -> None:
             )
 
 
+def _check_sdpa_names(query, key, value, attn_mask) -> None:
+    """matmul's rule (spec 4.4) for the scores query @ key^T and their product with value: the
+    batch dims unify (an error names both lists); a named mask unifies with the scores' names
+    (batch, the query's sequence name, the key's sequence name unless it repeats the query's)."""
+    qn, kn, vn = names_of(query), names_of(key), names_of(value)
+    try:
+        batch = unify(unify(qn[:-2], kn[:-2]), vn[:-2])
+        if attn_mask is not None and attn_mask._names is not None:
+            src = kn[-2] if kn[-2] != qn[-2] else None
+            unify(batch + (qn[-2], src), attn_mask._names)
+    except RuntimeError as e:
+        raise RuntimeError(f"scaled_dot_product_attention: {e}") from None
+
+
+def _check_mha_masks(key, batch_first, wt_names, key_padding_mask, attn_mask) -> None:
+    """Named masks unify with the names of what they mask (the spec is silent on masks; they
+    are added to the scores, so add's rule applies): ``key_padding_mask`` (N, S) with (batch,
+    the key's sequence name), ``attn_mask`` (L, S) or (N * heads, L, S) with the attention
+    weights' (target, source). An error names both lists."""
+    batch, tgt, src = wt_names
+    kn = names_of(key)
+    ks = kn[(1 if batch_first else 0) if len(kn) == 3 else 0] if kn else None
+    try:
+        if key_padding_mask is not None and key_padding_mask._names is not None:
+            unify((batch, ks)[2 - key_padding_mask.dim() :], key_padding_mask._names)
+        if attn_mask is not None and attn_mask._names is not None:
+            unify((tgt, src), attn_mask._names)
+    except RuntimeError as e:
+        raise RuntimeError(f"multi_head_attention_forward: {e}") from None
+
+
 def _mha_names(query, key, value, batch_first, sep, in_w, q_w, k_w, v_w, out_w):
     """Names of multi_head_attention_forward's results (spec 4.3), checked on the inputs.
 
@@ -296,6 +349,12 @@ def _bshape(a: tuple, b: tuple) -> tuple:
 
 
 # ---------------------------------------------------------------------- F.scaled_dot_product_attention
+def _sdpa_type_error(e: Exception, query, key, value, attn_mask) -> Exception:
+    names = ("query", "key", "value", "attn_mask")
+    args = (query, key, value, attn_mask)
+    return arg_type_error("scaled_dot_product_attention", e, names, args, required=3)
+
+
 @_autocast_entry
 def scaled_dot_product_attention(
     query: Tensor,
@@ -315,11 +374,17 @@ def scaled_dot_product_attention(
     ``scale`` defaults to 1/sqrt(E). ``enable_gqa``: key/value heads (dim -3) are shared by
     groups of query heads.
     """
-    qn = query._names
-    if qn is not None or key._names is not None or value._names is not None:
+    try:
+        qn = query._names
+        named = qn is not None or key._names is not None or value._names is not None
+    except AttributeError as e:
+        raise _sdpa_type_error(e, query, key, value, attn_mask) from None
+    if named:
         _check_feature_names(
             "scaled_dot_product_attention", (("query", query), ("key", key), ("value", value))
         )
+        if query.dim() >= 2 and key.dim() >= 2 and value.dim() >= 2:  # else torch's error below
+            _check_sdpa_names(query, key, value, attn_mask)
         out = scaled_dot_product_attention(
             _unname(query),
             _unname(key),
@@ -386,10 +451,16 @@ def scaled_dot_product_attention(
         if err is not None:
             raise err
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    lowp = _LOWP_ROUND
+    if _lowp(qd):
+        lowp = _LOWP_FLASH if flash else _LOWP_FLOAT
     if attn_mask is None:
-        p = _probs(query, key, sc, bool(is_causal), True)
+        p = _probs(query, key, sc, bool(is_causal), True, lowp)
     else:
-        md = attn_mask._data
+        try:
+            md = attn_mask._data
+        except AttributeError as e:
+            raise _sdpa_type_error(e, query, key, value, attn_mask) from None
         if flash and md.ndim < 2:  # torch's flash kernel reads the mask's size(-2)
             raise IndexError(
                 "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
@@ -420,7 +491,7 @@ def scaled_dot_product_attention(
                 attn_mask = _wrap(xp.logical_and(md, ~causal))
             else:
                 attn_mask = _wrap(md + xp.where(causal, _NEG_INF, 0).astype(md.dtype))
-        p = _probs_masked(query, key, attn_mask, sc, True)
+        p = _probs_masked(query, key, attn_mask, sc, True, lowp)
     if dropout_p > 0.0:
         from .functional import dropout
 
@@ -464,7 +535,7 @@ def _bool_to_float(mask: Tensor, dtype) -> Tensor:
     xp = array_module(mask._data)
     z = xp.zeros(mask._data.shape, dtype=dtype.np if hasattr(dtype, "np") else dtype)
     xp.copyto(z, _NEG_INF, where=mask._data)
-    return _wrap(z)
+    return _wrap(z, mask._names)  # the same dims: the same names (spec 4.2)
 
 
 def _check_mask(
@@ -481,6 +552,26 @@ def _check_mask(
             f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
             "both instead.",
             stacklevel=stacklevel,
+        )
+
+
+def _check_converted_masks(query: Tensor, kpm: Tensor | None, attn_mask: Tensor | None) -> None:
+    """torch's MultiheadAttention turns boolean masks into float masks of the query's dtype
+    before its functional form checks them again: masks whose dtypes still differ are warned
+    about a second time (float masks of two dtypes, or a boolean one beside a float one of
+    another dtype than the query's)."""
+    if kpm is None or attn_mask is None:
+        return
+    kd, ad = kpm._data.dtype.kind, attn_mask._data.dtype.kind
+    if kd not in "bfV" or ad not in "bfV":
+        return  # the functional form rejects it first
+    kt = query.dtype if kd == "b" else kpm.dtype
+    at = query.dtype if ad == "b" else attn_mask.dtype
+    if kt != at:
+        warnings.warn(
+            "Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type "
+            "for both instead.",
+            stacklevel=4,
         )
 
 
@@ -567,7 +658,10 @@ def _mha(
     """Multi-head attention on (L, N, E) inputs, or (N, L, E) ones when ``batch_first`` (the
     module passes its layout through so that no transposed copy is made)."""
     named = query._names is not None or key._names is not None or value._names is not None
-    if named:
+    masks_named = (key_padding_mask is not None and key_padding_mask._names is not None) or (
+        attn_mask is not None and attn_mask._names is not None
+    )
+    if named or masks_named:
         out_names, wt_names = _mha_names(
             query,
             key,
@@ -580,6 +674,8 @@ def _mha(
             v_proj_weight,
             out_proj_weight,
         )
+        if masks_named:
+            _check_mha_masks(key, batch_first, wt_names, key_padding_mask, attn_mask)
         query, key, value = _unname(query), _unname(key), _unname(value)
         key_padding_mask, attn_mask = _unname(key_padding_mask), _unname(attn_mask)
     batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
@@ -630,6 +726,12 @@ def _mha(
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     seq_first = not batch_first
     E = embed_dim
+    key_bsz = key.shape[1] if seq_first else key.shape[0]
+    if key_bsz != bsz:  # torch fails viewing the projected key as (S, N * heads, head_dim)
+        raise RuntimeError(
+            f"shape '[{src_len}, {bsz * num_heads}, {head_dim}]' is invalid for input of size "
+            f"{src_len * key_bsz * E}"
+        )
     # ---- input projections (one GEMM for self-attention)
 
     def proj(x, w, b, L, n=1, cols=E):  # rows of x @ w^T + b -> n tensors (N, H, L, D)
@@ -661,6 +763,12 @@ def _mha(
         if in_proj_bias is not None:
             bq, bk, bv = in_proj_bias.chunk(3)
         (q,) = proj(query, wq, bq, tgt_len)
+        if key.shape[-1] != E:  # torch's linear of the key rows with (W_k or W_kv)^T fails
+            cols = 2 * E if key is value else E
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({src_len * bsz}x{key.shape[-1]} "
+                f"and {E}x{cols})"
+            )
         if key is value:
             k, v = proj(key, in_proj_weight[E:], _slice(in_proj_bias, E), src_len, 2)
         else:
@@ -730,7 +838,10 @@ def _mha(
         if attn_mask._data.dtype.kind == "b":
             m = attn_mask.logical_not()  # MHA's True = masked; the op's True = kept
         else:
-            m = attn_mask.to(q.dtype) if attn_mask.dtype != q.dtype else attn_mask
+            m = attn_mask
+            if m.dtype != q.dtype:
+                _check_float_mask(m, q, need_weights)
+                m = m.to(q.dtype)
         p = _probs_masked(q, k, m, scale, safe)
     if dropout_p > 0.0:
         from .functional import dropout
@@ -763,6 +874,28 @@ def _mha(
     return out, weights
 
 
+def _check_float_mask(mask: Tensor, q: Tensor, need_weights: bool) -> None:
+    """A float mask whose dtype is not the projected query's: torch's weights path adds it with
+    baddbmm (one dtype for all), its SDPA path takes a float32 mask or the query's dtype. Inside
+    an autocast region both are listed ops, which first cast a mask that is not float64 to the
+    region's dtype. Raises torch's errors; returns when torch runs."""
+    md = mask.dtype
+    dev = mask.device.type
+    if _any_autocast() and _autocast_state.enabled.get(dev, False) and md is not _dt.float64:
+        md = _autocast_state.dtype[dev]
+    if md is q.dtype or (md is _dt.float32 and not need_weights):
+        return
+    mn, qn = C_NAMES.get(md.name, md.name), _cname(q)
+    if need_weights:
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {mn}, batch1: {qn}, batch2: {qn}"
+        )
+    raise RuntimeError(
+        "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+        f"attn_mask.dtype: {mn} and  query.dtype: {qn} instead."
+    )
+
+
 def _static(t: Tensor | None, name: str, default: Tensor, N: int, H: int, D: int) -> Tensor:
     """A ``static_k``/``static_v`` (N*H, S, D) checked and viewed as (N, H, S, D); else default."""
     if t is None:
@@ -792,8 +925,6 @@ def _as_float(mask: Tensor, dtype) -> Tensor:
 
 
 def mask_dtype(dtype):
-    from ..core import dtype as _dt
-
     return _dt.to_dtype(dtype).np
 
 

@@ -21,7 +21,7 @@ from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
 from ..core.dtype import scalar_name
-from ..core.names import keep, unify, unify_inputs
+from ..core.names import check_weight_dims, keep, names_of, unify, unify_inputs
 from ..core.ops.comparison import where as _where
 from ..core.ops.conversion import _user_level
 from ..core.ops.reduction import _tname
@@ -165,10 +165,18 @@ def _with_names(rule):
             if not (_all_names(*args) or _all_names(*kwargs.values())):
                 try:
                     return fn(*args, **kwargs)
-                except AttributeError as e:
+                except (AttributeError, TypeError) as e:  # (a str met an operator: TypeError)
                     raise _not_tensor(tname, sig, e, args, kwargs) from None
-            # the rule sees the arguments in signature order, however they were passed
-            names = rule(list(sig.bind(*args, **kwargs).arguments.values()), {})
+            # the rule sees every argument (defaults too) in signature order, however passed
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            try:
+                names = rule(list(bound.arguments.values()), {})
+            except RuntimeError as e:  # a name clash: the message names the loss (spec 4.10)
+                msg = str(e)
+                raise RuntimeError(
+                    msg if msg.startswith(fn.__name__) else f"{fn.__name__}: {msg}"
+                ) from None
             out = fn(*[_strip(a) for a in args], **{k: _strip(v) for k, v in kwargs.items()})
             return _stamp(out, names)
 
@@ -196,7 +204,10 @@ def _not_tensor(fn: str, sig, exc, args, kwargs):
         return exc
     k = len(wants) - wants[::-1].index(True)  # up to the last Tensor parameter
     vals = tuple(bound.get(p.name) if w else None for p, w in zip(params[:k], wants))
-    return arg_type_error(fn, exc, tuple(p.name for p in params[:k]), vals)
+    req = 0  # the leading Tensors without a default: None is no absent optional there
+    while req < k and wants[req] and params[req].default is params[req].empty:
+        req += 1
+    return arg_type_error(fn, exc, tuple(p.name for p in params[:k]), vals, required=req)
 
 
 def _elementwise_names(args, kwargs):
@@ -216,6 +227,26 @@ def _class_names(args, kwargs):
     if target.ndim == len(n):
         return unify(n, target._names or (None,) * target.ndim)
     return n
+
+
+def _class_weighted(k: int, fname: str):
+    """``_class_names`` after checking a named per-class ``weight`` (argument ``k``) against the
+    input's class dim (dim 1, or 0 unbatched), as a layer's weight is checked (spec 4.3)."""
+
+    def rule(args, kwargs):
+        input, w = args[0], args[k] if len(args) > k else None
+        named = isinstance(w, Tensor) and w._names is not None and w.ndim
+        if named and isinstance(input, Tensor) and input._names is not None and input.ndim:
+            c = 1 if input.ndim >= 2 else 0
+            check_weight_dims(fname, "class", input._names, (c,), w._names, (w.ndim - 1,))
+        return _class_names(args, kwargs)
+
+    return rule
+
+
+def _bce_logits_names(args, kwargs):
+    """input, target, weight and pos_weight (per class, broadcast from the right) unify."""
+    return _unified(*[a for a in args[:3] + args[6:7] if isinstance(a, Tensor)])
 
 
 def _batch_names(args, kwargs):
@@ -429,8 +460,10 @@ def soft_margin_loss(
 ) -> Tensor:
     """log(1 + exp(-target * input)) for targets in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
-    # input first: a size mismatch names the input as tensor a, as in torch
-    loss = _softplus(-(input * target))
+    # input first: a size mismatch names the input as tensor a, as in torch; torch's kernel is
+    # log1p(exp(-input * target)) as written: it overflows to inf (a NaN gradient) where
+    # -input * target passes log(max) of the dtype (88.7 in float32, just 11.1 in float16)
+    loss = (-(input * target)).exp().log1p()
     if loss.dtype != input.dtype:
         # torch writes the loss in the input's dtype: an integer input cannot hold it
         if not (input.is_floating_point() or input.is_complex()):
@@ -588,7 +621,7 @@ def _as_dtype(weight: Tensor | None, dtype) -> Tensor | None:
 
 
 @_autocast_entry
-@_with_names(_elementwise_names)
+@_with_names(_bce_logits_names)
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -750,7 +783,7 @@ def _check_classes_input(input):
 
 
 @_autocast_entry
-@_with_names(_class_names)
+@_with_names(_class_weighted(2, "nll_loss"))
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -769,7 +802,7 @@ def nll_loss(
 
 
 @_autocast_entry
-@_with_names(_class_names)
+@_with_names(_class_weighted(2, "cross_entropy"))
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -857,7 +890,7 @@ def _check_nd_classes(input):
 
 
 @_autocast_entry
-@_with_names(_class_names)
+@_with_names(_class_weighted(4, "multi_margin_loss"))
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -938,7 +971,7 @@ def multilabel_margin_loss(
     return _as_torch_node(_reduce(loss, reduction), "MultilabelMarginLossBackward0")
 
 
-@_with_names(_class_names)
+@_with_names(_class_weighted(2, "multilabel_soft_margin_loss"))
 def multilabel_soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1266,10 +1299,17 @@ def _lengths(x, like):
 
 
 def _ctc_names(args, kwargs):
+    """The batch dim's name: log_probs' dim 1, unified with the batch dim of padded (N, S)
+    targets and of the (N,) length tensors (the target's names count: spec 4.3)."""
     lp = args[0]
-    if not isinstance(lp, Tensor) or lp.ndim != 3 or lp._names is None:
+    if not isinstance(lp, Tensor) or lp.ndim != 3:
         return None
-    return lp._names[1:2]
+    out = (names_of(lp)[1],)
+    for i, a in enumerate(args[1:4]):
+        # concatenated 1-D targets (i == 0) have no batch dim
+        if isinstance(a, Tensor) and a._names is not None and a.ndim == (2 if i == 0 else 1):
+            out = unify(out, a._names[:1])
+    return None if out[0] is None else out
 
 
 @_autocast_entry

@@ -25,7 +25,7 @@ __all__ = [
 
 
 def _shape_arg(fn: str, normalized_shape) -> tuple:
-    if isinstance(normalized_shape, int) or not hasattr(normalized_shape, "__iter__"):
+    if isinstance(normalized_shape, (int, str)) or not hasattr(normalized_shape, "__iter__"):
         raise TypeError(
             f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
             f"{type(normalized_shape).__name__}"
@@ -64,9 +64,15 @@ def batch_norm(
     given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
     if training and _vmap.SLICES:
         _vmap.refuse_unbatched_stats(running_mean, running_var)
-    return _norm._batch_norm(
-        input, running_mean, running_var, weight, bias, training, momentum, eps
-    )[0]
+    try:
+        return _norm._batch_norm(
+            input, running_mean, running_var, weight, bias, training, momentum, eps
+        )[0]
+    except (AttributeError, TypeError) as e:
+        # torch's parser checks in ATen's order: weight and bias before the running stats
+        names = ("input", "weight", "bias", "running_mean", "running_var")
+        args = (input, weight, bias, running_mean, running_var)
+        raise arg_type_error("batch_norm", e, names, args) from None
 
 
 def instance_norm(
@@ -91,9 +97,14 @@ def instance_norm(
                 "Expected more than 1 spatial element when training, got input size "
                 f"torch.Size({list(shape)})"
             )
-    out = _norm._instance_norm(
-        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
-    )
+    try:
+        out = _norm._instance_norm(
+            input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+        )
+    except (AttributeError, TypeError) as e:
+        names = ("input", "weight", "bias", "running_mean", "running_var")
+        args = (input, weight, bias, running_mean, running_var)
+        raise arg_type_error("instance_norm", e, names, args) from None
     # torch batch-normalizes a (1, N*C, ...) view and views the result back
     return _as_torch_node(out, "ViewBackward0")
 
@@ -120,7 +131,17 @@ def group_norm(
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {view}"
         )
-    return _norm.group_norm(input, num_groups, weight, bias, eps)
+    try:
+        return _norm.group_norm(input, num_groups, weight, bias, eps)
+    except (AttributeError, TypeError) as e:
+        names = ("input", "num_groups", "weight", "bias")
+        err = arg_type_error("group_norm", e, names, (input, None, weight, bias))
+        if err is e and type(num_groups) is not int:
+            err = TypeError(
+                "group_norm(): argument 'num_groups' (position 2) must be int, not "
+                f"{type(num_groups).__name__}"
+            )
+        raise err from None
 
 
 def rms_norm(
@@ -133,7 +154,11 @@ def rms_norm(
     defaults to the machine epsilon of the dtype it computes in (float32 for float16 and
     bfloat16 inputs)."""
     ns = _shape_arg("rms_norm", normalized_shape)
-    return _norm.rms_norm(input, ns, weight, eps)
+    try:
+        return _norm.rms_norm(input, ns, weight, eps)
+    except (AttributeError, TypeError) as e:
+        names = ("input", "normalized_shape", "weight")
+        raise arg_type_error("rms_norm", e, names, (input, None, weight)) from None
 
 
 def local_response_norm(

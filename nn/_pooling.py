@@ -12,6 +12,7 @@ from ..core import dtype as _dt
 from ..core.autocast import entry as _autocast_entry
 from ..core.ops import pooling as _P
 from ..core.tensor import Tensor
+from ._args import arg_type_error
 
 _FLOATS = (_dt.float32, _dt.float64)
 
@@ -99,14 +100,25 @@ _TWO = (2, (2, 2), [2, 2])
 
 def _is_2x2(input, kernel_size, stride, padding, dilation) -> bool:
     """MaxPool2d(2) on float32/float64 planes with even sides: the fast op (_max_pool2x2)."""
+    for v in (kernel_size, stride, padding, dilation):
+        # plain ints only, checked first: (2, 2.0) == (2, 2) and True == 1 (the general op
+        # raises torch's TypeError for those), and a numpy integer compared with a tuple is an
+        # array; the module's plain-int call pays one type check per argument
+        if (
+            type(v) is not int
+            and v is not None
+            and (not isinstance(v, (tuple, list)) or any(type(x) is not int for x in v))
+        ):
+            return False
     if kernel_size not in _TWO or (stride is not None and stride not in _TWO and stride != ()):
         return False
     if padding not in (0, (0, 0), [0, 0]) or dilation not in (1, (1, 1), [1, 1]):
         return False
     if not isinstance(input, Tensor) or input.dim() not in (3, 4):
         return False
-    h, w = input.shape[-2:]
-    return h % 2 == 0 and w % 2 == 0 and h > 0 and w > 0 and input.dtype in _FLOATS
+    c, h, w = input.shape[-3:]
+    # no empty plane either: the general op raises torch's error for it
+    return h % 2 == 0 and w % 2 == 0 and h > 0 and w > 0 and c > 0 and input.dtype in _FLOATS
 
 
 def _max_pool(nd, with_indices):
@@ -205,7 +217,15 @@ def _lp_pool(nd):
             n *= x
         if norm_type == float("inf"):  # the limit of the p-norm: the window's largest |x|
             return _MAX[nd](input.abs(), kernel_size, _stride(stride), 0, 1, ceil_mode)
+        if norm_type == -float("inf"):  # and the other limit: the window's smallest |x|
+            return -_MAX[nd](-input.abs(), kernel_size, _stride(stride), 0, 1, ceil_mode)
         out = _AVG[nd](input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        if nd == 1 and isinstance(kernel_size, (tuple, list)):
+            # torch's 1-d form multiplies by kernel_size as given: a sequence fails there
+            raise TypeError(
+                "mul(): argument 'other' (position 1) must be Tensor, not "
+                f"{type(kernel_size).__name__}"
+            )
         # sign(out) * relu(|out|) zeroes a negative window sum's gradient path, as torch does
         return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
 
@@ -260,6 +280,8 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
     if output_size is None and output_ratio is None:
         raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
     word = "" if nd == 2 else " three"
+    seq = isinstance(kernel_size, (tuple, list))
+    _check_int_list(fn, "kernel_size", kernel_size if seq else (kernel_size,))
     k = _fr_tuple(
         kernel_size, nd, f"{fn}: kernel_size must either be a single Int or tuple of{word} Ints"
     )
@@ -282,6 +304,7 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
         # torch draws the samples first, reading the channel dim: too few dims are an
         # IndexError there, before the kernel's rank check
         input.size(-nd - 1)
+    _check_int_list(fn, "output_size", osz)  # torch's argument parser (None is no size here)
     _fr_check_input(fn if nd == 2 else f"{fn}_out", nd, input)  # torch's 3-d kernel's name
     if min(osz) < 0:
         raise RuntimeError(
@@ -297,6 +320,13 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
         )
     op = _P._fractional_max_pool2d if nd == 2 else _P._fractional_max_pool3d
     return op(input, random_samples, k, osz)
+
+
+def _check_int_list(fn: str, what: str, values) -> None:
+    """torch's argument-parser TypeError when ``values`` (an int list argument) holds no int."""
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            raise _P._int_list_error(fn, what, i, v)
 
 
 def _fr_tuple(v, nd, msg):
@@ -397,6 +427,7 @@ def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     s = _triple(stride if stride is not None else kernel_size, nd)
     p = _triple(padding, nd)
     osz = _unpool_output_size(input, k, s, p, output_size)
+    _check_int_list(f"max_unpool{nd}d", "output_size", osz)  # a float kernel makes float sizes
     dims = f"{nd + 1}d or {nd + 2}d"
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
@@ -420,7 +451,16 @@ def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
 
 def _max_unpool(nd):
     def fn(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-        return _unpool(nd, input, indices, kernel_size, stride, padding, output_size)
+        try:
+            return _unpool(nd, input, indices, kernel_size, stride, padding, output_size)
+        except AttributeError as e:
+            # torch's 2-d and 3-d kernels parse indices as a Tensor (its 1-d Python code, like
+            # its reading of input.size(), fails on the attribute as here)
+            if nd == 1 or not isinstance(input, Tensor):
+                raise
+            raise arg_type_error(
+                f"max_unpool{nd}d", e, ("input", "indices"), (input, indices), required=2
+            ) from None
 
     doc = f"Partial inverse of max_pool{nd}d: values put back at their indices, zeros elsewhere."
     return _named(fn, f"max_unpool{nd}d", doc, {**_TO_TENSOR, "indices": "Tensor"})

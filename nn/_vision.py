@@ -271,8 +271,7 @@ def _resample_asym(xp, input, plans=(), grad_plans=(), kind=""):
     low = x.dtype.itemsize < 4 and x.dtype.kind in "fV"  # half computes in float32 (opmath)
     if low:
         x = x.astype(xp.float32)
-    for j, p in enumerate(plans):
-        x = _vision._apply_axis(xp, x, 2 + j, p)
+    x = _vision.apply_plans(xp, x, plans, 2)
     if low:
         return x.astype(input.dtype)
     return input.copy() if x is input else x

@@ -182,6 +182,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         raise _arg_type_error("relu_" if inplace else "relu", e, ("input",), (input,)) from None
 
 
+@_tensor_input("relu_")
 def relu_(input: Tensor) -> Tensor:
     """In-place :func:`relu`."""
     return input.relu_()
@@ -328,6 +329,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"numbers = {n} and channel size = {c}."
             )
         if input.dim() >= 2:
+            if weight._names is not None and input._names is not None:
+                # spec 4.3: a named slope is checked against the channel dim (dim 1)
+                _check_weight_dims("prelu", "channel", input._names, (1,), weight._names)
             weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif weight.dim() != 0:
         weight = weight.reshape(())
@@ -351,6 +355,7 @@ def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     return x * _wrap(slope)
 
 
+@_tensor_input("rrelu")
 def rrelu(
     input: Tensor,
     lower: float = 1.0 / 8,
@@ -366,6 +371,7 @@ def rrelu(
     return _as_torch_node(_rrelu(input, lower, upper, training), "RreluWithNoiseBackward0")
 
 
+@_tensor_input("rrelu_")
 def rrelu_(
     input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
 ) -> Tensor:
@@ -490,6 +496,7 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
     return _log_softmax(input, dim, dtype)
 
 
+@_tensor_input("empty_like")  # torch's first use of the input names it
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -585,7 +592,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     except AttributeError as e:
         raise _arg_type_error(
-            "linear", e, ("input", "weight", "bias"), (input, weight, bias)
+            "linear", e, ("input", "weight", "bias"), (input, weight, bias), required=2
         ) from None
     if named:
         names = _linear_out_names(input, weight)
@@ -694,6 +701,11 @@ def _bilinear_names(out: Tensor, input1: Tensor, input2: Tensor, weight: Tensor)
                     f"{list(wn)}); rename the input's last dim or the weight (rename/refine_names)"
                 )
     batch = (None,) * (out.ndim - 1) if n1 is None else tuple(n1[:-1])
+    if input2._names is not None:  # the inputs pair up sample by sample: their batch names unify
+        try:
+            batch = _unify_names(batch, input2._names[:-1])
+        except RuntimeError as e:
+            raise RuntimeError(f"bilinear: {e}") from None
     if w_out is not None or any(n is not None for n in batch):
         out = out.rename(*batch, w_out)
     return out
@@ -914,15 +926,20 @@ def embedding(
     sparse: bool = False,
 ) -> Tensor:
     """Rows of ``weight`` looked up by the integer ``input``: shape (*input.shape, dim)."""
-    pad = _padding_idx(padding_idx, weight.shape[0])
-    if max_norm is not None:
-        _emb_ops._check_indices(None, input._data, weight.shape[0], "embedding_renorm_", 2)
-        _renorm_rows_(weight, input._data, max_norm, norm_type)
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    return _embedding_op(
-        weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
-    )
+    try:
+        pad = _padding_idx(padding_idx, weight.shape[0])
+        if max_norm is not None:
+            _emb_ops._check_indices(None, input._data, weight.shape[0], "embedding_renorm_", 2)
+            _renorm_rows_(weight, input._data, max_norm, norm_type)
+        if weight.dim() != 2:
+            raise RuntimeError("'weight' must be 2-D")
+        return _embedding_op(
+            weight, input, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+        )
+    except (AttributeError, TypeError) as e:
+        # torch's ATen order: embedding(weight, indices)
+        names = ("weight", "indices")
+        raise _arg_type_error("embedding", e, names, (weight, input), required=2) from None
 
 
 def embedding_bag(
@@ -942,15 +959,31 @@ def embedding_bag(
     batch shape: bags are the rows of a 2-D ``input``, or slices of a 1-D one cut at ``offsets``."""
     from ..core.device import array_module
 
+    if weight.dtype.name == "int64" and input.dtype.is_floating_point:
+        # torch's backward compatibility with its old argument order (weight, input)
+        warnings.warn(
+            "Argument order of nn.functional.embedding_bag was changed. Usage "
+            "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+            "`embedding_bag(input, weight, ...)`.",
+            stacklevel=2,
+        )
+        weight, input = input, weight
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(
-            f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
-            f"None, then it must have the same shape as the input ({tuple(input.shape)})"
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not "
+            f"None, then it must have the same shape as the input ({input.shape})"
         )
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
         )
+    xn = input._names
+    if per_sample_weights is not None and per_sample_weights._names is not None:
+        # a weight per index: their names unify with the input's (add's rule, spec section 3)
+        try:
+            xn = _unify_names(xn or (None,) * input.dim(), per_sample_weights._names)
+        except RuntimeError as e:
+            raise RuntimeError(f"embedding_bag: {e}") from None
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError(
@@ -959,8 +992,12 @@ def embedding_bag(
                 f"{_torch_type_repr(offsets)}"
             )
         nb, ln = input.shape
+        if ln == 0:  # torch makes the offsets with arange(0, numel, size(1))
+            raise RuntimeError("step must be nonzero")
         starts = None
         flat = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -972,35 +1009,53 @@ def embedding_bag(
         raise ValueError(
             f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
         )
-    if mode not in ("sum", "mean", "max"):
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if sparse and mode == "max":
-        raise ValueError("max mode does not support sparse weights")
+    n = weight.shape[0]
+    pad = _padding_idx(padding_idx, n)
+    if max_norm is not None:  # torch renormalises before it looks at per_sample_weights
+        _emb_ops._check_indices(None, flat._data, n, "embedding_renorm_", 2)
+        _renorm_rows_(weight, flat._data, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub."
         )
-    n = weight.shape[0]
-    pad = _padding_idx(padding_idx, n)
-    if max_norm is not None:
-        _emb_ops._check_indices(None, flat._data, n, "embedding_renorm_", 2)
-        _renorm_rows_(weight, flat._data, max_norm, norm_type)
-    if flat.dtype.name not in ("int64", "int32"):
+    if flat.dtype.name not in ("int64", "int32") or (
+        starts is not None and offsets.dtype.name not in ("int64", "int32")
+    ):
         # torch promotes the indices with the offsets (which a 2-D input makes in its own
         # dtype): narrow integers and bools pass with int64 offsets, and are then read as such
         if starts is None and flat.dtype.name == "bool":
             raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
         common = flat.dtype if starts is None else _promote_types(flat.dtype, offsets.dtype)
         if common.name not in ("int64", "int32"):
-            _emb_ops._check_indices(None, flat._data, n, "embedding_bag")
+            raise RuntimeError(
+                "Expected tensor for argument #1 'indices' to have one of the following scalar "
+                f"types: Long, Int; but got {_emb_ops._type_name(common.np)} instead (while "
+                "checking arguments for embedding_bag)"
+            )
         flat = flat.long()
+    if weight.dtype.name not in _BAG_WEIGHT_TYPES:
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar "
+            "types: Half, BFloat16, Float, Double; but got "
+            f"{_emb_ops._type_name(weight._data.dtype)} instead (while checking arguments for "
+            "embedding_bag)"
+        )
     xp = array_module(flat._data)
     m = flat.shape[0]
     if starts is None:
         seg = xp.repeat(xp.arange(nb), ln)
     else:
+        if include_last_offset and not starts.shape[0]:
+            raise RuntimeError("include_last_offset: number of offset should be at least 1")
         if starts.shape[0] and int(starts[0]) != 0:
             raise RuntimeError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
@@ -1011,18 +1066,21 @@ def embedding_bag(
                 f"offsets[-1] can not be greater than input's length {m} but got offsets[-1] of "
                 f"{int(starts[-1])}"
             )
-        if include_last_offset:
-            nb = starts.shape[0] - 1
-            bounds = starts[1:]
-        else:
-            nb = starts.shape[0]
-            bounds = starts[1:]
+        nb = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
         # the bag of each position: how many bag starts (after the first) lie at or before it
-        seg = xp.searchsorted(bounds, xp.arange(m), side="right")
-        if include_last_offset and nb >= 0:
-            last = int(starts[-1]) if starts.shape[0] else 0
-            keep = xp.arange(m) < last
-            seg = xp.where(keep, seg, nb)  # positions past the last offset join no bag
+        seg = xp.searchsorted(starts[1:], xp.arange(m), side="right")
+        if include_last_offset:
+            # positions past the last offset join no bag (torch's own kernels disagree there:
+            # the documented contract is a last offset equal to the input's length)
+            seg = xp.where(xp.arange(m) < int(starts[-1]), seg, nb)
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have the same type as tensor for "
+            "argument #1 'per_sample_weights'; but type "
+            f"{_emb_ops._type_name(weight._data.dtype)} does not equal "
+            f"{_emb_ops._type_name(per_sample_weights._data.dtype)} (while checking arguments "
+            "for embedding_bag)"
+        )
     bad = (flat._data < 0) | (flat._data >= n)
     if bool(bad.any()):  # the first bad index, in the words of torch's kernel for the mode
         i = int(xp.nonzero(bad)[0][0])
@@ -1038,8 +1096,8 @@ def embedding_bag(
         weight, flat, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
     )
     valid = xp.ones(m, dtype=bool) if pad < 0 else flat._data != pad
-    if include_last_offset and starts is not None:
-        valid = valid & (seg < nb)
+    if starts is not None and (include_last_offset or not nb):
+        valid = valid & (seg < nb)  # the positions in no bag (past the last offset, or no bags)
     seg_v = seg[valid].astype("int64")
     if not bool(valid.all()):
         e = e[_wrap(xp.nonzero(valid)[0])]
@@ -1050,9 +1108,9 @@ def embedding_bag(
         e = e * per_sample_weights.unsqueeze(1)
     if mode == "max":
         out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
-        if seg_v.shape[0] != 0:
-            idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
-            out = out.scatter_reduce(0, idx, e, "amax", include_self=False)
+        # (also with nothing to gather: the output is then still in the weight's graph)
+        idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
+        out = out.scatter_reduce(0, idx, e, "amax", include_self=False)
     else:
         out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
         out = out.index_add(0, _wrap(seg_v), e)
@@ -1064,11 +1122,15 @@ def embedding_bag(
     # spec 4.3: a 2-D input's bag dim is left alone (keeps its name), the bag's positions are
     # reduced away and the vector dim is created (unnamed), as in Embedding, unless the weight
     # is named (vocabulary, vector): then it names the vector dim
-    bag = input._names[0] if input._names is not None and starts is None else None
+    bag = xn[0] if xn is not None and starts is None else None
     vec = weight._names[-1] if weight._names is not None else None
     if bag is not None or vec is not None:
         out = out.rename(bag, vec)
     return out
+
+
+# the weight types torch's embedding_bag takes
+_BAG_WEIGHT_TYPES = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 def _torch_type_repr(t) -> str:
@@ -1105,6 +1167,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 # ---------------------------------------------------------------------- distance
+@_tensor_input("pairwise_distance", "x1", "x2")
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
@@ -1113,6 +1176,7 @@ def pairwise_distance(
 
 
 @_autocast_entry
+@_tensor_input("cosine_similarity", "x1", "x2")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
     common = _promote_types(x1.dtype, x2.dtype)  # mixed inputs meet in their common dtype
@@ -1128,6 +1192,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 @_autocast_entry
+@_tensor_input("pdist")
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distances between all pairs of rows (i < j), as a flat N*(N-1)/2 tensor."""
     from ..core.ops.creation import triu_indices

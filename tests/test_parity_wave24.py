@@ -628,13 +628,14 @@ def test_argument_errors(fn):
     ],
 )
 def test_argument_errors_name_the_public_op(fn):
-    # torch lists its overloads here; ember names the public op and the argument
+    # torch lists its overloads here (ember as well since wave 35, without torch's
+    # per-overload "didn't match" explanations)
     with pytest.raises(TypeError) as ee:
         fn(ember)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as te:
         fn(torch)
     assert not str(ee.value).startswith("_")
-    assert "must be Tensor, not list" in str(ee.value)
+    assert str(ee.value).split("\n")[0] == str(te.value).split("\n")[0]
 
 
 # ------------------------------------------------------------ memory overlap

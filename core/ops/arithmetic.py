@@ -317,6 +317,10 @@ def _pow_kernel(xp, input, exponent):
     elif kind == "c":
         if type(exponent) is float and exponent == 0.5:
             return xp.sqrt(input)  # torch takes z ** 0.5 as sqrt (exact on the axes)
+        if type(exponent) in (int, float) and exponent == -1:
+            # and z ** -1 as the reciprocal: 0 at the infinities (numpy's power gives NaN)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return xp.true_divide(input.dtype.type(1), input)
         r = xp.power(input, exponent)
         if isinstance(exponent, (int, float, complex)) and exponent == 0:
             return r  # torch's x ** 0 is one, also at 0
@@ -329,6 +333,15 @@ def _pow_kernel(xp, input, exponent):
                 z = xp.exp(xp.asarray(exponent, dtype=r.dtype) * xp.log(base))
             r = xp.where(zero, z, r)
         return r
+    elif kind == "V":
+        # bfloat16: ml_dtypes' power has none of numpy's scalar fast paths (x ** 0.5 as sqrt:
+        # (-inf) ** 0.5 is NaN and (-0) ** 0.5 is -0, like torch); float32 has them, and
+        # rounds once, as torch's float32 opmath does
+        d = input.dtype if hasattr(input, "dtype") else exponent.dtype
+        r = xp.power(
+            *(v.astype(np.float32) if hasattr(v, "dtype") else v for v in (input, exponent))
+        )
+        return r.astype(d)
     return xp.power(input, exponent)
 
 
@@ -637,11 +650,9 @@ def _(grad, input, end, weight, needs):
     )
 
 
-@op(names=unify_inputs, promote=True, inplace="hypot_")
+@op(names=unify_inputs, promote=True, inplace="hypot_", tensors_only=True)
 def hypot(xp, input, other):
     """sqrt(input**2 + other**2), elementwise."""
-    _need_tensor("hypot", 1, "input", input)
-    _need_tensor("hypot", 2, "other", other)
     if input.dtype.kind not in "fV":
         raise _not_impl("hypot_cpu", input)
     return xp.hypot(input, other)
@@ -654,11 +665,9 @@ def _(grad, input, other, result, needs):
     )
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="atan2_")
+@op(names=unify_inputs, promote=True, floating=True, inplace="atan2_", tensors_only=True)
 def atan2(xp, input, other):
     """The angle of the point (other, input): arctan(input / other) in the right quadrant."""
-    _need_tensor("atan2", 1, "input", input)
-    _need_tensor("atan2", 2, "other", other)
     _real_only("atan2_cpu", input, other)
     return xp.arctan2(input, other)
 
@@ -676,18 +685,14 @@ arctan2 = atan2
 
 
 def _logaddexp_kernel(xp, name, a, b, base2):
-    _need_tensor(name, 1, "input", a)
-    _need_tensor(name, 2, "other", b)
-    if a.dtype.kind not in "fcV":
+    if a.dtype.kind not in "fcV" or (base2 and a.dtype.kind == "c"):  # no complex logaddexp2
         raise _not_impl(f"{name}_cpu", a)
     if a.dtype.kind == "c":
-        if base2:
-            return xp.log2(xp.exp2(a) + xp.exp2(b))
         return xp.log(xp.exp(a) + xp.exp(b))
     return xp.logaddexp2(a, b) if base2 else xp.logaddexp(a, b)
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def logaddexp(xp, input, other):
     """log(exp(input) + exp(other)), computed without overflow."""
     return _logaddexp_kernel(xp, "logaddexp", input, other, False)
@@ -700,7 +705,7 @@ def _(grad, input, other, result, needs):
     )
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def logaddexp2(xp, input, other):
     """log2(2**input + 2**other), computed without overflow."""
     return _logaddexp_kernel(xp, "logaddexp2", input, other, True)
@@ -759,11 +764,9 @@ def _(grad, input, other, needs):
     return gi, go
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="ldexp_")
+@op(names=unify_inputs, promote=True, floating=True, inplace="ldexp_", tensors_only=True)
 def ldexp(xp, input, other):
     """input * 2 ** other."""
-    _need_tensor("ldexp", 1, "input", input)
-    _need_tensor("ldexp", 2, "other", other)
     return xp.multiply(input, xp.exp2(other))
 
 
@@ -774,11 +777,9 @@ def _(grad, other, result, needs):
     )
 
 
-@op(names=unify_inputs, promote=True, inplace="nextafter_")
+@op(names=unify_inputs, promote=True, inplace="nextafter_", tensors_only=True)
 def nextafter(xp, input, other):
     """The next representable floating-point value after input in the direction of other."""
-    _need_tensor("nextafter", 1, "input", input)
-    _need_tensor("nextafter", 2, "other", other)
     if input.dtype.kind == "V":  # bfloat16, which numpy's nextafter does not know
         return _nextafter_bits(xp, input, other)
     if input.dtype.kind not in "f":
@@ -860,6 +861,28 @@ def _install():
     ):
         setattr(Tensor, alias, getattr(Tensor, target))
         setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
+
+
+# an operand neither Tensor nor number: torch's "invalid combination" error
+for _f in (fmod, copysign):
+    _f.op.overloads = (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    )
+remainder.op.overloads = (
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Number self, Tensor other)",
+    "(Tensor input, Number other, *, Tensor out = None)",
+)
+lerp.op.overloads = (
+    "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
+    "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
+)
+float_power.op.overloads = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
 
 
 _install()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import invalid_arguments, type_name
 from ..device import array_module
 from ..kernels.select import select
 from ..meta import no_meta_kernel
@@ -110,13 +111,11 @@ def _cmp_dunder(public):
 
 # ---------------------------------------------------------------------- maximum / minimum
 def _minmax_check(name, a, b):
-    _need_tensor(name, 1, "input", a)
-    _need_tensor(name, 2, "other", b)
     if a.dtype.kind == "c" or b.dtype.kind == "c":
         raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def maximum(xp, input, other):
     """Elementwise maximum; NaN propagates."""
     _minmax_check("maximum", input, other)
@@ -132,7 +131,7 @@ def _(grad, input, other, needs):
     return gi, go
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def minimum(xp, input, other):
     """Elementwise minimum; NaN propagates."""
     _minmax_check("minimum", input, other)
@@ -148,7 +147,7 @@ def _(grad, input, other, needs):
     return gi, go
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def fmax(xp, input, other):
     """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
     _minmax_check("fmax", input, other)
@@ -163,7 +162,7 @@ def _(grad, input, other, needs):
     )
 
 
-@op(names=unify_inputs, promote=True)
+@op(names=unify_inputs, promote=True, tensors_only=True)
 def fmin(xp, input, other):
     """Elementwise minimum that ignores NaN."""
     _minmax_check("fmin", input, other)
@@ -277,6 +276,13 @@ _clamp_hi = op(name="_clamp_hi", names=unify_inputs, promote=True, method=False)
 )
 _clamp_lo.vjp(clamp_min.op.vjp)
 _clamp_hi.vjp(clamp_max.op.vjp)
+# a bound neither Tensor nor number: torch's "invalid combination" error under clamp's name
+_CLAMP_SIGS = (
+    "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+    "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)",
+)
+for _o in (_clamp.op, _clamp_lo.op, _clamp_hi.op):
+    _o.label, _o.overloads = "clamp", _CLAMP_SIGS
 _clamp_lo.op.name_rule = lambda node: (
     "ClampBackward1" if _is_number(node.saved_arg("min")) else "ClampBackward0"
 )
@@ -314,6 +320,19 @@ def _clamp_dispatch(input, min, max, out, inplace):
     if min is None:
         return input.clamp_max_(max) if inplace else _clamp_hi(input, max, **kw)
     return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
+
+
+def _clamp_out(out, res, ins=()):
+    """torch's clamp with number bounds (an unstructured kernel) writes only its result dtype;
+    with tensor bounds any out= the result casts to will do."""
+    if not any(isinstance(b, Tensor) for b in ins[1:]):
+        raise RuntimeError(
+            f"Found dtype {scalar_name(out.dtype)} but expected {scalar_name(res.dtype)}"
+        )
+
+
+for _o in (_clamp.op, _clamp_lo.op, _clamp_hi.op, clamp_min.op, clamp_max.op):
+    _o.out_dtype = _clamp_out
 
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
@@ -357,6 +376,23 @@ def _where(xp, condition, input, other):
     return select(xp, condition, x, y)
 
 
+def _where_out(out, res, ins=()):
+    raise RuntimeError(
+        f"Expected out type to be {scalar_name(res.dtype)} but got {scalar_name(out.dtype)}"
+    )
+
+
+_where.op.out_dtype = _where_out  # torch's where writes only the promoted dtype
+_where.op.label = "where"
+_where.op.overloads = (
+    "(Tensor condition)",
+    "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor condition, Number self, Tensor other)",
+    "(Tensor condition, Tensor input, Number other)",
+    "(Tensor condition, Number self, Number other)",
+)
+
+
 @_where.vjp
 def _(grad, condition, needs):
     return (
@@ -370,10 +406,13 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (numbers allowed; differentiable in
     both). With only ``condition``: the indices of its nonzero elements, as a tuple."""
     if not isinstance(condition, Tensor):
-        raise TypeError(
-            "where(): argument 'condition' (position 1) must be Tensor, not "
-            f"{type(condition).__name__}"
-        )
+        if input is None and other is None:  # one overload takes a lone condition
+            raise TypeError(
+                "where(): argument 'condition' (position 1) must be Tensor, not "
+                f"{type_name(condition)}"
+            )
+        given = (condition, input) if other is None else (condition, input, other)
+        raise invalid_arguments("where", given, {}, _where.op.overloads)
     if input is None and other is None:
         from ..device import array_module
         from ..tensor import _wrap
@@ -661,6 +700,17 @@ def _install():
     T.isclose = isclose
     T.allclose = allclose
     T.equal = equal
+
+
+# a comparison or bitwise operand neither Tensor nor number: torch's "invalid combination"
+_OTHER_SIGS = (
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, Number other, *, Tensor out = None)",
+)
+for _f in (eq, ne, lt, le, gt, ge):
+    _f.op.overloads = _OTHER_SIGS
+for _f in (bitwise_and, bitwise_or, bitwise_xor):
+    _f.op.overloads = (_OTHER_SIGS[0], "(Number self, Tensor other)", _OTHER_SIGS[1])
 
 
 _install()

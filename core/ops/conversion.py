@@ -9,6 +9,7 @@ import numpy as np
 from ...autograd.grad_mode import _INFERENCE_USED, check_inference_inplace
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
+from ..arg_errors import invalid_arguments
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..kernels.blocked import blocked
@@ -209,25 +210,6 @@ _TO_CHECKS = {
 }
 
 
-def _to_type_name(a) -> str:
-    for cls, name in ((_dt.dtype, "dtype"), (_device, "device"), (memory_format, "memory_format")):
-        if isinstance(a, cls):
-            return f"torch.{name}"
-    return type(a).__name__
-
-
-def invalid_arguments(fname: str, args, kwargs, signatures) -> TypeError:
-    """torch's TypeError for a call that matches none of ``fname``'s ``signatures``: what was
-    passed (positional types, then keyword=type) and the signatures it accepts."""
-    pos = [_to_type_name(a) for a in args]
-    kw = [f"{k}={_to_type_name(v)}" for k, v in sorted(kwargs.items())]
-    got = ", ".join(pos + kw) if pos else "".join(k + ", " for k in kw)
-    return TypeError(
-        f"{fname}() received an invalid combination of arguments - got ({got}), but expected "
-        "one of:\n" + "".join(f" * {sig}\n" for sig in signatures)
-    )
-
-
 def _to_error(args, kwargs) -> TypeError:
     return invalid_arguments("to", args, kwargs, _TO_SIGNATURES)
 
@@ -400,8 +382,9 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
         if src.device != self.device:
             src = src.to(self.device)
     elif not isinstance(src, (bool, int, float, complex)):
+        # torch's parser names the argument 'other' (its keyword is still src)
         raise TypeError(
-            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
         )
     return apply_inplace(_copy_from.op, self, (src,), {})
 
@@ -482,10 +465,7 @@ def fill_(self: Tensor, value) -> Tensor:
         if value.device != self.device:
             value = value.to(self.device)
     elif not isinstance(value, (bool, int, float, complex)):
-        raise TypeError(
-            f"fill_() received an invalid combination of arguments - got "
-            f"({type(value).__name__}), but expected one of: (Tensor value), (Number value)"
-        )
+        raise invalid_arguments("fill_", (value,), {}, ("(Tensor value)", "(Number value)"))
     if not (_grad_state.enabled and (self.requires_grad or _rg(value))):
         a = self._data
         if getattr(a.flags, "writeable", True) is False:

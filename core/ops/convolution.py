@@ -37,11 +37,13 @@ weight's layout: (in, out, ...)) checks the input's channel name and names the o
 from __future__ import annotations
 
 import math
+import operator
 from itertools import product
 
 from ...autograd.grad_mode import _state as _grad_state
 from ...autograd.node import as_torch_node
 from .. import layout as _layout
+from ..arg_errors import invalid_arguments, must_be_tensor, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
@@ -635,6 +637,10 @@ def _tuple(v, nd: int, what: str, fn: str | None = None):
     try:
         items = tuple(v)
     except TypeError:
+        try:  # a numpy integer or an integer tensor is one size, as an int
+            return (operator.index(v),) * nd
+        except TypeError:
+            pass
         raise TypeError(
             f"{fn}(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
         ) from None
@@ -672,18 +678,36 @@ def _type_name(t: Tensor) -> str:
     return "torch." + legacy_type_name(t.dtype)
 
 
+_CONV_SIGS = (
+    (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of "
+        "ints padding = 0, tuple of ints dilation = 1, int groups = 1)"
+    ),
+    (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding "
+        '= "valid", tuple of ints dilation = 1, int groups = 1)'
+    ),
+)
+
+
+def _conv_type_error(fname, input, weight, bias, **kw) -> TypeError:
+    """torch's TypeError for a convolution given a non-Tensor input, weight or bias (or a
+    non-int ``groups=`` in ``kw``): conv{n}d has two overloads, conv_transpose{n}d one."""
+    if not fname.startswith("conv_transpose"):
+        args = (input, weight) if bias is None else (input, weight, bias)
+        return invalid_arguments(fname, args, kw, _CONV_SIGS)
+    names = ("input", "weight", "bias")
+    err = must_be_tensor(fname, names, (input, weight, bias), optional=("bias",))
+    if err is None:
+        err = TypeError(f"{fname}(): argument 'groups' must be int, not {type_name(kw['groups'])}")
+    return err
+
+
 def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fname):
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError(
-            f"{fname}() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {type(weight).__name__}), but expected (Tensor input, "
-            "Tensor weight, Tensor bias = None, ...)"
-        )
+        raise _conv_type_error(fname, input, weight, bias)
     if not isinstance(groups, int) or isinstance(groups, bool):
-        raise TypeError(
-            f"{fname}() received an invalid combination of arguments - got (Tensor, Tensor, "
-            f"groups={type(groups).__name__}), but expected int groups"
-        )
+        raise _conv_type_error(fname, input, weight, bias, groups=groups)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got "
@@ -701,13 +725,13 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
+        if any(d < 0 for d in dilation):  # torch's generic check; a zero reaches the backend
+            raise RuntimeError("dilation should be greater than zero")
+        raise _backend_geometry_error(input, weight, groups, nd, fname, dilation)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if bias is not None and not isinstance(bias, Tensor):
-        raise TypeError(
-            f"{fname}(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
-        )
+        raise _conv_type_error(fname, input, weight, bias)
     # torch's dtype checks: a (non-transposed) bias first, then the weight, whose message names
     # the backend that met it: oneDNN (bfloat16 inputs, float32 ones when it pays off) or the
     # native kernels
@@ -727,6 +751,61 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
             f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
         )
     return stride, dilation
+
+
+def _backend_geometry_error(input, weight, groups: int, nd: int, fname: str, dilation=None):
+    """The error torch raises for a zero dilation (``dilation`` given) or an empty kernel: its
+    generic checks let both through, so the text is that of the backend which meets them
+    (oneDNN, or the native kernels, which run a 1-d convolution as a 2-d one of height 1)."""
+    transposed = fname.startswith("conv_transpose")
+    if _uses_onednn(input, weight, groups, nd):
+        if dilation is not None and not transposed:
+            return RuntimeError("non-positive dilation is not supported")
+        if dilation is not None and nd == 3:
+            return RuntimeError("dimensions are invalid")
+        kind = "deconvolution" if transposed else "convolution"
+        return RuntimeError(
+            f"could not create a primitive descriptor for the {kind} forward propagation "
+            "primitive. Run workload with environment variable ONEDNN_VERBOSE=all to get "
+            "additional diagnostic information."
+        )
+    values = tuple(weight.shape[2:]) if dilation is None else tuple(dilation)
+    if nd == 1:
+        values = (1, *values)
+    if dilation is not None:
+        if not transposed:
+            return RuntimeError(f"dilation should be greater than zero, but got {list(values)}")
+        axes = ("depth", "height", "width")[3 - len(values) :]
+        got = ", ".join(f"dilation_{a}: {v}" for a, v in zip(axes, values))
+        return RuntimeError(f"dilation should be greater than zero, but got {got}")
+    if nd < 3:
+        return RuntimeError(
+            "kernel size should be greater than zero, but got kernel_height: "
+            f"{values[0]} kernel_width: {values[1]}"
+        )
+    if transposed:  # torch's slow kernel runs group by group: it shows one group's weight
+        shape = [weight.shape[0] // groups, *weight.shape[1:]]
+        return RuntimeError(
+            "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+            f"kernel_width) tensor expected for weight, but got: {shape}"
+        )
+    return RuntimeError(
+        f"kernel size should be greater than zero, but got: {' x '.join(map(str, values))} (TxHxW)"
+    )
+
+
+def _output_too_small(input, weight, groups: int, nd: int, in_sp: tuple, out_sp: tuple):
+    """A transposed convolution's error for an empty or negative output, in the words of the
+    backend that meets it (oneDNN, or the native kernels, which run 1-d as 2-d of height 1)."""
+    if _uses_onednn(input, weight, groups, nd) and min(out_sp) < 0:
+        # (oneDNN makes an empty output of a zero size; ember refuses that too)
+        return RuntimeError("could not construct a memory descriptor using a format tag")
+    if nd == 1:
+        in_sp, out_sp = (1, *in_sp), (1, *out_sp)
+    return RuntimeError(
+        f"Given input size per channel: ({' x '.join(map(str, in_sp))}). Calculated output size "
+        f"per channel: ({' x '.join(map(str, out_sp))}). Output size is too small"
+    )
 
 
 def _uses_onednn(input, weight, groups: int, nd: int) -> bool:
@@ -808,7 +887,7 @@ def _check_kernel_fits(spatial, padding, weight, dilation, out_padding_lo=None):
 
 
 # ---------------------------------------------------------------------- names (spec 4.3)
-def _out_names(input, weight, transposed: bool, fname: str):
+def _out_names(input, weight, bias, transposed: bool, fname: str):
     xn = input.names
     wn = weight.names
     w_out, w_in = (wn[1], wn[0]) if transposed else (wn[0], wn[1])
@@ -817,11 +896,21 @@ def _out_names(input, weight, transposed: bool, fname: str):
     out = list(xn)
     if w_out is not None or w_in is not None:
         out[c] = w_out
+        if bias is not None and bias._names is not None and bias._names[0] is not None:
+            # as Linear's: a named weight names the output channels and the bias must agree
+            # (it names them when the weight's output dim is unnamed: addmm's rule)
+            if w_out is not None and w_out != bias._names[0]:
+                raise RuntimeError(
+                    f"{fname}: the bias is named {list(bias._names)}, but the weight names the "
+                    f"output channels '{w_out}' (weight names {list(wn)}); rename the bias or "
+                    "the weight (rename/refine_names)"
+                )
+            out[c] = bias._names[0]
     return tuple(out)
 
 
 def _named_call(fn, input, weight, bias, transposed, fname, *args):
-    names = _out_names(input, weight, transposed, fname)
+    names = _out_names(input, weight, bias, transposed, fname)
     out = fn(
         input.rename(None),
         weight.rename(None),
@@ -835,7 +924,8 @@ def _any_named(input, weight, bias) -> bool:
     return (
         input._names is not None
         or weight._names is not None
-        or (bias is not None and bias._names is not None)
+        or (bias is not None and getattr(bias, "_names", None) is not None)  # a bad bias: the
+        # type check after this reports it
     )
 
 
@@ -907,6 +997,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     spatial = xshape[2:]
     _check_kernel_fits(spatial, padding, weight, dilation)
     kernel = wshape[2:]
+    if 0 in kernel:  # an empty window would make an output of zeros (torch refuses it)
+        raise _backend_geometry_error(input, weight, groups, nd, fname)
     if x.dtype.name in _NARROW_INTS:
         _narrow_int_check(x, nd, False, stride, padding, dilation, kernel)
     # a channels_last input or weight gives a channels_last output (torch's rule); the relayout
@@ -1034,6 +1126,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     _check_bias(weight, bias, cout, transposed=True)
     if x.dtype.name in _NARROW_INTS:
         _narrow_int_check(x, nd, True, stride, padding, dilation, weight.shape[2:])
+    if 0 in weight._data.shape[2:]:
+        raise _backend_geometry_error(input, weight, groups, nd, fname)
     out_sp = tuple(
         (n - 1) * s - 2 * p + d * (k - 1) + op + 1
         for n, s, p, d, k, op in zip(
@@ -1041,10 +1135,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         )
     )
     if any(n <= 0 for n in out_sp):
-        raise RuntimeError(
-            f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated "
-            f"output size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small"
-        )
+        raise _output_too_small(input, weight, groups, nd, tuple(x.shape[2:]), out_sp)
     out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
     if bias is not None:
         if bias.dtype != out.dtype:  # torch casts a transposed conv's bias to the input's dtype
@@ -1107,10 +1198,39 @@ def convolution(
 
 
 # ---------------------------------------------------------------------- unfold / fold
+# the kernels under unfold and fold, and their int-list arguments in signature order (from 2)
+_BLOCK_OPS = {
+    "unfold": ("im2col", ("kernel_size", "dilation", "padding", "stride")),
+    "fold": ("col2im", ("output_size", "kernel_size", "dilation", "padding", "stride")),
+}
+
+
+def _block_input(input, kernel: str) -> None:
+    # torch's parser meets the input first, before any size argument
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{kernel}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+
+
 def _pair(v, what, fname):
     if isinstance(v, int) and not isinstance(v, bool):
         return (v, v)
-    t = tuple(int(x) for x in v)
+    items = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    for i, x in enumerate(items):  # torch's argument parser: ints only (int() would truncate)
+        if isinstance(x, bool) or not hasattr(x, "__index__"):
+            kernel, args = _BLOCK_OPS[fname]
+            tn = type(x).__name__
+            if i:
+                raise TypeError(
+                    f"{kernel}(): argument '{what}' failed to unpack the object at pos {i + 1} "
+                    f'with error "type must be tuple of ints,but got {tn}"'
+                )
+            raise TypeError(
+                f"{kernel}(): argument '{what}' (position {args.index(what) + 2}) must be tuple "
+                f"of ints, but found element of type {tn} at pos 0"
+            )
+    t = tuple(int(x) for x in items)
     if len(t) != 2:
         raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(t)}")
     return t
@@ -1158,6 +1278,7 @@ def _block_checks(**pairs) -> None:
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L) (im2col)."""
+    _block_input(input, "im2col")
     k = _pair(kernel_size, "kernel_size", "unfold")
     d = _pair(dilation, "dilation", "unfold")
     p = _pair(padding, "padding", "unfold")
@@ -1165,7 +1286,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     _block_checks(kernel=k, dilation=d, padding=p, stride=s)
     if input.dim() < 3:
         normalize_dim(input, input.dim())  # torch's im2col reads dim ndim first: IndexError
-    if input.dim() not in (3, 4):
+    if input.dim() not in (3, 4) or 0 in input._data.shape[-3:]:  # only the batch may be empty
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
             f"dimensions for input, but got: {list(input.shape)}"
@@ -1185,13 +1306,14 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Combines sliding local blocks (N, C*kh*kw, L) into (N, C, *output_size) (col2im)."""
+    _block_input(input, "col2im")
     o = _pair(output_size, "output_size", "fold")
     k = _pair(kernel_size, "kernel_size", "fold")
     d = _pair(dilation, "dilation", "fold")
     p = _pair(padding, "padding", "fold")
     s = _pair(stride, "stride", "fold")
     _block_checks(kernel=k, stride=s, dilation=d, padding=p)
-    if input.dim() not in (2, 3):
+    if input.dim() not in (2, 3) or 0 in input._data.shape[-2:]:  # only the batch may be empty
         raise RuntimeError(
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
             f"non-zero dimensions for input, but got: {list(input.shape)}"

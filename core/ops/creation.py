@@ -829,7 +829,13 @@ def _like(name, fill):
         memory_format=None,
         names=None,
     ):
-        if input.layout.name != "strided" or (layout is not None and layout.name != "strided"):
+        try:
+            strided = input.layout.name == "strided"
+        except AttributeError:  # not a Tensor: torch's parser error
+            from ..arg_errors import must_be_tensor
+
+            raise must_be_tensor(name, ("input",), (input,)) from None
+        if not strided or (layout is not None and layout.name != "strided"):
             return _like_layout(name, input, layout, dtype, device, requires_grad)
         a = input._data
         npd = a.dtype if dtype is None else _np_dtype(dtype)
@@ -895,8 +901,13 @@ def full_like(
     names=None,
 ) -> Tensor:
     """A tensor with ``input``'s shape filled with ``fill_value`` (and its names unless given)."""
+    try:
+        a = input._data
+    except AttributeError:  # torch's parser checks the input first
+        from ..arg_errors import must_be_tensor
+
+        raise must_be_tensor("full_like", ("input",), (input,)) from None
     _need_number("full_like", "fill_value", 2, fill_value)
-    a = input._data
     npd = a.dtype if dtype is None else _np_dtype(dtype)
     d = input.device if device is None else to_device(device)
     if isinstance(fill_value, Tensor):
@@ -1026,7 +1037,7 @@ def _space_sigs(name: str) -> list[str]:
 def _steps(name: str, start, end, steps, dtype) -> int:
     """linspace/logspace's ``steps``: an int (a bool or a float matches no signature), >= 0."""
     if isinstance(steps, bool) or not hasattr(steps, "__index__"):
-        from .conversion import invalid_arguments
+        from ..arg_errors import invalid_arguments
 
         kw = {} if dtype is None else {"dtype": _dt.to_dtype(dtype)}
         raise invalid_arguments(name, (start, end, steps), kw, _space_sigs(name))
@@ -1130,7 +1141,7 @@ def eye(
     if m is None:
         n = _int_param("eye", "n", 1, n)
     elif not (_is_int(n) and _is_int(m)):
-        from .conversion import invalid_arguments
+        from ..arg_errors import invalid_arguments
 
         tail = (
             "*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
@@ -1272,13 +1283,9 @@ def _(grad, abs, angle, needs):
     return g_abs, g_ang
 
 
-@op(names=unify_inputs, inplace="heaviside_")
+@op(names=unify_inputs, inplace="heaviside_", tensors_only=True)
 def heaviside(xp, input, values):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (not differentiable)."""
-    from .arithmetic import _need_tensor
-
-    _need_tensor("heaviside", 1, "input", input)
-    _need_tensor("heaviside", 2, "values", values)
     if input.dtype.kind == "c" or values.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     # torch does not promote here: even a 0-d ``values`` must have input's dtype

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
+from ..arg_errors import must_be_tensor, tensor_input
 from ..autocast import entry as _autocast_entry
 from ..meta import MetaArray, identity_like
 from ..names import _clean, unify
@@ -105,7 +106,7 @@ def _check_float(name, a, what="input", kernel=None):
     if kernel is not None and (k == "V" or (k == "f" and a.dtype.itemsize == 2)):
         _no_kernel(kernel, a)
     if k not in "fc":
-        if k == "V" or a.dtype.itemsize == 2:
+        if k == "V":  # bfloat16 (int16/uint16 are 2 bytes too, but not floating point)
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as {what}. Got {_sname(a)}"
@@ -311,6 +312,7 @@ def _(grad, result):
 
 
 @_autocast_entry
+@tensor_input("inverse")
 def inverse(input: Tensor, *, out=None) -> Tensor:
     """The inverse of square matrices (torch.inverse, linalg.inv)."""
     r = _linalg_inv_ex(input, True)[0]
@@ -402,6 +404,7 @@ def _(grad, input):
     return gl.unsqueeze(-1).unsqueeze(-1) * _mh(_linalg_inv_ex(input)[0])
 
 
+@tensor_input("logdet")
 def logdet(input: Tensor) -> Tensor:
     """log(det(input)): nan for a negative determinant, -inf for a zero one (real input)."""
     from .pointwise import log
@@ -473,6 +476,7 @@ def _(grad, result, upper):
 
 
 @_autocast_entry
+@tensor_input("cholesky")
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky (deprecated in torch): the Cholesky factor."""
     _warn_once(  # torch warns once per process about each deprecated function
@@ -560,7 +564,12 @@ def solve_triangular(
     A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False, out=None
 ) -> Tensor:
     """linalg.solve_triangular: X with A X = B (left) or X A = B, A upper/lower triangular."""
-    if A.ndim < 2 or B.ndim < 2:
+    try:
+        low = A.ndim < 2 or B.ndim < 2
+    except AttributeError as e:
+        names = ("input", "B")
+        raise must_be_tensor("linalg_solve_triangular", names, (A, B)) or e from None
+    if low:
         which = "A" if A.ndim < 2 else "B"
         raise RuntimeError(
             f"linalg.solve_triangular: The input tensor {which} must have at least 2 dimensions."
@@ -588,6 +597,7 @@ def _batch_check(A, B) -> None:
 
 
 @_autocast_entry
+@tensor_input("triangular_solve", "input", "A")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (solution, cloned_coefficient) of op(A) X = b."""
     _warn_once(
@@ -669,6 +679,11 @@ def _solve_prep(name, A, B, left):
     if A.shape[-1] != A.shape[-2]:
         _check_square(name, A._data)
     if A.dtype != B.dtype and name == "linalg.solve":  # torch checks dtypes before shapes
+        if A._data.dtype.kind not in "fcV":  # but A's floating point check before them
+            raise RuntimeError(
+                f"{name}: Expected a floating point or complex tensor as input. Got "
+                f"{_sname(A._data)}"
+            )
         raise RuntimeError(
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
             f"{_sname(A._data)} and B of type {_sname(B._data)} instead"
@@ -916,6 +931,7 @@ def _(grad, A):
 
 
 @_autocast_entry
+@tensor_input("svd")
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) — V, not Vh; ``some=False`` gives the full U and V."""
     if not compute_uv:
@@ -1422,6 +1438,10 @@ def _(grad, L, result, upper, needs):
     return (gB if needs[0] else None), gL
 
 
+# torch's names for cholesky_solve's arguments
+_cholesky_solve.op.label, _cholesky_solve.op.arg_names = "cholesky_solve", ("input", "input2")
+
+
 @_autocast_entry
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B where A = L L^H (or U^H U when upper) is given by its Cholesky factor."""
@@ -1429,6 +1449,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 
 @_autocast_entry
+@tensor_input("cholesky_inverse")
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
     a = L._data
@@ -1449,6 +1470,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
 
 
 @_autocast_entry
+@tensor_input("matrix_power")
 def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """input**n by repeated squaring (n < 0: of the inverse)."""
     a = input._data
@@ -1542,6 +1564,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 
 
 @_autocast_entry
+@tensor_input("qr")
 def qr(input: Tensor, some: bool = True, *, out=None):
     """torch.qr (deprecated in torch): (Q, R), reduced when ``some``."""
     Q, R = _linalg_qr(input, "reduced" if some else "complete")

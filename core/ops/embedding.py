@@ -42,12 +42,18 @@ def _check_indices(xp, indices, n, who: str = "embedding", arg: int = 1):
         raise IndexError("index out of range in self")
 
 
+# the types with a legacy tensor class (torch.FloatTensor ...); torch's checks name the others
+# by their backend type (CPUBoolType, CPUBFloat16Type, CPUComplexFloatType, CPUUInt16Type)
+_LEGACY = frozenset(("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"))
+
+
 def _type_name(npd) -> str:
+    """How torch's argument checks name a cpu tensor of numpy dtype ``npd``."""
     from .. import dtype as _dt
 
     d = _dt._FROM_NP[npd]
     name = _dt.SCALAR_NAMES.get(d.name, d.name.capitalize())
-    return f"torch.{name}Tensor" if name != "Bool" else "CPUBoolType"
+    return f"torch.{name}Tensor" if name in _LEGACY else f"CPU{name}Type"
 
 
 @op(names=_embedding_names, method=False)
@@ -78,7 +84,8 @@ def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
         from .indexing import _add_at
 
         gw = _zeros(grad, weight_shape)
-        _add_at(_xp(idx), gw._data, (idx,), g._data)
+        # torch's cpu backward adds the rows one by one (a half dtype rounds after each)
+        _add_at(_xp(idx), gw._data, (idx,), g._data, sequential=True)
         return gw, None
     # under create_graph: index_add, so the weight's gradient is differentiable again
     return _zeros(grad, weight_shape).index_add(0, _wrap(idx), g), None

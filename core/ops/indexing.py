@@ -20,10 +20,11 @@ import numpy as np
 
 from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
 from .. import dtype as _dt
+from ..arg_errors import invalid_arguments, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
 from ..meta import meta_xp, no_meta_kernel
-from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep
+from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep, keep_indexed
 from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
@@ -66,13 +67,25 @@ def _xp_of(a):
     return _XP.get(type(a)) or array_module(a)
 
 
-def _add_at(xp, a, key, v) -> None:
-    """a[key] += v with duplicate indices accumulating (numpy ufunc.at / cupyx.scatter_add)."""
+def _add_at(xp, a, key, v, sequential: bool = False) -> None:
+    """a[key] += v with duplicate indices accumulating (numpy ufunc.at / cupyx.scatter_add).
+
+    A float16/bfloat16 ``a`` sums its updates in float32 and rounds once (torch's scatter_add,
+    index_add); ``sequential``: adds them one by one in index order, rounding after each (torch's
+    serial kernels: index_put_ with accumulate, index_add_ with alpha != 1 or a 1-D self)."""
     if a.dtype == _BOOL:
         # a bool sum is a logical or (torch), which add.at refuses: count in int64, test nonzero
         t = a.astype(_INT64)
         _add_at(xp, t, key, xp.asarray(v).astype(_INT64))
         a[...] = t != 0
+        return
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # V: bfloat16
+        if sequential and xp is np:
+            np.add.at(a, key, xp.asarray(v).astype(a.dtype, copy=False))  # in order, each rounded
+            return
+        t = a.astype(np.float32)
+        _add_at(xp, t, key, xp.asarray(v).astype(np.float32))
+        a[...] = t
         return
     if xp is np:
         k = key[0] if len(key) == 1 else None
@@ -713,6 +726,7 @@ _index_view.op.name_rule = _index_view_name
 @op(names=_getitem_names, method=False)
 def _index(xp, input, key=None, pre=None):
     """Advanced indexing: a copy."""
+    contiguous = input.flags.c_contiguous
     if pre is not None:
         input = input[pre]
     elif type(key) is _ndarray and key.dtype.kind == "i":
@@ -721,7 +735,12 @@ def _index(xp, input, key=None, pre=None):
         getattr(k, "dtype", None) == _BOOL for k in (key if type(key) is tuple else (key,))
     ):
         no_meta_kernel(xp, "aten::index (a boolean mask)")
-    return input[key]
+    r = input[key]
+    if contiguous and not r.flags.c_contiguous:
+        # numpy lays out x[:, idx] with the indexed dim outermost; torch's result of a
+        # contiguous input is contiguous (``.view`` of it works)
+        r = xp.ascontiguousarray(r)
+    return r
 
 
 @_index.vjp
@@ -743,7 +762,7 @@ def _index_grad(xp, grad, shape=None, key=None, pre=None, adv=False):
     z = xp.zeros(shape, grad.dtype)
     t = z if pre is None else z[pre]
     if adv and _has_int_array(key):
-        _add_at(xp, t, key, grad)
+        _add_at(xp, t, key, grad, sequential=True)  # torch: index_put_(accumulate=True)
     else:
         t[key] = grad
     return z
@@ -910,7 +929,7 @@ def _index_put(xp, input, values, key=None, pre=None, adv=False, accumulate=Fals
     storage (the registry's result shares it)."""
     t = input if pre is None else input[pre]
     if accumulate:
-        _add_at(xp, t, key, values)
+        _add_at(xp, t, key, values, sequential=True)
     else:
         t[key] = values
     return input
@@ -1062,15 +1081,20 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             return
         a = self._data
         v = value._data if vt else value
-        if not vt and a.dtype.kind in "iu":
-            v = _dt.fill_scalar(v, a.dtype)  # torch's range check (-1 into uint8 is 255)
+        if not vt and (a.dtype.kind != "f" or a.dtype.itemsize < 8 or type(v) is complex):
+            # torch's range check (-1 into uint8 is 255; 1e40 into float32 and 1j into a real
+            # tensor raise); float64 takes any real number unchecked
+            v = _dt.fill_scalar(v, a.dtype)
         if vt and type(v) is not type(a):
             v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
         if vt and a.dtype.kind != "c" and getattr(v, "dtype", a.dtype).kind == "c":
-            _warn_complex_to_real()  # torch's copy_ warning (numpy's ComplexWarning otherwise)
-            v = v.real
+            if a.dtype.kind == "b":  # a bool takes the truth of both parts, as copy_ does
+                v = v != 0
+            else:
+                _warn_complex_to_real()  # torch's copy_ warning (numpy's ComplexWarning else)
+                v = v.real
         if accumulate:
-            _add_at(_xp_of(a), a if pre is None else a[pre], key, v)
+            _add_at(_xp_of(a), a if pre is None else a[pre], key, v, sequential=True)
         elif pre is None:
             if (
                 type(v) is float
@@ -1160,9 +1184,12 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
+    if not isinstance(values, Tensor):  # torch takes no number here (x[i] = 1.0 does)
+        raise TypeError(
+            f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
+        )
     if (
-        isinstance(values, Tensor)
-        and values.dtype is not self.dtype
+        values.dtype is not self.dtype
         and not (not accumulate and _mask_fill(indices, values))  # accumulating never fills
     ):
         raise RuntimeError(_put_dtype_message(self, values))  # index_put_ does not convert
@@ -1214,6 +1241,10 @@ def _mask_fill(indices, values) -> bool:
 @_autocast_entry
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put (or accumulated) at ``indices``."""
+    if not isinstance(values, Tensor):  # positioned as Tensor.index_put (self not counted)
+        raise TypeError(
+            f"index_put(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
+        )
     return _index_put_(input.clone(), indices, values, accumulate)
 
 
@@ -1397,7 +1428,7 @@ def _gather_checks(xp, input, index, dim, who):
     return dim
 
 
-@op(names=keep, method=False, name="_gather")
+@op(names=keep_indexed, method=False, name="_gather")
 def _gather(xp, input, index, dim=0, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0), etc."""
     dim = _gather_checks(xp, input, index, dim, "gather")
@@ -1457,10 +1488,12 @@ def _scatter_checks(xp, input, index, src, dim, who):
     return dim
 
 
-@op(names=keep, method=False, name="_scatter")
+@op(names=keep_indexed, method=False, name="_scatter")
 def _scatter(xp, input, index, src, dim=0, reduce=None):
     """A copy of input with src written at index along dim (reduce: None, 'add', 'multiply')."""
     dim = _scatter_checks(xp, input, index, src, dim, "scatter")
+    if not hasattr(src, "dtype"):  # a Python value: torch's range check (-1 into uint8 is 255)
+        src = _dt.fill_scalar(src, input.dtype)
     index, src = _lift_0d(input, index, src)
     out = input.copy()
     if input.ndim == 0 or index.ndim == 0:
@@ -1501,7 +1534,7 @@ def _scatter_node_name(node) -> str:
 _scatter.op.name_rule = _scatter_node_name
 
 
-@op(names=keep, method=False, name="_scatter_add")
+@op(names=keep_indexed, method=False, name="_scatter_add")
 def _scatter_add(xp, input, index, src, dim=0):
     """A copy of input with src added at index along dim (duplicates accumulate)."""
     dim = _scatter_checks(xp, input, index, src, dim, "scatter_add")
@@ -1522,7 +1555,7 @@ def _(grad, index, dim, src_shape, needs):
 _REDUCE_FILL = {"sum": 0, "prod": 1, "mean": 0}
 
 
-@op(names=keep, method=False, name="_scatter_reduce")
+@op(names=keep_indexed, method=False, name="_scatter_reduce")
 def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=True):
     """Reduce src into input at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin'."""
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch 2.13 takes both
@@ -1546,7 +1579,8 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
             out[idx] = _REDUCE_FILL[reduce]
         else:
             k = out.dtype.kind
-            big = xp.inf if k == "f" else (xp.iinfo(out.dtype).max if k in "iu" else True)
+            # bfloat16 (numpy kind "V") is a float too: its empty slot starts at -inf/inf
+            big = xp.inf if k in "fV" else (xp.iinfo(out.dtype).max if k in "iu" else True)
             out[idx] = (
                 -big if reduce == "amax" and k != "b" else (big if k != "b" else reduce == "amin")
             )
@@ -1662,11 +1696,9 @@ def scatter(
         src = value
     if src is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    _check_args("scatter", input, dim, ("index", 3, index))
-    if not isinstance(src, (Tensor, numbers.Number)):
-        raise TypeError(
-            f"scatter(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
-        )
+    if not (isinstance(index, Tensor) and isinstance(src, (Tensor, numbers.Number))):
+        raise _scatter_type_error("scatter", (input, dim, index, src), reduce)
+    _check_args("scatter", input, dim)
     if reduce is not None and isinstance(src, Tensor):
         _warn_scatter_reduce()
     return _apply(
@@ -1751,7 +1783,30 @@ def _warn_scatter_reduce() -> None:
         )
 
 
+def _scatter_type_error(fname: str, args: tuple, reduce) -> TypeError:
+    """torch's error for scatter / Tensor.scatter_ given an index that is not a Tensor or a
+    source neither Tensor nor number: no overload matches (``args`` as passed, src positional)."""
+    sigs = _SCATTER_SIGS
+    if fname == "scatter_":  # the method's signatures, without self
+        sigs = tuple(
+            "(" + s[s.index("int dim") :].replace(", *, Tensor out = None", "") for s in sigs
+        )
+        sigs = tuple(s.replace(", Tensor out = None", "") for s in sigs)
+    return invalid_arguments(fname, args, {} if reduce is None else {"reduce": reduce}, sigs)
+
+
+_SCATTER_SIGS = (
+    "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
+    "(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None)",
+    "(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)",
+    "(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)",
+)
+
+
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    given = src if src is not None else value
+    if not (isinstance(index, Tensor) and isinstance(given, (Tensor, numbers.Number))):
+        raise _scatter_type_error("scatter_", (dim, index, given), reduce)
     _check_no_overlap(self, index, src)
     if src is None:
         src = value
@@ -1839,7 +1894,7 @@ def _dim_key(dim, idx):
     return (slice(None),) * dim + (idx,)
 
 
-@op(names=keep, method=False, name="_index_add")
+@op(names=keep_indexed, method=False, name="_index_add")
 def _index_add(xp, input, index, source, dim=0, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     if source.dtype != input.dtype:
@@ -1862,14 +1917,15 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
     elif input.dtype.kind in "iu":
         alpha = int(alpha)
     size = input.shape[dim] if nd else 1
-    if nd > 1 and alpha == 1 and idx.dtype == np.int64:
+    serial = not (nd > 1 and alpha == 1 and idx.dtype == np.int64)
+    if not serial:
         _check_bounds(xp, idx, size, dim, RuntimeError)
     elif xp is np and idx.size and (idx.min() < 0 or idx.max() >= size):
         # torch's per-index kernel (a 0-d or 1-D self, alpha != 1, an int32 index)
         raise IndexError("index out of range in self")
     if nd:
         v = source if alpha == 1 else source * alpha
-        _add_at(xp, out, _dim_key(dim, idx), v.astype(out.dtype, copy=False))
+        _add_at(xp, out, _dim_key(dim, idx), v.astype(out.dtype, copy=False), sequential=serial)
     else:
         out = out + (source if alpha == 1 else source * alpha).reshape(())
     return out
@@ -1922,6 +1978,8 @@ def _index_fill(xp, input, index, value, dim=0):
         raise RuntimeError(
             "index_fill_(): Converting complex Scalar to non-complex type is not supported"
         )
+    if not hasattr(value, "dtype"):  # a Python value: torch's range check, as fill_'s
+        value = _dt.fill_scalar(value, input.dtype)
     out = input.copy()
     if input.ndim == 0:
         _wrap_dim(dim, 0)
@@ -1946,12 +2004,23 @@ _index_fill.op.name_rule = _by_value_kind("IndexFillBackward")
 
 def index_fill(input: Tensor, dim, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with ``value`` (scalar or 0-d tensor) at ``index`` along ``dim``."""
-    _check_args("index_fill", input, dim, ("index", 3, index))
+    if not isinstance(index, Tensor):  # no overload takes it
+        raise invalid_arguments("index_fill", (input, dim, index, value), {}, _INDEX_FILL_SIGS)
+    _check_args("index_fill", input, dim)
     return _apply(_index_fill.op, (input, index, value, dim), _NOKW)
 
 
 def _index_fill_(self, dim, index, value):
+    if not isinstance(index, Tensor):
+        sigs = tuple("(" + s[len("(Tensor input, ") :] for s in _INDEX_FILL_SIGS)
+        raise invalid_arguments("index_fill_", (dim, index, value), {}, sigs)
     return _apply_inplace(_index_fill.op, self, (index, value, dim), _NOKW)
+
+
+_INDEX_FILL_SIGS = (
+    "(Tensor input, int dim, Tensor index, Tensor value)",
+    "(Tensor input, int dim, Tensor index, Number value)",
+)
 
 
 # ---------------------------------------------------------------------- masks
@@ -2104,6 +2173,9 @@ def _(grad, mask, source_shape, needs):
             n *= s
         gs = _pad(sel, (n,)).reshape(tuple(source_shape))
     return gi, None, gs
+
+
+_masked_scatter.op.label = "masked_scatter"
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:

@@ -15,8 +15,15 @@ import operator
 import numpy as np
 
 from ...autograd.node import as_torch_node
+from ..arg_errors import invalid_arguments as _invalid_arguments
+from ..arg_errors import is_ints as _is_ints
+from ..arg_errors import overloaded as _overloaded
+from ..arg_errors import sequence_error as _sequence_error
+from ..arg_errors import tensor_input as _tensor_input
+from ..arg_errors import tensor_sequence as _tensor_sequence
 from ..autocast import entry as _autocast_entry
-from ..names import keep, unify_inputs
+from ..dims import by_name
+from ..names import keep, keep_indexed, unify_inputs
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..registry import broadcast_error as _broadcast_error
@@ -68,9 +75,18 @@ _NOKW: dict = {}
 def _atleast(tensors, fix):
     if len(tensors) == 1 and isinstance(tensors[0], Tensor):
         return fix(tensors[0])
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+    one = len(tensors) == 1
+    if one and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
-    return tuple(fix(t) for t in tensors)
+        one = False
+    try:
+        return tuple(fix(t) for t in tensors)
+    except AttributeError:
+        if one:  # a lone non-Tensor matches neither (Tensor input) nor (tuple of Tensors)
+            fn = f"atleast_{fix.__name__[-1]}d"
+            sigs = ("(Tensor input)", "(tuple of Tensors tensors)")
+            raise _invalid_arguments(fn, tensors, {}, sigs) from None
+        raise _sequence_error(tensors) from None
 
 
 def _at1(t: Tensor) -> Tensor:
@@ -89,6 +105,15 @@ def _at3(t: Tensor) -> Tensor:
     if n == 1:
         return reshape(t, 1, -1, 1)
     return t.unsqueeze(-1) if n == 2 else t
+
+
+# torch's overloads, for its error when the arguments match none (the failure path only)
+_SPLIT_SIGS = ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)")
+
+
+def _split_args(args, kwargs) -> bool:
+    given = (*args, *kwargs.values())
+    return len(given) == 2 and isinstance(given[0], Tensor) and _is_ints(given[1])
 
 
 def atleast_1d(*tensors):
@@ -137,7 +162,11 @@ def broadcast_tensors(*tensors) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
     names = None
-    if any(t._names is not None for t in tensors):
+    try:
+        named = any(t._names is not None for t in tensors)
+    except AttributeError:
+        raise _sequence_error(tensors) from None
+    if named:
         try:
             names = unify_inputs(tensors)
         except RuntimeError as e:
@@ -154,6 +183,7 @@ def broadcast_tensors(*tensors) -> tuple:
 
 
 # ---------------------------------------------------------------------- meshgrid & products
+@_tensor_sequence(unpack=True)
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     """Coordinate grids from 0-D/1-D tensors: views of shape (len(t0), len(t1), ...) for 'ij',
     with the first two dims swapped for 'xy'."""
@@ -204,6 +234,7 @@ def _check_1d(t: Tensor) -> None:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
 
 
+@_tensor_sequence()
 def cartesian_prod(*tensors) -> Tensor:
     """The Cartesian product of 1-D tensors: a (prod of lengths, len(tensors)) tensor."""
     for t in tensors:
@@ -214,6 +245,7 @@ def cartesian_prod(*tensors) -> Tensor:
     return stack([g.reshape(-1) for g in grids], 1)
 
 
+@_tensor_input("combinations")
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """All length-``r`` combinations of the elements of a 1-D tensor (like itertools)."""
     _check_1d(input)
@@ -266,17 +298,20 @@ def _nsplit(input: Tensor, sections, dim: int, need: int, who: str) -> tuple:
     return input.tensor_split(sections, dim)
 
 
+@_overloaded("hsplit", _SPLIT_SIGS, _split_args)
 def hsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split horizontally (dim 1, or dim 0 for 1-D tensors) with ``tensor_split`` semantics."""
     n = input._data.ndim
     return _nsplit(input, indices_or_sections, 1 if n > 1 else 0, 1, "hsplit")
 
 
+@_overloaded("vsplit", _SPLIT_SIGS, _split_args)
 def vsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split vertically (dim 0) a tensor of at least 2 dims."""
     return _nsplit(input, indices_or_sections, 0, 2, "vsplit")
 
 
+@_overloaded("dsplit", _SPLIT_SIGS, _split_args)
 def dsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split depth-wise (dim 2) a tensor of at least 3 dims."""
     return _nsplit(input, indices_or_sections, 2, 3, "dsplit")
@@ -303,6 +338,7 @@ def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
 
 
 # ---------------------------------------------------------------------- block_diag
+@_tensor_sequence()
 def block_diag(*tensors) -> Tensor:
     """A block-diagonal matrix of the inputs (0-D -> 1x1, 1-D -> 1xn blocks); dtypes promoted."""
     from ... import zeros
@@ -317,6 +353,8 @@ def block_diag(*tensors) -> Tensor:
     if not tensors:
         return zeros(1, 0)
     blocks = [reshape(t, 1, -1) if t._data.ndim < 2 else t for t in tensors]
+    if len(blocks) > 1:  # each block's dims are parts of new ones: unnamed (spec 4.2), unchecked
+        blocks = [b if b._names is None else b.rename(None) for b in blocks]
     dt = result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
     dev = tensors[0].device
     cols = sum(b._data.shape[1] for b in blocks)
@@ -367,7 +405,7 @@ def _index_vec(index, who):
     return index.reshape(-1)
 
 
-@op(names=keep, method=False, name="_index_copy")
+@op(names=keep_indexed, method=False, name="_index_copy")
 def _index_copy(xp, input, index, source, dim=0):
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
     who = "index_copy_"
@@ -425,8 +463,7 @@ def _(grad, index, dim, needs):
 def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """A copy of ``input`` with ``source``'s slices copied to ``index`` along ``dim``."""
     _check_args("index_copy", input, dim, ("index", 3, index), ("source", 4, source))
-    if isinstance(dim, str):
-        dim = input._dim(dim)
+    dim = by_name(input, dim)
     return _apply(
         _index_copy.op, (input, index, source, dim), _NOKW if out is None else {"out": out}
     )
@@ -434,8 +471,7 @@ def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -
 
 def _index_copy_(self, dim, index, source):
     _check_no_overlap(self, index, source)
-    if isinstance(dim, str):
-        dim = self._dim(dim)
+    dim = by_name(self, dim)
     return _apply_inplace(_index_copy.op, self, (index, source, dim), _NOKW)
 
 
@@ -540,8 +576,7 @@ def index_reduce(
 ) -> Tensor:
     """Reduce the slices of ``source`` into ``input`` at ``index`` along ``dim``: 'prod', 'mean',
     'amax' or 'amin' (``include_self``: whether input's own values take part)."""
-    if isinstance(dim, str):
-        dim = input._dim(dim)
+    dim = by_name(input, dim)
     d = _index_reduce_checks(input, dim, index, source, reduce)
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if input._data.ndim == 0:

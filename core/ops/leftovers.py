@@ -298,6 +298,7 @@ def _ormqr_out(out, res, ins):
 
 
 _ormqr.op.out_dtype = _ormqr_out
+_ormqr.op.label, _ormqr.op.arg_names = "ormqr", ("input", "input2", "input3")  # torch's names
 
 
 def ormqr(
@@ -310,7 +311,11 @@ def ormqr(
     out=None,
 ) -> Tensor:
     """Multiply ``other`` by the Q of a geqrf factorization: op(Q) @ other or other @ op(Q)."""
-    if _grad_enabled() and (input.requires_grad or tau.requires_grad or other.requires_grad):
+    try:
+        grad = _grad_enabled() and (input.requires_grad or tau.requires_grad or other.requires_grad)
+    except AttributeError:
+        grad = False  # a non-Tensor argument: _ormqr's type check names it
+    if grad:
         chk = _ormqr(input.detach(), tau.detach(), other.detach(), left, transpose)  # checks
         named = input._names is not None or tau._names is not None or other._names is not None
         if named:

@@ -13,6 +13,9 @@ import numpy as np
 
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
+from ..arg_errors import tensor_input as _tensor_input
+from ..arg_errors import tensor_sequence as _tensor_sequence
+from ..arg_errors import type_name
 from ..autocast import entry as _autocast_entry
 from ..names import (
     _fmt,
@@ -283,7 +286,7 @@ def _mat_product_vjp(grad, input, mat2, needs):
     )
 
 
-def _bmm_checks(a, b):
+def _bmm_checks(a, b, kernel="bmm"):
     if a.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b.ndim != 3:
@@ -293,10 +296,11 @@ def _bmm_checks(a, b):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
+    if a.dtype.kind == "b" or (a.dtype.kind == "u" and a.dtype.itemsize > 1):
+        # torch's bmm kernel has no bool or wide unsigned version, and says so first
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_sn(a)}'")
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_sn(a)} but found {_sn(b)}")
-    if a.dtype.kind == "b":
-        _same_dtype_mm(a, b)
 
 
 @op(names=_matmul_names)
@@ -618,7 +622,7 @@ def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
             f"Input dtypes must be the same, got: input {_CNAME[_dn(input)]}, batch1: "
             f"{_CNAME[_dn(batch1)]}, batch2: {_CNAME[_dn(batch2)]}"
         )
-    _bmm_checks(batch1, batch2)
+    _bmm_checks(batch1, batch2, "baddbmm")
     r = _mmf_acc(xp.matmul, batch1, batch2)
     _check_add_input(input, r.shape)
     return _scaled_add(xp, r, input, beta, alpha)
@@ -1053,9 +1057,8 @@ def einsum(*args) -> Tensor:
         raise _einsum_err("must provide at least one operand")
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
-            raise TypeError(
-                f"einsum(): argument 'tensors' must be tuple of Tensors, but found "
-                f"element of type {type(t).__name__} at pos {i}"
+            raise TypeError(  # torch's parser: the operands are its argument 1
+                f"expected Tensor as element {i} in argument 1, but got {type_name(t)}"
             )
     r = _einsum(equation, operands)
     if r._names is not None:  # only a named result can repeat a name ('i,j->ij' of two N's)
@@ -1357,6 +1360,7 @@ def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
 
 
 @_autocast_entry
+@_tensor_input("inner", "input", "other")
 def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Sum over the last dims of both: out[..a, ..b] = sum_k input[..a, k] * other[..b, k]."""
     if input.ndim == 0 or other.ndim == 0:
@@ -1371,6 +1375,7 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     return _tensordot(input, other, ([-1], [-1]), out, "inner")
 
 
+@_tensor_input("kron", "input", "other")
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Kronecker product: block (i, j) of the result is input[i, j] * other."""
     if input._names is not None or other._names is not None:
@@ -1431,6 +1436,7 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False, *, out=None
 
 
 @_autocast_entry
+@_tensor_sequence()
 def chain_matmul(*matrices) -> Tensor:
     """Product of a chain of 2-D matrices (torch.chain_matmul, deprecated for
     linalg.multi_dot)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..dims import normalize_dim
 from ..tensor import Tensor
 
 # torch.<name>(tensor, *args) == tensor.<name>(*args)
@@ -92,7 +93,11 @@ def _copy(name: str, seq: bool = False):
 
 def slice_copy(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
     """``input`` sliced along ``dim`` (``start:end:step``), as a new tensor."""
-    key = (slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)
+    if input.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if dim is None and input._names is None:
+        raise TypeError("slice_copy(): argument 'dim' (position 2) must be int, not NoneType")
+    key = (slice(None),) * normalize_dim(input, dim) + (slice(start, end, step),)
     return input[key].clone()
 
 

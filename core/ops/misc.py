@@ -12,12 +12,17 @@ import numpy as np
 
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
+from ..arg_errors import overloaded as _overloaded
+from ..arg_errors import tensor_input as _tensor_input
 from ..autocast import entry as _autocast_entry
+from ..dims import by_name
 from ..names import remove_dims, unify_inputs
+from ..names import unify as _unify_names
 from ..registry import op
 from ..tensor import Tensor, _wrap
 from .comparison import where
 from .indexing import _dtype_word, _index_select, _wrap_dim, _xp_of
+from .linalg import _outer_names
 from .shape import _conj_if, cat, diag_embed
 
 __all__ = [
@@ -45,10 +50,13 @@ __all__ = [
 
 
 def _addr_names(ins, *args, **kwargs):
-    # the result has input's names when input already has the outer product's shape, else none
-    t, v1, v2 = ins
-    shape = (v1._data.shape[0], v2._data.shape[0]) if v1._data.ndim and v2._data.ndim else None
-    return t._names if t._data.shape == shape else None
+    """outer's names (vec1's dim, then vec2's; a repeated name is outer's error) unified with
+    the added input's, as addmm composes mm's rule with add's (spec section 3)."""
+    t = ins[0]
+    out = _outer_names(ins[1:])
+    if t._names is None:
+        return out
+    return _unify_names(t._names, (None, None) if out is None else out)
 
 
 # ---------------------------------------------------------------------- cross
@@ -105,24 +113,18 @@ cross.op.backward_name = "LinalgCrossBackward0"  # torch.cross runs linalg_cross
 
 # ---------------------------------------------------------------------- gcd / lcm
 def _int_check(input, other, who):
-    if not hasattr(other, "dtype") or not hasattr(input, "dtype"):
-        bad = other if not hasattr(other, "dtype") else input
-        pos, nm = (2, "other") if bad is other else (1, "input")
-        raise TypeError(
-            f"{who}(): argument '{nm}' (position {pos}) must be Tensor, not {type(bad).__name__}"
-        )
     if input.dtype.kind not in "iu":
         raise NotImplementedError(f"\"{who}_cpu\" not implemented for '{_dtype_word(input)}'")
 
 
-@op(names=unify_inputs, promote=True, inplace="gcd_")
+@op(names=unify_inputs, promote=True, inplace="gcd_", tensors_only=True)
 def gcd(xp, input, other):
     """The element-wise greatest common divisor (non-negative) of integer tensors."""
     _int_check(input, other, "gcd")
     return xp.gcd(input, other)
 
 
-@op(names=unify_inputs, promote=True, inplace="lcm_")
+@op(names=unify_inputs, promote=True, inplace="lcm_", tensors_only=True)
 def lcm(xp, input, other):
     """The element-wise least common multiple (non-negative) of integer tensors."""
     _int_check(input, other, "lcm")
@@ -197,6 +199,7 @@ def is_neg(input: Tensor) -> bool:
 
 
 # ---------------------------------------------------------------------- diag & co
+@_tensor_input("diag")
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """1-D input: a square matrix with ``input`` on its ``diagonal``; 2-D input: that diagonal."""
     n = input._data.ndim
@@ -209,12 +212,14 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     return r if out is None else _copy_out(out, r, "diag")
 
 
+@_tensor_input("diagflat")
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with the flattened ``input`` on its ``offset`` diagonal."""
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
 @_autocast_entry
+@_tensor_input("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     n = input._data.ndim
@@ -236,6 +241,7 @@ def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
 
 
 # ---------------------------------------------------------------------- diff / rot90
+@_tensor_input("diff")
 def diff(
     input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None
 ) -> Tensor:
@@ -245,8 +251,7 @@ def diff(
         raise RuntimeError(f"order must be non-negative but got {n}")
     if nd == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
-    if isinstance(dim, str):
-        dim = input._dim(dim)
+    dim = by_name(input, dim)
     d = _wrap_dim(dim, nd)
     parts = []
     for extra in (prepend, append):
@@ -277,6 +282,7 @@ def diff(
     return x if out is None else _copy_out(out, x, "sub")
 
 
+@_tensor_input("rot90")
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from dims[0] towards dims[1])."""
     dims = list(dims)
@@ -324,8 +330,7 @@ def renorm(input: Tensor, p, dim: int, maxnorm, *, out=None) -> Tensor:
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{_dtype_word(input._data)}"
         )
-    if isinstance(dim, str):
-        dim = input._dim(dim)
+    dim = by_name(input, dim)
     d = _wrap_dim(dim, nd)
     dims = tuple(i for i in range(nd) if i != d)
     norm = input.norm(p, dims, keepdim=True)
@@ -371,6 +376,22 @@ def _repeats_array(repeats, size, who="repeat_interleave"):
     return a
 
 
+def _repeat_args(args, kwargs) -> bool:
+    given = (*args, *kwargs.values())[:2]
+    return all(isinstance(v, Tensor) or type(v) is int for v in given) and (
+        isinstance(given[0], Tensor) if given else True
+    )
+
+
+@_overloaded(
+    "repeat_interleave",
+    (
+        "(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)",
+        "(Tensor repeats, *, int output_size = None)",
+        "(Tensor input, int repeats, int dim = None, *, int output_size = None)",
+    ),
+    _repeat_args,
+)
 def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Repeat each element (or slice along ``dim``) ``repeats`` times in place, like
     ``numpy.repeat``; with a single int64 tensor, repeat its positions by its values."""
@@ -445,7 +466,7 @@ def segment_reduce(
             '"_segment_reduce_lengths_cpu_kernel1" not implemented for '
             f"'{_dtype_word(lengths._data)}'"
         )
-    if data._data.dtype.kind not in "fc":
+    if data._data.dtype.kind not in "fV":  # V: bfloat16, which torch reduces too (no complex)
         raise NotImplementedError(
             f"\"_segment_reduce_cpu\" not implemented for '{_dtype_word(data._data)}'"
         )
@@ -485,6 +506,7 @@ def segment_reduce(
 
 
 # ---------------------------------------------------------------------- vander
+@_tensor_input("vander", "x")
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (or increasing)."""
     if x._data.ndim != 1:
@@ -516,8 +538,7 @@ def _trapz_parts(y: Tensor, x, dim, who):
         if who == "trapezoid":
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    if isinstance(dim, str):
-        dim = y._dim(dim)
+    dim = by_name(y, dim)
     d = _wrap_dim(dim, nd)
     size = y._data.shape[d]
     if isinstance(x, Tensor):
@@ -529,6 +550,12 @@ def _trapz_parts(y: Tensor, x, dim, who):
             x = x.reshape(shape)
         elif x._data.shape[d if x._data.ndim == nd else -1] != size:
             raise RuntimeError(f"{who}: There must be one `x` value for each sample point")
+    if size and (
+        y._data.dtype.kind == "b" or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+    ):
+        # the integers promote to the default float; bools are refused (an empty y is not)
+        which = "`x` or `y`" if isinstance(x, Tensor) else "`y`"
+        raise RuntimeError(f"{who}: received a bool input for {which}, but bool is not supported")
     return _as_float(y), x, d, size
 
 
@@ -536,6 +563,7 @@ def _pair_sums(y: Tensor, d: int, size: int) -> Tensor:
     return y.narrow(d, 1, size - 1) + y.narrow(d, 0, size - 1)
 
 
+@_tensor_input("trapezoid", "y")
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx``."""
     y, x, d, size = _trapz_parts(y, x, dim, "trapezoid")
@@ -553,11 +581,13 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return as_torch_node(s, "MulBackward1")
 
 
+@_tensor_input("trapz", "y")
 def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """Alias of ``trapezoid``."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@_tensor_input("cumulative_trapezoid", "y")
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal integral along ``dim`` (one element shorter than ``y``)."""
     y, x, d, size = _trapz_parts(y, x, dim, "cumulative_trapezoid")
@@ -614,7 +644,10 @@ def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
         o = o * alpha
     if beta == 0:
         return xp.ascontiguousarray(o.astype(input.dtype, copy=False))
-    return (input * beta if beta != 1 else input) + o
+    r = (input * beta if beta != 1 else input) + o
+    if kind == "V":  # numpy's bfloat16 times a Python float is float32; torch's stays bfloat16
+        r = r.astype(input.dtype)
+    return r
 
 
 @addr.vjp

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import tensor_input as _tensor_input
 from ..kernels.blocked import blocked
 from ..kernels.select import select
 from ..names import keep, unify_inputs
@@ -847,7 +848,7 @@ def _polygamma(xp, input, n=0):
         return _sp(xp, "psi", input)
     # cupyx's polygamma tests `n == 0` as an array: a Python int breaks its cupy.where
     r = _sp(xp, "polygamma", input, n if xp is np else xp.asarray(n))
-    if input.dtype.kind == "f":
+    if input.dtype.kind in "fV":  # V: bfloat16
         # torch's kernels at the infinities: trigamma(-inf) and polygamma(n >= 2, +inf) are nan
         bad = input == (-np.inf if n == 1 else np.inf)
         r = xp.where(bad, r.dtype.type(np.nan), r)
@@ -890,9 +891,10 @@ def mvlgamma(xp, input, p):
     if k in "iu":  # promoted here, not by the registry, so bool can be refused first
         input = input.astype(_dt.get_default_dtype().np)
     x = _up(input)
-    r = _sp(xp, "gammaln", x)
+    lg = lgamma.op.kernel  # lgamma's fixes of scipy's gammaln (+inf at -inf, subnormals)
+    r = lg(xp, x)
     for j in range(1, p):
-        r += _sp(xp, "gammaln", x - x.dtype.type(j / 2))
+        r += lg(xp, x - x.dtype.type(j / 2))
     return _down(r + x.dtype.type(p * (p - 1) / 4 * _LOG_PI), input.dtype)
 
 
@@ -1039,7 +1041,13 @@ def _(grad):
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate (a real tensor is returned as is; complex ones are copied, so
     ``is_conj()`` is always False in ember)."""
-    if input._data.dtype.kind != "c":
+    try:
+        real = input._data.dtype.kind != "c"
+    except AttributeError:
+        from ..arg_errors import must_be_tensor
+
+        raise must_be_tensor("conj", ("input",), (input,)) from None
+    if real:
         return input
     return _conj(input)
 
@@ -1195,11 +1203,6 @@ frexp.op.out_dtype = _frexp_out
 
 
 def _igamma_kernel(xp, name, a, x):
-    for arg, pos, v in (("input", 1, a), ("other", 2, x)):
-        if not hasattr(v, "dtype"):
-            raise TypeError(
-                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}"
-            )
     if a.dtype.kind not in "fV" or x.dtype.kind not in "fV":
         # the promoted dtype is integral or bool: torch has no such kernel (no int -> float)
         raise NotImplementedError(
@@ -1218,7 +1221,7 @@ def _igamma_grad(grad, input, other, needs, sign):
     return None, grad * d if sign > 0 else -grad * d
 
 
-@op(names=unify_inputs, promote=True, inplace="igamma_")
+@op(names=unify_inputs, promote=True, inplace="igamma_", tensors_only=True)
 def igamma(xp, input, other):
     """The regularized lower incomplete gamma function P(input, other) (gammainc)."""
     return _igamma_kernel(xp, "igamma", input, other)
@@ -1229,7 +1232,7 @@ def _(grad, input, other, needs):
     return _igamma_grad(grad, input, other, needs, 1)
 
 
-@op(names=unify_inputs, promote=True, inplace="igammac_")
+@op(names=unify_inputs, promote=True, inplace="igammac_", tensors_only=True)
 def igammac(xp, input, other):
     """The regularized upper incomplete gamma function Q(input, other) (gammaincc)."""
     return _igamma_kernel(xp, "igammac", input, other)
@@ -1241,6 +1244,7 @@ def _(grad, input, other, needs):
 
 
 # --------------------------------------------------------------------- gradient
+@_tensor_input("gradient")
 def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
     """Estimate the derivative of ``input`` along each of ``dim`` by finite differences:
     second-order central differences inside, ``edge_order`` one-sided at the edges.

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 
 import numpy as np
 
 from ...autograd.grad_mode import _state as _grad_state
 from .. import layout as _layout
 from ..kernels.fused_pool import max_pool_2x2_kernels
-from ..names import keep
+from ..names import keep, unify_inputs
 from ..registry import backward_names, op
 from ..tensor import _wrap
 
@@ -50,6 +51,9 @@ def _ints(v, nd, fn, what, style):
             raise TypeError(
                 f"{fn}(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
             ) from None
+    for i, x in enumerate(v):  # torch's argument parser: ints only (int() would truncate)
+        if isinstance(x, bool) or not hasattr(x, "__index__"):
+            raise _int_list_error(fn, what, i, x)
     v = tuple(int(x) for x in v)
     if style == "max1":
         if len(v) == 1:
@@ -84,6 +88,23 @@ def _ints(v, nd, fn, what, style):
             "dilation": f"be either a single int, or a tuple of {w} ints",
         }[what]
     raise RuntimeError(f"{fn}: {what} must {form}")
+
+
+def _int_list_error(fn: str, what: str, i: int, x, pos: int | None = None) -> TypeError:
+    """torch's parser error for element ``i`` (``x``, no int) of the int list ``what``, the
+    ``pos``-th argument (by default that of the pooling functions' signatures)."""
+    tn = type(x).__name__
+    if i:
+        return TypeError(
+            f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} with error "
+            f'"type must be tuple of ints,but got {tn}"'
+        )
+    if pos is None:
+        pos = {"kernel_size": 2, "stride": 3, "output_size": 3, "padding": 4, "dilation": 5}[what]
+    return TypeError(
+        f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, but found element "
+        f"of type {tn} at pos 0"
+    )
 
 
 def _geometry(fn, nd, style, kernel_size, stride, padding, dilation=1):
@@ -185,10 +206,10 @@ def _check_input(fn, nd, style, shape):
                 f"but got:{list(shape)}"
             )
         where = "max_pool3d_with_indices_out_cpu_template" if fn == "max_pool3d" else fn
-        i = next(j for j, n in enumerate(shape[-nd - 1 :]) if n == 0)
+        # torch's text names the dimension by its length (so always 0), not by its index
         raise RuntimeError(
             f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
-            f"has a shape of {list(shape)} and non-batch dimension {i} has length zero!"
+            f"has a shape of {list(shape)} and non-batch dimension 0 has length zero!"
         )
 
 
@@ -921,6 +942,9 @@ def _(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad, d
 avg_pool1d = _make_avg_pool(1, "avg_pool1d")
 _avg_pool2d = _make_avg_pool(2, "_avg_pool2d")
 _avg_pool3d = _make_avg_pool(3, "_avg_pool3d")
+# their argument errors carry F's names (torch's ops are these)
+_avg_pool2d.op.label = "avg_pool2d"
+_avg_pool3d.op.label = "avg_pool3d"
 
 
 # ---------------------------------------------------------------------- adaptive pooling
@@ -981,7 +1005,27 @@ def _adaptive_avg_kernel(xp, a, out_size, transpose=False):
         y = xp.ascontiguousarray(
             y.transpose(tuple(range(len(lead))) + tuple(range(y.ndim - 1, len(lead) - 1, -1)))
         )
+    if not transpose and a.dtype.kind == "f" and bool(xp.isnan(y).any()):
+        # a NaN or an infinity in the input: the GEMMs' zero weights spread it over the whole
+        # plane (0 * inf is NaN), where torch's window sums keep it to the windows holding it
+        return _adaptive_avg_nonfinite(xp, a, out_size)
     return y
+
+
+def _adaptive_avg_nonfinite(xp, a, out_size):
+    """Adaptive average pooling of an input with NaNs or infinities, window by window as torch:
+    the finite values averaged, then each window holding a NaN (or both infinities) NaN and
+    each holding one infinity that infinity (found by pooling indicator planes)."""
+    finite = xp.isfinite(a)
+    y = _adaptive_avg_kernel(xp, xp.where(finite, a, a.dtype.type(0)), out_size)
+
+    def holds(mask):
+        return _adaptive_avg_kernel(xp, mask.astype(a.dtype), out_size) > 0
+
+    pos, neg = holds(a == xp.inf), holds(a == -xp.inf)
+    y = xp.where(pos, a.dtype.type(xp.inf), y)
+    y = xp.where(neg, a.dtype.type(-xp.inf), y)
+    return xp.where(holds(xp.isnan(a)) | (pos & neg), a.dtype.type(xp.nan), y)
 
 
 def _adaptive_output_size(fn, nd, output_size, shape):
@@ -992,10 +1036,24 @@ def _adaptive_output_size(fn, nd, output_size, shape):
             )
         raise TypeError("object of type 'NoneType' has no len()")
     if isinstance(output_size, int):
+        if isinstance(output_size, bool):
+            raise TypeError(
+                f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, not bool"
+            )
         osz = (output_size,) * nd
-    else:
+    elif isinstance(output_size, (tuple, list)):
+        osz = tuple(output_size)
+    else:  # torch's 1-d pools parse it; the others first take its len() in Python
+        tn = type(output_size).__name__
+        if nd == 1:
+            raise TypeError(
+                f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, not {tn}"
+            )
+        if not hasattr(output_size, "__len__"):
+            raise TypeError(f"object of type '{tn}' has no len()")
         osz = tuple(output_size)
     if len(osz) != nd:
+        _check_output_sizes(fn, nd, osz)  # torch parses the list before its kernel's checks
         if nd == 1:
             raise RuntimeError(
                 f"{fn}() argument 'output_size' should contain one int (got {len(osz)})"
@@ -1009,7 +1067,11 @@ def _adaptive_output_size(fn, nd, output_size, shape):
             "element of type NoneType at pos 0"
         )
     S = shape[-nd:]
-    osz = tuple(S[i] if v is None else int(v) for i, v in enumerate(osz))
+    try:  # operator.index: a float or a string is no size (int() would take them)
+        osz = tuple(S[i] if v is None else operator.index(v) for i, v in enumerate(osz))
+    except TypeError:
+        _check_output_sizes(fn, nd, osz)
+        raise
     if any(v < 0 for v in osz):
         # torch's 1-d pools run as 2-d ones of height 1 (their messages show it)
         lead, sizes = list(shape[:-nd]), list(osz)
@@ -1026,6 +1088,28 @@ def _adaptive_output_size(fn, nd, output_size, shape):
             "{" + text + "}"
         )
     return osz
+
+
+def _check_output_sizes(fn: str, nd: int, osz: tuple) -> None:
+    """torch's argument-parser error for a non-int element of an adaptive pool's output_size
+    (None only where its Python code fills a dim in: beyond 1-d)."""
+    for i, v in enumerate(osz):
+        if (v is not None or nd == 1) and (isinstance(v, bool) or not hasattr(v, "__index__")):
+            raise _int_list_error(fn, "output_size", i, v, pos=2)
+
+
+def _empty_adaptive_grad(kind: str, shape: tuple, nd: int) -> RuntimeError:
+    """torch's adaptive pooling backward refusing the gradient of an empty output (``kind``:
+    avg or max; its 1-d pools run as 2-d ones of height 1)."""
+    if nd == 1:
+        shape, nd = (*shape[:-1], 1, shape[-1]), 2
+    first = len(shape) - nd - 1 if len(shape) == nd + 2 else 0  # (the batch may be empty)
+    dim = next((i for i in range(max(first, 1), len(shape)) if shape[i] == 0), first)
+    return RuntimeError(
+        f"adaptive_{kind}_pool{nd}d_backward(): Expected grad_output to have non-zero size for "
+        f"non-batch dimensions, but grad_output has sizes {list(shape)} with dimension {dim} "
+        "being empty"
+    )
 
 
 def _adaptive_check_input(fn, nd, shape):
@@ -1087,6 +1171,8 @@ def _make_adaptive_avg(nd, name):
     # input saved like torch's self: an operand of the backward op (output_size: for the name)
     @pool.vjp
     def _(grad, input, output_size):
+        if 0 in grad._data.shape[-nd - 1 :]:  # (an empty batch is fine)
+            raise _empty_adaptive_grad("avg", tuple(grad.shape), nd)
         return _adaptive_avg_backward(grad, input, tuple(input.shape[-nd:]))
 
     def node_name(node) -> str:
@@ -1264,6 +1350,8 @@ def _make_adaptive_max(nd, name):
 
     @pool.vjp
     def _(grad, input, output_size):
+        if 0 in grad._data.shape[-nd - 1 :]:  # (an empty batch is fine)
+            raise _empty_adaptive_grad("max", tuple(grad.shape), nd)
         osz = _adaptive_output_size(fn, nd, output_size, input.shape)
         k = _even_windows(input.shape[-nd:], osz) if 0 not in osz else None
         if k is not None:
@@ -1416,6 +1504,8 @@ def _make_fractional(nd, name):
                 raise RuntimeError(
                     f"{where}(): pool {dims[i]} {k[i]} too large relative to input {dims[i]} {S[i]}"
                 )
+        if random_samples.dtype != input.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
         if random_samples.shape[-1] != nd:
             raise RuntimeError(
                 f"Expect _random_samples.size(2) equals to {nd}; got {random_samples.shape[-1]}."
@@ -1423,6 +1513,7 @@ def _make_fractional(nd, name):
         batch = input.shape[0] if input.ndim == nd + 2 else 1
         if random_samples.shape[0] < batch:
             raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        _no_int(f"{fn}_out_frame", input, False)  # torch's kernel: floating types only
         smp = random_samples[:batch]
         if 0 in osz:
             shape = input.shape[:-nd] + osz
@@ -1446,7 +1537,7 @@ _fractional_max_pool3d = _make_fractional(3, "_fractional_max_pool3d")
 
 
 # ---------------------------------------------------------------------- max unpooling
-@op(names=keep, method=False)
+@op(names=unify_inputs, method=False)  # indices pair with the values one to one: add's rule
 def _max_unpool(xp, input, indices, output_size=()):
     """Each value written at its flat per-plane index in planes of ``output_size``."""
     nd = len(output_size)
@@ -1460,10 +1551,12 @@ def _max_unpool(xp, input, indices, output_size=()):
         idx = indices.reshape(planes, -1)
         bad = (idx < 0) | (idx >= size)
         if bool(bad.any()):
-            first = int(idx.reshape(-1)[xp.argmax(bad.reshape(-1))])
+            # torch's kernel keeps scanning and reports the last bad index it met
+            flat = bad.reshape(-1)
+            last = int(idx.reshape(-1)[flat.size - 1 - int(xp.argmax(flat[::-1]))])
             dims = "x".join(map(str, output_size))
             raise RuntimeError(
-                f"Found an invalid max index: {first} (output volumes are of size {dims})"
+                f"Found an invalid max index: {last} (output volumes are of size {dims})"
             )
         rows = xp.arange(planes, dtype=_INT64).reshape(planes, 1)
         out[rows, idx] = input.reshape(planes, -1)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state, no_grad
 from .. import dtype as _dt
+from ..arg_errors import invalid_arguments
 from ..device import array_module, get_default_device, module_for, to_device
 from ..layout import like_array
 from ..names import keep, unify_inputs
@@ -31,7 +32,6 @@ from ..random import (
 from ..registry import _check_writable, broadcast_error, op
 from ..tensor import Tensor, _wrap
 from ..vmap_state import like as _vmap_like
-from .conversion import invalid_arguments
 from .creation import _finish, _size_args
 
 __all__ = [
@@ -75,12 +75,7 @@ def _gd(v) -> str:
 
 
 # torch's C++ element type names (its dtype bounds messages print the TypeMeta name)
-_C_NAMES = {
-    **_dt.C_NAMES,
-    "uint16": "short unsigned int",
-    "uint32": "unsigned int",
-    "uint64": "long unsigned int",
-}
+_C_NAMES = _dt.C_NAMES
 _FMAX = {
     "float16": 65504.0,
     "bfloat16": 3.3895313892515355e38,
@@ -599,6 +594,7 @@ _NORMAL_SIGS = (
         "device = None, bool pin_memory = False, bool requires_grad = False)"
     ),
 )
+_normal.op.label, _normal.op.overloads = "normal", _NORMAL_SIGS
 
 
 def normal(
@@ -626,7 +622,8 @@ def normal(
                 raise NotImplementedError(
                     f"\"normal_kernel_cpu\" not implemented for '{_sname(v._data.dtype)}'"
                 )
-        r = _normal(mean, std, generator)
+        # no generator argument when none was given: torch's type error lists only what was passed
+        r = _normal(mean, std) if generator is None else _normal(mean, std, generator)
         if out is not None:
             out._data, out._names = r._data.astype(out._data.dtype, copy=False), None
             out._ver[0] += 1

@@ -423,6 +423,12 @@ def _rnn_layer(
     dt = x.dtype
     for a in tensors:
         if a.dtype != dt:
+            if a is h0 and mode != "LSTM" and w_hh.dtype == dt:
+                # torch's RNN/GRU meet a mismatched hidden state in its h @ W_hh^T product
+                raise RuntimeError(
+                    "mat1 and mat2 must have the same dtype, but got "
+                    f"{_dt.array_scalar_name(h0)} and {_dt.array_scalar_name(w_hh)}"
+                )
             raise RuntimeError(
                 f"{mode.lower()}: expected all tensors to have the same dtype, got {dt} and "
                 f"{a.dtype}"
@@ -443,6 +449,8 @@ def _rnn_layer(
         return tuple(a.astype(dt) for a in r)
     if batch_sizes is None:
         T, B = x.shape[0], x.shape[1]
+        if T == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     else:
         T, B = len(batch_sizes), batch_sizes[0]
     steps = _steps(T, B, batch_sizes, reverse)
@@ -592,17 +600,19 @@ def _(grad, result, tensors, mode, has_bias, has_proj, ws, needs):
 
 # ---------------------------------------------------------------------- cells (composites)
 def _cell_checks(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, k: int) -> None:
-    if input.shape[-1] != w_ih.shape[1]:
+    """torch's cell checks, in its order: the input's size(1), then the hidden state's batch
+    (size(0)) and size(1) (a 3-D hidden state fails on its size(1), as there)."""
+    if input.shape[1] != w_ih.shape[1]:
         raise RuntimeError(
-            f"input has inconsistent input_size: got {input.shape[-1]} expected {w_ih.shape[1]}"
-        )
-    if hx.shape[-1] != w_hh.shape[1]:
-        raise RuntimeError(
-            f"hidden{k} has inconsistent hidden_size: got {hx.shape[-1]}, expected {w_hh.shape[1]}"
+            f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}"
         )
     if input.shape[0] != hx.shape[0]:
         raise RuntimeError(
             f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {hx.shape[0]}"
+        )
+    if hx.shape[1] != w_hh.shape[1]:
+        raise RuntimeError(
+            f"hidden{k} has inconsistent hidden_size: got {hx.shape[1]}, expected {w_hh.shape[1]}"
         )
 
 
@@ -622,6 +632,10 @@ _affine = _autocast_entry(_affine, "linear")
 
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step: returns (h', c') (torch.lstm_cell; gates i, f, g, o)."""
+    if isinstance(hx, Tensor):  # a lone tensor would unpack along its rows
+        raise TypeError(
+            "lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor"
+        )
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     h, c = hx

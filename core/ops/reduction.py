@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
+from ..dims import DimTypeError
 from ..names import keep, remove_dims
 from ..registry import OPS, op
 from ..return_types import return_types
@@ -46,7 +47,7 @@ def _axis1(d, ndim):
     try:
         d = d.__index__()
     except AttributeError:
-        raise TypeError(f"dim must be an int or a name, got {type(d).__name__}") from None
+        raise DimTypeError(d) from None
     if ndim == 0:
         if d in (0, -1):
             return None
@@ -209,7 +210,8 @@ def _nansum_complex(xp, input, npd):
     if xp is np:  # torch's CPU kernel has no complex nansum (its CUDA one does)
         if input.dtype.kind == "c":
             raise RuntimeError("nansum on CPU does not support complex inputs")
-        if npd is not None and np.dtype(npd).kind == "c":
+        # an integer or bool input sums without a NaN check, into any dtype (complex too)
+        if npd is not None and np.dtype(npd).kind == "c" and input.dtype.kind not in "bui":
             raise NotImplementedError(
                 f"\"nansum_cpu\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[np.dtype(npd)])}'"
             )
@@ -260,6 +262,11 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
             f"got {_tname(input.dtype)}"
         )
     npd = _np_dtype(dtype)
+    if npd is not None and npd.kind not in "fcV":
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_tname(npd)}"
+        )
     _nansum_complex(xp, input, npd)  # torch's nanmean is a nansum
     ax = _axes(dim, input.ndim)
     keepm = ~xp.isnan(input)
@@ -382,7 +389,7 @@ def _even_grad(grad, input, dim, keepdim, ext, nan_aware=False):
     ax = _axes(dim, a.ndim)
     e = ext.reshape(_kept_shape(a.shape, ax)) if not keepdim else ext
     m = a == e
-    if nan_aware and a.dtype.kind in "fc":
+    if nan_aware and a.dtype.kind in "fcV":  # V: bfloat16
         xp = array_module(a)
         m = m | (xp.isnan(a) & xp.isnan(e))
     cnt = m.sum(axis=ax, keepdims=True).astype(a.dtype)
@@ -549,12 +556,19 @@ def _median_idx(a, ax):
 
     xp = array_module(a)
     idx = _kth_idx(xp, a, (a.shape[ax] - 1) // 2 + 1, ax)
-    if a.dtype.kind in "fc":
+    if a.dtype.kind in "fcV":  # V: bfloat16
         nan = xp.isnan(a)
         has = nan.any(axis=ax, keepdims=True)
         if bool(has.any()):
             idx = xp.where(has, xp.argmax(nan, axis=ax, keepdims=True), idx)
     return idx.astype(np.int64, copy=False)
+
+
+def _empty_median(xp, input):
+    """torch's median of no elements: NaN cast to the input's dtype (what the C++ cast gives:
+    True, 0, INT_MIN, ...), not a float NaN."""
+    with np.errstate(invalid="ignore"):
+        return xp.full((), xp.nan, dtype=np.float32).astype(input.dtype)
 
 
 @op(names=_reduced_names, out_type=return_types.median)
@@ -563,9 +577,7 @@ def median(xp, input, dim=None, keepdim=False):
     if dim is None:
         flat = input.reshape(-1)
         if not flat.size:
-            return xp.full(
-                (), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else np.float32
-            )
+            return _empty_median(xp, input)
         if input.dtype.kind in "cb":
             raise _not_impl("median_cpu", input)
         return xp.take(flat, _median_idx(flat, 0)).reshape(())
@@ -597,7 +609,7 @@ def _mode_idx(a, ax):
     eq = b[..., :, None] == b[..., None, :]
     cnt = eq.sum(-1)
     best = cnt.max(-1, keepdims=True)
-    if a.dtype.kind in "fc":
+    if a.dtype.kind in "fcV":  # V: bfloat16 (its candidates were masked by True, i.e. 1.0)
         big = np.inf
     else:
         big = np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True
@@ -1038,7 +1050,9 @@ def _scan(xp, f, input, dim, dtype, name):
     acc = _SCAN_ACC.get(input.dtype.char)
     if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
         return f(input, axis=ax, dtype=acc).astype(input.dtype)
-    return f(input, axis=ax)
+    # numpy scans integers narrower than int64 in int64 (uint64 for unsigned); torch keeps (and
+    # wraps in) the dtype it scans in
+    return f(input, axis=ax, dtype=input.dtype)
 
 
 _SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator
@@ -1121,7 +1135,12 @@ def sum_to_size(xp, input, *size):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1
     )
-    out = xp.sum(input, axis=axes, keepdims=True) if axes else input
+    if not axes:
+        out = input
+    elif _lowp(input):  # a half gradient reduced in float32, as torch's sum (see _lowp)
+        out = xp.sum(input, axis=axes, keepdims=True, dtype=_F32).astype(input.dtype)
+    else:
+        out = xp.sum(input, axis=axes, keepdims=True)
     return out.reshape(size) if lead else out
 
 
@@ -1232,7 +1251,7 @@ def _cum_idx(xp, a, vals, ax):
     shape[ax] = a.shape[ax]
     pos = xp.arange(a.shape[ax]).reshape(shape)
     hit = a == vals
-    if a.dtype.kind in "fc":
+    if a.dtype.kind in "fcV":  # V: bfloat16
         hit = hit | xp.isnan(a)
     return _accumulate(xp, "maximum", xp.where(hit, pos, 0), ax).astype(np.int64)
 
@@ -1358,3 +1377,31 @@ for _f in (sum, mean, prod, median):
     _f.op.name_rule = _by_dim(_f.op.backward_name, _f.op.backward_name[:-1] + "1")
 for _f in (max, min):  # max() is torch's MaxBackward1, max(dim) its MaxBackward0
     _f.op.name_rule = _by_dim(_f.op.backward_name[:-1] + "1", _f.op.backward_name)
+
+
+# an input that is no Tensor matches none of torch's overloads: its "invalid combination" error
+all.op.overloads = any.op.overloads = (
+    "(Tensor input, *, Tensor out = None)",
+    "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
+    "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
+)
+std.op.overloads = var.op.overloads = (
+    (
+        "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, "
+        "Tensor out = None)"
+    ),
+    (
+        "(Tensor input, tuple of ints dim = None, *, Number correction = None, "
+        "bool keepdim = False, Tensor out = None)"
+    ),
+    "(Tensor input, bool unbiased = True)",
+)
+std_mean.op.overloads = var_mean.op.overloads = (
+    "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+    "(Tensor input, bool unbiased = True)",
+)
+
+# the dims torch parses as a tuple of ints (its type error says so)
+for _f in (logsumexp, amax, amin, nansum, nanmean):
+    _f.op.int_args = {"dim": "tuple of ints"}

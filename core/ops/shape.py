@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
+from ..arg_errors import must_be_tensor as _must_be_tensor
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
@@ -221,17 +222,41 @@ def reshape(input: Tensor, *shape, **kw) -> Tensor:
     """A tensor with a new shape: a view of ``input`` when the strides allow, else a copy."""
     if kw:
         shape = (kw.pop("shape"),) if "shape" in kw else shape
-    a = input._data
-    if not a.flags.c_contiguous:
-        try:
-            s = _infer_shape(_shape_arg(shape), a.size)
-        except (RuntimeError, ValueError, TypeError):
-            return apply(_VIEW, (input,) + shape, {})  # a bad shape: view raises torch's error
-        if _copies(a, s):  # the strides do not allow a view
-            return apply(_RESHAPE_COPY, (input,) + shape, {})
-        # torch's reshape views a non-contiguous tensor with _reshape_alias
-        return as_torch_node(apply(_VIEW, (input,) + shape, {}), "ReshapeAliasBackward0")
-    return apply(_VIEW, (input,) + shape, {})
+    try:
+        a = input._data
+        if not a.flags.c_contiguous:
+            try:
+                s = _infer_shape(_shape_arg(shape), a.size)
+            except (RuntimeError, ValueError, TypeError):
+                return apply(_VIEW, (input,) + shape, {})  # a bad shape: view raises the error
+            if _copies(a, s):  # the strides do not allow a view
+                return apply(_RESHAPE_COPY, (input,) + shape, {})
+            # torch's reshape views a non-contiguous tensor with _reshape_alias
+            return as_torch_node(apply(_VIEW, (input,) + shape, {}), "ReshapeAliasBackward0")
+        return apply(_VIEW, (input,) + shape, {})
+    except (AttributeError, TypeError) as e:
+        raise _reshape_type_error(input, shape) or e from None
+
+
+def _reshape_type_error(input, shape: tuple) -> TypeError | None:
+    """torch's parser error for reshape's input or shape (not view's: ember reshapes through
+    view), or None when both are of the right types."""
+    if not isinstance(input, Tensor):
+        return _must_be_tensor("reshape", ("input",), (input,))
+    sizes = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    one = len(shape) == 1 and not isinstance(shape[0], (tuple, list))
+    if one and not hasattr(shape[0], "__index__"):
+        return TypeError(
+            "reshape(): argument 'shape' (position 2) must be tuple of ints, not "
+            f"{type(shape[0]).__name__}"
+        )
+    for i, s in enumerate(sizes):
+        if not hasattr(s, "__index__"):
+            return TypeError(
+                f"reshape(): argument 'shape' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {type(s).__name__}"'
+            )
+    return None
 
 
 # numpy 2.1's reshape(copy=False) refuses a copy before making one; setting ``.shape`` (older
@@ -263,7 +288,10 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor (a view when ``input`` is contiguous)."""
-    return reshape(input, -1)
+    try:
+        return reshape(input, -1)
+    except (AttributeError, TypeError) as e:
+        raise _must_be_tensor("ravel", ("input",), (input,)) or e from None
 
 
 def _rename_to(t: Tensor, names) -> Tensor:
@@ -277,7 +305,10 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
 
     Named forms: ``flatten(start_dim, end_dim, out_dim)`` and ``flatten(dims, out_dim)``.
     """
-    n = input._data.ndim
+    try:
+        n = input._data.ndim
+    except AttributeError:
+        raise _must_be_tensor("flatten", ("input",), (input,)) from None
     if isinstance(start_dim, (list, tuple)):
         dims = [normalize_dim(input, d) for d in start_dim]
         out_dim = end_dim
@@ -474,8 +505,17 @@ def _(grad, input_shape, repeats):
 
 def tile(input: Tensor, *dims) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones to the tensor's rank."""
-    reps = _shape_arg(dims)
-    n = input._data.ndim
+    try:
+        reps = _shape_arg(dims)
+    except (ValueError, TypeError):  # int() of a str or None
+        bad = dims[0] if len(dims) == 1 else dims
+        raise TypeError(
+            f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(bad).__name__}"
+        ) from None
+    try:
+        n = input._data.ndim
+    except AttributeError:
+        raise _must_be_tensor("tile", ("input",), (input,)) from None
     if len(reps) < n:
         reps = (1,) * (n - len(reps)) + reps
     return repeat(input, reps)
@@ -928,7 +968,15 @@ def _cat(xp, tensors, dim=0):
                     f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list."
                 )
         keep_.append(a)
-    return xp.concatenate(keep_, axis=d)
+    out = xp.concatenate(keep_, axis=d)
+    if not out.flags.c_contiguous:
+        # numpy keeps the inputs' common layout (transposed inputs: a transposed result); torch's
+        # result is contiguous unless every input is channels_last (``.view`` of it works)
+        isz = out.itemsize
+        st = [s // isz for s in out.strides]
+        if _layout._suggest(out.shape, st, out.ndim) is _layout.contiguous_format:
+            out = xp.ascontiguousarray(out)
+    return out
 
 
 @_cat.vjp
@@ -1107,14 +1155,22 @@ def _flip_method(self, *dims, **kw):
 
 def fliplr(input: Tensor) -> Tensor:
     """Flip left/right (dim 1); needs >= 2 dims."""
-    if input._data.ndim < 2:
+    try:
+        low = input._data.ndim < 2
+    except AttributeError:
+        raise _must_be_tensor("fliplr", ("input",), (input,)) from None
+    if low:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
     """Flip up/down (dim 0); needs >= 1 dim."""
-    if input._data.ndim < 1:
+    try:
+        low = input._data.ndim < 1
+    except AttributeError:
+        raise _must_be_tensor("flipud", ("input",), (input,)) from None
+    if low:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
@@ -1343,7 +1399,10 @@ def _mH(self):
 
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (``input.mH``)."""
-    return _mH(input)
+    try:
+        return _mH(input)
+    except AttributeError as e:
+        raise _must_be_tensor("adjoint", ("input",), (input,)) or e from None
 
 
 def _inplace_meta(fn, name):
@@ -1472,6 +1531,15 @@ def _(grad, input_geometry, size, stride, storage_offset):
 narrow.op.backward_name = "SliceBackward0"
 chunk.op.backward_name = "SplitBackward0"
 movedim.op.backward_name = "PermuteBackward0"
+
+# the options torch parses as ints: a str there is its TypeError (the kernels' int() met it)
+chunk.op.int_args = {"chunks": "int"}
+roll.op.int_args = {"shifts": "tuple of ints"}
+tensor_split.op.overloads = (
+    "(Tensor input, tuple of ints indices, int dim = 0)",
+    "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+    "(Tensor input, int sections, int dim = 0)",
+)
 
 
 # torch's contiguous() is a clone; its reshape of a tensor no view can give is a clone followed by

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
+from ..dims import DimTypeError
 from ..meta import no_meta_kernel
 from ..names import keep
 from ..registry import op
@@ -48,7 +49,7 @@ def _axis(dim, ndim: int):
     try:
         d = dim.__index__()
     except AttributeError:
-        raise TypeError(f"dim must be an int or a name, got {type(dim).__name__}") from None
+        raise DimTypeError(dim) from None
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if d < lo or d > hi:
         raise IndexError(
@@ -62,6 +63,8 @@ def _axis(dim, ndim: int):
 def _argsort(xp, a, ax: int, descending: bool = False):
     """Stable sorting indices along ``ax`` (NaN counts as the largest value, like torch)."""
     kw = {"kind": "stable"} if xp is np else {}
+    if a.dtype.kind == "V":  # bfloat16: numpy's sort of it puts NaN first, float32 orders it last
+        a = a.astype(np.float32)
     if not descending:
         return xp.argsort(a, axis=ax, **kw)
     # stable descending: sort the reversed array ascending, reverse back, map the positions
@@ -188,7 +191,9 @@ def _topk_idx(xp, a, k, ax, largest):
             sel = _take(xp.argpartition(a, k - 1, axis=ax), ax, 0, k)
         vals = xp.take_along_axis(a, sel, axis=ax)
         return xp.take_along_axis(sel, _argsort(xp, vals, ax, largest), axis=ax)
-    return _take(_argsort(xp, a, ax, largest), ax, 0, k)
+    # the first k of a full sort are a strided view of it; torch's indices are contiguous
+    # (MoE routers call .view(-1) on them)
+    return xp.ascontiguousarray(_take(_argsort(xp, a, ax, largest), ax, 0, k))
 
 
 @op(names=keep, out_type=return_types.topk)
@@ -234,7 +239,8 @@ def _kth_idx(xp, a, k, ax):
         idx = _kth_idx_select(a, k, ax)
         if idx is not None:
             return idx
-    return _take(_argsort(xp, a, ax), ax, k - 1, k).astype(_INT64, copy=False)
+    # one position of a full sort is a strided view of it; torch's indices are contiguous
+    return xp.ascontiguousarray(_take(_argsort(xp, a, ax), ax, k - 1, k).astype(_INT64, copy=False))
 
 
 _SELECT_MIN = 16  # shorter rows: the sort is as fast
@@ -425,9 +431,13 @@ def isin(xp, elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` is in ``test_elements`` (bool, elements' shape)."""
     e = xp.asarray(elements)
     t = xp.asarray(test_elements).reshape(-1)
-    c = _complex_of(e, t)
-    if c is not None:
-        raise RuntimeError(f"Unsupported input type encountered for isin(): {_tname(c)}")
+    # torch's sort-based kernel has neither complex nor bool: it names the elements' dtype, else
+    # the test elements'
+    for a in (e, t):
+        if a.dtype.kind == "c":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {_tname(a)}")
+        if a.dtype.kind == "b":
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     return xp.isin(e, t, invert=invert)
 
 
@@ -447,7 +457,12 @@ def _search_complex(*arrays):
 def _search(xp, seq, vals, right):
     """Insertion positions of ``vals`` into the sorted last dim of ``seq`` (batched)."""
     v = xp.asarray(vals)
-    if seq.dtype.kind == "b" or v.dtype.kind == "b":
+    # bfloat16 (kind V) searches as float32 (exact): numpy orders and compares its NaN wrongly
+    if seq.dtype.kind == "V":
+        seq = seq.astype(np.float32)
+    if v.dtype.kind == "V":
+        v = v.astype(np.float32)
+    if seq.dtype.kind == "b" and v.dtype.kind == "b":  # a bool beside a number promotes
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     if (seq.dtype.kind == "f" and bool(xp.isnan(seq).any())) or (
         v.dtype.kind == "f" and bool(xp.isnan(v).any())
@@ -566,3 +581,24 @@ def _kthvalue_out(out, res, ins):
 # torch's kernels refuse an out= tensor of another dtype (no cast)
 sort.op.out_dtype = topk.op.out_dtype = msort.op.out_dtype = _exact
 kthvalue.op.out_dtype = _kthvalue_out
+
+
+# an operand neither Tensor nor number matches none of torch's overloads
+_FLAGS = "bool out_int32 = False, bool right = False"
+bucketize.op.overloads = (
+    f"(Tensor input, Tensor boundaries, *, {_FLAGS}, Tensor out = None)",
+    f"(Number self, Tensor boundaries, *, {_FLAGS})",
+)
+searchsorted.op.overloads = tuple(
+    f"(Tensor sorted_sequence, {v}, *, {_FLAGS}, str side = None, Tensor sorter = None, "
+    "Tensor out = None)"
+    for v in ("Tensor input", "Number self")
+)
+isin.op.overloads = tuple(
+    f"({a}, *, bool assume_unique = False, bool invert = False, Tensor out = None)"
+    for a in (
+        "Tensor elements, Tensor test_elements",
+        "Number element, Tensor test_elements",
+        "Tensor elements, Number test_element",
+    )
+)

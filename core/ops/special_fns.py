@@ -17,7 +17,8 @@ import numpy as np
 from .. import dtype as _dt
 from ..names import keep, unify_inputs
 from ..registry import op
-from .pointwise import _not_impl, _sp, _where_ok, exp, i0, log, sign, special
+from .arithmetic import _real_only
+from .pointwise import _dev, _not_impl, _sp, _where_ok, exp, i0, log, sign, special
 
 __all__: list = []
 
@@ -160,6 +161,8 @@ def _binary_check(name, a, b, xp):
     for v in (a, b):
         if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
             raise _not_impl(name, v, xp)
+    if type(a) is complex or type(b) is complex:  # a complex Python scalar makes it complex
+        _real_only(f"{name}_{_dev(xp)}", a, b)
 
 
 def _f(xp, name, x, *args):
@@ -281,3 +284,35 @@ _special_laguerre_polynomial_l = _poly(
 _special_legendre_polynomial_p = _poly(
     "legendre_polynomial_p", lambda x: x, lambda k, x, q, p: ((2 * k + 1) * x * q - k * p) / (k + 1)
 )
+
+
+def _binary_sigs(a: str, b: str, scalar_a: str) -> tuple:
+    return (
+        f"(Tensor {a}, Tensor {b}, *, Tensor out = None)",
+        f"(Number {scalar_a}, Tensor {b}, *, Tensor out = None)",
+        f"(Tensor {a}, Number {b}, *, Tensor out = None)",
+    )
+
+
+# the unary functions whose argument torch names x
+_X_NAMED = frozenset(
+    "_special_" + n
+    for n in ("airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+    + ("spherical_bessel_j0",)
+)
+
+
+# torch reports these ops under their public names (special_i1, not _special_i1); a binary one
+# given an operand that is neither Tensor nor number matches none of its overloads
+for _name, _fn in list(globals().items()):
+    if _name.startswith("_special_") and hasattr(_fn, "op"):
+        _fn.op.label = _name[1:]
+        if _name in _X_NAMED:
+            _fn.op.arg_names = ("x",)
+        if _fn.op.n_in == 2:
+            _polynomial = list(_fn.op.in_names) == ["input", "n"]
+            _fn.op.overloads = (
+                _binary_sigs("x", "n", "x")
+                if _polynomial
+                else _binary_sigs("input", "other", "self")
+            )

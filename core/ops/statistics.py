@@ -16,6 +16,9 @@ import warnings
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import is_ints, must_be_tensor
+from ..arg_errors import overloaded as _overloaded
+from ..arg_errors import tensor_input as _tensor_input
 from ..device import array_module
 from ..meta import no_meta_kernel
 from ..names import fallback_names
@@ -23,7 +26,7 @@ from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
 from .indexing import gather, scatter_add
-from .reduction import _by_dim, _median_out
+from .reduction import _by_dim, _empty_median, _median_out
 from .sorting import _argsort, _axis, _kth_idx, _tname, _unnamed
 
 __all__ = [
@@ -76,7 +79,7 @@ def _nanmedian_idx(a, ax):
     if xp is np and (a.dtype.kind in "iu" or not np.isnan(a).any()):
         return _kth_idx(xp, a, (a.shape[ax] - 1) // 2 + 1, ax)
     order = _argsort(xp, a, ax)  # NaN last
-    if a.dtype.kind in "fc":
+    if a.dtype.kind in "fcV":  # V: bfloat16
         m = (~xp.isnan(a)).sum(axis=ax, keepdims=True)
         k = xp.maximum((m - 1) // 2, 0)
     else:
@@ -89,13 +92,13 @@ def _nanmedian_idx(a, ax):
 @op(names=_reduced_names, out_type=return_types.nanmedian)
 def nanmedian(xp, input, dim=None, keepdim=False):
     """Lower median ignoring NaN: of all elements (dim None), or (values, indices) along ``dim``."""
+    if dim is None and not input.size:  # torch answers before its dtype check
+        return _empty_median(xp, input)
     if input.dtype.kind in "bc":
         kname = "median_cpu" if dim is None else "median_out"
         raise NotImplementedError(f"\"{kname}\" not implemented for '{_tname(input)}'")
     if dim is None:
         flat = input.reshape(-1)
-        if not flat.size:
-            return xp.full((), xp.nan, dtype=input.dtype if input.dtype.kind in "fc" else "f4")
         return xp.take(flat, _nanmedian_idx(flat, 0)).reshape(())
     ax = _axis(dim, input.ndim)
     if ax is None:
@@ -117,7 +120,7 @@ def _(grad, input, result, dim, keepdim):
         # like torch: split evenly among the elements equal to the median (NaN matches NaN)
         v = result._data
         m = a == v
-        if a.dtype.kind in "fc" and bool(xp.isnan(v)):
+        if a.dtype.kind in "fcV" and bool(xp.isnan(v)):  # V: bfloat16
             m = xp.isnan(a)
         return grad * _const(m.astype(a.dtype) / max(int(m.sum()), 1))
     ax = _axis(dim, a.ndim)
@@ -340,8 +343,8 @@ def bincount(xp, input, weights=None, minlength=0):
     return r.astype(out_dt, copy=False)
 
 
-def _float_only(a, kernel_name):
-    if a.dtype.kind not in "f":
+def _float_only(a, kernel_name, half=True):
+    if a.dtype.kind != "f" or (not half and a.dtype.itemsize == 2):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a)}'")
 
 
@@ -355,7 +358,11 @@ def histc(xp, input, bins=100, min=0, max=0):
     """Histogram of ``input`` with ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
     if input.dtype != _dt.bfloat16.np:  # torch bins bfloat16 too, in its own arithmetic
-        _float_only(input, "histogram_cpu")
+        # which of torch's steps refuses the dtype: the range (aminmax) has no complex or wide
+        # unsigned kernel, the bin edges (linspace) no bool one
+        k = input.dtype.kind
+        first = "aminmax_cpu" if k == "c" or (k == "u" and input.dtype.itemsize > 1) else None
+        _float_only(input, first or ("linspace_cpu" if k == "b" else "histogram_cpu"))
     if isinstance(bins, float):
         raise TypeError("histc(): argument 'bins' (position 2) must be int, not float")
     _bins_positive(bins)
@@ -501,7 +508,7 @@ def _histdd(xp, x, bins, ranges, weight, density):
 def histogram(xp, input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range when None), or the
     given edges tensor; ``weight`` weighs each element; ``density`` normalizes to a density."""
-    _float_only(input, "histogramdd")
+    _float_only(input, "histogramdd", half=False)  # no float16 kernel
     if isinstance(bins, Tensor):  # an option (it has torch's default), so still a Tensor here
         bins = bins._data
     if weight is not None and getattr(weight, "shape", None) != input.shape:
@@ -520,7 +527,7 @@ def histogram(xp, input, bins=100, *, range=None, weight=None, density=False):
 @op(names=_unnamed, method=False)
 def _histogramdd(xp, input, bins=None, range=None, weight=None, density=False):
     """histogramdd's kernel: (hist, *edges) as one flat tuple."""
-    _float_only(input, "histogramdd")
+    _float_only(input, "histogramdd", half=False)  # no float16 kernel
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     nd = input.shape[-1]
@@ -556,6 +563,24 @@ def _histogramdd(xp, input, bins=None, range=None, weight=None, density=False):
     return (hist, *edges)
 
 
+def _histogramdd_args(args, kwargs) -> bool:
+    given = (*args, kwargs.get("bins", 0))
+    bins = given[1]
+    return isinstance(given[0], Tensor) and (
+        is_ints(bins)
+        or (isinstance(bins, (list, tuple)) and all(isinstance(b, Tensor) for b in bins))
+    )
+
+
+@_overloaded(
+    "histogramdd",
+    tuple(
+        f"(Tensor input, {b} bins, tuple of floats range = None, Tensor weight = None, "
+        "bool density = False)"
+        for b in ("int", "tuple of ints", "tuple of Tensors")
+    ),
+    _histogramdd_args,
+)
 def histogramdd(input: Tensor, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the points in the innermost dim of ``input`` (one histogram dim per
     coordinate): ``bins`` an int, a list of ints or a list of edge tensors; ``range`` a flat list
@@ -567,10 +592,8 @@ def histogramdd(input: Tensor, bins, *, range=None, weight=None, density=False):
 # ---------------------------------------------------------------------- dist / cov / corrcoef
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``input - other`` (broadcast)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        raise must_be_tensor("dist", ("input", "other"), (input, other))
     if not isinstance(p, numbers.Number) or isinstance(p, bool):
         raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
     d = input - other
@@ -607,6 +630,7 @@ def _weights_check(w, name, n_obs, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+@_tensor_input("cov")
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """Covariance matrix of the variables in the rows of ``input`` (observations in columns)."""
     if input._names is not None:
@@ -623,6 +647,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
         )
     x = input if nd == 2 else input.reshape(1, -1)
     if x._data.dtype.kind not in "fcV":
+        if x._data.dtype.kind == "b":  # integers promote to the default float, bools do not
+            raise RuntimeError("cov(): bool dtype is not supported for input")
         x = x.to(_dt.get_default_dtype())
     n_obs = x.shape[1]
     w = None
@@ -662,6 +688,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
     return c.squeeze()
 
 
+@_tensor_input("corrcoef")
 def corrcoef(input: Tensor) -> Tensor:
     """Pearson correlation coefficients of the variables in the rows of ``input``."""
     if input._names is not None:  # as cov: computed unnamed, named by the fallback (spec 4.2)
@@ -705,3 +732,11 @@ def _histc_out(out, res, ins):
 
 
 histc.op.out_dtype = _histc_out
+
+
+# an input or q of another type matches none of torch's overloads: its "invalid combination"
+quantile.op.overloads = nanquantile.op.overloads = tuple(
+    f"(Tensor input, {q} q, int dim = None, bool keepdim = False, *, str interpolation = "
+    '"linear", Tensor out = None)'
+    for q in ("Tensor", "float")
+)

@@ -16,7 +16,7 @@ from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
-from ..names import FALLBACK, keep
+from ..names import FALLBACK, check_weight_dims, keep
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
@@ -101,6 +101,9 @@ def _prelu(self: Tensor, weight: Tensor) -> Tensor:
                 f"= {n} and channel size = {c}."
             )
         if self.dim() >= 2:
+            if weight._names is not None and self._names is not None:
+                # spec 4.3: a named slope is checked against the channel dim (dim 1)
+                check_weight_dims("prelu", "channel", self._names, (1,), weight._names)
             w = weight.reshape((c,) + (1,) * (self.dim() - 2))
     else:
         w = weight.reshape(())

@@ -26,7 +26,7 @@ import functools
 import numpy as np
 
 from .. import layout as _layout
-from ..names import keep
+from ..names import keep, unify
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
@@ -118,21 +118,60 @@ def _device_id(a):
 _LAST_AXIS_GEMM = 128  # along the last dim, a GEMM with the (n_in, n_out) matrix beats gathers
 
 
-def _apply_axis(xp, x, d: int, plan: _AxisPlan):
-    last = d == x.ndim - 1
-    if last and not plan.unit and plan.n_in <= _LAST_AXIS_GEMM:
+def _uses_gemm(x, d: int, plan: _AxisPlan) -> bool:
+    """Whether ``_apply_axis`` resamples dim ``d`` of ``x`` by a GEMM (else tap by tap)."""
+    if d == x.ndim - 1 and not plan.unit and plan.n_in <= _LAST_AXIS_GEMM:
+        return True
+    return plan.idx.shape[1] > _DENSE_TAPS
+
+
+def _apply_axis(xp, x, d: int, plan: _AxisPlan, taps: bool = False):
+    """``x`` resampled along dim ``d`` by ``plan``: a GEMM where it pays, else tap by tap
+    (``taps``: tap by tap always, torch's arithmetic for NaNs and infinities)."""
+    if taps or not _uses_gemm(x, d, plan):
+        if plan.idx.shape[1] > _DENSE_TAPS:  # (the device plan holds the dense matrix only)
+            return _apply_taps(xp, x, d, plan.idx, plan.w)
+        idx, w, _ = plan.on(xp, x)
+        return _apply_taps(xp, x, d, idx, w, plan.unit)
+    if d == x.ndim - 1:
         return x @ plan.dense_on(xp, x)
-    idx, w, dense = plan.on(xp, x)
-    if dense is not None:
-        if last:
-            return x @ dense
-        r = xp.moveaxis(x, d, -1) @ dense
-        return xp.ascontiguousarray(xp.moveaxis(r, -1, d))
-    bshape = (plan.n_out,) + (1,) * (x.ndim - 1 - d)
+    r = xp.moveaxis(x, d, -1) @ plan.dense_on(xp, x)
+    return xp.ascontiguousarray(xp.moveaxis(r, -1, d))
+
+
+def apply_plans(xp, x, plans, first_dim: int):
+    """``x`` resampled along dims ``first_dim, first_dim + 1, ...`` by ``plans``.
+
+    A NaN or an infinity in ``x`` meets every output of a GEMM's row through the matrix's zeros
+    (0 * inf is NaN), where torch's taps keep it to the outputs whose windows hold it: then the
+    dims are resampled again tap by tap. One pass over the smaller of ``x`` and the result
+    tells (an input without them, or a result without NaNs, is torch's)."""
+    y, gemm = x, False
+    for j, p in enumerate(plans):
+        gemm = gemm or _uses_gemm(y, first_dim + j, p)
+        y = _apply_axis(xp, y, first_dim + j, p)
+    if not gemm or x.dtype.kind != "f":  # taps only (a gather, say): torch's arithmetic
+        return y
+    clean = not bool(xp.isnan(y).any()) if y.size <= x.size else bool(xp.isfinite(x).all())
+    if clean:
+        return y
+    y = x
+    for j, p in enumerate(plans):
+        y = _apply_axis(xp, y, first_dim + j, p, taps=True)
+    return y
+
+
+def _apply_taps(xp, x, d: int, idx, w, unit: bool = False):
+    """``out[o] = sum_k w[o, k] * x[idx[o, k]]`` along dim ``d``, tap by tap (``unit``: the
+    weights are all 1, a pure gather)."""
+    if type(idx) is np.ndarray and xp is not np:  # the host plan (the GEMM paths' fallback)
+        idx, w = xp.asarray(idx), xp.asarray(w)
+    w = w.astype(x.dtype, copy=False)
+    bshape = (idx.shape[0],) + (1,) * (x.ndim - 1 - d)
     k = idx.shape[1]
     if k == 1:
         r = xp.take(x, idx[:, 0], axis=d)
-        return r if plan.unit else r * w[:, 0].reshape(bshape)
+        return r if unit else r * w[:, 0].reshape(bshape)
     r = xp.take(x, idx[:, 0], axis=d)
     r *= w[:, 0].reshape(bshape)
     for j in range(1, k):
@@ -152,8 +191,7 @@ def _resample(xp, input, plans=(), first_dim=2, kind=""):
     low = x.dtype.itemsize < 4 and x.dtype.kind in "fV"  # float16, bfloat16
     if low:
         x = x.astype(xp.float32)  # half precision computes in float32, like torch's opmath
-    for j, p in enumerate(plans):
-        x = _apply_axis(xp, x, first_dim + j, p)
+    x = apply_plans(xp, x, plans, first_dim)
     if x is input:
         x = input.copy()
     # channels_last in, channels_last out (as torch's upsample kernels)
@@ -162,6 +200,10 @@ def _resample(xp, input, plans=(), first_dim=2, kind=""):
 
 @_resample.vjp
 def _(grad, plans, first_dim, kind):  # kind: saved for the node's name only
+    if any(p.n_out == 0 for p in plans):  # only 'area' (adaptive average pooling) makes these
+        from .pooling import _empty_adaptive_grad
+
+        raise _empty_adaptive_grad("avg", tuple(grad.shape), len(plans))
     return _resample(grad, tuple(p.T for p in plans), first_dim)
 
 
@@ -216,6 +258,10 @@ def axis_plan(
         valid = idx < end[:, None]
         w = np.where(valid, 1.0 / (end - start)[:, None], 0.0)
         return _AxisPlan(np.where(valid, idx, start[:, None]), w, n_in)
+    if n_in == n_out and scale is None and (antialias or mode == "linear"):
+        # torch's linear and antialiased kernels copy a dim whose size is unchanged: no
+        # zero-weight neighbour taps (a NaN must stay where it is)
+        return _AxisPlan(o[:, None], np.ones((n_out, 1)), n_in)
     if antialias:
         return _aa_plan(mode, n_in, n_out, scale, align_corners, f)
     s = _area_scale(f, n_in, n_out, align_corners, scale)
@@ -270,9 +316,13 @@ def _aa_plan(mode, n_in, n_out, scale, align_corners, f):
     support = (_AA_SIZE[mode] * 0.5) * s if s >= 1.0 else _AA_SIZE[mode] * 0.5
     invscale = 1.0 / s if s >= 1.0 else 1.0
     o = np.arange(n_out)
-    center = s * (o + 0.5)
-    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
-    xmax = np.minimum((center + support + 0.5).astype(np.int64), n_in)
+    # the window's ends in torch's opmath precision (a centre of 3.4999999 in float64 is 3.5
+    # in float32: one more tap, which a NaN there reaches through its tiny weight)
+    center = (s * (o + 0.5)).astype(f)
+    lo, hi = center - f(support), center + f(support)
+    center = center.astype(np.float64)
+    xmin = np.maximum((lo + 0.5).astype(np.int64), 0)
+    xmax = np.minimum((hi + 0.5).astype(np.int64), n_in)
     size = xmax - xmin
     k = max(int(size.max()), 1)
     j = np.arange(k)
@@ -280,7 +330,9 @@ def _aa_plan(mode, n_in, n_out, scale, align_corners, f):
     w = np.where(j[None, :] < size[:, None], w, 0.0)
     total = w.sum(1, keepdims=True)
     w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
-    idx = np.minimum(xmin[:, None] + j[None, :], n_in - 1)
+    # the padding taps (past a short window) read the window's first pixel, as area's do:
+    # a NaN elsewhere must not reach this output through a zero weight
+    idx = np.where(j[None, :] < size[:, None], xmin[:, None] + j[None, :], xmin[:, None])
     return _AxisPlan(idx, w.astype(f), n_in)
 
 
@@ -291,7 +343,13 @@ def _shuffle_names(ins, *args, **kwargs):
     return ins[0]._names
 
 
+def _is_int_dtype(dt) -> bool:
+    return not (dt.is_floating_point or dt.is_complex or dt.name == "bool")
+
+
 def _int_arg(v, fname: str, arg: str) -> int:
+    if isinstance(v, Tensor) and v.dim() == 0 and _is_int_dtype(v.dtype):
+        return int(v.item())  # torch's parser takes a 0-d integer tensor for an int too
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(
             f"{fname}(): argument '{arg}' (position 2) must be int, not {type(v).__name__}"
@@ -661,7 +719,8 @@ def _grid_names(ins, *args, **kwargs):
     names of the grid."""
     ni = ins[0]._names or (None,) * ins[0].ndim
     ng = ins[1]._names or (None,) * ins[1].ndim
-    return (ni[0] or ng[0], ni[1]) + tuple(ng[1:-1])
+    # one grid per sample: the batch names unify (add's rule; clashing ones are an error)
+    return unify(ni[:1], ng[:1]) + (ni[1],) + tuple(ng[1:-1])
 
 
 def _unnorm_arr(xp, c, size: int, align: bool):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...core.ops.creation import empty
 from ...core.tensor import Tensor
 from .. import init
-from .._attention import _mha
+from .._attention import _check_converted_masks, _mha
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
@@ -118,6 +118,8 @@ class MultiheadAttention(Module):
         ``key_padding_mask`` (N, S): True (or -inf) marks padding keys. ``attn_mask`` (L, S) or
         (N*num_heads, L, S): True (or -inf) forbids a pair. ``is_causal``: a hint that
         ``attn_mask`` is the causal mask (then it need not be read)."""
+        if key_padding_mask is not None and attn_mask is not None:
+            _check_converted_masks(query, key_padding_mask, attn_mask)
         sep = not self._qkv_same_embed_dim
         return _mha(
             query,

@@ -314,14 +314,7 @@ class RNNBase(Module):
                 if not is_batched:
                     states = [s.unsqueeze(1) for s in states]
         # torch's checks (input dtype/dims/size, then the hidden sizes)
-        self.check_input(x, batch_sizes)
-        expected = self.get_expected_hidden_size(x, batch_sizes)
-        if lstm:
-            self.check_hidden_size(states[0], expected, "Expected hidden[0] size {}, got {}")
-            cell = (expected[0], expected[1], self.hidden_size)
-            self.check_hidden_size(states[1], cell, "Expected hidden[1] size {}, got {}")
-        else:
-            self.check_hidden_size(states[0], expected)
+        self.check_forward_args(x, (states[0], states[1]) if lstm else states[0], batch_sizes)
         if lstm and isinstance(hx, (tuple, list)) and len(hx) != 2:
             raise RuntimeError("lstm expects two hidden states")
         if hx is not None and sorted_i is not None:
@@ -386,6 +379,14 @@ class LSTM(RNNBase):
         e = self.get_expected_hidden_size(input, batch_sizes)
         return (e[0], e[1], self.hidden_size)
 
+    def check_forward_args(self, input: Tensor, hidden: tuple, batch_sizes) -> None:
+        """torch's checks of an LSTM call: the input, then h (hidden[0]) and c (hidden[1])."""
+        self.check_input(input, batch_sizes)
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
+        cell = self.get_expected_cell_size(input, batch_sizes)
+        self.check_hidden_size(hidden[1], cell, "Expected hidden[1] size {}, got {}")
+
     def permute_hidden(self, hx, permutation):
         if permutation is None:
             return hx
@@ -417,6 +418,25 @@ def _cell_names(name: str, input: Tensor, w_ih: Tensor, w_hh: Tensor, outs: tupl
         )
     out_f = feat if wi is None and wh is None else (wh[1] if wh is not None else None)
     return tuple(o.rename(*(o._names or (None,) * o.dim())[:-1], out_f) for o in outs)
+
+
+def _cell_state_names(name: str, input: Tensor, states) -> bool:
+    """Check the states' batch names against the input's, before the step (as the layers check
+    h0 and c0; the step's own sum would fail with add's message): True when any is named."""
+    xn = input._names
+    b = xn[0] if xn is not None else None
+    named = xn is not None
+    for label, h in states:
+        hn = h._names
+        if hn is None:
+            continue
+        named = True
+        if b is not None and hn[0] is not None and hn[0] != b:
+            raise RuntimeError(
+                f"{name}: the input's batch dim {b!r} does not match {label}'s batch dim "
+                f"{hn[0]!r} (names {list(xn)} and {list(hn)}); use rename or refine_names"
+            )
+    return named
 
 
 # ---------------------------------------------------------------------- cells
@@ -503,8 +523,9 @@ class RNNCell(RNNCellBase):
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         wi, wh = self.weight_ih, self.weight_hh
+        named = _cell_state_names("RNNCell", input, (("hx", hx),))
         ret = fn(input, hx, wi, wh, self.bias_ih, self.bias_hh)
-        if input._names is not None or wi._names is not None or wh._names is not None:
+        if named or wi._names is not None or wh._names is not None:
             (ret,) = _cell_names("RNNCell", input, wi, wh, (ret,))
         return ret if is_batched else ret.squeeze(0)
 
@@ -535,8 +556,9 @@ class LSTMCell(RNNCellBase):
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         wi, wh = self.weight_ih, self.weight_hh
+        named = _cell_state_names("LSTMCell", input, (("hx", hx[0]), ("cx", hx[1])))
         h, c = lstm_cell(input, hx, wi, wh, self.bias_ih, self.bias_hh)
-        if input._names is not None or wi._names is not None or wh._names is not None:
+        if named or wi._names is not None or wh._names is not None:
             h, c = _cell_names("LSTMCell", input, wi, wh, (h, c))
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
@@ -554,7 +576,8 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, hx, is_batched = self._batch("GRUCell", input, hx)
         wi, wh = self.weight_ih, self.weight_hh
+        named = _cell_state_names("GRUCell", input, (("hx", hx),))
         ret = gru_cell(input, hx, wi, wh, self.bias_ih, self.bias_hh)
-        if input._names is not None or wi._names is not None or wh._names is not None:
+        if named or wi._names is not None or wh._names is not None:
             (ret,) = _cell_names("GRUCell", input, wi, wh, (ret,))
         return ret if is_batched else ret.squeeze(0)

@@ -2,7 +2,7 @@
 
 Names (spec 4.3): the output keeps the indices' names; the vector dim is created, so unnamed,
 unless the weight is named ('vocab', 'vec'): then the vector dim is 'vec'.
-``sparse=True`` is accepted and gives dense gradients (ember has no sparse gradients).
+``sparse=True`` gives the weight a sparse COO gradient, one row per looked-up index, as torch.
 """
 
 from __future__ import annotations
@@ -189,9 +189,9 @@ class EmbeddingBag(Module):
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        self._fill_padding_idx_with_zero()
+
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
     def forward(
         self,

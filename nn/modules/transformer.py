@@ -15,6 +15,9 @@ import warnings
 from collections.abc import Callable
 
 from ...autograd.grad_mode import _state as _grad_state
+from ...core import dtype as _dt
+from ...core.autocast import state as _autocast_state
+from ...core.ops.creation import arange as _arange
 from ...core.ops.creation import full
 from ...core.tensor import Tensor
 from .. import functional as F
@@ -261,7 +264,7 @@ def _nested_reason(layer) -> str:
     if layer.norm1.eps != layer.norm2.eps:
         return f"{p}.norm1.eps was not equal to {p}.norm2.eps"
     if layer.self_attn.num_heads % 2 == 1:
-        return "num_head is odd"
+        return f"{p}.self_attn.num_heads is odd"
     return ""
 
 
@@ -309,33 +312,59 @@ class TransformerEncoder(Module):
         _check_mask(mask, "mask", None, "")
         first = self.layers[0] if len(self.layers) else None
         bf = first.self_attn.batch_first if isinstance(first, TransformerEncoderLayer) else False
-        keep = self._nested_keep(src, mask, src_key_padding_mask)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None and not self.mask_check:
+            src_key_padding_mask = padded  # the positions torch's nested tensors hold
         kpm, mask = _canon(src_key_padding_mask, src), _canon(mask, src)  # torch's, see above
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, bf))
         out = src
         for mod in self.layers:
             out = mod(out, src_mask=mask, is_causal=is_causal, src_key_padding_mask=kpm)
+        if padded is not None:
+            # torch's nested-tensor inference path pads its output with zeros before the final
+            # norm, so padded positions come out as norm(0)
+            out = out.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             out = self.norm(out)
-        if keep is not None:  # torch's nested-tensor inference path: padded positions are 0
-            out = out * keep.unsqueeze(-1).to(out.dtype)
         return out
 
-    def _nested_keep(self, src, mask, kpm):
-        """The kept-positions mask when torch would run this call on nested tensors (inference
-        with a right-padded ``src_key_padding_mask`` and no ``mask``), else None."""
-        if not self.use_nested_tensor or self.training or kpm is None or mask is not None:
+    def _nested_padding(self, src, mask, kpm):
+        """The padded positions (True) when torch would run this call on nested tensors
+        (inference with a left-aligned ``src_key_padding_mask`` and no ``mask``), else None.
+        Checked in torch's order, so that a mask of the wrong shape fails as it does there."""
+        first = self.layers[0] if len(self.layers) else None
+        if not self.use_nested_tensor or first is None or first.training:
             return None
-        if src.dim() != 3 or kpm.dim() != 2:
+        if src.dim() != 3 or kpm is None:
             return None
-        if _grad_state.enabled and (
-            src.requires_grad or any(p.requires_grad for p in self.parameters())
-        ):
-            return None
-        keep = kpm.logical_not()
-        if self.mask_check and keep.shape[1] > 1 and bool((keep[:, 1:] > keep[:, :-1]).any()):
-            return None  # not left aligned: torch does not take the nested path
-        return keep
+        padded = kpm if kpm.dtype is _dt.bool_ else kpm.ne(0)
+        if self.mask_check:
+            if padded.dim() != 2:
+                raise RuntimeError("Padding mask should be 2D")
+            if tuple(padded.shape) != tuple(src.shape[:2]):
+                raise RuntimeError("Mask size should match input size")
+            if padded.shape[1] > 1 and bool((padded[:, :-1] > padded[:, 1:]).any()):
+                return None  # not left aligned: torch does not take the nested path
+        if mask is not None or _autocast_state.enabled.get("cuda", False):
+            return None  # torch.is_autocast_enabled() asks about cuda regions only
+        if _grad_state.enabled:
+            if src.requires_grad or any(p.requires_grad for p in first.parameters()):
+                return None
+            # the nested tensor then meets a later layer's attention that has to record grads
+            for layer in self.layers[1:]:
+                if any(p.requires_grad for p in layer.self_attn.parameters()):
+                    raise AssertionError(
+                        "MultiheadAttention does not support NestedTensor outside of its fast "
+                        "path. The fast path was not hit because grad is enabled and at least "
+                        "one of query or the input/output projection weights or biases "
+                        "requires_grad"
+                    )
+        if not self.mask_check:
+            # torch trusts the mask to be left aligned: each sequence is its first
+            # (number of kept positions) steps, whatever the mask says about which
+            kept = padded.logical_not().sum(1, keepdim=True)
+            padded = _arange(padded.shape[1], device=padded.device) >= kept
+        return padded
 
 
 class TransformerDecoder(Module):

@@ -27,7 +27,9 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     vec = []
     for p in parameters:
         dev = _check_device(p, dev)
-        vec.append(p.view(-1))
+        # the vector's one dim is new (unnamed, spec 4.3): parameters' names neither name it nor
+        # have to agree with each other
+        vec.append((p if p._names is None else p.rename(None)).view(-1))
     return cat(vec)
 
 
@@ -46,5 +48,8 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     for p in parameters:
         dev = _check_device(p, dev)
         n = p.numel()
-        p.data = vec[pointer : pointer + n].view_as(p).data
+        d = vec[pointer : pointer + n].view_as(p).data
+        if p._names is not None:  # a parameter keeps its dims' names (spec 4.3, 4.9)
+            d = d.rename(*p._names)
+        p.data = d
         pointer += n

@@ -65,6 +65,14 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X: Tensor) -> Tensor:
+        """The orthogonal matrix X parametrizes, named like X: the map is algebra on the whole
+        matrix, whose intermediate products (X^H X) would repeat a name (spec 4.3: the weight
+        keeps its names; only what it does inside is unnamed)."""
+        if X._names is None:
+            return self._orthogonal(X)
+        return self._orthogonal(X.rename(None)).rename(*X._names)
+
+    def _orthogonal(self, X: Tensor) -> Tensor:
         n, k = X.shape[-2], X.shape[-1]
         transposed = n < k
         if transposed:
@@ -98,6 +106,12 @@ class _Orthogonal(Module):
         return Q
 
     def right_inverse(self, Q: Tensor) -> Tensor:
+        """An original whose forward() is Q, named like Q (see forward)."""
+        if Q._names is None:
+            return self._right_inverse(Q)
+        return self._right_inverse(Q.rename(None)).rename(*Q._names)
+
+    def _right_inverse(self, Q: Tensor) -> Tensor:
         with no_grad():
             if Q.shape != self.shape:
                 raise ValueError(

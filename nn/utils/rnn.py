@@ -15,6 +15,7 @@ import numpy as np
 from ...core import dtype as _dt
 from ...core.ops.creation import tensor as _tensor
 from ...core.ops.shape import cat
+from ...core.registry import broadcast_error
 from ...core.tensor import Tensor
 
 __all__ = [
@@ -165,8 +166,8 @@ def pack_padded_sequence(
         )
     lens = _host_ints(lengths)
     bdim = 0 if batch_first else 1
-    B = input.shape[bdim]
-    T = input.shape[1 - bdim]
+    B = input.size(bdim)  # torch's IndexError for a 1-D input
+    T = input.size(1 - bdim)
     if enforce_sorted:
         sorted_indices = None
         order = None
@@ -174,12 +175,15 @@ def pack_padded_sequence(
         order = np.argsort(-lens, kind="stable")
         lens = lens[order]
         sorted_indices = _long(order, input.device)
+    # torch's checks, in its order: it reads only the last length (the shortest once sorted)
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
     if lens.size != B:
         raise RuntimeError(
             f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
             f"(batch_size={B})"
         )
-    if lens.size and lens.min() <= 0:
+    if lens[-1] <= 0:
         raise RuntimeError(
             "Length of all samples has to be greater than 0, but found an element in 'lengths' "
             "that is <= 0"
@@ -245,6 +249,24 @@ def pad_packed_sequence(
     return out, _long(lens_sorted[uns])
 
 
+def _copy_shaped(s: Tensor, slot: tuple) -> Tensor:
+    """``s`` as torch's ``copy_`` writes it into a padded ``slot`` of another shape: broadcast
+    to it (a 1-D sequence fills each step of a (len, n) slot), else torch's copy_ errors."""
+    err = broadcast_error((slot, tuple(s.shape)))
+    if err is not None:
+        raise err
+    n = max(len(slot), s.dim())
+    full = tuple(
+        max(a, b)
+        for a, b in zip((1,) * (n - len(slot)) + slot, (1,) * (n - s.dim()) + tuple(s.shape))
+    )
+    if full != slot:
+        raise RuntimeError(
+            f"output with shape {list(slot)} doesn't match the broadcast shape {list(full)}"
+        )
+    return s.expand(*slot)
+
+
 def pad_sequence(
     sequences,
     batch_first: bool = False,
@@ -262,19 +284,13 @@ def pad_sequence(
     if not seqs:
         raise RuntimeError("received an empty list of sequences")
     trail = tuple(seqs[0].shape[1:])
-    for s in seqs[1:]:
-        st = tuple(s.shape[1:])
-        if st != trail:
-            if len(st) != len(trail):
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({trail[0] if trail else 1}) must match "
-                    "the existing size"
-                )
-            k = next(i for i in range(len(st)) if st[i] != trail[i])
-            raise RuntimeError(
-                f"The size of tensor a ({trail[k]}) must match the size of tensor b ({st[k]}) "
-                f"at non-singleton dimension {k + 1}"
-            )
+    dt = seqs[0].dtype
+    for i in range(1, len(seqs)):
+        s = seqs[i]
+        if s.dtype is not dt:  # torch copies every sequence into a tensor of the first's dtype
+            seqs[i] = s = s.to(dt)
+        if tuple(s.shape[1:]) != trail:
+            seqs[i] = _copy_shaped(s, (s.shape[0],) + trail)
     lens = np.array([s.shape[0] for s in seqs], np.int64)
     B = len(seqs)
     T = int(lens.max())
@@ -306,7 +322,8 @@ def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False)
     """Split a padded batch back into a list of sequences of ``lengths``."""
     lens = _host_ints(lengths)
     p = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
-    return [p[i, : int(n)] for i, n in enumerate(lens)]
+    # as torch pairs them: one length per sequence, else zip's own ValueError
+    return [p[i, : int(n)] for i, n in zip(range(p.shape[0]), lens, strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
