@@ -1000,6 +1000,16 @@ def _without_leading_ones(a, key, pre, vs, adv):
     return tuple(vs[extra:])
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _in_float_range(npd, v: float) -> bool:
+    """Whether real number ``v`` needs no range check to be stored in numpy dtype ``npd`` (the
+    common float32/float64 targets, answered without fill_scalar's general checks)."""
+    return npd is _F64 or (npd is _F32 and -_F32_MAX <= v <= _F32_MAX)
+
+
 def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)
@@ -1081,9 +1091,9 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             return
         a = self._data
         v = value._data if vt else value
-        if not vt and (a.dtype.kind != "f" or a.dtype.itemsize < 8 or type(v) is complex):
+        if not vt and not ((type(v) is float or type(v) is int) and _in_float_range(a.dtype, v)):
             # torch's range check (-1 into uint8 is 255; 1e40 into float32 and 1j into a real
-            # tensor raise); float64 takes any real number unchecked
+            # tensor raise)
             v = _dt.fill_scalar(v, a.dtype)
         if vt and type(v) is not type(a):
             v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
