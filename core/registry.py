@@ -859,8 +859,9 @@ def _resolve_dims(od, t, opts, kw):
         if type(v) is int:
             continue
         if v is None:
-            # a dim that None cannot mean (all dims) is a name lookup on a named tensor (spec)
-            if t._names is not None and od.opt_defaults.get(nm, 0) is not None:
+            # a dim that None cannot mean (all dims, as None or () defaults say) is a name
+            # lookup on a named tensor (spec)
+            if t._names is not None and od.opt_defaults.get(nm, 0) not in (None, ()):
                 normalize_dim(t, v)
             continue
         if isinstance(v, str):

@@ -729,3 +729,33 @@ def test_backward_names_of_ops_ember_splits_differently(case):
         y.sum().backward()
         names.append((before, y.grad_fn.name()))
     assert names[1] == names[0]
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"dim": 1}, {"dim": (0, 1)}, {"dim": 0, "keepdim": True}], ids=str
+)
+def test_norm_p_none_is_the_two_norm(kw):
+    """torch.norm(x, None) spells out the default: the 2-norm (Frobenius over two dims); ember
+    refused None as an order. Values and gradients (non-uniform upstream) against torch."""
+    a = np.random.default_rng(3).standard_normal((3, 4))
+    t = torch.tensor(a, requires_grad=True)
+    e = ember.tensor(a, requires_grad=True)
+    rt, re_ = torch.norm(t, None, **kw), ember.norm(e, None, **kw)
+    np.testing.assert_allclose(re_.detach().numpy(), rt.detach().numpy(), rtol=1e-12)
+    up = np.arange(1.0, rt.numel() + 1).reshape(tuple(rt.shape))
+    rt.backward(torch.tensor(up))
+    re_.backward(ember.tensor(up))
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert e.norm(p=None).item() == pytest.approx(t.norm(p=None).item(), rel=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["amax", "amin"])
+def test_amax_amin_none_dim_on_named_tensors(fn):
+    """amax/amin take dim=None as all dims (torch 2.x); on a named tensor ember took the None
+    for a dim name to look up (spec 1) and raised."""
+    a = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    x = ember.tensor(a, names=("a", "b"))
+    want = getattr(torch, fn)(torch.tensor(a), None).item()
+    assert getattr(ember, fn)(x, None).item() == want
+    kept = getattr(ember, fn)(x, None, keepdim=True)
+    assert kept.names == ("a", "b") and tuple(kept.shape) == (1, 1)

@@ -834,6 +834,8 @@ def _norm_names(ins, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def _norm_p(p):
+    if p is None:  # torch.norm's default spelled out: the 2-norm (Frobenius over two dims)
+        return 2.0
     if isinstance(p, str):
         if p == "fro":
             return 2.0
