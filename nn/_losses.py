@@ -16,6 +16,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
@@ -736,6 +737,52 @@ def _unified_names(a, b):
     return None if all(x is None for x in n) else n
 
 
+_CASCADE_LEVELS = 8
+
+
+def _cascade_sum(vals, at, batch: int):
+    """The sum of the half-precision ``vals`` (one per sample, at batch positions ``at``) as
+    torch's cpu nll_loss forms it in the half dtype: each sample is added to the first of 8
+    partial sums, which moves up a level after every 16th (16**j-th) batch position; the
+    partial sums are added last. (A plain half-precision sum of thousands of losses loses most
+    of its digits: ember's mean of 2048 was 8x torch's.) Host arrays only."""
+    dt = vals.dtype.type
+    power = max(4, (batch - 1).bit_length() // _CASCADE_LEVELS)
+    mask = (1 << power) - 1
+    parts = [dt(0)] * _CASCADE_LEVELS
+    start = 0
+    for e in np.flatnonzero((at & mask) == 0):
+        if e >= start:
+            parts[0] = np.add.accumulate(np.concatenate([[parts[0]], vals[start : e + 1]]))[-1]
+            start = e + 1
+        b = int(at[e])
+        for j in range(_CASCADE_LEVELS - 1):
+            if b & (mask << (j * power)):
+                break
+            parts[j + 1], parts[j] = dt(parts[j + 1] + parts[j]), dt(0)
+    if start < vals.size:
+        parts[0] = np.add.accumulate(np.concatenate([[parts[0]], vals[start:]]))[-1]
+    total = dt(0)
+    for p in parts:
+        total = dt(total + p)
+    return total
+
+
+def _half_nll_sums(input, target, wt):
+    """(loss sum, total weight) of a 2-D half-precision nll_loss, rounded as torch's cpu kernel
+    rounds them (see _cascade_sum); None for other inputs (numpy's sum matches torch's there)."""
+    if input.ndim != 2 or input.dtype.itemsize != 2 or type(input) is not np.ndarray:
+        return None
+    at = np.flatnonzero(wt != 0)  # (a zero weight adds nothing: skipping it changes no sum)
+    picked = np.take_along_axis(input, target[:, None], axis=1)[at, 0]
+    w = wt[at]
+    loss = _cascade_sum(-(picked * w), at, input.shape[0])
+    # unweighted: the count of kept samples, rounded to the dtype
+    ones = bool((w == 1).all())
+    tw = wt.dtype.type(at.size) if ones else _cascade_sum(w, at, input.shape[0])
+    return loss, tw
+
+
 @op(names=_nll_rule, method=False)
 def _nll_loss(xp, input, target, wt, reduction="mean"):
     """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices and
@@ -744,6 +791,11 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
     loss = picked * -wt
     if reduction == "none":
         return loss
+    half = _half_nll_sums(input, target, wt)
+    if half is not None:
+        s, tw = half
+        with _errstate(xp):
+            return xp.asarray(s / tw if reduction == "mean" else s, dtype=input.dtype)
     s = loss.sum()
     if reduction == "mean":
         with _errstate(xp):  # every target ignored: nan, silently (like torch)
@@ -755,6 +807,22 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
 def _(grad, input_shape, target, wt, reduction):
     t, w = target._data, wt._data
     xp = array_module(t)
+    if reduction != "none" and not _grad_state.enabled:
+        # torch's kernel: -(grad / total_weight) rounded once to the input's dtype, then times
+        # each weight (bfloat16: rounding -w / total_weight first put ~half the rows one unit
+        # off)
+        tw = w.sum(dtype=np.float32 if w.dtype.itemsize < 4 else w.dtype).astype(w.dtype)
+        if w.dtype.itemsize == 2 and len(input_shape) == 2 and type(w) is np.ndarray:
+            at = np.flatnonzero(w != 0)
+            if not bool((w[at] == 1).all()):  # the forward's total weight (_half_nll_sums)
+                tw = _cascade_sum(w[at], at, input_shape[0])
+        with _errstate(xp):
+            gv = -(grad._data / tw) if reduction == "mean" else -grad._data
+        g = xp.zeros(input_shape, dtype=w.dtype)
+        vals = (w * gv.astype(w.dtype)).astype(w.dtype, copy=False)
+        vals[w == 0] = 0  # an ignored target is skipped: +0, not 0 * -x
+        xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(vals, 1), axis=1)
+        return _wrap(g), None, None
     with _errstate(xp):
         scale = -w / w.sum() if reduction == "mean" else -w
     # -scale at each target class, zeros elsewhere (written in place: no dense one-hot)

@@ -22,6 +22,54 @@ from .optimizer import (
 __all__ = ["Adam"]
 
 
+def _adam_half_(xp, d, g, m, v, mx, lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, dec, fused):
+    """Adam's update of a float16/bfloat16 parameter ``d`` (moments ``m``, ``v``, AMSGrad's
+    ``mx``, all of its dtype) in float32, rounded where torch rounds.
+
+    In half-precision numpy every operation rounds, which put about half the moments one unit
+    off torch's after a few steps. torch's fused cpu kernel rounds each tensor once, when it
+    stores it; its single-tensor loop rounds after each in-place op (``mul_``, ``lerp_``,
+    ``addcmul_``, ``sqrt``, ``div``, ``add_``, ``addcdiv_``)."""
+    f = xp.float32
+    dt = d.dtype
+    gf, mf = g.astype(f), m.astype(f)
+
+    def rnd(a):
+        return a.astype(dt).astype(f)
+
+    if fused:
+        pf = d.astype(f)
+        if wd:
+            if dec:
+                pf -= f(lr * wd) * pf
+            else:
+                gf += f(wd) * pf
+        mf += f(1 - beta1) * (gf - mf)
+        vf = v.astype(f) * f(beta2) + f(1 - beta2) * gf * gf
+        if mx is not None:
+            vmax = xp.maximum(mx.astype(f), vf)
+            mx[...] = vmax
+        den = xp.sqrt(vf if mx is None else vmax) / f(bc2s) + f(eps)
+        pf -= f(lr / bc1) * mf / den
+    else:
+        if wd:
+            if dec:
+                d *= f(1 - lr * wd)  # param.mul_: one rounding
+            else:
+                # grad.add(param, alpha=wd): torch casts alpha to the half dtype first
+                gf = rnd(gf + f(dt.type(wd)) * d.astype(f))
+        pf = d.astype(f)
+        mf = rnd(mf + f(1 - beta1) * (gf - mf))
+        vf = rnd(rnd(v.astype(f) * f(beta2)) + f(1 - beta2) * gf * gf)
+        if mx is not None:
+            xp.maximum(mx, vf.astype(dt), out=mx)
+        den = rnd(rnd(rnd(xp.sqrt(vf if mx is None else mx.astype(f))) / f(bc2s)) + f(eps))
+        pf += f(-step_size) * (mf / den)
+    d[...] = pf
+    m[...] = mf
+    v[...] = vf
+
+
 def _check_tensor_betas(betas, foreach_uncapturable: bool) -> None:
     """Adam's betas are two floats or two one-element tensors (ints are refused too)."""
     if not (
@@ -105,6 +153,12 @@ class Adam(Optimizer):
                         mx = None if mx is None else mx.reshape(1)
                     args = (lr, beta1, beta2, eps, wd, bc1, bc2s, decoupled)
                     if adam_step(xp, d, g, m, v, mx, *args):  # one kernel (cupy)
+                        _bump(p)
+                        continue
+                    if d.dtype.itemsize == 2 and d.dtype.kind in "fV":  # V: bfloat16
+                        step_size = float(lr_t(lr_t(lr) / lr_t(bc1)))
+                        hargs = (lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, decoupled)
+                        _adam_half_(xp, d, g, m, v, mx, *hargs, group.get("fused"))
                         _bump(p)
                         continue
                     g = _weight_decay(g, d, lr, wd, decoupled, lr_t)

@@ -24,6 +24,7 @@ from ..autograd import engine as _engine
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import saved_tensors_hooks
+from ..core import autocast as _autocast
 from ..core import random as _random
 from ..core.tensor import Tensor
 from ..nn.modules.container import Sequential
@@ -178,6 +179,28 @@ def _use_reentrant(use_reentrant, sequential: bool = False) -> bool:
     return bool(use_reentrant)
 
 
+def _autocast_state() -> tuple:
+    """The autocast state of each device type now, (device, enabled, dtype, cache_enabled):
+    torch recomputes a checkpointed call under its forward's autocast state (the backward runs
+    outside the forward's ``with torch.autocast`` block; recomputed in float32, the saved
+    tensors had the wrong dtype)."""
+    st = _autocast.state
+    return tuple(
+        (dev, on, st.dtype[dev], st.cache_enabled) for dev, on in sorted(st.enabled.items())
+    )
+
+
+@contextlib.contextmanager
+def _autocast_as(saved: tuple):
+    """The autocast state ``saved`` by :func:`_autocast_state`, for the recomputation."""
+    from ..amp.autocast_mode import autocast
+
+    with contextlib.ExitStack() as stack:
+        for dev, on, dtype, cache in saved:
+            stack.enter_context(autocast(dev, dtype=dtype, enabled=on, cache_enabled=cache))
+        yield
+
+
 @contextlib.contextmanager
 def _replayed(rng):
     """The random state of the forward, for the recomputation (then the current one back)."""
@@ -194,6 +217,7 @@ class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, function, kwargs, rng, *args):
         ctx.function, ctx.kwargs, ctx.rng = function, kwargs, rng
+        ctx.autocast = _autocast_state()
         ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.others = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_at])
@@ -206,7 +230,7 @@ class CheckpointFunction(Function):
         args = list(ctx.others)
         for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
-        with _replayed(ctx.rng), enable_grad():
+        with _replayed(ctx.rng), _autocast_as(ctx.autocast), enable_grad():
             out = ctx.function(*args, **ctx.kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         pairs = [
@@ -231,6 +255,7 @@ class _Recomputation:
 
     def __init__(self, function, args, kwargs, rng, rec_ctx, early_stop, check):
         self.run = (function, args, kwargs, rng, rec_ctx)
+        self.autocast = _autocast_state()
         self.early_stop, self.check = early_stop, check
         self.meta: list = []
         self.values: list | None = None
@@ -266,7 +291,7 @@ class _Recomputation:
 
         hooks = saved_tensors_hooks(keep, lambda t: t)
         try:
-            with _replayed(rng), rec_ctx, enable_grad(), hooks:
+            with _replayed(rng), _autocast_as(self.autocast), rec_ctx, enable_grad(), hooks:
                 function(*args, **kwargs)
         except _StopRecomputation:
             pass

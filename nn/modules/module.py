@@ -704,7 +704,11 @@ class Module:
             with no_grad():
                 param_applied = fn(param)
             grad = param._grad
-            if overwrite and not is_lazy(param):
+            # torch swaps the data of a Parameter only when the new tensor is of a compatible
+            # kind: a move to or from the meta device (``to_empty``) makes a new Parameter per
+            # module, so weights tied across modules come apart, as in torch
+            moved = param_applied.is_meta is not param.is_meta
+            if (overwrite or moved) and not is_lazy(param):
                 out = Parameter(param_applied, param.requires_grad)
                 self._parameters[key] = out
                 if grad is not None:
