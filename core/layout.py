@@ -296,6 +296,15 @@ def apply_memory_format(t, fmt):
     return _contiguous(t, fmt)
 
 
+def row_major(xp, a):
+    """``a`` in row-major order. torch's reductions along a dim, scans, softmax and masked_fill
+    return contiguous tensors whatever the input's strides, while numpy keeps a permuted input's
+    order: a later ``.view`` of the result would fail where torch's succeeds. Kernels call it
+    only where the result can come out permuted (reductions of 3 or more dims, same-shape
+    results of 2 or more), which keeps the common small cases free of the check."""
+    return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
+
+
 def _install() -> None:
     from .tensor import Tensor
 

@@ -759,3 +759,40 @@ def test_amax_amin_none_dim_on_named_tensors(fn):
     assert getattr(ember, fn)(x, None).item() == want
     kept = getattr(ember, fn)(x, None, keepdim=True)
     assert kept.names == ("a", "b") and tuple(kept.shape) == (1, 1)
+
+
+_ROW_MAJOR_OPS = {
+    "sum": lambda x: x.sum(-1),
+    "sum_keepdim": lambda x: x.sum(0, keepdim=True),
+    "mean": lambda x: x.mean(-1),
+    "amax": lambda x: x.amax(-1),
+    "max_values": lambda x: x.max(-1)[0],
+    "max_indices": lambda x: x.max(-1)[1],
+    "var": lambda x: x.var(-1),
+    "std": lambda x: x.std(1),
+    "logsumexp": lambda x: x.logsumexp(-1),
+    "softmax": lambda x: x.softmax(-1),
+    "log_softmax": lambda x: x.log_softmax(0),
+    "cumsum": lambda x: x.cumsum(-1),
+    "cumprod": lambda x: x.cumprod(0),
+    "masked_fill": lambda x: x.masked_fill(x > 0, 0.0),
+    "exp": lambda x: x.exp(),  # element-wise: keeps the input's layout, in both
+}
+
+
+@pytest.mark.parametrize("name", list(_ROW_MAJOR_OPS))
+@pytest.mark.parametrize(
+    "shape,perm", [((2, 3, 4, 5), (0, 2, 1, 3)), ((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1))], ids=str
+)
+def test_result_layout_of_permuted_inputs(name, shape, perm):
+    """torch's reductions along a dim, scans, softmax and masked_fill return contiguous results
+    whatever the input's strides (numpy kept a permuted input's order, so ``.view`` of the result
+    raised where torch's worked); element-wise ops keep the layout in both."""
+    a = np.random.default_rng(5).standard_normal(shape)
+    fn = _ROW_MAJOR_OPS[name]
+    r = fn(ember.tensor(a).permute(*perm))
+    want = fn(torch.tensor(a).permute(*perm))
+    assert r.is_contiguous() == want.is_contiguous()
+    np.testing.assert_allclose(r.numpy(), want.numpy(), rtol=1e-12)
+    if want.is_contiguous():
+        assert tuple(r.view(-1).shape) == tuple(want.view(-1).shape)

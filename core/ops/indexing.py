@@ -23,6 +23,7 @@ from .. import dtype as _dt
 from ..arg_errors import invalid_arguments, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
+from ..layout import row_major
 from ..meta import meta_xp, no_meta_kernel
 from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep, keep_indexed
 from ..registry import _rebase_history, broadcast_error, op
@@ -2060,12 +2061,13 @@ def masked_fill(xp, input, mask, value):
     else:
         value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
     try:
-        return xp.where(mask, value, input)
+        r = xp.where(mask, value, input)
     except ValueError:
         err = broadcast_error([mask.shape, input.shape])  # torch names the mask first
         if err is None:
             raise
         raise err from None
+    return row_major(xp, r) if r.ndim > 1 else r
 
 
 @masked_fill.vjp

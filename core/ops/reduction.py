@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtype as _dt
 from ..device import array_module
 from ..dims import DimTypeError
+from ..layout import row_major
 from ..names import keep, remove_dims
 from ..registry import OPS, op
 from ..return_types import return_types
@@ -183,7 +184,8 @@ def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
             r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
             return r.astype(input.dtype)
     # the array method skips numpy's Python-level dispatch: this is a hot path
-    return input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 @sum.vjp
@@ -244,7 +246,8 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
         return s / xp.zeros((), s.dtype) if s.size else s
     if npd is None and _lowp(input):
         return input.mean(axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
-    return input.mean(axis=ax, keepdims=keepdim, dtype=npd)
+    r = input.mean(axis=ax, keepdims=keepdim, dtype=npd)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 @mean.vjp
@@ -361,7 +364,10 @@ def _ext_dim(xp, a, dim, keepdim, largest, name):
         idx, vals = a.argmax(axis=ax, keepdims=keepdim), a.max(axis=ax, keepdims=keepdim)
     else:
         idx, vals = a.argmin(axis=ax, keepdims=keepdim), a.min(axis=ax, keepdims=keepdim)
-    return vals, idx.astype(np.int64, copy=False)
+    idx = idx.astype(np.int64, copy=False)
+    if a.ndim > 2:
+        return row_major(xp, vals), row_major(xp, idx)
+    return vals, idx
 
 
 def _onehot(a, idx, ax):
@@ -459,9 +465,12 @@ def _make_aext(name, largest):
         _nonempty(name, input, ax)
         if input.dtype.kind == "c" and input.size:
             raise _not_impl(f"{name[1:]}_values_cpu", input)
-        if largest:
-            return input.max(axis=ax, keepdims=keepdim)
-        return input.min(axis=ax, keepdims=keepdim)
+        r = (
+            input.max(axis=ax, keepdims=keepdim)
+            if largest
+            else input.min(axis=ax, keepdims=keepdim)
+        )
+        return row_major(xp, r) if input.ndim > 2 else r
 
     kernel.__name__ = name
     kernel.__doc__ = (
@@ -705,13 +714,15 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
 @op(names=_var_names)
 def var(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased`` is legacy)."""
-    return _var_kernel("var", xp, input, dim, unbiased, keepdim, correction)[0]
+    r = _var_kernel("var", xp, input, dim, unbiased, keepdim, correction)[0]
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 @op(names=_var_names)
 def std(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see var)."""
-    return xp.sqrt(_var_kernel("std", xp, input, dim, unbiased, keepdim, correction)[0])
+    r = xp.sqrt(_var_kernel("std", xp, input, dim, unbiased, keepdim, correction)[0])
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 def _var_grad(grad, input, dim, unbiased, keepdim, correction, std_result=None):
@@ -802,11 +813,9 @@ def logsumexp(xp, input, dim=None, keepdim=False):
     with np.errstate(divide="ignore"):
         r = xp.log(xp.sum(xp.exp(input - m), axis=ax, keepdims=True)) + m
     r = r.astype(out_dtype, copy=False)
-    return (
-        r
-        if keepdim
-        else r.reshape([s for i, s in enumerate(r.shape) if not (ax is None or i in ax)])
-    )
+    if not keepdim:
+        r = r.reshape([s for i, s in enumerate(r.shape) if not (ax is None or i in ax)])
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 def _logsumexp_out(out, res, ins):
@@ -1047,14 +1056,14 @@ def _scan(xp, f, input, dim, dtype, name):
         return input.astype(npd)
     if npd is not None and npd != input.dtype:
         input = input.astype(npd)  # torch casts first, then scans in that dtype (as below)
-    if _lowp(input):
-        return f(input, axis=ax, dtype=_F32).astype(input.dtype)
-    acc = _SCAN_ACC.get(input.dtype.char)
+    acc = _F32 if _lowp(input) else _SCAN_ACC.get(input.dtype.char)
     if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
-        return f(input, axis=ax, dtype=acc).astype(input.dtype)
-    # numpy scans integers narrower than int64 in int64 (uint64 for unsigned); torch keeps (and
-    # wraps in) the dtype it scans in
-    return f(input, axis=ax, dtype=input.dtype)
+        r = f(input, axis=ax, dtype=acc).astype(input.dtype)
+    else:
+        # numpy scans integers narrower than int64 in int64 (uint64 for unsigned); torch keeps
+        # (and wraps in) the dtype it scans in
+        r = f(input, axis=ax, dtype=input.dtype)
+    return row_major(xp, r) if input.ndim > 1 else r
 
 
 _SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from ..device import array_module
+from ..layout import row_major
 from ..names import keep
 from ..registry import op
 from ..tensor import _wrap
@@ -49,6 +50,8 @@ def softmax(xp, input, dim=None, dtype=None):
     e = x - x.max(axis=ax, keepdims=True)
     xp.exp(e, out=e)
     e /= e.sum(axis=ax, keepdims=True)
+    if input.ndim > 1:
+        return row_major(xp, e)
     return e if input.ndim else e.reshape(())
 
 
@@ -99,6 +102,8 @@ def log_softmax(xp, input, dim=None, dtype=None):
         return r if input.ndim else r.reshape(())
     s = x - x.max(axis=ax, keepdims=True)
     s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
+    if input.ndim > 1:
+        return row_major(xp, s)
     return s if input.ndim else s.reshape(())
 
 
