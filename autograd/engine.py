@@ -150,17 +150,14 @@ def _check_hook_result(h, old, new) -> None:
 def _hook_names(h, old, new):
     """A hook's replacement gradient is named like the gradient it replaces (spec 4.1: a gradient
     is named like its tensor): unnamed dims take those names, a clash is an error naming both."""
-    if old._names is None:
-        return new.rename(None)
-    if new._names is not None:
-        try:
-            _nm.unify(new._names, old._names)
-        except RuntimeError as e:
-            raise RuntimeError(
-                f"hook '{_hook_name(h)}' returned a gradient named {list(new._names)}, which does "
-                f"not match the gradient's names {list(old._names)}: {e}"
-            ) from None
-    return new.rename(*old._names)
+    return _nm.named_like(
+        new,
+        old._names,
+        lambda got, want: (
+            f"hook '{_hook_name(h)}' returned a gradient named {got}, which does "
+            f"not match the gradient's names {want}"
+        ),
+    )
 
 
 def _check_hook_results(h, old, new) -> list:
@@ -1021,17 +1018,11 @@ def check_grad_assignment(t, g):
         return g
     if g._names is t._names or g._names == t._names:
         return g
-    if t._names is None:
-        return g.rename(None)  # the gradient is named like its tensor: unnamed here
-    if g._names is not None:
-        try:
-            _nm.unify(g._names, t._names)
-        except RuntimeError as e:
-            raise RuntimeError(
-                f"assigned grad's names {list(g._names)} do not match the tensor's "
-                f"names {list(t._names)}: {e}"
-            ) from None
-    return g.rename(*t._names)
+    return _nm.named_like(
+        g,
+        t._names,
+        lambda got, want: f"assigned grad's names {got} do not match the tensor's names {want}",
+    )
 
 
 def register_tensor_hook(t, hook):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..core.names import unify
+from ..core.names import named_like
 from ..core.tensor import Tensor
 from .grad_mode import enable_grad
 
@@ -93,17 +93,13 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def _named_tangent(tensor: Tensor, tangent: Tensor) -> Tensor:
     """The tangent is named like its primal, as a gradient is (spec 4.1): unnamed dims take the
     primal's names; names that do not unify with them are an error naming both lists."""
-    if tensor._names is None:
-        return tangent.rename(None)
-    if tangent._names is not None:
-        try:
-            unify(tangent._names, tensor._names)
-        except RuntimeError as e:
-            raise RuntimeError(
-                f"make_dual: the tangent's names {list(tangent._names)} do not match the "
-                f"primal's names {list(tensor._names)}: {e}"
-            ) from None
-    return tangent.rename(*tensor._names)
+    return named_like(
+        tangent,
+        tensor._names,
+        lambda got, want: (
+            f"make_dual: the tangent's names {got} do not match the primal's names {want}"
+        ),
+    )
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:

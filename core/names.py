@@ -21,6 +21,20 @@ _HINT = (
 )
 
 
+def named_like(t, names, clash):
+    """``t`` with its dims named ``names`` (unnamed when None), as a gradient or a tangent is
+    named like its tensor (spec 4.1): unnamed dims take the names; names that do not unify with
+    them raise RuntimeError, ``clash(t_names, names)`` (both as lists) followed by why."""
+    if names is None:
+        return t.rename(None)
+    if t._names is not None:
+        try:
+            unify(t._names, names)
+        except RuntimeError as e:
+            raise RuntimeError(f"{clash(list(t._names), list(names))}: {e}") from None
+    return t.rename(*names)
+
+
 def unify(a: tuple, b: tuple) -> tuple:
     """Unify two name lists from the right (None is a wildcard), with PyTorch's errors."""
     if a is None:
