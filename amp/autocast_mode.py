@@ -38,12 +38,30 @@ __all__ = [
 ]
 
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "xla", "hpu", "mtia", "ipu", "maia")
+# every device type torch's device strings know, in the order its parser's error lists them
+_TORCH_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+    "vulkan, mps, meta, hpu, mtia, privateuseone"
+)
 _state = _ac.state
 
 
+def _device_kind(device_type: str) -> str:
+    """The type of a device string ('cuda:0' -> 'cuda'); torch's error for one it cannot parse."""
+    from ..core.device import _DEVICE_RE
+
+    m = _DEVICE_RE.match(device_type)
+    if m is None or m.group(1) not in _TORCH_TYPES.split(", "):
+        raise RuntimeError(
+            f"Expected one of {_TORCH_TYPES} device type at start of device string: {device_type}"
+        )
+    return m.group(1)
+
+
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast regions are accepted for ``device_type`` (cpu and cuda)."""
-    return device_type in ("cpu", "cuda")
+    """Whether autocast regions are accepted for ``device_type`` (a device string, like
+    torch's: 'cuda:0' counts as 'cuda'; an unknown type is an error)."""
+    return _device_kind(device_type) in _KNOWN
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
@@ -65,6 +83,11 @@ def get_autocast_dtype(device_type: str) -> _dt.dtype:
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
     """Set the dtype autocast regions of ``device_type`` ask for."""
+    if not isinstance(dtype, _dt.dtype):
+        raise TypeError(
+            "set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+            f"{type(dtype).__name__}"
+        )
     _state.dtype[device_type] = dtype
 
 
@@ -151,18 +174,13 @@ class autocast:
             raise ValueError(  # noqa: TRY004 - torch's type
                 f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
             )
-        kind = device_type.split(":", 1)[0]
-        if kind not in _KNOWN:
-            raise RuntimeError(
-                f"Expected one of {', '.join(_KNOWN)} device type at start of device string: "
-                f"{device_type}"
-            )
+        kind = _device_kind(device_type)
+        if kind not in _KNOWN:  # a device type torch knows but has no autocast dtype for
+            raise RuntimeError("unsupported scalarType")
         self.device = kind
+        # a dtype that is not a dtype (a string) is only refused on entering, as torch does: it
+        # warns here (not a supported dtype) and set_autocast_dtype raises its TypeError
         self.fast_dtype = get_autocast_dtype(kind) if dtype is None else dtype
-        if not isinstance(self.fast_dtype, _dt.dtype):
-            raise ValueError(  # noqa: TRY004 - torch's type
-                f"Expected `dtype` of type `torch.dtype`, got: `{type(dtype)}`"
-            )
         self._enabled = bool(enabled)
         if self._enabled and kind == "cuda":
             from ..core.device import is_cuda_available

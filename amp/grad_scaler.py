@@ -12,6 +12,8 @@ import warnings
 from collections import defaultdict
 from enum import Enum
 
+import numpy as np
+
 __all__ = ["GradScaler", "OptState"]
 
 
@@ -23,6 +25,11 @@ class OptState(Enum):
 
 def _fresh_state() -> dict:
     return {"stage": OptState.READY, "found_inf": None}
+
+
+def _f32(x: float) -> float:
+    """torch keeps the scale in a float32 tensor: every value it takes is rounded to float32."""
+    return float(np.float32(x))
 
 
 class GradScaler:
@@ -55,7 +62,7 @@ class GradScaler:
             if backoff_factor >= 1.0:
                 raise AssertionError("The backoff factor must be < 1.0.")
         self._init_scale = float(init_scale)
-        self._scale = float(init_scale)
+        self._scale: float | None = None  # set by the first scale() (torch's lazy init)
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
         self._growth_interval = int(growth_interval)
@@ -67,13 +74,20 @@ class GradScaler:
         """Multiply a loss (or a nested list/tuple of them) by the scale factor."""
         if not self._enabled:
             return outputs
+        if self._scale is None:
+            self._scale = _f32(self._init_scale)
+        from ..core import dtype as _dt
+        from ..core.ops.creation import tensor
+
         s = self._scale
 
         def apply(v):
             if isinstance(v, (list, tuple)):
                 return type(v)(apply(x) for x in v)
             if hasattr(v, "shape"):
-                return v * s
+                # a 0-dim float32 tensor, as torch's: a 0-dim half loss is promoted to float32
+                # (a Python float would keep it half, where a scaled loss overflows to inf)
+                return v * tensor(s, dtype=_dt.float32, device=v.device)
             raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 
         return apply(outputs)
@@ -82,6 +96,7 @@ class GradScaler:
         """Divide ``optimizer``'s gradients by the scale in place (e.g. before clipping)."""
         if not self._enabled:
             return
+        self._check_scaled("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
             raise RuntimeError(
@@ -90,18 +105,24 @@ class GradScaler:
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         from ..autograd.grad_mode import no_grad
+        from ..core import dtype as _dt
 
-        inv = 1.0 / self._scale
+        grads = []
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if g.dtype is _dt.float16:  # checked before any gradient changes, as torch
+                    raise ValueError("Attempting to unscale FP16 gradients.")
+                grads.append(g)
+        inv = _f32(1.0 / self._scale)
         found_inf = False
         with no_grad():
-            for group in optimizer.param_groups:
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    g.mul_(inv)
-                    if not found_inf and not bool(g.isfinite().all()):
-                        found_inf = True
+            for g in grads:
+                g.mul_(inv)
+                if not found_inf and not bool(g.isfinite().all()):
+                    found_inf = True
         state["found_inf"] = found_inf
         state["stage"] = OptState.UNSCALED
 
@@ -111,6 +132,7 @@ class GradScaler:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scaled("step")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -127,6 +149,7 @@ class GradScaler:
         steps (or set it to ``new_scale``)."""
         if not self._enabled:
             return
+        self._check_scaled("update")
         if new_scale is not None:
             if hasattr(new_scale, "item"):
                 if new_scale.numel() != 1:
@@ -134,26 +157,35 @@ class GradScaler:
                 new_scale = new_scale.item()
             elif not isinstance(new_scale, float):
                 raise AssertionError("new_scale should be a float or a 1-element tensor.")
-            self._scale = float(new_scale)
+            self._scale = _f32(new_scale)
         else:
             found = [s["found_inf"] for s in self._per_optimizer_states.values()]
             found = [f for f in found if f is not None]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
             if any(found):
-                self._scale *= self._backoff_factor
+                self._scale = _f32(self._scale * self._backoff_factor)
                 self._growth_tracker = 0
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
+                    self._scale = _f32(self._scale * self._growth_factor)
                     self._growth_tracker = 0
         self._per_optimizer_states = defaultdict(_fresh_state)
 
+    def _check_scaled(self, funcname: str) -> None:
+        if self._scale is None:
+            raise AssertionError(
+                f"Attempted {funcname} but _scale is None.  This may indicate your script did not "
+                "use scaler.scale(loss or outputs) earlier in the iteration."
+            )
+
     # ------------------------------------------------------------------ settings
     def get_scale(self) -> float:
-        """The current scale (1.0 when disabled)."""
-        return self._scale if self._enabled else 1.0
+        """The current scale (1.0 when disabled; the initial scale before the first scale())."""
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._scale is None else self._scale
 
     def get_growth_factor(self) -> float:
         return self._growth_factor
@@ -200,7 +232,8 @@ class GradScaler:
                 "from a disabled instance of GradScaler."
             )
         self._init_scale = float(state_dict["scale"])
-        self._scale = float(state_dict["scale"])
+        if self._scale is not None:  # otherwise the first scale() starts from it
+            self._scale = _f32(state_dict["scale"])
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])

@@ -8,7 +8,11 @@ before it runs, and runs with autocast suspended, so the ops it is built from do
 - ``FP32``: to float32: losses, linalg factorizations, fft, prod, cdist ...
 - ``PROMOTE``: to the widest floating input dtype (at least the region's): cat, stack, index_copy.
 - ``OWN``: no cast; an ember composite built on listed ops whose torch counterpart is not
-  listed (bilinear) just runs with autocast suspended.
+  listed (bilinear, linalg.lu_solve, block_diag) just runs with autocast suspended.
+
+A list entry may also be a policy ``(args, kw) -> LOWER/FP32/OWN/None`` for the composites torch
+lists only through what they reach: einsum, tensordot, inner, matrix_power and chain_matmul get the
+region's dtype exactly where torch's reaches its mm/bmm (not where it multiplies or copies).
 
 The lists are torch 2.13's (CPU: measured op by op with torch's CPU autocast; CUDA: torch's
 "Autocast Op Reference"), keyed by the name of ember's entry point: a registered op's name (the
@@ -108,7 +112,7 @@ CPU = _table(
     """,
     fp32=_CPU_FP32,
     promote="cat stack index_copy",
-    own="bilinear",
+    own="bilinear linalg_lu_solve block_diag",
 )
 CPU["pad"] = _pad_policy
 CPU["max_pool3d"] = _no_indices
@@ -125,6 +129,113 @@ def _rnn_policy(args, kw):
 
 
 CPU["_rnn_layer"] = _rnn_policy
+
+
+# torch builds einsum, tensordot, inner, matrix_power and chain_matmul from listed ops (mm, bmm,
+# the inverse) only on some inputs and from unlisted ones (mul, sum, dot, a copy) on the others:
+# these policies pick LOWER exactly when torch reaches its listed matmul and otherwise run the op
+# uncast (OWN: ember's einsum under tensordot must not cast either), so its result keeps the
+# input's dtype as torch's does.
+def _kept_size(shape, dims) -> int:
+    n = 1
+    for i, s in enumerate(shape):
+        if i not in dims:
+            n *= s
+    return n
+
+
+def _tensordot_policy(args, kw):
+    """torch's tensordot multiplies with mm unless both sides keep a single element (dot)."""
+    a, b = args[0], args[1] if len(args) > 1 else kw["b"]
+    dims = args[2] if len(args) > 2 else kw.get("dims", 2)
+    try:
+        if isinstance(dims, int):
+            da, db = range(a.ndim - dims, a.ndim), range(dims)
+        else:
+            da, db = ([d] if isinstance(d, int) else d for d in dims)
+        da = {d % a.ndim for d in da}
+        db = {d % b.ndim for d in db}
+    except (TypeError, ValueError, ZeroDivisionError):
+        return LOWER  # a malformed dims: the op raises its own error
+    if _kept_size(a.shape, da) == 1 and _kept_size(b.shape, db) == 1:
+        return OWN
+    return LOWER
+
+
+def _inner_policy(args, kw):
+    """torch's inner: a product with a 0-dim tensor, otherwise tensordot over the last dims."""
+    a, b = args[0], args[1] if len(args) > 1 else kw["other"]
+    if a.ndim == 0 or b.ndim == 0:
+        return OWN
+    return _tensordot_policy((a, b, ([-1], [-1])), {})
+
+
+def _einsum_policy(args, kw):
+    """torch's einsum (no opt_einsum): operands contracted left to right; a pair goes to bmm
+    when a label it sums out (one no later operand nor the output has) is longer than 1 in both,
+    otherwise to mul (after summing each side's own labels). The result has the region's dtype
+    when the last pair's product is a bmm, or a mul of two such results."""
+    from .ops.linalg import _parse, _sublist_eq
+    from .tensor import Tensor
+
+    try:
+        if isinstance(args[0], Tensor):
+            eq, ops = _sublist_eq(args)
+        else:
+            eq, ops = args[0], args[1:]
+            if len(ops) == 1 and type(ops[0]) in (list, tuple):
+                ops = tuple(ops[0])
+        ins, out = _parse(eq, [tuple(t.shape) for t in ops])
+    except Exception:  # noqa: BLE001 - the op itself raises torch's error
+        return LOWER
+    if len(ins) < 2:
+        return OWN
+    last = {c: k for k, sub in enumerate(ins) for c in sub}
+    left = {c: s for c, s in zip(ins[0], ops[0].shape)}
+    low = False
+    for k in range(1, len(ins)):
+        right = {c: s for c, s in zip(ins[k], ops[k].shape)}
+        bmm = any(
+            last[c] == k and c not in out and left[c] != 1 and right[c] != 1
+            for c in right
+            if c in left
+        )
+        low = bmm or (low and ops[k].dtype is state.dtype[ops[k].device.type])
+        for c, s in right.items():
+            left[c] = s if left.get(c, 1) == 1 else left[c]
+        left = {c: s for c, s in left.items() if last[c] > k or c in out}
+    return LOWER if low else OWN
+
+
+def _matrix_power_policy(args, kw):
+    """torch's matrix_power multiplies (mm) only for |n| >= 2: n = 0 and 1 are an identity and
+    a copy, n = -1 the inverse (listed float32). None for n < 2: the op runs unwrapped, so its
+    inverse casts to float32 and its products (n <= -2) to the region's dtype, as torch's."""
+    n = args[1] if len(args) > 1 else kw.get("n")
+    return LOWER if isinstance(n, int) and n >= 2 else None
+
+
+def _chain_matmul_policy(args, kw):
+    """One matrix is returned as a copy (no mm)."""
+    mats = args[0] if len(args) == 1 and type(args[0]) in (list, tuple) else args
+    return LOWER if len(mats) > 1 else OWN
+
+
+def _lrn_policy(args, kw):
+    """torch's local_response_norm averages the squares with avg_pool2d (3-d input: unlisted,
+    so the input's dtype) or avg_pool3d (listed float32); ember's runs as one op."""
+    x = args[0] if args else kw["input"]
+    return FP32 if x.dim() > 3 else OWN
+
+
+CPU.update(
+    local_response_norm=_lrn_policy,
+    tensordot=_tensordot_policy,
+    inner=_inner_policy,
+    einsum=_einsum_policy,
+    matrix_power=_matrix_power_policy,
+    chain_matmul=_chain_matmul_policy,
+)
 
 CUDA = _table(
     lower="""

@@ -219,25 +219,35 @@ def pinv(
         else:
             U, s, Vh = svd(A, full_matrices=False)
         if s.shape[-1] == 0:
-            return _out(out, A.new_zeros(tuple(A.shape[:-2]) + (n, m)), "linalg_pinv")
-        smax = s.amax(-1, keepdim=True)
-        # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
-        tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
-        if atol is not None:
-            tol = e.maximum(
-                tol,
-                atol.unsqueeze(-1)
-                if isinstance(atol, Tensor)
-                else e.tensor(atol, dtype=s.dtype, device=s.device),
-            )
-        keep = (s > tol).to(s.dtype)
-        sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere
-        if hermitian:
-            sinv = sinv * e.sgn(L) if not L.is_complex() else sinv / e.sgn(L)
-            r = (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
+            # an empty product, as torch's: under autocast its dtype is the matmul's
+            batch = tuple(A.shape[:-2])
+            r = A.new_zeros(batch + (n, 0)) @ A.new_zeros(batch + (0, m))
         else:
-            r = _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
+            r = _pinv_from(e, s, rtol, atol, (L, Q) if hermitian else (U, Vh), hermitian)
     return _out(out, _d._linalg_pinv_of(A, r), "linalg_pinv")
+
+
+def _pinv_from(e, s, rtol, atol, factors, hermitian: bool) -> Tensor:
+    """The pseudo-inverse from the eigendecomposition ``factors`` = (L, Q), s = |L|, or the SVD
+    ``factors`` = (U, Vh), singular values s."""
+    smax = s.amax(-1, keepdim=True)
+    # a tolerance tensor broadcasts against the batch dims: give it the singular-value dim
+    tol = (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol) * smax
+    if atol is not None:
+        tol = e.maximum(
+            tol,
+            atol.unsqueeze(-1)
+            if isinstance(atol, Tensor)
+            else e.tensor(atol, dtype=s.dtype, device=s.device),
+        )
+    keep = (s > tol).to(s.dtype)
+    sinv = keep / (s * keep + (1 - keep))  # 1/s where kept, 0 elsewhere
+    if hermitian:
+        L, Q = factors
+        sinv = sinv * e.sgn(L) if not L.is_complex() else sinv / e.sgn(L)
+        return (Q * sinv.to(Q.dtype).unsqueeze(-2)) @ _d._mh(Q)
+    U, Vh = factors
+    return _d._mh(Vh) @ (sinv.to(U.dtype).unsqueeze(-1) * _d._mh(U))
 
 
 def _pos(v) -> bool:

@@ -161,6 +161,7 @@ def rms_norm(
         raise arg_type_error("rms_norm", e, names, (input, None, weight)) from None
 
 
+@_autocast_entry
 def local_response_norm(
     input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
 ) -> Tensor:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
 from ..core.kernels.fused_optim import sgd_fusable, sgd_step
 from ..core.tensor import _wrap
@@ -64,6 +66,8 @@ class SGD(Optimizer):
                 lr = _val(group["lr"])
                 mom, damp = group["momentum"], group["dampening"]
                 wd, nesterov = group["weight_decay"], group["nesterov"]
+                # torch's _foreach_mul_ rounds the momentum like an alpha, Tensor.mul_ does not
+                mul = _alpha if group["foreach"] else _scalar
                 for p, g, xp in _params_with_grad(group, sparse_rows=mom == 0):
                     d = p._data
                     if type(g) is SparseRows:  # embedding(sparse=True): only its rows move
@@ -73,7 +77,7 @@ class SGD(Optimizer):
                     if self._fused_step(p, g, xp, lr, mom, damp, wd, nesterov):
                         continue
                     if wd != 0:
-                        g = g + wd * d
+                        g = _same_dtype(g + _alpha(wd, d) * d, d)
                     if mom != 0:
                         st = self.state[p]
                         buf = st.get("momentum_buffer")
@@ -81,11 +85,16 @@ class SGD(Optimizer):
                             buf = st["momentum_buffer"] = _wrap(g.copy(), p._names)
                         else:
                             b = buf._data
-                            b *= mom
-                            b += g if damp == 0 else (1 - damp) * g  # no temporary for 1 * g
+                            b *= mul(mom, d)
+                            # no temporary for 1 * g
+                            b += g if damp == 0 else _alpha(1 - damp, d) * g
                             _bump(buf)
-                        g = g + mom * buf._data if nesterov else buf._data
-                    d -= lr * g
+                        g = (
+                            _same_dtype(g + _alpha(mom, d) * buf._data, d)
+                            if nesterov
+                            else buf._data
+                        )
+                    d -= _alpha(lr, d) * g
                     _bump(p)
         return loss
 
@@ -110,3 +119,21 @@ class SGD(Optimizer):
             _bump(buf)
         _bump(p)
         return True
+
+
+def _same_dtype(a, like):
+    """``a`` in ``like``'s dtype: the update's float32 sum of 16-bit parameters rounded once,
+    as torch's ``grad.add(param, alpha=wd)`` (a momentum buffer made from it stays 16-bit)."""
+    return a if a.dtype == like.dtype else a.astype(like.dtype)
+
+
+# torch's arithmetic on 16-bit tensors: an add's alpha is first rounded to the tensor's dtype (so
+# is a _foreach_mul_ multiplier, not a mul_ one), and the product is taken in float32 and rounded
+# once with its sum (numpy would round a Python float to float16 first, and make bfloat16 times
+# it float32)
+def _alpha(x: float, like):
+    return np.float32(like.dtype.type(x)) if like.dtype.itemsize == 2 else x
+
+
+def _scalar(x: float, like):
+    return np.float32(x) if like.dtype.itemsize == 2 else x

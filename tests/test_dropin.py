@@ -645,8 +645,12 @@ def test_grad_scaler_stage_errors():
         s.unscale_(opt)
     with pytest.raises(RuntimeError, match="Closure use is not currently supported"):
         ember.amp.GradScaler("cpu").step(opt, closure=lambda: 0)
+    with pytest.raises(AssertionError, match="Attempted update but _scale is None"):
+        ember.amp.GradScaler("cpu").update()  # torch's scale is made by the first scale()
+    s = ember.amp.GradScaler("cpu")
+    s.scale(w.sum())
     with pytest.raises(AssertionError, match="No inf checks were recorded"):
-        ember.amp.GradScaler("cpu").update()
+        s.update()
 
 
 def test_autocast_context_and_decorator():

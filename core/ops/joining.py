@@ -338,6 +338,7 @@ def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
 
 
 # ---------------------------------------------------------------------- block_diag
+@_autocast_entry  # torch's is one kernel: its cats must not cast (autocast's OWN)
 @_tensor_sequence()
 def block_diag(*tensors) -> Tensor:
     """A block-diagonal matrix of the inputs (0-D -> 1x1, 1-D -> 1xn blocks); dtypes promoted."""

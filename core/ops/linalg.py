@@ -1331,8 +1331,15 @@ def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
     lb = list(_LETTERS[a.ndim : a.ndim + b.ndim])
     for x, y in zip(da, db):
         xa, yb = a._dim(x), b._dim(y)
-        if a.shape[xa] != b.shape[yb]:
-            raise _dims_err(a, b, x, y)
+        sa, sb = a.shape[xa], b.shape[yb]
+        if sa != sb:
+            # torch broadcasts a contracted dim of size 1: the other side is summed over it
+            if sa == 1:
+                a = a.expand(*(sb if i == xa else -1 for i in range(a.ndim)))
+            elif sb == 1:
+                b = b.expand(*(sa if i == yb else -1 for i in range(b.ndim)))
+            else:
+                raise _dims_err(a, b, x, y)
         lb[yb] = la[xa]
     lb = "".join(lb)
     if a._names is not None or b._names is not None:

@@ -194,14 +194,51 @@ class TransformerEncoderLayer(_TransformerLayer):
         # and warns about, mismatched mask types once)
         src_key_padding_mask = _canon(src_key_padding_mask, src)
         src_mask = _canon(src_mask, src)
+        # torch's fused inference kernel adds each residual into the block's output in place:
+        # in a cpu autocast region (which its fast-path check does not see) that output, and so
+        # the layer's, has the region's dtype
+        add = _add_into if _autocast_state.enabled.get("cpu") and self._fused(src) else _add
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
+            x = add(self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal), x)
+            x = add(self._ff_block(self.norm2(x)), x)
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
+            x = self.norm1(add(self._sa_block(x, src_mask, src_key_padding_mask, is_causal), x))
+            x = self.norm2(add(self._ff_block(x), x))
         return x
+
+    def _fused(self, src: Tensor) -> bool:
+        """Whether torch runs this call through torch._transformer_encoder_layer_fwd (its
+        inference fast path; checked as torch does, in its order)."""
+        attn = self.self_attn
+        if (
+            src.dim() != 3
+            or self.training
+            or not attn.batch_first
+            or attn.in_proj_bias is None
+            or not attn._qkv_same_embed_dim
+            or not self.activation_relu_or_gelu
+            or self.norm1.eps != self.norm2.eps
+            or attn.num_heads % 2 == 1
+            or _autocast_state.enabled.get("cuda", False)  # torch.is_autocast_enabled()
+            or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())
+        ):
+            return False
+        args = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight)
+        args += (attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight)
+        args += (self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight)
+        args += (self.linear2.bias,)
+        return not (_grad_state.enabled and any(a is not None and a.requires_grad for a in args))
+
+
+def _add(out: Tensor, residual: Tensor) -> Tensor:
+    return residual + out
+
+
+def _add_into(out: Tensor, residual: Tensor) -> Tensor:
+    """``out.add_(residual)`` as torch's fused layer does it: the sum in ``out``'s dtype."""
+    r = residual + out
+    return r if r.dtype is out.dtype else r.to(out.dtype)
 
 
 class TransformerDecoderLayer(_TransformerLayer):
