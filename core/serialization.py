@@ -21,6 +21,7 @@ import builtins
 import codecs
 import collections
 import contextlib
+import enum
 import io
 import json
 import mmap as _mmap
@@ -29,6 +30,7 @@ import pickle
 import struct
 import sys
 import tempfile
+import warnings
 from typing import Any
 
 import numpy as np
@@ -39,8 +41,11 @@ from .device import device as _device
 from .tensor import Size, Tensor, _wrap
 
 __all__ = [
+    "LoadEndianness",
+    "SourceChangeWarning",
     "add_safe_globals",
     "clear_safe_globals",
+    "get_default_load_endianness",
     "get_safe_globals",
     "get_unsafe_globals_in_checkpoint",
     "load",
@@ -48,6 +53,7 @@ __all__ = [
     "safe_globals",
     "save",
     "save_safetensors",
+    "set_default_load_endianness",
 ]
 
 DEFAULT_PROTOCOL = 2  # torch.serialization's; ember's own pickles use the highest protocol
@@ -77,6 +83,42 @@ _ST_CODES = {
 _FROM_CODE = {v: k for k, v in _ST_CODES.items()}
 
 
+class SourceChangeWarning(Warning):
+    """torch's warning that a pickled module's source changed since it was saved (ember rebuilds
+    modules from its own classes and never warns it; scripts filter it by this name)."""
+
+
+class LoadEndianness(enum.Enum):
+    """The byte order :func:`set_default_load_endianness` takes for a torch checkpoint that does
+    not record its own."""
+
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_LOAD_ENDIANNESS: list = [None]  # None: native, as torch's default
+
+
+def get_default_load_endianness() -> LoadEndianness | None:
+    """The byte order assumed for a torch checkpoint without a byteorder record (None: native)."""
+    return _LOAD_ENDIANNESS[0]
+
+
+def set_default_load_endianness(endianness: LoadEndianness | None) -> None:
+    """Set the byte order assumed for a torch checkpoint without a byteorder record."""
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _LOAD_ENDIANNESS[0] = endianness
+
+
+def _fallback_byteorder() -> str:
+    e = _LOAD_ENDIANNESS[0]
+    if e is None or e is LoadEndianness.NATIVE:
+        return sys.byteorder
+    return "big" if e is LoadEndianness.BIG else "little"
+
+
 class _SafeUnsupported(Exception):
     """The object does not fit the safe (safetensors) format."""
 
@@ -98,6 +140,10 @@ def _atomic_writer(f):
     destination only once it is completely written and fsynced (the old file is untouched on any
     error or crash)."""
     if not isinstance(f, (str, os.PathLike)):
+        if not hasattr(f, "write"):  # before anything is pickled (torch's check)
+            raise AttributeError(
+                "expected 'f' to be string, path, or a file-like object with a 'write' attribute"
+            )
         yield f
         if hasattr(f, "flush"):
             f.flush()
@@ -422,9 +468,9 @@ def _share_views(pending: list, new_key) -> tuple[list, dict]:
     Distinct views of one base (a tensor and its slices, or two slices of one tensor) are
     stored once, as the base (under the key of the member that is all of it, else under
     ``new_key(first member's key)``), so they load as views sharing memory, as torch's storages
-    do; a view saved alone keeps only its own elements. Returns ``(entries, views)``: the
-    (key, tensor to store) pairs, and {key: (stored key, [shape, stride, storage_offset])} for
-    the members stored as views of another entry."""
+    do; a view saved alone keeps only its own elements (an expanded one: its base's). Returns
+    ``(entries, views)``: the (key, tensor to store) pairs, and {key: (stored key, [shape,
+    stride, storage_offset])} for the members stored as views of another entry."""
     groups: dict[int, tuple] = {}
     for k, t in pending:
         base = _shareable_base(t)
@@ -432,7 +478,7 @@ def _share_views(pending: list, new_key) -> tuple[list, dict]:
             groups.setdefault(id(base), (base, []))[1].append((k, t))
     root_of: dict = {}
     for base, members in groups.values():
-        if len(members) < 2:
+        if len(members) < 2 and not _repeats(members[0][1], base):
             continue
         root = next((k for k, t in members if _is_whole(t, base)), None)
         if root is None:
@@ -473,6 +519,12 @@ def _shareable_base(t: Tensor):
     if min(t.stride(), default=0) < 0 or last >= base.numel():
         return None
     return base
+
+
+def _repeats(t: Tensor, base: Tensor) -> bool:
+    """Whether ``t`` shows some of ``base``'s elements more than once (an expanded tensor): then
+    the base is the smaller thing to store, as torch stores an expanded tensor's storage."""
+    return 0 in t.stride() and t.numel() > base.numel()
 
 
 def _is_whole(t: Tensor, base: Tensor) -> bool:
@@ -615,7 +667,7 @@ def _placer(map_location):
 
 
 # ------------------------------------------------------------------------------ pickle format
-_SAFE_GLOBALS: dict[tuple[str, str], Any] = {}
+_SAFE_ITEMS: dict = {}  # the allow-listed items as given (an ordered set, like torch's set)
 
 
 def _default_safe():
@@ -649,26 +701,55 @@ def _default_safe():
 
 def add_safe_globals(safe_globals: list) -> None:
     """Allow-list globals (classes, functions) so that ``ember.load(weights_only=True)`` may load
-    pickle checkpoints naming them. Items are objects or ``(object, "module.qualname")``."""
-    for g in safe_globals:
+    pickle checkpoints naming them. Items are objects or ``(object, "module.qualname")``; like
+    torch's, they are checked when a load reads them."""
+    _SAFE_ITEMS.update(dict.fromkeys(safe_globals))
+
+
+def _user_globals() -> dict:
+    """{(module, name): object} of the allow-listed globals (torch's errors for bad items)."""
+    out = {}
+    for g in _SAFE_ITEMS:
         if isinstance(g, tuple):
+            if len(g) != 2:
+                raise ValueError(
+                    "Expected tuple of length 2 (global, str of callable full path), but got "
+                    f"tuple of length: {len(g)}"
+                )
+            if type(g[1]) is not str:
+                raise TypeError(
+                    "Expected second item in tuple to be str of callable full path, but got: "
+                    f"{type(g[1])}"
+                )
             obj, full = g
             mod, _, name = full.rpartition(".")
         elif isinstance(g, (_dt.dtype, _device, _layout.layout, _layout.memory_format)):
             continue  # instances, not globals: loadable by default already
         else:
             obj, mod, name = g, g.__module__, g.__qualname__
-        _SAFE_GLOBALS[(mod, name)] = obj
+        out[(mod, name)] = obj
+    return out
+
+
+def _allowed_global(allowed: dict, module: str, name: str):
+    """What a weights_only load may use for the global ``module.name``: a default (``allowed``),
+    else the user's allow-listed one (read only then, as torch reads them), else refused."""
+    obj = allowed.get((module, name))
+    if obj is None:
+        obj = _user_globals().get((module, name))
+        if obj is None:
+            raise pickle.UnpicklingError(_weights_only_message(module, name))
+    return obj
 
 
 def get_safe_globals() -> list:
-    """The user's allow-listed globals."""
-    return list(_SAFE_GLOBALS.values())
+    """The user's allow-listed globals, as they were given to :func:`add_safe_globals`."""
+    return list(_SAFE_ITEMS)
 
 
 def clear_safe_globals() -> None:
     """Forget every allow-listed global."""
-    _SAFE_GLOBALS.clear()
+    _SAFE_ITEMS.clear()
 
 
 class safe_globals:
@@ -678,12 +759,12 @@ class safe_globals:
         self.globals = safe_globals
 
     def __enter__(self):
-        self._saved = dict(_SAFE_GLOBALS)
+        self._saved = dict(_SAFE_ITEMS)
         add_safe_globals(self.globals)
 
     def __exit__(self, *exc):
-        _SAFE_GLOBALS.clear()
-        _SAFE_GLOBALS.update(self._saved)
+        _SAFE_ITEMS.clear()
+        _SAFE_ITEMS.update(self._saved)
 
 
 class _Pickler(pickle.Pickler):
@@ -761,15 +842,12 @@ class _Unpickler(pickle.Unpickler):
         self.offsets: list = []
         self.made: dict = {}
         if weights_only:
-            self.allowed = {**_default_safe(), **_SAFE_GLOBALS}
+            self.allowed = _default_safe()
 
     def find_class(self, module, name):
         if not self.weights_only:
             return super().find_class(module, name)
-        obj = self.allowed.get((module, name))
-        if obj is None:
-            raise pickle.UnpicklingError(_weights_only_message(module, name))
-        return obj
+        return _allowed_global(self.allowed, module, name)
 
     def persistent_load(self, pid):
         # 8 fields: files of earlier ember versions (one array per tensor)
@@ -845,6 +923,15 @@ def _write_pickle(out, obj) -> None:
             out.write(a.reshape(-1).view(np.uint8).data)
 
 
+def _check_frozensets(blob: bytes, allowed: dict) -> None:
+    """Refuse a frozenset as torch's weights_only load does (its protocol-2 files name the global
+    ``builtins.frozenset``; ember's protocol builds it with an opcode no global check sees)."""
+    import pickletools
+
+    if any(op.name == "FROZENSET" for op, _, _ in pickletools.genops(blob)):
+        _allowed_global(allowed, "builtins", "frozenset")
+
+
 def _read_pickle(f, fh, size, place, weights_only, mmap):
     hdr = fh.read(16)
     if len(hdr) < 16:
@@ -884,6 +971,8 @@ def _read_pickle(f, fh, size, place, weights_only, mmap):
         if got < total:
             raise _bad(f, "the file is truncated")
     up = _Unpickler(io.BytesIO(blob), region, place, weights_only)
+    if weights_only and b"\x91" in blob:  # maybe a FROZENSET opcode (protocol 4+)
+        _check_frozensets(blob, up.allowed)
     off = base
     for s in sizes:
         up.offsets.append(off)
@@ -987,7 +1076,7 @@ def get_unsafe_globals_in_checkpoint(f) -> list[str]:
     else:
         with open(f, "rb") as fh:
             data = fh.read()
-    allowed = set(_default_safe()) | set(_SAFE_GLOBALS)
+    allowed = set(_default_safe()) | set(_user_globals())
     if data[:8] == _PICKLE_MAGIC and len(data) >= 24:
         nblob = struct.unpack("<Q", data[8:16])[0]
         blob = data[24 : 24 + nblob]
@@ -1018,6 +1107,22 @@ def get_unsafe_globals_in_checkpoint(f) -> list[str]:
     return out
 
 
+def _check_pickle_load_args(kwargs: dict, weights_only: bool) -> None:
+    """torch's warning that ``weights_only`` loads ignore them, and its TypeError for a keyword
+    its unpickler takes not (``encoding`` only under ``weights_only``, also
+    ``errors``/``fix_imports``/``buffers`` without it)."""
+    if weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=3)
+    known = ("encoding",) if weights_only else ("encoding", "errors", "fix_imports", "buffers")
+    for k in kwargs:
+        if k not in known:
+            raise TypeError(
+                f"Unpickler.__init__() got an unexpected keyword argument '{k}'"
+                if weights_only
+                else f"'{k}' is an invalid keyword argument for Unpickler()"
+            )
+
+
 def load(
     f,
     map_location=None,
@@ -1046,6 +1151,8 @@ def load(
         weights_only = pickle_module is None  # an explicit pickle module means a trusted file
     elif weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_load_args:
+        _check_pickle_load_args(pickle_load_args, weights_only)
     is_path = isinstance(f, (str, os.PathLike))
     if mmap and not is_path:
         raise ValueError("f must be a file path in order to use the mmap argument")
@@ -1053,6 +1160,12 @@ def load(
         fh = open(f, "rb")  # noqa: SIM115  (a missing file or a folder: open's own errors)
     else:
         fh = f
+        if not hasattr(f, "seek"):  # torch's error for bytes, None, an int...
+            raise AttributeError(
+                f"'{type(f).__name__}' object has no attribute 'seek'. You can only torch.load "
+                "from a file that is seekable. Please pre-load the data into a buffer like "
+                "io.BytesIO and try to load from it instead."
+            )
     try:
         start = fh.tell()
         head = fh.read(32)
@@ -1073,6 +1186,13 @@ def load(
         from .torch_zip import is_torch_legacy, load_torch_legacy
 
         if is_torch_legacy(head):  # torch.save(..., _use_new_zipfile_serialization=False)
+            if mmap:  # its storages are interleaved with pickles: nothing to map (torch's error)
+                f_name = f"{f}, " if isinstance(f, str) else ""
+                raise RuntimeError(
+                    "mmap can only be used with files saved with "
+                    f"`torch.save({f_name}_use_new_zipfile_serialization=True), "
+                    "please torch.save your checkpoint with this option in order to use mmap."
+                )
             return load_torch_legacy(f, fh, place, weights_only)
         meta, arrays = _read_safetensors(fh if not is_path else f, bool(mmap))
     finally:

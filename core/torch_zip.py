@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtype as _dt
 from .device import device as _device
-from .serialization import _SAFE_GLOBALS, _bad, _default_safe, _weights_only_message, meta_tensor
+from .serialization import _allowed_global, _bad, _default_safe, _fallback_byteorder, meta_tensor
 from .tensor import Size, Tensor, _wrap
 
 __all__ = ["is_torch_legacy", "load_torch_legacy", "load_torch_zip"]
@@ -42,6 +42,44 @@ _STORAGE_DTYPES = {
     "BoolStorage": _dt.bool_,
     "ComplexFloatStorage": _dt.complex64,
     "ComplexDoubleStorage": _dt.complex128,
+}
+
+
+# globals torch's weights_only load allows that ember cannot rebuild (dtypes it lacks, quantized,
+# nested and subclass tensors): refused as unsupported, since allow-listing them would not help
+_TORCH_SAFE_UNSUPPORTED = {
+    "torch": {
+        "complex32",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+        "float4_e2m1fn_x2",
+        "qint8",
+        "quint8",
+        "qint32",
+        "quint4x2",
+        "quint2x4",
+        "QInt8Storage",
+        "QUInt8Storage",
+        "QInt32Storage",
+        "QUInt4x2Storage",
+        "QUInt2x4Storage",
+        "bits1x8",
+        "bits2x4",
+        "bits4x2",
+        "bits8",
+        "bits16",
+        *(f"{u}int{i}" for u in ("", "u") for i in range(1, 8)),
+    },
+    "torch._utils": {
+        "_rebuild_qtensor",
+        "_rebuild_nested_tensor",
+        "_rebuild_wrapper_subclass",
+        "_rebuild_device_tensor_from_numpy",
+        "_rebuild_device_tensor_from_cpu_tensor",
+    },
 }
 
 
@@ -118,6 +156,7 @@ class _TorchUnpickler(pickle.Unpickler):
         self.f, self.read_storage, self.place = f, read_storage, place
         self.weights_only, self.big_endian = weights_only, big_endian
         self.storages: dict = {}
+        self.bases: dict = {}  # (id(storage bytes), dtype) -> (its whole tensor, the bytes)
         torch_map = {
             ("torch._utils", "_rebuild_tensor"): self._rebuild_tensor,
             ("torch._utils", "_rebuild_tensor_v2"): self._rebuild_tensor_v2,
@@ -125,6 +164,10 @@ class _TorchUnpickler(pickle.Unpickler):
             ("torch._utils", "_rebuild_parameter"): self._rebuild_parameter,
             ("torch._utils", "_rebuild_parameter_with_state"): self._rebuild_parameter_with_state,
             ("torch._utils", "_rebuild_meta_tensor_no_storage"): self._rebuild_meta,
+            ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+            ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+            ("torch", "Tensor"): Tensor,
+            ("torch.serialization", "_get_layout"): _get_layout,
             ("torch", "device"): _device,
             ("torch", "Size"): Size,
             ("torch", "UntypedStorage"): _StorageType("UntypedStorage", _dt.uint8),
@@ -137,17 +180,19 @@ class _TorchUnpickler(pickle.Unpickler):
             torch_map[("torch", d.name)] = d
         self.torch_map = torch_map
         if weights_only:
-            self.allowed = {**_default_safe(), **torch_map, **_SAFE_GLOBALS}
+            self.allowed = {**_default_safe(), **torch_map}
 
     def find_class(self, module, name):
         if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol 2's Python 2 names
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if self.weights_only:
-            obj = self.allowed.get((module, name))
-            if obj is None:
-                raise pickle.UnpicklingError(_weights_only_message(module, name))
-            return obj
+            try:
+                return _allowed_global(self.allowed, module, name)
+            except pickle.UnpicklingError:
+                if name in _TORCH_SAFE_UNSUPPORTED.get(module, ()):
+                    raise self._no_counterpart(module, name) from None
+                raise
         obj = self.torch_map.get((module, name))
         if obj is not None:
             return obj
@@ -155,12 +200,15 @@ class _TorchUnpickler(pickle.Unpickler):
             obj = _ember_global(module, name)
             if obj is not None:
                 return obj
-            raise pickle.UnpicklingError(
-                f"ember.load: '{module}.{name}' in '{self.f}' is a torch object ember has no "
-                "counterpart for (ember rebuilds tensors, storages, dtypes, devices, containers "
-                "and the torch classes and functions it implements)"
-            )
+            raise self._no_counterpart(module, name)
         return super().find_class(module, name)
+
+    def _no_counterpart(self, module: str, name: str) -> pickle.UnpicklingError:
+        return pickle.UnpicklingError(
+            f"ember.load: '{module}.{name}' in '{self.f}' is a torch object ember has no "
+            "counterpart for (ember rebuilds tensors, storages, dtypes, devices, containers "
+            "and the torch classes and functions it implements)"
+        )
 
     # ---------------------------------------------------------------- storages
     def persistent_load(self, pid):
@@ -211,28 +259,41 @@ class _TorchUnpickler(pickle.Unpickler):
             )
         npd = dtype.np
         isz = npd.itemsize
-        if self.big_endian and isz > 1:
-            npd = npd.newbyteorder(">")
+        big = self.big_endian and isz > 1
         nbytes = storage.buf.nbytes
         if 0 in size:
-            arr = np.empty(size, dtype.np)
-        else:
-            last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-            if (last + 1) * isz > nbytes:
-                raise _bad(
-                    self.f,
-                    f"a tensor (offset {offset}, size {list(size)}, stride {list(stride)}) "
-                    f"reaches past its storage's {nbytes} bytes",
-                )
-            arr = np.ndarray(
-                size,
-                dtype=npd,
-                buffer=storage.buf,
-                offset=offset * isz,
-                strides=tuple(s * isz for s in stride),
+            return self.place(_wrap(np.empty(size, dtype.np)), storage.location)
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        if (last + 1) * isz > nbytes:
+            raise _bad(
+                self.f,
+                f"a tensor (offset {offset}, size {list(size)}, stride {list(stride)}) "
+                f"reaches past its storage's {nbytes} bytes",
             )
-            if npd is not dtype.np:  # big-endian file: a native copy (no sharing)
-                arr = arr.astype(dtype.np)
+        if not big and nbytes % isz == 0:
+            # a view of the whole storage: tensors of one storage share memory, with torch's
+            # storage offsets and strides (a detached as_strided view: no autograd base)
+            key = (id(storage.buf), npd)
+            base = self.bases.get(key)
+            if base is None:
+                whole = _wrap(np.frombuffer(storage.buf, dtype=npd))
+                base = self.place(whole, storage.location)
+                self.bases[key] = (base, storage.buf)  # the buffer: its id stays unique
+            else:
+                base = base[0]
+            from ..autograd.grad_mode import no_grad
+
+            with no_grad():
+                return base.as_strided(size, stride, offset).detach()
+        arr = np.ndarray(
+            size,
+            dtype=npd.newbyteorder(">") if big else npd,
+            buffer=storage.buf,
+            offset=offset * isz,
+            strides=tuple(s * isz for s in stride),
+        )
+        if big:  # big-endian file: a native copy (no sharing)
+            arr = arr.astype(dtype.np)
         return self.place(_wrap(arr), storage.location)
 
     def _finish(self, t, requires_grad):
@@ -277,6 +338,41 @@ class _TorchUnpickler(pickle.Unpickler):
         return self._rebuild_parameter(data, requires_grad, backward_hooks)  # state: ignored
 
 
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """A tensor torch pickled with its Python attributes (``t.foo = 3``): the tensor. ember's
+    tensors hold no attribute dict, so the attributes are dropped."""
+    t = func(*args)
+    if isinstance(new_type, type) and issubclass(new_type, Tensor) and not isinstance(t, new_type):
+        t = t.as_subclass(new_type)
+    return t
+
+
+def _get_layout(name: str):
+    """The layout a pickled ``torch.sparse_coo`` (etc.) names: torch pickles layouts by name."""
+    from . import layout as _layout
+
+    lay = getattr(_layout, str(name).removeprefix("torch."), None)
+    if not isinstance(lay, _layout.layout):
+        raise pickle.UnpicklingError(f"torch checkpoint: unknown layout {name!r}")
+    return lay
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse tensor torch pickled as its layout and (indices..., values, size) tensors, these
+    already placed by map_location."""
+    from . import layout as _layout
+    from .sparse import sparse_compressed_tensor, sparse_coo_tensor
+
+    if layout is _layout.sparse_coo:
+        indices, values, size = data[:3]
+        coalesced = data[3] if len(data) > 3 else None  # older files: 3 fields
+        return sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
+    if layout in (_layout.sparse_csr, _layout.sparse_csc, _layout.sparse_bsr, _layout.sparse_bsc):
+        compressed, plain, values, size = data
+        return sparse_compressed_tensor(compressed, plain, values, size, layout=layout)
+    raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+
+
 def load_torch_zip(f, fh, place, weights_only: bool):
     """Load the ``torch.save`` zip checkpoint open as ``fh`` (``f``: its path or file object, for
     messages); ``place``: serialization's map_location placer."""
@@ -291,8 +387,8 @@ def load_torch_zip(f, fh, place, weights_only: bool):
         prefix = pkls[0][: -len("data.pkl")]
         try:
             order = zf.read(prefix + "byteorder").decode().strip()
-        except KeyError:
-            order = "little"  # files from before torch wrote it were little-endian
+        except KeyError:  # files from before torch wrote it: the default set for them
+            order = _fallback_byteorder()
         except (zipfile.BadZipFile, zlib.error, UnicodeDecodeError, EOFError) as e:
             raise _bad(f, f"a corrupt zip archive ({e})") from None
         if order not in ("little", "big"):

@@ -1510,6 +1510,8 @@ def as_strided(xp, input, size=(), stride=(), storage_offset=None):
             f"storage of size {n * isz}"
         )
     flat = root.reshape(-1)
+    if flat.dtype != input.dtype:  # a dtype view (t.view(int32)): its elements, not the root's
+        flat = flat.view(input.dtype)
     return xp.lib.stride_tricks.as_strided(flat[off:], size, tuple(s * isz for s in stride))
 
 
