@@ -18,7 +18,7 @@ import ember
 import numpy as np
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..core.device import module_for
 from ..core.dtype import SCALAR_NAMES
 from ..core.random import Generator, default_generator_for
@@ -187,7 +187,23 @@ class _StandardGamma(Function):
     @staticmethod
     def backward(ctx, grad):
         alpha, x = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the reparameterization gradient has no derivative
+            return grad * _StandardGammaGrad.apply(alpha, x), None
         return grad * _standard_gamma_grad(alpha, x), None
+
+
+class _StandardGammaGrad(Function):
+    """``_standard_gamma_grad`` recorded in a graph (a backward with create_graph): like
+    torch's, it has no derivative, so a double backward through a Gamma draw raises instead of
+    treating ``dx/dalpha`` as a constant in alpha (a silently wrong second derivative)."""
+
+    @staticmethod
+    def forward(ctx, alpha, x):
+        return _standard_gamma_grad(alpha, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
 
 
 def _standard_gamma(alpha: ember.Tensor, generator: Generator | None = None) -> ember.Tensor:

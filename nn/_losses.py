@@ -1346,17 +1346,33 @@ def _ctc_grad(xp, lp, targets, input_lengths, target_lengths, blank, zero_infini
 
 @_ctc_loss.vjp
 def _(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
-    lp = log_probs._data
-    g = _ctc_grad(
-        array_module(lp),
-        lp,
-        targets._data,
-        input_lengths._data,
-        target_lengths._data,
-        blank,
-        zero_infinity,
+    g = _ctc_loss_backward(
+        grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
     )
-    return _wrap(g) * grad.unsqueeze(0).unsqueeze(2), None, None, None
+    return g, None, None, None
+
+
+def _ctc_backward_rule(ins, *args, **kwargs):
+    """The gradient is shaped (and named) like the log-probabilities."""
+    return ins[1]._names
+
+
+@op(names=_ctc_backward_rule, method=False)
+def _ctc_loss_backward(
+    xp, grad, log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False
+):
+    """CTC's gradient with respect to the log-probabilities, scaled by the (N,) upstream grad.
+
+    One op rather than ember ops over the alpha/beta recursions: like torch's
+    ``_ctc_loss_backward`` it has no derivative of its own, so a double backward through CTC
+    raises instead of treating the posterior as a constant (a silently wrong Hessian)."""
+    g = _ctc_grad(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity)
+    return g * grad[None, :, None]
+
+
+@_ctc_loss_backward.vjp
+def _(grad):
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
 
 
 def _lengths(x, like):

@@ -390,6 +390,9 @@ EXPLICIT = {
         lambda x: ember.binomial(x.abs().round() + 1, ember.full_like(x, 0.5)).detach() * x,
         ("X",),
     ),
+    # heaviside and floor_divide are recorded too, with no derivative (as torch's)
+    "heaviside_recorded": (lambda x, y: ember.heaviside(x, y).detach() * y, ("X", "Y")),
+    "floor_divide_recorded": (lambda x, y: (x // y.abs().add(0.5)).detach() * x, ("X", "Y")),
     "sdpa_masked": (
         lambda b: ember.nn.functional.scaled_dot_product_attention(
             b,

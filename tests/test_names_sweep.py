@@ -950,7 +950,9 @@ NO_BACKWARD = {
         _words("""
         ember.igamma ember.igammac Tensor.igamma Tensor.igamma_ Tensor.igammac Tensor.igammac_
         special.gammainc special.gammaincc special.zeta linalg.ldl_factor linalg.ldl_factor_ex
-        linalg.ldl_solve ember.geqrf Tensor.geqrf ember.binomial
+        linalg.ldl_solve ember.geqrf Tensor.geqrf ember.binomial ember.heaviside Tensor.heaviside
+        Tensor.heaviside_ ember.floor_divide Tensor.floor_divide Tensor.floor_divide_
+        Tensor.__rfloordiv__
         """),
         "no derivative (torch has none either)",
     ),

@@ -200,11 +200,20 @@ def test_gradcheck(case):
 
 
 def test_rounded_grads_are_zero():
-    # floor/trunc division have zero derivative (torch returns zeros, not None)
+    # div with a rounding mode has zero derivative (torch returns zeros, not None); floor_divide
+    # (``//``) has none at all: torch records it and its backward raises
     x = ember.tensor([1.5, -2.5], requires_grad=True)
     y = ember.tensor([0.7, 0.3], requires_grad=True)
-    ((x // y) + ember.div(x, y, rounding_mode="trunc")).sum().backward()
+    (
+        ember.div(x, y, rounding_mode="floor") + ember.div(x, y, rounding_mode="trunc")
+    ).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0] and y.grad.tolist() == [0.0, 0.0]
+    q = x // y
+    assert q.requires_grad
+    with pytest.raises(
+        RuntimeError, match="^derivative for aten::floor_divide is not implemented$"
+    ):
+        q.sum().backward()
 
 
 def test_pow_exponent_grad_at_zero_base():

@@ -477,8 +477,10 @@ def floor_divide(xp, input, other):
 
 
 @floor_divide.vjp
-def _(grad, needs):
-    return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)
+def _(grad):
+    # torch records floor_divide (its result requires grad) but has no derivative for it: a
+    # backward through ``//`` raises instead of handing back zeros
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
 @op(names=unify_inputs, promote=True, dunders=("__mod__",), inplace="remainder_")

@@ -1295,6 +1295,13 @@ def heaviside(xp, input, values):
     return xp.where(input == 0, values, (input > 0).astype(input.dtype) * one)
 
 
+@heaviside.vjp
+def _(grad):
+    # torch records heaviside in the graph (its result requires grad) but has no derivative:
+    # a backward through it raises rather than treating the step as a constant
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
 # ---------------------------------------------------------------------- Tensor.new_*
 def _new_size(size, name):
     return _size_args(size, name)

@@ -7,8 +7,10 @@ math (BLAS on (B, 4H) blocks). What the backward needs (activated gates, previou
 the cell) is kept in ``ws`` (a list the caller passes, torch's "reserve"), so nothing is
 recomputed. The derivative is a second registered op, ``_rnn_layer_backward``: it loops over time
 for the recurrence only, collects the gate gradients of all steps and does one GEMM per weight
-gradient. Like torch's cuDNN path, the fused layer has no double backward: differentiating
-``_rnn_layer_backward`` raises a RuntimeError (the cells, compositions of ember ops, have one).
+gradient. ``_rnn_layer_backward`` itself has no derivative (differentiating it raises, like
+torch's cuDNN path); under ``create_graph=True`` the modules' layers (which pass a ``Reserve``)
+instead differentiate a recomputation with the composite cells, so their double backward works
+as torch's cpu layers' does (gradient penalties, MAML) and only that backward pays for it.
 On a GPU (real cupy) the LSTM's and GRU's gate math of a step is one hand-written kernel each
 way (core/kernels/fused_rnn.py, where ``step_kernels`` is not None); the array ops below are the
 generic path, which the host always takes.
@@ -23,11 +25,13 @@ An initial state's batch name must match the input's (an unnamed input batch dim
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
 from ..registry import OPS, op
 from ..tensor import Tensor
+from .shape import cat as _cat
 
 _BF16 = _dt.bfloat16.np
 
@@ -471,6 +475,18 @@ def _rnn_layer(
     return (y,) + states
 
 
+class Reserve(list):
+    """The ``ws`` list a module passes to ``_rnn_layer``: the kernel fills it with raw arrays
+    for the fused backward; ``tensors`` keeps the layer's input tensors (the node saves only the
+    first), which a backward with create_graph differentiates through again."""
+
+    __slots__ = ("tensors",)
+
+    def __init__(self, tensors: list) -> None:
+        super().__init__()
+        self.tensors = tensors
+
+
 def _no_double_backward(grad, mode):
     raise RuntimeError(
         f"double backward through a fused {mode} layer (nn.{mode.split('_')[0]}) is not "
@@ -585,11 +601,82 @@ def _rnn_layer_node_name(node) -> str:
 _rnn_layer.op.name_rule = _rnn_layer_node_name
 
 
+def _rnn_layer_composite(tensors, mode, has_bias, has_proj, batch_sizes, reverse):
+    """``_rnn_layer`` recomputed with the composite cells (ember ops, so twice differentiable):
+    the same steps, padded or packed, in either direction. Returns (output, h_n[, c_n])."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = _unpack(tensors, mode, has_bias, has_proj)
+    if batch_sizes is None:
+        T, B = x.shape[0], x.shape[1]
+    else:
+        T, B = len(batch_sizes), batch_sizes[0]
+    x2 = x.reshape(-1, x.shape[-1])
+    lstm = mode == "LSTM"
+    cell = {"GRU": gru_cell, "RNN_TANH": rnn_tanh_cell, "RNN_RELU": rnn_relu_cell}.get(mode)
+    h, c = h0[:0], (c0[:0] if lstm else None)
+    done_h, done_c, ys = [], [], []
+    for off, bs in _steps(T, B, batch_sizes, reverse):
+        cur = h.shape[0]
+        if bs < cur:  # packed, forward: the longest sequences go on, the others end here
+            done_h.append(h[bs:])
+            h = h[:bs]
+            if lstm:
+                done_c.append(c[bs:])
+                c = c[:bs]
+        elif bs > cur:  # the first step, or packed in reverse: sequences start from h0
+            h = _cat([h, h0[cur:bs]]) if cur else h0[:bs]
+            if lstm:
+                c = _cat([c, c0[cur:bs]]) if cur else c0[:bs]
+        xt = x2[off : off + bs]
+        if lstm:
+            h, c = _lstm_step(xt, h, c, w_ih, w_hh, b_ih, b_hh)
+            if w_hr is not None:
+                h = h.matmul(w_hr.t())
+        else:
+            h = cell(xt, h, w_ih, w_hh, b_ih, b_hh)
+        ys.append((off, h))
+    ys.sort(key=lambda p: p[0])  # reverse direction: back into time (row) order
+    y = _cat([p[1] for p in ys]).reshape(x.shape[:-1] + (h.shape[-1],))
+    hn = _cat([h] + done_h[::-1]) if done_h else h  # ended rows have the higher indices
+    if not lstm:
+        return y, hn
+    return y, hn, (_cat([c] + done_c[::-1]) if done_c else c)
+
+
+def _rnn_layer_grads_graph(grads, tensors, mode, has_bias, has_proj, batch_sizes, reverse, needs):
+    """The layer's gradients under create_graph: the fused backward has no derivative, so the
+    layer is recomputed with the composite cells and differentiated with a graph (torch's cpu
+    layers are compositions too, so their double backward works). Only this path pays for it."""
+    from ...autograd import grad as _grad
+
+    outs = _rnn_layer_composite(tensors, mode, has_bias, has_proj, batch_sizes, reverse)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    want = [t for t, n in zip(tensors, needs) if n]
+    gs = _grad(
+        [o for o, _ in pairs],
+        want,
+        [g for _, g in pairs],
+        retain_graph=True,
+        create_graph=True,
+        allow_unused=True,
+    )
+    it = iter(gs)
+    out = []
+    for t, n in zip(tensors, needs):
+        g = next(it) if n else None
+        out.append(t.new_zeros(t.shape) if n and g is None else g)
+    return tuple(out)
+
+
 @_rnn_layer.vjp
-def _(grad, result, tensors, mode, has_bias, has_proj, ws, needs):
+def _(grad, result, tensors, mode, has_bias, has_proj, batch_sizes, reverse, ws, needs):
     # `tensors` saves the layer's input (the first tensor) with its version: modifying it in
     # place before backward is torch's error, not a silently wrong gradient
     grads = list(grad) if type(grad) is tuple else [grad]
+    if _grad_state.enabled and type(ws) is Reserve:
+        # create_graph: a first derivative that is itself differentiable
+        return _rnn_layer_grads_graph(
+            grads, ws.tensors, mode, has_bias, has_proj, batch_sizes, reverse, needs
+        )
     # the layer's output joins the inputs: under create_graph it ties the gradients to the
     # forward graph, so a second backward reaches _rnn_layer_backward's vjp (which raises)
     # instead of silently treating the first derivative as a constant
@@ -641,6 +728,11 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     h, c = hx
     _cell_checks(input, h, w_ih, w_hh, 0)
     _cell_checks(input, c, w_ih, w_hh, 1)
+    return _lstm_step(input, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def _lstm_step(input, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell without its checks (a projected layer's h and c differ in size)."""
     gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, 1)
     c1 = f.sigmoid() * c + i.sigmoid() * g.tanh()

@@ -18,7 +18,14 @@ import warnings
 from ...autograd.grad_mode import _state
 from ...core.autocast import is_any_enabled as _any_autocast
 from ...core.ops.creation import empty, zeros
-from ...core.ops.recurrent import _rnn_layer, gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
+from ...core.ops.recurrent import (
+    Reserve,
+    _rnn_layer,
+    gru_cell,
+    lstm_cell,
+    rnn_relu_cell,
+    rnn_tanh_cell,
+)
 from ...core.ops.shape import cat, stack
 from ...core.tensor import Tensor
 from .. import functional as F
@@ -267,14 +274,15 @@ class RNNBase(Module):
                 k = layer * D + d
                 ws = [getattr(self, n) for n in names[k * per : (k + 1) * per]]
                 st = [s[k] for s in states]
+                ins = [x, *st, *ws]
                 r = _rnn_layer(
-                    [x, *st, *ws],
+                    ins,
                     mode=mode,
                     has_bias=has_bias,
                     has_proj=has_proj,
                     batch_sizes=batch_sizes,
                     reverse=d == 1,
-                    ws=[] if grad_on and _any_grad(x, st, ws) else None,
+                    ws=Reserve(ins) if grad_on and _any_grad(x, st, ws) else None,
                 )
                 ys.append(r[0])
                 for j in range(len(states)):
