@@ -168,6 +168,7 @@ from .amp.autocast_mode import (
 )
 from .compiler import compile  # torch.compile: returns a callable running the model as is
 from . import _dynamo  # torch loads it on first access (torch._dynamo.reset() in recipes)
+from . import _C  # torch._C: only the JIT fusion switches scripts set at start-up
 from . import future_ as __future__  # torch.__future__: module-conversion flags
 from .autograd.grad_mode import (
     enable_grad,

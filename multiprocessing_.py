@@ -47,6 +47,23 @@ def set_sharing_strategy(new_strategy: str) -> None:
     _strategy[0] = new_strategy
 
 
+def _register_tensor_reducers() -> None:
+    # as torch.multiprocessing does: tensors sent to a child process (Process args under spawn,
+    # queues) pickle with multiprocessing's own pickler, which here sends a shared tensor as a
+    # reference to its memory (core/shared_memory.py) and any other tensor by value
+    from multiprocessing.reduction import ForkingPickler
+
+    from .core.shared_memory import reduce_for_process
+    from .core.tensor import Tensor
+    from .nn.parameter import Parameter
+
+    for cls in (Tensor, Parameter):  # the pickler's table is keyed by exact type
+        ForkingPickler.register(cls, reduce_for_process)
+
+
+_register_tensor_reducers()
+
+
 class ProcessException(Exception):
     def __init__(self, msg: str, error_index: int, pid: int) -> None:
         super().__init__(msg)

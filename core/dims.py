@@ -23,10 +23,16 @@ def normalize_dim(t, dim, ndim: int | None = None) -> int:
         return names.index(dim)
     if dim is None:
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
-    try:
-        d = dim.__index__()
-    except AttributeError:
-        raise DimTypeError(dim) from None
+    if type(dim) is int:
+        d = dim
+    else:
+        if dim.__class__ is bool:
+            # bool has __index__, but torch's argument parser refuses it for an int dim
+            raise DimTypeError(dim)
+        try:
+            d = dim.__index__()
+        except AttributeError:
+            raise DimTypeError(dim) from None
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
     if d < lo or d > hi:
         raise IndexError(

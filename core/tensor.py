@@ -318,7 +318,7 @@ class Tensor:
         return False  # ember has no pinned host memory
 
     def is_shared(self) -> bool:
-        # share_memory_ (core/ops/tensor_methods.py) puts the data in an anonymous shared mmap
+        # share_memory_ puts the data in a shared file mapping (core/shared_memory.py)
         import mmap
 
         a = self._data

@@ -32,6 +32,7 @@ __all__ = [
     "get_device_name",
     "get_device_properties",
     "get_rng_state",
+    "get_rng_state_all",
     "init",
     "is_available",
     "is_bf16_supported",
@@ -48,6 +49,7 @@ __all__ = [
     "seed_all",
     "set_device",
     "set_rng_state",
+    "set_rng_state_all",
     "stream",
     "synchronize",
 ]
@@ -269,6 +271,17 @@ def set_rng_state(new_state, device="cuda") -> None:
     default_generator_for(_dev.device("cuda", _index(device))).set_state(new_state)
 
 
+def get_rng_state_all() -> list:
+    """Every GPU generator's state, one per device (an empty list without a GPU, as in torch)."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Restore each GPU generator from ``new_states`` (what :func:`get_rng_state_all` gave)."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 # ----------------------------------------------------------------------------- streams and events
 def _cuda(device) -> _dev.device:
     if device is None:
@@ -326,3 +339,8 @@ def stream(stream: Stream | None):
 # itself as ember.cuda
 _sys.modules[__name__[:-1]] = _sys.modules[__name__]
 _sys.modules[__name__[:-1] + ".amp"] = amp
+
+# torch.cuda.random is loaded with torch.cuda; it imports the functions above, so it comes last
+from . import random
+
+_sys.modules[__name__[:-1] + ".random"] = random

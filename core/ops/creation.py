@@ -270,6 +270,12 @@ def _check_numpy(a: np.ndarray, shared: bool = False) -> None:
         )
 
 
+def _plain_ndarray(a: np.ndarray) -> np.ndarray:
+    """A numpy subclass (``np.memmap``, ``np.matrix``, ...) as a plain ndarray over the same
+    memory, as torch reads it: kernels and the device lookup dispatch on the exact array type."""
+    return a if type(a) is np.ndarray else a.view(np.ndarray)
+
+
 def _no_negative_strides(a: np.ndarray) -> None:
     """torch reads numpy arrays by their strides and refuses negative ones (``img[..., ::-1]``)."""
     if any(s < 0 for s in a.strides):
@@ -483,6 +489,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     d = _dev(device) if device is not None else None
     if isinstance(data, np.ndarray) and (d is None or d.type == "cpu"):
         _check_numpy(data, shared=True)
+        data = _plain_ndarray(data)
         npd = data.dtype if dtype is None else _np_dtype(dtype)
         _dt.from_numpy_dtype(npd)
         return _wrap(data if data.dtype == npd else data.astype(npd))
@@ -555,7 +562,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {name})")
     _check_numpy(ndarray, shared=True)
     _dt.from_numpy_dtype(ndarray.dtype)
-    return _wrap(ndarray)
+    return _wrap(_plain_ndarray(ndarray))
 
 
 class _Capsule:

@@ -45,6 +45,8 @@ def _axis1(d, ndim):
     """One dim as a non-negative axis (a 0-dim tensor accepts 0 and -1, and has no axis: None)."""
     if type(d) is int and 0 <= d < ndim:
         return d
+    if d.__class__ is bool:  # past the int fast path: bool has __index__ but is no dim in torch
+        raise DimTypeError(d)
     try:
         d = d.__index__()
     except AttributeError:

@@ -46,10 +46,15 @@ def _tname(a) -> str:
 
 def _axis(dim, ndim: int):
     """A dim as a non-negative axis; a 0-dim tensor accepts 0 and -1 and has no axis (None)."""
-    try:
-        d = dim.__index__()
-    except AttributeError:
-        raise DimTypeError(dim) from None
+    if type(dim) is int:
+        d = dim
+    else:
+        if dim.__class__ is bool:  # bool has __index__, but torch refuses it for an int dim
+            raise DimTypeError(dim)
+        try:
+            d = dim.__index__()
+        except AttributeError:
+            raise DimTypeError(dim) from None
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if d < lo or d > hi:
         raise IndexError(

@@ -471,21 +471,18 @@ def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
 
 
 def _share_memory_(self: Tensor) -> Tensor:
-    """Move the data into anonymous shared memory, so forked processes see this tensor's writes
-    (``self`` keeps its identity). A no-op when already shared, or for gpu tensors. Views taken
-    before the call keep the old memory (ember has no Storage object to move)."""
-    import mmap
+    """Move the data into shared memory (a file mapping: core/shared_memory.py), so child
+    processes, forked or spawned, see this tensor's writes (``self`` keeps its identity). A no-op
+    when already shared, or for gpu tensors. Views taken before the call keep the old memory
+    (ember has no Storage object to move)."""
+    from ..shared_memory import shared_copy
 
     if self.device.type == "meta":
         # torch's file-descriptor sharing is cpu-only and refuses a meta tensor (cuda: a no-op)
         raise RuntimeError("_share_fd_: only available on CPU")
     if self.device.type != "cpu" or self.is_shared():
         return self
-    a = self._data
-    mm = mmap.mmap(-1, max(a.nbytes, 1))  # MAP_SHARED | MAP_ANONYMOUS: inherited by fork
-    b = np.frombuffer(mm, dtype=a.dtype, count=a.size).reshape(a.shape)
-    b[...] = a
-    self._data = b
+    self._data = shared_copy(self._data)
     return self
 
 

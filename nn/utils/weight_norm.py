@@ -58,7 +58,9 @@ class WeightNorm:
             "`torch.nn.utils.weight_norm` is deprecated in favor of "
             "`torch.nn.utils.parametrizations.weight_norm`.",
             FutureWarning,
-            stacklevel=3,
+            # torch's deprecation points at the caller of apply (weight_norm itself), so the
+            # default filter shows it once per process, not once per user line
+            stacklevel=2,
         )
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
