@@ -121,7 +121,14 @@ def trunc_normal_(
     b: float = 2.0,
     generator=None,
 ) -> Tensor:
-    """Fill ``tensor`` with samples of N(mean, std^2) truncated to [a, b] (inverse-CDF sampling)."""
+    """Fill ``tensor`` with samples of N(mean, std^2) truncated to [a, b].
+
+    Rejection sampling, so the tails are exact (an inverse-CDF draw loses them to rounding and
+    piles values on the bounds): plain normal draws redrawn where they fall outside when [a, b]
+    holds most of the mass, otherwise uniform proposals on [a, b] accepted by the density ratio.
+    """
+    if tensor.is_meta:  # no storage, nothing to sample
+        return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
@@ -129,13 +136,32 @@ def trunc_normal_(
             stacklevel=2,
         )
     with no_grad():
-        lo, hi = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
-        # uniform on [2lo-1, 2hi-1], then the inverse of the normal CDF: erfinv * sqrt(2)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if mass > 0.3:
+            # the bounds as the tensor's dtype stores them, so a draw rounded onto a bound stays
+            lo = tensor.new_tensor(a).item()
+            hi = tensor.new_tensor(b).item()
+            tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (tensor < lo) | (tensor > hi)
+                n = int(outside.sum())
+                if not n:
+                    return tensor
+                tensor[outside] = tensor.new_empty((n,)).normal_(mean, std, generator=generator)
+        # narrow or far-tail window: accept x ~ U(a, b) with probability pdf(x) / pdf(mode)
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def rejected(x):
+            log_ratio = ((x - mean) / std).pow_(2).mul_(-0.5).sub_(log_peak)
+            return x.new_empty(x.shape).uniform_(generator=generator).log_() > log_ratio
+
+        tensor.uniform_(a, b, generator=generator)
+        pending = rejected(tensor)
+        while n := int(pending.sum()):
+            proposal = tensor.new_empty((n,)).uniform_(a, b, generator=generator)
+            tensor[pending] = proposal
+            pending[pending] = rejected(proposal)
         return tensor
 
 

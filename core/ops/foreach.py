@@ -273,7 +273,17 @@ def _foreach_norm(self, ord=2, dtype=None):
     from ..linalg import vector_norm
 
     _check_list("_foreach_norm", self)
-    return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
+    try:
+        return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
+    except RuntimeError:
+        # torch's fused kernel words the +inf norm of an empty tensor its own way (-inf keeps
+        # vector_norm's text there too)
+        if ord == float("inf") and any(t.numel() == 0 for t in self):
+            raise RuntimeError(
+                "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+                "operation does not have an identity"
+            ) from None
+        raise
 
 
 def _foreach_max(self):

@@ -1010,6 +1010,11 @@ def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
         if str(e).startswith("Sizes of tensors"):
             _unify_names(tensors)  # like torch, a names mismatch is reported first
         raise
+    except ValueError as e:
+        # the registry names the kernel (_cat); torch names the public function
+        if str(e).startswith("_cat(): expected a non-empty"):
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors") from None
+        raise
 
 
 def _unify_names(tensors) -> None:
@@ -1042,6 +1047,8 @@ def _not_one_tensor(tensors, who) -> None:
 def _check_seq(tensors, who):
     _not_one_tensor(tensors, who)
     tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError(f"{who} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import types
 import warnings
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
 from ...core import linalg as _linalg
 from ...core.ops.creation import tensor as _tensor
+from ...core.ops.foreach import _foreach_norm
 from ...core.ops.joining import stack as _stack
 from ...core.tensor import Tensor
 
@@ -36,8 +38,12 @@ def get_total_norm(
     if not tensors:
         return _tensor(0.0)
     with no_grad():
-        # norm of the per-tensor norms == norm of the concatenation, for every p-norm and inf
-        norms = [_linalg.vector_norm(t, norm_type) for t in tensors]
+        # norm of the per-tensor norms == norm of the concatenation, for every p-norm and inf;
+        # every ember device has the foreach form, which torch picks unless foreach=False
+        if foreach is False:
+            norms = [_linalg.vector_norm(t, norm_type) for t in tensors]
+        else:
+            norms = _foreach_norm(tensors, norm_type)
         dev = norms[0].device
         total = _linalg.vector_norm(
             _stack([n if n.device == dev else n.to(dev) for n in norms]), norm_type
@@ -80,7 +86,16 @@ def clip_grad_norm_(
     """Clip the gradients of ``parameters`` in place so their total norm is at most ``max_norm``.
 
     Returns the total norm of the gradients before clipping (a 0-dim tensor)."""
-    parameters = _as_list(parameters)
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    else:
+        was_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)  # a generator is read once, for both passes below
+        if was_generator and not parameters:
+            warnings.warn(
+                "`parameters` is an empty generator, no gradient clipping will occur.",
+                stacklevel=2,
+            )
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)

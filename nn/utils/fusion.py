@@ -16,11 +16,22 @@ __all__ = [
 ]
 
 
+# torch raises these AssertionErrors explicitly (they survive ``python -O``)
+def _check_eval(module, bn) -> None:
+    if module.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+
+
+def _check_running_stats(bn) -> None:
+    if bn.running_mean is None or bn.running_var is None:
+        raise AssertionError("bn.running_mean and bn.running_var must not be None")
+
+
 def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
     """A copy of ``conv`` whose weight and bias also apply ``bn`` (both in eval mode)."""
-    assert not (conv.training or bn.training), "Fusion only for eval!"
+    _check_eval(conv, bn)
     fused = copy.deepcopy(conv)
-    assert bn.running_mean is not None and bn.running_var is not None
+    _check_running_stats(bn)
     fused.weight, fused.bias = fuse_conv_bn_weights(
         fused.weight,
         fused.bias,
@@ -65,13 +76,14 @@ def fuse_conv_bn_weights(
 
 def fuse_linear_bn_eval(linear, bn):
     """A copy of ``linear`` whose weight and bias also apply ``bn`` (both in eval mode)."""
-    assert not (linear.training or bn.training), "Fusion only for eval!"
+    _check_eval(linear, bn)
     fused = copy.deepcopy(linear)
-    assert linear.out_features == bn.num_features or bn.num_features == 1, (
-        "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
-        f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
-    )
-    assert bn.running_mean is not None and bn.running_var is not None
+    if linear.out_features != bn.num_features and bn.num_features != 1:
+        raise AssertionError(
+            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
+            f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
+        )
+    _check_running_stats(bn)
     fused.weight, fused.bias = fuse_linear_bn_weights(
         fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias
     )
@@ -87,10 +99,13 @@ def fuse_linear_bn_weights(
     bn_w: Tensor,
     bn_b: Tensor,
 ) -> tuple[Parameter, Parameter]:
-    """Linear weight and bias with the batch norm folded in (per output feature)."""
+    """Linear weight and bias with the batch norm folded in (per output feature), in the
+    linear's dtypes (a float64 batch norm does not promote a float32 linear)."""
+    w_dtype = linear_w.dtype
+    b_dtype = linear_b.dtype if linear_b is not None else w_dtype
     if linear_b is None:
         linear_b = zeros_like(bn_rm)
     scale = bn_w * (bn_rv + bn_eps).rsqrt()
-    fused_w = linear_w * scale.unsqueeze(-1)
-    fused_b = (linear_b - bn_rm) * scale + bn_b
+    fused_w = linear_w * scale.unsqueeze(-1).to(dtype=w_dtype)
+    fused_b = ((linear_b - bn_rm) * scale + bn_b).to(dtype=b_dtype)
     return Parameter(fused_w, linear_w.requires_grad), Parameter(fused_b, linear_b.requires_grad)

@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
-from ...core import linalg as _linalg
 from ...core.ops.creation import ones_like, zeros_like
 from ...core.ops.random import rand, rand_like
+from ...core.ops.reduction import norm as _norm
 from ...core.tensor import Tensor
 from .convert_parameters import parameters_to_vector
 
@@ -89,9 +89,11 @@ class BasePruningMethod(ABC):
 
         orig = getattr(module, name)
         if importance_scores is not None:
-            assert importance_scores.shape == orig.shape, (
-                f"importance_scores should have the same shape as parameter {name} of {module}"
-            )
+            if importance_scores.shape != orig.shape:
+                raise AssertionError(
+                    f"importance_scores should have the same shape as parameter {name} of "
+                    f"{module}, got {importance_scores.shape} vs {orig.shape}"
+                )
         else:
             importance_scores = orig
 
@@ -120,9 +122,11 @@ class BasePruningMethod(ABC):
     def prune(self, t: Tensor, default_mask: Tensor | None = None, importance_scores=None):
         """``t`` with the mask of this method applied (no module involved)."""
         if importance_scores is not None:
-            assert importance_scores.shape == t.shape, (
-                "importance_scores should have the same shape as tensor t"
-            )
+            if importance_scores.shape != t.shape:
+                raise AssertionError(
+                    "importance_scores should have the same shape as tensor t, "
+                    f"got {importance_scores.shape} vs {t.shape}"
+                )
         else:
             importance_scores = t
         default_mask = default_mask if default_mask is not None else ones_like(t)
@@ -339,7 +343,11 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        assert default_mask.shape == self.mask.shape
+        if default_mask.shape != self.mask.shape:
+            raise AssertionError(
+                f"default_mask shape {default_mask.shape} must match "
+                f"self.mask shape {self.mask.shape}"
+            )
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
@@ -496,6 +504,6 @@ def _compute_norm(t: Tensor, n, dim: int) -> Tensor:
     if dim < 0:
         dim = dims[dim]
     dims.remove(dim)
-    if n == "fro":  # torch.norm's 'fro' over these dims is the 2-norm of the entries
-        n = 2
-    return _linalg.vector_norm(t, n, dim=dims)
+    # torch.norm's semantics: 'fro' is the entries' 2-norm, 'nuc' (or an unknown order) fails
+    # with linalg.matrix_norm's error
+    return _norm(t, p=n, dim=dims)

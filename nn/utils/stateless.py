@@ -82,7 +82,7 @@ def _reparametrize_module(
     prop_swaps: dict = {}  # owner -> {attr: tensor}: parametrized tensors (class properties)
     try:
         for name, t in mapping.items():
-            if not isinstance(t, Tensor):
+            if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"{t} is not an instance of torch.Tensor")
             owner, attr = _resolve(module, name)
             if attr in owner._parameters:
@@ -94,6 +94,11 @@ def _reparametrize_module(
             elif is_parametrized(owner, attr):
                 prop_swaps.setdefault(owner, {})[attr] = t
             else:
+                # a plain attribute may be set (or added), but never one holding a submodule
+                # or other non-tensor: torch's TypeError
+                old = getattr(owner, attr, _MISSING)
+                if old is not _MISSING and old is not None and not isinstance(old, Tensor):
+                    raise TypeError(f"attribute `{attr}`: {old} is not an instance of torch.Tensor")
                 had = attr in owner.__dict__
                 undo.append(("a", owner, attr, owner.__dict__.get(attr) if had else _MISSING))
                 object.__setattr__(owner, attr, t)
@@ -132,6 +137,10 @@ def _functional_call(
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = parameter_and_buffer_dicts
     elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError(
+                "Expected all elements of parameter_and_buffer_dicts to be dictionaries"
+            )
         seen: dict = {}
         for d in parameter_and_buffer_dicts:
             for k in d:

@@ -8,6 +8,7 @@ from typing import Any
 from ...autograd.grad_mode import no_grad
 from ...autograd.node import as_torch_node
 from ...core import linalg as _linalg
+from ...core.dims import normalize_dim
 from ...core.tensor import Tensor
 from ..parameter import Parameter, UninitializedParameter
 
@@ -20,7 +21,9 @@ def _norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     if dim == -1:
         return _linalg.vector_norm(v, pow)
     nd = v.dim()
-    d = dim % nd if nd else 0
+    d = normalize_dim(v, dim)  # torch's IndexError for a dim out of range
+    if not nd:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     others = [i for i in range(nd) if i != d]
     if not others:
         return v.abs() if pow != 0 else (v != 0).to(v.dtype)
