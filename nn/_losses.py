@@ -25,6 +25,7 @@ from ..core.dtype import scalar_name
 from ..core.names import check_weight_dims, keep, names_of, unify, unify_inputs
 from ..core.ops.comparison import where as _where
 from ..core.ops.conversion import _user_level
+from ..core.ops.pointwise import _tie
 from ..core.ops.reduction import _tname
 from ..core.registry import op
 from ..core.tensor import Tensor, _wrap
@@ -804,7 +805,8 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
 
 
 @_nll_loss.vjp
-def _(grad, input_shape, target, wt, reduction):
+def _(grad, input, target, wt, reduction):
+    input_shape = input._data.shape
     t, w = target._data, wt._data
     xp = array_module(t)
     if reduction != "none" and not _grad_state.enabled:
@@ -828,13 +830,16 @@ def _(grad, input_shape, target, wt, reduction):
     # -scale at each target class, zeros elsewhere (written in place: no dense one-hot)
     g = xp.zeros(input_shape, dtype=w.dtype)
     xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(scale.astype(w.dtype), 1), axis=1)
-    return _wrap(g) * (grad.unsqueeze(1) if reduction == "none" else grad), None, None
+    g = _wrap(g) * (grad.unsqueeze(1) if reduction == "none" else grad)
+    # torch's nll_loss_backward is a function of the input with a zero derivative there
+    name = "NllLossBackwardBackward0" if len(input_shape) <= 2 else "NllLoss2DBackwardBackward0"
+    return _tie(g, input, name), None, None
 
 
 def _nll_node_name(node) -> str:
     # torch runs (N, C, d...) inputs through its 2-d image kernel (nll_loss2d), viewing other
     # ranks as (N, C, d1, d2...) and an unreduced loss back
-    nd = len(node.saved_arg("input_shape"))
+    nd = len(node.saved_arg("input").shape)
     if nd <= 2:
         return "NllLossBackward0"
     if nd != 4 and node.saved_arg("reduction") == "none":

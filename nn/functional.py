@@ -313,11 +313,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 @_autocast_entry
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope: one for all channels, or one per channel (dim 1)."""
-    if input.dtype != weight.dtype:
-        raise RuntimeError(
-            f"prelu: Type promoting not supported. Got {_tname(input._data.dtype)} and "
-            f"{_tname(weight._data.dtype)}"
-        )
+    _act.check_prelu_dtypes(input, weight)
     n = weight.numel()
     if n != 1:
         if input.dim() == 0:
@@ -336,11 +332,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif weight.dim() != 0:
         weight = weight.reshape(())
     _float_kernel_only(input, "prelu_cpu")
-    a = input._data
-    pos = (a > 0).astype(a.dtype)
-    # masks as constants (where() is slow on random masks): x for x > 0, weight * x otherwise
-    out = input * _wrap(pos) + weight * (input * _wrap(1 - pos))
-    return _as_torch_node(out, "PreluKernelBackward0")
+    return _act._prelu_kernel(input, weight)
 
 
 def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
@@ -416,7 +408,7 @@ def logsigmoid(input: Tensor) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     _float_kernel_only(input, "hardshrink_cpu")
-    return _as_torch_node(input * (input.abs() > lambd), "HardshrinkBackward0")
+    return input.hardshrink(lambd)
 
 
 @_tensor_input("softshrink")
@@ -432,8 +424,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
             f"lambda must be in range [0, {fmax}] for input dtype "
             f"{SCALAR_NAMES.get(dname, dname.capitalize())}, but found {lambd:g}"
         )
-    out = _in_opmath(lambda x: x - x.clamp(-lambd, lambd), input)
-    return _as_torch_node(out, "SoftshrinkBackward0")
+    return _act._softshrink(input, lambd)
 
 
 def _finfo_max(t: Tensor) -> float:

@@ -17,9 +17,11 @@ from .. import layout as _layout
 from ..device import array_module
 from ..kernels.blocked import blocked
 from ..kernels.select import select
-from ..names import keep
+from ..names import keep, unify_inputs
 from ..registry import op
 from ..tensor import _wrap
+from .pointwise import _tied
+from .reduction import _tname
 
 __all__: list = []
 
@@ -70,7 +72,9 @@ def _(grad, input, negative_slope):
     d = (a > 0).astype(a.dtype)
     d *= 1 - negative_slope
     d += negative_slope
-    return _scaled(grad, d)
+    g = _scaled(grad, d)
+    # torch's leaky_relu_backward is a function of the input (zero derivative): keep it so
+    return _tied(g, input, node="LeakyReluBackwardBackward0") if _state.enabled else g
 
 
 # ---------------------------------------------------------------------- hardtanh
@@ -82,7 +86,58 @@ def _hardtanh(xp, input, min_val=-1.0, max_val=1.0):
 @_hardtanh.vjp
 def _(grad, input, min_val, max_val):
     a = _raw(input)
-    return grad * _c(((a > min_val) & (a < max_val)).astype(a.dtype))
+    g = grad * _c(((a > min_val) & (a < max_val)).astype(a.dtype))
+    return _tied(g, input, node="HardtanhBackwardBackward0") if _state.enabled else g
+
+
+# ---------------------------------------------------------------------- softshrink
+@op(names=keep, method=False)
+def _softshrink(xp, input, lambd=0.5):
+    x = _opmath(input)
+    return (x - xp.clip(x, -lambd, lambd)).astype(input.dtype, copy=False)  # NaN stays NaN
+
+
+@_softshrink.vjp
+def _(grad, input, lambd):
+    a = _raw(input)
+    # outside [-lambd, lambd]; NaN gets none (torch's vectorized kernel; its scalar tail does)
+    g = grad * _c((array_module(a).abs(a) > lambd).astype(a.dtype))
+    return _tied(g, input, node="SoftshrinkBackwardBackward0") if _state.enabled else g
+
+
+# ---------------------------------------------------------------------- prelu
+def check_prelu_dtypes(input, weight) -> None:
+    """torch's error for a prelu weight of another dtype (its kernel does not promote)."""
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {_tname(input._data.dtype)} and "
+            f"{_tname(weight._data.dtype)}"
+        )
+
+
+@op(names=unify_inputs, method=False)
+def _prelu_kernel(xp, input, weight):
+    """x for x > 0, else weight * x (``weight`` broadcast against ``input``)."""
+    r = weight * input
+    lo, hi = weight.min(), weight.max()
+    # slopes in (0, 1]: max(x, w x) is x for x > 0 and w x otherwise (slopes >= 1: min), also for
+    # NaN and a zero's sign; one vector pass where a masked select is ~15x slower
+    if 0 < lo and hi <= 1:
+        return xp.maximum(r, input)
+    if lo >= 1:
+        return xp.minimum(r, input)
+    return xp.where(input > 0, input, r)
+
+
+@_prelu_kernel.vjp
+def _(grad, input, weight):
+    a = input._data
+    pos = a > 0
+    neg = _c((~pos).astype(a.dtype))
+    gi = grad * _c(pos.astype(a.dtype)) + grad * weight * neg
+    # the weight's gradient is x * grad off the positive part (the engine sums it to its shape)
+    gw = grad * input * neg
+    return _tied(gi, input, node="PreluKernelBackwardBackward0") if _state.enabled else gi, gw
 
 
 # ---------------------------------------------------------------------- elu / selu / celu

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from ..arg_errors import tensor_input as _tensor_input
 from ..kernels.blocked import blocked
@@ -130,6 +131,35 @@ def _where_ok(xp, input, ref, *, test="nonzero", lo=0.0, hi=1.0, fill=0.0):
 @_where_ok.vjp
 def _(grad, ref, test, lo, hi):
     return _where_ok(grad, ref, test=test, lo=lo, hi=hi), None
+
+
+@op(names=keep, method=False)
+def _tied(xp, input, ref, *, node="TiedBackward0"):
+    """``input`` unchanged, recorded as a function of ``ref`` whose derivative is zero.
+
+    A piecewise-linear op's derivative (relu, threshold, leaky_relu, hardtanh) is constant in the
+    op's input, yet torch computes it with a backward op of that input (threshold_backward, ...)
+    whose own derivative there is a zero tensor: under ``create_graph`` the first derivative stays
+    connected to the input, so a second derivative there is zeros (``x.grad`` after a gradient
+    penalty, ``autograd.grad`` of a ReLU network's input gradient) rather than None or "appears
+    to not have been used in the graph". Those derivatives pass through this op only while a
+    graph is recorded; ``node`` is the name torch gives that backward op's node."""
+    return input.copy()
+
+
+@_tied.vjp
+def _(grad, ref, node):
+    return grad, zeros_like(ref)
+
+
+# the name of torch's node for the backward op this one stands for (ThresholdBackwardBackward0...)
+_tied.op.name_rule = lambda n: n.saved_arg("node")
+
+
+def _tie(g: Tensor, ref: Tensor, node: str) -> Tensor:
+    """``g`` tied to ``ref`` by :func:`_tied` while a graph is recorded, ``g`` itself otherwise
+    (the first-order backward pays one flag test)."""
+    return _tied(g, ref, node=node) if _state.enabled else g
 
 
 # ------------------------------------------------------------------------------- abs / sign
@@ -919,7 +949,8 @@ def threshold(xp, input, threshold=None, value=None):
 
 @threshold.vjp
 def _(grad, input, threshold):
-    return _where_ok(grad, input.detach() - threshold, test="pos")
+    g = _where_ok(grad, input.detach() - threshold, test="pos")
+    return _tied(g, input, node="ThresholdBackwardBackward0") if _state.enabled else g
 
 
 # torch's threshold_ kernel has its own derivative entry (its node saves the result)
@@ -944,7 +975,8 @@ def relu(xp, input):
 
 @relu.vjp
 def _(grad, result):
-    return _where_ok(grad, result, test="pos")
+    g = _where_ok(grad, result, test="pos")
+    return _tied(g, result, node="ThresholdBackwardBackward0") if _state.enabled else g
 
 
 @op(names=keep, inplace="nan_to_num_")

@@ -22,6 +22,7 @@ from ..registry import OPS, op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
 from .decompositions import _exact
+from .pointwise import _tie
 
 __all__ = ["return_types"]
 
@@ -980,13 +981,15 @@ def _(grad, input, result, p, dim, keepdim, dtype):
         return None
     xp = array_module(a)
     sgn = _const(xp.sign(a))
+    # p = 1 and inf: torch's derivative multiplies by sgn(input), a function of the input with a
+    # zero derivative, so under create_graph it stays connected to the input (_tie)
     if pv == 1.0:
-        return g * sgn
+        return _tie(g * sgn, input, "MulBackward0")
     r = _unsqueeze_back(result, shape, dim, keepdim)
     if math.isinf(pv):
         m = xp.abs(a) == r._data
         cnt = m.sum(axis=_axes(dim, len(shape)), keepdims=True).astype(a.dtype)
-        return g * sgn * _const(m.astype(a.dtype) / cnt)
+        return _tie(g * sgn * _const(m.astype(a.dtype) / cnt), input, "MulBackward0")
     z = r._data == 0
     if z.any():  # torch's convention: a zero norm has a zero gradient
         r = r + _const(z.astype(r._data.dtype))

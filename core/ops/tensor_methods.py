@@ -19,6 +19,8 @@ from ..dims import normalize_dim
 from ..names import FALLBACK, check_weight_dims, keep
 from ..registry import op
 from ..tensor import Tensor, _wrap
+from .activation import _prelu_kernel, check_prelu_dtypes
+from .pointwise import _tie
 
 __all__ = [
     "as_strided_scatter",
@@ -80,17 +82,21 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
 # ---------------------------------------------------------------------- hardshrink
 @op(names=keep)
 def hardshrink(xp, input, lambd=0.5):
-    """``x`` where ``|x| > lambd``, else 0."""
-    return xp.where(xp.abs(input) > lambd, input, xp.zeros((), input.dtype))
+    """``x`` where ``|x| > lambd``, else 0 (NaN stays NaN)."""
+    return xp.where((input >= -lambd) & (input <= lambd), xp.zeros((), input.dtype), input)
 
 
 @hardshrink.vjp
 def _(grad, input, lambd):
-    return grad * (input.abs() > lambd)
+    # NaN gets no gradient: torch's vectorized kernel (its scalar tail passes one)
+    g = grad * _wrap(array_module(input._data).abs(input._data) > lambd)
+    # torch's hardshrink_backward is a function of the input with a zero derivative
+    return _tie(g, input, "HardshrinkBackwardBackward0")
 
 
 def _prelu(self: Tensor, weight: Tensor) -> Tensor:
-    """``x`` for x >= 0, else ``weight * x`` (weight: one slope, or one per channel, dim 1)."""
+    """``x`` for x > 0, else ``weight * x`` (weight: one slope, or one per channel, dim 1)."""
+    check_prelu_dtypes(self, weight)
     n = weight.numel()
     w = weight
     if n != 1:
@@ -107,7 +113,7 @@ def _prelu(self: Tensor, weight: Tensor) -> Tensor:
             w = weight.reshape((c,) + (1,) * (self.dim() - 2))
     else:
         w = weight.reshape(())
-    return self.where(self >= 0, w * self)
+    return _prelu_kernel(self, w)
 
 
 # ---------------------------------------------------------------------- put
