@@ -22,9 +22,10 @@ from typing import Any
 from .autograd.engine import grad as _autograd_grad
 from .autograd.function import JVP_TRICK
 from .autograd.grad_mode import _recording, is_grad_enabled
+from .autograd.graph import disable_saved_tensors_hooks
 from .core import vmap_state as _vmap_state
 from .core.tensor import Tensor
-from .core.vmap import TRANSFORMS
+from .core.vmap import RANDOM_MSG, TRANSFORMS, drew_random
 from .core.vmap import vmap as _vmap
 from .nn.utils.stateless import _functional_call
 
@@ -144,9 +145,27 @@ def _differentiable(tree) -> tuple[Any, list[Tensor], bool]:
     return _unflatten(spec, new), new, tracked
 
 
-def _call(func: Callable, args: tuple, kwargs: dict, maps: bool = False, fwd: bool = False):
+_HOOKS_MSG = (
+    "torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open "
+    "an issue with your use case."
+)
+
+
+def _call(
+    func: Callable,
+    args: tuple,
+    kwargs: dict,
+    maps: bool = False,
+    fwd: bool = False,
+    reverse: bool = False,
+):
     """``func(*args, **kwargs)`` recorded, as a transform evaluates it (for the custom-Function
-    checks, ``maps``: one that torch runs as a vmap; ``fwd``: one in forward mode)."""
+    checks, ``maps``: one that torch runs as a vmap; ``fwd``: one in forward mode). ``reverse``:
+    a reverse-mode transform (grad, vjp, jacrev), which torch runs with saved-tensor hooks
+    refused: hooks set around it or inside ``func`` raise its error."""
+    if reverse:
+        with disable_saved_tensors_hooks(_HOOKS_MSG):
+            return _call(func, args, kwargs, maps, fwd)
     with _recording():
         _depth.n += 1
         TRANSFORMS[0] += 1
@@ -284,7 +303,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     def wrapper(*args: Any, **kwargs: Any):
         nums = _check_argnums(argnums, len(args))
         args, inputs, tracked = _track(args, nums)
-        out = _call(func, tuple(args), kwargs)
+        out = _call(func, tuple(args), kwargs, reverse=True)
         out, aux = _split_aux(out, has_aux, where)
         if not isinstance(out, Tensor):
             raise RuntimeError(  # noqa: TRY004 - torch's error type
@@ -340,7 +359,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     ``has_aux=True``). ``vjp_fn(cotangents)`` (cotangents shaped like the output) returns the
     vector-Jacobian products, a tuple with one entry per primal."""
     diff, flat, tracked = _differentiable(primals)
-    out = _call(func, diff, {})
+    out = _call(func, diff, {}, reverse=True)
     out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
     out_leaves, out_spec = _flatten(out)
     _check_outputs(out_leaves, "vjp(f, *primals)", floating=True)
@@ -485,7 +504,9 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
                     )
         return jvp(func, primals, tangents)[1]
 
-    return _release(out, _depth.n > 0), jvp_fn
+    # as torch's, the output stays part of the caller's graph (a closed-over parameter, a
+    # primal that requires grad) unless grad mode is off
+    return _release(out, _depth.n > 0 or is_grad_enabled()), jvp_fn
 
 
 def _track(args: tuple, nums) -> tuple:
@@ -524,13 +545,14 @@ def _jacobian(
                         )
         args, inputs, tracked = _track(args, nums)
         start = _random.get_rng_state() if randomness == "error" else None
-        out = _call(func, tuple(args), kwargs, maps=fwd, fwd=fwd)
-        if start is not None and not _random.get_rng_state().equal(start):
-            raise RuntimeError(
-                "vmap: called random operation while in randomness error mode. Please either "
-                "use the 'same' or 'different' randomness flags on vmap or perform the "
-                "randomness operation out of vmap"
-            )
+        try:
+            out = _call(func, tuple(args), kwargs, maps=fwd, fwd=fwd, reverse=not fwd)
+        except Exception:
+            if start is not None and drew_random(start):
+                raise RuntimeError(RANDOM_MSG) from None
+            raise
+        if start is not None and drew_random(start):
+            raise RuntimeError(RANDOM_MSG)
         out, aux = _split_aux(out, has_aux, f"{name}(f, ...)(*args)")
         out_leaves, out_spec = _flatten(out)
         # torch's jacobians are a vmap of its vjp or jvp, whose checks they report
@@ -663,7 +685,19 @@ def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
 
 
 def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
-    """Returns ``func``: ember runs mutations eagerly, with the same results."""
+    """Returns ``func``: ember runs mutations eagerly, with the same results.
+
+    ``remove`` must still be one of torch's two options (``'mutations'`` or
+    ``'mutations_and_views'``); anything else is refused here, as torch refuses it.
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will "
+            "be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+            "{view} will be replaced with their non-aliasing counterparts, {view}_copy.\n"
+        )
     return func
 
 
@@ -675,8 +709,8 @@ def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
 def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """The parameters and buffers of ``models`` (same architecture) stacked along a new first
     dim, as two dicts keyed like ``named_parameters`` / ``named_buffers`` (for ensembling with
-    :func:`vmap` and :func:`functional_call`). Stacked parameters are new leaves that require
-    grad when the originals do."""
+    :func:`vmap` and :func:`functional_call`). Each stacked tensor is a new leaf that requires
+    grad when the originals all do; originals that disagree are an error."""
     from .core.ops.joining import stack
 
     models = list(models)
@@ -690,18 +724,22 @@ def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[s
     if not all(type(m) is ref for m in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
 
-    def gather(named: str, detach: bool) -> dict[str, Tensor]:
-        names = [n for n, _ in getattr(models[0], named)()]
+    def gather(named: str) -> dict[str, Tensor]:
+        tables = [dict(getattr(m, named)()) for m in models]
         out = {}
-        for name in names:
-            parts = [dict(getattr(m, named)())[name] for m in models]
+        for name in tables[0]:
+            parts = [table[name] for table in tables]
+            wants = parts[0].requires_grad
+            # one stacked leaf cannot be partly trainable: torch refuses mixed flags
+            if any(p.requires_grad != wants for p in parts[1:]):
+                raise RuntimeError(
+                    f"Expected {name} from each model to have the same .requires_grad"
+                )
             t = stack([p.detach() for p in parts])
-            if not detach and parts[0].requires_grad:
-                t.requires_grad_()
-            out[name] = t
+            out[name] = t.requires_grad_() if wants else t
         return out
 
-    return gather("named_parameters", False), gather("named_buffers", True)
+    return gather("named_parameters"), gather("named_buffers")
 
 
 def replace_all_batch_norm_modules_(root: Any) -> Any:

@@ -16,6 +16,7 @@ from ..core.device import array_module
 from ..core.named import _by_name
 from ..core.registry import NonStridedError
 from ..core.sparse import SparseTensor as _SparseTensor
+from ..core.vmap_state import TRANSFORMS as _TRANSFORMS
 from .grad_mode import _state, names_on
 from .node import RESULT, AccumulateGrad, GradientEdge, Node, RemovableHandle
 from .saved_hooks import Packed
@@ -763,6 +764,12 @@ _CYCLE_WARNED = [False]  # backward(create_graph=True)'s reference-cycle warning
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """ember.autograd.backward: accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    if _TRANSFORMS[0]:  # torch refuses it before looking at the arguments
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please use "
+            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
+            "transforms."
+        )
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors)
     if retain_graph is None:

@@ -163,8 +163,10 @@ def _check_under_transform(cls, new_style: bool) -> None:
     """torch's refusals of a custom Function inside torch.func transforms: the old form
     (``forward(ctx, ...)``) anywhere, under a mapping transform one with no vmap rule, and in
     forward mode one with no jvp."""
-    if cls.__module__.startswith("ember."):
-        return  # ember's own Functions (hooks, checkpoint, custom ops) work everywhere
+    if cls.__module__.startswith("ember.") and not cls.__dict__.get("_as_torch_old_style"):
+        # ember's own Functions (hooks, custom ops) work everywhere; those standing for one of
+        # torch's old-style Functions (the reentrant checkpoint) are refused as torch's is
+        return
     if not new_style:
         raise RuntimeError(
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "

@@ -180,7 +180,11 @@ def double_backward_jvp(outs, ins, vs, create_graph: bool, strict: bool = False)
     vjp ``g = J^T u`` is linear in ``u``, so ``d(g . v)/du = J v``. ``vs`` holds one tangent per
     input (None: ones, for a single one-element input); None where no input reaches an output.
     Shared by ``jvp`` and ``forward_ad.unpack_dual``."""
-    us = tuple(_zeros_like(o).requires_grad_(True) for o in outs)
+    us = tuple(_zeros_like(o) for o in outs)
+    for u in us:
+        # set on the fresh leaf directly: requires_grad_() from this module is what torch
+        # refuses inside a torch.func transform, and forward_ad (allowed there) comes here too
+        u.requires_grad = True
     gi = _autograd_grad(outs, ins, us, create_graph=True)
     if strict:
         _fill_zeros(gi, ins, strict, create_graph, "back")

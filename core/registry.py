@@ -942,8 +942,8 @@ def _same_gpu(od, first, a, k: int) -> None:
 
 
 def _mixed_devices(od, d0, d1, k: int) -> RuntimeError:
-    if d0.type == "meta":  # torch's meta kernels check devices in their own words
-        return RuntimeError(f"Tensor on device {d1} is not on the expected device meta!")
+    if "meta" in (d0.type, d1.type):  # torch's meta kernels check devices in their own words
+        return RuntimeError(f"Tensor on device {d1} is not on the expected device {d0}!")
     arg = od.in_names[k] if k < len(od.in_names) else f"#{k}"
     return RuntimeError(
         "Expected all tensors to be on the same device, but found at least two devices, "

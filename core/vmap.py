@@ -32,6 +32,22 @@ _BN_MSG = (
 )
 
 
+RANDOM_MSG = (
+    "vmap: called random operation while in randomness error mode. Please either use the "
+    "'same' or 'different' randomness flags on vmap or perform the randomness operation out of "
+    "vmap"
+)
+
+
+def drew_random(start) -> bool:
+    """Whether the default generator moved on from the state ``start``: a random op ran. ember
+    checks after the call, also when the call raised (torch would have stopped at the random op,
+    before whatever failed later), to give torch's error for random ops in 'error' mode."""
+    from . import random as _random
+
+    return not _random.get_rng_state().equal(start)
+
+
 def refuse_unbatched_stats(running_mean, running_var) -> None:
     """torch's error for a training batch norm under vmap whose running statistics, updated in
     place, are not mapped (a module's own buffers): per-element calls would each update them.
@@ -308,6 +324,10 @@ def vmap(
             TRANSFORMS[1] += 1
             try:
                 results.append(func(*sel, **kwargs))
+            except Exception:
+                if randomness == "error" and i in (0, None) and drew_random(start):
+                    raise RuntimeError(RANDOM_MSG) from None
+                raise
             finally:
                 SLICES.pop()
                 _state.SIZES.pop()
@@ -316,16 +336,8 @@ def vmap(
                     _state.BATCHED.clear()
                 TRANSFORMS[0] -= 1
                 TRANSFORMS[1] -= 1
-            if (
-                randomness == "error"
-                and i in (0, None)
-                and not _random.get_rng_state().equal(start)
-            ):
-                raise RuntimeError(
-                    "vmap: called random operation while in randomness error mode. Please "
-                    "either use the 'same' or 'different' randomness flags on vmap or perform "
-                    "the randomness operation out of vmap"
-                )
+            if randomness == "error" and i in (0, None) and drew_random(start):
+                raise RuntimeError(RANDOM_MSG)
         return _stack(results, out_dims, fname, empty, name)
 
     return wrapped

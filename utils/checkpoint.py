@@ -214,6 +214,9 @@ class CheckpointFunction(Function):
     """forward(ctx, function, kwargs, rng, *args): the function's output, computed without a
     graph (the reentrant variant)."""
 
+    # torch's CheckpointFunction has no setup_context, so torch.func transforms refuse it
+    _as_torch_old_style = True
+
     @staticmethod
     def forward(ctx, function, kwargs, rng, *args):
         ctx.function, ctx.kwargs, ctx.rng = function, kwargs, rng
