@@ -17,6 +17,7 @@ from .arg_errors import invalid_arguments as _invalid_arguments
 from .arg_errors import overloaded as _overloaded
 from .arg_errors import tensor_input as _tensor_input
 from .autocast import entry as _autocast_entry
+from .names import as_op_error as _as_op_error
 from .ops import decompositions as _d
 from .ops.decompositions import LinAlgError, _exact, _out
 from .return_types import return_types
@@ -259,14 +260,21 @@ def _pos(v) -> bool:
 @_tensor_input("linalg_solve", "A", "B")
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (or X A = B when not left); B may be a (batch of) vector."""
-    return _out(out, _d._solve_ex(A, B, left, True)[0], "_linalg_solve_ex", _exact)
+    try:
+        X = _d._solve_ex(A, B, left, True)[0]
+    except RuntimeError as e:  # a name clash is linalg.solve's (spec 4.10)
+        raise _as_op_error(e, "linalg.solve", ("linalg_solve_ex",), A, B) from None
+    return _out(out, X, "_linalg_solve_ex", _exact)
 
 
 @_autocast_entry
 @_tensor_input("linalg_solve_ex", "A", "B")
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
-    X, info = _d._solve_ex(A, B, left, check_errors)
+    try:
+        X, info = _d._solve_ex(A, B, left, check_errors)
+    except RuntimeError as e:  # a name clash is linalg.solve_ex's (spec 4.10)
+        raise _as_op_error(e, "linalg.solve_ex", ("linalg_solve_ex",), A, B) from None
     return _out(out, return_types.linalg_solve_ex(X, info), "_linalg_solve_ex", _exact)
 
 
@@ -317,7 +325,10 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     # torch's gradient is that of pinv(A) @ B at pinv's default tolerance, whatever rcond is;
     # the value is the driver's: gels (QR) ignores rcond, the others truncate at it (gelsy's
     # rank-revealing QR is approximated by the SVD's truncation: LAPACKs differ there anyway)
-    X = pinv(A) @ Bm
+    try:
+        X = pinv(A) @ Bm
+    except RuntimeError as err:  # a name clash is linalg.lstsq's (spec 4.10), not matmul's
+        raise _as_op_error(err, "linalg.lstsq", ("matmul",), A, B) from None
     if driver != "gels" and rcond is not None and rcond >= 0:
         X = X + (pinv(A, rtol=rc) @ Bm - X).detach()
     batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
@@ -459,7 +470,11 @@ def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out=None
 ) -> Tensor:
     """X with A X = B (or X A = B; A^H when adjoint) from A's lu_factor."""
-    r = _as_torch_node(_d._lu_solve(LU, pivots, B, left, adjoint), "LinalgLuSolveBackward0")
+    try:
+        X = _d._lu_solve(LU, pivots, B, left, adjoint)
+    except RuntimeError as e:  # a name clash is linalg.lu_solve's (spec 4.10)
+        raise _as_op_error(e, "linalg.lu_solve", _d._LU_INNER, LU, pivots, B) from None
+    r = _as_torch_node(X, "LinalgLuSolveBackward0")
     return _out(out, r, "linalg_lu_solve", _exact)
 
 
@@ -692,8 +707,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[dim]} and {other.shape[dim]}"
         )
-    # the registered op: names kept (spec 4.4)
-    return _out(out, e.cross(input, other, dim), "linalg_cross", _exact)
+    try:  # the registered op: names kept (spec 4.4)
+        r = e.cross(input, other, dim)
+    except RuntimeError as err:  # a name clash is linalg.cross's (spec 4.10)
+        raise _as_op_error(err, "linalg.cross", ("cross",), input, other) from None
+    return _out(out, r, "linalg_cross", _exact)
 
 
 @_autocast_entry
@@ -711,7 +729,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
             f"{_d._sname(x._data)} and y of type {_d._sname(y._data)} instead"
         )
     xc = x.conj() if x.is_complex() else x
-    return _out(out, (xc * y).sum(dim), "sum", _vecdot_check)
+    try:
+        prod = xc * y
+    except RuntimeError as e:  # a name clash is vecdot's (spec 4.10), not its inner mul's
+        raise _as_op_error(e, "linalg.vecdot", ("mul",), x, y) from None
+    return _out(out, prod.sum(dim), "sum", _vecdot_check)
 
 
 @_autocast_entry

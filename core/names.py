@@ -35,6 +35,19 @@ def named_like(t, names, clash):
     return t.rename(*names)
 
 
+def as_op_error(e: RuntimeError, op: str, inner: tuple, *ts) -> RuntimeError:
+    """Spec 4.10 for a composite ``op`` built from registered ops: the name error of one of its
+    ``inner`` ops (``"sub: ..."``) re-labelled with ``op``, the function the user called; any
+    other error, or one raised when none of the tensors ``ts`` is named (no name error then), is
+    returned unchanged. Called in an ``except`` clause, so unnamed calls pay nothing."""
+    if any(getattr(t, "_names", None) is not None for t in ts):
+        msg = str(e)
+        for i in inner:
+            if msg.startswith(i) and msg.startswith(": ", len(i)):
+                return RuntimeError(f"{op}: {msg[len(i) + 2 :]}")
+    return e
+
+
 def unify(a: tuple, b: tuple) -> tuple:
     """Unify two name lists from the right (None is a wildcard), with PyTorch's errors."""
     if a is None:
@@ -207,18 +220,20 @@ def fallback_names(src, shape) -> tuple | None:
     return src._names if tuple(shape) == tuple(src._data.shape) else None
 
 
-def check_weight_dims(fname: str, what: str, xn: tuple, dims, wn: tuple, wdims=None) -> None:
+def check_weight_dims(
+    fname: str, what: str, xn: tuple, dims, wn: tuple, wdims=None, param: str = "weight"
+) -> None:
     """Spec 4.3: the input's dims at ``dims`` (those a layer's weight applies to: features,
     channels, normalized dims) must carry the names of the weight's dims at ``wdims`` (default:
-    all of ``wn`` in order); None on either side matches anything. The error names the op, both
-    name lists and the fix."""
+    all of ``wn`` in order); None on either side matches anything. The error names the op, the
+    parameter (``param``: weight, bias, running_mean ...), both name lists and the fix."""
     for d, k in zip(dims, range(len(wn)) if wdims is None else wdims):
         x, w = xn[d], wn[k]
         if w is not None and x is not None and x != w:
             raise RuntimeError(
                 f"{fname}: the input's {what} dim is named '{x}' (input names {list(xn)}), but "
-                f"the weight expects '{w}' (weight names {list(wn)}); rename the input's {what} "
-                "dim or the weight (rename/refine_names)"
+                f"the {param} expects '{w}' ({param} names {list(wn)}); rename the input's "
+                f"{what} dim or the {param} (rename/refine_names)"
             )
 
 

@@ -469,17 +469,33 @@ def _int_arg_error(od, opts, kw) -> TypeError | None:
     return None
 
 
-def _dim_type_error(od, value, opts, kw) -> TypeError | None:
+def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     """torch's parser error for the dim option of ``od`` given ``value`` (neither int nor
     name): ``fn(): argument 'dim' (position k) must be int, not float`` ("tuple of ints" where
-    ``od.int_args`` says so); None when ``value`` is no option of the call."""
-    from .arg_errors import type_name
+    ``od.int_args`` says so), or the "invalid combination" error of the call ``ins`` + ``opts``
+    where ``od.dim_overloads`` lists torch's signatures (an op that torch overloads on its dim:
+    sum, squeeze ...); None when ``value`` is no option of the call."""
+    from .arg_errors import invalid_arguments, type_name
 
+    label = od.__dict__.get("label", od.name)
+    kinds = od.__dict__.get("int_args", {})
+    sigs = od.__dict__.get("dim_overloads")
+    if sigs is not None:
+        # torch's parser explains the failure by one signature when only one has room for
+        # as many arguments as were given, and lists them all otherwise
+        given = len(ins) + len(opts) + len(kw)
+        params = [
+            [p.split(" = ")[0].rsplit(" ", 1) for p in sig[1:-1].split(", ") if p != "*"]
+            for sig in sigs
+        ]
+        fits = [ps for ps in params if len(ps) >= given]
+        if len(fits) != 1:
+            return invalid_arguments(label, (*ins, *opts), kw, sigs)
+        kinds = {name: kind for kind, name in fits[0]}
     for k, name in enumerate(od.opt_names):
         v = opts[k] if k < len(opts) else kw.get(name)
         if v is value:
-            kind = od.__dict__.get("int_args", {}).get(name, "int")
-            label = od.__dict__.get("label", od.name)
+            kind = kinds.get(name, "int")
             return TypeError(
                 f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}, "
                 f"not {type_name(value)}"
@@ -656,7 +672,7 @@ def _make_public(od: OpDef, dunder: bool = False):
         except MemoryError as e:
             raise out_of_memory(e, device_of(first).type) from None
         except _DimTypeError as e:
-            err = _dim_type_error(od, e.value, opts, kw)
+            err = _dim_type_error(od, e.value, ins, opts, kw)
             if err is None:
                 raise
             raise err from None
@@ -870,6 +886,10 @@ def _resolve_dims(od, t, opts, kw):
             v = type(v)(normalize_dim(t, x) for x in v)
         elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
             v = v.__index__()
+        elif type(v) is float:
+            # torch's parser refuses it; the kernels would compare or slice with it (only
+            # non-int dims reach this branch: an int dim pays nothing)
+            raise _dim_type_error(od, v, (t,), opts, kw) or _DimTypeError(v)
         else:
             continue
         if i < len(opts):
@@ -1304,8 +1324,8 @@ def _names_before_shapes(od: OpDef, ins, opts, kw) -> None:
 
 
 def _name_error(od: OpDef, e: RuntimeError) -> RuntimeError:
-    """A rule's error names the op (spec 4.10)."""
-    msg, name = str(e), od.name.lstrip("_")
+    """A rule's error names the op (spec 4.10): its public name (``label``) for a private op."""
+    msg, name = str(e), od.__dict__.get("label", od.name).lstrip("_")
     if msg.startswith(name):
         return e
     return RuntimeError(f"{name}: {msg}")

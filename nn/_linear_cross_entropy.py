@@ -19,6 +19,7 @@ from ..autograd.engine import grad as _grad
 from ..autograd.function import Function, once_differentiable
 from ..autograd.grad_mode import enable_grad
 from ..core import dtype as _dt
+from ..core.names import as_op_error as _as_op_error
 from ..core.ops.shape import cat
 from ..core.tensor import Tensor
 from ._losses import _reduction, cross_entropy
@@ -190,33 +191,37 @@ def linear_cross_entropy(
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
     reduction = _reduction(reduction)
     ii = -100 if ignore_index is None else ignore_index
-    if options is not None:
-        if out or label_smoothing != 0.0 or target.dtype is not _dt.int64:
-            warnings.warn(
-                "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
-                "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
-                f"out_features == (). Got reduction={reduction!r}, label_smoothing="
-                f"{label_smoothing}, target.dtype={target.dtype}, out_features={out}, "
-                "tracing=False, linear_bias.shape="
-                f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
-                stacklevel=2,
-            )
-        else:
-            x, t = (input, target) if batch else (input.unsqueeze(0), target.unsqueeze(0))
-            loss = _Chunked.apply(
-                x, linear_weight, linear_bias, t, weight, ii, reduction, options.rows(d)
-            )
-            return loss if batch or reduction != "none" else loss.squeeze(0)
-    flat = linear_weight.reshape(c * math.prod(out), d)
-    logits = input.matmul(flat.t())
-    if linear_bias is not None:
-        logits = logits + linear_bias.reshape(-1)
-    logits = logits.reshape(*batch, c, *out)
-    return cross_entropy(
-        logits,
-        target,
-        weight,
-        ignore_index=ii,
-        reduction=reduction,
-        label_smoothing=label_smoothing,
-    )
+    try:
+        if options is not None:
+            if out or label_smoothing != 0.0 or target.dtype is not _dt.int64:
+                warnings.warn(
+                    "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                    "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
+                    f"out_features == (). Got reduction={reduction!r}, label_smoothing="
+                    f"{label_smoothing}, target.dtype={target.dtype}, out_features={out}, "
+                    "tracing=False, linear_bias.shape="
+                    f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
+                    stacklevel=2,
+                )
+            else:
+                x, t = (input, target) if batch else (input.unsqueeze(0), target.unsqueeze(0))
+                loss = _Chunked.apply(
+                    x, linear_weight, linear_bias, t, weight, ii, reduction, options.rows(d)
+                )
+                return loss if batch or reduction != "none" else loss.squeeze(0)
+        flat = linear_weight.reshape(c * math.prod(out), d)
+        logits = input.matmul(flat.t())
+        if linear_bias is not None:
+            logits = logits + linear_bias.reshape(-1)
+        logits = logits.reshape(*batch, c, *out)
+        return cross_entropy(
+            logits,
+            target,
+            weight,
+            ignore_index=ii,
+            reduction=reduction,
+            label_smoothing=label_smoothing,
+        )
+    except RuntimeError as e:  # a name clash is linear_cross_entropy's (spec 4.10)
+        named = (input, linear_weight, target, linear_bias, weight)
+        raise _as_op_error(e, "linear_cross_entropy", ("cross_entropy", "add"), *named) from None

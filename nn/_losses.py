@@ -9,6 +9,7 @@ unified with the input's.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import warnings
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.node import as_torch_node as _as_torch_node
+from ..core.arg_errors import invalid_arguments, is_ints
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
@@ -1401,7 +1403,69 @@ def _ctc_names(args, kwargs):
     return None if out[0] is None else out
 
 
+_CTC_SIGS = tuple(
+    f"(Tensor log_probs, Tensor targets, {k} input_lengths, {k} target_lengths, int blank = 0, "
+    "int reduction = at::Reduction::Mean, bool zero_infinity = False)"
+    for k in ("tuple of ints", "Tensor")
+)
+
+
+def _ctc_call_error(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+) -> TypeError | None:
+    """torch's error for a ctc_loss call that matches neither overload of torch.ctc_loss (to which
+    F.ctc_loss passes its seven arguments positionally, the reduction as its enum); None when
+    the call matches one, or when the reduction is no reduction (torch's ValueError comes first)."""
+    if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
+        return None
+    il, tl = input_lengths, target_lengths
+    lengths = (isinstance(il, Tensor) and isinstance(tl, Tensor)) or (
+        isinstance(il, (tuple, list))
+        and isinstance(tl, (tuple, list))
+        and is_ints(il)
+        and is_ints(tl)
+    )
+    int_blank = not isinstance(blank, (float, bool)) and hasattr(blank, "__index__")
+    if (
+        isinstance(log_probs, Tensor)
+        and isinstance(targets, Tensor)
+        and lengths
+        and int_blank
+        and type(zero_infinity) is bool
+    ):
+        return None
+    args = (log_probs, targets, il, tl, blank, _REDUCTIONS.index(reduction), zero_infinity)
+    return invalid_arguments("ctc_loss", args, {}, _CTC_SIGS)
+
+
+def _ctc_arg_errors(fn):
+    """torch's "invalid combination" error for a ctc_loss that failed on arguments of the wrong
+    type (the failure path only: a correct call pays one frame)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (AttributeError, TypeError, ValueError):
+            try:
+                err = _ctc_call_error(*args, **kwargs)
+            except TypeError:  # missing or unknown arguments: the call's own error stands
+                err = None
+            if err is None:
+                raise
+            raise err from None
+
+    return wrapper
+
+
 @_autocast_entry
+@_ctc_arg_errors
 @_with_names(_ctc_names)
 def ctc_loss(
     log_probs: Tensor,
@@ -1415,6 +1479,19 @@ def ctc_loss(
     """Connectionist Temporal Classification loss of (T, N, C) log-probabilities (or (T, C)),
     targets padded (N, S) or concatenated; 'mean' divides by the target lengths first."""
     reduction = _reduction(reduction)
+    if (
+        type(input_lengths) is not Tensor
+        or type(target_lengths) is not Tensor
+        or type(blank) is not int
+        or type(zero_infinity) is not bool
+    ):
+        # what the checks below let through (lengths of floats, a bare int or one list with one
+        # tensor, a float blank, a zero_infinity of any type) matches no overload of torch's
+        err = _ctc_call_error(
+            log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+        )
+        if err is not None:
+            raise err
     batched = log_probs.ndim == 3
     if not batched:
         if log_probs.ndim != 2:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..core import dtype as _dt
 from ..core.autocast import entry as _autocast_entry
+from ..core.names import as_op_error as _as_op_error
 from ..core.ops import pooling as _P
 from ..core.tensor import Tensor
 from ._args import arg_type_error
@@ -453,6 +454,8 @@ def _max_unpool(nd):
     def fn(input, indices, kernel_size, stride=None, padding=0, output_size=None):
         try:
             return _unpool(nd, input, indices, kernel_size, stride, padding, output_size)
+        except RuntimeError as e:  # a name clash is max_unpool{nd}d's (spec 4.10)
+            raise _as_op_error(e, f"max_unpool{nd}d", ("max_unpool",), input, indices) from None
         except AttributeError as e:
             # torch's 2-d and 3-d kernels parse indices as a Tensor (its 1-d Python code, like
             # its reading of input.size(), fails on the attribute as here)

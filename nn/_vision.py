@@ -18,7 +18,7 @@ import numpy as np
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import scalar_name
-from ..core.names import keep
+from ..core.names import as_op_error, keep
 from ..core.ops import padding as _padding
 from ..core.ops import vision as _vision
 from ..core.registry import op
@@ -470,9 +470,12 @@ def grid_sample(
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=3)  # 3: past the autocast entry
         align_corners = False
-    return _vision.grid_sampler(
-        input, grid, _GS_MODES[mode], _GS_PADDING[padding_mode], bool(align_corners)
-    )
+    try:
+        return _vision.grid_sampler(
+            input, grid, _GS_MODES[mode], _GS_PADDING[padding_mode], bool(align_corners)
+        )
+    except RuntimeError as e:  # a name clash is grid_sample's (spec 4.10), not the kernel op's
+        raise as_op_error(e, "grid_sample", ("grid_sampler",), input, grid) from None
 
 
 @_autocast_entry

@@ -18,6 +18,7 @@ from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
+from ..core.names import as_op_error as _as_op_error
 from ..core.names import check_weight_dims as _check_weight_dims
 from ..core.names import unify as _unify_names
 from ..core.ops import activation as _act
@@ -1163,7 +1164,11 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dim."""
-    return _as_torch_node((x1 - x2 + eps).norm(p, -1, keepdim), "NormBackward1")
+    try:
+        d = x1 - x2
+    except RuntimeError as e:  # a name clash is pairwise_distance's (spec 4.10), not sub's
+        raise _as_op_error(e, "pairwise_distance", ("sub",), x1, x2) from None
+    return _as_torch_node((d + eps).norm(p, -1, keepdim), "NormBackward1")
 
 
 @_autocast_entry
@@ -1178,8 +1183,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     x1, x2 = x1.to(common), x2.to(common)
     n1 = x1.norm(2, dim).clamp(min=eps)
     n2 = x2.norm(2, dim).clamp(min=eps)
+    try:
+        prod = x1 * x2
+    except RuntimeError as e:  # a name clash is cosine_similarity's (spec 4.10), not mul's
+        raise _as_op_error(e, "cosine_similarity", ("mul",), x1, x2) from None
     # torch sums the product of the normalized inputs: that sum is its result's node
-    return _as_torch_node((x1 * x2).sum(dim) / (n1 * n2), "SumBackward1")
+    return _as_torch_node(prod.sum(dim) / (n1 * n2), "SumBackward1")
 
 
 @_autocast_entry

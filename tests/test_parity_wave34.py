@@ -942,7 +942,7 @@ def test_grid_sample_and_max_unpool_pair_their_inputs_names():
     assert x.grad.names == NCHW
     _close(x.grad, tx.grad)
     assert F.grid_sample(x.detach().rename(None), grid, align_corners=False).names[0] == "N"
-    with pytest.raises(RuntimeError, match=re.escape(f"grid_sampler: {_CLASH}")):
+    with pytest.raises(RuntimeError, match=re.escape(f"grid_sample: {_CLASH}")):
         F.grid_sample(x, g.rename("M", "P", "Q", None), align_corners=False)
     v, i = F.max_pool2d(x, 2, return_indices=True)
     tv, ti = torch.nn.functional.max_pool2d(tx, 2, return_indices=True)
@@ -950,7 +950,7 @@ def test_grid_sample_and_max_unpool_pair_their_inputs_names():
     assert u.names == NCHW
     _close(u, torch.nn.functional.max_unpool2d(tv, ti, 2))
     assert F.max_unpool2d(v.rename(None), i, 2).names == NCHW  # the indices name the result
-    with pytest.raises(RuntimeError, match=re.escape(f"max_unpool: {_CLASH}")):
+    with pytest.raises(RuntimeError, match=re.escape(f"max_unpool2d: {_CLASH}")):
         F.max_unpool2d(v, i.rename("N", "X", "H", "W"), 2)
 
 

@@ -404,6 +404,8 @@ def _(grad, input, exponent):
 
 _pow_tensor.op.backward_name = "PowBackward1"
 _pow_scalar.op.backward_name = "PowBackward0"
+# both are torch's pow: its name in their errors
+_pow_tensor.op.label = _pow_scalar.op.label = "pow"
 # number ** tensor is torch's third pow overload
 _pow_tensor.op.name_rule = lambda node: (
     "PowBackward2" if isinstance(node.saved_arg("input"), (int, float, complex)) else "PowBackward1"

@@ -9,7 +9,7 @@ from ..arg_errors import invalid_arguments, type_name
 from ..device import array_module
 from ..kernels.select import select
 from ..meta import no_meta_kernel
-from ..names import keep, unify_inputs
+from ..names import as_op_error, keep, unify_inputs
 from ..registry import (
     NonStridedError,
     _operator_dunder,
@@ -506,7 +506,10 @@ def allclose(
     """True when every element of input is close to other (see isclose)."""
     _need_tensor("allclose", 1, "input", input)
     _need_tensor("allclose", 2, "other", other)
-    r = isclose(input, other, rtol, atol, equal_nan)
+    try:
+        r = isclose(input, other, rtol, atol, equal_nan)
+    except RuntimeError as e:  # a name clash is allclose's (spec 4.10)
+        raise as_op_error(e, "allclose", ("isclose",), input, other) from None
     a = r._data
     return bool(a.all()) if type(a) is np.ndarray else bool(r.all())  # (meta: item() refuses)
 

@@ -23,7 +23,7 @@ from .. import dtype as _dt
 from ..arg_errors import must_be_tensor, tensor_input
 from ..autocast import entry as _autocast_entry
 from ..meta import MetaArray, identity_like
-from ..names import _clean, unify
+from ..names import _clean, as_op_error, unify
 from ..registry import backward_names, broadcast_error, op
 from ..return_types import return_types
 from ..runtime import _warn_once
@@ -617,7 +617,10 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     _linear_solve_checks(b._data, A._data, "triangular_solve")
     _batch_check(A, b)
     M = A.mT if transpose else A
-    x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    try:
+        x = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    except RuntimeError as e:  # a name clash is triangular_solve's (spec 4.10)
+        raise as_op_error(e, "triangular_solve", _LU_INNER, b, A) from None
     x = as_torch_node(x, "TriangularSolveBackward0")  # torch's own (deprecated) op
     # torch returns A broadcast to the solution's batch dims
     r = return_types.triangular_solve(x, A.expand(x.shape[:-2] + A.shape[-2:]).clone())
@@ -1375,7 +1378,15 @@ def _lu_solve(LU, pivots, B, left=True, adjoint=False):
 @_autocast_entry
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve (deprecated in torch): X with A X = b, from A's packed LU."""
-    return _out(out, _lu_solve(LU_data, LU_pivots, b), "linalg_lu_solve", _exact)
+    try:
+        X = _lu_solve(LU_data, LU_pivots, b)
+    except RuntimeError as e:  # a name clash is lu_solve's (spec 4.10)
+        raise as_op_error(e, "lu_solve", _LU_INNER, b, LU_data, LU_pivots) from None
+    return _out(out, X, "linalg_lu_solve", _exact)
+
+
+# the registered ops whose name errors the triangular and LU solvers re-label as their own
+_LU_INNER = ("linalg_solve_triangular", "matmul")
 
 
 def lu(A, pivot=True, get_infos=False, out=None):

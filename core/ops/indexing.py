@@ -25,7 +25,14 @@ from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
 from ..layout import row_major
 from ..meta import meta_xp, no_meta_kernel
-from ..names import FALLBACK, align_mask_unify, broadcast_to_self, keep, keep_indexed
+from ..names import (
+    FALLBACK,
+    align_mask_unify,
+    as_op_error,
+    broadcast_to_self,
+    keep,
+    keep_indexed,
+)
 from ..registry import _rebase_history, broadcast_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
@@ -1204,7 +1211,10 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
         and not (not accumulate and _mask_fill(indices, values))  # accumulating never fills
     ):
         raise RuntimeError(_put_dtype_message(self, values))  # index_put_ does not convert
-    _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
+    try:
+        _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
+    except RuntimeError as e:  # a name clash is index_put_'s (spec 4.10), not __setitem__'s
+        raise as_op_error(e, "index_put_", ("__setitem__",), self, values, *indices) from None
     return self
 
 
@@ -1256,7 +1266,10 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
         raise TypeError(
             f"index_put(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
         )
-    return _index_put_(input.clone(), indices, values, accumulate)
+    try:
+        return _index_put_(input.clone(), indices, values, accumulate)
+    except RuntimeError as e:  # the out-of-place form names itself (spec 4.10)
+        raise as_op_error(e, "index_put", ("index_put_",), input, values, *indices) from None
 
 
 def _positions(base: Tensor, view: Tensor):
@@ -2268,7 +2281,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
         sa[dim], sb[dim] = a[dim], b[dim]
         x = input if sa == a else input.expand(*sa)
         i = indices if sb == b else indices.expand(*sb)
-        r = gather(x, dim, i)
+        try:
+            r = gather(x, dim, i)
+        except RuntimeError as e:  # a name clash is take_along_dim's (spec 4.10)
+            raise as_op_error(e, "take_along_dim", ("gather",), input, indices) from None
     if out is not None:
         from ..registry import _write_out
 

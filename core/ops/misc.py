@@ -14,9 +14,10 @@ from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from ..arg_errors import overloaded as _overloaded
 from ..arg_errors import tensor_input as _tensor_input
+from ..arg_errors import type_name as _type_name
 from ..autocast import entry as _autocast_entry
 from ..dims import by_name
-from ..names import remove_dims, unify_inputs
+from ..names import as_op_error, remove_dims, unify_inputs
 from ..names import unify as _unify_names
 from ..registry import op
 from ..tensor import Tensor, _wrap
@@ -247,11 +248,17 @@ def diff(
 ) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
     nd = input._data.ndim
+    if type(n) is not int and (isinstance(n, (float, bool)) or not hasattr(n, "__index__")):
+        # torch's parser error as for n given by keyword (its usual spelling; positionally
+        # torch adds "(position 2)")
+        raise TypeError(f"diff(): argument 'n' must be int, not {_type_name(n)}")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     if nd == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     dim = by_name(input, dim)
+    if type(dim) is not int and isinstance(dim, float):  # it would compare as a number
+        raise TypeError("diff(): argument 'dim' (position 3) must be int, not float")
     d = _wrap_dim(dim, nd)
     parts = []
     for extra in (prepend, append):
@@ -268,7 +275,10 @@ def diff(
                 )
     if prepend is not None or append is not None:
         parts = [t for t in (prepend, input, append) if t is not None]
-        x = cat(parts, d)
+        try:
+            x = cat(parts, d)
+        except RuntimeError as e:  # a name clash of prepend/append is diff's (spec 4.10)
+            raise as_op_error(e, "diff", ("cat",), *parts) from None
     else:
         x = input
     is_bool = x._data.dtype.kind == "b"
@@ -572,12 +582,15 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     pairs = _pair_sums(y, d, size)
     # torch's node names: a scalar division by 2 after the sum with sample points, a scalar
     # product by dx (1 by default) otherwise
-    if isinstance(x, Tensor):
-        xd = x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1)
-        return as_torch_node((pairs * xd).sum(d) / 2, "DivBackward1")
-    s = pairs.sum(d) / 2
-    if dx is not None and (isinstance(dx, Tensor) or dx != 1):
-        s = s * dx
+    try:
+        if isinstance(x, Tensor):
+            xd = x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1)
+            return as_torch_node((pairs * xd).sum(d) / 2, "DivBackward1")
+        s = pairs.sum(d) / 2
+        if dx is not None and (isinstance(dx, Tensor) or dx != 1):
+            s = s * dx
+    except RuntimeError as e:  # a name clash of y and x (or dx) is trapezoid's (spec 4.10)
+        raise as_op_error(e, "trapezoid", ("mul",), y, x, dx) from None
     return as_torch_node(s, "MulBackward1")
 
 
@@ -594,12 +607,15 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
     if size == 0:
         return y
     pairs = _pair_sums(y, d, size)
-    if isinstance(x, Tensor):
-        pairs = pairs * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
-        return as_torch_node(pairs.cumsum(d) / 2, "DivBackward1")  # torch halves last here
-    avg = pairs / 2
-    if dx is not None and (isinstance(dx, Tensor) or dx != 1):
-        avg = avg * dx
+    try:
+        if isinstance(x, Tensor):
+            pairs = pairs * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
+            return as_torch_node(pairs.cumsum(d) / 2, "DivBackward1")  # torch halves last here
+        avg = pairs / 2
+        if dx is not None and (isinstance(dx, Tensor) or dx != 1):
+            avg = avg * dx
+    except RuntimeError as e:  # a name clash of y and x (or dx) is the function's (spec 4.10)
+        raise as_op_error(e, "cumulative_trapezoid", ("mul",), y, x, dx) from None
     return avg.cumsum(d)
 
 

@@ -323,14 +323,19 @@ def _check_param_dtype(input, *params):
 def _check_param_names(fname, input, what, nd, *params) -> None:
     """Spec 4.3: a named parameter names the dims it applies to (``what``: the channel dim 1
     when ``nd`` is 0, else the trailing ``nd`` normalized dims); the input's names must agree.
+    ``params``: weight, bias, running_mean, running_var (a prefix of them), in that order.
     Runs only when the input is named (the unnamed path pays one attribute test)."""
     xn = input._names
     if xn is None or len(xn) < 2 and not nd:
         return
     dims = (1,) if not nd else tuple(range(len(xn) - nd, len(xn)))
-    for p in params:
+    # every caller passes its parameters in this order: the error names the one that clashes
+    for pname, p in zip(_PARAM_ORDER, params):
         if p is not None and p._names is not None:
-            check_weight_dims(fname, what, xn, dims, p._names)
+            check_weight_dims(fname, what, xn, dims, p._names, param=pname)
+
+
+_PARAM_ORDER = ("weight", "bias", "running_mean", "running_var")
 
 
 def _check_channel_params(c, k, weight, bias, running_mean, running_var) -> None:

@@ -1418,6 +1418,29 @@ std_mean.op.overloads = var_mean.op.overloads = (
     "(Tensor input, bool unbiased = True)",
 )
 
+# ops torch overloads on their dim: a dim of the wrong type (a float) matches none of them, and
+# torch lists them all (the registry's error path reads these)
+all.op.dim_overloads = any.op.dim_overloads = all.op.overloads
+std.op.dim_overloads = var.op.dim_overloads = std.op.overloads
+std_mean.op.dim_overloads = var_mean.op.dim_overloads = std_mean.op.overloads
+_NO_DIM_SIG = "(Tensor input, *, torch.dtype dtype = None)"
+_DIM_SIG = " dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)"
+sum.op.dim_overloads = (_NO_DIM_SIG, "(Tensor input, tuple of ints" + _DIM_SIG)
+mean.op.dim_overloads = (
+    "(Tensor input, *, torch.dtype dtype = None, Tensor out = None)",
+    "(Tensor input, tuple of ints" + _DIM_SIG,
+)
+prod.op.dim_overloads = (_NO_DIM_SIG, "(Tensor input, int" + _DIM_SIG)
+max.op.dim_overloads = min.op.dim_overloads = (
+    "(Tensor input, *, Tensor out = None)",
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+)
+count_nonzero.op.dim_overloads = (
+    "(Tensor input, int dim = None)",
+    "(Tensor input, tuple of ints dim)",
+)
+
 # the dims torch parses as a tuple of ints (its type error says so)
 for _f in (logsumexp, amax, amin, nansum, nanmean):
     _f.op.int_args = {"dim": "tuple of ints"}

@@ -17,9 +17,10 @@ from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
 from ..arg_errors import must_be_tensor as _must_be_tensor
+from ..arg_errors import type_name as _type_name
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
-from ..dims import normalize_dim
+from ..dims import DimTypeError, normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
 from ..registry import apply, backward_names, op
 from ..tensor import Tensor, _wrap
@@ -73,6 +74,16 @@ def _norm(d: int, n: int) -> int:
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
         )
     return d + n if d < 0 else (d if n else 0)
+
+
+def _int_arg(fname: str, name: str, pos: int, v) -> int:
+    """``v`` (no int: a numpy integer or a 0-d integer tensor) as an int, or torch's parser
+    error for an int argument (a float, a bool, a str ...)."""
+    if isinstance(v, (float, bool)) or not hasattr(v, "__index__"):
+        raise TypeError(
+            f"{fname}(): argument '{name}' (position {pos}) must be int, not {_type_name(v)}"
+        )
+    return v.__index__()
 
 
 def _norm_list(dims, n: int) -> tuple:
@@ -321,8 +332,16 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
             )
         s, e = dims[0], dims[-1]
     else:
-        s = normalize_dim(input, start_dim)
-        e = normalize_dim(input, end_dim)
+        try:
+            s = normalize_dim(input, start_dim)
+            e = normalize_dim(input, end_dim)
+        except DimTypeError as err:
+            k = 2 if err.value is start_dim else 3
+            name = "start_dim" if k == 2 else "end_dim"
+            raise TypeError(
+                f"flatten(): argument '{name}' (position {k}) must be int, "
+                f"not {_type_name(err.value)}"
+            ) from None
     if n == 0:
         return reshape(input, 1)
     if s > e:
@@ -750,7 +769,8 @@ def select(xp, input, dim=None, index=None):
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _norm(dim, n)
     size = input.shape[d]
-    index = int(index)
+    if type(index) is not int:
+        index = _int_arg("select", "index", 3, index)
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size "
@@ -768,6 +788,14 @@ def _(grad, input_shape, dim, index):
     )
 
 
+def _narrow_int(v) -> int:
+    # no int (a float, a bool, a str) matches none of torch's narrow overloads: the registry
+    # turns DimTypeError into its "invalid combination" error (narrow.op.dim_overloads)
+    if isinstance(v, (float, bool)) or not hasattr(v, "__index__"):
+        raise DimTypeError(v)
+    return int(v)
+
+
 @op(names=keep, view=True)
 def narrow(xp, input, dim=None, start=None, length=None):
     """``length`` elements from ``start`` along ``dim``: a view."""
@@ -779,7 +807,8 @@ def narrow(xp, input, dim=None, start=None, length=None):
     st = getattr(start, "_data", start)  # a tensor start: 0-dim integral only, like torch
     if hasattr(st, "ndim") and (st.ndim or st.dtype.kind not in "iu"):
         raise RuntimeError("start must be an 0-dim integral Tensor.")
-    start, length = int(start), int(length)
+    if type(start) is not int or type(length) is not int:
+        start, length = _narrow_int(start), _narrow_int(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     if not -size <= start <= size:
@@ -838,7 +867,16 @@ def split(xp, input, split_size_or_sections=None, dim=0):
                 f"split_sizes={sizes}"
             )
         return _pieces(input, d, _bounds(sizes))
-    s = int(s)
+    if type(s) is not int:
+        if not isinstance(s, Tensor):
+            # torch takes an int or a tensor as the size and sends anything else (a numpy
+            # integer too) to split_with_sizes, whose error is the one shown (torch's listing
+            # of split's overloads for a bool is not reproduced: it gets this text too)
+            raise TypeError(
+                "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                f"not {_type_name(s)}"
+            )
+        s = int(s)
     if s < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
     if s == 0:
@@ -865,7 +903,8 @@ split.op.name_rule = lambda node: (
 @op(names=keep, view=True, n_diff_out=_ALL)
 def chunk(xp, input, chunks=None, dim=0):
     """At most ``chunks`` views of equal size (the last may be smaller) along ``dim``."""
-    chunks = int(chunks)
+    if type(chunks) is not int:
+        chunks = _int_arg("chunk", "chunks", 2, chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _norm(dim, input.ndim)
@@ -1543,6 +1582,21 @@ movedim.op.backward_name = "PermuteBackward0"
 
 # the options torch parses as ints: a str there is its TypeError (the kernels' int() met it)
 chunk.op.int_args = {"chunks": "int"}
+flip.op.int_args = {"dims": "tuple of ints"}
+# a dim of the wrong type (a float) matches none of torch's overloads: it lists them all
+squeeze.op.dim_overloads = (
+    "(Tensor input)",
+    "(Tensor input, int dim)",
+    "(Tensor input, tuple of ints dim)",
+)
+narrow.op.dim_overloads = (
+    "(Tensor input, int dim, Tensor start, int length)",
+    "(Tensor input, int dim, int start, int length)",
+)
+movedim.op.dim_overloads = (
+    "(Tensor input, int source, int destination)",
+    "(Tensor input, tuple of ints source, tuple of ints destination)",
+)
 roll.op.int_args = {"shifts": "tuple of ints"}
 tensor_split.op.overloads = (
     "(Tensor input, tuple of ints indices, int dim = 0)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import type_name
 from ..device import array_module
 from ..dims import DimTypeError
 from ..meta import no_meta_kernel
@@ -201,13 +202,20 @@ def _topk_idx(xp, a, k, ax, largest):
     return xp.ascontiguousarray(_take(_argsort(xp, a, ax, largest), ax, 0, k))
 
 
+def _check_k(fname: str, k) -> None:
+    """torch's parser error for a ``k`` that is no int (a numpy integer or a 0-d integer tensor
+    passes, as torch takes it; a bool does not)."""
+    if isinstance(k, (float, bool)) or not hasattr(k, "__index__"):
+        raise TypeError(f"{fname}(): argument 'k' (position 2) must be int, not {type_name(k)}")
+
+
 @op(names=keep, out_type=return_types.topk)
 def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim``: (values, indices), sorted."""
     if k is None:
         raise TypeError('topk() missing 1 required positional arguments: "k"')
-    if isinstance(k, float):
-        raise TypeError("topk(): argument 'k' (position 2) must be int, not float")
+    if type(k) is not int:
+        _check_k("topk", k)
     _no_complex(input, " topk")
     if input.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
@@ -276,8 +284,8 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
     """(values, indices) of the ``k``-th smallest element along ``dim``."""
     if k is None:
         raise TypeError('kthvalue() missing 1 required positional arguments: "k"')
-    if isinstance(k, float):
-        raise TypeError("kthvalue(): argument 'k' (position 2) must be int, not float")
+    if type(k) is not int:
+        _check_k("kthvalue", k)
     if input.dtype.kind in "bc":
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
     ax = _axis(dim, input.ndim)
@@ -590,6 +598,18 @@ kthvalue.op.out_dtype = _kthvalue_out
 
 # an operand neither Tensor nor number matches none of torch's overloads
 _FLAGS = "bool out_int32 = False, bool right = False"
+# a dim of the wrong type (a float) matches none of torch's overloads: it lists them all
+sort.op.dim_overloads = (
+    (
+        "(Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+        "tuple of Tensors out = None)"
+    ),
+    "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)",
+)
+argsort.op.dim_overloads = (
+    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)",
+    "(Tensor input, int dim = -1, bool descending = False)",
+)
 bucketize.op.overloads = (
     f"(Tensor input, Tensor boundaries, *, {_FLAGS}, Tensor out = None)",
     f"(Number self, Tensor boundaries, *, {_FLAGS})",

@@ -21,7 +21,7 @@ from ..arg_errors import overloaded as _overloaded
 from ..arg_errors import tensor_input as _tensor_input
 from ..device import array_module
 from ..meta import no_meta_kernel
-from ..names import fallback_names
+from ..names import as_op_error, fallback_names
 from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
@@ -596,7 +596,10 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
         raise must_be_tensor("dist", ("input", "other"), (input, other))
     if not isinstance(p, numbers.Number) or isinstance(p, bool):
         raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
-    d = input - other
+    try:
+        d = input - other
+    except RuntimeError as e:  # a name clash is dist's (spec 4.10), not its inner sub's
+        raise as_op_error(e, "dist", ("sub",), input, other) from None
     if d._data.dtype.kind not in "fcV":
         raise RuntimeError(
             "norm(): input dtype should be either floating point or complex. "

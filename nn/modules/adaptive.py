@@ -120,7 +120,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         head_logp = self.head(input).log_softmax(1)
         output = output + head_logp.gather(1, _wrap_int(gather[:, None])).squeeze(1)
         if target._names is not None:  # the target's batch name counts too (names spec 4.3)
-            output = output.rename(*unify(names_of(output), target._names))
+            try:
+                output = output.rename(*unify(names_of(output), target._names))
+            except RuntimeError as e:  # the error names the module (spec 4.10)
+                raise RuntimeError(f"{type(self).__name__}: {e}") from None
         loss = (-output).mean()
         if not batched:
             output = output.squeeze(0)
