@@ -542,17 +542,68 @@ def _check_mask(
     mask: Tensor | None, name: str, other: Tensor | None, other_name: str, stacklevel: int = 3
 ) -> None:
     """torch's mask checks (bool or float, like ``other``'s dtype); masks are kept as they are."""
+    other_type = None if other is None else other.dtype
+    _check_mask_type(mask, name, other_type, other_name, stacklevel + 1)
+
+
+def _check_mask_type(
+    mask: Tensor | None, name: str, other_type, other_name: str, stacklevel: int
+) -> None:
+    """``_check_mask`` against the dtype ``other_type`` of the other mask (None: no other)."""
     if mask is None:
         return
     k = mask._data.dtype.kind
     if k != "b" and k not in "fV":
         raise AssertionError(f"only bool and floating types of {name} are supported")
-    if other is not None and other.dtype != mask.dtype:
+    if other_type is not None and other_type != mask.dtype:
         warnings.warn(
             f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
             "both instead.",
             stacklevel=stacklevel,
         )
+
+
+def _canonical_mask(
+    mask: Tensor | None,
+    mask_name: str,
+    other_type,
+    other_name: str,
+    target_type,
+    check_other: bool = True,
+) -> Tensor | None:
+    """torch.nn.functional's private mask normalizer, which attention code copied from torch
+    calls: checks ``mask`` (bool or float; warns when its dtype is not ``other_type``) and turns a
+    boolean one (True = masked) into an additive float mask of ``target_type``; a float mask is
+    returned as it is."""
+    if mask is None:
+        return None
+    _check_mask_type(mask, mask_name, other_type if check_other else None, other_name, 3)
+    return _bool_to_float(mask, target_type) if mask._data.dtype.kind == "b" else mask
+
+
+def _none_or_dtype(input: Tensor | None):
+    """The dtype of ``input``, or None for None (torch.nn.functional's private helper)."""
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _in_projection_packed(
+    q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The query/key/value input projections of multi-head attention from the packed weight
+    ``w`` (3E x E) and bias ``b`` (3E) (torch.nn.functional's private helper). Self-attention
+    (``q is k is v``) takes one matrix product, as torch does."""
+    from .functional import linear
+
+    E = q.shape[-1]
+    if q is k and k is v:
+        return tuple(linear(q, w, b).unflatten(-1, (3, E)).unbind(-2))
+    ws = w.split(E)
+    bs = (None, None, None) if b is None else b.split(E)
+    return tuple(linear(x, wi, bi) for x, wi, bi in zip((q, k, v), ws, bs, strict=False))
 
 
 def _check_converted_masks(query: Tensor, kpm: Tensor | None, attn_mask: Tensor | None) -> None:

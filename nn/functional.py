@@ -40,6 +40,7 @@ from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 from ._args import arg_type_error as _arg_type_error
 from ._args import tensor_input as _tensor_input
 from ._attention import *
+from ._attention import _canonical_mask, _in_projection_packed, _none_or_dtype  # noqa: F401
 from ._conv import *
 from ._linear_cross_entropy import linear_cross_entropy
 from ._losses import *
