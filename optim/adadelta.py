@@ -8,6 +8,8 @@ from .optimizer import (
     _bump,
     _check,
     _check_lr,
+    _Half,
+    _half,
     _params_with_grad,
     _val,
     _weight_decay,
@@ -15,6 +17,22 @@ from .optimizer import (
 )
 
 __all__ = ["Adadelta"]
+
+
+def _adadelta_half_(xp, d, g, sq, acc, lr, rho, eps, wd, fe) -> None:
+    """Adadelta's update of a float16/bfloat16 parameter ``d`` (accumulators ``sq``, ``acc``) in
+    float32, rounded after each of torch's ops (see ``_Half``)."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        g = h.r(g + h.alpha(wd) * h.f(d))
+    sqf = h.addcmul(h.r(h.f(sq) * h.mul(rho)), g, g, 1 - rho)
+    sq[...] = sqf
+    std = h.r(xp.sqrt(h.r(sqf + h.alpha(eps))))
+    accf = h.f(acc)
+    delta = h.r(h.r(h.r(xp.sqrt(h.r(accf + h.alpha(eps)))) / std) * g)
+    acc[...] = h.addcmul(h.r(accf * h.mul(rho)), delta, delta, 1 - rho)
+    d[...] = h.f(d) + h.alpha(-lr) * delta
 
 
 class Adadelta(Optimizer):
@@ -61,8 +79,13 @@ class Adadelta(Optimizer):
                 for p, g, xp in _params_with_grad(group):
                     st, _ = self._step_state(p, square_avg=_zeros, acc_delta=_zeros)
                     d = p._data
-                    g = _weight_decay(g, d, lr, wd)
                     sq, acc = st["square_avg"]._data, st["acc_delta"]._data
+                    if _half(d):
+                        hargs = (lr, rho, eps, wd, bool(group["foreach"]))
+                        _adadelta_half_(xp, d, g, sq, acc, *hargs)
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd)
                     sq *= rho
                     sq += (1 - rho) * (g * g)
                     std = xp.sqrt(sq + eps)

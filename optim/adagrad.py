@@ -10,6 +10,8 @@ from .optimizer import (
     _check,
     _check_lr,
     _full,
+    _Half,
+    _half,
     _params_with_grad,
     _scalar,
     _val,
@@ -17,6 +19,25 @@ from .optimizer import (
 )
 
 __all__ = ["Adagrad"]
+
+
+def _adagrad_half_(xp, d, g, s, clr, eps, wd, fe, maximize) -> None:
+    """Adagrad's update of a float16/bfloat16 parameter ``d`` (accumulator ``s``) in float32,
+    rounded after each of torch's in-place ops (see ``_Half``). torch's foreach path scales the
+    gradient by -clr and divides it by the denominator as two rounded ops."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        g = h.r(g + h.alpha(wd) * h.f(d))
+    sf = h.addcmul(h.f(s), g, g, 1)
+    s[...] = sf
+    std = h.r(h.r(xp.sqrt(sf)) + h.alpha(eps))
+    if fe:
+        # an in-place _foreach_mul_ rounds its multiplier to the dtype, the copying one not
+        k = h.mul(-clr) if wd or maximize else h.s(-clr)
+        d[...] = h.f(d) + h.r(g * k) / std
+    else:
+        d[...] = h.f(d) + h.s(-clr) * g / std
 
 
 class Adagrad(Optimizer):
@@ -95,6 +116,11 @@ class Adagrad(Optimizer):
                         rs = s[g.index] + g.values * g.values
                         s[g.index] = rs
                         d[g.index] -= clr * (g.values / (xp.sqrt(rs) + eps))
+                        _bump(p)
+                        continue
+                    if _half(d):
+                        fe, mx = bool(group["foreach"]), group["maximize"]
+                        _adagrad_half_(xp, d, g, s, clr, eps, wd, fe, mx)
                         _bump(p)
                         continue
                     g = _weight_decay(g, d, lr, wd)

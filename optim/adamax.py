@@ -7,6 +7,8 @@ from .optimizer import (
     Optimizer,
     _adam_defaults,
     _bump,
+    _Half,
+    _half,
     _lerp_,
     _params_with_grad,
     _val,
@@ -15,6 +17,20 @@ from .optimizer import (
 )
 
 __all__ = ["Adamax"]
+
+
+def _adamax_half_(xp, d, g, m, u, clr, beta1, beta2, eps, wd, fe) -> None:
+    """Adamax's update of a float16/bfloat16 parameter ``d`` (moments ``m``, ``u``) in float32,
+    rounded after each of torch's in-place ops (see ``_Half``)."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        g = h.r(g + h.alpha(wd) * h.f(d))
+    mf = h.lerp(h.f(m), g, 1 - beta1)
+    m[...] = mf
+    uf = xp.maximum(h.r(h.f(u) * h.mul(beta2)), h.r(xp.abs(g) + h.alpha(eps)))
+    u[...] = uf
+    d[...] = h.f(d) + h.s(-clr) * mf / uf
 
 
 class Adamax(Optimizer):
@@ -56,8 +72,14 @@ class Adamax(Optimizer):
                 for p, g, xp in _params_with_grad(group):
                     st, step = self._step_state(p, exp_avg=_zeros, exp_inf=_zeros)
                     d = p._data
-                    g = _weight_decay(g, d, lr, wd)
                     m, u = st["exp_avg"]._data, st["exp_inf"]._data
+                    if _half(d):
+                        clr = lr / (1 - beta1**step)
+                        hargs = (clr, beta1, beta2, eps, wd, bool(group["foreach"]))
+                        _adamax_half_(xp, d, g, m, u, *hargs)
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd)
                     _lerp_(xp, m, g, 1 - beta1)
                     u *= beta2
                     xp.maximum(u, xp.abs(g) + eps, out=u)

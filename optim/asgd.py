@@ -10,6 +10,8 @@ from .optimizer import (
     _bump,
     _check,
     _check_lr,
+    _Half,
+    _half,
     _params_with_grad,
     _scalar,
     _val,
@@ -18,6 +20,29 @@ from .optimizer import (
 )
 
 __all__ = ["ASGD"]
+
+
+def _asgd_half_(xp, d, g, ax, eta, mu, lambd, wd, fe) -> None:
+    """ASGD's update of a float16/bfloat16 parameter ``d`` (average ``ax``) in float32, rounded
+    after each of torch's ops (see ``_Half``). torch's foreach path adds ``lambd * param`` to
+    the gradient and always averages with ``mu``."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        g = h.r(g + h.alpha(wd) * h.f(d))
+    if fe:
+        g = h.r(g + h.alpha(lambd) * h.f(d))
+        df = h.addcmul(h.f(d), g, h.F(eta), -1)
+        d[...] = df
+        ax[...] = h.addcmul(h.f(ax), h.r(df - h.f(ax)), h.F(mu), 1)
+        return
+    df = h.r(h.r(h.f(d) * h.s(1 - lambd * eta)) + h.alpha(-eta) * g)
+    d[...] = df
+    if mu != 1:
+        axf = h.f(ax)
+        ax[...] = axf + h.r(h.r(df - axf) * h.s(mu))
+    else:
+        ax[...] = d
 
 
 class ASGD(Optimizer):
@@ -70,22 +95,23 @@ class ASGD(Optimizer):
                         p, eta=lambda p, lr=lr: _scalar(lr), mu=lambda p: _scalar(1.0), ax=_zeros
                     )
                     d = p._data
-                    g = _weight_decay(g, d, lr, wd)
                     eta = float(st["eta"]._data)
                     mu_t = st["mu"]._data
                     ax = st["ax"]._data
+                    if _half(d):
+                        hargs = (eta, float(mu_t), lambd, wd, bool(group["foreach"]))
+                        _asgd_half_(xp, d, g, ax, *hargs)
+                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, hargs[-1])
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd)
                     if group["foreach"]:
                         # torch's foreach implementation rounds as param - eta * (grad + lambd *
                         # param) and always averages with mu (float64 results differ in the last
                         # bits from the single-tensor order below)
                         d -= eta * (g + lambd * d)
                         ax += (d - ax) * mu_t
-                        self._next_eta_mu(st, lr, lambd, alpha, t0, step)
-                        # ... and computes the next eta in float32 arithmetic from its float32
-                        # step counter, lr / x as reciprocal(x) * lr (pow may still differ by an ulp)
-                        f32 = np.float32
-                        x = f32(float(f32(1) + f32(lambd * lr) * f32(step)) ** alpha)
-                        st["eta"]._data[...] = (f32(1) / x) * f32(lr)
+                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, True)
                         _bump(p)
                         continue
                     d *= 1 - lambd * eta
@@ -99,6 +125,14 @@ class ASGD(Optimizer):
         return loss
 
     @staticmethod
-    def _next_eta_mu(st: dict, lr: float, lambd: float, alpha: float, t0: float, step: float):
+    def _next_eta_mu(
+        st: dict, lr: float, lambd: float, alpha: float, t0: float, step: float, fe: bool = False
+    ):
         st["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
         st["mu"]._data[...] = 1 / max(1, step - t0)
+        if fe:
+            # torch's foreach path computes the next eta in float32 arithmetic from its
+            # float32 step counter, lr / x as reciprocal(x) * lr (pow may still differ by an ulp)
+            f32 = np.float32
+            x = f32(float(f32(1) + f32(lambd * lr) * f32(step)) ** alpha)
+            st["eta"]._data[...] = (f32(1) / x) * f32(lr)

@@ -8,6 +8,8 @@ from .optimizer import (
     _adam_defaults,
     _bump,
     _check,
+    _Half,
+    _half,
     _lerp_,
     _params_with_grad,
     _scalar,
@@ -17,6 +19,30 @@ from .optimizer import (
 )
 
 __all__ = ["NAdam"]
+
+
+def _nadam_half_(xp, d, g, m, v, lr, beta1, beta2, eps, wd, dec, bc2, c1, c2, fe) -> None:
+    """NAdam's update of a float16/bfloat16 parameter ``d`` (moments ``m``, ``v``) in float32,
+    rounded after each of torch's in-place ops (see ``_Half``); ``c1``/``c2`` are the gradient's
+    and the momentum's step sizes. torch's foreach path divides the rounded square root by
+    sqrt(bc2) where its single-tensor loop takes the root of the rounded quotient."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        if dec:
+            d[...] = h.f(d) * h.mul(1 - lr * wd)
+        else:
+            g = h.r(g + h.alpha(wd) * h.f(d))
+    mf = h.lerp(h.f(m), g, 1 - beta1)
+    m[...] = mf
+    vf = h.addcmul(h.r(h.f(v) * h.mul(beta2)), g, g, 1 - beta2)
+    v[...] = vf
+    if fe:
+        den = h.r(h.r(xp.sqrt(vf)) / h.s(bc2**0.5))
+    else:
+        den = h.r(xp.sqrt(h.r(vf / h.s(bc2))))
+    den = h.r(den + h.alpha(eps))
+    d[...] = h.r(h.f(d) + h.s(-c1) * g / den) + h.s(-c2) * mf / den
 
 
 class NAdam(Optimizer):
@@ -71,13 +97,21 @@ class NAdam(Optimizer):
                     )
                     d = p._data
                     bc2 = 1 - beta2**step
-                    g = _weight_decay(g, d, lr, wd, group["decoupled_weight_decay"])
+                    dec = group["decoupled_weight_decay"]
                     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
                     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
                     mp = st["mu_product"]._data
                     mp *= mu
                     mu_prod = float(mp)
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+                    if _half(d):
+                        c1 = lr * (1.0 - mu) / (1.0 - mu_prod)
+                        c2 = lr * mu_next / (1.0 - mu_prod * mu_next)
+                        hargs = (lr, beta1, beta2, eps, wd, dec, bc2, c1, c2)
+                        _nadam_half_(xp, d, g, m, v, *hargs, bool(group["foreach"]))
+                        _bump(p)
+                        continue
+                    g = _weight_decay(g, d, lr, wd, dec)
                     _lerp_(xp, m, g, 1 - beta1)
                     v *= beta2
                     v += (1 - beta2) * (g * g)

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..core.device import array_module
 from ..core.registry import NonStridedError
 from ..core.tensor import Tensor, _wrap
@@ -217,6 +219,67 @@ def _lerp_(xp, a, b, w: float) -> None:
         a += w * (b - a)
     else:
         a[...] = b - (b - a) * (1 - w)
+
+
+def _half(a) -> bool:
+    """Whether ``a`` is float16 or bfloat16 (numpy's bfloat16 is kind ``V``): such parameters
+    update in float32, rounded where torch's single-tensor loop rounds (see ``_Half``)."""
+    return a.dtype.itemsize == 2 and a.dtype.kind in "fV"
+
+
+class _Half:
+    """torch's arithmetic on a 16-bit tensor of dtype ``dt``, on float32 arrays: every in-place
+    op computes in float32 and rounds its result once to ``dt`` (``r``); an ``add``'s alpha or
+    scalar operand is first rounded to ``dt`` (``alpha``), and so is a 0-d float32 tensor
+    operand (``F``), while ``addcmul``/``addcdiv``/``div`` scalars stay float32 (``s``), and
+    so do ``mul_`` multipliers except in the foreach path (``mul``, which rounds them like an
+    alpha). Plain numpy on the 16-bit arrays would round each temporary instead. Used by the
+    16-bit paths of RMSprop, Adagrad, NAdam, Adamax, RAdam, Adadelta and ASGD."""
+
+    __slots__ = ("dt", "fe")
+
+    def __init__(self, dt, foreach: bool = False):
+        self.dt = dt
+        self.fe = foreach
+
+    def r(self, a):
+        return a.astype(self.dt).astype(np.float32)
+
+    def alpha(self, x: float):
+        return np.float32(self.dt.type(x))
+
+    @staticmethod
+    def s(x: float):
+        return np.float32(x)
+
+    def mul(self, x: float):
+        return np.float32(self.dt.type(x)) if self.fe else np.float32(x)
+
+    @staticmethod
+    def f(a):
+        return a.astype(np.float32)
+
+    def F(self, x: float):
+        """A 0-d float32 tensor's value as an operand: rounded to ``dt`` (a tensor of more
+        dimensions sets the result dtype)."""
+        return np.float32(self.dt.type(np.float32(x)))
+
+    def addcmul(self, a, b, c, value: float):
+        """``a.addcmul_(b, c, value=value)`` on float32 arrays, rounded to ``dt``: torch scales
+        ``b`` and then adds its product with ``c`` to ``a`` in one fused step."""
+        bv = b * np.float32(value)
+        return self.r((a.astype(np.float64) + bv.astype(np.float64) * c).astype(np.float32))
+
+    def lerp(self, a, b, w: float):
+        """``a.lerp_(b, w)`` on float32 ``a``, ``b``, rounded to ``dt``: torch's kernel
+        multiplies and adds in one fused step (one rounding to float32), which float64
+        arithmetic reproduces (the product of two float32 values is exact in it)."""
+        d = (b - a).astype(np.float64)
+        if abs(w) < 0.5:
+            out = a.astype(np.float64) + np.float64(np.float32(w)) * d
+        else:
+            out = b.astype(np.float64) - np.float64(np.float32(1 - w)) * d
+        return self.r(out.astype(np.float32))
 
 
 class Optimizer:

@@ -8,6 +8,8 @@ from .optimizer import (
     _bump,
     _check,
     _check_lr,
+    _Half,
+    _half,
     _lerp_,
     _params_with_grad,
     _val,
@@ -16,6 +18,33 @@ from .optimizer import (
 )
 
 __all__ = ["RMSprop"]
+
+
+def _rmsprop_half_(xp, d, g, st, lr, alpha, eps, wd, mom, centered, fe) -> None:
+    """RMSprop's update of a float16/bfloat16 parameter ``d`` in float32, rounded after each
+    of torch's in-place ops (see ``_Half``)."""
+    h = _Half(d.dtype, fe)
+    g = h.f(g)
+    if wd:
+        g = h.r(g + h.alpha(wd) * h.f(d))
+    sq = st["square_avg"]._data
+    sqf = h.addcmul(h.r(h.f(sq) * h.mul(alpha)), g, g, 1 - alpha)
+    sq[...] = sqf
+    if centered:
+        ga = st["grad_avg"]._data
+        gaf = h.lerp(h.f(ga), g, 1 - alpha)
+        ga[...] = gaf
+        avg = h.r(xp.sqrt(h.addcmul(sqf, gaf, gaf, -1)))
+    else:
+        avg = h.r(xp.sqrt(sqf))
+    avg = h.r(avg + h.alpha(eps))
+    if mom > 0:
+        buf = st["momentum_buffer"]._data
+        bf = h.r(h.r(h.f(buf) * h.mul(mom)) + g / avg)
+        buf[...] = bf
+        d[...] = h.f(d) + h.alpha(-lr) * bf
+    else:
+        d[...] = h.f(d) + h.s(-lr) * g / avg
 
 
 class RMSprop(Optimizer):
@@ -72,6 +101,12 @@ class RMSprop(Optimizer):
                         grad_avg=_zeros if centered else None,
                     )
                     d = p._data
+                    if _half(d):
+                        _rmsprop_half_(
+                            xp, d, g, st, lr, alpha, eps, wd, mom, centered, bool(group["foreach"])
+                        )
+                        _bump(p)
+                        continue
                     g = _weight_decay(g, d, lr, wd)
                     sq = st["square_avg"]._data
                     sq *= alpha
