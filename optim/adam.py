@@ -11,6 +11,7 @@ from .optimizer import (
     Optimizer,
     _adam_defaults,
     _bump,
+    _Half,
     _lerp_,
     _lr_scalar_type,
     _params_with_grad,
@@ -22,49 +23,41 @@ from .optimizer import (
 __all__ = ["Adam"]
 
 
-def _adam_half_(xp, d, g, m, v, mx, lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, dec, fused):
+def _adam_half_(
+    xp, d, g, m, v, mx, lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, dec, fused, fe
+) -> None:
     """Adam's update of a float16/bfloat16 parameter ``d`` (moments ``m``, ``v``, AMSGrad's
     ``mx``, all of its dtype) in float32, rounded where torch rounds.
 
-    In half-precision numpy every operation rounds, which put about half the moments one unit
-    off torch's after a few steps. torch's fused cpu kernel rounds each tensor once, when it
-    stores it; its single-tensor loop rounds after each in-place op (``mul_``, ``lerp_``,
-    ``addcmul_``, ``sqrt``, ``div``, ``add_``, ``addcdiv_``)."""
-    f = xp.float32
-    dt = d.dtype
-    gf, mf = g.astype(f), m.astype(f)
-
-    def rnd(a):
-        return a.astype(dt).astype(f)
-
+    torch's fused cpu kernel computes in float32 and rounds each tensor once, when it stores it;
+    its single-tensor and foreach loops round after each op (see ``_Half``: the fused
+    ``lerp_``/``addcmul_``, eps rounded to the dtype, the foreach ``mul_`` multipliers too)."""
+    h = _Half(d.dtype, fe)
+    gf, mf = h.f(g), h.f(m)
     if fused:
-        pf = d.astype(f)
+        pf = h.f(d)
         if wd:
             if dec:
-                pf -= f(lr * wd) * pf
+                pf *= h.s(1 - lr * wd)
             else:
-                gf += f(wd) * pf
-        mf += f(1 - beta1) * (gf - mf)
-        vf = v.astype(f) * f(beta2) + f(1 - beta2) * gf * gf
+                gf += h.s(wd) * pf
+        # the kernel's lerp and its second-moment update fuse their multiply-add, as the
+        # single-tensor lerp_/addcmul_ do, but keep float32 between them
+        mf = h.lerp32(mf, gf, 1 - beta1)
+        vf = h.addcmul32(h.f(v) * h.s(beta2), gf, gf, 1 - beta2)
         if mx is not None:
-            vmax = xp.maximum(mx.astype(f), vf)
-            mx[...] = vmax
-        den = xp.sqrt(vf if mx is None else vmax) / f(bc2s) + f(eps)
-        pf -= f(lr / bc1) * mf / den
+            vf_max = xp.maximum(h.f(mx), vf)
+            mx[...] = vf_max
+        den = xp.sqrt(vf if mx is None else vf_max) / h.s(bc2s) + h.s(eps)
+        pf -= h.s(lr / bc1) * mf / den
     else:
-        if wd:
-            if dec:
-                d *= f(1 - lr * wd)  # param.mul_: one rounding
-            else:
-                # grad.add(param, alpha=wd): torch casts alpha to the half dtype first
-                gf = rnd(gf + f(dt.type(wd)) * d.astype(f))
-        pf = d.astype(f)
-        mf = rnd(mf + f(1 - beta1) * (gf - mf))
-        vf = rnd(rnd(v.astype(f) * f(beta2)) + f(1 - beta2) * gf * gf)
+        gf, mf, vf = h.moments(d, gf, m, v, lr, wd, dec, beta1, beta2)
+        pf = h.f(d)
         if mx is not None:
-            xp.maximum(mx, vf.astype(dt), out=mx)
-        den = rnd(rnd(rnd(xp.sqrt(vf if mx is None else mx.astype(f))) / f(bc2s)) + f(eps))
-        pf += f(-step_size) * (mf / den)
+            xp.maximum(mx, vf.astype(d.dtype), out=mx)
+        den = h.r(h.r(xp.sqrt(vf if mx is None else h.f(mx))) / h.s(bc2s))
+        den = h.r(den + h.alpha(eps))
+        pf = pf + h.s(-step_size) * mf / den
     d[...] = pf
     m[...] = mf
     v[...] = vf
@@ -158,7 +151,9 @@ class Adam(Optimizer):
                     if d.dtype.itemsize == 2 and d.dtype.kind in "fV":  # V: bfloat16
                         step_size = float(lr_t(lr_t(lr) / lr_t(bc1)))
                         hargs = (lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, decoupled)
-                        _adam_half_(xp, d, g, m, v, mx, *hargs, group.get("fused"))
+                        _adam_half_(
+                            xp, d, g, m, v, mx, *hargs, group.get("fused"), bool(group["foreach"])
+                        )
                         _bump(p)
                         continue
                     g = _weight_decay(g, d, lr, wd, decoupled, lr_t)

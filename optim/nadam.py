@@ -27,15 +27,8 @@ def _nadam_half_(xp, d, g, m, v, lr, beta1, beta2, eps, wd, dec, bc2, c1, c2, fe
     and the momentum's step sizes. torch's foreach path divides the rounded square root by
     sqrt(bc2) where its single-tensor loop takes the root of the rounded quotient."""
     h = _Half(d.dtype, fe)
-    g = h.f(g)
-    if wd:
-        if dec:
-            d[...] = h.f(d) * h.mul(1 - lr * wd)
-        else:
-            g = h.r(g + h.alpha(wd) * h.f(d))
-    mf = h.lerp(h.f(m), g, 1 - beta1)
+    g, mf, vf = h.moments(d, h.f(g), m, v, lr, wd, dec, beta1, beta2)
     m[...] = mf
-    vf = h.addcmul(h.r(h.f(v) * h.mul(beta2)), g, g, 1 - beta2)
     v[...] = vf
     if fe:
         den = h.r(h.r(xp.sqrt(vf)) / h.s(bc2**0.5))

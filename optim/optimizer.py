@@ -234,7 +234,7 @@ class _Half:
     operand (``F``), while ``addcmul``/``addcdiv``/``div`` scalars stay float32 (``s``), and
     so do ``mul_`` multipliers except in the foreach path (``mul``, which rounds them like an
     alpha). Plain numpy on the 16-bit arrays would round each temporary instead. Used by the
-    16-bit paths of RMSprop, Adagrad, NAdam, Adamax, RAdam, Adadelta and ASGD."""
+    16-bit paths of Adam/AdamW, RMSprop, Adagrad, NAdam, Adamax, RAdam, Adadelta and ASGD."""
 
     __slots__ = ("dt", "fe")
 
@@ -265,21 +265,46 @@ class _Half:
         return np.float32(self.dt.type(np.float32(x)))
 
     def addcmul(self, a, b, c, value: float):
-        """``a.addcmul_(b, c, value=value)`` on float32 arrays, rounded to ``dt``: torch scales
-        ``b`` and then adds its product with ``c`` to ``a`` in one fused step."""
+        """``a.addcmul_(b, c, value=value)`` on float32 arrays, rounded to ``dt`` (see
+        ``addcmul32``)."""
+        return self.r(self.addcmul32(a, b, c, value))
+
+    @staticmethod
+    def addcmul32(a, b, c, value: float):
+        """``a.addcmul_(b, c, value=value)`` on float32 arrays, in float32: torch scales ``b``
+        and then adds its product with ``c`` to ``a`` in one fused step."""
         bv = b * np.float32(value)
-        return self.r((a.astype(np.float64) + bv.astype(np.float64) * c).astype(np.float32))
+        return (a.astype(np.float64) + bv.astype(np.float64) * c).astype(np.float32)
 
     def lerp(self, a, b, w: float):
-        """``a.lerp_(b, w)`` on float32 ``a``, ``b``, rounded to ``dt``: torch's kernel
-        multiplies and adds in one fused step (one rounding to float32), which float64
-        arithmetic reproduces (the product of two float32 values is exact in it)."""
+        """``a.lerp_(b, w)`` on float32 ``a``, ``b``, rounded to ``dt`` (see ``lerp32``)."""
+        return self.r(self.lerp32(a, b, w))
+
+    @staticmethod
+    def lerp32(a, b, w: float):
+        """``a.lerp_(b, w)`` on float32 ``a``, ``b``, in float32: torch's kernel multiplies and
+        adds in one fused step (one rounding to float32), which float64 arithmetic reproduces
+        (the product of two float32 values is exact in it)."""
         d = (b - a).astype(np.float64)
         if abs(w) < 0.5:
             out = a.astype(np.float64) + np.float64(np.float32(w)) * d
         else:
             out = b.astype(np.float64) - np.float64(np.float32(1 - w)) * d
-        return self.r(out.astype(np.float32))
+        return out.astype(np.float32)
+
+    def moments(self, d, g, m, v, lr: float, wd: float, dec: bool, beta1: float, beta2: float):
+        """The Adam family's first steps on 16-bit parameter ``d`` with gradient ``g`` (float32):
+        weight decay (decoupled: ``d`` scaled in place; else added to the gradient), then the
+        moments ``m``, ``v`` (16-bit arrays) updated as torch's ``lerp_``/``mul_``/``addcmul_``.
+        Returns the gradient used and the new moments as float32 (``m``, ``v`` not yet stored)."""
+        if wd:
+            if dec:
+                d[...] = self.f(d) * self.mul(1 - lr * wd)
+            else:
+                g = self.r(g + self.alpha(wd) * self.f(d))
+        mf = self.lerp(self.f(m), g, 1 - beta1)
+        vf = self.addcmul(self.r(self.f(v) * self.mul(beta2)), g, g, 1 - beta2)
+        return g, mf, vf
 
 
 class Optimizer:

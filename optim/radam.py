@@ -31,15 +31,8 @@ def _radam_half_(xp, d, g, m, v, lr, beta1, beta2, eps, wd, dec, bc1, bc2, rect,
     multiplies the first moment, where its single-tensor loop scales the bias-corrected moment
     op by op."""
     h = _Half(d.dtype, fe)
-    g = h.f(g)
-    if wd:
-        if dec:
-            d[...] = h.f(d) * h.mul(1 - lr * wd)
-        else:
-            g = h.r(g + h.alpha(wd) * h.f(d))
-    mf = h.lerp(h.f(m), g, 1 - beta1)
+    g, mf, vf = h.moments(d, h.f(g), m, v, lr, wd, dec, beta1, beta2)
     m[...] = mf
-    vf = h.addcmul(h.r(h.f(v) * h.mul(beta2)), g, g, 1 - beta2)
     v[...] = vf
     if fe:
         if rect > 0:
