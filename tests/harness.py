@@ -60,6 +60,22 @@ def same_error(fn, exc: type = Exception, first_line: bool = False) -> str:
     return want
 
 
+def same_type_error(fn, modules: dict) -> str:
+    """``fn(m, modules[m])`` raises a TypeError under torch, and ember raises the same type with
+    the same text, torch's per-overload "didn't match because ..." lines left out (ember does
+    not write them); returns torch's text."""
+    got = {}
+    for m in (torch, ember):
+        with pytest.raises(Exception) as info:
+            fn(m, modules[m])
+        lines = str(info.value).split("\n")
+        text = "\n".join(s for s in lines if not s.startswith("      didn't match"))
+        got[m] = (type(info.value).__name__, text)
+    assert got[ember] == got[torch]
+    assert got[torch][0] == "TypeError"
+    return got[torch][1]
+
+
 @dataclasses.dataclass
 class A:
     """An input array spec: shape, dtype, value range, and whether it is differentiable."""

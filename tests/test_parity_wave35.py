@@ -30,6 +30,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF
+from harness import same_type_error
 
 _MODULES = {torch: TF, ember: EF}
 
@@ -42,21 +43,9 @@ def _long(m, n=3):
     return m.zeros(n, dtype=m.long)
 
 
-def _message(e: BaseException) -> str:
-    # torch's per-overload explanations ("didn't match because ...") are not reproduced
-    lines = str(e).split("\n")
-    return "\n".join(s for s in lines if not s.startswith("      didn't match"))
-
-
 def _same_type_error(fn) -> str:
-    got = {}
-    for m in (torch, ember):
-        with pytest.raises(Exception) as info:
-            fn(m, _MODULES[m])
-        got[m] = (type(info.value).__name__, _message(info.value))
-    assert got[ember] == got[torch]
-    assert got[torch][0] == "TypeError"
-    return got[torch][1]
+    # torch's per-overload explanations ("didn't match because ...") are not reproduced
+    return same_type_error(fn, _MODULES)
 
 
 # ------------------------------------------------------------ registered ops: names, overloads

@@ -26,6 +26,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF
+from harness import same_type_error
 
 _MODULES = {torch: TF, ember: EF}
 
@@ -34,20 +35,9 @@ def _x(m):
     return m.arange(6.0).reshape(2, 3)
 
 
-def _message(e: BaseException) -> str:
+def _same_error(fn) -> str:
     # torch's per-overload explanations ("didn't match because ...") are not reproduced
-    lines = str(e).split("\n")
-    return "\n".join(s for s in lines if not s.startswith("      didn't match"))
-
-
-def _same_error(fn) -> None:
-    got = {}
-    for m in (torch, ember):
-        with pytest.raises(Exception) as info:
-            fn(m, _MODULES[m])
-        got[m] = (type(info.value).__name__, _message(info.value))
-    assert got[ember] == got[torch]
-    assert got[torch][0] == "TypeError"
+    return same_type_error(fn, _MODULES)
 
 
 # ------------------------------------------------------------------ float dims, int arguments
