@@ -76,6 +76,26 @@ def same_type_error(fn, modules: dict) -> str:
     return got[torch][1]
 
 
+_GRAD_SCALES = (1, 0.5, 2, 0.1, 3, 1, 2, 0.5)
+
+
+def optimizer_steps(name: str, dtype: str, rng, n: int, steps: int, **options) -> list:
+    """``steps`` (at most 8) steps of optimizer ``name`` with ``options`` on one parameter of
+    ``n`` random values in ``dtype``, gradients of several scales, the same in both frameworks;
+    returns (param, state) for torch then ember."""
+    p0 = rng.standard_normal(n).astype(np.float32)
+    grads = [rng.standard_normal(n).astype(np.float32) * s for s in _GRAD_SCALES[:steps]]
+    out = []
+    for m in (torch, ember):
+        p = m.tensor(p0).to(getattr(m, dtype)).requires_grad_()
+        opt = getattr(m.optim, name)([p], **options)
+        for g in grads:
+            p.grad = m.tensor(g).to(getattr(m, dtype))
+            opt.step()
+        out.append((p, opt.state[p]))
+    return out
+
+
 @dataclasses.dataclass
 class A:
     """An input array spec: shape, dtype, value range, and whether it is differentiable."""

@@ -19,12 +19,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import optimizer_steps
 
 RNG = np.random.default_rng(47)
-
-
-def _r(*shape):
-    return RNG.standard_normal(shape).astype(np.float32)
 
 
 def _name(dtype) -> str:
@@ -36,18 +33,7 @@ def _np(t):
 
 
 def _run(name, dtype, foreach, kw, n=512, steps=5):
-    """``steps`` steps of optimizer ``name`` on one parameter; returns (param, state) for torch
-    then ember."""
-    p0, grads = _r(n), [_r(n) * s for s in (1, 0.5, 2, 0.1, 3, 1, 2, 0.5)[:steps]]
-    out = []
-    for m in (torch, ember):
-        p = m.tensor(p0).to(getattr(m, dtype)).requires_grad_()
-        opt = getattr(m.optim, name)([p], foreach=foreach, **kw)
-        for g in grads:
-            p.grad = m.tensor(g).to(getattr(m, dtype))
-            opt.step()
-        out.append((p, opt.state[p]))
-    return out
+    return optimizer_steps(name, dtype, RNG, n, steps, foreach=foreach, **kw)
 
 
 def _check(name, dtype, foreach, kw, n=512, steps=5):

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import optimizer_steps
 
 RNG = np.random.default_rng(48)
 
@@ -41,19 +42,7 @@ def _np(t) -> np.ndarray:
 
 
 def _run(name, dtype, flags, kw, n=512, steps=8):
-    """``steps`` steps of ``name`` (Adam or AdamW) on one parameter; returns (param, state) for
-    torch then ember."""
-    p0 = RNG.standard_normal(n).astype(np.float32)
-    grads = [RNG.standard_normal(n).astype(np.float32) * s for s in (1, 0.5, 2, 0.1, 3, 1, 2, 0.5)]
-    out = []
-    for m in (torch, ember):
-        p = m.tensor(p0).to(getattr(m, dtype)).requires_grad_()
-        opt = getattr(m.optim, name)([p], lr=0.01, **flags, **kw)
-        for g in grads[:steps]:
-            p.grad = m.tensor(g).to(getattr(m, dtype))
-            opt.step()
-        out.append((p, opt.state[p]))
-    return out
+    return optimizer_steps(name, dtype, RNG, n, steps, lr=0.01, **flags, **kw)
 
 
 def _check(name, dtype, flags, kw, n=512, steps=8):
