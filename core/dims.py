@@ -12,6 +12,18 @@ class DimTypeError(TypeError):
         self.value = value
 
 
+def int_dim(dim) -> int:
+    """An int-like dim (numpy integer, 0-d integer tensor) as an int. bool has ``__index__`` but
+    torch's argument parser refuses it for an int dim, as it refuses non-integers: DimTypeError.
+    Callers take plain ints on their fast path and call this for anything else."""
+    if dim.__class__ is bool:
+        raise DimTypeError(dim)
+    try:
+        return dim.__index__()
+    except AttributeError:
+        raise DimTypeError(dim) from None
+
+
 def normalize_dim(t, dim, ndim: int | None = None) -> int:
     """``dim`` (int or name) of tensor ``t`` as a non-negative index."""
     n = t._data.ndim if ndim is None else ndim
@@ -23,16 +35,7 @@ def normalize_dim(t, dim, ndim: int | None = None) -> int:
         return names.index(dim)
     if dim is None:
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
-    if type(dim) is int:
-        d = dim
-    else:
-        if dim.__class__ is bool:
-            # bool has __index__, but torch's argument parser refuses it for an int dim
-            raise DimTypeError(dim)
-        try:
-            d = dim.__index__()
-        except AttributeError:
-            raise DimTypeError(dim) from None
+    d = dim if type(dim) is int else int_dim(dim)
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
     if d < lo or d > hi:
         raise IndexError(

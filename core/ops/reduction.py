@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import array_module
-from ..dims import DimTypeError
+from ..dims import int_dim
 from ..layout import row_major
 from ..names import keep, remove_dims
 from ..registry import OPS, op
@@ -46,12 +46,7 @@ def _axis1(d, ndim):
     """One dim as a non-negative axis (a 0-dim tensor accepts 0 and -1, and has no axis: None)."""
     if type(d) is int and 0 <= d < ndim:
         return d
-    if d.__class__ is bool:  # past the int fast path: bool has __index__ but is no dim in torch
-        raise DimTypeError(d)
-    try:
-        d = d.__index__()
-    except AttributeError:
-        raise DimTypeError(d) from None
+    d = int_dim(d)
     if ndim == 0:
         if d in (0, -1):
             return None

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtype as _dt
 from ..arg_errors import type_name
 from ..device import array_module
-from ..dims import DimTypeError
+from ..dims import int_dim
 from ..meta import no_meta_kernel
 from ..names import keep
 from ..registry import op
@@ -47,15 +47,7 @@ def _tname(a) -> str:
 
 def _axis(dim, ndim: int):
     """A dim as a non-negative axis; a 0-dim tensor accepts 0 and -1 and has no axis (None)."""
-    if type(dim) is int:
-        d = dim
-    else:
-        if dim.__class__ is bool:  # bool has __index__, but torch refuses it for an int dim
-            raise DimTypeError(dim)
-        try:
-            d = dim.__index__()
-        except AttributeError:
-            raise DimTypeError(dim) from None
+    d = dim if type(dim) is int else int_dim(dim)
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if d < lo or d > hi:
         raise IndexError(
