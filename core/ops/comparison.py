@@ -291,11 +291,6 @@ _clamp_hi.op.name_rule = lambda node: (
 )
 
 
-# torch's in-place clamp with number bounds names the target by its C++ type
-_C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-                 "int16": "short int", "int32": "int", "int64": "long int"}  # fmt: skip
-
-
 def _clamp_scalar_cast(input, min, max) -> None:
     """An integer (bool) tensor clamped in place by float or complex (or int) numbers: torch's
     error."""
@@ -303,7 +298,7 @@ def _clamp_scalar_cast(input, min, max) -> None:
     bounds = [b for b in (min, max) if type(b) in wider]
     if bounds:
         frm = _dt.result_type(input, *bounds)
-        to = _C_TYPE_NAMES.get(input._data.dtype.name, input._data.dtype.name)
+        to = _dt.C_NAMES[input._data.dtype.name]  # torch names the target by its C++ type
         raise RuntimeError(
             f"result type {scalar_name(frm)} can't be cast to the desired output type {to}"
         )
