@@ -4,9 +4,10 @@ array has no ``_data``/``_names``/``relu``), so a correct call pays nothing."""
 
 from __future__ import annotations
 
-from ..core.arg_errors import tensor_input  # noqa: F401 (re-exported for nn.functional)
-from ..core.arg_errors import type_name as _tp_name
-from ..core.tensor import Tensor
+from ..core.arg_errors import (
+    must_be_tensor,
+    tensor_input,  # noqa: F401 (re-exported for nn.functional)
+)
 
 
 def arg_type_error(
@@ -16,9 +17,4 @@ def arg_type_error(
     (named ``names``, in signature order) that is not a Tensor, or ``exc`` itself when every one
     is a Tensor (the AttributeError is a real bug then). None is an absent optional, except
     for the first ``required`` arguments (the input is never optional)."""
-    for i, (name, a) in enumerate(zip(names, args)):
-        if (a is not None or i < required) and not isinstance(a, Tensor):
-            return TypeError(
-                f"{fn}(): argument '{name}' (position {i + 1}) must be Tensor, not {_tp_name(a)}"
-            )
-    return exc
+    return must_be_tensor(fn, names, args, optional=names[required:]) or exc
