@@ -1,6 +1,8 @@
 """ember._C (torch._C): the TorchScript fusion switches that training scripts flip at start-up.
 
-torch._C is torch's C++ binding; ember has none. What real code reaches for is the handful of JIT
+torch._C is torch's C++ binding; ember has none. It provides the ``__torch_function__`` switches
+(``DisableTorchFunctionSubclass``, ``DisableTorchFunction``, ``_disabled_torch_function_impl``,
+from core/torch_function.py) and, for the rest, what real code reaches for is the handful of JIT
 settings Megatron-style scripts set before training (``set_jit_fusion_options``: the profiling
 executor, the CPU/GPU fusers, the tensor-expression fuser, nvFuser, autodiff subgraph inlining).
 ember has no graph executor, so these switches only remember what they were given and answer with
@@ -13,7 +15,17 @@ torch's bindings take them.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .core.torch_function import (
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+)
+
+__all__: list[str] = [
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
+    "_disabled_torch_function_impl",
+]
 
 # torch's defaults on a CPU build
 _state = {

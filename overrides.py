@@ -1,12 +1,18 @@
-"""ember.overrides (torch.overrides): the ``__torch_function__`` protocol's helpers.
+"""ember.overrides (torch.overrides): the ``__torch_function__`` protocol.
 
-Libraries that define tensor-like types call ``has_torch_function*`` and
-``handle_torch_function`` from their own public functions so that such types can take over the
-call; those helpers work here exactly as in torch. ember's own operators do not consult
-``__torch_function__`` (ember.Tensor does not define it, so a Tensor subclass is not an
-"overloaded" argument), and torch's op tables (``get_ignored_functions``,
-``get_overridable_functions``, ``get_testing_overrides``) and ``TorchFunctionMode`` are absent:
-looking them up fails with an error that names the torch API.
+ember's registry ops (``ember.add``, ``Tensor.sum``, the operators ...) consult
+``__torch_function__`` as torch's operators do: a Tensor subclass's ops return the subclass
+(``Tensor.__torch_function__``, the default, converts results) unless the subclass overrides the
+method (logging, unwrapping subclasses) or disables it (``nn.Parameter``:
+``torch._C._disabled_torch_function_impl``); a non-Tensor type defining it (the
+``HANDLED_FUNCTIONS`` tables of torch's docs) takes every registry op it is passed to. Python-level
+composites (most of nn.functional, linalg/fft wrappers, indexing, ``detach``, factories like
+``zeros_like``) do not dispatch themselves: their inner registry ops do (see
+core/torch_function.py). ``has_torch_function*``, ``handle_torch_function``, ``is_tensor_like``
+and ``resolve_name`` work as in torch for libraries that dispatch from their own functions.
+``TorchFunctionMode`` is refused when entered (a mode would need a check on every op call,
+which ember's hot path does not make), and torch's op tables (``get_ignored_functions``,
+``get_overridable_functions``, ``get_testing_overrides``) are absent.
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .core.tensor import Tensor
+from .core.torch_function import OFF as _OFF
+from .core.torch_function import _disabled_torch_function_impl
 
 __all__ = [
+    "TorchFunctionMode",
     "handle_torch_function",
     "has_torch_function",
     "has_torch_function_unary",
@@ -30,7 +39,13 @@ __all__ = [
 
 
 def _overloads(arg: Any) -> bool:
-    return getattr(type(arg), "__torch_function__", None) is not None
+    # a plain Tensor and a type with the disabled impl (Parameter) never dispatch, and nothing
+    # does inside DisableTorchFunction*
+    tp = type(arg)
+    if tp is Tensor or _OFF[0]:
+        return False
+    fn = getattr(tp, "__torch_function__", None)
+    return fn is not None and fn is not _disabled_torch_function_impl
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:
@@ -73,6 +88,19 @@ def handle_torch_function(
     Raises ``TypeError`` when every one of them returns ``NotImplemented``.
     """
     overloaded = _overloaded_args(relevant_args)
+    result = _dispatch(public_api, overloaded, args, kwargs)
+    if result is not NotImplemented:
+        return result
+    name = resolve_name(public_api) or f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(
+        f"no implementation found for '{name}' on types that implement __torch_function__: "
+        f"{[type(a) for a in overloaded]}"
+    )
+
+
+def _dispatch(public_api: Callable, overloaded: list, args: tuple, kwargs: dict | None) -> Any:
+    """The first answer other than NotImplemented of the ``__torch_function__`` of the
+    ``overloaded`` arguments (in dispatch order), else NotImplemented."""
     kinds = tuple(type(a) for a in overloaded)
     for arg in overloaded:
         fn = type(arg).__torch_function__
@@ -87,11 +115,7 @@ def handle_torch_function(
         result = fn(public_api, kinds, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = resolve_name(public_api) or f"{public_api.__module__}.{public_api.__name__}"
-    raise TypeError(
-        f"no implementation found for '{name}' on types that implement __torch_function__: "
-        f"{list(kinds)}"
-    )
+    return NotImplemented
 
 
 def is_tensor_like(inp: Any) -> bool:
@@ -127,3 +151,25 @@ def resolve_name(f: Callable) -> str | None:
         if ns is not None and getattr(ns, name, None) is f:
             return f"{torch_path}.{name}"
     return None
+
+
+class TorchFunctionMode:
+    """torch's base class of torch function modes. ember does not run modes: entering one raises
+    (a mode sees every op call, so ember's ops would have to check for one on every call, a
+    cost its hot path does not take). Subclassing and constructing it work."""
+
+    def __init__(self) -> None:
+        pass
+
+    def __torch_function__(self, func: Callable, types: Any, args: Any = (), kwargs=None) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> None:
+        raise NotImplementedError(
+            "torch.overrides.TorchFunctionMode is not supported by ember: its ops do not check "
+            "for an active torch function mode (a per-call cost); override __torch_function__ "
+            "on a Tensor subclass instead"
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        pass

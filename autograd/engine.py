@@ -246,6 +246,15 @@ def _leaf_meta(t):
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, only=None):
+    """:func:`_run_backward` with ``__torch_function__`` dispatch off: derivative formulas see
+    Tensor subclasses as plain Tensors (as torch's C++ formulas do), so gradients are plain."""
+    from ..core.torch_function import DisableTorchFunctionSubclass
+
+    with DisableTorchFunctionSubclass():
+        return _run_backward(roots, root_grads, retain_graph, create_graph, capture, only)
+
+
+def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, only=None):
     """The engine. roots: output tensors; root_grads: one gradient tensor per root.
 
     capture: tensors whose gradients are returned (autograd.grad) instead of accumulated.

@@ -28,6 +28,7 @@ from .ops.fake_quant import fake_quantize_per_channel_affine, fake_quantize_per_
 from .registry import NON_STRIDED, NonStridedError, caller_op_name
 from .runtime import _warn_once
 from .tensor import Size, Tensor, _new, _size, _wrap
+from .torch_function import _disabled_torch_function_impl
 
 __all__ = [
     "dequantize",
@@ -123,6 +124,8 @@ class QuantizedTensor(Tensor):
 
     # dense ops read `_data`: for a quantized tensor that is an error, never the integers
     _data = property(_no_dense)
+    # ops on it give plain Tensors (never dispatched: a cached per-type check)
+    __torch_function__ = _disabled_torch_function_impl
 
     # ------------------------------------------------------------------ what a tensor is
     @property

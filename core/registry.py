@@ -42,6 +42,10 @@ from .named import _UNALIGNED, _align_call, _by_name
 from .names import keep as _keep
 from .names import unify_inputs as _unify_inputs
 from .tensor import Tensor, _generic, _ndarray, _new
+from .torch_function import NOT_OVERLOADED as _NOT_OVERLOADED
+from .torch_function import OFF as _TF_OFF
+from .torch_function import PLAIN as _TF_PLAIN
+from .torch_function import overloaded_call as _overloaded_call
 from .vmap_state import SLICES as _VMAP_SLICES
 from .vmap_state import mark_results as _vmap_mark
 from .vmap_state import refuse_inplace as _vmap_refuse_inplace
@@ -597,7 +601,9 @@ def _make_public(od: OpDef, dunder: bool = False):
                         raise _bad_input(od, len(arrays), t, args, kw)
                     arrays.append(t)
                     scalar = True
-                elif tt is Tensor or isinstance(t, Tensor):
+                elif tt is Tensor or (isinstance(t, Tensor) and (tt in _TF_PLAIN or _TF_OFF[0])):
+                    # (a subclass is computed as a Tensor when it never dispatches or dispatch
+                    # is off; any other goes through __torch_function__ in the else branch)
                     a = t._data
                     if first is None:
                         first = a
@@ -626,7 +632,13 @@ def _make_public(od: OpDef, dunder: bool = False):
                 elif dunder and _foreign(t):  # the operator form: Python tries the other side
                     return NotImplemented
                 else:
-                    raise _bad_input(od, len(arrays), t, args, kw)
+                    # a Tensor subclass or tensor-like with __torch_function__ takes the call
+                    r = _overloaded_call(
+                        public if dunder else od.public, public, args, kw, out, dunder
+                    )
+                    if r is _NOT_OVERLOADED:
+                        raise _bad_input(od, len(arrays), t, args, kw)
+                    return r
         except NonStridedError:
             r = NotImplemented if out is not None else non_strided_call(od.name, args, kw)
             if r is NotImplemented:

@@ -26,6 +26,7 @@ from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, 
 from .ops.conversion import CAST_METHODS
 from .registry import NonStridedError, caller_op_name
 from .tensor import _ALL, Size, Tensor, _new, _size, _wrap
+from .torch_function import _disabled_torch_function_impl
 
 __all__: list = []  # the factories' and the ops' (both imported at the end)
 
@@ -126,6 +127,8 @@ class SparseTensor(Tensor):
     """A sparse tensor (layout sparse_coo / sparse_csr / sparse_csc / sparse_bsr / sparse_bsc)."""
 
     __slots__ = ("_ci", "_coal", "_lay", "_pi", "_shp", "_vals")
+    # ops on it give plain Tensors (never dispatched: a cached per-type check)
+    __torch_function__ = _disabled_torch_function_impl
 
     # dense ops read ``_data``: on a sparse tensor that is a loud error, never a wrong array
     @property

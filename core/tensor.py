@@ -158,9 +158,13 @@ class Tensor:
         """This tensor's data viewed as an instance of Tensor subclass ``cls`` (no copy)."""
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a Tensor subclass, got {cls!r}")
-        t = Tensor._make_subclass(cls, self)
-        t.requires_grad = self.requires_grad
-        t._grad_fn = self._grad_fn
+        src = self
+        if self.requires_grad and self._grad_fn is None and _state.enabled:
+            # a leaf's alias is a graph node (torch's AliasBackward0): its gradient reaches self
+            src = self.view_as(self)
+        t = Tensor._make_subclass(cls, src)
+        t.requires_grad = src.requires_grad
+        t._grad_fn = src._grad_fn
         return t
 
     # ------------------------------------------------------------------ basic attributes

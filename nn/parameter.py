@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.device import register_backend
 from ..core.tensor import Tensor
+from ..core.torch_function import _disabled_torch_function_impl
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
 
@@ -24,6 +25,8 @@ class Parameter(Tensor):
     ``Parameter(data=None, requires_grad=True)`` shares ``data``'s storage (no copy)."""
 
     _is_param = True
+    # ops on it give plain Tensors (never dispatched: a cached per-type check)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -151,6 +154,8 @@ class UninitializedTensorMixin:
 
     __slots__ = ()
     cls_to_become = None
+    # ops on one fail on its placeholder array, as before dispatch existed (no subclass results)
+    __torch_function__ = _disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None) -> None:
         from ..core.ops import creation

@@ -312,7 +312,8 @@ def test_subclass_construction_and_repr():
     assert type(p) is Param and p.requires_grad and p.is_leaf
     q = type(p)(ember.zeros(3), requires_grad=False)  # type(self)(...) keeps working
     assert type(q) is Param and not q.requires_grad
-    assert type(p * 2) is ember.Tensor  # ops return plain tensors (torch does too)
+    # ops keep the subclass, as torch's default __torch_function__ does (nn.Parameter opts out)
+    assert type(p * 2) is Param
     (p * 2).sum().backward()
     assert p.grad.tolist() == [2.0, 2.0]
     s = ember.ones(2).as_subclass(MyT)

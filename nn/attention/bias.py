@@ -11,6 +11,7 @@ import warnings
 from enum import IntEnum
 
 from ...core.tensor import Tensor
+from ...core.torch_function import _disabled_torch_function_impl
 
 __all__ = ["CausalBias", "CausalVariant", "causal_lower_right", "causal_upper_left"]
 
@@ -45,6 +46,9 @@ def _materialize(variant, q: int, kv: int, device=None):
 
 class CausalBias(Tensor):
     """A causal attention mask of shape (seq_len_q, seq_len_kv) (see :class:`CausalVariant`)."""
+
+    # ops on it give plain Tensors (never dispatched: a cached per-type check)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, variant: CausalVariant, seq_len_q: int, seq_len_kv: int):
         if not isinstance(variant, CausalVariant):
