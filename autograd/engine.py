@@ -44,7 +44,7 @@ def _check_versions(node: Node) -> None:
             fn = node if node.res and any(t._data is r for r in node.res) else t._grad_fn
             short = _short_name(fn) if fn is not None else None
             if fn is not node and fn is not None and ex and ex.get("base") is not None:
-                if ex.get("cm") == "multi":  # torch refuses to regenerate such a view first
+                if ex.get("cm"):  # torch refuses to regenerate such a view first
                     raise RuntimeError(_multi_view_error(t))
                 if not ex.get("detached"):
                     short = "AsStrided"  # torch regenerates a changed view's grad_fn so
@@ -122,6 +122,14 @@ def _call_hooks(hooks, g):
                 r = _hook_names(h, g, r)
             g = r
     return g
+
+
+def _call_hooks_none(hooks) -> None:
+    for h in list(hooks):
+        with names_on():
+            r = h(None)
+        if r is not None:
+            _check_hook_result(h, None, r)  # refused: nothing to replace
 
 
 def _hook_name(h) -> str:
@@ -346,7 +354,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, o
     _by_name.on = False  # derivatives broadcast by position, as they were recorded
     names_off = _state.names_off
     _state.names_off = True
-    RUNS.append(_Run(order, needed, targets))
+    RUNS.append(_Run(order, needed, targets, root_nodes))
     try:
         while ready:
             node = ready.pop()
@@ -461,15 +469,17 @@ class _Run:
     """A backward pass while it runs: which tensors it computes a gradient for (asked by
     graph.register_multi_grad_hook; worked out only then)."""
 
-    def __init__(self, order, needed, targets):
-        self.order, self.needed, self.targets = order, needed, targets
+    def __init__(self, order, needed, targets, roots=()):
+        self.order, self.needed, self.targets, self.roots = order, needed, targets, roots
         self._nodes = self._leaves = None
 
     def computes(self, t) -> bool:
         fn = t._grad_fn
         if fn is not None:
             if self._nodes is None:
-                self._nodes = set(self.order) if self.needed is None else self.needed
+                # torch does not count the nodes of the pass's own outputs as ones it runs
+                nodes = set(self.order) if self.needed is None else set(self.needed)
+                self._nodes = nodes.difference(self.roots)
             return fn in self._nodes
         if self.targets is not None and not any(x is t for x in self.targets):
             return False
@@ -522,8 +532,11 @@ def _deliver_leaf(t, g, capture, results, cap_leaves, create_graph, handed, rest
 def _node_hooks(node, grads, create_graph, handed):
     hooks = node.hooks
     for k, hs in hooks.items():
-        if k >= 0 and hs and grads[k] is not None:
-            grads[k] = _call_hooks(hs, grads[k])
+        if k >= 0 and hs:
+            if grads[k] is not None:
+                grads[k] = _call_hooks(hs, grads[k])
+            else:  # an output the pass gives no gradient: torch's tensor hooks see None
+                _call_hooks_none(hs)
     for h in hooks.get(-1, ()):
         with names_on():
             r = h(tuple(grads))
@@ -672,12 +685,19 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
         old._data += g._data
         old._ver[0] += 1
     ex = leaf._extra
-    if ex and ex.get("post_acc_hooks"):
-        for h in ex["post_acc_hooks"]:
-            with names_on():
-                r = h(leaf)
-            if r is not None:
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    if ex:
+        if ex.get("post_acc_hooks"):
+            for h in ex["post_acc_hooks"]:
+                with names_on():
+                    r = h(leaf)
+                if r is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        if ex.get("acc_post"):  # AccumulateGrad.register_hook: (grad_inputs=(), (g,))
+            for h in list(ex["acc_post"]):
+                with names_on():
+                    r = h((), (g,))
+                if r is not None:
+                    _check_hook_results(h, (), r)
 
 
 def _make_root_grads(roots, grads, who: str):
@@ -686,7 +706,12 @@ def _make_root_grads(roots, grads, who: str):
     for i, t in enumerate(roots):
         if not isinstance(t, Tensor):
             raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
-        g = grads[i] if grads is not None and i < len(grads) else None
+        if grads is None:
+            g = None
+        elif i < len(grads):
+            g = grads[i]
+        else:  # fewer gradients than outputs (more are ignored, as torch zips them)
+            raise RuntimeError(f"got {len(roots)} tensors and {len(grads)} gradients")
         _fresh_view(t)
         if not t.requires_grad:
             raise RuntimeError(
@@ -1091,7 +1116,7 @@ def retain_grad(t) -> None:
 
     def keep(g):
         x = ref()
-        if x is not None:
+        if x is not None and g is not None:
             # a copy, like torch's: g may become a leaf's .grad, which is updated in place
             if x._grad is None:
                 c = g.detach().clone()

@@ -18,39 +18,37 @@ from .node import Node
 from .saved_hooks import HOOKS as _SAVED_HOOKS
 from .saved_hooks import pack_node
 
-__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
+__all__ = [
+    "BackwardCFunction",
+    "Function",
+    "FunctionCtx",
+    "InplaceFunction",
+    "NestedIOFunction",
+    "once_differentiable",
+]
 
 _Tensor = _tm.Tensor
 _FLOAT_KINDS = "fcV"
 
 
 class FunctionCtx:
-    """The ``ctx`` handed to ``forward``/``setup_context`` and ``backward``.
+    """What a ``ctx`` can be told in ``forward``/``setup_context``: tensors to save for
+    backward (:meth:`save_for_backward`) or for a jvp (:meth:`save_for_forward`), inputs
+    modified in place, outputs not differentiable, whether missing gradients materialize.
 
-    Holds what backward needs: tensors saved with :meth:`save_for_backward` (read back through
-    ``saved_tensors``, version-checked), ``needs_input_grad`` and any attribute set on it.
-    """
-
-    def __init__(self):
-        self.to_save = None
-        self.dirty_tensors = None
-        self.non_differentiable = None
-        self.materialize_grads = True
-        self.needs_input_grad = ()
-        self._node = None  # weakref to the node, once recorded
+    The ctx ``apply`` hands over is one of these that also reads back ``saved_tensors`` and
+    knows ``needs_input_grad``; a FunctionCtx made directly has neither (as torch's)."""
 
     def save_for_backward(self, *tensors) -> None:
-        """Save tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
-        for t in tensors:
-            if t is not None and not isinstance(t, _Tensor):
-                raise TypeError(
-                    "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
-                )
+        """Save tensors (or None) for backward; read them back with ``ctx.saved_tensors``.
+
+        Anything else is refused once the call is recorded (as torch checks: only when an
+        input requires grad)."""
         self.to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
-        self._for_forward = tensors
+        """Save tensors for ``jvp``, where ``ctx.saved_tensors`` reads them back."""
+        self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
         """Declare inputs that ``forward`` modified in place (they are returned as outputs)."""
@@ -68,17 +66,38 @@ class FunctionCtx:
         no gradient."""
         self.materialize_grads = bool(value)
 
+
+class _Ctx(FunctionCtx):
+    """The ctx of one ``apply``: what forward told it, ``needs_input_grad`` and, once the call
+    is recorded, the saved tensors (version-checked, through the node)."""
+
+    def __init__(self):
+        self.to_save = None
+        self.dirty_tensors = None
+        self.non_differentiable = None
+        self.materialize_grads = True
+        self.needs_input_grad = ()
+        self._node = None  # weakref to the node, once recorded
+
     @property
     def saved_tensors(self) -> tuple:
+        if self.__dict__.get("_in_jvp"):  # a jvp reads what forward saved for it
+            return tuple(self.__dict__.get("saved_for_forward", ()))
         node = self._node() if self._node is not None else None
         if node is None:
-            # not recorded (no input required grad): give back what was saved, unchecked
-            return tuple(self.to_save) if self.to_save is not None else ()
+            # in forward/setup_context, or a call not recorded: nothing is saved yet (torch)
+            return ()
         from .engine import _saved_args
 
         return tuple(_saved_args(node))
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        """Deprecated name of ``saved_tensors``."""
+        warnings.warn(
+            "'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2
+        )
+        return self.saved_tensors
 
 
 class _FunctionOp:
@@ -105,9 +124,10 @@ class _FunctionOp:
                     xp = array_module(like._data) if like is not None else np
                     grads[k] = _tm._wrap(xp.zeros(m[0], m[1]), m[2])
         cls = self.cls
+        user = _user_backward(cls)
         with names_on():  # a user's backward may look dims up by name, as its forward does
-            if cls.backward is Function.backward and cls.vjp is not Function.vjp:
-                out = cls.vjp(ctx, *grads)  # torch takes either name for the backward formula
+            if user is not cls.backward:
+                out = user(ctx, *grads)  # torch takes either name for the backward formula
             elif JVP_TRICK[0] and cls.jvp is not Function.jvp:  # forward mode: the user's jvp
                 got = _JvpTranspose.apply(node, *grads)  # one per tensor input
                 got = iter(got if type(got) is tuple else (got,))
@@ -117,7 +137,7 @@ class _FunctionOp:
             ):
                 cls.jvp(ctx, *grads)  # forward-mode AD needs the user's jvp: torch's error
             else:
-                out = cls.backward(ctx, *grads)
+                out = user(ctx, *grads)
         if type(out) is not tuple:
             out = (out,)
         n_in = len(ctx._in_shapes)
@@ -149,7 +169,38 @@ class _FunctionOp:
                     f"Function {self.backward_name} returned an invalid gradient at index {k} - "
                     f"got {list(gs)} but expected shape compatible with {list(s)}"
                 )
+            if g._data.dtype.kind not in "fV":  # a complex grad for a real input, or the reverse
+                _check_grad_complexity(node.edges[k], g)
         return out
+
+
+def _check_grad_complexity(edge, g) -> None:
+    """torch refuses a gradient that is complex for a real input, or an integer/bool one for
+    a complex input (a real floating gradient is cast to any input's dtype)."""
+    if edge is None:
+        return
+    tgt, nr = edge
+    dt = tgt.meta[nr][1] if isinstance(tgt, Node) else tgt._data.dtype
+    if (dt.kind == "c") != (g._data.dtype.kind == "c"):
+        raise RuntimeError(
+            "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+            "grad_is_complex) to be true, but got false.  (Could this error message be "
+            "improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+
+
+def _user_backward(cls):
+    """The Function's backward formula: ``backward`` or ``vjp`` (torch takes either name, not
+    both)."""
+    bwd, vjp = cls.backward, cls.vjp
+    if vjp is Function.vjp:
+        return bwd
+    if bwd is not Function.backward:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+            "You should only implement one of them."
+        )
+    return vjp
 
 
 # > 0 while forward_ad / jvp run their first (transposing) backward: a Function known only by
@@ -172,7 +223,13 @@ def _check_under_transform(cls, new_style: bool) -> None:
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
             "jacrev, ...), it must override the setup_context staticmethod. " + _FUNC_DOCS
         )
-    if TRANSFORMS[1] and getattr(cls, "vmap", None) is None and not cls.generate_vmap_rule:
+    if TRANSFORMS[1] and cls.generate_vmap_rule and cls.vmap is not Function.vmap:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and "
+            "an overridden vmap staticmethod. Please set generate_vmap_rule=False or delete the "
+            "overridden vmap staticmethod to avoid ambiguity. " + _FUNC_DOCS
+        )
+    if TRANSFORMS[1] and cls.vmap is Function.vmap and not cls.generate_vmap_rule:
         raise RuntimeError(
             f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
             "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
@@ -243,6 +300,15 @@ class Function:
             "autograd.Function to use it with forward mode AD."
         )
 
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule under ``vmap`` (torch's API: ember maps a Function by calling it
+        per element, so a rule only lifts torch's refusal, as ``generate_vmap_rule`` does)."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
+
     def __init__(self, *args, **kwargs):
         warnings.warn(
             f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
@@ -270,12 +336,16 @@ class Function:
                 cls._ember_sig = sig
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
+            for key in bound.kwargs:  # torch hands forward positional inputs only
+                raise TypeError(f"forward() got an unexpected keyword argument '{key}'")
             args, kwargs = bound.args, {}
+        elif kwargs:  # the old form binds keywords to forward's positions (they may need grad)
+            args, kwargs = _bind_old_style(cls, args, kwargs), {}
         if TRANSFORMS[0]:
             _check_under_transform(cls, new_style)
         needs = tuple(isinstance(a, _Tensor) and a.requires_grad for a in args)
         recording = _state.enabled and any(needs)
-        ctx = FunctionCtx()
+        ctx = _Ctx()
         ctx.needs_input_grad = needs
         edges = None
         if recording:
@@ -299,11 +369,80 @@ class Function:
         finally:
             _state.enabled = prev
         if not recording:
-            return out
+            if ctx.dirty_tensors:
+                _check_dirty_returned(ctx, out)
+            return _alias_returned_inputs(out, args, ctx)
         return _record(cls, ctx, args, edges, out)
 
 
 _base_setup_context = Function.__dict__["setup_context"].__func__
+
+
+def _bind_old_style(cls, args: tuple, kwargs: dict) -> tuple:
+    """``apply(x, s=3.0)`` of a ``forward(ctx, x, s=...)``: each keyword takes its parameter's
+    position; positions up to the last one given must all be filled (torch's binding: no
+    defaults filled in, no keyword-only or ``**kwargs`` parameters)."""
+    sig = cls.__dict__.get("_ember_sig")
+    if sig is None:
+        sig = inspect.signature(cls.forward)
+        cls._ember_sig = sig
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in sig.parameters.values() if p.kind in kinds][1:]  # after ctx
+    n = len(args)
+    last = -1
+    for key in kwargs:
+        if key not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{key}'")
+        i = names.index(key)
+        if i < n:
+            raise TypeError(f"forward() got multiple values for argument '{key}'")
+        last = max(last, i)
+    out = list(args)
+    for i in range(n, last + 1):
+        if names[i] not in kwargs:
+            raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
+        out.append(kwargs[names[i]])
+    return tuple(out)
+
+
+def _check_dirty_returned(ctx, outs) -> None:
+    """torch's refusal of a tensor marked dirty that ``forward`` did not return."""
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    for d in ctx.dirty_tensors:
+        if not any(d is o for o in outs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the Function."
+            )
+
+
+def _output_of_input(t, diff: bool):
+    """The new tensor standing for input ``t`` returned as-is by ``forward``: a view of it, but
+    an alias sharing its data and version counter, and no view, where ``t`` requires grad and
+    the output does not get the Function's node (torch detaches it then)."""
+    if t.requires_grad and not diff:
+        a = _tm._wrap(t._data, t._names)
+        a._ver = t._ver
+        return a
+    return _tm._view(t, t._data, t._names)
+
+
+def _alias_returned_inputs(out, args: tuple, ctx):
+    """A call that records nothing still returns a new tensor for an input ``forward`` gave back
+    unchanged (torch: a view of it; in no_grad, of one requiring grad, an alias sharing its
+    data and version counter), so that the result's metadata is its own."""
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dirty = ctx.dirty_tensors or ()
+    new = None
+    for k, t in enumerate(outs):
+        if isinstance(t, _Tensor) and any(t is a for a in args) and not any(t is d for d in dirty):
+            if new is None:
+                new = list(outs)
+            new[k] = _output_of_input(t, False)
+    if new is None:
+        return out
+    return new[0] if single else tuple(new)
 
 
 class _JvpTranspose(Function):
@@ -319,6 +458,7 @@ class _JvpTranspose(Function):
         JVP_TRICK[1] += 1  # (counted: reverse-mode jacfwd cannot use this placeholder's values)
         ctx.fn_ctx = node.ctx
         ctx.fn_cls = node.op.cls
+        ctx.fn_meta = node.meta
         ctx.tensor_in = [s is not None for s in node.ctx._in_shapes]
         like = next(g for g in grads if g is not None)
         outs = []
@@ -344,10 +484,49 @@ class _JvpTranspose(Function):
             return (None, *hit[1])
         it = iter(tangents)
         ts = [next(it) if is_t else None for is_t in ctx.tensor_in]
-        out = ctx.fn_cls.jvp(fn_ctx, *ts)
+        fn_ctx._in_jvp = True  # ctx.saved_tensors are then those of save_for_forward
+        try:
+            out = ctx.fn_cls.jvp(fn_ctx, *ts)
+        finally:
+            del fn_ctx._in_jvp
         out = out if type(out) is tuple else (out,)
+        if len(out) != len(ctx.fn_meta):
+            raise RuntimeError(
+                "Function's jvp returned an invalid number of forward gradients (expected "
+                f"{len(ctx.fn_meta)} but got {len(out)})"
+            )
+        for t, m in zip(out, ctx.fn_meta):
+            if isinstance(t, _Tensor) and m is not None and t._data.shape != m[0]:
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of "
+                    "the original Tensor, this is not supported. Tensor is of size "
+                    f"{list(m[0])} while the given forward gradient is of size "
+                    f"{list(t._data.shape)}."
+                )
         fn_ctx._ember_jvp_out = (key, out)
         return (None, *out)
+
+
+class BackwardCFunction(Node):
+    """The type of a custom Function's backward nodes (``MyFnBackward``): what ``grad_fn`` of
+    its outputs is. Its attributes not found on the node come from the Function's ctx."""
+
+    __slots__ = ()
+
+    @property
+    def _forward_cls(self):
+        return self.op.cls
+
+    def apply(self, *grad_outputs):
+        """Run the Function's ``backward`` (or ``vjp``) on ``grad_outputs``, unchecked."""
+        return _user_backward(self.op.cls)(self.ctx, *grad_outputs)
+
+    def apply_jvp(self, *grad_inputs):
+        """Run the Function's ``jvp`` on ``grad_inputs``."""
+        return self.op.cls.jvp(self.ctx, *grad_inputs)
+
+    def __call__(self, *args):
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
 
 class InplaceFunction(Function):
@@ -358,12 +537,32 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
+class NestedIOFunction(Function):
+    """torch's legacy Function over nested inputs and outputs (``forward_extended`` /
+    ``backward_extended``). It is kept importable, as torch keeps it; like torch's, it cannot
+    be run: write a Function with static ``forward``/``backward`` instead."""
+
+    def forward_extended(self, *input):
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        raise NotImplementedError
+
+
 def _record(cls, ctx, args, edges, out):
     """Make the node of one Function call and attach it to the outputs."""
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     dirty = ctx.dirty_tensors or ()
     nondiff = ctx.non_differentiable or ()
+    saved = ctx.to_save
+    if saved:
+        for i, t in enumerate(saved):
+            if t is not None and not isinstance(t, _Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{i} is of type {type(t).__name__}"
+                )
     in_ids = {id(a): a for a in args if isinstance(a, _Tensor)}
     node = Node(_op_of(cls), edges, [], None, None)
     node.ctx = ctx
@@ -377,34 +576,47 @@ def _record(cls, ctx, args, edges, out):
             meta.append(None)
             continue
         is_dirty = any(t is d for d in dirty)
+        diff = t._data.dtype.kind in _FLOAT_KINDS and not any(t is o for o in nondiff)
         if is_dirty:
             if t.requires_grad and t._grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
             t._ver[0] += 1
+            if not diff and t.requires_grad:
+                # a non-differentiable dirty output: torch returns an alias out of the graph
+                # (the input keeps its history)
+                t = _output_of_input(t, False)
         elif id(t) in in_ids:
-            # an input returned as is: the output is a new tensor viewing it (like torch)
-            t = _tm._view(t, t._data, t._names)
+            # an input returned as is: the output is a new tensor (like torch)
+            t = _output_of_input(t, diff)
         a = t._data
-        diff = a.dtype.kind in _FLOAT_KINDS and not any(t is o for o in nondiff)
         if diff:
-            t.requires_grad = True
-            t._grad_fn = node
-            if not is_dirty and t._extra and t._extra.get("base") is not None:
-                # a view output: torch refuses in-place writes to it (and to its views)
-                t._extra["cm"] = "multi" if len(outs) > 1 else "custom"
-            if k:
-                t._extra = dict(t._extra or {}, nr=k)
-            elif t._extra and "nr" in t._extra:
-                t._extra = {key: v for key, v in t._extra.items() if key != "nr"}
+            ex = t._extra
+            if ex and "nr" in ex:
+                t._extra = ex = {key: v for key, v in ex.items() if key != "nr"}
+            if is_dirty:
+                _dirty_output(t, node, k)
+            else:
+                t.requires_grad = True
+                t._grad_fn = node
+                if ex is not None and ex.get("base") is not None:
+                    # a view output: torch refuses in-place writes to it (and to its views),
+                    # and its use once its base changed in place (views.refresh)
+                    ex["cm"] = "multi" if len(outs) > 1 else "custom"
+                    ex["vc"] = ()
+                    ex["gv"] = t._ver[0]
+                if k:
+                    t._extra = dict(t._extra or {}, nr=k)
         meta.append((a.shape, a.dtype, t._names))
         new_outs.append(t)
+    if dirty:
+        _check_dirty_returned(ctx, outs)
     node.meta = meta
-    saved = ctx.to_save
     if saved:
         # an input saved before forward replaced it (dirty) keeps its new identity: fine
         node.saved = list(saved)
+        ctx.to_save = None  # the node keeps them now (and frees them after backward)
         node.vers = [(t, t._ver[0]) for t in saved if t is not None]
         if any(s is o for s in saved for o in new_outs):
             # saved outputs: the version error names this node (engine._check_versions)
@@ -418,12 +630,26 @@ def _record(cls, ctx, args, edges, out):
     return new_outs[0] if single else tuple(new_outs)
 
 
+def _dirty_output(t, node, k: int) -> None:
+    """An output marked dirty: its new values come from ``node``, as for an in-place op (the
+    registry's rebase: a view's base takes them at the view's positions, torch's CopySlices;
+    a retained gradient follows the new value)."""
+    from ..core.registry import _rebase_history
+
+    r = _tm._wrap(t._data, t._names)
+    r.requires_grad = True
+    r._grad_fn = node
+    if k:
+        r._extra = {"nr": k}
+    _rebase_history(t, r)
+
+
 class _DelayedErrorOp:
     """Backward of a once_differentiable backward's outputs: differentiating it again errors."""
 
     __slots__ = ()
-    name = "DelayedError"
-    backward_name = "DelayedError"
+    name = "Error"
+    backward_name = "torch::autograd::Error"  # torch's (C++) node, printed Error
     n_diff_out = 1
 
     @staticmethod
@@ -450,21 +676,24 @@ def once_differentiable(fn):
             _state.enabled = prev
         if not prev:
             return outs
-        srcs = [a for a in args if isinstance(a, _Tensor) and a.requires_grad]
-        if not srcs:
+        if not any(isinstance(a, _Tensor) and a.requires_grad for a in args):
             return outs
-        edges = [
-            (a, 0) if a._grad_fn is None else (a._grad_fn, a._extra.get("nr", 0) if a._extra else 0)
-            for a in srcs
-        ]
+        # like torch: one Error node over the outputs, each fed by a detached stand-in leaf,
+        # so differentiating an output raises and nothing recorded before is reachable from it
         single = not isinstance(outs, tuple)
-        res = []
+        edges, meta, res = [], [], []
+        node = Node(_DELAYED, edges, [], None, meta)
         for o in (outs,) if single else outs:
             if isinstance(o, _Tensor) and o._data.dtype.kind in _FLOAT_KINDS:
+                stand_in = _tm._wrap(o._data, o._names)
+                stand_in.requires_grad = True
+                edges.append((stand_in, 0))
+                meta.append((o._data.shape, o._data.dtype, o._names))
                 o = _tm._wrap(o._data, o._names)
-                node = Node(_DELAYED, edges, [], None, [(o._data.shape, o._data.dtype, o._names)])
                 o.requires_grad = True
                 o._grad_fn = node
+                if len(meta) > 1:
+                    o._extra = {"nr": len(meta) - 1}
             res.append(o)
         return res[0] if single else tuple(res)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
 RESULT = object()  # placeholder in Node.saved for the op's own output
@@ -99,7 +100,12 @@ class Node:
             return self._torch_saved(attr[7:])
         if ctx is None or attr.startswith("__"):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-        return getattr(ctx, attr)
+        try:
+            return getattr(ctx, attr)
+        except AttributeError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{attr}'"
+            ) from None
 
     def _type_name(self) -> str:
         """The node's name as torch prints it (``grad_fn=<CopySlices>``): its type's name, which
@@ -115,7 +121,10 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         out = []
-        for e in self.edges:
+        edges = self.edges
+        if self.ctx is not None:  # a custom Function's node: its tensor inputs only (torch's)
+            edges = [e for e, s in zip(edges, self.ctx._in_shapes) if s is not None]
+        for e in edges:
             if e is None:
                 out.append((None, 0))
             elif isinstance(e[0], Node):
@@ -126,6 +135,16 @@ class Node:
             else:
                 out.append((AccumulateGrad(e[0]), 0))
         return tuple(out)
+
+    def __call__(self, *grads):
+        """Run this node's backward on ``grads`` (one per output): one gradient per entry of
+        ``next_functions``, None where that input takes none."""
+        from .engine import _call_vjp
+
+        if len(grads) != len(self.meta):
+            raise TypeError(f"expected {len(self.meta)} arguments, got {len(grads)} instead")
+        out = _call_vjp(self, list(grads))
+        return tuple(None if e is None else g for e, g in zip(self.edges, out))
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node's backward; returns a handle."""
@@ -160,7 +179,11 @@ def typed(node: Node) -> type:
     if cls is None:
         # torch's C++ nodes live in no module; its custom Functions' in torch.autograd.function
         module = "ember.autograd.function" if custom else "builtins"
-        cls = type(name, (Node,), {"__slots__": (), "__module__": module, "__qualname__": name})
+        if custom:
+            from .function import BackwardCFunction as base
+        else:
+            base = Node
+        cls = type(name, (base,), {"__slots__": (), "__module__": module, "__qualname__": name})
         _TYPES[(name, custom)] = cls
     return cls
 
@@ -185,17 +208,44 @@ class GradientEdge(NamedTuple):
 
 
 class AccumulateGrad:
-    """The grad_fn-like object standing for a leaf in ``next_functions``."""
+    """The grad_fn-like object standing for a leaf in ``next_functions``: one per leaf while
+    anything holds it (torch's gradient accumulator), so its metadata and hooks stay put."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("__weakref__", "_metadata", "variable")
 
-    def __init__(self, variable):
-        self.variable = variable
+    def __new__(cls, variable):
+        ex = variable._extra
+        ref = ex.get("acc") if ex else None
+        acc = ref() if ref is not None else None
+        if acc is None or acc.variable is not variable:
+            acc = object.__new__(cls)
+            acc.variable = variable
+            acc._metadata = None
+            variable._extra = dict(ex or {}, acc=weakref.ref(acc))
+        return acc
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
     next_functions = ()
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own data about this node (torch's ``Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after the leaf's gradient was accumulated, with
+        no grad_inputs (an accumulator feeds nothing) and the accumulated gradient; returns a
+        handle."""
+        v = self.variable
+        if v._extra is None:
+            v._extra = {}
+        hooks = v._extra.setdefault("acc_post", [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before the leaf's gradient is accumulated and may return new

@@ -55,6 +55,9 @@ def refresh(t):
     """Replay view ``t`` from its base to get a current grad_fn; return it."""
     ex = t._extra
     chain = ex["vc"]
+    if ex.get("cm") and not ex.get("unsafe"):
+        # a view from a custom Function (or of one): torch refuses to regenerate it
+        raise RuntimeError(_multi_error(t))
     for od, _, _, _ in chain:
         if od.name in _MULTI:
             raise RuntimeError(_multi_error(t))
@@ -113,9 +116,10 @@ def _multi_error(t) -> str:
     if i > 0:
         name = name[:i]
     name = {"Chunk": "Split"}.get(name, name)
+    from ..core.ops.indexing import _VIEW_INPLACE_WHY
+
+    why = _VIEW_INPLACE_WHY["custom" if ex and ex.get("cm") == "custom" else "multi"]
     return (
         f"Output {nr} of {name} is a view and its base or another view of its base has been "
-        "modified inplace. This view is the output of a function that returns multiple views. "
-        "Such functions do not allow the output views to be modified inplace. You should replace "
-        "the inplace operation by an out-of-place one."
+        f"modified inplace. {why}"
     )
