@@ -543,6 +543,14 @@ def _jacobian(
                         raise ValueError(
                             f"Expected primal to be floating point or complex, but got: {x.dtype}"
                         )
+        # torch's jacobians are of real functions: a complex argument (any, not only those
+        # differentiated) is refused before the call
+        for k, x in enumerate(_flatten(tuple(args))[0]):
+            if isinstance(x, Tensor) and x.is_complex():
+                raise RuntimeError(
+                    f"{name}: Expected all inputs to be real but received complex tensor at "
+                    f"flattened input idx: {k}"
+                )
         args, inputs, tracked = _track(args, nums)
         start = _random.get_rng_state() if randomness == "error" else None
         try:

@@ -629,11 +629,14 @@ def _leaf_hooks(leaf, g, handed=None):
 
 def _like_leaf(la, g):
     """``g`` copied into the strides of the leaf's array ``la`` when those are dense (numpy's
-    empty_like keeps a dense array's strides), else ``g`` itself."""
+    empty_like keeps a dense array's strides), else ``g`` in row-major order."""
     xp = array_module(la)
     out = xp.empty_like(la, dtype=g._data.dtype)
-    if out.strides != la.strides:  # la overlaps or has gaps: no layout to follow
-        return g
+    if out.strides != la.strides:
+        # la overlaps or has gaps (a slice with steps, an expanded view): no layout to follow,
+        # and torch's layout contract then asks for a contiguous .grad
+        a = g._data
+        return g if a.flags.c_contiguous else _tm._wrap(xp.ascontiguousarray(a), g._names)
     out[...] = g._data
     return _tm._wrap(out, g._names)
 

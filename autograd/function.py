@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import tensor as _tm
 from ..core.device import array_module
+from ..core.names import unify
 from ..core.vmap import TRANSFORMS
 from .grad_mode import _state, names_on
 from .node import Node
@@ -171,7 +172,28 @@ class _FunctionOp:
                 )
             if g._data.dtype.kind not in "fV":  # a complex grad for a real input, or the reverse
                 _check_grad_complexity(node.edges[k], g)
+            if g._names is not None:
+                _check_grad_names(self.backward_name, k, node.edges[k], g)
         return out
+
+
+def _check_grad_names(bname: str, k: int, edge, g) -> None:
+    """A named gradient from a custom backward must agree with its input's names (spec 4.1, as
+    a hook's replacement gradient must); the engine then names it like the input. A clash is
+    an error naming both lists (it was renamed silently)."""
+    if edge is None:
+        return
+    tgt, nr = edge
+    want = tgt.meta[nr][2] if isinstance(tgt, Node) else tgt._names
+    if want is None:
+        return
+    try:
+        unify(g._names, want)
+    except RuntimeError as e:
+        raise RuntimeError(
+            f"function {bname} returned a gradient named {list(g._names)} at index {k}, which "
+            f"does not match the input's names {list(want)}: {e}"
+        ) from None
 
 
 def _check_grad_complexity(edge, g) -> None:

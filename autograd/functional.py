@@ -307,6 +307,12 @@ def jacobian(
             )
         jac = []
         for oi, o in enumerate(outs):
+            if not vectorize and o.requires_grad and o._data.dtype.kind == "c":
+                # torch's loop differentiates each element with no grad_output: refused
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"torch.{o.dtype.name}"
+                )
             rows = [[] for _ in ins]
             n = o._data.size
             for k in range(n):

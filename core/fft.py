@@ -19,11 +19,12 @@ from .arg_errors import tensor_input as _tensor_input
 from .autocast import entry as _autocast_entry
 from .dims import normalize_dim
 from .names import check_out_names as _check_out_names
-from .ops.creation import _dev, _finish, _into, _make
+from .ops.creation import _check_out_dtype, _dev, _finish, _into, _make
 from .ops.pointwise import conj as _conj
 from .ops.pointwise import conj_physical
 from .ops.shape import cat, roll
 from .ops.spectral import _fft_c2c, _fft_c2r, _fft_r2c
+from .registry import _warn_resized
 from .tensor import Tensor
 
 __all__ = [
@@ -65,33 +66,56 @@ def _mode(norm, forward: bool) -> int:
 def _outable(fn):
     """Adds torch's ``out=`` keyword to a transform (no autograd through ``out``)."""
 
-    # torch's 2-D transforms are its n-D ones: their out= errors name those
+    # torch's 2-D transforms are its n-D ones: their out= errors name those (ifftn writes
+    # through fftn's out=)
     name = fn.__name__[:-1] + "n" if fn.__name__.endswith("2") else fn.__name__
+    shown = "fftn" if name == "ifftn" else name
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         r = fn(*args, **kwargs)
         if out is None:
             return r
-        if r.requires_grad and _state.enabled:
-            raise RuntimeError(
-                f"fft_{fn.__name__}(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad."
-            )
         if not isinstance(out, Tensor):
             raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-        if r.is_complex() != out.is_complex():
+        # torch checks the out tensor's kind first: complex for a complex result, else floating
+        if (not out.is_complex()) if r.is_complex() else not out.is_floating_point():
             what = "complex" if r.is_complex() else "floating point"
             raise RuntimeError(
-                f"{name} expects a {what} output tensor, but got {_dt.scalar_name(out.dtype)}"
+                f"{shown} expects a {what} output tensor, but got {_dt.scalar_name(out.dtype)}"
+            )
+        real = _real_input(args, kwargs)
+        # torch's ifft/ihfft of a real signal is a composite (the conjugate of a real-to-complex
+        # transform) whose out= autograd does not refuse
+        grad = (r.requires_grad or out.requires_grad) and _state.enabled
+        if grad and not (real and name in ("ifft", "ihfft")):
+            raise RuntimeError(
+                f"{_kernel_name(name, real, r)}(): functions with out=... arguments don't "
+                "support automatic differentiation, but one of the arguments requires grad."
             )
         # out= semantics of the names spec: a named out must carry the computed names
         names = _check_out_names(out, r._names, f"fft_{fn.__name__}")
+        if out._data.size and out._data.shape != r._data.shape:
+            _warn_resized(out._data.shape, r._data.shape)
         out = _into(out, r)
         out._names = names
         return out
 
     return wrapper
+
+
+def _real_input(args, kwargs) -> bool:
+    x = args[0] if args else kwargs.get("input")
+    return isinstance(x, Tensor) and not x.is_complex()
+
+
+def _kernel_name(name: str, real: bool, r: Tensor) -> str:
+    """torch's kernel under a transform (its autograd refusal of out= names it): complex to
+    real, real to complex (rfft, fft of a real signal) or complex to complex (the n-d
+    transforms and ihfft take a real signal as complex)."""
+    if not r.is_complex():
+        return "_fft_c2r"
+    return "_fft_r2c" if real and name in ("fft", "rfft", "rfftn") else "_fft_c2c"
 
 
 # --------------------------------------------------------------------------------- input checks
@@ -430,33 +454,56 @@ def _check_length(m: int) -> None:
         raise RuntimeError(f"Trying to create tensor with negative dimension {m}: [{m}]")
 
 
-def _freq(vals, n, d, dt, device, requires_grad):
+def _freq(vals, n, d, dt, device, requires_grad, out=None, name=None):
     with np.errstate(divide="ignore", invalid="ignore"):  # n * d == 0 gives inf/nan, as torch
         arr = (vals / (n * d)).astype(dt.np)
-    dev = _dev(device)
-    return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None)
+    dev = _dev(device) if out is None or device is not None else out.device
+    return _finish(_make(dev, lambda xp: xp.asarray(arr)), requires_grad, None, out, name)
+
+
+def _out_dtype(dtype, out):
+    """The dtype of a factory with ``out=``: the out tensor's when none is given (torch's error
+    when another is)."""
+    _check_out_dtype(dtype, out)
+    return out.dtype if dtype is None and isinstance(out, Tensor) else dtype
 
 
 def fftfreq(
-    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+    n: int,
+    d: float = 1.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """The sample frequencies of fft(n): [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
-    d, dt = _freq_args("fftfreq", n, d, dtype)
+    """The sample frequencies of fft(n): [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n),
+    written into ``out`` when given (in its dtype)."""
+    d, dt = _freq_args("fftfreq", n, d, _out_dtype(dtype, out))
     _check_length(n)
     k = np.arange(n, dtype=np.float64)
     vals = np.where(k <= (n - 1) // 2, k, k - n)
-    return _freq(vals, n, d, dt, device, requires_grad)
+    return _freq(vals, n, d, dt, device, requires_grad, out, "fft_fftfreq")
 
 
 def rfftfreq(
-    n: int, d: float = 1.0, *, dtype=None, layout=None, device=None, requires_grad: bool = False
+    n: int,
+    d: float = 1.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """The sample frequencies of rfft(n): [0, 1, ..., n // 2] / (d * n) (one bin, NaN, at n=0)."""
-    d, dt = _freq_args("rfftfreq", n, d, dtype)
+    """The sample frequencies of rfft(n): [0, 1, ..., n // 2] / (d * n) (one bin, NaN, at n=0),
+    written into ``out`` when given (in its dtype)."""
+    d, dt = _freq_args("rfftfreq", n, d, _out_dtype(dtype, out))
     m = (n // 2 if n >= 0 else -(-n // 2)) + 1  # torch halves n in C++, rounding toward zero
     _check_length(m)
     vals = np.arange(m, dtype=np.float64)
-    return _freq(vals, n, d, dt, device, requires_grad)
+    return _freq(vals, n, d, dt, device, requires_grad, out, "fft_rfftfreq")
 
 
 def _shift_dims(x, dim):

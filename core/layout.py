@@ -119,9 +119,12 @@ def _format_strides(shape, fmt) -> tuple:
 def format_array(xp, a, fmt):
     """A copy of array ``a`` laid out in memory format ``fmt`` (channels_last needs rank 4)."""
     if fmt is contiguous_format or fmt is None:
-        return xp.ascontiguousarray(a)
+        # a copy even of a row-major ``a``: clone(memory_format=contiguous_format) must not
+        # share the input's memory (ascontiguousarray would return ``a`` itself)
+        return a.copy(order="C")
     if fmt is preserve_format:
-        return a.copy(order="K")
+        r = a.copy(order="K")
+        return r if r.flags.c_contiguous else broadcast_copy(xp, a, r)
     _check_format(fmt)
     if a.ndim != fmt.ndim:
         raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
@@ -163,10 +166,10 @@ def suggest_memory_format(t) -> memory_format:
 
 def contiguous(t, memory_format=contiguous_format):
     """``t`` itself when laid out as ``memory_format``, else a copy that is (Tensor.contiguous)."""
+    if is_contiguous(t, memory_format):  # preserve_format: a row-major tensor passes (torch)
+        return t
     if memory_format is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if is_contiguous(t, memory_format):
-        return t
     from .ops.shape import _contiguous
 
     return _contiguous(t, memory_format)
@@ -193,7 +196,7 @@ def _dense_strides(shape, strides) -> bool:
 def like_array(xp, a, npd, fill, memory_format=None):
     """The array of a ``*_like`` factory: ``fill(xp, shape, npd)`` laid out like torch's
     ``memory_format`` (default ``preserve_format``: ``a``'s own strides when ``a`` is dense and
-    non-overlapping, else the format its strides suggest). ``fill`` must not depend on the
+    non-overlapping, else dense strides in the order of ``a``'s: dense_order_strides). ``fill`` must not depend on the
     element order (zeros, ones, empty, a constant)."""
     if memory_format is None or memory_format is preserve_format:
         if a.flags.c_contiguous:  # the common case: nothing to decide
@@ -201,15 +204,68 @@ def like_array(xp, a, npd, fill, memory_format=None):
         isz = a.itemsize
         st = [s // isz for s in a.strides]
         if not _dense_strides(a.shape, st):
-            fmt = _suggest(a.shape, st, a.ndim)
-            if fmt is contiguous_format:
-                return fill(xp, a.shape, npd)
-            st = _format_strides(a.shape, fmt)
+            st = dense_order_strides(a.shape, st)
     else:
         return new_array(xp, a.shape, npd, fill, memory_format)
     buf = fill(xp, (a.size,), npd)
     it = buf.itemsize
     return xp.lib.stride_tricks.as_strided(buf, a.shape, tuple(s * it for s in st))
+
+
+def dense_order_strides(shape, strides) -> tuple:
+    """Element strides of a dense tensor of ``shape`` whose dims lie in memory in the order of
+    ``strides`` (torch's layout of a copy or ``*_like`` of a non-dense tensor: a sliced
+    channels_last tensor gives a channels_last copy). Dims are ranked by stride (equal strides:
+    the smaller size faster) by an insertion sort in which a broadcast (stride-0) dim compares
+    equal to every other and so keeps its place, so a copy of ``x.expand(2, 3, 4)`` is row-major
+    where numpy's 'K' order would put the stride-0 dim fastest."""
+    n = len(shape)
+    order = list(range(n - 1, -1, -1))  # fastest first; starts as row-major
+    for i in range(1, n):
+        j = i
+        for k in range(i - 1, -1, -1):
+            s0, s1 = strides[order[k]], strides[order[j]]
+            if s0 == 0 or s1 == 0:
+                continue  # a broadcast dim: no order either way, look further back
+            if s0 < s1:
+                break
+            if s0 > s1 or shape[order[k]] > shape[order[j]]:
+                order[k], order[j] = order[j], order[k]
+                j = k
+    out = [0] * n
+    step = 1
+    for d in order:
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
+
+
+def broadcast_copy(xp, a, r):
+    """``r``, an array numpy made from ``a`` in its 'K' order (astype, copy, zeros_like), laid
+    out as torch lays out such a copy when ``a`` has a broadcast (stride-0) dim of size > 1:
+    numpy puts that dim fastest in memory, torch keeps the dims' order (dense_order_strides), so
+    the clone or cast of an expanded tensor is contiguous in torch and ``.view`` works. Callers
+    pass only a non-contiguous ``r``; an input without stride-0 dims pays one tuple scan."""
+    if 0 not in a.strides or a.shape != r.shape:
+        return r
+    shape = a.shape
+    isz = a.itemsize
+    st = [s // isz for s in a.strides]
+    if not any(s == 0 and n > 1 for s, n in zip(st, shape)):
+        return r
+    return restride(xp, r, dense_order_strides(shape, st))
+
+
+def restride(xp, r, strides):
+    """``r`` itself when its element strides are ``strides`` (dense ones), else a copy that has
+    them."""
+    it = r.itemsize
+    if tuple(s // it for s in r.strides) == strides:
+        return r
+    buf = xp.empty(r.size, r.dtype)
+    out = xp.lib.stride_tricks.as_strided(buf, r.shape, tuple(s * it for s in strides))
+    out[...] = r
+    return out
 
 
 def new_array(xp, shape, npd, fill, memory_format=None):
@@ -238,6 +294,15 @@ def _suggest(shape, st, n) -> memory_format:
         if _strides_like(shape, st, fmt.order):
             return fmt
     return contiguous_format
+
+
+def suggest_array(a) -> memory_format:
+    """suggest_memory_format of a raw array (channels_last(_3d) for an NHWC-strided 4-D/5-D
+    array that is not also contiguous, else contiguous_format)."""
+    if a.flags.c_contiguous:
+        return contiguous_format
+    isz = a.itemsize
+    return _suggest(a.shape, [s // isz for s in a.strides], a.ndim)
 
 
 def cl_format(*ts):
@@ -269,16 +334,33 @@ def follow_format(t, fmt):
 
 def follow_array(xp, a, like):
     """Array ``a`` relaid out as channels_last(_3d) when array ``like`` (same rank) is laid out
-    so and not contiguous, else ``a`` itself (for kernels that work on raw arrays)."""
-    if like.flags.c_contiguous or like.ndim not in (4, 5) or a.ndim != like.ndim:
+    so and not contiguous, else ``a`` in row-major order (for kernels that work on raw arrays:
+    torch's CNN ops give a channels_last result or a contiguous one, while numpy's window views
+    keep a permuted input's order). A contiguous ``like`` costs one flags check."""
+    if like.flags.c_contiguous:
         return a
+    if like.ndim not in (4, 5) or a.ndim != like.ndim:
+        return row_major(xp, a)
     isz = like.itemsize
     fmt = _suggest(like.shape, [s // isz for s in like.strides], like.ndim)
-    if fmt is contiguous_format or _strides_follow(
-        a.shape, [s // a.itemsize for s in a.strides], fmt.order
-    ):
+    if fmt is contiguous_format:
+        return row_major(xp, a)
+    if _strides_follow(a.shape, [s // a.itemsize for s in a.strides], fmt.order):
         return a
     return format_array(xp, a, fmt)
+
+
+def follow_array_1d(xp, a, like):
+    """follow_array for torch's 1-d pools, which run as 2-d pools of height 1: an (N, C, L)
+    input whose channels are fastest in memory is a channels_last (N, C, 1, L) one, and its
+    result keeps the channels fastest."""
+    if like.ndim == 3 and a.ndim == 3 and not like.flags.c_contiguous:
+        isz = like.itemsize
+        sn, sc, sl = (s // isz for s in like.strides)
+        n, c, n_l = like.shape
+        if _strides_like((n, c, 1, n_l), (sn, sc, sl * n_l, sl), channels_last.order):
+            return restride(xp, a, (a.shape[1] * a.shape[2], 1, a.shape[1]))
+    return follow_array(xp, a, like)
 
 
 def apply_memory_format(t, fmt):

@@ -225,7 +225,7 @@ def pinv(
             r = A.new_zeros(batch + (n, 0)) @ A.new_zeros(batch + (0, m))
         else:
             r = _pinv_from(e, s, rtol, atol, (L, Q) if hermitian else (U, Vh), hermitian)
-    return _out(out, _d._linalg_pinv_of(A, r), "linalg_pinv")
+    return _out(out, _d._linalg_pinv_of(A, r), "linalg_pinv", _d.castable_out("linalg.pinv"))
 
 
 def _pinv_from(e, s, rtol, atol, factors, hermitian: bool) -> Tensor:
@@ -688,7 +688,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
             at = atol.unsqueeze(-1) if isinstance(atol, Tensor) else atol
             tol_ = e.maximum(tol_, e.as_tensor(at, dtype=s.dtype, device=s.device))
         r = (s > tol_).sum(-1).to(e.int64)
-    return _out(out, r)
+    return _out(out, r, None, _d.castable_out("torch.linalg.matrix_rank"))
 
 
 # ---------------------------------------------------------------------- products
@@ -773,8 +773,11 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     if col:
         ts[-1] = ts[-1].unsqueeze(-1)
     r = ts[0]
-    for t in ts[1:]:
-        r = r @ t
+    try:
+        for t in ts[1:]:
+            r = r @ t
+    except RuntimeError as err:  # a name clash is linalg.multi_dot's (spec 4.10), not matmul's
+        raise _as_op_error(err, "linalg.multi_dot", ("matmul",), *ts) from None
     if row:
         r = r.squeeze(0)
     if col:

@@ -39,6 +39,7 @@ from .dims import DimTypeError as _DimTypeError
 from .dims import normalize_dim
 from .dtype import scalar_name
 from .named import _UNALIGNED, _align_call, _by_name
+from .names import broadcast_to_self as _broadcast_to_self
 from .names import keep as _keep
 from .names import unify_inputs as _unify_inputs
 from .tensor import Tensor, _generic, _ndarray, _new
@@ -573,8 +574,13 @@ def _make_public(od: OpDef, dunder: bool = False):
     tensors_only = od.tensors_only
     opmath_scalar = od.opmath_scalar
     out_as_dtype = od.out_as_dtype
-    # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name
-    by_name = rule is _unify_inputs and not seq and od.name not in _UNALIGNED
+    # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name, and
+    # masked_fill's mask (it broadcasts against its input as a binary op's operand does)
+    by_name = (
+        (rule is _unify_inputs or rule is _broadcast_to_self)
+        and not seq
+        and od.name not in _UNALIGNED
+    )
 
     def public(*args, **kw):
         if len(args) < n:
@@ -1045,40 +1051,150 @@ def _dtype_of_out(out, kw: dict) -> dict:
     return kw
 
 
-def _write_out(od, out, res, ins=()):
-    """Copy a result into a user's ``out=`` tensor (resized like torch, names checked)."""
+def _write_out(od, out, res, ins=(), part: bool = False):
+    """Copy a result into a user's ``out=`` tensor (resized like torch, names checked); ``part``:
+    one tensor of a tuple result."""
     from .names import check_out_names, check_resize
 
     if isinstance(res, tuple):
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(
+                f"{od.name.lstrip('_')}(): argument 'out' must be tuple of Tensors, not "
+                f"{type(out).__name__}"
+            )
         for o, r in zip(out, res):
-            _write_out(od, o, r, ins)
-        # torch hands back its named tuple (values=, indices=) around the out= tensors
-        return type(res)(*out) if hasattr(res, "_fields") else out
+            _write_out(od, o, r, ins, True)
+        # torch hands back its named tuple's out= variant (max_out: values=, indices=) around
+        # the out= tensors
+        if not hasattr(res, "_fields"):
+            return out
+        from .return_types import out_variant
+
+        return out_variant(type(res))(*out)
     if _state.enabled and (res.requires_grad or getattr(out, "requires_grad", False)):
-        # torch.special's ops are aten::special_<name>: ember registers them as _special_<name>
-        shown = od.name[1:] if od.name.startswith("_special_") else od.name
+        # torch names its op (a private ember op's label: _where is where; torch.special's ops
+        # are aten::special_<name>); float_power writes through pow's out=
+        shown = getattr(od, "__dict__", {}).get("label") or od.name
+        shown = _OUT_AD_NAMES.get(shown, shown)
         raise RuntimeError(
             f"{shown}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    oa = out._data
+    if type(oa) is not type(res._data) and device_of(oa) != device_of(res._data):
+        # another device (numpy, cupy and meta arrays; a memmap is a cpu array too)
+        raise RuntimeError(
+            f"Attempting to copy from device {device_of(res._data)} to device "
+            f"{device_of(oa)}, but cross-device copies are not allowed!"
+        )
     if res.dtype != out.dtype and od.out_dtype is not None:
-        od.out_dtype(out, res, ins)
-    if not _dt.can_cast(res.dtype, out.dtype):
+        od.out_dtype(out, res, ins)  # a composite's own dtype check comes first in torch
+    if ins:
+        # an input viewing the out tensor's memory (or the other way round): only such a pair
+        # pays for torch's overlap check (the common fresh out tensor shares no base)
+        ob = oa.base
+        if ob is None:
+            ob = oa
+        for t in ins:
+            if isinstance(t, Tensor):
+                a = t._data
+                b = a.base
+                if (a if b is None else b) is ob:
+                    _check_out_overlap(od, out, t, part)
+    if res.dtype != out.dtype and not _dt.can_cast(res.dtype, out.dtype):
+        _check_writable(oa)  # torch refuses an expanded out before it compares dtypes
         raise _cast_error(res.dtype, out.dtype)
-    names = check_out_names(out, res._names, od.name)
-    if out._data.shape != res._data.shape:
+    try:
+        names = check_out_names(out, res._names)
+    except RuntimeError as e:
+        raise _name_error(od, e) from None  # named by the public op (_cat's error is cat's)
+    if oa.shape != res._data.shape:
+        _check_writable(oa)
+        if any(t is out for t in ins) and _out_overlap_rule(od, False) == _PARTIAL:
+            # torch's elementwise ops do not resize an out= that is also an input
+            raise RuntimeError(
+                f"output with shape {list(oa.shape)} doesn't match the broadcast shape "
+                f"{list(res._data.shape)}"
+            )
         if out._names is not None:
             check_resize(out, res._data.shape)
-        if out._data.size:
-            _warn_resized(out._data.shape, res._data.shape)
-        out._data = res._data.astype(out._data.dtype)
+        if oa.size:
+            _warn_resized(oa.shape, res._data.shape)
+        out._data = res._data.astype(oa.dtype)
     else:
-        out._data[...] = res._data
+        try:
+            oa[...] = res._data
+        except ValueError:  # numpy's read-only destination: an expanded out tensor
+            _check_writable(oa)
+            raise
     out._names = names
     out._ver[0] += 1
     return out
+
+
+# torch's name for an op in that refusal where it is not the op's label: the private ops ember
+# registers under an underscore, and the ops torch writes through another's out=
+_OUT_AD_NAMES = {
+    "_cat": "cat",
+    "_stack": "stack",
+    "_index_select": "index_select",
+    "_gather": "gather",
+    "float_power": "pow",
+    "outer": "mul",
+    "norm": "linalg_vector_norm",
+    "cross": "linalg_cross",
+}
+_PARTIAL, _ANY = 1, 2  # torch refuses an out= sharing some elements with an input / any element
+# the ops that refuse any overlap of out= with an input (torch's assert_no_overlap), and the
+# elementwise ones (by their names rule) that do not check at all
+_OUT_NO_OVERLAP = frozenset(("_cat", "_stack", "_take", "take", "masked_select", "outer", "cross"))
+_OUT_UNCHECKED = frozenset(("tril", "triu", "softmax", "log_softmax", "mvlgamma", "_special_ndtr"))
+# the ops with (values, indices) outs that check like the elementwise ops
+_OUT_PARTIAL = frozenset(("max", "min", "cummax", "cummin", "sort", "topk", "kthvalue"))
+
+
+def _out_overlap_rule(od, part: bool) -> int:
+    """How torch checks an out= tensor against the op's inputs: 0 (not at all), _PARTIAL (the
+    same elements in the same layout are fine: torch.add(a, b, out=a)) or _ANY. ``part``: the
+    out tensor is one of a tuple's."""
+    name = getattr(od, "name", "")
+    if name in _OUT_NO_OVERLAP:
+        return _ANY
+    if part and name in _OUT_PARTIAL:
+        return _PARTIAL
+    rule = getattr(od, "rule", None)
+    if (rule is _unify_inputs or rule is _keep) and name not in _OUT_UNCHECKED:
+        return _PARTIAL
+    return 0
+
+
+def _check_out_overlap(od, out: Tensor, t: Tensor, part: bool) -> None:
+    """torch's refusal of an out= tensor whose memory an input shares (a rare pair: the caller
+    found the two arrays on one base). An expanded out is refused first."""
+    how = _out_overlap_rule(od, part)
+    if not how or (how == _PARTIAL and t._data is out._data):
+        return  # torch.add(a, b, out=a): the very same elements
+    from .ops.indexing import _OVERLAP_MSG, _overlaps
+
+    _check_writable(out._data)
+    if _overlaps(out._data, t._data, full_ok=how == _PARTIAL):
+        raise RuntimeError(_OVERLAP_MSG)
+
+
+def _check_inplace_overlap(od, a, b) -> None:
+    """torch refuses an in-place op reading an operand that shares some, not all, of self's
+    elements (``x[1:].add_(x[:-1])``); the callers pass only arrays of which one is a view.
+    Only torch's elementwise ops of several operands check (an index_fill_ value may be one of
+    self's elements)."""
+    if od.rule is not _unify_inputs or od.name in _OUT_UNCHECKED:
+        return
+    from .ops.indexing import _OVERLAP_MSG, _overlaps
+
+    if _overlaps(a, b, full_ok=True):
+        _check_writable(a)
+        raise RuntimeError(_OVERLAP_MSG)
 
 
 def _warn_resized(old, new) -> None:
@@ -1124,6 +1240,10 @@ def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:
     error path of :func:`apply_inplace` asks the same question."""
     if not args or not isinstance(args[0], (Tensor, *_SCALARS)) or od.name in _BOOL_RESULT:
         return
+    if isinstance(args[0], Tensor):  # torch compares shapes first
+        err = _inplace_shape_error(self._data, args[0]._data)
+        if err is not None:
+            raise err from None
     try:
         target = _dt.result_type(self, args[0])
     except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
@@ -1150,12 +1270,19 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
 
         check_multi_view_inplace(self)
     if grad_on and ex and "ngr" in ex:
-        # a view made in no_grad of a tensor requiring grad (torch: it requires grad too)
-        raise RuntimeError(INFERENCE_VIEW_INPLACE_MSG if ex["ng"] else NO_GRAD_VIEW_INPLACE_MSG)
-    if grad_on and self.requires_grad and self._grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
+        refuse_no_grad_view(self)
+    if grad_on and self.requires_grad:
+        if self._grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        base = ex.get("base") if ex else None
+        if base is not None and base.requires_grad and base._grad_fn is None:
+            # torch refuses before it looks at the operands (a cast, a missing kernel)
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
     if (
         od.ufunc is not None
         and not kw
@@ -1166,6 +1293,12 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         and type(args[0]) is not bool
     ):
         return _ufunc_inplace(od, self, args[0])
+    a = self._data
+    for o in args:
+        if isinstance(o, Tensor) and o._data is not a:
+            b = o._data
+            if b.base is not None or a.base is not None:  # only views can share memory
+                _check_inplace_overlap(od, a, b)
     src = self
     if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
         ex = self._extra
@@ -1188,14 +1321,24 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         raise
     if type(r) is tuple:
         r = r[0]
-    a = self._data
-    if r._data.dtype is not a.dtype and not _dt.can_cast(r.dtype, self.dtype):
-        raise _cast_error(r.dtype, self.dtype)
-    if r._data.shape != a.shape:
+    if r._data.shape != a.shape:  # torch compares shapes before dtypes
         raise RuntimeError(
             f"output with shape {list(a.shape)} doesn't match the broadcast shape "
             f"{list(r._data.shape)}"
         )
+    if r._data.dtype is not a.dtype and not _dt.can_cast(r.dtype, self.dtype):
+        _check_writable(a)  # torch refuses an expanded self before it compares dtypes
+        if od.__dict__.get("inplace_is_out"):
+            # torch runs the out= kernel into self: its refusal, else the values cast to self
+            od.out_dtype(self, r, (self, *args))
+        elif od.__dict__.get("scalar_cast_c_name") and not isinstance(args[0], Tensor):
+            # clamp_min_/clamp_max_ of a number name self's dtype by its C++ type
+            raise RuntimeError(
+                f"result type {scalar_name(r.dtype)} can't be cast to the desired output type "
+                f"{_dt.C_NAMES[self.dtype.name]}"
+            )
+        else:
+            raise _cast_error(r.dtype, self.dtype)
     if od.view:
         raise RuntimeError(f"{od.name}_ is not supported as an in-place op")
     if r._names is not None or self._names is not None:
@@ -1207,13 +1350,30 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         self._names = names
     if r._grad_fn is not None:
         bname = od.__dict__.get("inplace_backward_name")  # threshold_: ThresholdBackward1
-        if bname is not None:
-            r._grad_fn.bname = bname
+        if bname is not None:  # a name, or a rule naming torch's overload from the arguments
+            r._grad_fn.bname = bname if type(bname) is str else bname(args)
         _rebase_history(self, r)
         node = r._grad_fn
         if node.res and node.vers and _torch_saves_result(od, args):
             _adopt_result(node, self)  # the derivative reuses the result: self now holds it
+    elif grad_on and self.requires_grad and od.name in _CMP_BACKWARD:
+        # the comparison's 0/1 values carry no gradient: self's old history gets zeros
+        rebase_zero(self, _CMP_BACKWARD[od.name] + ("1" if isinstance(args[0], Tensor) else "0"))
     return self
+
+
+def rebase_zero(self: Tensor, bname: str) -> None:
+    """torch's history for an in-place write that depends on nothing differentiably (``eq_``,
+    ``uniform_`` on a tensor in a graph): a node, named ``bname``, passing zeros back to self's
+    old history (through its base for a view), where cutting the graph would leave the old
+    node, or a new leaf, in its place."""
+    z = OPS["_fill"].public(self, 0)  # _fill's derivative: zeros for self, saving nothing
+    z._grad_fn.bname = bname
+    _rebase_history(self, z)
+
+
+# in-place comparisons: torch records <Op>Backward0 (a number) / <Op>Backward1 (a tensor)
+_CMP_BACKWARD = {n: n.capitalize() + "Backward" for n in ("eq", "ne", "lt", "le", "gt", "ge")}
 
 
 def _torch_saves_result(od: OpDef, args: tuple) -> bool:
@@ -1251,6 +1411,8 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         elif _SEVERAL_GPUS[0] and type(other) is not _ndarray:
             _same_gpu(od, a, other, 1)
         same = getattr(other, "dtype", a.dtype) is a.dtype
+        if (other.base is not None or a.base is not None) and other is not a:
+            _check_inplace_overlap(od, a, other)  # only views can share memory
     elif isinstance(o, _SCALARS):
         other = o
         same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
@@ -1267,7 +1429,9 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         if od.floating and target.category < _dt.FLOAT:
             target = _dt.get_default_dtype()
         if not _dt.can_cast(target, self.dtype):
-            raise _cast_error(target, self.dtype)
+            _check_writable(a)  # torch refuses an expanded self, then a growing one, first
+            err = _inplace_shape_error(a, other)
+            raise err if err is not None else _cast_error(target, self.dtype)
     try:
         _check_writable(a)
         try:
@@ -1277,18 +1441,30 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
             _wrap_int_scalars(args)
             getattr(array_module(a), od.ufunc)(a, args[1], out=a, casting="unsafe")
         except TypeError:  # numpy refuses the dtypes (float |= 1): the op raises torch's error
-            od.public(self, o)
+            try:
+                od.public(self, o)
+            except NotImplementedError:
+                _cast_before_kernel(od, self, (o,))  # a growing self or a cast comes first
+                raise
             raise
     except ValueError:
-        err = broadcast_error([a.shape, getattr(other, "shape", ())])
-        if err is not None:  # the shapes do not broadcast at all (torch names the dim)
-            raise err from None
-        shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
-        raise RuntimeError(
-            f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}"
-        ) from None
+        raise _inplace_shape_error(a, other) from None
     self._ver[0] += 1
     return self
+
+
+def _inplace_shape_error(a, other) -> RuntimeError | None:
+    """torch's error for an in-place operand that does not broadcast to self's shape (None
+    when it does)."""
+    err = broadcast_error([a.shape, getattr(other, "shape", ())])
+    if err is not None:  # the shapes do not broadcast at all (torch names the dim)
+        return err
+    shape = np.broadcast_shapes(a.shape, getattr(other, "shape", ()))
+    if shape == a.shape:
+        return None
+    return RuntimeError(
+        f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}"
+    )
 
 
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
@@ -1298,7 +1474,13 @@ def apply_inplace_slow(od: OpDef, self: Tensor, o):
         _cast_before_kernel(od, self, (o,))
         raise
     if r._data.dtype is not self._data.dtype and not _dt.can_cast(r.dtype, self.dtype):
-        raise _cast_error(r.dtype, self.dtype)  # f16 += 1j: no silent narrowing
+        _check_writable(self._data)  # torch refuses an expanded self before it compares dtypes
+        if type(o) is complex and self._data.dtype is _F16:
+            # f16 += 1j: torch's result type is complex32, which ember computes as complex64
+            raise RuntimeError(
+                "result type ComplexHalf can't be cast to the desired output type Half"
+            )
+        raise _cast_error(r.dtype, self.dtype)  # no silent narrowing
     if r._data.shape != self._data.shape:
         raise RuntimeError(
             f"output with shape {list(self._data.shape)} doesn't match the broadcast "
@@ -1373,6 +1555,14 @@ INFERENCE_VIEW_INPLACE_MSG = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
+
+
+def refuse_no_grad_view(self: Tensor) -> None:
+    """torch's refusal, in grad mode, of an in-place write into a view made in no_grad (or
+    inference) mode of a tensor requiring grad (the view then requires grad in torch too)."""
+    ex = self._extra
+    if ex and "ngr" in ex and _state.enabled:
+        raise RuntimeError(INFERENCE_VIEW_INPLACE_MSG if ex["ng"] else NO_GRAD_VIEW_INPLACE_MSG)
 
 
 def _rebase_history(self: Tensor, r: Tensor) -> None:

@@ -67,3 +67,14 @@ class _ReturnTypes:
 
 
 return_types = _ReturnTypes()
+
+
+def out_variant(cls):
+    """The named tuple an op's ``out=`` form returns: torch's ``<name>_out`` (same fields, its
+    own class: ``torch.max(x, 0, out=(v, i))`` is a ``return_types.max_out``)."""
+    name = cls.__name__ + "_out"
+    v = _ReturnTypes.__dict__.get(name)
+    if v is None:
+        v = _return_type(name, cls._fields)
+        setattr(_ReturnTypes, name, v)
+    return v

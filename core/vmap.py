@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import vmap_state as _state
+from .dims import normalize_dim
 from .tensor import Tensor
 from .vmap_state import SLICES, TRANSFORMS
 
@@ -112,7 +113,11 @@ def _flat_inputs(args: tuple, in_dims, where: str) -> tuple[list, list, Any]:
         if d is None:
             continue
         if not isinstance(d, int):
-            raise ValueError(  # noqa: TRY004 - torch's error type
+            if isinstance(d, str) and isinstance(a, Tensor) and a._names is not None:
+                # names spec 1: a dim argument accepts a name (looked up in that input)
+                dims[k] = normalize_dim(a, d)
+                continue
+            raise ValueError(
                 f"{where}: Got in_dim={d} for an input but in_dim must be either an integer "
                 "dimension or None."
             )
@@ -129,6 +134,12 @@ def _flat_inputs(args: tuple, in_dims, where: str) -> tuple[list, list, Any]:
             )
         dims[k] = d % nd
     return flat, dims, spec
+
+
+def _any_named(args: tuple) -> bool:
+    """Whether a positional input is a named tensor (a name as ``in_dims`` needs one; for
+    unnamed inputs torch's type error stands)."""
+    return any(isinstance(a, Tensor) and a._names is not None for a in args)
 
 
 def _select(flat: list, dims: list, spec, i: int | None):
@@ -257,9 +268,10 @@ def vmap(
     Args:
         func: the function to map; it takes tensors (or pytrees of them: tuples, lists,
             dicts) and returns a tensor or a pytree of tensors.
-        in_dims: an int (the same dim of every tensor input), or a tuple with one entry per
-            positional input, each an int, None (not mapped) or a pytree matching that input's
-            structure (containers of the same type, length and keys).
+        in_dims: an int or a dim name (the same dim of every tensor input), or a tuple with
+            one entry per positional input, each an int, a dim name, None (not mapped) or a
+            pytree matching that input's structure (containers of the same type, length and
+            keys).
         out_dims: an int, None, or a pytree matching the outputs' structure the same way (an
             int or None at a node covers every output under it). None returns an output that
             does not depend on the mapped inputs (or is not a tensor) as is.
@@ -285,8 +297,11 @@ def vmap(
     def wrapped(*args, **kwargs):
         where = f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>)"
         _check_out_dims(out_dims, fname)
-        if not (isinstance(in_dims, (int, tuple)) and not isinstance(in_dims, bool)):
-            raise ValueError(  # noqa: TRY004 - torch's error type
+        if not (
+            (isinstance(in_dims, (int, tuple)) and not isinstance(in_dims, bool))
+            or (isinstance(in_dims, str) and _any_named(args))  # a dim name (names spec 1)
+        ):
+            raise ValueError(
                 f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
                 f"the structure of inputs, got: {type(in_dims)}."
             )

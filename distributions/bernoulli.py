@@ -10,7 +10,7 @@ import ember.nn.functional as F
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _ProbsOrLogitsParam, broadcast_all
+from .utils import _name_support, _ProbsOrLogitsParam, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -88,4 +88,4 @@ class Bernoulli(_ProbsOrLogitsParam, ExponentialFamily):
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _name_support(values, self._param)

@@ -9,7 +9,7 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import _ProbsOrLogitsParam
+from .utils import _name_support, _ProbsOrLogitsParam
 
 __all__ = ["Binomial"]
 
@@ -109,4 +109,4 @@ class Binomial(_ProbsOrLogitsParam, Distribution):
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _name_support(values, self._param)

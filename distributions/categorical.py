@@ -9,7 +9,7 @@ import ember
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import _check_probs_or_logits, _forwarded, _ProbsOrLogitsParam
+from .utils import _check_probs_or_logits, _forwarded, _name_support, _ProbsOrLogitsParam
 
 __all__ = ["Categorical"]
 
@@ -68,11 +68,14 @@ class Categorical(_ProbsOrLogitsParam, Distribution):
 
     @property
     def mean(self) -> ember.Tensor:
+        pn = self._param._names
         return ember.full(
             tuple(self._extended_shape()),
             float("nan"),
             dtype=self.probs.dtype,
             device=self.probs.device,
+            # undefined, but shaped and named like the batch (spec 4.2): the events dim goes
+            names=None if pn is None else pn[:-1],
         )
 
     @property
@@ -117,7 +120,7 @@ class Categorical(_ProbsOrLogitsParam, Distribution):
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _name_support(values, self._param)
 
 
 class _CategoricalWrapper:

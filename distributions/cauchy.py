@@ -42,8 +42,13 @@ class Cauchy(Distribution):
 
     @property
     def mean(self) -> ember.Tensor:
+        # undefined everywhere, but shaped (and named: spec 4.2) like the batch
         return ember.full(
-            tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype, device=self.loc.device
+            tuple(self._extended_shape()),
+            math.nan,
+            dtype=self.loc.dtype,
+            device=self.loc.device,
+            names=self.loc._names,
         )
 
     @property
@@ -53,7 +58,11 @@ class Cauchy(Distribution):
     @property
     def variance(self) -> ember.Tensor:
         return ember.full(
-            tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype, device=self.loc.device
+            tuple(self._extended_shape()),
+            math.inf,
+            dtype=self.loc.dtype,
+            device=self.loc.device,
+            names=self.loc._names,
         )
 
     def rsample(self, sample_shape=()) -> ember.Tensor:

@@ -35,6 +35,7 @@ class HalfCauchy(_HalfDistribution):
             math.inf,
             dtype=self.scale.dtype,
             device=self.scale.device,
+            names=self.scale._names,  # shaped and named like the batch (spec 4.2)
         )
 
     @property

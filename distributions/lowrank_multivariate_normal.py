@@ -15,11 +15,18 @@ from .utils import _standard_normal, lazy_property
 __all__ = ["LowRankMultivariateNormal"]
 
 
+def _unnamed_last(t: ember.Tensor) -> ember.Tensor:
+    """``t`` with its last dim unnamed: the right operand of a Gram product ``A @ B`` whose two
+    dims index the same thing (``W W^T``: both the event dim), which may carry its name once."""
+    n = t._names
+    return t if n is None else t.rename(*n[:-1], None)
+
+
 def _batch_capacitance_tril(W: ember.Tensor, D: ember.Tensor) -> ember.Tensor:
     r"""Cholesky of the capacitance matrix :math:`I + W^T D^{-1} W` (batched W, D)."""
     m = W.size(-1)
     Wt_Dinv = W.mT / D.unsqueeze(-2)
-    K = ember.matmul(Wt_Dinv, W) + ember.eye(m, dtype=W.dtype, device=W.device)
+    K = ember.matmul(Wt_Dinv, _unnamed_last(W)) + ember.eye(m, dtype=W.dtype, device=W.device)
     return ember.linalg.cholesky(K)
 
 
@@ -146,7 +153,7 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = ember.matmul(Dinvsqrt_W, Dinvsqrt_W.mT)
+        K = ember.matmul(Dinvsqrt_W, _unnamed_last(Dinvsqrt_W.mT))
         K = K + ember.eye(n, dtype=K.dtype, device=K.device)
         scale_tril = cov_diag_sqrt_unsqueeze * ember.linalg.cholesky(K)
         return scale_tril.expand(tuple(self._batch_shape + self._event_shape + self._event_shape))
@@ -155,7 +162,9 @@ class LowRankMultivariateNormal(Distribution):
     def covariance_matrix(self) -> ember.Tensor:
         """The covariance matrix ``W W^T + diag(D)``."""
         W = self._unbroadcasted_cov_factor
-        covariance_matrix = ember.matmul(W, W.mT) + ember.diag_embed(self._unbroadcasted_cov_diag)
+        covariance_matrix = ember.matmul(W, _unnamed_last(W.mT)) + ember.diag_embed(
+            self._unbroadcasted_cov_diag
+        )
         return covariance_matrix.expand(
             tuple(self._batch_shape + self._event_shape + self._event_shape)
         )
@@ -167,7 +176,7 @@ class LowRankMultivariateNormal(Distribution):
         D = self._unbroadcasted_cov_diag
         Wt_Dinv = W.mT / D.unsqueeze(-2)
         A = ember.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
-        precision_matrix = ember.diag_embed(D.reciprocal()) - ember.matmul(A.mT, A)
+        precision_matrix = ember.diag_embed(D.reciprocal()) - ember.matmul(A.mT, _unnamed_last(A))
         return precision_matrix.expand(
             tuple(self._batch_shape + self._event_shape + self._event_shape)
         )

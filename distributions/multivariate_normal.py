@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import ember
 
+from ..core.names import unify
 from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
@@ -28,6 +29,17 @@ def _batch_mahalanobis(bL: ember.Tensor, bx: ember.Tensor) -> ember.Tensor:
     x = bx.expand(tuple(batch) + (n,))
     sol = ember.linalg.solve_triangular(L, x.unsqueeze(-1), upper=False).squeeze(-1)
     return sol.pow(2).sum(-1)
+
+
+def _named_by_loc(loc: ember.Tensor, t: ember.Tensor, event: bool) -> ember.Tensor:
+    """``t``, computed from the (usually unnamed) covariance factor and expanded to the batch
+    shape (plus the event dim when ``event``), named like ``loc``: the batch and event names
+    live on ``loc`` (spec 4.2), and the batch dims of a named factor unify with them."""
+    n = loc._names
+    if n is None:
+        return t
+    n = n if event else n[:-1]
+    return t.rename(*(n if t._names is None else unify(t._names, n)))
 
 
 def _precision_to_scale_tril(P: ember.Tensor) -> ember.Tensor:
@@ -177,11 +189,12 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self) -> ember.Tensor:
-        return (
+        v = (
             self._unbroadcasted_scale_tril.pow(2)
             .sum(-1)
             .expand(tuple(self._batch_shape + self._event_shape))
         )
+        return _named_by_loc(self.loc, v, event=True)
 
     def rsample(self, sample_shape=()) -> ember.Tensor:
         shape = self._extended_shape(sample_shape)
@@ -201,4 +214,4 @@ class MultivariateNormal(Distribution):
         H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
         if len(self._batch_shape) == 0:
             return H
-        return H.expand(tuple(self._batch_shape))
+        return _named_by_loc(self.loc, H.expand(tuple(self._batch_shape)), event=False)

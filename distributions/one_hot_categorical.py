@@ -10,6 +10,7 @@ import ember.nn.functional as F
 from . import constraints
 from .categorical import _CategoricalWrapper, _name_events
 from .distribution import Distribution
+from .utils import _name_support
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -54,7 +55,7 @@ class OneHotCategorical(_CategoricalWrapper, Distribution):
     def mode(self) -> ember.Tensor:
         probs = self._categorical.probs
         mode = probs.argmax(dim=-1)
-        return F.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype)
+        return _name_events(F.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype), probs)
 
     @property
     def variance(self) -> ember.Tensor:
@@ -82,7 +83,7 @@ class OneHotCategorical(_CategoricalWrapper, Distribution):
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
-        return values
+        return _name_support(values, self._param)
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):

@@ -961,15 +961,24 @@ class StackTransform(Transform):
     def _check(self, value, name: str, where: str = "tensor") -> None:
         _check_split(value, self.dim, name, where, "len(transforms)", len(self.transforms))
 
+    def _restack(self, parts: list, like) -> ember.Tensor:
+        """The slices' results stacked back along ``dim``: the dim that was sliced, so it keeps
+        ``like``'s name there (stack creates an unnamed dim; spec 4.2: names are not lost)."""
+        r = ember.stack(parts, dim=self.dim)
+        n = like._names
+        if n is None or r.dim() != like.dim():
+            return r
+        d = self.dim % r.dim()
+        rn = r._names if r._names is not None else (None,) * r.dim()
+        return r.rename(*rn[:d], n[d], *rn[d + 1 :])
+
     def _call(self, x):
         self._check(x, "x")
-        return ember.stack([t(v) for v, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+        return self._restack([t(v) for v, t in zip(self._slice(x), self.transforms)], x)
 
     def _inverse(self, y):
         self._check(y, "y")
-        return ember.stack(
-            [t.inv(v) for v, t in zip(self._slice(y), self.transforms)], dim=self.dim
-        )
+        return self._restack([t.inv(v) for v, t in zip(self._slice(y), self.transforms)], y)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, "x", "x")
@@ -978,7 +987,7 @@ class StackTransform(Transform):
             t.log_abs_det_jacobian(xs, ys)
             for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)
         ]
-        return ember.stack(parts, dim=self.dim)
+        return self._restack(parts, x)
 
     @property
     def bijective(self) -> bool:  # type: ignore[override]

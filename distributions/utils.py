@@ -50,6 +50,18 @@ def broadcast_all(*values) -> tuple:
     return tuple(ember.broadcast_tensors(*values))
 
 
+def _name_support(values: ember.Tensor, param: ember.Tensor, event: bool = False) -> ember.Tensor:
+    """``enumerate_support``'s ``values`` (support, *batch[, events]) named like the parameter
+    ``param`` (batch[, events]) they enumerate for: the support dim is new (unnamed), the batch
+    dims (size 1 when not expanded, like a keepdim reduction's) and the events dim keep the
+    parameter's names (spec 4.2). ``values`` itself when the parameter is unnamed."""
+    pn = param._names
+    if pn is None:
+        return values
+    names = (None,) + tuple(pn[: values.dim() - 1])
+    return values if all(n is None for n in names) else values.rename(*names)
+
+
 def _standard_normal(shape, dtype, device) -> ember.Tensor:
     return ember.randn(tuple(shape), dtype=dtype, device=device)
 

@@ -497,14 +497,19 @@ def scaled_dot_product_attention(
 
         p = dropout(p, dropout_p)
     out = _attention_values(p, value)
-    if flash and not qd.flags.c_contiguous:
-        # torch's flash kernel lays its output out in the query's dim order (a (B, L, H, E)
-        # query: ``out.transpose(1, 2).view(B, L, H * E)`` works, as in the SDPA tutorial)
-        order = sorted(range(4), key=lambda d: -qd.strides[d])
-        if order != [0, 1, 2, 3]:
-            xp = array_module(out._data)
+    o = out._data
+    if (flash and not qd.flags.c_contiguous) or not o.flags.c_contiguous:
+        xp = array_module(o)
+        if flash and qd.strides[-1] == qd.itemsize and 0 not in qd.strides:
+            # torch's flash kernel lays its output out in the query's dim order (a (B, L, H, E)
+            # query: ``out.transpose(1, 2).view(B, L, H * E)`` works, as in the SDPA tutorial)
+            order = sorted(range(4), key=lambda d: -qd.strides[d])
             back = [order.index(d) for d in range(4)]
-            out._data = xp.ascontiguousarray(out._data.transpose(order)).transpose(back)
+            out._data = xp.ascontiguousarray(o.transpose(order)).transpose(back)
+        else:
+            # a query whose last dim is strided (or that is expanded) is copied first (flash),
+            # and the math path's products are contiguous: a row-major result either way
+            out._data = xp.ascontiguousarray(o)
     if out._grad_fn is None:
         return out
     # the grad_fn torch's cpu dispatch gives: its flash kernel's, or its math path's matmul

@@ -23,13 +23,15 @@ from ..core.arg_errors import invalid_arguments, is_ints
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
-from ..core.dtype import scalar_name
+from ..core.dtype import can_cast, promote_types, scalar_name
 from ..core.names import check_weight_dims, keep, names_of, unify, unify_inputs
+from ..core.ops.comparison import maximum as _maximum
+from ..core.ops.comparison import minimum as _minimum
 from ..core.ops.comparison import where as _where
 from ..core.ops.conversion import _user_level
 from ..core.ops.pointwise import _tie
 from ..core.ops.reduction import _tname
-from ..core.registry import op
+from ..core.registry import _cast_error, op
 from ..core.tensor import Tensor, _wrap
 from ._args import arg_type_error
 
@@ -266,6 +268,27 @@ def _batch_names(args, kwargs):
     return out
 
 
+def _compared_batch_names(k: int):
+    """``_batch_names`` after unifying the full names of the first ``k`` arguments: inputs the
+    loss compares feature by feature (cosine_embedding_loss's pair, triplet_margin_loss's
+    anchor, positive and negative) must agree on every dim, as their ``sub``/``mul`` would
+    check them; the batch names alone let a clashing feature dim through (spec 4.3)."""
+
+    def rule(args, kwargs):
+        _unified(*[a for a in args[:k] if isinstance(a, Tensor)])
+        return _batch_names(args, kwargs)
+
+    return rule
+
+
+def _triplet_distance_names(args, kwargs):
+    """triplet_margin_with_distance_loss: the default distance compares the three inputs feature
+    by feature (as triplet_margin_loss); a custom one decides for itself."""
+    if args[3] is None:
+        return _compared_batch_names(3)(args, kwargs)
+    return _batch_names(args, kwargs)
+
+
 # ------------------------------------------------------------------ private ops
 @op(names=keep, method=False)
 def _loss_softplus(xp, input):
@@ -348,17 +371,27 @@ def _logsigmoid(x: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ regression losses
-def _float_only(kernel: str, input, target) -> None:
-    """torch's error for a kernel with no integer implementation."""
+def _float_only(kernel: str, input, target, into_input: bool = False) -> None:
+    """torch's errors for a kernel with only real floating implementations: it runs in the
+    promoted type of ``input`` and ``target``, which must not be complex; one with integer
+    operands only names the input's type. ``into_input``: the kernel writes into the input's
+    dtype, which must hold the promoted type (huber's)."""
     a = input._data.dtype
-    if a.kind not in "fcV" and target._data.dtype.kind not in "fcV":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
+    b = target._data.dtype
+    if a.kind in "fV" and b.kind in "fV":  # the common case: both floating, nothing to check
+        return
+    res = promote_types(input.dtype, target.dtype)
+    if into_input and not can_cast(res, input.dtype):
+        raise _cast_error(res, input.dtype)
+    if not res.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(res)}'")
 
 
 def _float_input(kernel: str, input: Tensor) -> None:
-    """torch's error for a kernel that refuses an integer or bool input whatever the target."""
+    """torch's error for a kernel with only real floating implementations, which it picks by
+    the input's dtype whatever the target's."""
     a = input._data.dtype
-    if a.kind in "biu":
+    if a.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
@@ -411,6 +444,16 @@ def mse_loss(
     return loss if weight is not None else _as_torch_node(loss, "MseLossBackward0")
 
 
+def _quadratic_arg(d: Tensor, bound: float) -> Tensor:
+    """``d`` for the quadratic branch of huber/smooth_l1: under grad, limited to the branch's
+    range (equal where the branch is selected), since the where passes the unselected branch a
+    0 and 0 * d is NaN at an infinite difference, where torch's gradient is +-bound. maximum and
+    minimum rather than clamp: they keep a NaN and pass its gradient, NaN as torch's."""
+    if not d.requires_grad:
+        return d
+    return _minimum(_maximum(d, d.new_full((), -bound)), d.new_full((), bound))
+
+
 @_autocast_entry
 @_with_names(_elementwise_names)
 def huber_loss(
@@ -425,10 +468,10 @@ def huber_loss(
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _float_only("huber_cpu", input, target)
+    _float_only("huber_cpu", input, target, into_input=True)
     d = input - target
     a = d.abs()
-    loss = _where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    loss = _where(a < delta, 0.5 * _quadratic_arg(d, delta) ** 2, delta * (a - 0.5 * delta))
     loss = _weighted(loss, weight, input, reduction, False)
     return loss if weight is not None else _as_torch_node(loss, "HuberLossBackward0")
 
@@ -453,7 +496,7 @@ def smooth_l1_loss(
     a = d.abs()
     if beta == 0:
         return _reduce(a, reduction)
-    loss = _where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta)
+    loss = _where(a < beta, (0.5 / beta) * _quadratic_arg(d, beta) ** 2, a - 0.5 * beta)
     return _as_torch_node(_reduce(loss, reduction), "SmoothL1LossBackward0")
 
 
@@ -464,6 +507,11 @@ def soft_margin_loss(
 ) -> Tensor:
     """log(1 + exp(-target * input)) for targets in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
+    if getattr(target, "requires_grad", False) and _grad_state.enabled:  # no target derivative
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument "
+            "'target'. This input cannot have requires_grad True."
+        )
     # input first: a size mismatch names the input as tensor a, as in torch; torch's kernel is
     # log1p(exp(-input * target)) as written: it overflows to inf (a NaN gradient) where
     # -input * target passes log(max) of the dtype (88.7 in float32, just 11.1 in float16)
@@ -481,7 +529,7 @@ def soft_margin_loss(
 
 def _float_result(input: Tensor, target: Tensor):
     """The floating dtype of an op on ``input`` and ``target`` (the default one for integers)."""
-    from ..core.dtype import get_default_dtype, promote_types
+    from ..core.dtype import get_default_dtype
 
     dt = promote_types(input.dtype, target.dtype)
     return dt if dt.is_floating_point else get_default_dtype()
@@ -572,7 +620,11 @@ def kl_div(
         reduction = _no_elementwise_mean(reduction)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+    ki = input._data.dtype.kind
+    kt = target._data.dtype.kind
+    if ki == "c" or kt == "c":
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if ki in "biu" or kt in "biu":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
@@ -643,16 +695,21 @@ def binary_cross_entropy_with_logits(
             f"({_size(input.shape)})"
         )
     _float_input("log_sigmoid_cpu", input)  # torch's kernel refuses an integer input first
-    if not (target.is_floating_point() or target.is_complex()):
+    if target._data.dtype.kind not in "fV":
         if target.dtype is _bool:
             raise RuntimeError(
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                 "`^` or `logical_xor()` operator instead."
             )
-        raise RuntimeError(
-            f"result type {scalar_name(input.dtype)} can't be cast to the desired output type "
-            f"{scalar_name(target.dtype)}"
-        )
+        if not target.is_complex():
+            raise RuntimeError(
+                f"result type {scalar_name(input.dtype)} can't be cast to the desired output "
+                f"type {scalar_name(target.dtype)}"
+            )
+        if pos_weight is not None:  # torch's kernel writes a step into the input's dtype
+            res = promote_types(promote_types(input.dtype, target.dtype), pos_weight.dtype)
+            raise _cast_error(res, input.dtype)
+        pos_weight = 1  # the fused kernel is real: torch's formula, complex from the target
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * _softplus(-input)
     else:
@@ -709,6 +766,9 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}"
         )
+    if logp._data.dtype.kind not in "fV":  # nll_loss's own input (cross_entropy's is floating)
+        kernel = "nll_loss2d_forward_out_frame" if logp.ndim > 2 else "nll_loss_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(logp._data.dtype)}'")
     if weight is not None and weight.dtype is not logp.dtype:  # torch's kernel never casts it
         raise RuntimeError(
             f"expected scalar type {scalar_name(logp.dtype)} but found {scalar_name(weight.dtype)}"
@@ -991,6 +1051,7 @@ def multi_margin_loss(
             f"input samples (batch size). Expected target size [{N}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}."
         )
+    _float_input("multi_margin_loss_cpu_kernel", input)
     td = target._data.reshape(-1)
     if bool(((td < 0) | (td >= C)).any()):
         raise RuntimeError("target out of range")
@@ -1032,7 +1093,7 @@ def multilabel_margin_loss(
     # torch reads the target's values (range) before it insists on their dtype
     if target.dtype.name != "int64":  # class indices: torch takes no other index dtype here
         raise RuntimeError(f"expected scalar type Long but found {scalar_name(target.dtype)}")
-    _float_only("multilabel_margin_loss_forward_out_frame", input, target)
+    _float_input("multilabel_margin_loss_forward_out_frame", input)
     safe = xp.where(slot, td, 0).astype(np.int64)
     is_t = xp.zeros((N, C), dtype=bool)
     rows = xp.broadcast_to(xp.arange(N)[:, None], (N, C))
@@ -1110,7 +1171,7 @@ def hinge_embedding_loss(
 
 
 @_autocast_entry
-@_with_names(_batch_names)
+@_with_names(_compared_batch_names(2))
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -1170,7 +1231,7 @@ def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
 
 
 @_autocast_entry
-@_with_names(_batch_names)
+@_with_names(_compared_batch_names(3))
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -1191,7 +1252,7 @@ def triplet_margin_loss(
     )
 
 
-@_with_names(_batch_names)
+@_with_names(_triplet_distance_names)
 def triplet_margin_with_distance_loss(
     anchor: Tensor,
     positive: Tensor,

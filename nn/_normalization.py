@@ -64,6 +64,11 @@ def batch_norm(
     given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
     if training and _vmap.SLICES:
         _vmap.refuse_unbatched_stats(running_mean, running_var)
+    if eps <= 0.0 and (training or eps < 0.0):  # (one comparison when eps is valid)
+        # torch's check: a batch of equal values would divide 0 by 0
+        if training:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     try:
         return _norm._batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..core import layout as _layout
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import scalar_name
@@ -233,7 +234,12 @@ def interpolate(
         and any(o in (n, 2 * n) for n, o in zip(in_sp, out_size))
     ):
         return _nearest_scaled(input, plans, in_sp, out_size, scales, kind)
-    return _vision._resample(input, plans, 2, kind)  # uint8 nearest is a gather
+    out = _vision._resample(input, plans, 2, kind)  # uint8 nearest is a gather
+    if kmode == "area" and dim == 3:
+        # torch's 'area' is adaptive average pooling, whose 3-d kernel has no channels_last_3d
+        # version: its result is contiguous
+        out = out.contiguous()
+    return out
 
 
 def _backward_name(mode: str, dim: int, antialias: bool, out_size) -> str:
@@ -273,8 +279,11 @@ def _resample_asym(xp, input, plans=(), grad_plans=(), kind=""):
         x = x.astype(xp.float32)
     x = _vision.apply_plans(xp, x, plans, 2)
     if low:
-        return x.astype(input.dtype)
-    return input.copy() if x is input else x
+        x = x.astype(input.dtype)
+    elif x is input:
+        x = input.copy()
+    # channels_last(_3d) in, channels_last(_3d) out, as torch's upsample kernels
+    return _layout.follow_array(xp, x, input)
 
 
 @_resample_asym.vjp

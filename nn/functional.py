@@ -13,6 +13,7 @@ import warnings
 
 from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
+from ..core import layout as _layout
 from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import promote_types as _promote_types
@@ -339,7 +340,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     if not training:
-        return _leaky_relu(x, (lower + upper) / 2)
+        # torch's eval kernel writes a fresh contiguous tensor (leaky_relu keeps x's layout)
+        return _leaky_relu(x, (lower + upper) / 2).contiguous()
     _float_kernel_only(x, "rrelu_with_noise_out_cpu")
     a = x._data
     u = _gen_for(x.device)._uniform(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
@@ -403,7 +405,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     _float_kernel_only(input, "log_sigmoid_cpu")
-    return _as_torch_node(_in_opmath(lambda x: -softplus(-x), input), "LogSigmoidBackward0")
+    # torch's kernel writes a fresh contiguous tensor (the pointwise ops keep x's layout)
+    # no linear cut-off: softplus's threshold 20 drops log1p(e^x) ~ 2e-9 at x = -20, which
+    # float64 resolves (its stable form needs none)
+    r = _in_opmath(lambda x: -softplus(-x, threshold=math.inf), input).contiguous()
+    return _as_torch_node(r, "LogSigmoidBackward0")
 
 
 @_tensor_input("hardshrink")
@@ -730,7 +736,11 @@ def _all_dropped(x: Tensor) -> Tensor:
 
 def _no_int_result(x: Tensor, bool_name: str = "Bool") -> None:
     d = x._data.dtype
-    if d.kind in "biu":
+    if d.kind in "biuc":
+        if d.kind == "c":  # torch draws the mask in the input's dtype: no complex bernoulli
+            raise NotImplementedError(
+                f"\"bernoulli_scalar_cpu_\" not implemented for '{_tname(d)}'"
+            )
         name = bool_name if d.kind == "b" else _tname(d)
         raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
 
@@ -741,7 +751,11 @@ def _dropout(x: Tensor, p: float, shape) -> Tensor:
     _no_int_result(x)
     m = _keep_mask(x, p, shape)
     m *= 1.0 / (1.0 - p)
-    return x * _wrap(m)
+    r = x * _wrap(m)
+    # torch's mask is laid out like the input: a channels_last input stays channels_last (the
+    # product with a row-major mask would not); one flags check for a contiguous input
+    fmt = _layout.cl_format(x)
+    return r if fmt is None else _layout.follow_format(r, fmt)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -1177,7 +1191,7 @@ def pairwise_distance(
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / max(|x1| |x2|, ...) along ``dim``: each norm is clamped to at least ``eps``."""
     common = _promote_types(x1.dtype, x2.dtype)  # mixed inputs meet in their common dtype
-    if not (common.is_floating_point or common.is_complex):
+    if not common.is_floating_point:  # complex too: torch has no complex kernel
         raise RuntimeError(
             f"expected common dtype to be floating point, yet common dtype is {scalar_name(common)}"
         )

@@ -74,8 +74,10 @@ class Adafactor(Optimizer):
                             rs[-1] = 1
                             cs = list(g.shape)
                             cs[-2] = 1
-                            st["row_var"] = _wrap(xp.zeros(tuple(rs), d.dtype))
-                            st["col_var"] = _wrap(xp.zeros(tuple(cs), d.dtype))
+                            # the factored moments are p's squares averaged over one dim
+                            # (kept, size 1): named like p, as a keepdim reduction (spec 4.9)
+                            st["row_var"] = _wrap(xp.zeros(tuple(rs), d.dtype), p._names)
+                            st["col_var"] = _wrap(xp.zeros(tuple(cs), d.dtype), p._names)
                         else:
                             st["variance"] = _zeros(p)
                     e1 = float(np.finfo(d.dtype).eps) if eps1 is None else eps1

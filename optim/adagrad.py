@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..core.tensor import Tensor
 from .optimizer import (
     Optimizer,
     SparseRows,
@@ -97,6 +98,11 @@ class Adagrad(Optimizer):
 
     def share_memory(self) -> None:
         """No-op (ember tensors are process-local)."""
+
+    def _complex_error(self, group: dict, p: Tensor) -> Exception | None:
+        if group.get("fused"):
+            return RuntimeError("`fused` does not support sparse grad or complex param")
+        return super()._complex_error(group, p)
 
     def step(self, closure=None):
         """One Adagrad step."""

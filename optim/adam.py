@@ -122,6 +122,15 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         self._check_fused()
 
+    def _complex_error(self, group: dict, p: Tensor) -> Exception | None:
+        if group.get("fused"):  # torch's fused kernels take real floating parameters only
+            return RuntimeError(
+                "`fused=True` requires all the params to be floating point Tensors of supported "
+                "devices: ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone'] but "
+                f"torch.{p.dtype.name} and {p.device.type}"
+            )
+        return super()._complex_error(group, p)
+
     def step(self, closure=None):
         """One Adam step."""
         loss = self._closure_loss(closure)

@@ -12,6 +12,12 @@ from .optimizer import Optimizer, _bump, _check_lr, _val
 __all__ = ["LBFGS"]
 
 
+def _as_real(a):
+    """A complex array viewed as real (each value as its real and imaginary parts, as torch's
+    L-BFGS sees a complex parameter: a real one of twice the size); a real array as is."""
+    return a.view(a.real.dtype) if a.dtype.kind == "c" else a
+
+
 def _cubic_interpolate(xp, x1, f1, g1, x2, f2, g2, bounds=None):
     """Minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to ``bounds``."""
     if bounds is not None:
@@ -164,16 +170,18 @@ class LBFGS(Optimizer):
         parts = []
         for p in self._params:
             g = p._grad
-            parts.append(
-                xp.zeros(p._data.size, p._data.dtype) if g is None else g._data.reshape(-1)
-            )
+            if g is None:
+                parts.append(_as_real(xp.zeros(p._data.size, p._data.dtype)))
+            else:
+                parts.append(_as_real(g._data.reshape(-1)))
         return xp.concatenate(parts)
 
     def _add_grad(self, t, d) -> None:
         off = 0
         for p in self._params:
-            n = p._data.size
-            p._data += t * d[off : off + n].reshape(p._data.shape)
+            a = _as_real(p._data)
+            n = a.size
+            a += t * d[off : off + n].reshape(a.shape)
             _bump(p)
             off += n
 
@@ -268,8 +276,9 @@ class LBFGS(Optimizer):
                         self._set_param(x)
                         return f, fg
 
+                    left = max_eval - current_evals  # all the line search may spend (torch)
                     loss, flat_grad, t, ls_evals = _strong_wolfe(
-                        xp, obj_func, x_init, t, d, loss, flat_grad, gtd
+                        xp, obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=left
                     )
                     self._add_grad(t, d)
                     opt_cond = xp.abs(flat_grad).max() <= tol_grad

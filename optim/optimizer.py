@@ -146,8 +146,11 @@ def _complex_as_real(opt) -> list:
             d = p._data
             if d.dtype.kind != "c":
                 continue
-            if opt._complex_msg is not None and p._grad is not None:
-                raise RuntimeError(opt._complex_msg)
+            if p._grad is not None:
+                err = opt._complex_error(group, p)
+                if err is not None:
+                    _real_as_complex(opt, swapped)  # the parameters viewed so far, restored
+                    raise err
             rd = _as_real(d)
             if rd is None:
                 continue
@@ -319,7 +322,7 @@ class Optimizer:
 
     # complex parameters step as float views of their real and imaginary parts (torch's
     # view_as_real), unless _complex_as_real is False (the optimizer calls the model: LBFGS)
-    # or _complex_msg refuses them
+    # or _complex_msg (or _complex_error) refuses them
     _complex_as_real = True
     _complex_msg: str | None = None
 
@@ -528,8 +531,12 @@ class Optimizer:
         if key == "step":
             return _copy_tensor(value)
         if _is_float(param) and _is_float(value):
-            return _copy_tensor(value).to(dtype=param.dtype, device=param.device)
-        return _copy_tensor(value).to(device=param.device)
+            out = _copy_tensor(value).to(dtype=param.dtype, device=param.device)
+        else:
+            out = _copy_tensor(value).to(device=param.device)
+        if param._names is not None and out._names is None:
+            out = _named_like_param(out, param)
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state_dict made by :meth:`state_dict` (state is copied, cast to each
@@ -581,6 +588,11 @@ class Optimizer:
         for post in self._optimizer_load_state_dict_post_hooks.values():
             post(self)
 
+    def _complex_error(self, group: dict, p: Tensor) -> Exception | None:
+        """The error a step raises for a complex parameter ``p`` of ``group`` that has a
+        gradient; None: it steps as its real view."""
+        return None if self._complex_msg is None else RuntimeError(self._complex_msg)
+
     def _check_capturable(self, group: dict, p: Tensor) -> None:
         """torch's AssertionError for a ``capturable`` group's parameter that is on the cpu."""
         if not group.get("capturable") or p.device.type == "cuda":
@@ -631,6 +643,17 @@ class Optimizer:
 
 def _is_float(t) -> bool:
     return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
+
+
+def _named_like_param(state: Tensor, param: Tensor) -> Tensor:
+    """An unnamed state tensor loaded for a named parameter (a checkpoint written by torch, or
+    before the model's axes were named), named like the parameter as the state the optimizer
+    creates is (spec 4.9), when it is laid out like it: the same rank, each dim the
+    parameter's size or 1 (Adafactor's factored moments). Other state (flat buffers) stays."""
+    ps, ss = param._data.shape, state._data.shape
+    if len(ss) != len(ps) or any(s not in (p, 1) for s, p in zip(ss, ps)):
+        return state
+    return state.rename(*param._names)
 
 
 def _copy_tensor(t: Tensor) -> Tensor:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..core.dtype import scalar_name
 from ..core.kernels.fused_optim import sgd_fusable, sgd_step
-from ..core.tensor import _wrap
+from ..core.tensor import Tensor, _wrap
 from .optimizer import (
     Optimizer,
     SparseRows,
@@ -57,6 +58,13 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         self._check_fused()
+
+    def _complex_error(self, group: dict, p: Tensor) -> Exception | None:
+        if group.get("fused"):  # torch's fused kernel has no complex types
+            return NotImplementedError(
+                f"\"fused_sgd_kernel\" not implemented for '{scalar_name(p.dtype)}'"
+            )
+        return super()._complex_error(group, p)
 
     def step(self, closure=None):
         """One SGD step."""

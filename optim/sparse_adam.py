@@ -25,6 +25,18 @@ class SparseAdam(Optimizer):
         _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
         _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize})
+        # torch refuses complex parameters when the optimizer is built, listing each one's
+        # [group index, index in its group]
+        cplx = [
+            [i, j]
+            for i, group in enumerate(self.param_groups)
+            for j, p in enumerate(group["params"])
+            if p.is_complex()
+        ]
+        if cplx:
+            raise ValueError(
+                f"Complex params at indices {cplx}: SparseAdam does not support complex parameters"
+            )
 
     def step(self, closure=None):
         """One SparseAdam step."""

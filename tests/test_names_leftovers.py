@@ -246,7 +246,8 @@ def test_pack_and_pad_packed_keep_the_feature_names():
     packed = nn.utils.rnn.pack_sequence([ember.tensor(x, names=("T", "D")) for x in xs])
     assert packed.data.names == (None, "D")  # packed rows merge time and batch
     out, lens = nn.utils.rnn.pad_packed_sequence(packed)
-    assert out.names == (None, None, "D")
+    # the packing remembers the merged dims' names: pad_sequence's (T, None, D) comes back
+    assert out.names == ("T", None, "D")
     tout, tlens = torch.nn.utils.rnn.pad_packed_sequence(
         torch.nn.utils.rnn.pack_sequence([torch.tensor(x) for x in xs])
     )

@@ -275,7 +275,7 @@ GENERIC = {
     F.binary_cross_entropy F.binary_cross_entropy_with_logits F.cosine_similarity
     F.cross_entropy F.hinge_embedding_loss F.huber_loss F.kl_div F.l1_loss F.mse_loss
     F.multilabel_soft_margin_loss F.pairwise_distance
-    F.poisson_nll_loss F.smooth_l1_loss F.soft_margin_loss Tensor.add Tensor.add_
+    F.poisson_nll_loss F.smooth_l1_loss Tensor.add Tensor.add_
     Tensor.allclose Tensor.arctan2 Tensor.arctan2_ Tensor.atan2 Tensor.atan2_ Tensor.clamp
     Tensor.clamp_ Tensor.clamp_max Tensor.clamp_max_ Tensor.clamp_min Tensor.clamp_min_
     Tensor.clip Tensor.clip_ Tensor.copy_ Tensor.copysign Tensor.copysign_ Tensor.cross
@@ -401,6 +401,8 @@ EXPLICIT = {
     "ember.einsum": ("x m", lambda f, x, m: f("nc,ch->nh", x, m)),
     "F.linear": ("x u2", None),
     "F.linear_cross_entropy": ("x u2 tn", lambda f, x, w, t: f(x, w, t, reduction="none")),
+    # torch refuses a target that requires grad (no derivative for it)
+    "F.soft_margin_loss": ("x y", lambda f, x, t: f(x, t.detach())),
     "F.bilinear": ("x x wbil", None),
     "ember.bilinear": ("x x wbil", None),
     **_same("ember.matrix_power linalg.matrix_power Tensor.matrix_power", "sq 2"),
@@ -822,7 +824,8 @@ MODULES = {
     **_mods("CrossEntropyLoss NLLLoss MultiMarginLoss", "x tn", _NONE),
     "nn.NLLLoss2d": ("x4 t45", lambda cls, x, t: cls(reduction="none")(x, t)),
     "nn.MultiLabelMarginLoss": ("x ix", lambda cls, x, t: cls(reduction="none")(x, t)),
-    **_mods("HingeEmbeddingLoss SoftMarginLoss", "x sg2", _NONE),
+    **_mods("HingeEmbeddingLoss", "x sg2", _NONE),
+    "nn.SoftMarginLoss": ("x sg2", lambda cls, x, t: cls(reduction="none")(x, t.detach())),
     "nn.CosineEmbeddingLoss": ("x y sgn", lambda cls, *xs: cls(reduction="none")(*xs)),
     "nn.MarginRankingLoss": ("n n sgn", lambda cls, *xs: cls(reduction="none")(*xs)),
     **_mods("GaussianNLLLoss TripletMarginLoss TripletMarginWithDistanceLoss", "x y z", _NONE),

@@ -376,8 +376,8 @@ def _gelu(xp, input, approximate="none"):
         x = _opmath(input)  # half types computed in float32 and rounded once, as torch does
         r = _tanh_inner(xp, x)
         r += 1
+        r *= 0.5  # before the x: (1 + tanh) x overflows near the dtype's max, 0.5 (1 + tanh) no
         r *= x
-        r *= 0.5
         return r.astype(input.dtype, copy=False)
     x = _opmath(input)
     if xp is np and x.dtype == np.float32:

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
+from ..layout import broadcast_copy
 from ..names import keep, unify_inputs
 from ..registry import _foreign, _operator_dunder, apply_inplace, op, reflected, scalar_name
 from ..registry import promote_arrays as promote_raw
@@ -268,8 +269,10 @@ def _rounded_div(xp, x, y, mode):
 def _(grad, input, other, rounding_mode, needs):
     if rounding_mode is not None:
         return (grad * 0 if needs[0] else None), (grad * 0 if needs[1] else None)
+    # d/d other = -input / other^2, divided twice: other * other overflows for |other| beyond
+    # sqrt(max) (1.8e19 in float32, 256 in float16), which zeroed the gradient there
     return (grad / _cj(other) if needs[0] else None), (
-        -grad * _cj(input / (other * other)) if needs[1] else None
+        -grad * _cj(input / other / other) if needs[1] else None
     )
 
 
@@ -338,10 +341,18 @@ def _pow_kernel(xp, input, exponent):
         # (-inf) ** 0.5 is NaN and (-0) ** 0.5 is -0, like torch); float32 has them, and
         # rounds once, as torch's float32 opmath does
         d = input.dtype if hasattr(input, "dtype") else exponent.dtype
-        r = xp.power(
-            *(v.astype(np.float32) if hasattr(v, "dtype") else v for v in (input, exponent))
+        # the float32 path (x ** -0.5 as rsqrt too, like torch's bfloat16), a scalar operand
+        # (made a bfloat16 scalar by the promotion) as a Python float, weak as it came in
+        b, e = (
+            float(v) if isinstance(v, np.generic) else v.astype(np.float32)
+            for v in (input, exponent)
         )
-        return r.astype(d)
+        return _pow_kernel(xp, b, e).astype(d)
+    if type(exponent) is float and exponent == -0.5 and kind == "f" and input.dtype.itemsize > 2:
+        # torch takes float32/64 x ** -0.5 as rsqrt: -inf at -0 and NaN at -inf, where C's pow
+        # gives inf and 0 (pow's derivative at x ** 0.5 uses it: -inf at -0)
+        r = xp.sqrt(input)
+        return xp.divide(1, r, out=r)
     return xp.power(input, exponent)
 
 
@@ -408,7 +419,12 @@ _pow_scalar.op.backward_name = "PowBackward0"
 _pow_tensor.op.label = _pow_scalar.op.label = "pow"
 # number ** tensor is torch's third pow overload
 _pow_tensor.op.name_rule = lambda node: (
-    "PowBackward2" if isinstance(node.saved_arg("input"), (int, float, complex)) else "PowBackward1"
+    "PowBackward2"
+    if isinstance(node.saved_arg("input"), (int, float, complex))
+    # pow_ of a number runs this op in place: torch's node is pow's number overload's
+    else "PowBackward0"
+    if isinstance(node.saved_arg("exponent"), (int, float, complex))
+    else "PowBackward1"
 )
 
 
@@ -429,11 +445,14 @@ def float_power(xp, input, exponent):
         for v in (input, exponent)
     )
     npd = _dt.complex128.np if c else _dt.float64.np
+    a = input
     if hasattr(input, "dtype"):
         input = input.astype(npd, copy=False)
     if hasattr(exponent, "dtype"):
         exponent = exponent.astype(npd, copy=False)
-    return xp.power(input, exponent)
+    r = xp.power(input, exponent)
+    # the cast put an expanded input's stride-0 dims fastest (numpy's 'K' order)
+    return r if r.flags.c_contiguous else broadcast_copy(xp, a, r)
 
 
 def _float_power_out(out, res, ins):
@@ -449,7 +468,14 @@ float_power.op.out_dtype = _float_power_out
 
 @float_power.vjp
 def _(grad, input, exponent, result, needs):
-    # grad and result are double; the engine casts each gradient back to its input's dtype
+    # grad and result are double; the engine casts each gradient back to its input's dtype.
+    # The operands too are taken in double: in float32, x ** (e - 1) over- and underflowed and
+    # e - 1 rounded (e = 1e-8 gave -1, an odd power, so -0's derivative took the wrong sign)
+    wide = result.dtype
+    if isinstance(input, Tensor) and input.dtype is not wide:
+        input = input.to(wide)
+    if isinstance(exponent, Tensor) and exponent.dtype is not wide:
+        exponent = exponent.to(wide)
     return _pow_grads(grad, input, exponent, result, needs)
 
 
@@ -692,8 +718,27 @@ def _logaddexp_kernel(xp, name, a, b, base2):
     if a.dtype.kind not in "fcV" or (base2 and a.dtype.kind == "c"):  # no complex logaddexp2
         raise _not_impl(f"{name}_cpu", a)
     if a.dtype.kind == "c":
-        return xp.log(xp.exp(a) + xp.exp(b))
+        return _complex_logaddexp(xp, a, b)
     return xp.logaddexp2(a, b) if base2 else xp.logaddexp(a, b)
+
+
+def _complex_logaddexp(xp, a, b):
+    """log(exp(a) + exp(b)) of complex arrays as torch forms it (logaddexp, and each step of
+    logcumsumexp): hi + log1p(exp(lo - hi)), hi the operand with the larger real part (``a`` on a
+    tie), so the imaginary part is hi's plus a principal angle, not wrapped into (-pi, pi].
+    NaN anywhere gives nan+nanj; two infinite real parts of one sign give lo (-inf) or
+    log(exp(a) + exp(b)) (+inf)."""
+    swap = a.real < b.real
+    hi = xp.where(swap, b, a)
+    lo = xp.where(swap, a, b)
+    with np.errstate(all="ignore"):
+        r = hi + xp.log1p(xp.exp(lo - hi))
+        both_inf = xp.isinf(lo.real) & (lo.real == hi.real)
+        if both_inf.any():
+            r = xp.where(both_inf & (lo.real < 0), lo, r)
+            r = xp.where(both_inf & (lo.real > 0), xp.log(xp.exp(lo) + xp.exp(hi)), r)
+    nan = xp.isnan(a) | xp.isnan(b)
+    return xp.where(nan, r.dtype.type(complex(math.nan, math.nan)), r).astype(r.dtype, copy=False)
 
 
 @op(names=unify_inputs, promote=True, tensors_only=True)
@@ -703,9 +748,11 @@ def logaddexp(xp, input, other):
 
 
 @logaddexp.vjp
-def _(grad, input, other, result, needs):
-    return (grad * (input - result).exp() if needs[0] else None), (
-        grad * (other - result).exp() if needs[1] else None
+def _(grad, input, other, needs):
+    # torch's form 1 / (1 + exp(other - input)), not exp(input - result): that is inf - inf = NaN
+    # where one side is inf and the other -inf (torch: 1 and 0)
+    return (grad / _cj(1 + (other - input).exp()) if needs[0] else None), (
+        grad / _cj(1 + (input - other).exp()) if needs[1] else None
     )
 
 
@@ -716,9 +763,10 @@ def logaddexp2(xp, input, other):
 
 
 @logaddexp2.vjp
-def _(grad, input, other, result, needs):
-    return (grad * ((input - result) * _LN2).exp() if needs[0] else None), (
-        grad * ((other - result) * _LN2).exp() if needs[1] else None
+def _(grad, input, other, needs):
+    # 1 / (1 + 2 ** (other - input)), as logaddexp's (finite where one side is inf, one -inf)
+    return (grad / (1 + (other - input).exp2()) if needs[0] else None), (
+        grad / (1 + (input - other).exp2()) if needs[1] else None
     )
 
 
@@ -788,7 +836,10 @@ def nextafter(xp, input, other):
         return _nextafter_bits(xp, input, other)
     if input.dtype.kind not in "f":
         raise _not_impl("nextafter_cpu", input)
-    return xp.nextafter(input, other)
+    r = xp.nextafter(input, other)
+    if input.dtype.itemsize == 2:  # numpy's float16 loop answers x, not y, where x == y (-0, 0)
+        r = xp.where(input == other, other, r)
+    return r
 
 
 def _nextafter_bits(xp, x, y):

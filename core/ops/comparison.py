@@ -204,9 +204,9 @@ def clamp_min(xp, input, min):
 
 @clamp_min.vjp
 def _(grad, input, min, needs):
-    keep_ = input >= min
-    return (where(keep_, grad, 0.0) if needs[0] else None), (
-        where(keep_, 0.0, grad) if needs[1] else None
+    # two tests, not one and its negation: where a NaN meets a bound, neither side gets it
+    return (where(input >= min, grad, 0.0) if needs[0] else None), (
+        where(input < min, grad, 0.0) if needs[1] else None
     )
 
 
@@ -219,9 +219,9 @@ def clamp_max(xp, input, max):
 
 @clamp_max.vjp
 def _(grad, input, max, needs):
-    keep_ = input <= max
-    return (where(keep_, grad, 0.0) if needs[0] else None), (
-        where(keep_, 0.0, grad) if needs[1] else None
+    # (see clamp_min: a NaN on either side sends the gradient to neither)
+    return (where(input <= max, grad, 0.0) if needs[0] else None), (
+        where(input > max, grad, 0.0) if needs[1] else None
     )
 
 
@@ -258,6 +258,7 @@ _clamp.op.name_rule = lambda node: (
     if _is_number(node.saved_arg("min")) and _is_number(node.saved_arg("max"))
     else "ClampBackward0"
 )
+clamp_min.op.scalar_cast_c_name = clamp_max.op.scalar_cast_c_name = True
 clamp_min.op.name_rule = lambda node: (
     "ClampMinBackward0" if _is_number(node.saved_arg("min")) else "ClampMinBackward1"
 )
@@ -409,14 +410,9 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
         given = (condition, input) if other is None else (condition, input, other)
         raise invalid_arguments("where", given, {}, _where.op.overloads)
     if input is None and other is None:
-        from ..device import array_module
-        from ..tensor import _wrap
+        from .indexing import nonzero  # its contiguous rows, like torch's (not numpy's columns)
 
-        a = condition._data
-        return tuple(
-            _wrap(i.astype(_dt.int64.np, copy=False))
-            for i in array_module(a).nonzero(a if a.ndim else a.reshape(1))
-        )
+        return nonzero(condition, as_tuple=True)
     if isinstance(condition, Tensor) and condition.dtype is _dt.uint8:
         _warn_once(
             "where_uint8",
@@ -424,6 +420,13 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
             "removed in a future version of PyTorch. Use a boolean condition instead.",
         )
     if out is not None:
+        # only torch's all-tensor overload takes out=: its parser names the first number
+        for k, (v, what) in enumerate(((input, "input"), (other, "other"))):
+            if not isinstance(v, Tensor):
+                raise TypeError(
+                    f"where(): argument '{what}' (position {k + 2}) must be Tensor, not "
+                    f"{type_name(v)}"
+                )
         return _where(condition, input, other, out=out)
     return _where(condition, input, other)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -13,7 +14,8 @@ from ..arg_errors import invalid_arguments
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..kernels.blocked import blocked
-from ..layout import format_array, memory_format, preserve_format
+from ..layout import broadcast_copy, format_array, memory_format, new_array, preserve_format
+from ..layout import is_contiguous as _is_contiguous
 from ..meta import meta_xp
 from ..names import check_out_names, check_resize, keep, unify_inputs
 from ..registry import _check_writable, apply_inplace, broadcast_error, op
@@ -64,7 +66,9 @@ def _cast(xp, input, dtype=None):  # a default makes dtype an option, not an inp
         if src == np.float16 and dtype.category == _dt.FLOAT and dtype.np.itemsize >= 4:
             r = _f16_to_f32(input)  # exact, so float64 may take the same road
             return r if dtype is _dt.float32 else r.astype(dtype.np)
-    return input.astype(dtype.np)
+    r = input.astype(dtype.np)
+    # numpy's 'K' order puts an expanded input's stride-0 dims fastest; torch's cast keeps them
+    return r if r.flags.c_contiguous else broadcast_copy(xp, input, r)
 
 
 # float32 <-> float16 on the host. numpy converts halves one element at a time in software (~1.5
@@ -396,19 +400,31 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
     check_resize(self, size)
-    if self.requires_grad:
+    if _INFERENCE_USED[0]:
+        check_inference_inplace(self)
+    ex = self._extra  # a view made in no_grad of a tensor requiring grad requires grad in torch
+    if self.requires_grad or (ex and "ngr" in ex):
         raise RuntimeError("cannot resize variables that require grad")
     if any(s < 0 for s in size):
         raise RuntimeError(
             f"Trying to create tensor with negative dimension {min(size)}: {list(size)}"
         )
     a = self._data
-    if size != a.shape:
+    fmt = memory_format
+    if fmt is not None:
+        if fmt is preserve_format:
+            raise RuntimeError("Unsupported memory formatPreserve")
+        if fmt.ndim is not None and len(size) != fmt.ndim:
+            raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
+    # a new shape is laid out row-major (or as memory_format); the same shape keeps its strides
+    # unless memory_format asks for others
+    if size != a.shape or (fmt is not None and not _is_contiguous(self, fmt)):
         xp = module_for(self.device)
-        new = xp.zeros(size, dtype=a.dtype)
-        n = min(new.size, a.size)
-        new.reshape(-1)[:n] = a.reshape(-1)[:n]
-        self._data = new
+        buf = xp.zeros(math.prod(size), dtype=a.dtype)
+        n = min(buf.size, a.size)
+        # the leading elements of the storage, in memory order (torch reuses the storage)
+        buf[:n] = a.ravel(order="K")[:n]
+        self._data = new_array(xp, size, a.dtype, lambda xp_, s_, d_: buf.reshape(s_), fmt)
         self._names = None
         self._ver[0] += 1
     return self
@@ -435,6 +451,12 @@ def _fill(xp, input, value):
 @_fill.vjp
 def _(grad, needs):
     return (grad.new_zeros(grad.shape) if needs[0] else None), (grad.sum() if needs[1] else None)
+
+
+# torch's fill_ overloads: a number (FillBackward2) or a 0-dim tensor (FillBackward3)
+_fill.op.inplace_backward_name = lambda args: (
+    "FillBackward3" if isinstance(args[0], Tensor) else "FillBackward2"
+)
 
 
 def _fill_target(a):
@@ -466,7 +488,8 @@ def fill_(self: Tensor, value) -> Tensor:
             value = value.to(self.device)
     elif not isinstance(value, (bool, int, float, complex)):
         raise invalid_arguments("fill_", (value,), {}, ("(Tensor value)", "(Number value)"))
-    if not (_grad_state.enabled and (self.requires_grad or _rg(value))):
+    ex = self._extra  # a view made in no_grad: apply_inplace raises torch's error
+    if not (_grad_state.enabled and (self.requires_grad or _rg(value) or (ex and "ngr" in ex))):
         a = self._data
         if getattr(a.flags, "writeable", True) is False:
             a = _fill_target(a)  # an expanded tensor: torch fills its memory (one value for all)

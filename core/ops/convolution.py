@@ -47,7 +47,7 @@ from ..arg_errors import invalid_arguments, must_be_tensor, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
-from ..dtype import C_NAMES, scalar_name
+from ..dtype import C_NAMES, can_cast, promote_types, scalar_name
 from ..kernels.depthwise import dw_backward, dw_forward
 from ..kernels.fused_im2col import im2col_kernels
 from ..kernels.im2col import col2im, conv_out_size, im2col
@@ -58,8 +58,9 @@ from ..kernels.winograd import (
     wino_out_size,
 )
 from ..names import check_weight_dims
-from ..registry import backward_names, op
+from ..registry import _cast_error, backward_names, op
 from ..tensor import Tensor
+from .arithmetic import _cj
 
 __all__ = [
     "conv1d",
@@ -192,9 +193,11 @@ def _(grad, cols, weight, groups, needs):
     # needs has a third entry (the bias) for _conv_mm_bias
     g = _channels_first(grad)
     gb = (_bias_grad(g, needs[2]),) if len(needs) > 2 else ()
+    # these products are bilinear: torch's complex gradient pairs the output gradient with the
+    # conjugate of the other factor (_cj leaves real tensors alone), here and in the vjps below
     return (
-        _conv_mm_dx(g, weight, groups) if needs[0] else None,
-        _conv_mm_dw(g, cols, groups) if needs[1] else None,
+        _conv_mm_dx(g, _cj(weight), groups) if needs[0] else None,
+        _conv_mm_dw(g, _cj(cols), groups) if needs[1] else None,
         *gb,
     )
 
@@ -228,8 +231,8 @@ def _dx_kernel(xp, grad_t, weight, groups):
 @_conv_mm_dx.vjp
 def _(grad, grad_t, weight, groups, needs):
     return (
-        _channels_first(_conv_mm(grad, weight, groups)) if needs[0] else None,
-        _conv_mm_dw(grad_t, grad, groups) if needs[1] else None,
+        _channels_first(_conv_mm(grad, _cj(weight), groups)) if needs[0] else None,
+        _conv_mm_dw(_cj(grad_t), grad, groups) if needs[1] else None,
     )
 
 
@@ -253,8 +256,8 @@ def _conv_mm_dw(xp, grad_t, cols, groups=1):
 @_conv_mm_dw.vjp
 def _(grad, grad_t, cols, groups, needs):
     return (
-        _channels_first(_conv_mm(cols, grad, groups)) if needs[0] else None,
-        _conv_mm_dx(grad_t, grad, groups) if needs[1] else None,
+        _channels_first(_conv_mm(_cj(cols), grad, groups)) if needs[0] else None,
+        _conv_mm_dx(_cj(grad_t), grad, groups) if needs[1] else None,
     )
 
 
@@ -305,12 +308,14 @@ def _conv_cols_vjp(grad, input, cols, weight, groups, stride, padding, dilation,
     g = _channels_first(grad)
     gx = gw = None
     if needs[0]:
-        gx = _conv_input_grad(g, weight, tuple(input.shape[2:]), groups, stride, padding, dilation)
+        gx = _conv_input_grad(
+            g, _cj(weight), tuple(input.shape[2:]), groups, stride, padding, dilation
+        )
     if needs[2]:
         if _grad_state.enabled and input.requires_grad:
             # double backward: the weight gradient must see the input through the graph
             cols = _im2col(input, tuple(weight.shape[2:]), stride, padding, dilation)
-        gw = _conv_mm_dw(g, cols, groups)
+        gw = _conv_mm_dw(g, _cj(cols), groups)
     fmt = _layout.cl_format(input, weight)
     if fmt is not None:  # channels_last in, channels_last gradients out (torch's backend format)
         gx, gw = _layout.follow_format(gx, fmt), _layout.follow_format(gw, fmt)
@@ -379,8 +384,8 @@ def _(grad, grad_t, weight, groups, stride, padding, dilation, needs):
         grad, tuple(weight.shape[2:]), stride, padding, dilation, tuple(grad_t.shape[2:])
     )
     return (
-        _channels_first(_conv_mm(cols, weight, groups)) if needs[0] else None,
-        _conv_mm_dw(grad_t, cols, groups) if needs[1] else None,
+        _channels_first(_conv_mm(cols, _cj(weight), groups)) if needs[0] else None,
+        _conv_mm_dw(_cj(grad_t), cols, groups) if needs[1] else None,
     )
 
 
@@ -673,8 +678,8 @@ def _tuple(v, nd: int, what: str, fn: str | None = None):
 def _type_name(t: Tensor) -> str:
     from ..dtype import legacy_type_name
 
-    if t.dtype.name == "bfloat16":  # torch names its cpu bfloat16 type this way here
-        return "CPUBFloat16Type"
+    if t.dtype.name == "bfloat16" or t.dtype.is_complex:  # types without a legacy class name
+        return f"CPU{scalar_name(t.dtype)}Type"
     return "torch." + legacy_type_name(t.dtype)
 
 
@@ -747,10 +752,35 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
                 f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
                 "be the same or input should be a MKLDNN tensor and weight is a dense tensor"
             )
+        if input.dtype.is_complex:  # torch's complex convolution checks the types itself
+            raise RuntimeError(
+                f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
+                "be the same"
+            )
         raise RuntimeError(
             f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
         )
+    if transposed and bias is not None and bias.dtype != input.dtype:
+        _check_transposed_bias(input, weight, bias, groups, nd)
     return stride, dilation
+
+
+def _check_transposed_bias(input, weight, bias, groups: int, nd: int) -> None:
+    """A transposed convolution's bias of another dtype than the input: torch's native kernel adds
+    it into the output in place (cast, unless the promoted type cannot be cast back to the
+    input's), its complex kernel and oneDNN refuse it."""
+    complex_in = input.dtype.is_complex
+    if complex_in or _uses_onednn(input, weight, groups, nd):
+        tail = (
+            "" if complex_in else " or input should be a MKLDNN tensor and bias is a dense tensor"
+        )
+        raise RuntimeError(
+            f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the "
+            f"same{tail}"
+        )
+    res = promote_types(input.dtype, bias.dtype)
+    if not can_cast(res, input.dtype):
+        raise _cast_error(res, input.dtype)
 
 
 def _backend_geometry_error(input, weight, groups: int, nd: int, fname: str, dilation=None):

@@ -16,7 +16,7 @@ from .. import dtype as _dt
 from ..device import array_module, get_default_device, module_for, out_of_memory, to_device
 from ..layout import like_array, new_array
 from ..names import check_names, unify_inputs
-from ..registry import op
+from ..registry import _check_writable, op
 from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
 from ..vmap_state import like as _vmap_like
@@ -71,29 +71,83 @@ def _make(d, fn):
         raise out_of_memory(e, d.type) from None
 
 
-def _finish(arr, requires_grad, names, out=None):
+def _finish(arr, requires_grad, names, out=None, name=None):
     t = _wrap(arr, check_names(names, arr.ndim) if names is not None else None)
     if requires_grad:
         if arr.dtype.kind not in "fcV":
             raise RuntimeError(_GRAD_MSG)
         t.requires_grad = True
     if out is not None:
-        return _into(out, t)
+        return _into(out, t, name)
     return t
 
 
-def _into(out, t):
-    """Write a factory's result into ``out`` (resized like torch's out= for factories)."""
+# factories that resize their out= first (to its own shape too), which a tensor requiring grad
+# refuses; those that keep the out tensor's shape when its element count fits, and of them those
+# that warn when it does not (arange, and fftfreq through it)
+_RESIZE_FIRST = frozenset(("empty", "randn"))
+_RANGES = frozenset(("arange", "fft_fftfreq", "fft_rfftfreq"))
+_COUNTED = frozenset((*_RANGES, "linspace", "logspace", "range"))
+# factories writing one value everywhere: an expanded out tensor gets its memory filled
+_FILLS = frozenset(("zeros", "ones", "full", "empty"))
+
+
+def _check_out_dtype(dtype, out) -> None:
+    """A factory given both ``dtype`` and ``out`` needs them to agree (torch's error)."""
+    if dtype is not None and isinstance(out, Tensor):
+        want = _dt.to_dtype(dtype)
+        if want is not out.dtype:
+            raise RuntimeError(
+                f"dtype {_dt.scalar_name(want)} does not match dtype of out parameter "
+                f"({_dt.scalar_name(out.dtype)})"
+            )
+
+
+def _into(out, t, name=None):
+    """Write a factory's result into ``out`` (resized like torch's out= for factories);
+    ``name``: torch's op, for its errors about an out tensor that requires grad."""
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.requires_grad and name is not None:
+        if name in _RESIZE_FIRST:
+            raise RuntimeError("cannot resize variables that require grad")
+        from ...autograd.grad_mode import _state
+
+        if _state.enabled:
+            raise RuntimeError(
+                f"aten::{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
     a = t._data
+    if name in _COUNTED and out._data.shape != a.shape:
+        if out._data.size == a.size:  # torch keeps the out tensor's shape when the count fits
+            a = a.reshape(out._data.shape)
+        elif out._data.size and name in _RANGES:
+            from .conversion import warn_user
+
+            warn_user(
+                f"The number of elements in the out tensor of shape {list(out._data.shape)} is "
+                f"{out._data.size} which does not match the computed number of elements "
+                f"{a.size}. Note that this may occur as a result of rounding error. The out "
+                f"tensor will be resized to a tensor of shape ({a.size},)."
+            )
     if out._data.shape == a.shape and out._data.dtype == a.dtype:
-        out._data[...] = a
+        try:
+            out._data[...] = a
+        except ValueError:  # numpy's read-only destination: an expanded out tensor
+            if name not in _FILLS:
+                _check_writable(out._data)  # torch's error (a draw, a range)
+                raise
+            from .conversion import _fill_target
+
+            _fill_target(out._data)[...] = a  # one value for all: torch fills its memory
     else:
         out._data = a.astype(out._data.dtype, copy=False) if out._data.dtype != a.dtype else a
     out._ver[0] += 1
     if t._names is not None:
         out._names = t._names
+    if name is not None:  # torch's factories set their requires_grad= on the out tensor too
+        out.requires_grad = t.requires_grad
     return out
 
 
@@ -686,6 +740,7 @@ def _factory(name, fill):
             size = (given,)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+        _check_out_dtype(dtype, out)
         if memory_format is not None and name != "empty":  # only torch.empty takes a layout
             raise TypeError(f"{name}() got an unexpected keyword argument 'memory_format'")
         if not size:
@@ -705,7 +760,7 @@ def _factory(name, fill):
             arr = _make(d, lambda xp: fill(xp, shape, npd))
         else:
             arr = _make(d, lambda xp: new_array(xp, shape, npd, fill, memory_format))
-        return _finish(arr, requires_grad, names, out)
+        return _finish(arr, requires_grad, names, out, name)
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"A tensor of the given size filled like torch.{name} (default float dtype)."
@@ -736,6 +791,7 @@ def full(
     names=None,
 ) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
+    _check_out_dtype(dtype, out)
     if not isinstance(size, (tuple, list, Size)):
         raise TypeError(
             f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
@@ -753,7 +809,7 @@ def full(
     else:
         npd = _np_dtype(dtype)
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_full_array(d, shape, fill_value, npd), requires_grad, names, out)
+    return _finish(_full_array(d, shape, fill_value, npd), requires_grad, names, out, "full")
 
 
 def _full_array(d, shape, fill_value, npd):
@@ -940,6 +996,22 @@ def _num(v):
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
+def _real_bound(v):
+    """A bound of arange/range as torch reads it: a double, which a complex number converts to
+    only with a zero imaginary part."""
+    if type(v) is not complex:
+        return v
+    if v.imag:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return v.real
+
+
+def _no_range_kernel(kernel: str, npd) -> NotImplementedError:
+    """torch's arange/range kernels take no bool or complex result type."""
+    name = _dt.scalar_name(_dt._FROM_NP[npd])
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
 def arange(
     start,
     end=None,
@@ -953,12 +1025,13 @@ def arange(
     pin_memory=False,
 ) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+    _check_out_dtype(dtype, out)
     if end is None:
         start, end = 0, start
     start, end, step = _num(start), _num(end), _num(step)
     # a Python int past int64: torch's parser reads it as uint64 if it can, which only a
     # floating result takes
-    big = False
+    big = cplx = False
     for v in (start, end, step):
         if type(v) is int and not _I64_MIN <= v <= _I64_MAX:
             if v < 0:
@@ -966,6 +1039,10 @@ def arange(
             if v >= 2**64:
                 raise OverflowError("int too big to convert")
             big = True
+        elif type(v) is complex:
+            cplx = True
+    if cplx:  # a float from here on (or torch's error)
+        start, end, step = _real_bound(start), _real_bound(end), _real_bound(step)
     if dtype is None:
         if out is not None:
             npd = out._data.dtype
@@ -975,8 +1052,8 @@ def arange(
             npd = np.dtype(np.int64)
     else:
         npd = np.dtype(_np_dtype(dtype))
-    if npd.kind == "b":
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if npd.kind in "bc":
+        raise _no_range_kernel("arange_cpu", npd)
     if big:
         if npd.kind in "iu":
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
@@ -1009,13 +1086,14 @@ def arange(
         else:
             vals = start + step * np.arange(n, dtype=np.float64)
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out)
+    return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out, "arange")
 
 
 def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (inclusive)."""
+    _check_out_dtype(dtype, out)
     steps = _steps("linspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
     npd = _space_dtype("linspace", start, end, out, dtype)
@@ -1025,7 +1103,7 @@ def linspace(
     else:
         vals = _lin(start, end, steps, np.complex128 if npd.kind == "c" else np.float64)
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+    return _finish(_on(vals.astype(npd), d), requires_grad, None, out, "linspace")
 
 
 def _space_sigs(name: str) -> list[str]:
@@ -1059,6 +1137,13 @@ def _space_dtype(name: str, start, end, out, dtype) -> np.dtype:
     dtype (its complex partner for a complex end point); torch has no bool kernel."""
     if dtype is not None:
         npd = np.dtype(_np_dtype(dtype))
+        if npd.kind != "c" and (isinstance(start, complex) or isinstance(end, complex)):
+            # torch infers a complex dtype from a complex end point, cast only to complex
+            inferred = _dt.get_default_dtype().to_complex()
+            raise RuntimeError(
+                f"torch.{name}(): inferred dtype {_dt.C_NAMES[inferred.name]} can't be safely "
+                f"cast to passed dtype {_dt.scalar_name(_dt._FROM_NP[npd])}"
+            )
     elif out is not None:
         npd = out._data.dtype
     elif any(isinstance(v, complex) for v in (start, end)):
@@ -1121,6 +1206,7 @@ def logspace(
     requires_grad=False,
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    _check_out_dtype(dtype, out)
     steps = _steps("logspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
     npd = _space_dtype("logspace", start, end, out, dtype)
@@ -1129,7 +1215,7 @@ def logspace(
     work = np.complex128 if npd.kind == "c" else np.float64  # complex exponents turn the base
     vals = np.power(work(base), _lin(start, end, steps, work))
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_on(vals.astype(npd), d), requires_grad, None, out)
+    return _finish(_on(vals.astype(npd), d), requires_grad, None, out, "logspace")
 
 
 def eye(
@@ -1145,6 +1231,7 @@ def eye(
     names=None,
 ) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
+    _check_out_dtype(dtype, out)
     if m is None:
         n = _int_param("eye", "n", 1, n)
     elif not (_is_int(n) and _is_int(m)):
@@ -1168,7 +1255,7 @@ def eye(
         else _np_dtype(dtype)
     )
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_make(d, lambda xp: xp.eye(n, m, dtype=npd)), requires_grad, names, out)
+    return _finish(_make(d, lambda xp: xp.eye(n, m, dtype=npd)), requires_grad, names, out, "eye")
 
 
 def _is_int(v) -> bool:
@@ -1280,13 +1367,25 @@ def polar(xp, abs, angle):
     return out
 
 
+def _complex_out(out, res, ins=()):
+    """torch's complex/polar kernels write only their complex result dtype (no cast)."""
+    raise RuntimeError(
+        f"Expected object of scalar type {_SN[res._data.dtype.name]} but got scalar type "
+        f"{_SN.get(out._data.dtype.name, out.dtype)} for argument 'out'"
+    )
+
+
+_complex.op.out_dtype = polar.op.out_dtype = _complex_out
+
+
 @polar.vjp
-def _(grad, abs, angle, needs):
-    # a real input x of a complex output gets Re(conj(d out/dx) * grad)
-    gr, gi = grad.real, grad.imag
-    c, s = angle.cos(), angle.sin()
-    g_abs = gr * c + gi * s if needs[0] else None
-    g_ang = (gi * c - gr * s) * abs if needs[1] else None
+def _(grad, result, needs):
+    # a real input x of a complex output gets Re(conj(grad) * d out/dx); torch writes d out/d abs
+    # as sgn(out), not e^(i angle): 0 at abs == 0, negated for a negative abs, NaN where out is
+    # not finite (and d out/d angle as 1j * out, NaN there too)
+    gc = grad.conj()
+    g_abs = (gc * result.sgn()).real if needs[0] else None
+    g_ang = (gc * result * 1j).real if needs[1] else None
     return g_abs, g_ang
 
 

@@ -22,6 +22,7 @@ from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from ..arg_errors import must_be_tensor, tensor_input
 from ..autocast import entry as _autocast_entry
+from ..layout import contiguous_format, row_major
 from ..meta import MetaArray, identity_like
 from ..names import _clean, as_op_error, unify
 from ..registry import backward_names, broadcast_error, op
@@ -349,6 +350,20 @@ def _exact(out, res, ins=()):
     raise RuntimeError(f"Expected out tensor to have dtype {_cn(res)}, but got {_cn(out)} instead")
 
 
+def castable_out(who: str):
+    """An out= check of torch's composite linalg ops: any safe cast is fine, another is refused
+    in their words."""
+
+    def check(out, res, ins=()):
+        if not _dt.can_cast(res.dtype, out.dtype):
+            raise RuntimeError(
+                f"{who}: Expected result to be safely castable from {_sname(res._data)} dtype, "
+                f"but got result with dtype {_sname(out._data)}"
+            )
+
+    return check
+
+
 def _out(out, r, name="_linalg_inv_ex", check=None):
     """Write ``r`` (a tensor or a named tuple of them) into ``out``: ``name`` is torch's op in
     its error for an input that requires grad (None: torch writes without that check),
@@ -370,11 +385,16 @@ def _out(out, r, name="_linalg_inv_ex", check=None):
 def det(xp, input):
     """The determinant of square matrices."""
     _check_square_float("linalg.det", input, kernel="lu")
+    if input.ndim > 3:  # permuted batch dims: numpy's result keeps their order, torch's not
+        input = row_major(xp, input)
     return xp.linalg.det(input)
 
 
 @det.vjp
 def _(grad, input, result):
+    if input.shape[-1] == 1:
+        # a 1x1 determinant is its entry: derivative 1, also at 0, where det * inv would be 0
+        return grad.unsqueeze(-1).unsqueeze(-1)
     g = (grad * result.conj()).unsqueeze(-1).unsqueeze(-1)
     inv, info = _linalg_inv_ex(input)
     if not input.is_meta and bool((info != 0).any()):  # exactly singular: det 0, gradient 0
@@ -389,6 +409,8 @@ def _(grad, input, result):
 def slogdet(xp, input):
     """(sign, log|det|) of square matrices."""
     _check_square_float("linalg.slogdet", input)
+    if input.ndim > 3:  # permuted batch dims: numpy's results keep their order, torch's not
+        input = row_major(xp, input)
     s, la = xp.linalg.slogdet(input)
     return s.astype(input.dtype, copy=False), la
 
@@ -736,6 +758,8 @@ def _linalg_eigh(xp, A, UPLO="L"):
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_sname(A)}'")
     if A.shape[-1] == 0:
         return xp.zeros(A.shape[:-1], A.real.dtype), xp.zeros(A.shape, A.dtype)
+    if A.ndim > 3:  # permuted batch dims: numpy's results keep their order, torch's not
+        A = row_major(xp, A)
     w, v = xp.linalg.eigh(A, UPLO=UPLO.upper())
     return w, v
 
@@ -782,6 +806,8 @@ def _linalg_eig(xp, A, who="linalg.eig"):
         dev = "cpu" if xp is np else "cuda"
         raise NotImplementedError(f"\"linalg_eig_out_{dev}\" not implemented for '{_sname(A)}'")
     cd = np.complex64 if A.dtype in (np.float32, np.complex64) else np.complex128
+    if A.ndim > 3:  # permuted batch dims: numpy's results keep their order, torch's not
+        A = row_major(xp, A)
     h = _host(A)
     if h.shape[-1] == 0:
         w, v = np.zeros(h.shape[:-1], cd), np.zeros(h.shape, cd)
@@ -853,7 +879,17 @@ def _linalg_svd(xp, A, full_matrices=True):
         U = xp.broadcast_to(xp.eye(m, mu, dtype=A.dtype), b + (m, mu)).copy()
         Vh = xp.broadcast_to(xp.eye(nv, n, dtype=A.dtype), b + (nv, n)).copy()
         return U, xp.zeros(b + (k,), A.real.dtype), Vh
-    return tuple(_xp_svd(xp, A, full_matrices=full_matrices))  # numpy's is a namedtuple
+    if A.ndim > 3:  # permuted batch dims: numpy's S keeps their order, torch's not
+        A = row_major(xp, A)
+    U, S, Vh = _xp_svd(xp, A, full_matrices=full_matrices)
+    # torch's U and Vh are LAPACK's column-major matrices (so torch.svd's V = Vh^H is
+    # contiguous and its .view works); numpy's are row-major
+    return _column_major(xp, U), S, _column_major(xp, Vh)
+
+
+def _column_major(xp, a):
+    """Each matrix of ``a`` (the last two dims) in column-major order, batches outermost."""
+    return xp.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
 def _xp_svd(xp, A, **kw):
@@ -924,6 +960,8 @@ def _linalg_svdvals(xp, A):
     _check_float("linalg.svd", A, kernel="linalg_svd")
     if A.size == 0:
         return xp.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.real.dtype)
+    if A.ndim > 3:  # permuted batch dims: numpy's result keeps their order, torch's not
+        A = row_major(xp, A)
     return _xp_svd(xp, A, compute_uv=False)
 
 
@@ -1480,6 +1518,15 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return _out(out, r, "cholesky_inverse")
 
 
+_power_castable = castable_out("matrix_power")
+
+
+def _power_out(out, res, ins=()):
+    """matrix_power's out=: safely castable (its own check), then matmul's exact dtype."""
+    _power_castable(out, res, ins)
+    _exact(out, res, ins)
+
+
 @_autocast_entry
 @tensor_input("matrix_power")
 def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
@@ -1494,7 +1541,9 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
         r = _eye_like(input).expand(tuple(input.shape)).clone()
         if input.requires_grad:
             r = r + 0 * input
-        return _out(out, r, "matmul", _exact)
+        return _out(out, r, "matmul", _power_castable)  # torch copies: any safe cast
+    if n == 1:  # a new tensor, never the input itself (torch: a contiguous clone)
+        return _out(out, input.clone(memory_format=contiguous_format), "matmul", _power_castable)
     if n < 0:
         input = inverse(input)
         n = -n
@@ -1506,7 +1555,7 @@ def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
         n >>= 1
         if n:
             base = base @ base
-    return _out(out, r, "matmul", _exact)
+    return _out(out, r, "matmul", _power_out)
 
 
 @_autocast_entry

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..layout import row_major
 from ..registry import op
 from .reduction import _axes, _nonempty, _reduced_names
 
@@ -32,7 +33,9 @@ def hash_tensor(xp, input, dim=(), *, keepdim=False, mode=0):
         out = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim)
     else:  # cupy has no bitwise_xor.reduce
         out = xor_fold(xp, bits, tuple(a % input.ndim for a in axes), keepdim)
-    return xp.asarray(out, dtype=xp.uint64)
+    out = xp.asarray(out, dtype=xp.uint64)
+    # a reduction: row-major whatever the input's order, as torch's (see layout.row_major)
+    return row_major(xp, out) if out.ndim > 1 else out
 
 
 def xor_fold(xp, bits, axes: tuple, keepdim: bool):

@@ -23,7 +23,7 @@ from .. import dtype as _dt
 from ..arg_errors import invalid_arguments, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
-from ..layout import row_major
+from ..layout import dense_order_strides, restride, row_major
 from ..meta import meta_xp, no_meta_kernel
 from ..names import (
     FALLBACK,
@@ -126,8 +126,12 @@ def _add_by_bincount(a, key, v) -> bool:
         or not all(getattr(k, "dtype", None) is not None and k.dtype.kind in "iu" for k in key)
     ):
         return False
-    *ks, vb = np.broadcast_arrays(*key, v)
-    if vb.size * 4 < a.size:
+    try:  # (the value broadcasts to the indexed shape, never the other way)
+        ks = np.broadcast_arrays(*key)
+        vb = np.broadcast_to(v, ks[0].shape)
+    except ValueError:  # np.add.at raises the error callers translate
+        return False
+    if not vb.size or vb.size * 4 < a.size:  # (no updates: np.add.at does nothing)
         return False
     ks = [np.where(k < 0, k + n, k) if k.dtype.kind == "i" and k.min() < 0 else k
           for k, n in zip(ks, a.shape)]  # fmt: skip
@@ -152,12 +156,16 @@ def _add_rows(a, idx, v) -> None:
         from scipy.sparse import csr_matrix
 
         rows, inv = np.unique(idx, return_inverse=True)
+        if rows[0] < 0:  # (below -n: numpy would wrap it again)
+            raise IndexError(f"index {rows[0] - a.shape[0]} is out of range")
         m = idx.size
         sel = csr_matrix((np.ones(m, a.dtype), (inv, np.arange(m))), shape=(rows.size, m))
         a[rows] += (sel @ v.reshape(m, -1)).reshape((rows.size,) + v.shape[1:])
         return
     order = np.argsort(idx, kind="stable")
     s = idx[order]
+    if s[0] < 0:  # (below -n: numpy would wrap it again)
+        raise IndexError(f"index {s[0] - a.shape[0]} is out of range")
     starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
     a[s[starts]] += np.add.reduceat(v[order], starts, axis=0)
 
@@ -212,7 +220,8 @@ def _index_array(a, xp):
     """An index array (from a tensor, list or ndarray) checked and moved to ``xp``'s device."""
     d = a.dtype
     if d is _UINT8 or d == _UINT8:
-        warn_user(_BYTE_MASK)
+        if a.ndim:  # (torch reads a 0-dim one as a Python bool, without warning)
+            warn_user(_BYTE_MASK)
         a = a.astype(_BOOL)  # byte tensors index as masks (torch's deprecated behaviour)
     elif d.kind not in "iub" or (d.kind in "iu" and d not in _IDX_DTYPES):
         raise IndexError(_BAD_TENSOR_INDEX)
@@ -237,11 +246,22 @@ _BYTE_MASK = (
 
 
 def _byte_masked_fill(index, value) -> bool:
-    """``x[byte_mask] = number``: torch sends it to masked_fill_, which refuses byte masks."""
-    if isinstance(value, Tensor) and value._data.ndim:
+    """``x[byte_mask] = v``, a one-element ``v`` and no other index tensor: torch sends it to
+    masked_fill_, which refuses byte masks (after its checks of the index's shape)."""
+    if isinstance(value, Tensor) and value._data.size != 1:
         return False
-    items = index if isinstance(index, (tuple, list)) else (index,)
-    return any(isinstance(i, Tensor) and i._data.dtype == _UINT8 and i._data.ndim for i in items)
+    byte = False
+    for i in index if isinstance(index, (tuple, list)) else (index,):
+        a = i._data if isinstance(i, Tensor) else i
+        if isinstance(a, (bool, list)):
+            return False  # (another index tensor)
+        if hasattr(a, "dtype"):
+            if not a.ndim and a.dtype.kind in "iu" and a.dtype != _UINT8:
+                continue  # a select
+            if byte or not a.ndim or a.dtype != _UINT8:
+                return False
+            byte = True
+    return byte
 
 
 def _put_converts(index, value: Tensor) -> bool:
@@ -255,14 +275,17 @@ def _put_converts(index, value: Tensor) -> bool:
     for it in index if seq else (index,):
         if isinstance(it, Tensor):
             a = it._data
-            if a.ndim == 0 and a.dtype.kind in "iu":
+            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != _UINT8:
                 continue  # a 0-dim integer tensor selects, like an int
-            # (a 0-dim bool tensor becomes an index tensor, like a bool)
+            # (a 0-dim bool or byte tensor becomes an index tensor, like a bool)
             masks.append(a.ndim > 0 and (a.dtype.kind == "b" or a.dtype == _UINT8))
         elif isinstance(it, bool):
             masks.append(False)  # inside a tuple, a bool becomes an int64 index tensor
         elif isinstance(it, (list, _ndarray)):
-            masks.append(np.asarray(it).dtype.kind == "b")
+            a = np.asarray(it)
+            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != _UINT8:
+                continue  # (so does a 0-dim integer array)
+            masks.append(a.dtype.kind == "b")
     if not masks:
         return True
     return len(masks) == 1 and masks[0] and value.numel() == 1
@@ -289,11 +312,14 @@ def _check_step(s: slice) -> slice:
     return s
 
 
-def _convert(self: Tensor, index):
+def _convert(self: Tensor, index, strict: bool = True, select: bool = True):
     """The index as a list of plain items (ints, slices, None, ..., bools, arrays).
 
     Returns (items, advanced, has_int, index_names): index_names lists the names of the integer
-    index tensors when one of them is named (they name the indexed dims), else None."""
+    index tensors when one of them is named (they name the indexed dims), else None.
+    ``strict=False`` (for _diagnose) keeps index tensors of any dtype as they are: torch checks
+    their dtypes only after the ints and slices. ``select=False`` (index_put_'s): a 0-dim integer
+    tensor is an index tensor, not a select."""
     if type(index) is tuple:
         items = index
     elif type(index) is list and _seq_as_tuple(index):
@@ -314,18 +340,23 @@ def _convert(self: Tensor, index):
             out.append(it)
             has_int = True
         elif tp is slice:
-            out.append(_check_step(it))
+            out.append(_check_step(it) if strict else it)
         elif it is None or it is Ellipsis:
             out.append(it)
         elif isinstance(it, Tensor):
             a = it._data
-            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype is not _UINT8 and a.dtype != _UINT8:
-                if a.dtype not in _IDX_DTYPES:
-                    raise IndexError(_BAD_TENSOR_INDEX)
-                out.append(int(a))  # a 0-d integer tensor selects, like an int (a view)
+            if (
+                a.ndim == 0
+                and a.dtype.kind in "iu"
+                and a.dtype is not _UINT8
+                and a.dtype != _UINT8
+                and select
+            ):
+                # a 0-d integer tensor (of any integer dtype) selects, like an int (a view)
+                out.append(int(a))
                 has_int = True
             else:
-                out.append(_index_array(a, xp))
+                out.append(_index_array(a, xp) if strict else a)
                 adv = True
                 if it._names is not None:
                     if out[-1].dtype.kind != "b":
@@ -338,9 +369,13 @@ def _convert(self: Tensor, index):
         elif isinstance(it, (list, tuple, range, _ndarray)):
             # torch reads any sequence of ints as a long index (``x[range(n), target]``)
             a = np.asarray(it) if not isinstance(it, _ndarray) else it
+            if not a.ndim and a.dtype.kind in "iu" and a.dtype != _UINT8:
+                out.append(int(a))  # a 0-d integer array selects, like a 0-d integer tensor
+                has_int = True
+                continue
             if not isinstance(it, _ndarray) and (a.size == 0 or a.dtype.kind in "iuf"):
                 a = a.astype(_INT64)  # torch reads a list of numbers as a long tensor
-            out.append(_index_array(a, xp))
+            out.append(_index_array(a, xp) if strict else a)
             adv = True
         elif hasattr(it, "__index__") and not isinstance(it, (float, np.bool_)):
             out.append(operator.index(it))
@@ -415,11 +450,11 @@ def _dict_items(self: Tensor, index: dict) -> tuple:
     return tuple(items)
 
 
-def _prepare(self: Tensor, index):
+def _prepare(self: Tensor, index, select: bool = True):
     """(op, args, index_names) for reading ``self[index]`` (index_names: see _convert)."""
-    items, adv, has_int, inames = _convert(self, index)
-    if not adv:
-        return _VIEW, (self, tuple(items)), None
+    items, adv, has_int, inames = _convert(self, index, select=select)
+    if not adv:  # (a bare slice stays bare: torch's grad_fn is then always a slice's)
+        return _VIEW, (self, items[0] if type(index) is slice else tuple(items)), None
     k = next((i for i, it in enumerate(items) if it is Ellipsis), -1)
     if k >= 0:
         # spell ... out: numpy treats advanced indices around an empty ... as separated, torch not
@@ -436,6 +471,7 @@ def _prepare(self: Tensor, index):
     # torch applies ints as selects first; numpy would treat them as broadcast advanced indices
     pre = []
     key = []
+    ell = False
     for it in items:
         tp = type(it)
         if tp is int:
@@ -445,10 +481,13 @@ def _prepare(self: Tensor, index):
         elif it is Ellipsis:
             pre.append(it)
             key.append(it)
+            ell = True
         else:
             n = it.ndim if tp is not slice and it.dtype.kind == "b" else 1
             pre.extend((slice(None),) * n)
             key.append(it)
+    if not ell:  # (a[pre] is then a view even when pre selects every dim, not numpy's scalar)
+        pre.append(Ellipsis)
     return _ADV, (self, tuple(key), tuple(pre)), inames
 
 
@@ -530,93 +569,154 @@ def _fast_key(index):
     return None
 
 
-def _diagnose(self: Tensor, index):
-    """torch's error for an index numpy rejected (None when the index looks fine)."""
+_ZERO_DIM_INDEX = (
+    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+    "C++ to convert a 0-dim tensor to a number"
+)
+
+
+def _is_mask(a) -> bool:
+    return a.dtype.kind == "b" or a.dtype == _UINT8
+
+
+def _mask_shape_error(a, d: int, after: list):
+    """torch's error for mask ``a`` at dim ``d`` of the shape ``after`` (None if it fits)."""
+    for j in range(a.ndim):
+        if d + j >= len(after) or a.shape[j] != after[d + j]:
+            return IndexError(
+                f"The shape of the mask {list(a.shape)} at index {j} does not match the "
+                f"shape of the indexed tensor {after} at index {d + j}"
+            )
+    return None
+
+
+def _diagnose(
+    self: Tensor, index, values: bool = True, fill: bool = False, select: bool = True
+) -> Exception | None:
+    """torch's error for an index numpy rejected (None when the index looks fine), found in
+    torch's order: a bare int or slice on a 0-dim tensor; the count of indexed dims; the items
+    in order (an int's bounds, reported by its position in the index); the index tensors'
+    dtypes; each mask's shape; the broadcast of the index tensors (a mask counts as one index
+    per dim it covers, a bool or 0-dim mask as one of size 1 or 0); an index into an empty
+    dim; and last the index values, only when the result has elements (torch's kernel checks
+    each value as it reads it, so an empty result checks none: see _empty_index; ``values=False``
+    leaves them out, for index_put_'s dtype check, which comes before them; ``fill``: a write of
+    one value, which torch first tries as a masked fill: it checks the shape of a mask that is
+    the first index tensor before any index tensor's dtype)."""
+    shape = self._data.shape
+    nd = len(shape)
+    if not nd and (
+        type(index) is slice or (isinstance(index, numbers.Integral) and type(index) is not bool)
+    ):
+        # torch selects or slices a bare int or slice at once, without counting the dims first
+        if type(index) is slice:
+            return IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if index == 0:
+            return IndexError(_ZERO_DIM_INDEX)
+        return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (the first conversion has warned already)
-            items = _convert(self, index)[0]
+            items = _convert(self, index, strict=False, select=select)[0]
     except (IndexError, ValueError, TypeError, RuntimeError) as e:
         return e
-    shape = self._data.shape
-    nd = len(shape)
-
-    used = sum(_consumes(it) for it in items)
+    arrays = [
+        None
+        if type(it) in (int, slice, bool) or it is None or it is Ellipsis
+        else (it if type(it) is _ndarray else it.get())
+        for it in items
+    ]
+    used = 0
+    for it, a in zip(items, arrays):
+        if a is not None:
+            used += a.ndim if _is_mask(a) else 1
+        elif type(it) is int or type(it) is slice:
+            used += 1
     if used > nd:
-        if nd == 0 and items and type(items[0]) is int:
-            return IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
-            )
         return IndexError(f"too many indices for tensor of dimension {nd}")
-    # pass 1: ints (reported by their position in the index), the shape after ints and Nones
-    dim = 0
+    # the items in order: ints and slices, the shape they leave (``after``, with a dim of size 1
+    # for None, a bool and a 0-dim mask) and where each index array lands in it
+    src = 0
     after = []
-    where = []  # per item: its first dim in ``after``
-    for pos, it in enumerate(items):
-        where.append(len(after))
-        if it is Ellipsis:
+    adv = []  # (first dim in ``after``, index array)
+    for pos, (it, a) in enumerate(zip(items, arrays)):
+        tp = type(it)
+        if it is Ellipsis:  # (each ... skips the dims no item names: torch allows several)
             k = nd - used
-            after.extend(shape[dim : dim + k])
-            dim += k
+            after.extend(shape[src : src + k])
+            src += k
         elif it is None:
             after.append(1)
-        elif type(it) is bool:
-            pass
-        elif type(it) is int:
-            size = shape[dim]
+        elif tp is bool or (a is not None and not a.ndim and _is_mask(a)):
+            adv.append((len(after), np.asarray(it) if a is None else a))
+            after.append(1)
+        elif src >= nd:
+            return IndexError(f"too many indices for tensor of dimension {nd}")
+        elif tp is int:
+            size = shape[src]
             if not -size <= it < size:
                 return IndexError(
                     f"index {it} is out of bounds for dimension {pos} with size {size}"
                 )
-            dim += 1
-        elif type(it) is slice:
+            src += 1
+        elif tp is slice:
             try:
-                after.append(len(range(*it.indices(shape[dim]))))
+                after.append(len(range(*_check_step(it).indices(shape[src]))))
             except (TypeError, ValueError) as e:
                 return e
-            dim += 1
+            src += 1
         else:
-            k = _consumes(it)
-            after.extend(shape[dim : dim + k])
-            dim += k
-    after.extend(shape[dim:])
-    # pass 2: arrays (reported by their rank among the advanced indices)
-    rank = 0
+            k = a.ndim if _is_mask(a) else 1
+            adv.append((len(after), a))
+            after.extend(shape[src : src + k])
+            src += k
+    after.extend(shape[src:])
+    if fill and adv and adv[0][1].ndim and _is_mask(adv[0][1]):
+        err = _mask_shape_error(adv[0][1], adv[0][0], after)
+        if err is not None:
+            return err
+    for _, a in adv:
+        if a.dtype.kind not in "iub" or (
+            a.dtype.kind in "iu" and a.dtype not in _IDX_DTYPES + (_UINT8,)
+        ):
+            return IndexError(_BAD_TENSOR_INDEX)
     shapes = []
-    for pos, it in enumerate(items):
-        if type(it) in (int, slice, bool) or it is None or it is Ellipsis:
-            continue
-        d = where[pos]
-        a = it if type(it) is _ndarray else it.get()
-        if a.dtype.kind == "b":
-            for j in range(a.ndim):
-                if a.shape[j] != after[d + j]:
-                    return IndexError(
-                        f"The shape of the mask {list(a.shape)} at index {j} does not match the "
-                        f"shape of the indexed tensor {after} at index {d + j}"
-                    )
-            rank += a.ndim
-            shapes.append([int(a.sum())])
-        else:
-            size = after[d]
-            bad = (a < -size) | (a >= size)
-            if bad.any():
-                if not size:  # torch's check for an empty dim, before any index's value
-                    return IndexError("index is out of bounds for dimension with size 0")
-                v = int(a[bad].reshape(-1)[0])
-                return IndexError(
-                    f"index {v} is out of bounds for dimension {rank} with size {size}"
-                )
-            rank += 1
+    indexed = []  # the sizes of the dims the index tensors index
+    for d, a in adv:
+        if not _is_mask(a):
             shapes.append(list(a.shape))
+            indexed.append(after[d])
+        elif not a.ndim:
+            shapes.append([int(bool(a))])
+            indexed.append(1)
+        else:
+            err = _mask_shape_error(a, d, after)
+            if err is not None:
+                return err
+            shapes.extend([[int(np.count_nonzero(a))]] * a.ndim)
+            indexed.extend(after[d : d + a.ndim])
     try:
-        np.broadcast_shapes(*[tuple(s) for s in shapes])
+        bshape = np.broadcast_shapes(*[tuple(s) for s in shapes])
     except ValueError:
         return IndexError(
             "shape mismatch: indexing tensors could not be broadcast together with "
             "shapes " + ", ".join(str(s) for s in shapes)
         )
+    if 0 in indexed and 0 not in bshape:  # (no value can index an empty dim)
+        return IndexError("index is out of bounds for dimension with size 0")
+    if not values or not all(after) or 0 in bshape:
+        return None  # (an empty result: torch reads no index value)
+    rank = 0
+    for d, a in adv:
+        if _is_mask(a):
+            rank += max(a.ndim, 1)
+            continue
+        size = after[d]
+        bad = (a < -size) | (a >= size)
+        if bad.any():
+            v = int(a[bad].reshape(-1)[0])
+            return IndexError(f"index {v} is out of bounds for dimension {rank} with size {size}")
+        rank += 1
     return None
 
 
@@ -717,7 +817,13 @@ def _index_view_name(node) -> str:
         elif it is None:
             name = "UnsqueezeBackward0"
         elif isinstance(it, slice):
-            if it.indices(shape[dim]) != (0, shape[dim], 1):  # a full slice is skipped
+            # torch skips a slice that starts at 0 as written (not -n), steps by 1 and ends at
+            # or past the end
+            if (
+                it.start not in (None, 0)
+                or it.step not in (None, 1)
+                or (it.stop is not None and it.stop < shape[dim])
+            ):
                 name = "SliceBackward0"
             dim += 1
         else:
@@ -737,18 +843,50 @@ def _index(xp, input, key=None, pre=None):
     contiguous = input.flags.c_contiguous
     if pre is not None:
         input = input[pre]
-    elif type(key) is _ndarray and key.dtype.kind == "i":
-        return input.take(key, axis=0)  # x[idx]: take is faster than fancy indexing
+    elif contiguous and type(key) is _ndarray and key.dtype.kind == "i":
+        # x[idx]: take is faster than fancy indexing (its result is row-major: a permuted
+        # input goes the long way, whose result keeps the input's order as torch's does)
+        return input.take(key, axis=0)
     if xp is meta_xp and any(
         getattr(k, "dtype", None) == _BOOL for k in (key if type(key) is tuple else (key,))
     ):
         no_meta_kernel(xp, "aten::index (a boolean mask)")
     r = input[key]
-    if contiguous and not r.flags.c_contiguous:
+    if not r.flags.c_contiguous:
         # numpy lays out x[:, idx] with the indexed dim outermost; torch's result of a
-        # contiguous input is contiguous (``.view`` of it works)
-        r = xp.ascontiguousarray(r)
+        # contiguous input is contiguous (``.view`` of it works), that of a permuted one keeps
+        # the input's order for the sliced dims
+        r = xp.ascontiguousarray(r) if contiguous else _index_layout(xp, input, key, r)
     return r
+
+
+def _index_layout(xp, a, key, r):
+    """``r = a[key]`` (``key``: slices, None, bools and index arrays, no ints or ...) laid out
+    as torch's index kernel lays it out: dense, the dims that slice ``a`` in the order of
+    ``a``'s strides, the dims of the broadcast index arrays (one block: in place when the
+    arrays are adjacent in ``key``, else first) where they are (layout.dense_order_strides with
+    a stride of 0 for them)."""
+    items = key if type(key) is tuple else (key,)
+    before, after, adv = [], [], []
+    d = 0
+    for i, it in enumerate(items):
+        if isinstance(it, slice):
+            (after if adv else before).append(a.strides[d] * (it.step or 1))
+            d += 1
+        elif it is None or type(it) is bool:
+            (after if adv else before).append(0)  # a new size-1 (or 0) dim: no order
+        else:
+            adv.append(i)
+            d += it.ndim if it.dtype.kind == "b" else 1
+    if not adv:
+        return r
+    after.extend(a.strides[d:])
+    nb = r.ndim - len(before) - len(after)
+    if adv[-1] - adv[0] + 1 == len(adv):
+        st = before + [0] * nb + after
+    else:  # separated index arrays: numpy and torch put their dims first
+        st = [0] * nb + before + after
+    return restride(xp, r, dense_order_strides(r.shape, st))
 
 
 @_index.vjp
@@ -818,11 +956,8 @@ def _getitem(self: Tensor, index) -> Tensor:
         a = self._data
         try:
             r = a[key]
-        except (IndexError, ValueError, TypeError):
-            err = _diagnose(self, index)
-            if err is None:
-                raise
-            raise err from None
+        except (IndexError, ValueError, TypeError) as e:
+            return _index_failed(self, index, e)
         if isinstance(r, _generic):  # numpy's scalar for a full int index: keep a 0-d view
             r = a[_with_ellipsis(key)]
         return _view_of(self, r)
@@ -856,7 +991,10 @@ def _getitem_general(self: Tensor, index, key) -> Tensor:
         elif inames is not None:
             inames = [inames]
     else:
-        od, args, inames = _prepare(self, index)
+        try:
+            od, args, inames = _prepare(self, index)
+        except (IndexError, ValueError) as e:  # (torch reads the items in order)
+            raise _diagnose(self, index) or e from None
     if od is _ADV and _has_empty_mask(args[1]):
         _raise_mask_error(self, index)
     try:
@@ -869,11 +1007,56 @@ def _getitem_general(self: Tensor, index, key) -> Tensor:
         if inames is not None:
             return _name_by_index(_apply(od, args, _NOKW), args, inames)
         return _apply(od, args, _NOKW)
-    except (IndexError, ValueError, TypeError):
-        err = _diagnose(self, index)
-        if err is None:
-            raise
+    except (IndexError, ValueError, TypeError) as e:
+        return _index_failed(self, index, e)
+
+
+def _index_failed(self: Tensor, index, e: Exception) -> Tensor:
+    """``self[index]`` where numpy raised ``e``: torch's error, or torch's result for what numpy
+    refuses and torch allows (several ``...``; an out-of-range index value in an empty result)."""
+    err = _diagnose(self, index)
+    if err is not None:
         raise err from None
+    msg = str(e)
+    if "single ellipsis" in msg:
+        return _getitem(self, _expand_ellipses(self, index))
+    if "out of bounds" in msg:
+        return _empty_index(self, index)
+    raise e
+
+
+_ELLIPSIS_SLICE = slice(None)  # (told apart from the user's slices by identity)
+
+
+def _expand_ellipses(self: Tensor, index: tuple) -> tuple:
+    """An index with several ``...`` spelled without them, as torch reads it: each skips the
+    dims no other item names (and the ones past the last dim are dropped: they skip nothing)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        items = _convert(self, index, strict=False)[0]  # (one per item of the tuple)
+    used = 0
+    for it in items:
+        if type(it) is int or type(it) is slice:
+            used += 1
+        elif it is not None and it is not Ellipsis and type(it) is not bool:
+            used += it.ndim if it.dtype.kind == "b" or it.dtype == _UINT8 else 1
+    out = []
+    for it in index:
+        if it is Ellipsis:
+            out.extend([_ELLIPSIS_SLICE] * max(self._data.ndim - used, 0))
+        else:
+            out.append(it)
+    while out and out[-1] is _ELLIPSIS_SLICE and len(out) > self._data.ndim:
+        out.pop()
+    return tuple(out)
+
+
+def _empty_index(self: Tensor, index) -> Tensor:
+    """``self[index]`` for an index whose result is empty though a value of an index array is
+    out of range: torch checks the values only as its kernel reads them (none here), numpy all
+    of them. Any value in range gives the same empty result: 0 (numpy does not check an index
+    into an empty dim when the broadcast indices are empty)."""
+    return _getitem_general(self, _zeroed(tuple(_convert(self, index)[0])), None)
 
 
 _VIEW = _index_view.op
@@ -971,23 +1154,36 @@ def _(grad, key, pre):
     return _index_zero(grad, key, pre)
 
 
-def _setitem_error(a, key, pre, v, adv):
+# the scalar types whose tensors torch prints by their legacy names (torch.FloatTensor), the
+# others as CPUBoolType, CPUComplexFloatType, ...
+_LEGACY_TENSORS = frozenset(("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"))
+
+
+def _setitem_error(a, key, pre, v, adv, strip: bool = True):
     t = a if pre is None else a[pre]
     target = list(t[key].shape) if adv else list(np.shape(t[key]))
     vs = list(getattr(v, "shape", ()))
+    while strip and vs and vs[0] == 1:  # (torch's setitem drops the value's leading 1s first)
+        vs.pop(0)
     if adv:
+        lead = len(target) - len(vs)
+        if lead >= 0 and all(s == 1 or s == target[lead + i] for i, s in enumerate(vs)):
+            return None
         return RuntimeError(
             f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
             f"indexing result of shape {target}"
         )
     if len(vs) > len(target):
+        word = _dt.SCALAR_NAMES[_dt.from_numpy_dtype(v.dtype).name]
+        what = f"torch.{word}Tensor" if word in _LEGACY_TENSORS else f"CPU{word}Type"
         return RuntimeError(
-            f"expand(torch.FloatTensor{{{vs}}}, size={target}): the number of sizes "
+            f"expand({what}{{{vs}}}, size={target}): the number of sizes "
             f"provided ({len(target)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(vs)})"
         )
     lead = len(target) - len(vs)
-    for i, s in enumerate(vs):
+    for i in reversed(range(len(vs))):  # (torch's expand compares from the last dim)
+        s = vs[i]
         if s != 1 and s != target[lead + i]:
             return RuntimeError(
                 f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
@@ -1018,7 +1214,27 @@ def _in_float_range(npd, v: float) -> bool:
     return npd is _F64 or (npd is _F32 and -_F32_MAX <= v <= _F32_MAX)
 
 
-def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
+def _check_number(self: Tensor, value) -> None:
+    """A number written by ``self[index] = value`` is range-checked before the index is read."""
+    if type(value) in (int, float, complex):
+        _setitem_number(value, self._data.dtype)
+
+
+def _setitem_number(v, npd):
+    """A number to store by ``x[index] = v``: fill_'s range check, except that a real number
+    past a float16's or bfloat16's range rounds to inf there (torch's setitem converts it to a
+    float tensor, then casts)."""
+    if npd.itemsize == 2 and npd.kind in "fV":
+        if type(v) is complex:  # (through a double: torch names that type)
+            v = _dt.fill_scalar(v, _F64)
+        if type(v) is float or type(v) is int:
+            with np.errstate(over="ignore"):
+                return npd.type(v)
+    return _dt.fill_scalar(v, npd)
+
+
+def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = False) -> None:
+    """``self[index] = value`` (``put``: for index_put_, which takes the value as it is)."""
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)
     key = _fast_key(index)
@@ -1038,14 +1254,21 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
             _check_mask_names(self._names[: key.ndim], index._names)
     else:
         if not accumulate and _byte_masked_fill(index, value):
-            raise RuntimeError(
+            _check_number(self, value)
+            raise _diagnose(self, index, values=False, select=not put) or RuntimeError(
                 "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
             )
-        od, args, _ = _prepare(self, index)
+        try:
+            od, args, _ = _prepare(self, index, select=not put)
+        except (IndexError, ValueError) as e:  # (torch reads the items in order)
+            _check_number(self, value)
+            one = not accumulate and (not isinstance(value, Tensor) or value._data.size == 1)
+            raise _diagnose(self, index, fill=one, select=not put) or e from None
         key = args[1]
         pre = args[2] if len(args) > 2 else None
         adv = od is _ADV
     if adv and _has_empty_mask(key):
+        _check_number(self, value)
         _raise_mask_error(self, index)
     vt = isinstance(value, Tensor)
     if vt and _spans_meet(self._data, value._data):
@@ -1059,6 +1282,9 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         raise _put_dtype_error(self, index, key, pre, value)
     if vt and _VMAP_SLICES:
         _vmap_refuse_inplace("__setitem__", self, (value,))
+    ex = self._extra
+    if ex and "ngr" in ex and _state.enabled:
+        _refuse_no_grad_view_write(self, index, adv or put)
     if not vt and not isinstance(value, (int, float, complex, _generic)):
         from ...autograd.engine import _legacy_type
 
@@ -1102,14 +1328,22 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         if not vt and not ((type(v) is float or type(v) is int) and _in_float_range(a.dtype, v)):
             # torch's range check (-1 into uint8 is 255; 1e40 into float32 and 1j into a real
             # tensor raise)
-            v = _dt.fill_scalar(v, a.dtype)
+            v = _setitem_number(v, a.dtype)
         if vt and type(v) is not type(a):
             v = v.item() if v.ndim == 0 else _xp_of(a).asarray(v)
+        if vt and adv and type(index) is not bool and getattr(v, "dtype", a.dtype) != a.dtype:
+            # one value under one mask (_put_converts): torch's masked fill of value.item(),
+            # after its checks of the index
+            try:
+                v = _dt.fill_scalar(v.reshape(-1)[0].item(), a.dtype)
+            except RuntimeError as e:
+                raise _diagnose(self, index, select=not put) or e from None
         if vt and a.dtype.kind != "c" and getattr(v, "dtype", a.dtype).kind == "c":
             if a.dtype.kind == "b":  # a bool takes the truth of both parts, as copy_ does
                 v = v != 0
             else:
-                _warn_complex_to_real()  # torch's copy_ warning (numpy's ComplexWarning else)
+                if adv or np.size((a if pre is None else a[pre])[key]):
+                    _warn_complex_to_real()  # copy_'s warning (none for an empty region)
                 v = v.real
         if accumulate:
             _add_at(_xp_of(a), a if pre is None else a[pre], key, v, sequential=True)
@@ -1126,26 +1360,116 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False) -> None:
         else:
             a[pre][key] = v
         self._ver[0] += 1
-    except (IndexError, TypeError) as e:
-        err = _diagnose(self, index)
-        if err is None and vt and adv and "boolean array indexing assignment" in str(e):
-            # numpy refuses a value of more dims than a mask's result has; torch's shape message
-            err = _setitem_error(self._data, key, pre, value._data, adv)
-        if err is None:
+    except (IndexError, TypeError, ValueError) as e:
+        _setitem_failed(self, index, value, accumulate, key, pre, adv, e, put)
+    except RuntimeError as e:  # (the registry's broadcast of a recorded write's operands)
+        if not str(e).startswith("The size of tensor a"):
             raise
+        _setitem_failed(self, index, value, accumulate, key, pre, adv, e, put)
+
+
+def _setitem_failed(
+    self: Tensor, index, value, accumulate, key, pre, adv, e: Exception, put: bool = False
+) -> None:
+    """``self[index] = value`` where numpy raised ``e``: torch's error (the index's structure,
+    then the value's shape, then the index values), or the write torch makes of what numpy
+    refuses (several ``...``, a value with extra leading 1s, an empty region whose index values
+    are out of range)."""
+    if index is False:
+        return None  # torch writes nothing and checks nothing
+    _check_number(self, value)
+    if index is True:
+        adv = False  # torch writes a view (x.unsqueeze(0)): copy_'s shape messages
+    err = _diagnose(self, index, values=False, select=not put)
+    if err is not None:
         raise err from None
-    except ValueError:
-        err = _diagnose(self, index)
-        if err is None and vt:
-            shape = _without_leading_ones(self._data, key, pre, value.shape, adv)
-            if shape is not None:  # x[0, 1] = tensor([v]): torch drops the value's leading 1s
-                return _setitem(self, index, value.reshape(shape), accumulate)
-        if err is None:
-            v = value._data if vt else value
-            err = _setitem_error(self._data, key, pre, v, adv)
-        if err is None:
-            raise
-        raise err from None
+    msg = str(e)
+    if "read-only" in msg and not (
+        _state.enabled
+        and (self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    ):
+        return _write_expanded(self, index, value, accumulate, key, pre, adv, put)
+    if "single ellipsis" in msg:  # torch reads several
+        return _setitem(self, _expand_ellipses(self, index), value, accumulate)
+    k = _zeroed(key) if adv else key  # (the region's shape, whatever the index values)
+    if isinstance(value, Tensor):
+        shape = None if put else _without_leading_ones(self._data, k, pre, value.shape, adv)
+        if shape is not None:  # x[0, 1] = tensor([v]): torch drops the value's leading 1s
+            return _setitem(self, index, value.reshape(shape), accumulate)
+        err = _setitem_error(self._data, k, pre, value._data, adv or put, not put)
+    if err is None and adv:
+        err = _diagnose(self, index, select=not put)  # (the index values, last)
+        if err is None and "out of bounds" in msg:  # an empty region: torch reads no value
+            self._ver[0] += 1
+            return None
+    if err is None:
+        raise e
+    raise err from None
+
+
+_EXPANDED_PUT = (
+    "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
+    "tensor"
+)
+_EXPANDED_FILL = (
+    "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar"
+)
+
+
+def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) -> None:
+    """``self[index] = value`` into an expanded tensor (numpy's read-only broadcast view), as
+    torch: a view's copy_ refuses a region whose elements share memory, else writes; index_put_
+    writes, with its deprecation warning (and masked_fill_'s, for one value under one mask)."""
+    from ..registry import _check_writable
+    from .conversion import _fill_target
+
+    a = self._data
+    if not adv:
+        if isinstance(value, Tensor):  # (copy_ checks the shapes first)
+            err = _setitem_error(a, key, pre, value._data, False)
+            if err is not None:
+                raise err
+        region = (a if pre is None else a[pre])[key]
+        shape = np.shape(region)
+        if 0 not in shape and any(
+            n > 1 and not st for n, st in zip(shape, getattr(region, "strides", ()))
+        ):
+            _check_writable(region)  # (torch's internal-overlap error)
+    else:
+        basic = []  # (torch warns when the part its slices leave has elements that share memory)
+        arrays = []
+        for it in key if type(key) is tuple else (key,):
+            if hasattr(it, "dtype"):
+                basic += [slice(None)] * (it.ndim if it.dtype.kind == "b" else 1)
+                arrays.append(it)
+            elif type(it) is bool:
+                arrays.append(it)
+            elif it is not None:
+                basic.append(it)
+        part = (a if pre is None else a[pre])[tuple(basic)]
+        if part.size and any(n > 1 and not st for n, st in zip(part.shape, part.strides)):
+            warn_user(_EXPANDED_PUT)
+            if (
+                not accumulate
+                and len(arrays) == 1
+                and getattr(arrays[0], "ndim", 0)
+                and arrays[0].dtype.kind == "b"
+                and (not isinstance(value, Tensor) or value._data.size == 1)
+            ):
+                warn_user(_EXPANDED_FILL)
+    _setitem(_wrap(_fill_target(a)), index, value, accumulate, put)  # (a writable alias)
+    self._ver[0] += 1
+
+
+def _zeroed(key):
+    """``key`` with its integer index arrays zeroed (in range for any non-empty dim)."""
+    if type(key) is not tuple:
+        return _xp_of(key).zeros_like(key) if key.dtype.kind in "iu" else key
+    return tuple(
+        _xp_of(it).zeros_like(it) if getattr(it, "dtype", _BOOL).kind in "iu" else it for it in key
+    )
 
 
 _PUT = _index_put.op
@@ -1160,11 +1484,8 @@ def _put_node_name(node) -> str:
         if part is not None:
             items += part if type(part) is tuple else [part]
     view = any(
-        it is None
-        or isinstance(it, (int, np.integer))
-        or (type(it) is slice and it != slice(None))
-        or (isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind != "b")
-        for it in items
+        it is None or isinstance(it, (int, np.integer)) or (type(it) is slice and it != slice(None))
+        for it in items  # (a 0-dim index array here is index_put_'s: an index tensor)
     )
     if view:
         return "torch::autograd::CopySlices"
@@ -1198,7 +1519,7 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
             f"{type(indices).__name__}"
         )
     for i, t in enumerate(indices):
-        if t is not None and not isinstance(t, Tensor):
+        if not isinstance(t, Tensor):  # (torch's binding refuses None too)
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
@@ -1206,31 +1527,78 @@ def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tens
         raise TypeError(
             f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
         )
-    if (
-        values.dtype is not self.dtype
-        and not (not accumulate and _mask_fill(indices, values))  # accumulating never fills
-    ):
-        raise RuntimeError(_put_dtype_message(self, values))  # index_put_ does not convert
+    if len(indices) > self._data.ndim:  # (0-dim integer tensors index here: they do not select)
+        raise IndexError(
+            f"too many indices for tensor of dimension {self._data.ndim} (got {len(indices)})"
+        )
+    for t in indices:  # (so their dtype is checked as index tensors', also when 0-dim)
+        d = t._data.dtype
+        if d not in _IDX_DTYPES and d.kind != "b" and d != _UINT8:
+            raise IndexError(_BAD_TENSOR_INDEX)
+    fill = not accumulate and _mask_fill(indices, values)  # (accumulating never fills)
+    if values.dtype is not self.dtype and not fill:
+        # index_put_ does not convert: its refusal comes after its checks of the index's shapes
+        index = tuple(indices)
+        try:
+            args = _prepare(self, index, select=False)[1]
+        except (IndexError, ValueError) as e:
+            raise _diagnose(self, index, select=False) or e from None
+        pre = args[2] if len(args) > 2 else None
+        raise _put_dtype_error(self, index, args[1], pre, values, put=True)
+    if fill:
+        values = values.reshape(())  # torch's masked fill of values.item()
+    elif values._data.ndim and values._data.shape[0] == 1:
+        _check_put_rank(self, tuple(indices), values)
     try:
-        _setitem(self, tuple(slice(None) if i is None else i for i in indices), values, accumulate)
+        _setitem(self, tuple(indices), values, accumulate, put=True)
     except RuntimeError as e:  # a name clash is index_put_'s (spec 4.10), not __setitem__'s
         raise as_op_error(e, "index_put_", ("__setitem__",), self, values, *indices) from None
     return self
 
 
-def _put_dtype_error(self: Tensor, index, key, pre, value: Tensor) -> Exception:
+def _check_put_rank(self: Tensor, index: tuple, values: Tensor) -> None:
+    """index_put_ takes ``values`` as it is: numpy would drop leading 1s past the rank of the
+    indexed region, torch refuses them (its setitem drops them first)."""
+    used = block = 0  # (the region's rank: index_put_'s indices are all tensors)
+    for t in index:
+        a = t._data
+        mask = a.dtype.kind == "b" or a.dtype == _UINT8
+        used += a.ndim if mask else 1
+        block = max(block, 1 if mask else a.ndim)
+    if values._data.ndim <= self._data.ndim - used + block:
+        return
+    try:  # (the region's shape, for the message)
+        args = _prepare(self, index, select=False)[1]
+        a = self._data
+        t = a if len(args) < 3 else a[args[2]]
+        xp = _xp_of(a)
+        region = xp.broadcast_to(xp.zeros((), _BOOL), t.shape)[_zeroed(args[1])].shape
+    except (IndexError, TypeError, ValueError):
+        return  # (the write raises torch's error)
+    if values._data.ndim > len(region):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(region)}"
+        )
+
+
+def _put_dtype_error(self: Tensor, index, key, pre, value: Tensor, put: bool = False) -> Exception:
     """index_put_'s refusal of another dtype, after torch's earlier checks: a mask's shape, then
     the value's shape against the indexed region's (an index out of range is found later)."""
     a = self._data
     try:
         target = list((a if pre is None else a[pre])[key].shape)
     except (IndexError, TypeError, ValueError):
-        err = _diagnose(self, index)
-        if err is not None and str(err).startswith("The shape of the mask"):
+        # (torch reads the index before the value)
+        err = _diagnose(self, index, values=False, select=not put)
+        if err is not None:
             return err
-        return RuntimeError(_put_dtype_message(self, value))
+        try:  # (an index value out of range is found later)
+            target = list((a if pre is None else a[pre])[_zeroed(key)].shape)
+        except (IndexError, TypeError, ValueError):
+            return RuntimeError(_put_dtype_message(self, value))
     vs = list(value.shape)
-    while vs and vs[0] == 1:  # torch drops the value's leading 1s
+    while not put and vs and vs[0] == 1:  # torch's setitem drops the value's leading 1s
         vs.pop(0)
     lead = len(target) - len(vs)
     if lead < 0 or any(v != 1 and v != target[lead + i] for i, v in enumerate(vs)):
@@ -1321,6 +1689,24 @@ _COPY.backward_name = "torch::autograd::CopySlices"  # torch's (C++) node, print
 
 
 _MULTI_VIEW = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
+
+
+def _refuse_no_grad_view_write(self: Tensor, index, adv: bool) -> None:
+    """``self[index] = v`` for a view made in no_grad (or inference) mode of a tensor requiring
+    grad: torch's refusal, naming the view of it that a basic index writes through."""
+    from ..registry import refuse_no_grad_view
+
+    kind = None if adv else _setitem_view_kind(index, self._data.shape)
+    if kind is None:
+        refuse_no_grad_view(self)
+        return
+    try:
+        refuse_no_grad_view(self)
+    except RuntimeError as e:
+        msg = str(e)
+        raise RuntimeError(
+            f"Output 0 of {kind} is a view of a view which was {msg[len('A view was ') :]}"
+        ) from None
 
 
 def _setitem_view_kind(key, shape) -> str | None:
@@ -1431,7 +1817,7 @@ def _check_bounds(xp, index, size, dim, exc=RuntimeError, neg=0):
         lo, hi = index.min(), index.max()
         lim = -size if neg else 0
         if lo < lim or hi >= size:
-            v = int(lo if lo < lim else hi)
+            v = int(index[(index < lim) | (index >= size)].reshape(-1)[0])  # (torch's first)
             raise exc(f"index {v} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -1464,7 +1850,9 @@ def _gather(xp, input, index, dim=0, *, sparse_grad=False):
             input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape, input.dtype)
         )
     _check_bounds(xp, index, input.shape[dim], dim)
-    return input[_along_idx(xp, index, dim)]
+    r = input[_along_idx(xp, index, dim)]
+    # numpy lays the result out like a permuted index; torch's is contiguous
+    return row_major(xp, r) if r.ndim > 1 else r
 
 
 @_gather.vjp
@@ -1595,6 +1983,11 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
     if reduce == "mean" and input.dtype.kind == "b":
         raise NotImplementedError(
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
+        )
+    if input.dtype.kind == "c" and reduce in ("amax", "amin"):  # complex numbers have no order
+        raise NotImplementedError(
+            f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
+            f"'{_dtype_word(input)}'"
         )
     idx = _along_idx(xp, index, dim) if index.ndim else ()
     v = _src_view(src, index) if src.ndim else src
@@ -1876,24 +2269,26 @@ def _accumulate_index(index, who):
 @op(names=keep, method=False, name="_index_select")
 def _index_select(xp, input, index, dim=0):
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    nd = input.ndim
+    dim = _wrap_dim(dim, nd)  # (torch's order: the dim, the index's rank, its size, its dtype)
+    if nd == 0 and index.ndim <= 1 and index.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)"
+        )
     idx = _vector_index(index, "index_select")
-    if input.ndim == 0:
-        dim = _wrap_dim(dim, 0)
-        if idx.size != 1:
-            raise RuntimeError(
-                f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
-            )
+    if nd == 0:
         if xp is np and int(idx.reshape(-1)[0]) != 0:
             raise IndexError("index out of range in self")
         return input.reshape(1)[idx].reshape(())
-    dim = _wrap_dim(dim, input.ndim)
     n = input.shape[dim]
-    if not n and idx.size:
+    if not n and idx.size and nd > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if xp is np and idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():
-            if dim != 1:  # torch's kernels differ: only its dim-1 one names the bad index
+            # torch's kernels differ: its dim-1 one and its check of an empty self name the
+            # bad index
+            if nd < 2 or (dim != 1 and input.size):
                 raise IndexError("index out of range in self")
             raise RuntimeError(
                 f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}"
@@ -1921,27 +2316,36 @@ def _dim_key(dim, idx):
 @op(names=keep_indexed, method=False, name="_index_add")
 def _index_add(xp, input, index, source, dim=0, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    nd = input.ndim
+    dim = _wrap_dim(dim, nd)  # (torch's order: the dim, the index, the dtypes, the shapes)
+    idx = _accumulate_index(index, "index_add_")
     if source.dtype != input.dtype:
         raise RuntimeError(
             f"index_add_(): self ({_dtype_word(input)}) and source ({_dtype_word(source)}) must "
             "have the same scalar type"
         )
-    idx = _accumulate_index(index, "index_add_")
-    nd = input.ndim
-    dim = _wrap_dim(dim, nd)
-    ns = source.shape[dim] if source.ndim else 1
+    ns = source.shape[_wrap_dim(dim, source.ndim)] if source.ndim else 1
     if idx.size != ns:
         raise RuntimeError(
             f"index_add_(): Number of indices ({idx.size}) should be equal to "
             f"source.size(dim): ({ns}), for dim: {dim}"
         )
+    ss, xs = source.shape, input.shape
+    if (ss[:dim] != xs[:dim] or ss[dim + 1 :] != xs[dim + 1 :]) if nd and ss else ss != xs:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(xs)} source.shape = {list(ss)}"
+        )
     out = input.copy()
+    if nd > 1 and not (idx.size and out.size):
+        return out  # (torch's kernel returns before it reads an index value)
+    # torch adds with scatter_add along the first or last dim, else per index (serially)
+    serial = not (nd > 1 and alpha == 1 and idx.dtype == np.int64 and dim in (0, nd - 1))
     if input.dtype.kind == "b":  # torch converts alpha to self's type (truncating)
         alpha = bool(alpha)
     elif input.dtype.kind in "iu":
         alpha = int(alpha)
     size = input.shape[dim] if nd else 1
-    serial = not (nd > 1 and alpha == 1 and idx.dtype == np.int64)
     if not serial:
         _check_bounds(xp, idx, size, dim, RuntimeError)
     elif xp is np and idx.size and (idx.min() < 0 or idx.max() >= size):
@@ -2007,10 +2411,13 @@ def _index_fill(xp, input, index, value, dim=0):
     out = input.copy()
     if input.ndim == 0:
         _wrap_dim(dim, 0)
+        _check_bounds(xp, idx, 1, 0, IndexError, 1)  # (one slice)
         if idx.size:
             out[...] = value
         return out
     dim = _wrap_dim(dim, input.ndim)
+    if not out.size and input.ndim > 1 and input.shape[dim]:
+        return out  # (torch reads no index value)
     _check_bounds(xp, idx, input.shape[dim], dim, IndexError, 1)
     out[_dim_key(dim, idx)] = value
     return out
@@ -2070,7 +2477,8 @@ def masked_fill(xp, input, mask, value):
                 "masked_fill_ only supports a 0-dimensional value tensor, but got "
                 f"tensor with {value.ndim} dimension(s)."
             )
-        value = value.astype(input.dtype)
+        if value.dtype != input.dtype:  # torch fills with value.item(): range-checked
+            value = xp.asarray(_dt.fill_scalar(value.item(), input.dtype), dtype=input.dtype)
     else:
         value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
     try:
@@ -2100,9 +2508,11 @@ def _masked_fill_(self, mask, value):
     if _VMAP_SLICES:
         _vmap_refuse_inplace("masked_fill_", self, (mask, value))
     vt = isinstance(value, Tensor)
-    if not (_state.enabled and (self.requires_grad or (vt and value.requires_grad))) and isinstance(
-        mask, Tensor
-    ):
+    ex = self._extra  # a view made in no_grad: the op path raises torch's error
+    if not (
+        _state.enabled
+        and (self.requires_grad or (vt and value.requires_grad) or (ex and "ngr" in ex))
+    ) and isinstance(mask, Tensor):
         m = mask._data
         _check_mask(m, "masked_fill_")
         a = self._data
@@ -2121,11 +2531,17 @@ def _masked_fill_(self, mask, value):
                     "masked_fill_ only supports a 0-dimensional value tensor, but "
                     f"got tensor with {v.ndim} dimension(s)."
                 )
-            if type(v) is not type(a):
-                v = v.item()
+            if type(v) is not type(a) or v.dtype != a.dtype:  # (torch fills value.item():
+                v = _dt.fill_scalar(v.item(), a.dtype)  # range-checked, as a number's)
         elif a.dtype.kind in "iu":
             v = _dt.fill_scalar(v, a.dtype)
-        _xp_of(a).copyto(a, v, where=m, casting="unsafe")
+        try:
+            _xp_of(a).copyto(a, v, where=m, casting="unsafe")
+        except ValueError:  # numpy's read-only broadcast view: torch writes its memory
+            from .conversion import _fill_target
+
+            warn_user(_EXPANDED_FILL)
+            _xp_of(a).copyto(_fill_target(a), v, where=m, casting="unsafe")
         self._ver[0] += 1
         return self
     return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
@@ -2303,7 +2719,9 @@ def nonzero(xp, input, *, as_tuple=False):
     if as_tuple:
         if input.ndim == 0:
             return (xp.zeros(int(bool(input)), _INT64),)
-        return tuple(a.astype(_INT64, copy=False) for a in xp.nonzero(input))
+        # torch's are the rows of one contiguous (ndim, n) tensor; numpy's the strided columns
+        # of an (n, ndim) array
+        return tuple(xp.ascontiguousarray(xp.argwhere(input).astype(_INT64, copy=False).T))
     return xp.argwhere(input).astype(_INT64, copy=False)
 
 

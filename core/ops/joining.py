@@ -23,6 +23,7 @@ from ..arg_errors import tensor_input as _tensor_input
 from ..arg_errors import tensor_sequence as _tensor_sequence
 from ..autocast import entry as _autocast_entry
 from ..dims import by_name
+from ..layout import contiguous_format
 from ..names import keep, keep_indexed, unify_inputs
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
@@ -371,7 +372,11 @@ def block_diag(*tensors) -> Tensor:
             parts.append(zeros(r, cols - left - c, dtype=dt, device=dev))
         rows.append(parts[0] if len(parts) == 1 else cat(parts, 1))
         left += c
-    return rows[0] if len(rows) == 1 else cat(rows, 0)
+    if len(rows) > 1:
+        return cat(rows, 0)
+    r = rows[0]
+    # one block and no padding: a new contiguous tensor, never the input (or a view of it)
+    return r.clone(memory_format=contiguous_format) if r is blocks[0] else r
 
 
 # ---------------------------------------------------------------------- unravel_index
@@ -396,59 +401,62 @@ def unravel_index(indices: Tensor, shape) -> tuple:
 
 
 # ---------------------------------------------------------------------- index_copy
-def _index_vec(index, who):
-    if index.dtype != _INT64:
-        raise RuntimeError(
-            f"{who}(): Expected a long tensor for index, but got {_dtype_word(index)}"
-        )
-    if index.ndim > 1:
-        raise IndexError(f"{who}(): Index should have dimension 1 or 0 (got {index.ndim})")
-    return index.reshape(-1)
-
-
 @op(names=keep_indexed, method=False, name="_index_copy")
 def _index_copy(xp, input, index, source, dim=0):
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
     who = "index_copy_"
-    idx = _index_vec(index, who)
+    nd, ns = input.ndim, source.ndim
+    dim = _wrap_dim(dim, nd)  # (torch's order: the dim, the ranks, the dtypes, the shapes)
+    if index.ndim > 1:
+        raise IndexError(f"{who}(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if not ns and index.size != 1:
+        raise IndexError(
+            f"{who}(): When source is scalar, index should have one element (got {index.size})"
+        )
+    if ns != nd and ns and nd:
+        raise IndexError(
+            f"{who}(): When source and destination are not scalars, their dimensionality must "
+            f"match. Source dimensionality ({ns}), destination dimensionality ({nd})"
+        )
+    if index.dtype != _INT64:
+        raise RuntimeError(
+            f"{who}(): Expected a long tensor for index, but got {_dtype_word(index)}"
+        )
     if source.dtype != input.dtype:
         raise RuntimeError(
             f"{who}(): self and source expected to have the same dtype, but got (self) "
             f"{_dtype_word(input)} and (source) {_dtype_word(source)}"
         )
-    nd = input.ndim
-    dim = _wrap_dim(dim, nd)
-    ns = source.shape[dim] if source.ndim else 1
-    if idx.size != ns:
+    xs = input.shape[:dim] + input.shape[dim + 1 :]  # (the slices: a 0-dim one is empty)
+    ss = source.shape[:dim] + source.shape[dim + 1 :]
+    if xs != ss:
+        raise RuntimeError(
+            f"{who}(): Source/destination tensor must have same slice shapes. Destination "
+            f"slice shape: {' '.join(map(str, xs))} at dimension {dim} and source slice shape: "
+            f"{' '.join(map(str, ss))} at dimension 0."
+        )
+    idx = index.reshape(-1)
+    if ns and idx.size != source.shape[dim]:
         raise IndexError(
-            f"{who}(): Number of indices ({idx.size}) should be equal to source.size(dim) ({ns})"
+            f"{who}(): Number of indices ({idx.size}) should be equal to source.size(dim) "
+            f"({source.shape[dim]})"
         )
     out = input.copy()
-    if nd == 0:
-        if idx.size:
-            out[...] = source.reshape(())
-        return out
-    if source.ndim != nd or any(
-        a != b for k, (a, b) in enumerate(zip(input.shape, source.shape)) if k != dim
-    ):
-        for k in range(nd):
-            a = input.shape[k] if k < nd else 1
-            b = source.shape[k] if k < source.ndim else 1
-            if k != dim and a != b:
-                j = k if k < dim else k - 1  # torch names the dim of the slice
-                raise RuntimeError(
-                    f"{who}(): Source/destination tensor must have same slice shapes. "
-                    f"Destination slice shape: {a} at dimension {j} and source slice shape: "
-                    f"{b} at dimension {j}."
-                )
-    size = input.shape[dim]
-    if xp is np and idx.size:
+    size = input.shape[dim] if nd else 1  # (a 0-dim self is one slice)
+    # (torch's kernel reads no index of an empty self, unless it has values to write there)
+    if xp is np and idx.size and (out.size or (source.size and not size)):
         bad = (idx < 0) | (idx >= size)
         if bad.any():
             raise IndexError(
                 f"{who}(): index {int(idx[bad][0])} is out of bounds for dimension {dim} with "
                 f"size {size}"
             )
+    if not out.size:
+        return out
+    if not nd:
+        if idx.size:
+            out[...] = source.reshape(-1)[-1]  # (torch's serial kernel: the last write stays)
+        return out
     out[(slice(None),) * dim + (idx,)] = source
     return out
 
@@ -504,6 +512,13 @@ def _index_reduce_checks(input, dim, index, source, reduce):
             raise IndexError("index out of range in self")
     if reduce == "mean" and a.dtype.kind == "b":  # torch's mean ends on a floor division
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    if a.dtype.kind == "c" and (nd <= 1 or reduce in ("amax", "amin")):
+        # torch's 1-d kernel has no complex types; its n-d one reduces slices with ops of
+        # which only maximum/minimum refuse them
+        kernel = (
+            "index_func_" if nd <= 1 else ("maximum_cpu" if reduce == "amax" else "minimum_cpu")
+        )
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_word(a)}'")
     return d
 
 

@@ -18,7 +18,16 @@ from ..autocast import entry as _autocast_entry
 from ..registry import op
 from ..return_types import _return_type
 from ..tensor import Tensor
-from .creation import _dev, _finish, _np_dtype, _num, _on
+from .creation import (
+    _check_out_dtype,
+    _dev,
+    _finish,
+    _no_range_kernel,
+    _np_dtype,
+    _num,
+    _on,
+    _real_bound,
+)
 from .creation import eye as _eye
 from .decompositions import _rule
 
@@ -47,13 +56,16 @@ def range(
 ) -> Tensor:
     """Deprecated: values from ``start`` to ``end`` INCLUSIVE by ``step`` (default float dtype)."""
     warnings.warn(_RANGE_MSG, UserWarning, stacklevel=2)
+    _check_out_dtype(dtype, out)
     if end is None:  # torch's range has no one-argument form
         raise TypeError('range() missing 1 required positional arguments: "end"')
-    start, end, step = _num(start), _num(end), _num(step)
+    start, end, step = (_real_bound(_num(v)) for v in (start, end, step))
     if dtype is None:
         npd = out._data.dtype if out is not None else _dt.get_default_dtype().np
     else:
         npd = np.dtype(_np_dtype(dtype))
+    if npd.kind in "bc":
+        raise _no_range_kernel("range_cpu", npd)
     if npd.kind in "iu":  # integer results: the bounds are truncated to integers first
         start, end, step = int(start), int(end), int(step)
     if step == 0:
@@ -66,7 +78,7 @@ def range(
     n = math.floor((end - start) / step) + 1
     vals = start + step * np.arange(n, dtype=np.float64)
     d = _dev(device) if out is None or device is not None else out.device
-    return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out)
+    return _finish(_on(vals.astype(npd, copy=False), d), requires_grad, None, out, "range")
 
 
 def frombuffer(
@@ -183,6 +195,8 @@ def geqrf(xp, input):
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _check_lapack_dtype("geqrf", input)
     # numpy / cupy's qr(mode="raw") is LAPACK's geqrf, batched, with h transposed (Fortran order)
+    if input.ndim > 3:  # permuted batch dims: numpy's tau keeps their order, torch's not
+        input = xp.ascontiguousarray(input)
     h, tau = xp.linalg.qr(input, mode="raw")
     return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
 

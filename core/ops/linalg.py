@@ -17,10 +17,12 @@ from ..arg_errors import tensor_input as _tensor_input
 from ..arg_errors import tensor_sequence as _tensor_sequence
 from ..arg_errors import type_name
 from ..autocast import entry as _autocast_entry
+from ..layout import row_major
 from ..names import (
     _fmt,
     add_contract,
     add_contract_batch_sum,
+    as_op_error,
     cdist_names,
     contract,
     fallback_names,
@@ -219,10 +221,14 @@ def matmul(xp, input, other):
         _matmul_dtype_check(input, other)
     try:
         if input.dtype.itemsize == 2 and input.dtype.kind in "fV":
-            return _lowp(xp.matmul, input, other)
-        return xp.matmul(input, other)
+            r = _lowp(xp.matmul, input, other)
+        else:
+            r = xp.matmul(input, other)
     except ValueError:
         raise _matmul_error(input, other) from None
+    # numpy keeps permuted batch dims' order (a (B, H, L, D) view with B and H swapped gives a
+    # permuted product); torch's batched product is contiguous
+    return row_major(xp, r) if r.ndim > 2 else r
 
 
 @matmul.vjp(only_for={"input": "other"})  # a frozen right operand keeps no activation
@@ -859,10 +865,14 @@ def _bcast(xp, arrays, subs, sizes):
 @op(names=_einsum_names, method=False, name="_einsum1")
 def _einsum1(xp, a, equation=""):
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
-        return xp.einsum(equation, a.astype(np.float32)).astype(a.dtype)
-    r = xp.einsum(equation, a)
-    # numpy returns views for pure transposes / diagonals: an op's result must own its memory
-    return r.copy() if r.ndim and xp.may_share_memory(r, a) else r
+        r = xp.einsum(equation, a.astype(np.float32)).astype(a.dtype)
+    else:
+        r = xp.einsum(equation, a)
+        # numpy returns views for pure transposes / diagonals: an op's result must own its memory
+        if r.ndim and xp.may_share_memory(r, a):
+            return r.copy()  # row-major
+    # numpy's sum keeps a permuted input's order, torch's result is contiguous
+    return row_major(xp, r) if r.ndim > 1 else r
 
 
 @_einsum1.vjp
@@ -887,7 +897,10 @@ def _einsum2(xp, a, b, equation=""):
         a = xp.broadcast_to(a, full_a)
     if full_b is not None:
         b = xp.broadcast_to(b, full_b)
-    return _mmf(lambda x, y: xp.einsum(equation, x, y, optimize=optimize), a, b)
+    r = _mmf(lambda x, y: xp.einsum(equation, x, y, optimize=optimize), a, b)
+    # numpy's product keeps the operands' order (transposed in, transposed out); torch's
+    # result is contiguous
+    return row_major(xp, r) if r.ndim > 1 else r
 
 
 _PLANS: dict = {}
@@ -1470,8 +1483,11 @@ def chain_matmul(*matrices) -> Tensor:
                 "cannot be multiplied"
             )
     r = matrices[0]
-    for m in matrices[1:]:
-        r = mm(r, m)
+    try:
+        for m in matrices[1:]:
+            r = mm(r, m)
+    except RuntimeError as err:  # a name clash is chain_matmul's (spec 4.10), not mm's
+        raise as_op_error(err, "chain_matmul", ("mm",), *matrices) from None
     return r
 
 
@@ -1558,7 +1574,9 @@ def cdist(xp, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary")
         out = xp.max(d, axis=-1) if d.shape[-1] else xp.zeros(d.shape[:-1], x1.dtype)
     else:
         out = xp.sum(d**p, axis=-1) ** (1.0 / p)
-    return out.astype(x1.dtype, copy=False)
+    out = out.astype(x1.dtype, copy=False)
+    # a batch of permuted inputs: numpy keeps their order, torch's result is contiguous
+    return row_major(xp, out) if out.ndim > 2 else out
 
 
 @cdist.vjp

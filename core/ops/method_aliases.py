@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 from ..dims import normalize_dim
+from ..layout import contiguous_format
 from ..tensor import Tensor
 
 # torch.<name>(tensor, *args) == tensor.<name>(*args)
@@ -84,7 +85,10 @@ def _copy(name: str, seq: bool = False):
 
         view = getattr(ember, name, None) or getattr(Tensor, name)
         r = view(input, *args, **kwargs)
-        return tuple(t.clone() for t in r) if seq else r.clone()
+        # torch's *_copy results are contiguous whatever the view's layout
+        if seq:
+            return tuple(t.clone(memory_format=contiguous_format) for t in r)
+        return r.clone(memory_format=contiguous_format)
 
     fn.__name__ = fn.__qualname__ = name + "_copy"
     fn.__doc__ = f"``{name}`` as a new tensor (no storage shared with ``input``)."
@@ -98,12 +102,12 @@ def slice_copy(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1)
     if dim is None and input._names is None:
         raise TypeError("slice_copy(): argument 'dim' (position 2) must be int, not NoneType")
     key = (slice(None),) * normalize_dim(input, dim) + (slice(start, end, step),)
-    return input[key].clone()
+    return input[key].clone(memory_format=contiguous_format)
 
 
 def alias_copy(input: Tensor) -> Tensor:
-    """A copy of ``input`` (torch's alias, copied)."""
-    return input.clone()
+    """A contiguous copy of ``input`` (torch's alias, copied)."""
+    return input.clone(memory_format=contiguous_format)
 
 
 def fill(input: Tensor, value) -> Tensor:

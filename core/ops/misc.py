@@ -17,11 +17,14 @@ from ..arg_errors import tensor_input as _tensor_input
 from ..arg_errors import type_name as _type_name
 from ..autocast import entry as _autocast_entry
 from ..dims import by_name
+from ..layout import contiguous_format
+from ..layout import row_major as _layout_row_major
 from ..names import as_op_error, remove_dims, unify_inputs
 from ..names import unify as _unify_names
 from ..registry import op
 from ..tensor import Tensor, _wrap
 from .comparison import where
+from .decompositions import _exact
 from .indexing import _dtype_word, _index_select, _wrap_dim, _xp_of
 from .linalg import _outer_names
 from .shape import _conj_if, cat, diag_embed
@@ -98,7 +101,9 @@ def cross(xp, input, other, dim=None):
         )
     if input.dtype.kind == "b":
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
-    return xp.cross(input, other, axis=d)
+    r = xp.cross(input, other, axis=d)
+    # numpy's cross keeps a permuted (channels_last) input's order, torch's result is contiguous
+    return _layout_row_major(xp, r) if r.ndim > 1 else r
 
 
 @cross.vjp
@@ -110,6 +115,7 @@ def _(grad, input, other, dim, needs):
 
 
 cross.op.backward_name = "LinalgCrossBackward0"  # torch.cross runs linalg_cross
+cross.op.out_dtype = _exact  # linalg_cross is structured: its out= has the result's dtype
 
 
 # ---------------------------------------------------------------------- gcd / lcm
@@ -180,6 +186,12 @@ def view_as_complex(xp, input):
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % (2 * size) for s, n in zip(input.strides[:-1], input.shape[:-1]) if n > 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    # an odd storage offset (allocations are aligned to more than a complex value, so a
+    # misaligned start is one): torch's complex elements start at even offsets; no pointer to
+    # read on the meta device
+    ptr = input.__array_interface__["data"][0] if xp is np else getattr(input.data, "ptr", 0)
+    if ptr % (2 * size):
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     c = np.complex64 if dt == np.float32 else np.complex128
     return input.view(c)[..., 0]
 
@@ -210,7 +222,8 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
         r = as_torch_node(input.diagonal(diagonal).clone(), "DiagonalBackward0_copy")
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
-    return r if out is None else _copy_out(out, r, "diag")
+    # torch's diag writes through diagonal_copy/diag_embed's structured out=: no cast
+    return r if out is None else _copy_out(out, r, "diag", _exact)
 
 
 @_tensor_input("diagflat")
@@ -231,12 +244,12 @@ def trace(input: Tensor) -> Tensor:
     return as_torch_node(input.diagonal().sum(), "TraceBackward0")
 
 
-def _copy_out(out: Tensor, r: Tensor, who: str) -> Tensor:
+def _copy_out(out: Tensor, r: Tensor, who: str, check=None) -> Tensor:
     from ..registry import _write_out
 
     class _Who:  # what _write_out reads of an op: its name, its out= dtype rule (none: cast)
         name = who
-        out_dtype = None
+        out_dtype = check
 
     return _write_out(_Who, out, r)
 
@@ -288,6 +301,8 @@ def diff(
             break
         hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
         x = hi.logical_xor(lo) if is_bool else hi - lo
+    if x is input:  # n = 0: a new tensor (torch clones), never the input itself
+        x = input.clone()
     # torch's out= variant runs the last subtraction into out (its errors name sub())
     return x if out is None else _copy_out(out, x, "sub")
 
@@ -295,6 +310,8 @@ def diff(
 @_tensor_input("rot90")
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from dims[0] towards dims[1])."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise TypeError(f"rot90(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -319,8 +336,8 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
         out = input.flip((d0, d1))
     elif k == 3:
         out = input.flip(d0).transpose(d0, d1)
-    else:
-        out = input.clone()
+    else:  # torch: a contiguous copy (not one laid out like the input)
+        out = input.clone(memory_format=contiguous_format)
     return as_torch_node(out, "Rot90Backward0")  # one op in torch
 
 
@@ -345,7 +362,8 @@ def renorm(input: Tensor, p, dim: int, maxnorm, *, out=None) -> Tensor:
     dims = tuple(i for i in range(nd) if i != d)
     norm = input.norm(p, dims, keepdim=True)
     factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    r = input * factor
+    # the product keeps a permuted input's layout; torch's result is contiguous
+    r = (input * factor).contiguous()
     if out is None:
         return r
     if out.dtype != r.dtype:  # renorm's out= is not cast into

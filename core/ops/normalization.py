@@ -129,7 +129,9 @@ def _layer_norm(xp, input, weight, bias, normalized_ndim=1, eps=1e-5, cache=None
     """Layer norm over the last ``normalized_ndim`` dims (weight/bias: arrays or 0 = absent)."""
     shape = input.shape
     r, s = _rows(shape, normalized_ndim)
-    x2 = _acc(input).reshape(r, s)
+    # row-major rows: a transposed 2-d input would reshape to a view and give a transposed
+    # result, where torch's is contiguous
+    x2 = _layout.row_major(xp, _acc(input)).reshape(r, s)
     fused = layer_norm_kernels(xp, x2.dtype, s)
     if fused is not None:  # cupy: one launch (core/kernels/fused_norm.py)
         w, b = (_vector(xp, p, s, x2.dtype) for p in (weight, bias))
@@ -774,7 +776,8 @@ def _group_norm(xp, input, weight, bias, num_groups=1, eps=1e-5, cache=None):
         shift += bias.astype(shift.dtype, copy=False)
     out = x3 * scale[:, :, None]
     out += shift[:, :, None]
-    return _result(out, input, cache, mean, rstd, var)
+    # channels_last in, channels_last out; any other permuted input gives a contiguous result
+    return _layout.follow_array(xp, _result(out, input, cache, mean, rstd, var), input)
 
 
 @_group_norm.vjp
@@ -920,7 +923,8 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
     cache: list = []
-    out = _group_norm(input, *_or_0(weight, bias), c, eps, cache)
+    # torch normalizes a contiguous copy (a channels_last input gives a contiguous result)
+    out = _group_norm(input, *_or_0(weight, bias), c, eps, cache).contiguous()
     if running_mean is not None or running_var is not None:
         mean, _, var = cache
         l_ = input._data.size // max(n * c, 1)

@@ -241,6 +241,10 @@ def _too_small_check(shape, out_shape, k: int, mode: str) -> None:
     )
 
 
+def _complex_value_error() -> TypeError:
+    return TypeError("pad(): argument 'value' (position 4) must be float, not complex")
+
+
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """torch.nn.functional.pad: pads (or, with negative amounts, crops) the last dims."""
     if not isinstance(mode, str):
@@ -249,10 +253,16 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         )
     pad = _check_pad_arg(pad)
     if mode == "constant":
-        return constant_pad_nd(input, pad, 0 if value is None else value)
+        if value is None:
+            value = 0
+        elif type(value) is complex:  # F.pad's value is a float (constant_pad_nd takes these)
+            raise _complex_value_error()
+        return constant_pad_nd(input, pad, value)
     if mode not in _MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
+        if type(value) is complex:  # torch's parser refuses it before the mode looks at it
+            raise _complex_value_error()
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     shape = tuple(input.shape)
     nd, k = len(shape), len(pad) // 2

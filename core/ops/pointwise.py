@@ -18,6 +18,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
+from .. import layout as _layout
 from ..arg_errors import tensor_input as _tensor_input
 from ..kernels.blocked import blocked
 from ..kernels.select import select
@@ -103,6 +104,11 @@ def _cj(t):
     return conj_physical(t) if t._data.dtype.kind == "c" else t
 
 
+def _eps_of(t: Tensor) -> float:
+    """The machine epsilon of t's (floating) dtype."""
+    return float(np.finfo(t._data.dtype).eps) if t._data.dtype.kind == "f" else 2.0**-23
+
+
 def _zero_grad(grad):
     return zeros_like(grad)
 
@@ -125,6 +131,8 @@ def _where_ok(xp, input, ref, *, test="nonzero", lo=0.0, hi=1.0, fill=0.0):
         return select(xp, ref <= 0, fill, input)
     if test == "finite":
         return select(xp, xp.isfinite(ref), input, fill)
+    if test == "big":  # |ref| > lo: fill where a formula's x -> 0 limit is all that is left
+        return select(xp, xp.abs(ref) > lo, input, fill)
     return select(xp, (ref >= lo) & (ref <= hi), input, fill)  # "inside"
 
 
@@ -190,6 +198,8 @@ def sign(xp, input):
     r = xp.sign(input)
     if k != "i" and k != "u":
         r[xp.isnan(r)] = 0  # torch's sign(nan) is 0
+        if k == "V":  # ml_dtypes' bfloat16 sign keeps -0's sign (numpy's float sign gives +0)
+            r += r.dtype.type(0)
     return r
 
 
@@ -509,8 +519,11 @@ def sinc(xp, input):
 @sinc.vjp
 def _(grad, input):
     px = input * _PI
-    d = (cos(px) * px - sin(px)) / (px * input)
-    return _where_ok(grad * _cj(d), input)
+    den = px * input
+    d = (cos(px) * px - sin(px)) / den
+    # masked where the denominator underflows to 0 (x = 0 and tiny x, whose derivative
+    # -pi^2 x / 3 is 0 to working precision), not only at x = 0: 0/0 is NaN there
+    return _where_ok(grad * _cj(d), den)
 
 
 # ------------------------------------------------------------------------ exponential / log
@@ -781,7 +794,17 @@ def erfc(xp, input):
     """The complementary error function, 1 - erf(x)."""
     if input.dtype.kind == "c":
         raise _not_impl("erfc_vml", input, xp)
-    return _sp(xp, "erfc", input)
+    r = _sp(xp, "erfc", input)
+    if input.dtype == np.float64:
+        # scipy flushes erfc to 0 once x^2 passes log(max) (x > 26.64), where float64 still has
+        # subnormals (to x ~ 27.3): those elements alone, as exp(log(erfcx(x)) - x^2). The cost
+        # on ordinary inputs is one comparison pass (float64 only)
+        far = input > 26.6
+        if far.any():
+            xf = input[far]
+            r = xp.asarray(r)  # (a 0-d input's ufunc result is a scalar)
+            r[far] = xp.exp(xp.log(special(xp).erfcx(xf)) - xf * xf)
+    return r
 
 
 @erfc.vjp
@@ -794,7 +817,12 @@ def erfinv(xp, input):
     """The inverse error function (domain (-1, 1))."""
     if input.dtype.kind == "c":
         raise _not_impl("erfinv_vml", input, xp)
-    return _sp(xp, "erfinv", input)
+    # scipy's float32 loop is off by up to ~2.6 ulp (the derivative exp(erfinv(x)^2) multiplies
+    # that near +-1); its float64 loop, rounded once, is as fast and within 0.5 ulp
+    x = input.astype(np.float64) if input.dtype == np.float32 else input
+    r = _sp(xp, "erfinv", x)
+    # scipy answers +0 at -0; erfinv is odd, so the input's sign is the result's (one pass)
+    return xp.copysign(r, x).astype(input.dtype, copy=False)
 
 
 @erfinv.vjp
@@ -823,8 +851,10 @@ def _i1(xp, input):
 
 @_i1.vjp
 def _(grad, input):
-    # i1'(x) = i0(x) - i1(x) / x, with the limit 1/2 at 0
-    return grad * _where_ok(i0(input) - _i1(input) / input, input, fill=0.5)
+    # i1'(x) = i0(x) - i1(x) / x, whose limit 1/2 holds to working precision for |x| <= eps
+    # (i1(x) / x loses its digits for subnormal x)
+    return grad * _where_ok(i0(input) - _i1(input) / input, input, test="big",
+                            lo=_eps_of(input), fill=0.5)  # fmt: skip
 
 
 @op(names=keep, floating=True, inplace="lgamma_")
@@ -925,7 +955,9 @@ def mvlgamma(xp, input, p):
     r = lg(xp, x)
     for j in range(1, p):
         r += lg(xp, x - x.dtype.type(j / 2))
-    return _down(r + x.dtype.type(p * (p - 1) / 4 * _LOG_PI), input.dtype)
+    r = _down(r + x.dtype.type(p * (p - 1) / 4 * _LOG_PI), input.dtype)
+    # torch sums over a new last dim: its result is contiguous whatever the input's layout
+    return _layout.row_major(xp, r) if r.ndim > 1 else r
 
 
 @mvlgamma.vjp
@@ -969,6 +1001,8 @@ def relu(xp, input):
         # numpy's maximum against a scalar runs a scalar loop; against a zeroed array of the same
         # shape its SIMD loop: fill + max is ~2x faster than maximum(input, 0) on this machine
         out = np.zeros_like(input)  # keeps the input's layout (channels_last stays so)
+        if not out.flags.c_contiguous:  # but not an expanded input's stride-0 dims fastest
+            out = _layout.broadcast_copy(np, input, out)
         return np.maximum(input, out, out=out)
     return xp.maximum(input, 0)  # a Python 0 keeps the dtype (NEP 50)
 
@@ -1364,6 +1398,16 @@ def _exact_out(out, res, ins=()):
     raise RuntimeError(f"Found dtype {scalar_name(out.dtype)} but expected {scalar_name(want)}")
 
 
+def _abs_out(out, res, ins=()):
+    """abs of a complex tensor: torch's kernel writes |z| into an out= of the input's complex
+    dtype, and casts it into a real one (the usual cast check follows); the rest as
+    _exact_out."""
+    x = ins[0] if ins and isinstance(ins[0], Tensor) else None
+    if x is not None and x.dtype.is_complex and (out.dtype is x.dtype or not out.dtype.is_complex):
+        return
+    _exact_out(out, res, ins)
+
+
 def _nan_to_num_out(out, res, ins=()):
     raise RuntimeError(
         f"nan_to_num: dtype of out: {scalar_name(out.dtype)} should be same as input: "
@@ -1375,8 +1419,9 @@ def _install_out_checks() -> None:
     from .arithmetic import neg
     from .comparison import bitwise_not
 
-    for f in (abs, neg, sign, floor, ceil, trunc, round, frac, sgn, bitwise_not, conj_physical):
+    for f in (neg, sign, floor, ceil, trunc, round, frac, sgn, bitwise_not, conj_physical):
         f.op.out_dtype = _exact_out
+    abs.op.out_dtype = _abs_out
     nan_to_num.op.out_dtype = _nan_to_num_out
 
 

@@ -541,6 +541,7 @@ def _make_max_pool(nd, name, with_indices):
     fn = f"max_pool{nd}d"
     # torch's max_pool1d_with_indices runs as a 2-d pool of height 1 (its checks and messages)
     style = ("max1i" if with_indices else "max1") if nd == 1 else "max"
+    follow = _layout.follow_array_1d if nd == 1 else _layout.follow_array
 
     def kernel(xp, input, kernel_size=None, stride=(), padding=0, dilation=1, ceil_mode=False):
         opts = (kernel_size, stride, padding, dilation, ceil_mode)
@@ -562,7 +563,9 @@ def _make_max_pool(nd, name, with_indices):
         if with_indices:
             idx = _max_indices(xp, input, m, k, s, p, d, o)
             # a channels_last input pools to channels_last outputs, as in torch
-            return _layout.follow_array(xp, m, input), _layout.follow_array(xp, idx, input)
+            return follow(xp, m, input), follow(xp, idx, input)
+        if nd == 1:  # torch's max_pool1d (no indices) has its own kernel: always contiguous
+            return _layout.row_major(xp, m)
         return _layout.follow_array(xp, m, input)
 
     kernel.__name__ = name
@@ -784,9 +787,21 @@ def _check_divisor(divisor_override):
         raise RuntimeError("divisor must be not zero")
 
 
+def _follow_for(nd):
+    """How a pool's result is laid out: 1-d pools run as 2-d ones of height 1 in torch
+    (layout.follow_array_1d); its 3-d average and adaptive pools have no channels_last_3d
+    kernels (contiguous results); the others keep a channels_last input's layout."""
+    if nd == 1:
+        return _layout.follow_array_1d
+    if nd == 3:
+        return lambda xp, a, like: _layout.row_major(xp, a)
+    return _layout.follow_array
+
+
 def _make_avg_pool(nd, name):
     fn = f"avg_pool{nd}d"
     style = _avg_style(nd)
+    follow = _follow_for(nd)
 
     def kernel(
         xp,
@@ -817,7 +832,7 @@ def _make_avg_pool(nd, name):
             plan = _store(key, (k, s, p, o))
         k, s, p, o = plan
         out = _avg_forward_kernel(xp, input, k, s, p, o, ceil_mode, count_include_pad, div)
-        return _layout.follow_array(xp, out, input)  # a padded input's buffer is contiguous
+        return follow(xp, out, input)  # a padded input's buffer is contiguous
 
     # the input itself is saved (as torch saves self): it is an operand of the backward op, so
     # the first-order gradient has a graph to the input too (zeros) under create_graph=True
@@ -1162,7 +1177,7 @@ def _make_adaptive_avg(nd, name):
                 )
         else:
             _no_int(_ADAPTIVE_KERNELS.get(fn, fn), input, False)
-        return _layout.follow_array(xp, _adaptive_avg_kernel(xp, input, osz), input)
+        return _follow_for(nd)(xp, _adaptive_avg_kernel(xp, input, osz), input)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d adaptive average pooling to ``output_size``."
@@ -1342,7 +1357,8 @@ def _make_adaptive_max(nd, name):
         else:
             m, idx = _adaptive_max_kernel(xp, input, osz)
         # channels_last in, channels_last out (as torch's kernels)
-        return _layout.follow_array(xp, m, input), _layout.follow_array(xp, idx, input)
+        follow = _follow_for(nd)
+        return follow(xp, m, input), follow(xp, idx, input)
 
     kernel.__name__ = name
     kernel.__doc__ = f"{nd}-d adaptive max pooling -> (values, flat per-plane indices)."

@@ -29,10 +29,10 @@ from ..random import (
     seed,
     set_rng_state,
 )
-from ..registry import _check_writable, broadcast_error, op
+from ..registry import _check_writable, broadcast_error, op, rebase_zero, refuse_no_grad_view
 from ..tensor import Tensor, _wrap
 from ..vmap_state import like as _vmap_like
-from .creation import _finish, _size_args
+from .creation import _check_out_dtype, _finish, _size_args
 
 __all__ = [
     "Generator",
@@ -187,17 +187,6 @@ def _dev(device, out=None):
     return get_default_device()
 
 
-def _check_out_dtype(dtype, out) -> None:
-    """A factory given both ``dtype`` and ``out`` needs them to agree (torch's error)."""
-    if dtype is not None and out is not None:
-        want = np.dtype(_dt.to_dtype(dtype).np)
-        if want != out._data.dtype:
-            raise RuntimeError(
-                f"dtype {_sname(want)} does not match dtype of out parameter "
-                f"({_sname(out._data.dtype)})"
-            )
-
-
 def _float_npd(dtype, out, kernel):
     _check_out_dtype(dtype, out)
     if dtype is not None:
@@ -261,7 +250,7 @@ def rand(
     npd = _float_npd(dtype, out, "check_uniform_bounds")
     g = _gen(generator, _dev(device, out))
     arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
-    return _finish(arr, requires_grad, names, out)
+    return _finish(arr, requires_grad, names, out, "rand")
 
 
 def randn(
@@ -286,7 +275,7 @@ def randn(
         if npd.kind == "c"
         else g._normal(shape, npd)
     )
-    return _finish(arr, requires_grad, names, out)
+    return _finish(arr, requires_grad, names, out, "randn")
 
 
 # ---------------------------------------------------------------------- integers, permutations
@@ -389,7 +378,7 @@ def randint(
         npd = out._data.dtype
     low, high = _int_range(low, high, npd)
     g = _gen(generator, _dev(device, out))
-    return _finish(g._integers(low, high, shape, npd), requires_grad, names, out)
+    return _finish(g._integers(low, high, shape, npd), requires_grad, names, out, "randint")
 
 
 def randperm(
@@ -420,7 +409,7 @@ def randperm(
     _check_randperm(n, npd)
     g = _gen(generator, _dev(device, out))
     p = g._permutation(n)
-    return _finish(p if p.dtype == npd else p.astype(npd), requires_grad, None, out)
+    return _finish(p if p.dtype == npd else p.astype(npd), requires_grad, None, out, "randperm")
 
 
 _PERM_FLOAT_MAX = {
@@ -646,7 +635,7 @@ def normal(
         z *= std
     if mean != 0:
         z += mean
-    return _finish(z, requires_grad, None, out)
+    return _finish(z, requires_grad, None, out, "normal")
 
 
 # ---------------------------------------------------------------------- bernoulli, poisson
@@ -818,20 +807,27 @@ def multinomial(
             keys = e / w
         idx = xp.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
-    return _finish(idx, False, None, out)
+    # names (spec 4.2): one row of draws per row of weights, so a batch dim keeps its name; the
+    # samples dim is created (unnamed); a 1-D input's draws are all new
+    pn = input._names
+    names = None if pn is None or a.ndim == 1 else (pn[0], None)
+    return _finish(idx, False, names, out)
 
 
 # ---------------------------------------------------------------------- in-place samplers
-def _fill_(self, arr) -> Tensor:
-    if _state.enabled and self.requires_grad:
-        if self._grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        # the new values do not depend on the old graph: cut it (torch's gradient here is zero)
-        self._grad_fn = None
+def _fill_(self, arr, bname: str) -> Tensor:
+    """Write a sampler's draw ``arr`` into self; in a graph, torch's node ``bname`` passes zeros
+    back to self's old history (the draw depends on nothing differentiably)."""
+    refuse_no_grad_view(self)
+    graph = _state.enabled and self.requires_grad
+    if graph and self._grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
     self._data[...] = arr
     self._ver[0] += 1
+    if graph:
+        rebase_zero(self, bname)
     return self
 
 
@@ -884,7 +880,7 @@ def uniform_(self, from_=0.0, to=1.0, /, *, generator=None, **kw) -> Tensor:
         u = u * (to - from_)
     if from_ != 0:
         u = u + (complex(from_, from_) if npd.kind == "c" else from_)  # both parts, like torch
-    return _fill_(self, u)
+    return _fill_(self, u, "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
@@ -905,7 +901,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
         z = z * std
     if mean != 0:
         z = z + mean
-    return _fill_(self, z)
+    return _fill_(self, z, "NormalBackward0")
 
 
 _BERN_SIGS = (
@@ -962,7 +958,9 @@ def bernoulli_(self, p=None, *, generator=None) -> Tensor:
         _check_bernoulli_scalar_dtype(self._data)
         pa = p
     u = g._uniform(shape, np.float64 if self._data.dtype == np.float64 else np.float32)
-    return _fill_(self, (u < pa).astype(self._data.dtype))
+    # torch's bernoulli_.float (p a number) / bernoulli_.Tensor nodes
+    bname = "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2"
+    return _fill_(self, (u < pa).astype(self._data.dtype), bname)
 
 
 def _random_max(npd) -> int:
@@ -996,6 +994,7 @@ def random_(self, *args, generator=None, **kw) -> Tensor:
         to = args[0]
     elif len(args) == 2:
         frm, to = args
+    which = 2 if to is None else 1 if frm is None else 0  # torch's random_ overloads' nodes
     for v in (frm, to):  # torch reads both as C long long
         _check_int64(v)
     npd = self._data.dtype
@@ -1020,7 +1019,7 @@ def random_(self, *args, generator=None, **kw) -> Tensor:
     else:
         frm, to = _int_range(frm, int(to), npd)
         r = g._integers(frm, to, shape, np.int64)
-    return _fill_(self, r.astype(npd))
+    return _fill_(self, r.astype(npd), f"RandomBackward{which}")
 
 
 def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
@@ -1036,7 +1035,7 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
             f"floating point but you specified {_sname(npd)}"
         )
     e = _self_gen(self, generator, "exponential_")._exponential(self._data.shape, npd)
-    return _fill_(self, e / lambd if lambd != 1 else e)
+    return _fill_(self, e / lambd if lambd != 1 else e, "ExponentialBackward0")
 
 
 def geometric_(self, p, *, generator=None) -> Tensor:
@@ -1053,7 +1052,7 @@ def geometric_(self, p, *, generator=None) -> Tensor:
     xp = module_for(self.device)
     # P(X > k) = (1-p)^k: X = ceil(E / -log(1-p)) with E ~ Exp(1)
     r = xp.maximum(xp.ceil(e / -math.log1p(-p)), 1)
-    return _fill_(self, r.astype(self._data.dtype))
+    return _fill_(self, r.astype(self._data.dtype), "GeometricBackward0")
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
@@ -1067,7 +1066,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
         raise NotImplementedError(f"\"log_normal_cpu\" not implemented for '{_sname(npd)}'")
     xp = module_for(self.device)
     z = _self_gen(self, generator, "log_normal_")._normal(self._data.shape, npd)
-    return _fill_(self, xp.exp(z * std + mean))
+    return _fill_(self, xp.exp(z * std + mean), "LogNormalBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
@@ -1082,7 +1081,9 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
         )
     xp = module_for(self.device)
     u = _self_gen(self, generator, "cauchy_")._uniform(self._data.shape, np.float64)
-    return _fill_(self, (median + sigma * xp.tan(math.pi * (u - 0.5))).astype(npd))
+    return _fill_(
+        self, (median + sigma * xp.tan(math.pi * (u - 0.5))).astype(npd), "CauchyBackward0"
+    )
 
 
 def _install():

@@ -9,7 +9,9 @@ comparison ops.
 
 from __future__ import annotations
 
+import builtins
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from ..names import keep, remove_dims
 from ..registry import OPS, op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
+from .arithmetic import _complex_logaddexp
 from .decompositions import _exact
 from .pointwise import _tie
 
@@ -180,7 +183,8 @@ def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
             npd = _dt.int64.np
         elif _lowp(input):
             r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
-            return r.astype(input.dtype)
+            r = r.astype(input.dtype)
+            return row_major(xp, r) if input.ndim > 2 else r
     # the array method skips numpy's Python-level dispatch: this is a hot path
     r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
     return row_major(xp, r) if input.ndim > 2 else r
@@ -200,10 +204,12 @@ def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
         npd = _dt.int64.np
     ax = _axes(dim, input.ndim)
     if input.dtype.kind in "bui":
-        return xp.sum(input, axis=ax, keepdims=keepdim, dtype=npd)
-    if npd is None and _lowp(input):
-        return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
-    return xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+        r = xp.sum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    elif npd is None and _lowp(input):
+        r = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
+    else:
+        r = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 def _nansum_complex(xp, input, npd):
@@ -243,8 +249,9 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
         s = input.sum(axis=ax, keepdims=keepdim, dtype=npd)
         return s / xp.zeros((), s.dtype) if s.size else s
     if npd is None and _lowp(input):
-        return input.mean(axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
-    r = input.mean(axis=ax, keepdims=keepdim, dtype=npd)
+        r = input.mean(axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
+    else:
+        r = input.mean(axis=ax, keepdims=keepdim, dtype=npd)
     return row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -276,7 +283,8 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
     n = xp.sum(keepm, axis=ax, keepdims=keepdim).astype(s.dtype)  # divide in s's precision
     if acc is _F32 and npd is None:  # torch: nansum (rounded to the half type), then divide
         s = s.astype(input.dtype).astype(_F32)
-    return (s / n).astype(npd or input.dtype, copy=False)
+    r = (s / n).astype(npd or input.dtype, copy=False)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 @nanmean.vjp
@@ -308,8 +316,10 @@ def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
         npd = _dt.int64.np
     if npd is None and _lowp(input):
         r = input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
-        return r.astype(input.dtype)
-    return input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+        r = r.astype(input.dtype)
+    else:
+        r = input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 def _prod_others(x, d):
@@ -324,7 +334,8 @@ def _prod_others(x, d):
     xt = x.transpose(d, last) if d != last else x
     n = xt.shape[-1]
     eye = xp.eye(n, dtype=a.dtype)
-    y = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n) * _const(1 - eye) + _const(eye)
+    # a where, not x * (1 - eye) + eye: an infinite x times the 0 on the diagonal would be NaN
+    y = _where_t(_const(eye.astype(bool)), 1.0, xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n))
     others = y.prod(-1)
     return others.transpose(d, last) if d != last else others
 
@@ -405,6 +416,24 @@ def _ext_names(ins, dim=None, keepdim=False, **kw):
     return _drop(ins[0], dim, keepdim)
 
 
+def _all_out(red, input, out):
+    """max/min of all elements into ``out``: unlike the (values, indices) overloads (one dtype
+    only), torch writes any dtype the input's casts to safely."""
+    from ..registry import _write_out
+
+    out_dtype = red.op.out_dtype
+    if out.dtype is not input.dtype and isinstance(input, Tensor):
+        if not _dt.can_cast(input.dtype, out.dtype):
+            raise RuntimeError(
+                "Expected canCast( typeMetaToScalarType(self.dtype()), "
+                "typeMetaToScalarType(out.dtype())) to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+        out_dtype = None
+    r = red(input)
+    return _write_out(SimpleNamespace(name=red.op.name, out_dtype=out_dtype), out, r, (input,))
+
+
 def _make_ext(name, largest):
     rt = getattr(return_types, name)
 
@@ -442,6 +471,8 @@ def _make_ext(name, largest):
                 raise NotImplementedError(f"{name}(input, other): ember.{binary} is not available")
             other = args[0] if args else kw.pop("other")
             return fn.public(input, other, **kw)
+        if not args and kw.keys() == {"out"} and isinstance(kw["out"], Tensor):
+            return _all_out(red, input, kw["out"])
         return red(input, *args, **kw)
 
     public.__name__ = public.__qualname__ = name
@@ -518,7 +549,10 @@ def aminmax(xp, input, *, dim=None, keepdim=False):
     )
     if input.dtype.kind == "c":
         raise _not_impl("aminmax_cpu", input)
-    return xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
+    lo, hi = xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
+    if input.ndim > 2:
+        return row_major(xp, lo), row_major(xp, hi)
+    return lo, hi
 
 
 @aminmax.vjp
@@ -599,6 +633,8 @@ def median(xp, input, dim=None, keepdim=False):
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
         idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    if input.ndim > 2:
+        return row_major(xp, vals), row_major(xp, idx)
     return vals, idx
 
 
@@ -644,6 +680,8 @@ def mode(xp, input, dim=-1, keepdim=False):
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
         idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+    if input.ndim > 2:
+        return row_major(xp, vals), row_major(xp, idx)
     return vals, idx
 
 
@@ -731,6 +769,12 @@ def _var_grad(grad, input, dim, unbiased, keepdim, correction, std_result=None):
     n = _count(shape, ax)
     g = _unsqueeze_back(grad, shape, dim, keepdim)
     centered = input - input.mean(ax if ax is None else list(ax), keepdim=True)
+    if dim is None and n <= c:
+        # torch's full reduction without degrees of freedom: 2 / 0 times the deviation, taken
+        # as inf (whatever its sign) and NaN where it is 0; std's grad / (2 std) is 0 or NaN
+        # there, so its gradient is NaN throughout
+        d = _where_t(centered == 0, math.nan, math.inf)
+        return g * d if std_result is None else g / (std_result * 2) * d
     if std_result is None:
         return g * centered * (2.0 / (n - c) if n != c else math.inf)
     s = _unsqueeze_back(std_result, shape, dim, keepdim)
@@ -757,6 +801,8 @@ def var_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     v, m, _ = _var_kernel("var_mean", xp, input, dim, unbiased, keepdim, correction)
     if not keepdim:
         m = m.reshape(v.shape)
+    if input.ndim > 2:
+        return row_major(xp, v), row_major(xp, m)
     return v, m
 
 
@@ -766,6 +812,8 @@ def std_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     v, m, _ = _var_kernel("std_mean", xp, input, dim, unbiased, keepdim, correction)
     if not keepdim:
         m = m.reshape(v.shape)
+    if input.ndim > 2:
+        return row_major(xp, xp.sqrt(v)), row_major(xp, m)
     return xp.sqrt(v), m
 
 
@@ -804,7 +852,9 @@ def logsumexp(xp, input, dim=None, keepdim=False):
     if _lowp(input):  # the sum of exponentials in float32 (see _lowp)
         input = input.astype(_F32)
     if input.size:
-        m = xp.amax(input, axis=ax, keepdims=True)
+        # complex: shift by the largest real part only (a complex max would add its angle
+        # outside the log; torch's imaginary part is the principal one)
+        m = xp.amax(input.real if input.dtype.kind == "c" else input, axis=ax, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)
     else:
         m = xp.zeros(_kept_shape(input.shape, ax), dtype=input.dtype)
@@ -877,6 +927,11 @@ def _check_norm_dtype(name, src, dst) -> None:
 @op(names=_norm_names)
 def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
+    r = _norm_kernel(xp, input, p, dim, keepdim, dtype)
+    return row_major(xp, r) if input.ndim > 2 else r
+
+
+def _norm_kernel(xp, input, p, dim, keepdim, dtype):
     if input.dtype.kind not in "fcV":
         raise RuntimeError(
             f"linalg.{'matrix' if p == 'nuc' else 'vector'}_norm: Expected a floating point or "
@@ -892,11 +947,15 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
             f"linalg.matrix_norm: Low precision dtypes not supported. Got {_tname(input.dtype)}"
         )
     elif _lowp(input):  # torch accumulates half types in float32 (no overflow of sum |x|^p)
-        return norm.op.kernel(xp, input.astype(_F32), p, dim, keepdim).astype(input.dtype)
+        return _norm_kernel(xp, input.astype(_F32), p, dim, keepdim, None).astype(input.dtype)
     if pv == "nuc":
         return _nuc_kernel(xp, input, dim, keepdim)
     ax = _axes(dim, input.ndim)
     a = xp.abs(input)
+    if pv != 0.0 and a.size and _one_each(a.shape, ax):
+        # one element per norm: it is |x| (torch's), not (|x|^p)^(1/p), which over- or
+        # underflows (a 1e20 float32 gave inf); a shape test, no element work
+        return xp.sum(a, axis=ax, keepdims=keepdim)
     if pv == 2.0:
         return xp.sqrt(xp.sum(a * a, axis=ax, keepdims=keepdim))
     if pv == 1.0:
@@ -911,6 +970,13 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
         return xp.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
     with np.errstate(divide="ignore"):
         return xp.sum(a**pv, axis=ax, keepdims=keepdim) ** (1.0 / pv)
+
+
+def _one_each(shape, ax) -> bool:
+    """Whether a reduction over axes ``ax`` (all when None) sums one element per result."""
+    if ax is None:
+        return math.prod(shape) == 1
+    return builtins.all(shape[d] == 1 for d in ((ax,) if type(ax) is int else ax))
 
 
 def _nuc_dims(ndim, dim):
@@ -975,7 +1041,10 @@ def _(grad, input, result, p, dim, keepdim, dtype):
     if pv == 0.0:  # a count: torch leaves its gradient undefined (the input reads as unused)
         return None
     xp = array_module(a)
-    sgn = _const(xp.sign(a))
+    sg = xp.sign(a)
+    if a.dtype.kind != "c":  # torch's sgn is 0 at NaN (numpy's sign: NaN)
+        sg = xp.where(xp.isnan(sg), 0, sg).astype(a.dtype, copy=False)
+    sgn = _const(sg)
     # p = 1 and inf: torch's derivative multiplies by sgn(input), a function of the input with a
     # zero derivative, so under create_graph it stays connected to the input (_tie)
     if pv == 1.0:
@@ -983,14 +1052,17 @@ def _(grad, input, result, p, dim, keepdim, dtype):
     r = _unsqueeze_back(result, shape, dim, keepdim)
     if math.isinf(pv):
         m = xp.abs(a) == r._data
-        cnt = m.sum(axis=_axes(dim, len(shape)), keepdims=True).astype(a.dtype)
-        return _tie(g * sgn * _const(m.astype(a.dtype) / cnt), input, "MulBackward0")
+        cnt = xp.maximum(m.sum(axis=_axes(dim, len(shape)), keepdims=True), 1).astype(a.dtype)
+        # spread evenly over the ties; a NaN norm matches no element and torch's gradient is 0
+        # there (not 0 / 0, nor sgn(NaN) * 0)
+        w = xp.where(m, sgn._data / cnt, 0).astype(a.dtype, copy=False)
+        return _tie(g * _const(w), input, "MulBackward0")
     z = r._data == 0
     if z.any():  # torch's convention: a zero norm has a zero gradient
         r = r + _const(z.astype(r._data.dtype))
         g = g * _const((~z).astype(r._data.dtype))
-    if pv == 2.0:
-        return g * input / r
+    if pv == 2.0:  # x / r first: g * x overflows near max and loses digits in subnormals
+        return g * (input / r)
     absx = input * (sgn.conj() if a.dtype.kind == "c" else sgn)  # |x|, kept in the graph
     if pv < 1.0:  # |x|^(p-1) is infinite at 0: torch gives zeros there
         zx = a == 0
@@ -1017,6 +1089,8 @@ def _make_logical(name):
             if name == "all"
             else input.any(axis=ax, keepdims=keepdim)
         )
+        if input.ndim > 2:
+            r = row_major(xp, r)
         return r.astype(np.uint8) if input.dtype == np.uint8 else r
 
     kernel.__name__ = name
@@ -1037,7 +1111,8 @@ def _cnz_names(ins, dim=None):
 @op(names=_cnz_names)
 def count_nonzero(xp, input, dim=None):
     """The number of non-zero elements over ``dim`` (int64)."""
-    return xp.sum(input != 0, axis=_axes(dim, input.ndim), dtype=np.int64)
+    r = xp.sum(input != 0, axis=_axes(dim, input.ndim), dtype=np.int64)
+    return row_major(xp, r) if input.ndim > 2 else r
 
 
 # ---------------------------------------------------------------------- cumsum / cumprod
@@ -1199,10 +1274,12 @@ def logcumsumexp(xp, input, dim=None):
     if ax is None:
         return input.copy()
     if input.dtype.kind == "V" or input.dtype.itemsize == 2:  # numpy: no half accumulate
-        return _accumulate(xp, "logaddexp", input.astype(np.float32), ax).astype(input.dtype)
-    if input.dtype.kind == "c":  # numpy's logaddexp has no complex loop: a running one here
-        return _complex_logcumsumexp(xp, input, ax)
-    return _accumulate(xp, "logaddexp", input, ax)
+        r = _accumulate(xp, "logaddexp", input.astype(np.float32), ax).astype(input.dtype)
+    elif input.dtype.kind == "c":  # numpy's logaddexp has no complex loop: a running one here
+        r = _complex_logcumsumexp(xp, input, ax)
+    else:
+        r = _accumulate(xp, "logaddexp", input, ax)
+    return row_major(xp, r) if input.ndim > 1 else r  # a scan: see row_major
 
 
 def _logcumsumexp_out(out, res, ins):
@@ -1216,18 +1293,14 @@ logcumsumexp.op.out_dtype = _logcumsumexp_out
 
 
 def _complex_logcumsumexp(xp, a, ax):
-    """r_k = log(exp(r_{k-1}) + exp(a_k)), shifting by the larger real part (stable)."""
+    """r_k = logaddexp(a_k, r_{k-1}) from r_{-1} = -inf+0j, each step as torch's (see
+    _complex_logaddexp: the imaginary parts add up unwrapped)."""
     x = xp.moveaxis(a, ax, 0)
     out = xp.empty_like(x)
-    if x.shape[0]:
-        acc = x[0]
-        out[0] = acc
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            for k in range(1, x.shape[0]):
-                m = xp.maximum(acc.real, x[k].real)
-                m = xp.where(xp.isinf(m), 0, m)  # -inf/inf: no shift (avoid inf - inf)
-                acc = m + xp.log(xp.exp(acc - m) + xp.exp(x[k] - m))
-                out[k] = acc
+    acc = xp.full(x.shape[1:], complex(-math.inf, 0.0), x.dtype)
+    for k in range(x.shape[0]):
+        acc = _complex_logaddexp(xp, x[k], acc)
+        out[k] = acc
     return xp.moveaxis(out, 0, ax)
 
 
@@ -1243,6 +1316,10 @@ def _(grad, input, result, dim):
         return grad
     d = _axis1(dim, input.ndim)
     a = input._data
+    if a.dtype.kind == "c":
+        # holomorphic: the gradient is sum_{k >= i} g_k conj(exp(x_i - r_k)), summed in log
+        # space as exp(conj(x_i) + revlcse(log g - conj r)_i) (a zero g_k is log 0 = -inf)
+        return (_rev_lcse(grad.log() - result.conj(), d) + input.conj()).exp()
     fi = np.finfo(a.dtype) if a.dtype.kind == "f" else np.finfo(np.float32)
     floor, tiny = float(fi.min) / 4, float(fi.tiny)
     la = grad.abs().clamp_min(tiny).log()
@@ -1282,7 +1359,11 @@ def _make_cum(name, largest):
             raise _not_impl(f"{name}_cpu", input)
         a = input.astype(np.float32) if input.dtype.kind == "V" else input
         vals = _accumulate(xp, ufunc, a, ax)
-        return vals.astype(input.dtype, copy=False), _cum_idx(xp, a, vals, ax)
+        idx = _cum_idx(xp, a, vals, ax)
+        vals = vals.astype(input.dtype, copy=False)
+        if input.ndim > 1:  # a scan: see row_major
+            return row_major(xp, vals), row_major(xp, idx)
+        return vals, idx
 
     kernel.__name__ = name
     kernel.__doc__ = f"(values, indices) of the running {name[3:]}imum along ``dim``."
@@ -1360,6 +1441,8 @@ def _scan_out(name):
 
 cumsum.op.out_dtype = _scan_out("cumsum")
 cumprod.op.out_dtype = _scan_out("cumprod")
+# cumsum_/cumprod_ scan in self's dtype (their out= kernel into self): none for bool
+cumsum.op.inplace_is_out = cumprod.op.inplace_is_out = True
 for _f in (max, min, argmax, argmin, aminmax, norm):
     _f.op.out_dtype = _exact
 median.op.out_dtype = _median_out

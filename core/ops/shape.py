@@ -508,7 +508,8 @@ def repeat(xp, input, *repeats):
     for r in reps:
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
-    return xp.tile(input, reps)
+    # numpy's tile of all ones is a copy in the input's order ('K'); torch's is contiguous
+    return _layout.row_major(xp, xp.tile(input, reps))
 
 
 @repeat.vjp
@@ -1120,12 +1121,33 @@ def _stack(xp, tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {list(s0)} at "
                 f"entry 0 and {list(a.shape)} at entry {i}"
             )
-    return xp.stack(tensors, axis=_norm(dim, len(s0) + 1))
+    d = _norm(dim, len(s0) + 1)
+    out = xp.stack(tensors, axis=d)
+    if not out.flags.c_contiguous:
+        # numpy keeps the inputs' layout (transposed inputs: a transposed result); torch's is
+        # contiguous unless the inputs are channels_last and the new dim is not the last one
+        a = tensors[0]
+        if d == a.ndim or _layout.suggest_array(a) is _layout.contiguous_format:
+            out = xp.ascontiguousarray(out)
+    return out
 
 
 @_stack.vjp
 def _(grad, dim):
     return grad.unbind(dim)
+
+
+def _join_out(out, res, ins=()):
+    """torch's cat (and stack, written through it) refuses an out= its inputs cannot be cast
+    to with a TypeError of its own; a safe cast is fine."""
+    if not _dt.can_cast(res.dtype, out.dtype):
+        raise TypeError(
+            "torch.cat(): input types can't be cast to the desired output type "
+            f"{_dt.scalar_name(out.dtype)}"
+        )
+
+
+_cat.op.out_dtype = _stack.op.out_dtype = _join_out
 
 
 @_autocast_entry
@@ -1177,7 +1199,12 @@ def flip(xp, input, dims=None):
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if not ax or not n:  # a 0-d tensor flips to itself (its dim 0 / -1 is allowed)
         return input.copy()
-    return xp.ascontiguousarray(xp.flip(input, ax))
+    if input.flags.c_contiguous:
+        return xp.ascontiguousarray(xp.flip(input, ax))
+    # torch's flip keeps a permuted input's layout (a transposed input gives a transposed
+    # result, whose transpose in rot90 is then contiguous)
+    r = xp.flip(input, ax).copy(order="K")
+    return r if r.flags.c_contiguous else _layout.broadcast_copy(xp, input, r)
 
 
 @flip.vjp
@@ -1230,13 +1257,18 @@ def roll(xp, input, shifts=None, dims=None):
     if dims is None:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
-        return xp.roll(input, int(sh[0]))
+        return xp.roll(input, int(sh[0]))  # flattened: always row-major
     dm = dims if isinstance(dims, (tuple, list)) else (dims,)
     if len(sh) != len(dm):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
     if input.ndim == 0:  # torch's wording for a 0-dim tensor (no dim, not even 0 or -1)
         raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions")
-    return xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim))
+    r = xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim))
+    if not r.flags.c_contiguous and _layout.suggest_array(input) is _layout.contiguous_format:
+        # numpy keeps a permuted input's layout; torch's result has the input's suggested
+        # memory format (contiguous, or channels_last for a channels_last input)
+        r = xp.ascontiguousarray(r)
+    return r
 
 
 @roll.vjp
@@ -1254,7 +1286,9 @@ def _tri_check(input, who):
 def tril(xp, input, diagonal=0):
     """The lower triangle of the last two dims (elements above ``diagonal`` are zero)."""
     _tri_check(input, "tril")
-    return xp.tril(input, int(diagonal))
+    # numpy keeps a permuted input's layout (3 or more dims), torch's result is contiguous
+    r = xp.tril(input, int(diagonal))
+    return _layout.row_major(xp, r) if input.ndim > 2 else r
 
 
 @tril.vjp
@@ -1266,12 +1300,23 @@ def _(grad, diagonal):
 def triu(xp, input, diagonal=0):
     """The upper triangle of the last two dims (elements below ``diagonal`` are zero)."""
     _tri_check(input, "triu")
-    return xp.triu(input, int(diagonal))
+    # numpy keeps a permuted input's layout (3 or more dims), torch's result is contiguous
+    r = xp.triu(input, int(diagonal))
+    return _layout.row_major(xp, r) if input.ndim > 2 else r
 
 
 @triu.vjp
 def _(grad, diagonal):
     return grad.triu(diagonal)
+
+
+def _install_out_checks() -> None:
+    from .decompositions import _exact  # structured kernels: the out= dtype is the result's
+
+    tril.op.out_dtype = triu.op.out_dtype = _exact
+
+
+_install_out_checks()
 
 
 # ---------------------------------------------------------------------- diagonal
@@ -1451,20 +1496,37 @@ def adjoint(input: Tensor) -> Tensor:
         raise _must_be_tensor("adjoint", ("input",), (input,)) or e from None
 
 
-def _inplace_meta(fn, name):
-    """``squeeze_``/``unsqueeze_``/``transpose_``/``t_``: change self's shape in place."""
+def _inplace_meta(fn, name, bname):
+    """``squeeze_``/``unsqueeze_``/``transpose_``/``t_``: change self's shape in place; ``bname``
+    is torch's node for the in-place overload (a name, or a rule on the arguments)."""
 
     def m(self, *args, **kw):
-        from ...autograd.grad_mode import _state
+        from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
+        from ..registry import refuse_no_grad_view
 
-        if _state.enabled and self.requires_grad and self._grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
+        if _INFERENCE_USED[0]:
+            check_inference_inplace(self)
+        if _state.enabled:  # torch's in-place checks of a tensor's metadata change too
+            refuse_no_grad_view(self)
+            if self.requires_grad:
+                ex = self._extra
+                base = ex.get("base") if ex else None
+                if self._grad_fn is None:
+                    what = "a"
+                elif base is not None and base.requires_grad and base._grad_fn is None:
+                    what = "a view of a"
+                else:
+                    what = None
+                if what is not None:
+                    raise RuntimeError(
+                        f"{what} leaf Variable that requires grad is being used in an in-place "
+                        "operation."
+                    )
         r = fn(self, *args, **kw)
         self._data = r._data
         self._names = r._names
         if r._grad_fn is not None:
+            r._grad_fn.bname = bname if type(bname) is str else bname(args, kw)
             self._grad_fn = r._grad_fn
             self.requires_grad = True
             if self._extra and "nr" in self._extra:
@@ -1499,11 +1561,19 @@ def _install():
     Tensor.T = property(_T)
     Tensor.H = property(_H)
     Tensor.mH = property(_mH)
-    Tensor.squeeze_ = _inplace_meta(squeeze, "squeeze_")
-    Tensor.unsqueeze_ = _inplace_meta(unsqueeze, "unsqueeze_")
-    Tensor.transpose_ = _inplace_meta(transpose, "transpose_")
+    Tensor.squeeze_ = _inplace_meta(squeeze, "squeeze_", _squeeze_inplace_node)
+    Tensor.unsqueeze_ = _inplace_meta(unsqueeze, "unsqueeze_", "UnsqueezeBackward1")
+    Tensor.transpose_ = _inplace_meta(transpose, "transpose_", "TransposeBackward1")
     Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
-    Tensor.t_ = _inplace_meta(t, "t_")
+    Tensor.t_ = _inplace_meta(t, "t_", "TBackward1")
+
+
+def _squeeze_inplace_node(args, kw) -> str:
+    """torch's squeeze_ overloads: all dims (3), one dim (4), several (5)."""
+    dim = args[0] if args else kw.get("dim")
+    if dim is None:
+        return "SqueezeBackward3"
+    return "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4"
 
 
 _install()
@@ -1555,7 +1625,9 @@ def as_strided(xp, input, size=(), stride=(), storage_offset=None):
             f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for "
             f"storage of size {n * isz}"
         )
-    flat = root.reshape(-1)
+    # the storage in memory order: a root allocated permuted (a clone of a transposed tensor
+    # keeps its strides) would be copied in row-major order by reshape(-1)
+    flat = root.ravel(order="K")
     if flat.dtype != input.dtype:  # a dtype view (t.view(int32)): its elements, not the root's
         flat = flat.view(input.dtype)
     return xp.lib.stride_tricks.as_strided(flat[off:], size, tuple(s * isz for s in stride))

@@ -15,6 +15,7 @@ from .. import dtype as _dt
 from ..arg_errors import type_name
 from ..device import array_module
 from ..dims import int_dim
+from ..layout import row_major
 from ..meta import no_meta_kernel
 from ..names import keep
 from ..registry import op
@@ -551,7 +552,9 @@ def searchsorted(
         seq = xp.take_along_axis(seq, s, axis=-1)
     if v.size:
         _search_complex(seq, v)
-    return _search_dtype(_search(xp, seq, v, right), out_int32)
+    r = _search_dtype(_search(xp, seq, v, right), out_int32)
+    # numpy's result follows a permuted ``values``' layout; torch's is contiguous
+    return row_major(xp, r) if r.ndim > 1 else r
 
 
 @op(names=_first_tensor_names, method=False)
@@ -611,6 +614,7 @@ searchsorted.op.overloads = tuple(
     "Tensor out = None)"
     for v in ("Tensor input", "Number self")
 )
+isin.op.out_dtype = _exact  # the out= of isin is bool, never cast
 isin.op.overloads = tuple(
     f"({a}, *, bool assume_unique = False, bool invert = False, Tensor out = None)"
     for a in (

@@ -15,10 +15,11 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
+from ..layout import broadcast_copy
 from ..names import keep, unify_inputs
 from ..registry import op
 from .arithmetic import _real_only
-from .pointwise import _dev, _not_impl, _sp, _where_ok, exp, i0, log, sign, special
+from .pointwise import _dev, _eps_of, _not_impl, _sp, _where_ok, exp, i0, log, sign, special
 
 __all__: list = []
 
@@ -30,6 +31,13 @@ def _check(name, x, xp, half_ok=False):
     k = x.dtype.kind
     if k == "c" or (not half_ok and (x.dtype.itemsize == 2 or k == "V")):
         raise _not_impl(name, x, xp)
+
+
+def _no_half_backward(kernel: str, input) -> None:
+    """torch has forward kernels but no derivative kernels for float16/bfloat16 here."""
+    a = input._data
+    if a.dtype.itemsize == 2:
+        raise _not_impl(kernel, a, suffix=False)
 
 
 def _unary(name, scipy_name, half_ok=False, args=(), kernel_name=None):
@@ -108,8 +116,10 @@ _special_i1 = _unary("i1", "i1", half_ok=True)
 
 @_special_i1.vjp
 def _(grad, input, result):
-    # i1'(x) = i0(x) - i1(x) / x, with the limit 1/2 at 0
-    return grad * _where_ok(i0(input) - result / input, input, fill=0.5)
+    _no_half_backward("i1_backward", input)
+    # i1'(x) = i0(x) - i1(x) / x, with its limit 1/2 for |x| <= eps (see pointwise._i1)
+    return grad * _where_ok(i0(input) - result / input, input, test="big", lo=_eps_of(input),
+                            fill=0.5)  # fmt: skip
 
 
 _special_i1e = _unary("i1e", "i1e", half_ok=True)
@@ -117,9 +127,11 @@ _special_i1e = _unary("i1e", "i1e", half_ok=True)
 
 @_special_i1e.vjp
 def _(grad, input, result):
+    _no_half_backward("i1e_backward", input)
     # i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), with the limit 1/2 at 0
+    # (1 / x overflows for subnormal x: the limit is taken for |x| <= eps)
     return grad * _where_ok(_special_i0e(input) - result * (sign(input) + 1 / input), input,
-                            fill=0.5)  # fmt: skip
+                            test="big", lo=_eps_of(input), fill=0.5)  # fmt: skip
 
 
 _special_ndtr = _unary("ndtr", "ndtr", half_ok=True, kernel_name="erf_vml")  # torch's is erf's
@@ -170,8 +182,10 @@ def _f(xp, name, x, *args):
     d = x.dtype if hasattr(x, "dtype") else next(a.dtype for a in args if hasattr(a, "dtype"))
     up = _dt.float32.np if d.itemsize <= 2 else d
     args = [a.astype(up) if hasattr(a, "astype") else a for a in args]
-    r = getattr(special(xp), name)(*args)
-    return r.astype(d, copy=False)
+    r = getattr(special(xp), name)(*args).astype(d, copy=False)
+    # the cast put an expanded input's stride-0 dims fastest (numpy's 'K' order); torch's
+    # result keeps the dims in place
+    return r if r.flags.c_contiguous or not hasattr(x, "strides") else broadcast_copy(xp, x, r)
 
 
 @op(names=unify_inputs, promote=True, floating=True, method=False)
@@ -184,11 +198,18 @@ def _special_xlog1py(xp, input, other):
 
 @_special_xlog1py.vjp
 def _(grad, input, other, needs):
+    from .comparison import where
     from .pointwise import log1p
 
     gi = go = None
     if needs[0]:
-        gi = grad * (log1p(other) if hasattr(other, "_data") else math.log1p(other))
+        # torch's derivative is xlog1py(input != 0, other): 0 where input == 0 and log1p(other)
+        # is -inf or NaN (other <= -1), else log1p(other) (-inf at -1, NaN below)
+        if hasattr(other, "_data"):
+            gi = grad * where((input == 0) & (other <= -1), 0.0, log1p(other))
+        else:
+            lg = math.log1p(other) if other > -1 else (-math.inf if other == -1 else math.nan)
+            gi = grad * (where(input == 0, 0.0, lg) if other <= -1 else lg)
     if needs[1]:
         go = grad * input / (1 + other)
     return gi, go
@@ -237,7 +258,11 @@ def _poly(name, first, step):
             for k in range(1, top):
                 p, q = q, step(k, x, q, p)
                 out = xp.where(nn == k + 1, q, out)
-        return out.astype(d, copy=False)
+        out = out.astype(d, copy=False)
+        # see _f: an expanded input's float64 copy had its stride-0 dims fastest
+        if out.flags.c_contiguous or not hasattr(input, "strides"):
+            return out
+        return broadcast_copy(xp, input, out)
 
     kernel.__name__ = kernel.__qualname__ = f"_special_{name}"
     kernel.__doc__ = f"torch.special.{name}(input, n)."

@@ -51,13 +51,20 @@ def _fftmod(xp):
     return m
 
 
-def _unnamed(ins, *args, **kwargs):
-    """The shape changes along the transformed dims: the result is unnamed (spec 4.2)."""
+def _halved_names(ins, dim=(), *args, **kwargs):
+    """A one-sided transform (rfft's, irfft's) changes the length of its last transformed dim:
+    that dim is unnamed; every other dim keeps its length and its name (a batch of signals
+    keeps its batch names, spec 4.2)."""
+    n = ins[0]._names
+    last = _axes(dim)[-1] % len(n)
+    out = n[:last] + (None,) + n[last + 1 :]
+    return None if all(x is None for x in out) else out
 
 
 def _r2c_names(ins, dim=(), normalization=0, onesided=True):
-    """A two-sided transform keeps the shape, so the names; a one-sided one is unnamed."""
-    return None if onesided else ins[0]._names
+    """A two-sided transform keeps the shape, so the names; a one-sided one halves its last
+    transformed dim (see ``_halved_names``)."""
+    return _halved_names(ins, dim) if onesided else ins[0]._names
 
 
 def _axes(dim) -> tuple:
@@ -115,7 +122,7 @@ def _(grad, input_shape, dim, normalization, onesided):
     return _fft_c2c(grad, dim, normalization, False).real
 
 
-@op(names=_unnamed, method=False)
+@op(names=_halved_names, method=False)
 def _fft_c2r(xp, input, dim=(), normalization=0, last_dim_size=1):
     """Inverse DFT of a Hermitian half spectrum over ``dim``; the last dim's output length is
     ``last_dim_size`` (the input holds ``last_dim_size // 2 + 1`` bins there)."""

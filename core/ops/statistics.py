@@ -21,7 +21,7 @@ from ..arg_errors import overloaded as _overloaded
 from ..arg_errors import tensor_input as _tensor_input
 from ..device import array_module
 from ..meta import no_meta_kernel
-from ..names import as_op_error, fallback_names
+from ..names import as_op_error
 from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
@@ -633,15 +633,23 @@ def _weights_check(w, name, n_obs, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+def _variables_named(c: Tensor, input: Tensor) -> Tensor:
+    """cov/corrcoef of a named (variables, observations) ``input``: both dims of the (variables,
+    variables) result index the variables, whose name a tensor may carry once (no duplicate
+    names, spec 1), so the rows take it and the columns are unnamed. (The generic fallback
+    named a square input's result by its observations dim too: a coincidence of shapes.)"""
+    if c.dim() != 2 or input._names[0] is None:
+        return c
+    return c.rename(input._names[0], None)
+
+
 @_tensor_input("cov")
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """Covariance matrix of the variables in the rows of ``input`` (observations in columns)."""
     if input._names is not None:
-        # no specific rule (spec 4.2): computed unnamed (x @ x^H would repeat the variables'
-        # name), then the generic fallback names the result
+        # computed unnamed (x @ x^H would repeat the variables' name), then named by the rows
         c = cov(input.rename(None), correction=correction, fweights=fweights, aweights=aweights)
-        names = fallback_names(input, c.shape)
-        return c if names is None else c.rename(*names)
+        return _variables_named(c, input)
     nd = input.dim()
     if nd > 2:
         raise RuntimeError(
@@ -694,10 +702,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
 @_tensor_input("corrcoef")
 def corrcoef(input: Tensor) -> Tensor:
     """Pearson correlation coefficients of the variables in the rows of ``input``."""
-    if input._names is not None:  # as cov: computed unnamed, named by the fallback (spec 4.2)
-        c = corrcoef(input.rename(None))
-        names = fallback_names(input, c.shape)
-        return c if names is None else c.rename(*names)
+    if input._names is not None:  # as cov: computed unnamed, then named by the rows
+        return _variables_named(corrcoef(input.rename(None)), input)
     nd = input.dim()
     if nd > 2:
         raise RuntimeError(

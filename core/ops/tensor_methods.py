@@ -127,6 +127,8 @@ def _check_put(index, source, n):
     if flat.size:
         bad = (flat >= n) | (flat < -n)
         if bool(bad.any()):
+            if not n:
+                raise IndexError("put_(): Tried to put elements into an empty tensor")
             i = int(flat[bad.nonzero()[0][0]])
             raise IndexError(
                 f"out of range: tried to access index {i} on a tensor of {n} elements."

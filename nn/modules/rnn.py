@@ -31,7 +31,7 @@ from ...core.tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from ..utils.rnn import PackedSequence, _with_dim_names
 from .module import Module
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -329,10 +329,20 @@ class RNNBase(Module):
             states = [self.permute_hidden(s, sorted_i) for s in states]
         if not packed and self.batch_first:
             x = x.transpose(0, 1)
+        batch_name = None
+        if packed and (
+            orig._dim_names is not None
+            or (hx is not None and any(s._names is not None for s in states))
+        ):
+            batch_name = _packed_batch_name(self.mode, orig._dim_names, states)
         out, hidden = self._run_layers(x, states, batch_sizes)
         if packed:
-            output = PackedSequence(out, orig.batch_sizes, sorted_i, unsorted_i)
+            output = _with_dim_names(
+                PackedSequence(out, orig.batch_sizes, sorted_i, unsorted_i), orig._dim_names
+            )
             hidden = [self.permute_hidden(h, unsorted_i) for h in hidden]
+            if batch_name is not None:
+                hidden = [h.rename(*_with_batch(h, batch_name)) for h in hidden]
         else:
             if self.batch_first:
                 out = out.transpose(0, 1)
@@ -410,6 +420,31 @@ class GRU(RNNBase):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
+
+
+def _packed_batch_name(mode: str, dim_names: tuple | None, states: list) -> str | None:
+    """The batch name of a PackedSequence input (remembered from its padded input) unified
+    with the initial states' (dim 1), checked as the unpacked input's batch dim is checked:
+    packed data's first dim merges time and batch, so the layer op cannot see it (spec 4.3)."""
+    batch = dim_names[1] if dim_names is not None else None
+    for label, st in zip(("hx", "cx"), states):
+        sb = st._names[1] if st._names is not None and st.dim() == 3 else None
+        if sb is None:
+            continue
+        if batch is not None and sb != batch:
+            raise RuntimeError(
+                f"{mode.lower()}: the packed input's batch dim {batch!r} does not match "
+                f"{label}'s batch dim {sb!r} (names {list(st._names)}); use rename or "
+                "refine_names"
+            )
+        batch = sb
+    return batch
+
+
+def _with_batch(h: Tensor, batch: str) -> tuple:
+    """``h``'s names (L*D, batch, hidden) with the batch dim named ``batch``."""
+    n = h._names if h._names is not None else (None,) * h.dim()
+    return (n[0], batch, *n[2:])
 
 
 def _cell_names(name: str, input: Tensor, w_ih: Tensor, w_hh: Tensor, outs: tuple) -> tuple:

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
+from ...core.dims import by_name
 from ...core.ops.creation import ones_like, zeros_like
 from ...core.ops.random import rand, rand_like
 from ...core.ops.reduction import norm as _norm
@@ -201,7 +202,7 @@ class PruningContainer(BasePruningMethod):
                     "`dim` defined."
                 )
             nd = t.dim()
-            dim = method.dim
+            dim = by_name(t, method.dim)  # a dim name picks the dim of the named parameter
             if dim < 0:
                 dim = nd + dim
             if dim < 0:
@@ -284,14 +285,15 @@ class _StructuredAmount(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        size = t.shape[self.dim]
+        dim = by_name(t, self.dim)  # spec 1: every dim argument accepts a name
+        _validate_pruning_dim(t, dim)
+        size = t.shape[dim]
         k = _compute_nparams_toprune(self.amount, size)
         _validate_pruning_amount(k, size)
         if k == 0:
             return default_mask
         mask = zeros_like(t)
-        mask[_channel_index(t, self.dim, self._kept(t, size, k))] = 1
+        mask[_channel_index(t, dim, self._kept(t, size, k))] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
 
@@ -499,7 +501,8 @@ def _validate_pruning_dim(t: Tensor, dim: int) -> None:
         raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
 
 
-def _compute_norm(t: Tensor, n, dim: int) -> Tensor:
+def _compute_norm(t: Tensor, n, dim: int | str) -> Tensor:
+    dim = by_name(t, dim)
     dims = list(range(t.dim()))
     if dim < 0:
         dim = dims[dim]

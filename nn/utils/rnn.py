@@ -74,6 +74,11 @@ class PackedSequence(_PackedSequenceBase):
 
     Build it with :func:`pack_padded_sequence` or :func:`pack_sequence`, not by hand."""
 
+    # Names (spec 4.3): ``data``'s first dim merges the time and batch dims, so it cannot carry
+    # their names; a sequence packed from a named input keeps them here, as (time, batch), and
+    # pad_packed_sequence (and an RNN's h_n) give them back. None: packed from unnamed dims.
+    _dim_names: tuple | None = None
+
     def __new__(
         cls,
         data: Tensor,
@@ -114,7 +119,7 @@ class PackedSequence(_PackedSequenceBase):
         dev = data.device
         si = self.sorted_indices.to(dev) if self.sorted_indices is not None else None
         ui = self.unsorted_indices.to(dev) if self.unsorted_indices is not None else None
-        return type(self)(data, self.batch_sizes, si, ui)
+        return _with_dim_names(type(self)(data, self.batch_sizes, si, ui), self._dim_names)
 
     def cuda(self, *args, **kwargs) -> PackedSequence:
         ex = self.data.new_empty(0).cuda(*args, **kwargs)
@@ -138,6 +143,13 @@ class PackedSequence(_PackedSequenceBase):
     @property
     def is_cuda(self) -> bool:
         return self.data.is_cuda
+
+
+def _with_dim_names(seq: PackedSequence, dim_names: tuple | None) -> PackedSequence:
+    """``seq`` remembering the (time, batch) names of the dims its data merges (None: none)."""
+    if dim_names is not None and any(n is not None for n in dim_names):
+        seq._dim_names = dim_names
+    return seq
 
 
 def _pack_index(lengths: np.ndarray, T: int, B: int, batch_first: bool):
@@ -205,7 +217,11 @@ def pack_padded_sequence(
         idx = ob * T + t_of if batch_first else t_of * B + ob
     flat = input.reshape((T * B,) + tuple(input.shape[2:]))
     data = flat.index_select(0, _long(idx, input.device))
-    return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
+    out = PackedSequence(data, _long(batch_sizes), sorted_indices, None)
+    n = input._names
+    if n is not None:
+        out = _with_dim_names(out, (n[1 - bdim], n[bdim]))
+    return out
 
 
 def pad_packed_sequence(
@@ -246,6 +262,13 @@ def pad_packed_sequence(
     ext = cat([data, pad], 0)
     out = ext.index_select(0, _long(rows.reshape(-1), data.device))
     out = out.reshape(tuple(rows.shape) + tuple(data.shape[1:]))
+    dn = sequence._dim_names
+    if dn is not None:
+        # the time and batch dims the packing merged get their names back (spec 4.3); the
+        # other dims kept theirs through the gather, which the reshape keeps
+        t_name, b_name = dn
+        rest = out._names[2:] if out._names is not None else (None,) * (out.dim() - 2)
+        out = out.rename(*((b_name, t_name) if batch_first else (t_name, b_name)), *rest)
     return out, _long(lens_sorted[uns])
 
 
