@@ -2,20 +2,33 @@
 against torch (tensors of 0-4 dims with empty and size-1 dims, permuted, strided and expanded
 inputs, every dtype family; ints, slices, None, Ellipsis, bools, masks, integer tensors of every
 dtype, lists and numpy arrays, and their combinations; getitem values, shapes, dtypes, views and
-gradients, setitem and index_put_; torch is the oracle): a 0-dim integer tensor of any integer
-dtype (int8, int16) and a 0-dim numpy integer array select like an int (a view; ember refused
-the first and copied the second), and a 0-dim byte tensor indexes as a bool without torch's
-deprecation warning; the order in which torch reports a bad index (a bare int or slice on a
-0-dim tensor, the count of indexed dims before any item, an int's bounds before an index
-tensor's dtype, each mask's shape against the shape that bools, 0-dim masks and None leave, the
-broadcast message listing a mask once per dim it covers and a bool as an index of size 1 or 0,
-an index into an empty dim, and the index values last); an out-of-range index value in an empty
-result (torch reads none: ember raised); several ``...`` in one index (each skips the dims no
-item names); an advanced index whose ints select every dim (numpy's scalar: ember's write and
-gradient failed); ``x[np.array(1)] = t`` converting t as a view's copy does, and a 0-dim byte
-index refusing it; index_put_'s refusal of None and of more index tensors than dims, and its
-dtype check after the index's shape checks but before the index values; and the grad_fn of a
-slice torch does not skip (a negative start, a start past an empty dim's end)."""
+gradients, setitem and index_put_ values, errors and gradients, index_add_/index_copy_/
+index_fill_/index_select/masked_fill/put_; torch is the oracle): a 0-dim integer tensor of any
+integer dtype and a 0-dim numpy integer array select like an int (a view), and a 0-dim byte
+tensor indexes as a bool without torch's deprecation warning; the order in which torch reports a
+bad index (a bare int or slice on a 0-dim tensor, the count of indexed dims, the items in order,
+the index tensors' dtypes, each mask's shape against the shape that bools, 0-dim masks and None
+leave, the broadcast message listing a mask once per dim it covers, an index into an empty dim,
+the index values last), an out-of-range index value in an empty result or write (torch reads
+none), several ``...`` in one index, ints selecting every dim under an advanced index (numpy's
+scalar broke the write and the gradient), and the grad_fn of slices torch does not skip; setitem:
+a byte mask's masked fill only for a lone mask and a one-element value, copy_'s expand messages
+(the value's type, the last mismatching dim, its leading 1s dropped), the value's shape before
+the index values, a one-element value under a mask filled as a range-checked number, a Python
+number range-checked before the index is read and rounded to inf past a float16/bfloat16 range,
+``x[False] = v`` writing and checking nothing, writes into an expanded tensor (a view's region of
+shared elements refused, index_put_'s writes with its deprecation warnings), and its node
+(CopySlices for bools and slices torch keeps, FillBackward3 for a 0-dim value); index_put_: None
+refused, its index count, 0-dim index tensors as index tensors (not selects: their dtype, dim and
+shape), the value taken as it is, its dtype check after the index checks and before the index
+values, an index below -n (wrapped twice by numpy) and a value broadcasting with the index but
+not to the region when accumulating; index_add_'s checks in torch's order, its per-index kernel
+along middle dims, its first bad index and an empty self; index_select's, index_copy_'s,
+index_fill_'s and put_'s checks and 0-dim and empty cases; masked_fill_'s and masked_scatter's
+shape errors (in place, self is named first); augmented writes into a bfloat16 element (numpy's
+scalar broke the overlap check) and with several ``...``; and a setitem reading its own elements
+once the value's leading 1s are dropped; numpy index arrays of other dtypes read as long
+tensors (floats truncated, a 0-dim one a select)."""
 
 from __future__ import annotations
 
@@ -656,6 +669,13 @@ def _write(index, value):
         _write(lambda m: m.ones(3, 4, dtype=m.bool), 1.0),
         _write(lambda m: (slice(8, -2, 2),), lambda m: m.ones(0, 4)),
         lambda m: _expanded(m).index_put_((m.tensor([0, 0]),), m.ones(4), accumulate=True),
+        # every update of elements sharing memory lands
+        lambda m: (
+            m.tensor([[-3]], dtype=m.int32)
+            .expand(5, 1)
+            .index_put_((m.tensor([0, -1]),), m.tensor([[1], [2]], dtype=m.int32), True)
+        ),
+        lambda m: _expanded(m).index_put_((m.tensor([True, False, True]),), m.ones(4), True),
     ],
 )
 def test_write_into_an_expanded_tensor(fn):
@@ -714,3 +734,126 @@ def test_index_put_zero_dim_index_grad(indices):
     assert names[1] == names[0] == "IndexPutBackward0"
     for e, t in zip(grads[1], grads[0]):
         np.testing.assert_allclose(e, t)
+
+
+# ------------------------------------------------------------ setitem's node
+@pytest.mark.parametrize(
+    "shape, index, value",
+    [
+        ((3, 2), lambda m: True, lambda m: 1.0),  # a bool unsqueezes: a view
+        ((3, 2), lambda m: (m.tensor([0]), True), lambda m: 1.0),
+        ((3, 2), lambda m: (m.tensor(False),), lambda m: m.ones(2)),
+        ((3, 2), lambda m: (Ellipsis, slice(None, 4, 1)), lambda m: 1.0),  # a skipped slice
+        ((3, 2), lambda m: slice(0, None), lambda m: m.ones(1)),
+        ((3, 2), lambda m: slice(0, None), lambda m: 1.0),
+        ((3, 2), lambda m: slice(-3, None), lambda m: 1.0),
+        ((3, 2), lambda m: (), lambda m: m.tensor(1.0)),  # a 0-dim value fills
+        ((3, 2), lambda m: (), lambda m: m.ones(2)),
+        ((), lambda m: ..., lambda m: 2.5),
+        ((3, 2), lambda m: (slice(None), [1]), lambda m: 1.0),
+        (
+            (1, 1),
+            lambda m: (m.tensor([[0, 1], [-1, 0]]), slice(None, -2)),
+            lambda m: m.ones(2, 2, 0),
+        ),
+        (
+            (3, 1, 0),
+            lambda m: (m.tensor([[1, 0], [3, 0], [2, -3]]), Ellipsis),
+            lambda m: m.ones(2, 1, 1),
+        ),
+        ((3, 2), lambda m: False, lambda m: m.ones(1, 2)),  # nothing written
+    ],
+)
+def test_setitem_node_and_gradients(shape, index, value):
+    res = []
+    for m in (torch, ember):
+        x = m.arange(float(np.prod(shape)), dtype=m.float64).reshape(shape).requires_grad_()
+        v = value(m)
+        if isinstance(v, m.Tensor):
+            v = v.double().requires_grad_()
+        y = x * 1
+        y[index(m)] = v
+        name = type(y.grad_fn).__name__ if m is torch else y.grad_fn.name().split("::")[-1]
+        y.backward(m.arange(1.0, y.numel() + 1, dtype=m.float64).reshape(shape) / 7)
+        vg = v.grad if isinstance(v, m.Tensor) else None
+        res.append((name, x.grad.numpy(), None if vg is None else vg.numpy()))
+    (tn, tx, tv), (en, ex, ev) = res
+    assert en == tn
+    np.testing.assert_allclose(ex, tx)
+    assert (ev is None) == (tv is None)
+    if tv is not None:
+        np.testing.assert_allclose(ev, tv)
+
+
+# ------------------------------------------------------------ masked_fill_ / masked_scatter shapes
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m: m.zeros(2, 3).masked_fill_(m.tensor([True, False]), 1.0),  # self named first
+        lambda m: m.zeros(2, 3).masked_fill_(m.tensor([True, False]), m.tensor(1.0)),
+        lambda m: (m.zeros(2, 3, requires_grad=True) * 1).masked_fill_(m.tensor([True, False]), 1),
+        lambda m: m.zeros(2, 3).masked_fill(m.tensor([True, False]), 1.0),  # the mask first
+        lambda m: m.zeros(2, 3).masked_scatter_(m.tensor([True, False]), m.arange(6.0)),
+        lambda m: m.zeros(3).masked_scatter_(m.ones(2, 3, dtype=m.bool), m.arange(6.0)),
+        lambda m: m.zeros(2, 3).masked_scatter(m.tensor([True, False]), m.arange(6.0)),
+    ],
+)
+def test_mask_shape_errors(fn):
+    same_error(fn)
+
+
+# ------------------------------------------------------------ augmented writes
+@pytest.mark.parametrize(
+    "make, index",
+    [
+        (lambda m: m.tensor(3.0).to(m.bfloat16), ()),  # (numpy's bfloat16 scalar)
+        (lambda m: m.arange(5.0).reshape(1, 5).to(m.bfloat16), (-1, 0)),
+        (lambda m: m.tensor(3, dtype=m.int16), (Ellipsis, Ellipsis)),
+    ],
+)
+def test_augmented_write(make, index):
+    def fn(m):
+        x = make(m)
+        x[index] *= 2
+        return x
+
+    _same(fn)
+
+
+@pytest.mark.parametrize(
+    "index, value",
+    [
+        # the value's leading 1s dropped, then the very same elements: allowed
+        (0, lambda x: x[0:1]),
+        (slice(0, 2), lambda x: x.view(1, 3)[:, :2]),
+    ],
+)
+def test_setitem_from_its_own_elements(index, value):
+    def fn(m):
+        x = m.arange(3.0)
+        x[index] = value(x)
+        return x
+
+    _same(fn)
+
+
+# ------------------------------------------------------------ numpy index arrays
+@pytest.mark.parametrize(
+    "index",
+    [
+        np.array([0.7, 1.9]),  # torch reads them as long tensors, truncating
+        np.array([-1.5]),
+        np.array([1.0], np.float32),
+        np.array([1], np.uint16),
+        np.array(1.7),  # 0-dim: a select
+        (slice(None), np.array([0.0, 2.0])),
+        (0, np.array([0, 2], np.int8)),
+    ],
+)
+def test_numpy_index_arrays(index):
+    _same(lambda m: m.arange(6.0).reshape(2, 3)[index])
+
+
+def test_numpy_index_array_refusals():
+    same_error(lambda m: m.zeros(2, 3)[np.array([0, 1], dtype=object)])
+    same_error(lambda m: m.zeros(2, 3)[np.array([5], np.int8)])

@@ -369,6 +369,18 @@ def _convert(self: Tensor, index, strict: bool = True, select: bool = True):
         elif isinstance(it, (list, tuple, range, _ndarray)):
             # torch reads any sequence of ints as a long index (``x[range(n), target]``)
             a = np.asarray(it) if not isinstance(it, _ndarray) else it
+            if (
+                tp is _ndarray
+                and a.dtype.kind != "b"
+                and a.dtype != _UINT8
+                and a.dtype not in _IDX_DTYPES
+            ):  # torch reads a numpy index as a long tensor (truncating)
+                if a.dtype.kind == "c":
+                    _warn_complex_to_real()
+                    a = a.real
+                elif a.dtype.kind not in "iuf":
+                    _dt.from_numpy_dtype(a.dtype)  # (torch's refusal of its dtype)
+                a = a.astype(_INT64)
             if not a.ndim and a.dtype.kind in "iu" and a.dtype != _UINT8:
                 out.append(int(a))  # a 0-d integer array selects, like a 0-d integer tensor
                 has_int = True
@@ -803,6 +815,12 @@ def _(grad, input_shape, key):
     return _index_grad(grad, input_shape, key, None, False)
 
 
+def _slice_skipped(s: slice, n: int) -> bool:
+    """Whether torch skips slice ``s`` of a dim of size ``n`` (records no node for it): one
+    that starts at 0 as written (not -n), steps by 1 and ends at or past the end."""
+    return s.start in (None, 0) and s.step in (None, 1) and (s.stop is None or s.stop >= n)
+
+
 def _index_view_name(node) -> str:
     """torch's grad_fn for basic indexing: that of the last index item that does something (it
     applies them in order: an int selects, a slice slices, None unsqueezes)."""
@@ -817,13 +835,7 @@ def _index_view_name(node) -> str:
         elif it is None:
             name = "UnsqueezeBackward0"
         elif isinstance(it, slice):
-            # torch skips a slice that starts at 0 as written (not -n), steps by 1 and ends at
-            # or past the end
-            if (
-                it.start not in (None, 0)
-                or it.step not in (None, 1)
-                or (it.stop is not None and it.stop < shape[dim])
-            ):
+            if not _slice_skipped(it, shape[dim]):
                 name = "SliceBackward0"
             dim += 1
         else:
@@ -1021,7 +1033,9 @@ def _index_failed(self: Tensor, index, e: Exception) -> Tensor:
     if "single ellipsis" in msg:
         return _getitem(self, _expand_ellipses(self, index))
     if "out of bounds" in msg:
-        return _empty_index(self, index)
+        r = _empty_index(self, index)
+        if not r._data.size:  # (any other result: numpy's error stands)
+            return r
     raise e
 
 
@@ -1173,8 +1187,14 @@ def _setitem_error(a, key, pre, v, adv, strip: bool = True):
             f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
             f"indexing result of shape {target}"
         )
+    return _expand_error(v.dtype if vs else None, vs, target)
+
+
+def _expand_error(npd, vs: list, target: list) -> RuntimeError | None:
+    """torch's error for expanding a tensor of shape ``vs`` (numpy dtype ``npd``) to ``target``
+    (None when it expands)."""
     if len(vs) > len(target):
-        word = _dt.SCALAR_NAMES[_dt.from_numpy_dtype(v.dtype).name]
+        word = _dt.SCALAR_NAMES[_dt.from_numpy_dtype(npd).name]
         what = f"torch.{word}Tensor" if word in _LEGACY_TENSORS else f"CPU{word}Type"
         return RuntimeError(
             f"expand({what}{{{vs}}}, size={target}): the number of sizes "
@@ -1253,6 +1273,8 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = F
         if index._names is not None and self._names is not None and key.dtype.kind == "b":
             _check_mask_names(self._names[: key.ndim], index._names)
     else:
+        if index is False:
+            return  # torch writes nothing and checks nothing
         if not accumulate and _byte_masked_fill(index, value):
             _check_number(self, value)
             raise _diagnose(self, index, values=False, select=not put) or RuntimeError(
@@ -1275,8 +1297,16 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = F
         if adv:  # index_put_ refuses any overlap
             _check_no_overlap(self, value)
         else:  # copy_ into the region: the very same elements are fine, a partial overlap not
-            region = self._data[key] if pre is None else self._data[pre][key]
-            if hasattr(region, "flags") and _overlaps(region, value._data, full_ok=True):
+            try:
+                region = self._data[key]
+                if isinstance(region, _generic):  # (numpy's scalar: the 0-dim view instead)
+                    region = self._data[_with_ellipsis(key)]
+            except IndexError:  # (several ...: the write below reads them as torch does)
+                region = None
+            v = value._data
+            while v.ndim > np.ndim(region) and v.shape[0] == 1:
+                v = v[0]  # (torch's setitem drops the value's leading 1s first)
+            if hasattr(region, "flags") and _overlaps(region, v, full_ok=True):
                 raise RuntimeError(_OVERLAP_MSG)
     if vt and value.dtype is not self.dtype and not _put_converts(index, value):
         raise _put_dtype_error(self, index, key, pre, value)
@@ -1375,8 +1405,6 @@ def _setitem_failed(
     then the value's shape, then the index values), or the write torch makes of what numpy
     refuses (several ``...``, a value with extra leading 1s, an empty region whose index values
     are out of range)."""
-    if index is False:
-        return None  # torch writes nothing and checks nothing
     _check_number(self, value)
     if index is True:
         adv = False  # torch writes a view (x.unsqueeze(0)): copy_'s shape messages
@@ -1400,8 +1428,11 @@ def _setitem_failed(
     if err is None and adv:
         err = _diagnose(self, index, select=not put)  # (the index values, last)
         if err is None and "out of bounds" in msg:  # an empty region: torch reads no value
-            self._ver[0] += 1
-            return None
+            t = self._data if pre is None else self._data[pre]
+            xp = _xp_of(t)
+            if not xp.broadcast_to(xp.zeros((), _BOOL), t.shape)[k].size:
+                items = _convert(self, index, select=not put)[0]
+                return _setitem(self, _zeroed(tuple(items)), value, accumulate, put)
     if err is None:
         raise e
     raise err from None
@@ -1459,7 +1490,12 @@ def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) 
                 and (not isinstance(value, Tensor) or value._data.size == 1)
             ):
                 warn_user(_EXPANDED_FILL)
-    _setitem(_wrap(_fill_target(a)), index, value, accumulate, put)  # (a writable alias)
+    alias = _fill_target(a)  # (writable, over the expanded memory)
+    if accumulate and adv and a.dtype.kind != "b" and isinstance(value, Tensor):
+        # one add per index, unbuffered: the updates of elements sharing memory all land
+        np.add.at(alias if pre is None else alias[pre], key, value._data.astype(a.dtype))
+    else:
+        _setitem(_wrap(alias), index, value, accumulate, put)
     self._ver[0] += 1
 
 
@@ -1476,21 +1512,37 @@ _PUT = _index_put.op
 
 
 def _put_node_name(node) -> str:
-    """torch's grad_fn for ``x[index] = v``: index_put's when every item is an index tensor or a
-    whole-dim slice; a copy_ when the index selects all of x; else a write into a view of x
-    (ints, None, partial slices), recorded as CopySlices."""
-    items = []
-    for part in (node.saved_arg("pre"), node.saved_arg("key")):
-        if part is not None:
-            items += part if type(part) is tuple else [part]
-    view = any(
-        it is None or isinstance(it, (int, np.integer)) or (type(it) is slice and it != slice(None))
-        for it in items  # (a 0-dim index array here is index_put_'s: an index tensor)
-    )
-    if view:
+    """torch's grad_fn for ``x[index] = v``: a write into a view of x (ints, None, bools, slices
+    torch does not skip), recorded as CopySlices; else index_put's when there are index tensors;
+    else a fill_ of a 0-dim value or a copy_ into all of x."""
+    if node.saved_arg("pre") is not None:  # (ints: selects)
         return "torch::autograd::CopySlices"
+    key = node.saved_arg("key")
+    items = key if type(key) is tuple else (key,)
+    shape = node.meta[0][0]
+    used = sum(
+        (it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else 1
+        for it in items
+        if it is not None and it is not Ellipsis and type(it) is not bool
+    )
+    dim = 0
+    for it in items:
+        if it is Ellipsis:
+            dim += len(shape) - used
+        elif type(it) is slice:
+            if not _slice_skipped(it, shape[dim]):
+                return "torch::autograd::CopySlices"
+            dim += 1
+        elif hasattr(it, "dtype") and it.ndim:  # an index array (0-dim: index_put_'s)
+            dim += it.ndim if it.dtype.kind == "b" else 1
+        elif not hasattr(it, "dtype") or it.dtype.kind == "b":  # an int, None, a bool
+            return "torch::autograd::CopySlices"
+        else:
+            dim += 1
     if node.saved_arg("adv"):
         return "IndexPutBackward0"
+    if shape and not node.saved_arg("values_shape"):
+        return "FillBackward3"  # (a 0-dim value fills a tensor of dims)
     return "torch::autograd::CopyBackwards"
 
 
@@ -2522,7 +2574,7 @@ def _masked_fill_(self, mask, value):
             or self._names is not None
             or mask._names is not None
         ):  # torch's shape errors, and name inference (spec 3), live in the op
-            return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
+            return _masked_fill_op(self, mask, value)
         v = value
         if vt:
             v = value._data
@@ -2544,7 +2596,16 @@ def _masked_fill_(self, mask, value):
             _xp_of(a).copyto(_fill_target(a), v, where=m, casting="unsafe")
         self._ver[0] += 1
         return self
-    return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
+    return _masked_fill_op(self, mask, value)
+
+
+def _masked_fill_op(self: Tensor, mask, value) -> Tensor:
+    try:
+        return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
+    except RuntimeError as e:  # (in place, torch names self first)
+        if not str(e).startswith("The size of tensor a") or not isinstance(mask, Tensor):
+            raise
+        raise broadcast_error([tuple(self.shape), tuple(mask.shape)]) or e from None
 
 
 @op(names=align_mask_unify, method=True)
@@ -2621,11 +2682,22 @@ _masked_scatter.op.label = "masked_scatter"
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s leading elements written where ``mask`` is True."""
-    return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
+    try:
+        return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
+    except RuntimeError as e:  # (torch broadcasts the mask with input: the mask named first)
+        if not str(e).startswith("The size of tensor a"):
+            raise
+        raise broadcast_error([tuple(mask.shape), tuple(input.shape)]) or e from None
 
 
 def _masked_scatter_(self, mask, source):
-    return _apply_inplace(_masked_scatter.op, self, (mask, source), _NOKW)
+    try:
+        return _apply_inplace(_masked_scatter.op, self, (mask, source), _NOKW)
+    except RuntimeError as e:  # (torch expands the mask to self's shape)
+        if not str(e).startswith(("The size of tensor a", "output with shape")):
+            raise
+        err = _expand_error(mask._data.dtype, list(mask.shape), list(self.shape))
+        raise err or e from None
 
 
 # ---------------------------------------------------------------------- take & nonzero
