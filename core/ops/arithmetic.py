@@ -819,7 +819,34 @@ def _(grad, input, other, needs):
 @op(names=unify_inputs, promote=True, floating=True, inplace="ldexp_", tensors_only=True)
 def ldexp(xp, input, other):
     """input * 2 ** other."""
-    return xp.multiply(input, xp.exp2(other))
+    p = xp.exp2(other)
+    r = xp.multiply(input, p)
+    if r.dtype.kind in "fV":
+        # 2 ** other alone over- or underflows (|other| >= 128 in float32) where the product
+        # does not: there an integral exponent scales exactly, as torch's integer exponents do
+        # for a floating input (ldexp(0.1, 128) is 3.4e37, not inf). A test on 2 ** other; the
+        # rest only then
+        far = (p == 0) | (p == xp.inf)
+        if far.any():
+            far &= other == xp.rint(other)
+            if far.any():
+                x = _dt.float32.np if r.dtype.itemsize == 2 else r.dtype  # (no half ldexp)
+                e = xp.clip(xp.where(far, other, 0), -4096, 4096).astype(np.int32)
+                exact = xp.ldexp(xp.asarray(input).astype(x), e).astype(r.dtype)
+                r = xp.where(far, exact, r)
+    return r
+
+
+def _ldexp_out(out, res, ins=()):
+    """ldexp is torch's composite (a mul into out=, also in place): its own cast error."""
+    if not _dt.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(
+            f"ldexp can't be cast to the desired output type {scalar_name(out.dtype)}"
+        )
+
+
+ldexp.op.out_dtype = _ldexp_out
+ldexp.op.inplace_is_out = True
 
 
 @ldexp.vjp

@@ -128,7 +128,30 @@ def _int_check(input, other, who):
 def gcd(xp, input, other):
     """The element-wise greatest common divisor (non-negative) of integer tensors."""
     _int_check(input, other, "gcd")
-    return xp.gcd(input, other)
+    r = xp.gcd(input, other)
+    if input.dtype.kind == "i":
+        # where an operand is the type's minimum, |x| wraps to itself in torch's Euclid (C
+        # remainders), whose answer may then be negative (gcd(-128, 127) is -1 in int8); numpy's
+        # is the mathematical one. Two comparisons on every call; the rest only then
+        low = np.iinfo(input.dtype).min
+        odd = (input == low) | (other == low)
+        if odd.any():
+            a, b = xp.broadcast_arrays(input, other)
+            r = xp.array(r)
+            r[odd] = _c_gcd(xp, a[odd], b[odd])
+    return r
+
+
+def _c_gcd(xp, a, b):
+    """Euclid's algorithm on |a|, |b| with wrapping abs and C's truncated remainder, elementwise."""
+    a, b = xp.abs(a), xp.abs(b)  # (numpy's abs of the minimum wraps to the minimum, as C's)
+    while True:
+        go = a != 0
+        if not go.any():
+            return b
+        # b % a with C's sign (fmod's); x % -1 is 0 (written out: the minimum % -1 traps)
+        rem = xp.where(a == -1, 0, xp.fmod(b, xp.where(go & (a != -1), a, 1)))
+        a, b = xp.where(go, rem, 0).astype(a.dtype), xp.where(go, a, b)
 
 
 @op(names=unify_inputs, promote=True, inplace="lcm_", tensors_only=True)

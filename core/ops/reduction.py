@@ -712,7 +712,12 @@ def _var_names(ins, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _drop(ins[0], dim, keepdim)
 
 
-def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
+# a float32 variance below this may have lost digits: squared deviations under ~1e-19 are
+# subnormal or 0 in float32 (a std of 1e-30 came out 0, where torch accumulates in double)
+_F32_VAR_FLOOR = 2.0**-100
+
+
+def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction, root=False):
     if input.dtype.kind not in "fcV":
         who = name if name.endswith("_mean") else "std and var"
         raise RuntimeError(f"{who} only support floating point and complex dtypes")
@@ -742,6 +747,14 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction):
         else:
             sq = d * d
         v = xp.sum(sq, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
+        if v.dtype == _F32 and input.dtype.kind != "c" and v.size and (v < _F32_VAR_FLOOR).any():
+            # only then (a test on the reduced result): the variance again in float64, its root
+            # (std) taken there too, as the float32 rounding of v itself may underflow
+            x64 = input.astype(np.float64)
+            d = x64 - xp.mean(x64, axis=ax, keepdims=True)
+            v = xp.sum(d * d, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
+        if root:
+            v = xp.sqrt(v)
     if out_dtype.kind != "c":  # the real dtype of a complex input's variance is sq's
         return v.astype(out_dtype, copy=False), m.astype(out_dtype, copy=False), ax
     return v.astype(sq.dtype, copy=False), m, ax
@@ -757,7 +770,7 @@ def var(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @op(names=_var_names)
 def std(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see var)."""
-    r = xp.sqrt(_var_kernel("std", xp, input, dim, unbiased, keepdim, correction)[0])
+    r = _var_kernel("std", xp, input, dim, unbiased, keepdim, correction, root=True)[0]
     return row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -809,12 +822,12 @@ def var_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=No
 @op(names=_var_names, n_diff_out=2)
 def std_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over ``dim`` in one pass."""
-    v, m, _ = _var_kernel("std_mean", xp, input, dim, unbiased, keepdim, correction)
+    v, m, _ = _var_kernel("std_mean", xp, input, dim, unbiased, keepdim, correction, root=True)
     if not keepdim:
         m = m.reshape(v.shape)
     if input.ndim > 2:
-        return row_major(xp, xp.sqrt(v)), row_major(xp, m)
-    return xp.sqrt(v), m
+        return row_major(xp, v), row_major(xp, m)
+    return v, m
 
 
 def _mean_part(gm, input, dim, unbiased, keepdim):

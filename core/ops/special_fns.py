@@ -19,7 +19,19 @@ from ..layout import broadcast_copy
 from ..names import keep, unify_inputs
 from ..registry import op
 from .arithmetic import _real_only
-from .pointwise import _dev, _eps_of, _not_impl, _sp, _where_ok, exp, i0, log, sign, special
+from .pointwise import (
+    _dev,
+    _eps_of,
+    _no_half_backward,
+    _not_impl,
+    _sp,
+    _where_ok,
+    exp,
+    i0,
+    log,
+    sign,
+    special,
+)
 
 __all__: list = []
 
@@ -31,13 +43,6 @@ def _check(name, x, xp, half_ok=False):
     k = x.dtype.kind
     if k == "c" or (not half_ok and (x.dtype.itemsize == 2 or k == "V")):
         raise _not_impl(name, x, xp)
-
-
-def _no_half_backward(kernel: str, input) -> None:
-    """torch has forward kernels but no derivative kernels for float16/bfloat16 here."""
-    a = input._data
-    if a.dtype.itemsize == 2:
-        raise _not_impl(kernel, a, suffix=False)
 
 
 def _unary(name, scipy_name, half_ok=False, args=(), kernel_name=None):
@@ -100,6 +105,11 @@ _special_erfcx = _unary("erfcx", "erfcx")
 
 @_special_erfcx.vjp
 def _(grad, input, result):
+    if input.dtype is not _dt.float64:
+        # 2 x erfcx(x) - 2/sqrt(pi) cancels ~2 x^2-fold for large x (from the float32 result:
+        # 0.6% off at x = 200, 0 at 1e4): taken in float64 from x itself, then rounded once
+        x = input.to(_dt.float64)
+        return grad * (2 * x * _special_erfcx(x) - 2 / math.sqrt(math.pi)).to(input.dtype)
     return grad * (2 * input * result - 2 / math.sqrt(math.pi))
 
 
