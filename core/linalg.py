@@ -711,7 +711,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
         r = e.cross(input, other, dim)
     except RuntimeError as err:  # a name clash is linalg.cross's (spec 4.10)
         raise _as_op_error(err, "linalg.cross", ("cross",), input, other) from None
-    return _out(out, r, "linalg_cross", _exact)
+    return _out(out, r, "linalg_cross", _exact, (input, other))
 
 
 @_autocast_entry

@@ -1062,6 +1062,11 @@ def _write_out(od, out, res, ins=(), part: bool = False):
                 f"{od.name.lstrip('_')}(): argument 'out' must be tuple of Tensors, not "
                 f"{type(out).__name__}"
             )
+        if getattr(od, "__dict__", {}).get("indices_checked_first"):
+            # torch's median checks the indices' dtype before the values'
+            for o, r in zip(reversed(out), reversed(res)):
+                if isinstance(o, Tensor) and o.dtype != r.dtype:
+                    od.out_dtype(o, r, ins)
         for o, r in zip(out, res):
             _write_out(od, o, r, ins, True)
         # torch hands back its named tuple's out= variant (max_out: values=, indices=) around
@@ -1111,7 +1116,8 @@ def _write_out(od, out, res, ins=(), part: bool = False):
     except RuntimeError as e:
         raise _name_error(od, e) from None  # named by the public op (_cat's error is cat's)
     if oa.shape != res._data.shape:
-        _check_writable(oa)
+        if getattr(od, "rule", None) is _unify_inputs:
+            _check_writable(oa)  # torch's elementwise ops check before resizing, others resize
         if any(t is out for t in ins) and _out_overlap_rule(od, False) == _PARTIAL:
             # torch's elementwise ops do not resize an out= that is also an input
             raise RuntimeError(
@@ -1120,7 +1126,7 @@ def _write_out(od, out, res, ins=(), part: bool = False):
             )
         if out._names is not None:
             check_resize(out, res._data.shape)
-        if oa.size:
+        if oa.size and not getattr(od, "__dict__", {}).get("quiet_resize"):
             _warn_resized(oa.shape, res._data.shape)
         out._data = res._data.astype(oa.dtype)
     else:
@@ -1149,7 +1155,9 @@ _OUT_AD_NAMES = {
 _PARTIAL, _ANY = 1, 2  # torch refuses an out= sharing some elements with an input / any element
 # the ops that refuse any overlap of out= with an input (torch's assert_no_overlap), and the
 # elementwise ones (by their names rule) that do not check at all
-_OUT_NO_OVERLAP = frozenset(("_cat", "_stack", "_take", "take", "masked_select", "outer", "cross"))
+_OUT_NO_OVERLAP = frozenset(
+    ("_cat", "_stack", "_take", "take", "masked_select", "outer", "cross", "linalg_cross")
+)
 _OUT_UNCHECKED = frozenset(("tril", "triu", "softmax", "log_softmax", "mvlgamma", "_special_ndtr"))
 # the ops with (values, indices) outs that check like the elementwise ops
 _OUT_PARTIAL = frozenset(("max", "min", "cummax", "cummin", "sort", "topk", "kthvalue"))
@@ -1468,6 +1476,10 @@ def _inplace_shape_error(a, other) -> RuntimeError | None:
 
 
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
+    if isinstance(o, Tensor) and o._data is not self._data:
+        a, b = self._data, o._data
+        if b.base is not None or a.base is not None:  # only views can share memory
+            _check_inplace_overlap(od, a, b)
     try:
         r = od.public(self, o)
     except NotImplementedError:

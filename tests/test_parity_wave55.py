@@ -34,7 +34,8 @@ metadata in-place ops on views of leaves, no_grad views and inference tensors; w
 no_grad views (fill_, zero_, masked_fill_, the samplers, ``v[i] = x``, index_put_, resize_);
 masked_fill_ on an expanded tensor (torch warns and writes); clamp_min_/clamp_max_'s C++ type
 names; shapes compared before dtypes in-place; half ``add_(1j)`` (ComplexHalf); cumsum_/cumprod_
-of bool."""
+of bool; ldexp/mvlgamma's cast errors (out= and in place); linalg.cross's overlap check;
+addbmm's silent resize; median/nanmedian's out= dtype checks (indices first, CPU type names)."""
 
 from __future__ import annotations
 
@@ -767,3 +768,99 @@ def test_tuple_out_returns_the_out_named_tuple(call) -> None:
 @pytest.mark.parametrize("shape", [(3,), (0, 2)])
 def test_scan_inplace_runs_in_self_dtype(name, dtype, shape) -> None:
     _same(lambda T: getattr(T.ones(*shape, dtype=getattr(T, dtype)), name)(-1))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "float32"])
+@pytest.mark.parametrize("out", ["int32", "int64", "bool", "float64"])
+def test_ldexp_mvlgamma_out_and_inplace_casts(dtype, out) -> None:
+    def mvlgamma(T):
+        o = T.zeros(2, dtype=getattr(T, out))
+        return T.mvlgamma(T.tensor([2, 3], dtype=getattr(T, dtype)), 2, out=o)
+
+    _same(mvlgamma)
+    if out != "float64":  # (torch's kernel asserts on a wider float out)
+        _same(
+            lambda T: T.ldexp(
+                T.tensor([1, 2], dtype=getattr(T, dtype)),
+                T.tensor([1, 2]),
+                out=T.zeros(2, dtype=getattr(T, out)),
+            )
+        )
+    _same(lambda T: T.tensor([2, 3], dtype=getattr(T, dtype)).mvlgamma_(2))
+    _same(lambda T: T.tensor([2, 3], dtype=getattr(T, dtype)).ldexp_(T.tensor([1, 2])))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, a, o: T.addbmm(a[0], a, a, out=o),  # torch resizes it silently
+        lambda T, a, o: T.baddbmm(a, a, a, out=o),
+        lambda T, a, o: T.mm(a[0], a[0], out=o),
+    ],
+)
+def test_out_resize_warning(call) -> None:
+    def fn(T):
+        import warnings
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = call(T, T.ones(2, 2, 2), T.zeros(7))
+        return r, [str(m.message).split(" (Triggered internally")[0] for m in w]
+
+    _same(fn)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, o: T.sum(T.ones(2, 3), 0, out=o),  # resized: torch does not check
+        lambda T, o: T.mm(T.ones(2, 2), T.ones(2, 2), out=o),
+        lambda T, o: T.cumsum(T.ones(3), 0, out=o),
+        lambda T, o: T.add(T.ones(3), 1, out=o),  # the elementwise ops refuse it first
+    ],
+)
+def test_expanded_out_that_must_be_resized(call) -> None:
+    def fn(T):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(T, T.zeros(1).expand(5))
+
+    _same(fn)
+
+
+def test_inplace_overlap_with_named_operands() -> None:
+    # the named paths check too (torch has no names any more: ember's own rule, same error)
+    x = ember.arange(6.0)
+    n = x.refine_names("N")
+    for self_, other in ((n[1:], n[:-1]), (x[1:], n[:-1]), (n[1:], x[:-1])):
+        with pytest.raises(RuntimeError) as e:
+            self_.add_(other)
+        assert str(e.value) == OVERLAP
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, m: T.linalg.cross(m, m.flip(0), out=m),
+        lambda T, m: T.cross(m, m.flip(0), dim=1, out=m),
+        lambda T, m: T.outer(m[0], m[1], out=m),
+        lambda T, m: T.masked_select(m, m > 0, out=m.view(-1)),
+    ],
+)
+def test_out_refusing_any_overlap(call) -> None:
+    # these kernels refuse an out= sharing any element with an input, the very same ones too
+    _same(lambda T: call(T, T.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]])))
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("values", ["float32", "float64", "bool", "complex64", "bfloat16"])
+@pytest.mark.parametrize("indices", ["int64", "int32", "bool", "complex64"])
+def test_median_out_dtypes_indices_first(name, values, indices) -> None:
+    def fn(T):
+        out = (T.zeros(0, dtype=getattr(T, values)), T.zeros(0, dtype=getattr(T, indices)))
+        return getattr(T, name)(T.ones(2, 3), 1, out=out)
+
+    _same(fn)

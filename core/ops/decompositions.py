@@ -364,11 +364,11 @@ def castable_out(who: str):
     return check
 
 
-def _out(out, r, name="_linalg_inv_ex", check=None):
+def _out(out, r, name="_linalg_inv_ex", check=None, ins=()):
     """Write ``r`` (a tensor or a named tuple of them) into ``out``: ``name`` is torch's op in
     its error for an input that requires grad (None: torch writes without that check),
     ``check(out, res, ins)`` raises torch's error for an out= of another dtype (None: any safe
-    cast is fine)."""
+    cast is fine); ``ins``: the inputs an out= must not overlap (by ``name``'s rule)."""
     if out is None:
         return r
     from types import SimpleNamespace
@@ -377,7 +377,7 @@ def _out(out, r, name="_linalg_inv_ex", check=None):
 
     if name is None:
         r = type(r)(*(t.detach() for t in r)) if isinstance(r, tuple) else r.detach()
-    return _write_out(SimpleNamespace(name=name or "", out_dtype=check), out, r)
+    return _write_out(SimpleNamespace(name=name or "", out_dtype=check), out, r, ins)
 
 
 # ---------------------------------------------------------------------- det / slogdet

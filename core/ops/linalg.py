@@ -733,6 +733,7 @@ for _f, _check in (
     (matmul, _matmul_out),
 ):
     _f.op.out_dtype = _check
+addbmm.op.quiet_resize = True  # torch's addbmm resizes its out= without the warning
 
 
 # ---------------------------------------------------------------------- einsum

@@ -1007,6 +1007,20 @@ def mvlgamma(xp, input, p):
     return _layout.row_major(xp, r) if r.ndim > 1 else r
 
 
+def _mvlgamma_out(out, res, ins=()):
+    """torch's mvlgamma(out=) and mvlgamma_ check the cast of the result, in words naming the
+    input's dtype and the result's (not the out tensor's)."""
+    if not _dt.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(
+            f"mvlgamma: result type {scalar_name(ins[0].dtype)} can't be cast to the desired "
+            f"output type {scalar_name(res.dtype)}"
+        )
+
+
+mvlgamma.op.out_dtype = _mvlgamma_out
+mvlgamma.op.inplace_is_out = True
+
+
 @mvlgamma.vjp
 def _(grad, input, p):
     d = digamma(input)

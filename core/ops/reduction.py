@@ -1407,16 +1407,26 @@ def _index_out(res, ins) -> bool:
     return res.dtype is _dt.int64 and ins[0].dtype is not _dt.int64
 
 
+# the dtypes with a legacy tensor type (torch.FloatTensor); torch names the others' CPU types
+_LEGACY = frozenset(("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"))
+
+
+def _th_type(d) -> str:
+    if d.name in _LEGACY:
+        return f"torch.{_dt.legacy_type_name(d)}"
+    return f"CPU{_dt.SCALAR_NAMES[d.name]}Type"
+
+
 def _median_out(out, res, ins):
     if _index_out(res, ins):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
-            f"torch.{_dt.legacy_type_name(out.dtype)} instead (while checking arguments for median)"
+            f"{_th_type(out.dtype)} instead (while checking arguments for median)"
         )
     raise RuntimeError(
         "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
-        f"but type torch.{_dt.legacy_type_name(out.dtype)} does not equal "
-        f"torch.{_dt.legacy_type_name(res.dtype)} (while checking arguments for median)"
+        f"but type {_th_type(out.dtype)} does not equal {_th_type(res.dtype)} (while checking "
+        "arguments for median)"
     )
 
 
@@ -1459,6 +1469,7 @@ cumsum.op.inplace_is_out = cumprod.op.inplace_is_out = True
 for _f in (max, min, argmax, argmin, aminmax, norm):
     _f.op.out_dtype = _exact
 median.op.out_dtype = _median_out
+median.op.indices_checked_first = True
 mode.op.out_dtype = _mode_out
 cummax.op.out_dtype = cummin.op.out_dtype = _cum_ext_out
 all.op.out_dtype = _logical_out("all")

@@ -134,6 +134,7 @@ def _(grad, input, result, dim, keepdim):
 # nanmedian() is torch's NanmedianBackward0, nanmedian(dim) its NanmedianBackward1
 nanmedian.op.name_rule = _by_dim("NanmedianBackward0", "NanmedianBackward1")
 nanmedian.op.out_dtype = _median_out  # torch's median kernel checks (and names) the out= dtypes
+nanmedian.op.indices_checked_first = True
 
 
 # ---------------------------------------------------------------------- quantile
