@@ -60,6 +60,25 @@ def same_error(fn, exc: type = Exception, first_line: bool = False) -> str:
     return want
 
 
+def results_or_same_error(fn) -> list:
+    """Run ``fn(torch)`` and ``fn(ember)``. When torch raises, ember must raise the same type with
+    the same message, and the answer is ``[]``; otherwise the answer pairs torch's results with
+    ember's, ``[(want, got), ...]`` (one pair for a single result, one per item of a tuple or
+    list, whose lengths must agree), for the caller to compare."""
+    try:
+        want = fn(torch)
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        with pytest.raises(type(e)) as got:
+            fn(ember)
+        assert str(got.value) == str(e)
+        return []
+    got = fn(ember)
+    if not isinstance(want, (tuple, list)):
+        want, got = (want,), (got,)
+    assert len(got) == len(want)
+    return list(zip(want, got))
+
+
 def same_type_error(fn, modules: dict) -> str:
     """``fn(m, modules[m])`` raises a TypeError under torch, and ember raises the same type with
     the same text, torch's per-overload "didn't match because ..." lines left out (ember does

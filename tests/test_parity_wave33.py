@@ -43,6 +43,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import results_or_same_error
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -66,18 +67,7 @@ def _same(fn) -> None:
     """``fn(torch)`` and ``fn(ember)``: the same error (type and message), or tensors (or tuples
     of them) of one dtype and shape with the same values: exact for integers and bools, NaN,
     infinities and the sign of zeros in place, float16/bfloat16 to their precision."""
-    try:
-        want = fn(torch)
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        with pytest.raises(type(e)) as got:
-            fn(ember)
-        assert str(got.value) == str(e)
-        return
-    got = fn(ember)
-    if not isinstance(want, (tuple, list)):
-        want, got = (want,), (got,)
-    assert len(got) == len(want)
-    for w, g in zip(want, got):
+    for w, g in results_or_same_error(fn):
         assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1]
         assert tuple(g.shape) == tuple(w.shape)
         a, b = _np(w), _np(g)

@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import results_or_same_error
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -60,18 +61,7 @@ def _z(mod, *shape, seed=0, dtype="complex128", rg=False):
 def _same(fn, rtol=1e-6, atol=1e-8) -> None:
     """``fn(torch)`` and ``fn(ember)``: the same error (type and message), or tensors (or
     tuples of them, or plain values) of one dtype and shape with the same values."""
-    try:
-        want = fn(torch)
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        with pytest.raises(type(e)) as got:
-            fn(ember)
-        assert str(got.value) == str(e)
-        return
-    got = fn(ember)
-    if not isinstance(want, (tuple, list)):
-        want, got = (want,), (got,)
-    assert len(got) == len(want)
-    for w, g in zip(want, got):
+    for w, g in results_or_same_error(fn):
         if not isinstance(w, torch.Tensor):
             assert g == w
             continue

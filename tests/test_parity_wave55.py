@@ -44,6 +44,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import results_or_same_error
 
 OVERLAP = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer "
@@ -58,18 +59,7 @@ INTERNAL = (
 def _same(fn) -> None:
     """``fn(torch)`` and ``fn(ember)``: the same error (type and message) or the same values
     (tensors, tuples of them, plain Python values)."""
-    try:
-        want = fn(torch)
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        with pytest.raises(type(e)) as got:
-            fn(ember)
-        assert str(got.value) == str(e)
-        return
-    got = fn(ember)
-    if not isinstance(want, (tuple, list)):
-        want, got = (want,), (got,)
-    assert len(got) == len(want)
-    for w, g in zip(want, got):
+    for w, g in results_or_same_error(fn):
         if isinstance(w, torch.Tensor):
             assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
             assert tuple(g.shape) == tuple(w.shape)
