@@ -1132,9 +1132,9 @@ def _write_out(od, out, res, ins=(), part: bool = False):
     else:
         try:
             oa[...] = res._data
-        except ValueError:  # numpy's read-only destination: an expanded out tensor
-            _check_writable(oa)
-            raise
+        except ValueError:  # numpy's read-only destination: an expanded out tensor (refused)
+            _check_writable(oa)  # or a view of one with distinct elements (made writable)
+            oa[...] = res._data
     out._names = names
     out._ver[0] += 1
     return out
@@ -1223,6 +1223,16 @@ def _check_writable(a) -> None:
     """In-place writes into an expanded (broadcast) view would hit one element many times."""
     w = getattr(a.flags, "writeable", None)  # numpy marks broadcast views read-only; cupy has none
     if w is False or (w is None and a.size > 1 and 0 in a.strides):
+        if not any(n > 1 and not st for n, st in zip(a.shape, a.strides)):
+            # a view of an expanded tensor whose own elements are distinct (x.expand(2, 3)[0]):
+            # torch writes it; numpy marked it read-only with the broadcast it came from
+            if w is None:
+                return
+            try:
+                a.flags.writeable = True
+                return
+            except ValueError:  # memory that is itself read-only
+                pass
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."

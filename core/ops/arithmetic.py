@@ -575,7 +575,7 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
     return xp.add(input, prod)
 
 
-@addcmul.vjp
+@addcmul.vjp(only_for={"tensor1": "tensor2", "tensor2": "tensor1"})
 def _(grad, tensor1, tensor2, value, needs):
     g = grad if value == 1 else grad * _cj(value)
     return (
@@ -612,7 +612,7 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
     return xp.add(input, q)
 
 
-@addcdiv.vjp
+@addcdiv.vjp(only_for={"tensor1": "tensor2"})  # torch keeps tensor2 whatever needs a gradient
 def _(grad, tensor1, tensor2, value, needs):
     g = grad if value == 1 else grad * _cj(value)
     return (
@@ -667,7 +667,7 @@ def _lerp(xp, input, end, weight, scalar_w):
     return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
-@lerp.vjp
+@lerp.vjp(only_for={"input": "weight", "end": "weight"})  # torch always keeps a tensor weight
 def _(grad, input, end, weight, needs):
     # a complex weight (or input) multiplies by conjugates (torch's Wirtinger convention)
     gw = None

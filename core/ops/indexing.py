@@ -1412,11 +1412,8 @@ def _setitem_failed(
     if err is not None:
         raise err from None
     msg = str(e)
-    if "read-only" in msg and not (
-        _state.enabled
-        and (self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
-    ):
-        return _write_expanded(self, index, value, accumulate, key, pre, adv, put)
+    if "read-only" in msg and _write_expanded(self, index, value, accumulate, key, pre, adv, put):
+        return
     if "single ellipsis" in msg:  # torch reads several
         return _setitem(self, _expand_ellipses(self, index), value, accumulate)
     k = _zeroed(key) if adv else key  # (the region's shape, whatever the index values)
@@ -1449,10 +1446,11 @@ _EXPANDED_FILL = (
 )
 
 
-def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) -> None:
+def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) -> bool:
     """``self[index] = value`` into an expanded tensor (numpy's read-only broadcast view), as
     torch: a view's copy_ refuses a region whose elements share memory, else writes; index_put_
-    writes, with its deprecation warning (and masked_fill_'s, for one value under one mask)."""
+    writes, with its deprecation warning (and masked_fill_'s, for one value under one mask).
+    False for a recorded write ember cannot make (the caller raises numpy's error)."""
     from ..registry import _check_writable
     from .conversion import _fill_target
 
@@ -1490,6 +1488,10 @@ def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) 
                 and (not isinstance(value, Tensor) or value._data.size == 1)
             ):
                 warn_user(_EXPANDED_FILL)
+    if _state.enabled and (
+        self.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
+    ):
+        return not put and _put_into_base(self, value, key, pre, accumulate)
     alias = _fill_target(a)  # (writable, over the expanded memory)
     if accumulate and adv and a.dtype.kind != "b" and isinstance(value, Tensor):
         # one add per index, unbuffered: the updates of elements sharing memory all land
@@ -1497,6 +1499,31 @@ def _write_expanded(self: Tensor, index, value, accumulate, key, pre, adv, put) 
     else:
         _setitem(_wrap(alias), index, value, accumulate, put)
     self._ver[0] += 1
+    return True
+
+
+def _put_into_base(self: Tensor, value, key, pre, accumulate) -> bool:
+    """The recorded ``self[key] = value`` of an expanded view: a write into its base at the
+    positions the region's elements share, after which self is a view of the new base (so the
+    gradient of every element sharing a written position is the value's, as in torch).
+    False where the base's layout gives no positions (the caller's error stands)."""
+    ex = self._extra
+    base = ex.get("base") if ex else None
+    pos = None if base is None else _positions(base, self)
+    if pos is None or base._data.dtype != self._data.dtype:
+        return False
+    xp = _xp_of(pos)
+    region = xp.asarray((pos if pre is None else pos[pre])[key])
+    at = xp.unravel_index(region, base._data.shape)
+    r = _apply(_PUT, (base, value, at, None, True, accumulate), _NOKW)
+    base._ver[0] += 1  # (self shares it)
+    _rebase_history(base, r)
+    a = self._data
+    isz = a.itemsize
+    new = base.as_strided(a.shape, [st // isz for st in a.strides], int(pos.reshape(-1)[0]))
+    self._grad_fn = new._grad_fn
+    self.requires_grad = True
+    return True
 
 
 def _zeroed(key):

@@ -146,11 +146,12 @@ def _cj(t):
 
 
 def _right_grad(a, g, b):
-    """The gradient a^H @ g of the right operand ``b`` of ``a @ b``, laid out like ``b``: for a
-    transposed view (F.linear's ``weight.t()``) the product is computed as (g^H @ a)^H, so the
-    weight's gradient comes out in the weight's own row-major layout (torch's layout contract;
-    the optimizer's elementwise updates then run on matching layouts, ~4x faster)."""
-    f = b._data.flags
+    """The gradient a^H @ g of the right operand ``b`` of ``a @ b``, laid out like ``b`` (a
+    tensor, or its raw array when only its layout was saved): for a transposed view (F.linear's
+    ``weight.t()``) the product is computed as (g^H @ a)^H, so the weight's gradient comes out in
+    the weight's own row-major layout (torch's layout contract; the optimizer's elementwise
+    updates then run on matching layouts, ~4x faster)."""
+    f = getattr(b, "_data", b).flags
     if b.ndim == 2 and f.f_contiguous and not f.c_contiguous:
         return _adj(_adj(g) @ a)
     return _adj(a) @ g
@@ -574,14 +575,16 @@ def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_add(xp, r, input, beta, alpha)
 
 
-@addmm.vjp(only_for={"mat1": "mat2"})
-def _(grad, input, mat1, mat2, beta, alpha, needs):
+# mat2's values serve mat1's gradient only; its own gradient reads just its layout (torch
+# saves mat2's strides, so changing a frozen-input product's mat2 in place is allowed)
+@addmm.vjp(only_for={"mat1": "mat2", "mat2": "mat1"})
+def _(grad, mat1, mat2, mat2_geometry, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
     g = grad if alpha == 1 else grad * _cj(alpha)
     return (
         gi,
         (g @ _adj(mat2) if needs[1] else None),
-        (_right_grad(mat1, g, mat2) if needs[2] else None),
+        (_right_grad(mat1, g, mat2_geometry) if needs[2] else None),
     )
 
 
@@ -609,8 +612,8 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
     return _scaled_add(xp, r, input, beta, alpha)
 
 
-@addmv.vjp
-def _(grad, input, mat, vec, beta, alpha, needs):
+@addmv.vjp(only_for={"mat": "vec", "vec": "mat"})
+def _(grad, mat, vec, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
     g = grad if alpha == 1 else grad * _cj(alpha)
     return (
@@ -634,8 +637,8 @@ def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled_add(xp, r, input, beta, alpha)
 
 
-@baddbmm.vjp
-def _(grad, input, batch1, batch2, beta, alpha, needs):
+@baddbmm.vjp(only_for={"batch1": "batch2", "batch2": "batch1"})
+def _(grad, batch1, batch2, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
     g = grad if alpha == 1 else grad * _cj(alpha)
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)
@@ -674,8 +677,8 @@ def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled_add(xp, r, input, beta, alpha)
 
 
-@addbmm.vjp
-def _(grad, input, batch1, batch2, beta, alpha, needs):
+@addbmm.vjp(only_for={"batch1": "batch2", "batch2": "batch1"})
+def _(grad, batch1, batch2, beta, alpha, needs):
     gi = (grad if beta == 1 else grad * _cj(beta)) if needs[0] else None
     g = (grad if alpha == 1 else grad * _cj(alpha)).unsqueeze(0)
     return gi, (g @ _adj(batch2) if needs[1] else None), (_adj(batch1) @ g if needs[2] else None)

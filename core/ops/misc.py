@@ -707,7 +707,7 @@ def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
     return r
 
 
-@addr.vjp
+@addr.vjp(only_for={"vec1": "vec2", "vec2": "vec1"})
 def _(grad, vec1, vec2, beta, alpha, needs):
     # complex beta/alpha enter conjugated (torch's Wirtinger convention)
     beta, alpha = (v.conjugate() if isinstance(v, complex) else v for v in (beta, alpha))
