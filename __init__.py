@@ -38,6 +38,7 @@ from .core.layout import (
     channels_last_3d,
     contiguous_format,
     layout,
+    legacy_contiguous_format,
     memory_format,
     preserve_format,
     sparse_bsc,
@@ -109,7 +110,11 @@ from .core import quasirandom  # torch.quasirandom: SobolEngine
 from .core import serialization  # ember.save / ember.load (safetensors + pickle)
 from .core.serialization import load, save
 from . import autograd
-from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .autograd.anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .core.legacy_types import CPU_TYPES as _legacy_types
 
 globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ... (core/legacy_types.py)
@@ -132,6 +137,7 @@ from . import optim  # torch.optim
 from . import data  # torch.utils.data (also ember.utils.data, below)
 
 from . import utils  # torch.utils: ember.utils.data IS ember.data; checkpoint, tensorboard
+from .utils.dlpack import to_dlpack  # torch.to_dlpack is torch.utils.dlpack.to_dlpack
 from . import accelerator, amp, backends, compiler  # drop-in parts: torch.accelerator, ...
 from . import func, jit, testing, version  # torch.func, torch.jit (pass-through), ...
 from .library import Tag, ops  # torch.ops (ember.ops), torch.Tag; also binds torch.library
@@ -187,3 +193,4 @@ cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64
 
 from .version import __version__  # one place: ember/version.py
+from . import functional, torch_version  # torch.functional (einsum, split, ...), TorchVersion

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .torch_version import TorchVersion
+
 __all__ = ["__version__", "cuda", "debug", "git_version", "hip", "rocm", "xpu"]  # noqa: F822 - cuda is lazy (__getattr__)
 
-__version__ = "0.1.0"  # keep in step with pyproject.toml; ember.__version__ is this string
+# keep in step with pyproject.toml; ember.__version__ is this string, which (as torch's) compares
+# with "1.10" or (2, 0) as a version
+__version__ = TorchVersion("0.1.0")
 debug = False
 git_version = "unknown"
 hip = None

@@ -15,6 +15,7 @@ __all__ = [
     "detect_anomaly",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
+    "set_anomaly_enabled",
     "set_detect_anomaly",
 ]
 
@@ -85,6 +86,13 @@ class set_detect_anomaly:
     def __exit__(self, *exc) -> None:
         _state.anomaly = self.prev
         _state.anomaly_check_nan = self.prev_check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off for good (``set_detect_anomaly`` without the context
+    manager): ``check_nan`` also checks backward results for NaN."""
+    _state.anomaly = bool(enabled)
+    _state.anomaly_check_nan = bool(check_nan)
 
 
 def capture_trace() -> list:

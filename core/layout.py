@@ -19,6 +19,7 @@ __all__ = [
     "contiguous_format",
     "is_contiguous",
     "layout",
+    "legacy_contiguous_format",
     "memory_format",
     "preserve_format",
     "sparse_bsc",
@@ -73,6 +74,7 @@ contiguous_format = memory_format("contiguous_format", None, None)
 channels_last = memory_format("channels_last", 4, (1, 3, 2, 0))
 channels_last_3d = memory_format("channels_last_3d", 5, (1, 4, 3, 2, 0))
 preserve_format = memory_format("preserve_format", None, None)
+legacy_contiguous_format = contiguous_format  # torch's old name: the same object there too
 
 
 def _check_format(fmt) -> memory_format:

@@ -18,7 +18,13 @@ __all__ = [
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
+    "has_lapack",
+    "has_mkl",
+    "has_openmp",
+    "has_spectral",
+    "init_num_threads",
     "is_deterministic_algorithms_warn_only_enabled",
+    "is_distributed",
     "is_warn_always_enabled",
     "set_deterministic_debug_mode",
     "set_float32_matmul_precision",
@@ -68,6 +74,13 @@ def set_num_threads(int: int) -> None:
     n = _check_count("set_num_threads", int)
     _state["threads"] = n
     _blas().limit(limits=n)
+
+
+def init_num_threads() -> None:
+    """Initializes the number of parallel threads used on the current thread.
+
+    torch calls this in a new thread to copy ``set_num_threads``'s value into it; numpy's BLAS
+    pool is shared by every thread, so there is nothing to copy and it does nothing."""
 
 
 def get_num_interop_threads() -> int:
@@ -187,6 +200,20 @@ def _warn_once(key: str, msg: str) -> None:
 def set_flush_denormal(mode: bool) -> bool:
     """Denormal flushing is not controllable from numpy: returns False (unsupported) and changes
     nothing, which is what torch does on a cpu without the SSE3 control bits."""
+    return False
+
+
+# what this build can do, as torch's build flags say it: linalg runs on numpy's LAPACK and fft on
+# numpy's pocketfft (True); ember links neither MKL nor an OpenMP runtime of its own (False)
+has_lapack: bool = True
+has_spectral: bool = True
+has_mkl: bool = False
+has_openmp: bool = False
+
+
+def is_distributed(input) -> bool:
+    """Whether ``input`` is a distributed tensor: never in ember (as in torch, whose plain
+    tensors always answer False)."""
     return False
 
 

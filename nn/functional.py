@@ -31,6 +31,12 @@ from ..core.registry import OPS as _OPS
 from ..core.registry import _rebase_history, _snapshot
 from ..core.tensor import Tensor, _wrap
 from ..core.tensor import number_arg as _number
+from ..overrides import (  # noqa: F401  (torch's F re-exports these for its __torch_function__)
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+)
 from . import _attention as _attention_mod
 from . import _conv as _conv_mod
 from . import _losses as _losses_mod
@@ -1117,7 +1123,10 @@ def embedding_bag(
         out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
         # (also with nothing to gather: the output is then still in the weight's graph)
         idx = _wrap(xp.broadcast_to(seg_v[:, None], (seg_v.shape[0], d)).copy())
-        out = out.scatter_reduce(0, idx, e, "amax", include_self=False)
+        if not seg_v.shape[0] or not e.requires_grad:
+            out = out.scatter_reduce(0, idx, e, "amax", include_self=False)
+        else:
+            out = _bag_max_first(out, idx, e, seg_v, xp)
     else:
         out = _zeros((nb, d), dtype=weight.dtype, device=weight.device)
         out = out.index_add(0, _wrap(seg_v), e)
@@ -1134,6 +1143,20 @@ def embedding_bag(
     if bag is not None or vec is not None:
         out = out.rename(bag, vec)
     return out
+
+
+def _bag_max_first(zeros: Tensor, idx: Tensor, e: Tensor, seg, xp) -> Tensor:
+    """embedding_bag's max for a gradient: each (bag, column) takes the value of its FIRST
+    maximal row, so the gradient goes to that row alone, as torch's kernel routes it (amax
+    would share it among tied rows)."""
+    m = e.shape[0]
+    mx = zeros.detach().scatter_reduce(0, idx, e.detach(), "amax", include_self=False)
+    hit = e._data == mx._data[seg]
+    pos = xp.where(hit, xp.arange(m)[:, None], m)
+    first = _wrap(xp.zeros(mx.shape, dtype=pos.dtype))
+    first = first.scatter_reduce(0, idx, _wrap(pos), "amin", include_self=False)
+    empty = xp.bincount(seg, minlength=mx.shape[0])[: mx.shape[0]] == 0
+    return e.gather(0, first).masked_fill(_wrap(empty[:, None]), 0)
 
 
 # the weight types torch's embedding_bag takes

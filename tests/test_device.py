@@ -383,6 +383,7 @@ EXPLICIT = {
     "masked_scatter": (lambda x, m, y: x.masked_scatter(m, y), ("X", "M", "Y")),
     "scatter": (lambda x, y: x.scatter(1, _perm_index(x), y), ("X", "Y")),
     "scatter_add": (lambda x, i, y: x.scatter_add(1, i, y), ("X", "I", "Y")),
+    "scatter_reduce": (lambda x, i, y: x.scatter_reduce(1, i, y, "amax"), ("X", "I", "Y")),
     # geqrf has no derivative (torch raises in its backward): its outputs enter as constants
     "ormqr": (lambda q, x: ember.ormqr(*[t.detach() for t in ember.geqrf(q)], x), ("Q", "X")),
     # binomial records its draw (backward raises, as torch's): its result enters as a constant

@@ -85,6 +85,7 @@ SPECS = {
     "cu": ((3,), "float32", "pos", None),
     "cup": ((3,), "float32", "pos", None),
     "grid": ((2, 3, 3, 2), "float32", "pos", None),
+    "grid3": ((2, 2, 3, 2, 3), "float32", "pos", None),
     "ctgt": ((2, 2), "int64", "int", None),
     "wemb": ((4, 5), "float32", "pos", None),
     "wbil": ((4, 3, 3), "float32", "pos", None),
@@ -221,7 +222,7 @@ GENERIC = {
     Tensor.triu_ Tensor.trunc Tensor.trunc_ Tensor.unbind Tensor.uniform_ Tensor.unique
     Tensor.unique_consecutive Tensor.var Tensor.var_mean Tensor.zero_ ember.abs ember.abs_
     ember.absolute ember.acos ember.acos_ ember.acosh ember.acosh_
-    ember.adjoint ember.alias_copy ember.all ember.amax ember.amin
+    ember.adjoint ember.alias_copy ember.all ember.amax ember.amin ember.is_distributed
     ember.aminmax ember.angle ember.any ember.arccos ember.arccos_ ember.arccosh ember.arccosh_
     ember.arcsin ember.arcsin_ ember.arcsinh ember.arcsinh_ ember.arctan ember.arctan_
     ember.arctanh ember.arctanh_ ember.argmax ember.argmin ember.argsort ember.argwhere
@@ -380,6 +381,7 @@ def _same(keys: str, pattern: str, how=None) -> dict:
 
 
 _LIST = lambda f, x, y, *rest: f([x, y], *rest)  # cat/stack-style: a sequence of tensors
+_h0 = lambda h: ember.full((1, 3, h), 0.1)  # an (unnamed) initial state of x3 as (T, B, I)
 _DIM1_SIZES = lambda f, x: f(x, [1, 2], 1)
 _SCATTER = lambda f, x, i, s: f(x, 1, i, s)
 
@@ -554,6 +556,8 @@ EXPLICIT = {
     "ember.affine_grid_generator": ("th", lambda f, t: f(t, [2, 3, 4, 5], False)),
     "F.grid_sample": ("x4 grid", lambda f, x, g: f(x, g, align_corners=False)),
     "ember.grid_sampler": ("x4 grid", lambda f, x, g: f(x, g, 0, 0, False)),
+    "ember.grid_sampler_2d": ("x4 grid", lambda f, x, g: f(x, g, 0, 0, False)),
+    "ember.grid_sampler_3d": ("x5 grid3", lambda f, x, g: f(x, g, 0, 0, False)),
     **_same("F.batch_norm", "x4 cu cup", lambda f, x, m, v: f(x, m, v, training=True)),
     "ember.batch_norm": ("x4 cu cup", lambda f, x, m, v: f(x, None, None, m, v, True, 0.1, 1e-5)),
     "ember.native_batch_norm": (
@@ -581,6 +585,23 @@ EXPLICIT = {
     **_same("ember.rnn_tanh_cell ember.rnn_relu_cell", "x xh wri wrh"),
     "ember.gru_cell": ("x xh wgi wgh", None),
     "ember.lstm_cell": ("x xh wli wlh", lambda f, x, h, wi, wh: f(x, (h, h), wi, wh)),
+    # torch.lstm / gru / rnn_*: x3 as (T, B, I=4) and square input weights (I = H = 4)
+    "ember.lstm": (
+        "x3 wlh",
+        lambda f, x, w: f(x, (_h0(4), _h0(4)), [w, w], False, 1, 0.0, False, False, False),
+    ),
+    "ember.gru": (
+        "x3 wgh",
+        lambda f, x, w: f(x, _h0(4), [w, w], False, 1, 0.0, False, False, False),
+    ),
+    **_same(
+        "ember.rnn_tanh ember.rnn_relu",
+        "x3 wrh",
+        lambda f, x, w: f(x, _h0(4), [w, w], False, 1, 0.0, False, False, False),
+    ),
+    "ember.native_dropout": ("x", lambda f, x: f(x, 0.5, True)),
+    "ember.embedding_bag": ("wemb vi", lambda f, w, i: f(w, i, ember.tensor([0, 2]), False, 1)),
+    "ember.norm_except_dim": ("x3", lambda f, x: f(x, 2, 1)),
     "F.multi_head_attention_forward": ("seq", lambda f, q: _mha(f, q)),
     # spectral
     **_same(
@@ -664,7 +685,8 @@ _SKIPPED = {
     ember.set_float32_matmul_precision ember.set_flush_denormal ember.set_num_interop_threads
     ember.set_num_threads ember.set_printoptions ember.set_rng_state ember.set_warn_always
     ember.sym_float ember.sym_int ember.sym_max ember.sym_min ember.sym_not
-    ember.use_deterministic_algorithms F.scalar_name
+    ember.use_deterministic_algorithms F.scalar_name ember.init_num_threads
+    ember.set_anomaly_enabled
     """,
     "a transform or control flow over Python callables (names flow through the ops it runs)": (
         "ember.vmap ember.cond"
@@ -712,6 +734,11 @@ _SKIPPED = {
     Tensor.reinforce
     """,
     "the sweep's own gradient check (d) calls it": "Tensor.backward",
+    "a __torch_function__ protocol helper (answers a bool or dispatches; nothing to name)": (
+        "F.handle_torch_function F.has_torch_function F.has_torch_function_unary "
+        "F.has_torch_function_variadic"
+    ),
+    "returns a DLPack capsule (no tensor: names do not travel through DLPack)": "ember.to_dlpack",
 }
 
 

@@ -30,7 +30,13 @@ from ..names import keep, unify
 from ..registry import op
 from ..tensor import Tensor, _wrap
 
-__all__ = ["affine_grid_generator", "grid_sampler", "native_channel_shuffle"]
+__all__ = [
+    "affine_grid_generator",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
+    "native_channel_shuffle",
+]
 
 _DENSE_TAPS = 8  # wider windows are applied as one GEMM along the dim
 
@@ -893,6 +899,40 @@ def grid_sampler(xp, input, grid, interpolation_mode=0, padding_mode=0, align_co
             out += v
     out = out.reshape(n, -1, c).transpose(0, 2, 1)
     return xp.ascontiguousarray(out).reshape(n, c, *out_sp).astype(odt, copy=False)
+
+
+def _grid_sampler_nd(k: int, input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler restricted to ``k`` spatial dims (torch's entry points of that name)."""
+    nd = input.dim()
+    if nd != k + 2 or grid.dim() != nd:
+        # torch's order: a grid's coordinate count is checked against the input first
+        if grid.dim() and grid.shape[-1] != nd - 2:
+            raise RuntimeError(
+                f"grid_sampler(): expected grid to have size {nd - 2} in last dimension, but got "
+                f"grid with sizes {list(grid.shape)}"
+            )
+        raise RuntimeError(
+            f"grid_sampler(): expected {k + 2}D input and grid with same number of dimensions, "
+            f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """Samples a (N, C, H, W) ``input`` at the normalized (N, H_out, W_out, 2) ``grid`` points:
+    ``F.grid_sample`` with integer modes (interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection)."""
+    return _grid_sampler_nd(2, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """:func:`grid_sampler_2d` for a (N, C, D, H, W) ``input`` and a (N, D_out, H_out, W_out, 3)
+    ``grid`` (interpolation 0 trilinear or 1 nearest)."""
+    return _grid_sampler_nd(3, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def _channels_last(xp, a):

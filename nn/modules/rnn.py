@@ -52,6 +52,44 @@ def _any_grad(x, states, weights) -> bool:
     return False
 
 
+def run_layers(
+    x, states, weights, mode, num_layers, bidirectional, has_bias, has_proj, dropout, batch_sizes
+):
+    """The stacked layers of a recurrent network: one fused op per (layer, direction).
+
+    x: (T, B, I) time-major or packed data; states: [h0 (L*D, B, H)] or [h0, c0]; weights: the
+    flat list in torch's order (w_ih, w_hh, (b_ih, b_hh), (w_hr) per layer and direction);
+    ``dropout``: the probability between layers (0 outside training). Returns (output,
+    [h_n, (c_n)]). The modules and the functional torch.lstm / torch.gru / torch.rnn_* share it."""
+    D = 2 if bidirectional else 1
+    per = len(weights) // (num_layers * D)
+    grad_on = _state.enabled
+    outs_h = [[] for _ in states]
+    for layer in range(num_layers):
+        ys = []
+        for d in range(D):
+            k = layer * D + d
+            ws = weights[k * per : (k + 1) * per]
+            st = [s[k] for s in states]
+            ins = [x, *st, *ws]
+            r = _rnn_layer(
+                ins,
+                mode=mode,
+                has_bias=has_bias,
+                has_proj=has_proj,
+                batch_sizes=batch_sizes,
+                reverse=d == 1,
+                ws=Reserve(ins) if grad_on and _any_grad(x, st, ws) else None,
+            )
+            ys.append(r[0])
+            for j in range(len(states)):
+                outs_h[j].append(r[1 + j])
+        x = ys[0] if D == 1 else cat(ys, -1)
+        if dropout > 0 and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, [stack(h, 0) for h in outs_h]
+
+
 def _apply_permutation(t: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
     return t.index_select(dim, permutation)
 
@@ -259,38 +297,11 @@ class RNNBase(Module):
     def _run_layers(self, x, states, batch_sizes):
         """x: (T, B, I) time-major or packed data; states: [h0 (L*D, B, H)] or [h0, c0].
         Returns (output, [h_n, (c_n)])."""
-        D = 2 if self.bidirectional else 1
-        mode = self.mode
-        has_bias = bool(self.bias)
-        has_proj = self.proj_size > 0
-        names = self._flat_weights_names
-        per = len(names) // (self.num_layers * D)
-        grad_on = _state.enabled
-        outs_h = [[] for _ in states]
-        p = self.dropout
-        for layer in range(self.num_layers):
-            ys = []
-            for d in range(D):
-                k = layer * D + d
-                ws = [getattr(self, n) for n in names[k * per : (k + 1) * per]]
-                st = [s[k] for s in states]
-                ins = [x, *st, *ws]
-                r = _rnn_layer(
-                    ins,
-                    mode=mode,
-                    has_bias=has_bias,
-                    has_proj=has_proj,
-                    batch_sizes=batch_sizes,
-                    reverse=d == 1,
-                    ws=Reserve(ins) if grad_on and _any_grad(x, st, ws) else None,
-                )
-                ys.append(r[0])
-                for j in range(len(states)):
-                    outs_h[j].append(r[1 + j])
-            x = ys[0] if D == 1 else cat(ys, -1)
-            if p > 0 and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, p, True)
-        return x, [stack(h, 0) for h in outs_h]
+        weights = [getattr(self, n) for n in self._flat_weights_names]
+        return run_layers(
+            x, states, weights, self.mode, self.num_layers, self.bidirectional, bool(self.bias),
+            self.proj_size > 0, self.dropout if self.training else 0.0, batch_sizes,
+        )  # fmt: skip
 
     def _forward_impl(self, input, hx):
         orig = input

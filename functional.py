@@ -1,0 +1,55 @@
+"""ember.functional (torch.functional): the tensor functions torch writes in Python (einsum,
+split, norm, meshgrid, stft, ...) under the module path some code imports them from
+(``from torch.functional import einsum``). They are ember's own functions, not copies."""
+
+from __future__ import annotations
+
+from . import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    einsum,
+    istft,
+    lu,
+    meshgrid,
+    norm,
+    pca_lowrank,
+    split,
+    stft,
+    svd_lowrank,
+    tensordot,
+    unique,
+    unique_consecutive,
+    unravel_index,
+)
+
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "einsum",
+    "istft",
+    "lu",
+    "meshgrid",
+    "norm",
+    "pca_lowrank",
+    "split",
+    "stft",
+    "svd_lowrank",
+    "tensordot",
+    "unique",
+    "unique_consecutive",
+    "unravel_index",
+]
