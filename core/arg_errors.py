@@ -7,6 +7,10 @@ Python-level wrappers (nn.functional, linalg, fft) share one text for each kind 
 from __future__ import annotations
 
 import functools
+import linecache
+import sys
+
+import numpy as _np
 
 from . import dtype as _dt
 from .device import device as _device
@@ -32,12 +36,141 @@ def invalid_arguments(fname: str, args, kwargs, signatures) -> TypeError:
     """torch's TypeError for a call that matches none of ``fname``'s ``signatures``: what was
     passed (positional types, then keyword=type) and the signatures it accepts."""
     pos = [type_name(a) for a in args]
+    if len(signatures) == 1:
+        # torch names a lone signature inline and reports keywords it has no room for alone;
+        # one argument more than it has parameters (where torch's hidden overload, one longer,
+        # was tried) marks the arguments the signature does not take (!str!)
+        params = signature_params(signatures[0])
+        index = {p[1]: i for i, p in enumerate(params)}
+        unknown = [k for k in kwargs if index.get(k, -1) < len(args)]
+        if unknown:
+            return TypeError(
+                f"{fname}() received an invalid combination of arguments - got unrecognized "
+                "keyword arguments: " + ", ".join(unknown)
+            )
+        for i, a in enumerate(args if len(args) + len(kwargs) == len(params) + 1 else ()):
+            if i >= len(params) or params[i][3] or not _accepts(params[i][0], a, params[i][2]):
+                pos[i] = f"!{pos[i]}!"
     kw = [f"{k}={type_name(v)}" for k, v in sorted(kwargs.items())]
     got = ", ".join(pos + kw) if pos else "".join(k + ", " for k in kw)
+    expected = (
+        signatures[0]
+        if len(signatures) == 1
+        else "one of:\n" + "".join(f" * {sig}\n" for sig in signatures)
+    )
     return TypeError(
         f"{fname}() received an invalid combination of arguments - got ({got}), but expected "
-        "one of:\n" + "".join(f" * {sig}\n" for sig in signatures)
+        + expected
     )
+
+
+def signature_params(sig: str) -> list:
+    """The parameters of one of torch's signature lines, ``(Tensor other, *, Number alpha = 1)``:
+    ``(type, name, default or None, keyword_only)`` each (a default is its text, "None" too)."""
+    out = []
+    kwonly = False
+    for p in sig[1:-1].split(", ") if sig != "()" else ():
+        if p == "*":
+            kwonly = True
+            continue
+        decl, eq, default = p.partition(" = ")
+        typ, name = decl.rsplit(" ", 1)
+        out.append((typ, name, default if eq else None, kwonly))
+    return out
+
+
+def _accepts(typ: str, v, default) -> bool:
+    """Whether torch's parser takes ``v`` for a parameter of type ``typ`` (the types the in-place
+    signatures use; any other is taken as matching, so no error is invented)."""
+    from .tensor import Tensor
+
+    if v is None:
+        return default == "None"
+    if typ == "Tensor":
+        return isinstance(v, Tensor)
+    if typ == "str":
+        return isinstance(v, str)
+    if typ == "bool":
+        return isinstance(v, (bool, _np.bool_))
+    if typ in ("Number", "float", "int"):
+        if isinstance(v, Tensor):
+            return v.ndim == 0
+        if typ == "int":
+            return isinstance(v, (int, _np.integer))
+        return isinstance(v, (int, float, _np.number, _np.bool_)) and (
+            typ == "Number" or not isinstance(v, (complex, _np.complexfloating))
+        )
+    if typ == "tuple of ints":
+        return is_ints(v)
+    return True
+
+
+def _parse_error(fname: str, params: list, args: tuple, kwargs: dict) -> TypeError | None:
+    """torch's parser error for ``args``/``kwargs`` against one signature's ``params`` (the only
+    plausible one): too many positionals, a missing or mistyped argument, an unknown keyword;
+    None when the call matches it."""
+    n_pos = sum(not kw for *_, kw in params)
+    if len(args) > n_pos:
+        least = sum(d is None and not kw for _, _, d, kw in params)
+        takes = (
+            f"{n_pos} positional argument{'s' if n_pos != 1 else ''}"
+            if least == n_pos
+            else f"from {least} to {n_pos} positional arguments"
+        )
+        return TypeError(f"{fname}() takes {takes} but {len(args)} were given")
+    rest = dict(kwargs)
+    for i, (typ, name, default, kw) in enumerate(params):
+        if not kw and i < len(args):
+            v, where = args[i], f" (position {i + 1})"
+        elif name in rest:
+            v, where = rest.pop(name), ""
+        elif default is not None:
+            continue
+        else:
+            # torch lists every required argument not given (its plural is the other way round)
+            missing = [p[1] for p in params[i:] if p[2] is None and p[1] not in rest]
+            return TypeError(
+                f"{fname}() missing {len(missing)} required positional argument"
+                f"{'s' if len(missing) == 1 else ''}: " + ", ".join(f'"{m}"' for m in missing)
+            )
+        if not _accepts(typ, v, default):
+            return TypeError(
+                f"{fname}(): argument '{name}'{where} must be {typ}, not {type_name(v)}"
+            )
+    if rest:
+        return TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(rest))}'")
+    return None
+
+
+def parse_error(fname: str, signature: str, args: tuple, kwargs: dict) -> TypeError | None:
+    """torch's TypeError for a call of a function with one ``signature`` (no hidden overloads):
+    that signature explains any failure; None when the call matches it."""
+    return _parse_error(fname, signature_params(signature), args, kwargs)
+
+
+def parser_error(fname: str, signatures, args: tuple, kwargs: dict) -> TypeError | None:
+    """torch's TypeError for a call ``fname(*args, **kwargs)`` of a function with several
+    overloads (``signatures``, the ones torch lists): the one overload the argument count fits
+    explains the failure, else the "invalid combination" listing; None when some overload
+    takes the call (its failure is not the parser's)."""
+    n = len(args) + len(kwargs)
+    plausible = []
+    for sig in signatures:
+        params = signature_params(sig)
+        if sum(p[2] is None for p in params) <= n <= len(params):
+            plausible.append(params)
+    if len(plausible) == 1:
+        return _parse_error(fname, plausible[0], args, kwargs)
+    if any(_parse_error(fname, p, args, kwargs) is None for p in plausible):
+        return None
+    return invalid_arguments(fname, args, kwargs, signatures)
+
+
+def no_arguments(fname: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch's TypeError for a method that takes no arguments (``x.exp_(1)``)."""
+    if kwargs:
+        return TypeError(f"{fname}() takes no keyword arguments")
+    return TypeError(f"{fname}() takes no arguments ({len(args)} given)")
 
 
 def must_be_tensor(fname: str, names: tuple, args: tuple, optional: tuple = ()) -> TypeError | None:
@@ -157,3 +290,45 @@ def is_ints(v) -> bool:
     if isinstance(v, (tuple, list)):
         return all(type(x) is int for x in v)
     return type(v) is int
+
+
+def _entry_frame():
+    """The first frame outside ember, out from the caller's caller (the call into ember)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__", "").partition(".")[0] == "ember":
+        f = f.f_back
+    return f
+
+
+def called_as() -> str | None:
+    """The callee, as the caller's source spells it (``torch.arccos``, ``x.greater_``), of the
+    call that entered ember: the first frame outside ember, at the call it is running. For error
+    texts only (an alias shares its op's function, so only the call site tells them apart);
+    None without source (an interactive line) or when the callee is not a plain name."""
+    f = _entry_frame()
+    if f is None:
+        return None
+    try:  # (co_positions: Python 3.11+; on 3.10 the op's own name is printed)
+        line, _, col, _ = list(f.f_code.co_positions())[f.f_lasti // 2]
+    except (AttributeError, IndexError, ValueError):
+        return None
+    if line is None or col is None:
+        return None
+    callee = linecache.getline(f.f_code.co_filename, line)[col:].partition("(")[0].strip()
+    return callee if callee.replace(".", "").replace("_", "").isalnum() else None
+
+
+def plain_call() -> bool:
+    """Whether the call that entered ember is a plain call, ``x.exp_(1)`` (Python calls a
+    method so spelled unbound, and its errors name the defining class, where ``x.exp_(*a)``
+    binds it first and names the instance's)."""
+    import dis
+
+    f = _entry_frame()
+    cache = dis.opmap.get("CACHE")  # (Python 3.11+: on 3.10 the bound form's text is printed)
+    if f is None or cache is None:
+        return False
+    code, i = f.f_code.co_code, f.f_lasti
+    while i > 0 and code[i] == cache:  # a running call stands on its caches
+        i -= 2
+    return code[i] == dis.opmap.get("CALL")

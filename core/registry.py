@@ -411,22 +411,100 @@ def _bad_input(od, i, t, args=(), kw=None):
     A private op under a public wrapper sets, next to that wrapper, what torch prints instead
     of its own name and signature: ``label`` (the public name), ``overloads`` (torch's
     signature lines: an "invalid combination" error then, given the call's ``args``),
-    ``arg_names`` (its inputs' names).
+    ``arg_names`` (its inputs' names). A call spelled with an alias (:func:`alias`) prints
+    the alias's name.
     """
     if od.seq:
         return TypeError(
             f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
         )
     extra = od.__dict__
-    name = extra.get("label", od.name)
-    if "overloads" in extra and args:  # (the in-place path passes no args: the plain text)
+    name, sigs = extra.get("label", od.name), extra.get("overloads")
+    spelled = _spelled(od)  # an alias: its name, and its own overloads where torch's differ
+    if spelled is not None:
+        name = spelled[0]
+        if spelled[1] is not None:
+            sigs = spelled[1]
+    if sigs is not None and args:  # (the in-place path passes no args: the plain text)
         from .arg_errors import invalid_arguments
 
-        return invalid_arguments(name, args, kw or {}, extra["overloads"])
+        return invalid_arguments(name, args, kw or {}, sigs)
     arg = extra.get("arg_names", od.in_names)[i]
     return TypeError(
         f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not {type(t).__name__}"
     )
+
+
+def alias(
+    fn,
+    name: str,
+    label: str | None = None,
+    overloads: tuple | None = None,
+    renames: dict | None = None,
+):
+    """Declare ``name`` (``arccos``; ``special.expit`` for a submodule's) another spelling of
+    the registered op ``fn``, and return ``fn`` itself: the alias is the same function, so its
+    calls cost nothing more. An error raised for a call whose source spells ``name`` prints
+    ``label`` (default ``name``: torch's ``special_expit``), lists ``overloads`` (the alias's
+    own signatures, where torch's differ from the op's: ``multiply``) for a wrong-type input,
+    and calls an option by its ``renames`` name (swapaxes' ``axis0`` for ``dim0``)."""
+    fn.op.__dict__.setdefault("aliases", {})[name] = (label or name, overloads, renames or {})
+    return fn
+
+
+def _spelled(od) -> tuple | None:
+    """(label, overloads, renames) of the alias of ``od`` the erring call was spelled with (see
+    :func:`alias`); None for the op's own name, or where the source cannot tell."""
+    aliases = od.__dict__.get("aliases")
+    if not aliases:
+        return None
+    from .arg_errors import called_as
+
+    callee = called_as()
+    if callee is None:
+        return None
+    for name, spelled in aliases.items():
+        if callee == name or callee.endswith("." + name):
+            return spelled
+    return None
+
+
+def label_of(od) -> str:
+    """The name torch prints in ``od``'s errors: the alias the call was spelled with, its
+    ``label`` (a private op under a public wrapper), else the op's name."""
+    spelled = _spelled(od)
+    if spelled is not None:
+        return spelled[0]
+    return od.__dict__.get("label", od.name)
+
+
+def inplace_call_error(od, args: tuple, kw: dict) -> TypeError | None:
+    """torch's parser error for ``self.<op>_(*args, **kw)`` (None when the arguments parse, so
+    the failure is the op's own): the in-place method's overloads where it has several
+    (core/inplace_signatures.py), "takes no arguments" for a unary op's, a lone
+    ``(Tensor other)`` for a binary one's. Only the error path calls it."""
+    from .arg_errors import called_as, no_arguments, parse_error, parser_error, plain_call
+    from .inplace_signatures import INPLACE_SIGNATURES
+
+    name = od.__dict__.get("inplace_name") or od.name + "_"
+    callee = called_as() or ""
+    method = callee.rpartition(".")[2]
+    if method and getattr(Tensor, method, None) is getattr(Tensor, name, None):
+        name = method  # an alias's spelling (greater_ for gt_)
+    sigs = INPLACE_SIGNATURES.get(name)
+    if sigs is not None:
+        return parser_error(name, sigs, args, kw)
+    if od.seq or od.opt_names or od.n_in > 2:
+        return None
+    if od.n_in == 1:
+        if not (args or kw):
+            return None
+        # Python names torch's method by its class: TensorBase for a call spelled x.exp_(1),
+        # Tensor for a method bound first (getattr(x, "exp_")(1), x.exp_(*args))
+        owner = "TensorBase." if callee.endswith("." + name) and plain_call() else "Tensor."
+        return no_arguments(owner + name, args, kw)
+    # a binary op's one overload (no hidden ones): torch explains by it whatever the count
+    return parse_error(name, f"(Tensor {od.in_names[1]})", args, kw)
 
 
 def _translate_error(od, e, arrays, opts=(), kw=None):
@@ -461,7 +539,7 @@ def _int_arg_error(od, opts, kw) -> TypeError | None:
         v = opts[k] if k < len(opts) else kw.get(name)
         if kind is None or v is None or type(v) is int:
             continue
-        label = od.__dict__.get("label", od.name)
+        label = label_of(od)
         head = f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}"
         if kind != "int" and isinstance(v, (tuple, list)):
             bad = [i for i, x in enumerate(v) if type(x) is not int]
@@ -482,7 +560,9 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     sum, squeeze ...); None when ``value`` is no option of the call."""
     from .arg_errors import invalid_arguments, type_name
 
-    label = od.__dict__.get("label", od.name)
+    spelled = _spelled(od)
+    label = od.__dict__.get("label", od.name) if spelled is None else spelled[0]
+    renames = {} if spelled is None else spelled[2]
     kinds = od.__dict__.get("int_args", {})
     sigs = od.__dict__.get("dim_overloads")
     if sigs is not None:
@@ -502,8 +582,8 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
         if v is value:
             kind = kinds.get(name, "int")
             return TypeError(
-                f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}, "
-                f"not {type_name(value)}"
+                f"{label}(): argument '{renames.get(name, name)}' (position {od.n_in + k + 1}) "
+                f"must be {kind}, not {type_name(value)}"
             )
     return None
 
@@ -1329,14 +1409,12 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         _cast_before_kernel(od, self, args)
         raise
     except TypeError:
-        if od.tensors_only and args and not isinstance(args[0], Tensor):
-            # torch names the in-place method, whose 'other' is its first argument
-            name = od.__dict__.get("inplace_name") or od.name + "_"
-            raise TypeError(
-                f"{name}(): argument '{od.in_names[1]}' (position 1) must be Tensor, "
-                f"not {type(args[0]).__name__}"
-            ) from None
-        raise
+        # arguments no overload of the in-place method takes: torch's parser refuses them
+        # before any kernel runs, naming the method and counting from its first argument
+        err = inplace_call_error(od, args, kw)
+        if err is None:
+            raise
+        raise err from None
     if type(r) is tuple:
         r = r[0]
     if r._data.shape != a.shape:  # torch compares shapes before dtypes
@@ -1441,7 +1519,7 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
             # opmath_scalar ops; ml_dtypes' in-place loops round otherwise)
             return apply_inplace_slow(od, self, o)
     else:
-        raise _bad_input(od, 1, o)
+        raise inplace_call_error(od, (o,), {}) or _bad_input(od, 1, o)
     if not same or (od.floating and a.dtype.kind not in "fcV"):
         target = _dt.result_type(self, o)
         if od.floating and target.category < _dt.FLOAT:

@@ -11,6 +11,7 @@ from .ops import pointwise as _pw
 from .ops import special_fns as _sf
 from .ops.softmax import log_softmax as _log_softmax
 from .ops.softmax import softmax as _softmax
+from .registry import alias as _alias
 from .tensor import Tensor
 
 __all__ = [
@@ -89,6 +90,26 @@ logit = _pw.logit
 multigammaln = _pw.mvlgamma
 polygamma = _pw.polygamma
 sinc = _pw.sinc
+# torch names these special_<name> in its errors (torch.special.erf("a"): special_erf())
+for _name in (
+    "digamma",
+    "psi",
+    "erf",
+    "erfc",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "i0",
+    "log1p",
+    "logit",
+    "multigammaln",
+    "sinc",
+):
+    _alias(globals()[_name], "special." + _name, "special_" + _name)
 
 
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:

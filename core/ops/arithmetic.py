@@ -10,7 +10,15 @@ import numpy as np
 from .. import dtype as _dt
 from ..layout import broadcast_copy
 from ..names import keep, unify_inputs
-from ..registry import _foreign, _operator_dunder, apply_inplace, op, reflected, scalar_name
+from ..registry import (
+    _foreign,
+    _operator_dunder,
+    apply_inplace,
+    op,
+    reflected,
+    scalar_name,
+)
+from ..registry import alias as _alias
 from ..registry import promote_arrays as promote_raw
 from ..tensor import Tensor, _wrap
 
@@ -281,9 +289,29 @@ div.op.name_rule = lambda node: (
     "MulBackward0" if isinstance(node.saved_arg("input"), (int, float, complex)) else "DivBackward0"
 )
 
-true_divide = divide = div
-multiply = mul
-subtract = sub
+# torch lists the aliases' own overloads for a wrong-type input where mul/div/sub name the
+# argument (their hidden Scalar overloads make the difference)
+_TENSOR_OUT = "(Tensor input, Tensor other, *, Tensor out = None)"
+true_divide = _alias(div, "true_divide", overloads=(_TENSOR_OUT, "(Tensor input, Number other)"))
+divide = _alias(
+    div,
+    "divide",
+    overloads=(
+        _TENSOR_OUT,
+        "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
+        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, str rounding_mode)",
+    ),
+)
+multiply = _alias(mul, "multiply", overloads=(_TENSOR_OUT, "(Tensor input, Number other)"))
+subtract = _alias(
+    sub,
+    "subtract",
+    overloads=(
+        "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
+        "(Tensor input, Number other, Number alpha = 1)",
+    ),
+)
 
 
 @op(names=keep, dunders=("__neg__",), inplace="neg_")
@@ -302,7 +330,7 @@ def _(grad):
     return -grad
 
 
-negative = neg
+negative = _alias(neg, "negative")
 
 
 # ---------------------------------------------------------------------- powers

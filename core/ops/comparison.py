@@ -13,11 +13,13 @@ from ..names import as_op_error, keep, unify_inputs
 from ..registry import (
     NonStridedError,
     _operator_dunder,
+    label_of,
     non_strided_call,
     op,
     reflected,
     scalar_name,
 )
+from ..registry import alias as _alias
 from ..runtime import _warn_once
 from ..tensor import Tensor
 from .arithmetic import _kind, _need_tensor, _not_impl, _real_only, _tname, promote_raw
@@ -95,7 +97,11 @@ def ge(xp, input, other):
     return xp.greater_equal(input, _int_other(input, other))
 
 
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+greater = _alias(gt, "greater")
+greater_equal = _alias(ge, "greater_equal")
+less = _alias(lt, "less")
+less_equal = _alias(le, "less_equal")
+not_equal = _alias(ne, "not_equal")
 
 
 def _cmp_dunder(public):
@@ -284,6 +290,7 @@ _CLAMP_SIGS = (
 )
 for _o in (_clamp.op, _clamp_lo.op, _clamp_hi.op):
     _o.label, _o.overloads = "clamp", _CLAMP_SIGS
+    _alias(_o.public, "clip")
 _clamp_lo.op.name_rule = lambda node: (
     "ClampBackward1" if _is_number(node.saved_arg("min")) else "ClampBackward0"
 )
@@ -307,6 +314,9 @@ def _clamp_scalar_cast(input, min, max) -> None:
 
 def _clamp_dispatch(input, min, max, out, inplace):
     if min is None and max is None:
+        if not inplace and not isinstance(input, Tensor):
+            # torch's parser refuses the input before the kernel asks for a bound
+            raise invalid_arguments(label_of(_clamp.op), (input,), {}, _CLAMP_SIGS)
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     kw = {} if out is None else {"out": out}
     if inplace and input._data.dtype.kind in "biu":

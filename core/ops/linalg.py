@@ -29,7 +29,7 @@ from ..names import (
     names_of,
     no_duplicates,
 )
-from ..registry import broadcast_error, op
+from ..registry import alias, broadcast_error, op
 from ..runtime import _warn_once
 from ..tensor import Tensor
 from .arithmetic import _need_tensor
@@ -504,7 +504,7 @@ def _(grad, input, vec2, needs):
     return gi, gv
 
 
-ger = outer
+ger = alias(outer, "ger")
 outer.op.backward_name = "MulBackward0"  # torch's outer is a broadcast multiply
 
 

@@ -23,6 +23,7 @@ from ..arg_errors import tensor_input as _tensor_input
 from ..kernels.blocked import blocked
 from ..kernels.select import select
 from ..names import keep, unify_inputs
+from ..registry import alias as _alias
 from ..registry import op, scalar_name
 from ..return_types import return_types
 from ..tensor import Tensor, _set_imag, _set_real, number_arg
@@ -1189,14 +1190,14 @@ def _is_conj(self: Tensor) -> bool:
 
 
 # ---------------------------------------------------------------- aliases and Tensor methods
-absolute = abs
-arccos = acos
-arccosh = acosh
-arcsin = asin
-arcsinh = asinh
-arctan = atan
-arctanh = atanh
-fix = trunc
+absolute = _alias(abs, "absolute")
+arccos = _alias(acos, "arccos")
+arccosh = _alias(acosh, "arccosh")
+arcsin = _alias(asin, "arcsin")
+arcsinh = _alias(asinh, "arcsinh")
+arctan = _alias(atan, "arctan")
+arctanh = _alias(atanh, "arctanh")
+fix = _alias(trunc, "fix")
 psi = digamma  # torch.special.psi; torch itself has no torch.psi / Tensor.psi
 
 _ALIASES = {

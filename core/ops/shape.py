@@ -22,7 +22,7 @@ from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import DimTypeError, normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
-from ..registry import apply, backward_names, op
+from ..registry import alias, apply, backward_names, op
 from ..tensor import Tensor, _wrap
 
 _ndarray = np.ndarray
@@ -564,7 +564,8 @@ def _(grad, dim0, dim1):
     return grad.transpose(dim0, dim1)
 
 
-swapaxes = swapdims = transpose
+swapaxes = alias(transpose, "swapaxes", renames={"dim0": "axis0", "dim1": "axis1"})
+swapdims = alias(transpose, "swapdims")
 
 
 def _permute_names(ins, dims):
@@ -647,7 +648,7 @@ def _(grad, source, destination):
     return grad.movedim(destination, source)
 
 
-moveaxis = movedim
+moveaxis = movedim  # declared an alias next to movedim.op.dim_overloads below
 
 
 # ---------------------------------------------------------------------- squeeze / unsqueeze
@@ -1055,6 +1056,22 @@ def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
         if str(e).startswith("_cat(): expected a non-empty"):
             raise ValueError("torch.cat(): expected a non-empty list of Tensors") from None
         raise
+    except TypeError:
+        if not isinstance(tensors, (list, tuple)):
+            # torch's parser takes a sequence only (a str or a number is no list of tensors)
+            raise TypeError(
+                "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                + _type_name(tensors)
+            ) from None
+        raise
+
+
+def _as_alias(e: TypeError, name: str) -> None:
+    """Raise ``e``, raised by cat, as the alias ``name`` reports it (torch's parser names the
+    function called); any other error of cat's stands."""
+    msg = str(e)
+    if msg.startswith("cat()"):
+        raise TypeError(name + msg[3:]) from None
 
 
 def _unify_names(tensors) -> None:
@@ -1068,12 +1085,20 @@ def _unify_names(tensors) -> None:
 
 def concat(tensors, dim=0, *, out=None) -> Tensor:
     """Alias of ``cat``."""
-    return cat(tensors, dim, out=out) if out is not None else cat(tensors, dim)
+    try:
+        return cat(tensors, dim, out=out) if out is not None else cat(tensors, dim)
+    except TypeError as e:
+        _as_alias(e, "concat")
+        raise
 
 
 def concatenate(tensors, axis=0, *, out=None) -> Tensor:
     """Alias of ``cat`` (numpy's argument name)."""
-    return cat(tensors, axis, out=out) if out is not None else cat(tensors, axis)
+    try:
+        return cat(tensors, axis, out=out) if out is not None else cat(tensors, axis)
+    except TypeError as e:
+        _as_alias(e, "concatenate")
+        raise
 
 
 def _not_one_tensor(tensors, who) -> None:
@@ -1669,6 +1694,8 @@ movedim.op.dim_overloads = (
     "(Tensor input, int source, int destination)",
     "(Tensor input, tuple of ints source, tuple of ints destination)",
 )
+# torch lists them for moveaxis given a non-Tensor input too (movedim names the argument)
+alias(movedim, "moveaxis", overloads=movedim.op.dim_overloads)
 roll.op.int_args = {"shifts": "tuple of ints"}
 tensor_split.op.overloads = (
     "(Tensor input, tuple of ints indices, int dim = 0)",
