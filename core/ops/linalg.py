@@ -229,7 +229,9 @@ def matmul(xp, input, other):
         raise _matmul_error(input, other) from None
     # numpy keeps permuted batch dims' order (a (B, H, L, D) view with B and H swapped gives a
     # permuted product); torch's batched product is contiguous
-    return row_major(xp, r) if r.ndim > 2 else r
+    if r.ndim > 2 and not r.flags.c_contiguous:  # (inline: a call here costs every product)
+        r = xp.ascontiguousarray(r)
+    return r
 
 
 @matmul.vjp(only_for={"input": "other"})  # a frozen right operand keeps no activation
