@@ -38,6 +38,14 @@ def _adadelta_half_(xp, d, g, sq, acc, lr, rho, eps, wd, fe) -> None:
 class Adadelta(Optimizer):
     """torch.optim.Adadelta."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step",)
+
     _capturable_xla = (False, False)
 
     def __init__(

@@ -23,6 +23,9 @@ __all__ = ["Adafactor"]
 class Adafactor(Optimizer):
     """torch.optim.Adafactor."""
 
+    _setstate_group_defaults = (("foreach", None),)
+    _setstate_tensor_state = ("step",)
+
     _complex_msg = "Adafactor does not support complex parameters"
 
     def __init__(

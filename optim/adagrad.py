@@ -45,6 +45,14 @@ class Adagrad(Optimizer):
     """torch.optim.Adagrad. Takes sparse gradients (embedding(sparse=True)) without weight
     decay."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("fused", None),
+    )
+    _setstate_tensor_state = ("step",)
+
     _sparse_wd_msg = "weight_decay option is not compatible with sparse gradients"
 
     def __init__(

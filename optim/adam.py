@@ -83,6 +83,17 @@ def _check_tensor_betas(betas, foreach_uncapturable: bool) -> None:
 class Adam(Optimizer):
     """torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW)."""
 
+    _setstate_group_defaults = (
+        ("amsgrad", False),
+        ("maximize", False),
+        ("foreach", None),
+        ("capturable", False),
+        ("differentiable", False),
+        ("decoupled_weight_decay", False),
+        ("fused", None),
+    )
+    _setstate_tensor_state = ("step",)
+
     _sparse_msg = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(

@@ -36,6 +36,14 @@ def _adamax_half_(xp, d, g, m, u, clr, beta1, beta2, eps, wd, fe) -> None:
 class Adamax(Optimizer):
     """torch.optim.Adamax."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step",)
+
     def __init__(
         self,
         params,

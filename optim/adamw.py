@@ -39,3 +39,9 @@ class AdamW(Adam):
             fused=fused,
             decoupled_weight_decay=True,
         )
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        # an AdamW always decays decoupled, whatever a loaded group (an Adam's) says
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

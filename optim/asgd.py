@@ -48,6 +48,14 @@ def _asgd_half_(xp, d, g, ax, eta, mu, lambd, wd, fe) -> None:
 class ASGD(Optimizer):
     """torch.optim.ASGD."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step", "eta", "mu")
+
     _capturable_what = ("params, mus, etas, and state_steps",) * 2
 
     def __init__(

@@ -41,6 +41,15 @@ def _nadam_half_(xp, d, g, m, v, lr, beta1, beta2, eps, wd, dec, bc2, c1, c2, fe
 class NAdam(Optimizer):
     """torch.optim.NAdam."""
 
+    _setstate_group_defaults = (
+        ("maximize", False),
+        ("foreach", None),
+        ("capturable", False),
+        ("differentiable", False),
+        ("decoupled_weight_decay", False),
+    )
+    _setstate_tensor_state = ("step", "mu_product")
+
     _capturable_what = (
         "params, mu_products and state_steps",
         "params, mu_products, and state_steps",

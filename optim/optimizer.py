@@ -11,8 +11,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.device import array_module
+from ..core.dtype import float32
 from ..core.registry import NonStridedError
 from ..core.tensor import Tensor, _wrap
+from ..nn.modules.module import RemovableHandle
 
 __all__ = [
     "Optimizer",
@@ -22,38 +24,23 @@ __all__ = [
 
 _GLOBAL_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_POST_HOOKS: OrderedDict = OrderedDict()
-_hook_id = [0]
 
 
-class _Handle:
-    """Returned by the register_*_hook methods: ``handle.remove()`` unregisters the hook."""
-
-    __slots__ = ("_dict", "_id")
-
-    def __init__(self, d: dict, hook: Callable):
-        _hook_id[0] += 1
-        self._dict = d
-        self._id = _hook_id[0]
-        d[self._id] = hook
-
-    def remove(self) -> None:
-        self._dict.pop(self._id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+def _register(hooks: OrderedDict, hook: Callable) -> RemovableHandle:
+    """Add ``hook`` to ``hooks``; the handle's ``remove()`` takes it out again."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
-def register_optimizer_step_pre_hook(hook: Callable) -> _Handle:
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
     """A hook ``hook(optimizer, args, kwargs)`` run before every optimizer's step."""
-    return _Handle(_GLOBAL_PRE_HOOKS, hook)
+    return _register(_GLOBAL_PRE_HOOKS, hook)
 
 
-def register_optimizer_step_post_hook(hook: Callable) -> _Handle:
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's step."""
-    return _Handle(_GLOBAL_POST_HOOKS, hook)
+    return _register(_GLOBAL_POST_HOOKS, hook)
 
 
 class _RequiredParameter:
@@ -100,23 +87,29 @@ def _with_hooks(step):
 
 
 def _run_hooked(step, self, args, kwargs):
-    """Global and per-optimizer step pre-hooks, the step, then the post-hooks."""
-    for pre in chain(_GLOBAL_PRE_HOOKS.values(), self._optimizer_step_pre_hooks.values()):
+    """Global and per-optimizer step pre-hooks, the step, then the post-hooks. As torch's,
+    the hooks' ``args`` are the step's positional arguments with the optimizer first (a
+    pre-hook's new args replace them all, the optimizer included)."""
+    pres, posts = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
+    with_self = bool(_GLOBAL_PRE_HOOKS or pres or posts or _GLOBAL_POST_HOOKS)
+    if with_self:
+        args = (self, *args)
+    for pre in chain(_GLOBAL_PRE_HOOKS.values(), pres.values()):
         res = pre(self, args, kwargs)
         if res is not None:
             if not (isinstance(res, tuple) and len(res) == 2):
                 raise RuntimeError(
-                    f"{pre} must return None or a tuple of (new_args, new_kwargs), but got {res}."
+                    f"{step} must return None or a tuple of (new_args, new_kwargs), but got {res}."
                 )
             args, kwargs = res
     swapped = _complex_as_real(self)
     try:
-        out = step(self, *args, **kwargs)
+        out = step(*args, **kwargs) if with_self else step(self, *args, **kwargs)
     finally:
         if swapped:
             _real_as_complex(self, swapped)
     self._opt_called = True
-    for post in chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
+    for post in chain(posts.values(), _GLOBAL_POST_HOOKS.values()):
         post(self, args, kwargs)
     return out
 
@@ -337,6 +330,12 @@ class Optimizer:
     _capturable_what = ("params and state_steps", "params and state_steps")
     _capturable_xla = (True, False)
 
+    # what __setstate__ (unpickling, load_state_dict) fills in, as torch's subclasses do for
+    # state saved by older versions: the group options set when a group lacks them, and the
+    # per-parameter counters made float32 0-dim tensors when saved as Python numbers
+    _setstate_group_defaults: tuple[tuple[str, Any], ...] = ()
+    _setstate_tensor_state: tuple[str, ...] = ()
+
     def __init__(self, params, defaults: dict[str, Any]):
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
@@ -374,6 +373,16 @@ class Optimizer:
             "load_state_dict_post",
         ):
             self.__dict__.setdefault(f"_optimizer_{k}_hooks", OrderedDict())
+        self.defaults.setdefault("differentiable", False)
+        fill, counters = self._setstate_group_defaults, self._setstate_tensor_state
+        for group in self.param_groups:
+            for k, v in fill:
+                group.setdefault(k, v)
+            for p in group["params"] if counters else ():
+                st = self.state.get(p)
+                for k in counters if st else ():
+                    if not isinstance(st[k], Tensor):
+                        st[k] = _scalar(float(st[k]))
 
     def __repr__(self) -> str:
         s = self.__class__.__name__ + " ("
@@ -404,7 +413,12 @@ class Optimizer:
             # named parameters: (name, tensor) pairs, as from Module.named_parameters()
             pairs = param_group["params"]
             param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in pairs]
-            param_group["param_names"] = [p[0] if isinstance(p, tuple) else None for p in pairs]
+            if not all(isinstance(p, tuple) for p in pairs):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = [p[0] for p in pairs]
         if self.param_groups and (
             ("param_names" in param_group) != ("param_names" in self.param_groups[0])
         ):
@@ -457,10 +471,12 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                 else:
+                    # the same gradient tensor, cut from its graph (torch's detach_) or no
+                    # longer requiring grad, is zeroed in place
                     if g._grad_fn is not None:
-                        g = g.detach()
+                        g.detach_()
+                    elif g.requires_grad:
                         g.requires_grad = False
-                        p._grad = g
                     try:
                         g._data[...] = 0
                         _bump(g)
@@ -468,36 +484,40 @@ class Optimizer:
                         g.zero_()
 
     # ------------------------------------------------------------------ hooks
-    def register_step_pre_hook(self, hook: Callable) -> _Handle:
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each step."""
-        return _Handle(self._optimizer_step_pre_hooks, hook)
+        return _register(self._optimizer_step_pre_hooks, hook)
 
-    def register_step_post_hook(self, hook: Callable) -> _Handle:
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None`` after each step."""
-        return _Handle(self._optimizer_step_post_hooks, hook)
+        return _register(self._optimizer_step_post_hooks, hook)
 
-    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _Handle:
-        h = _Handle(self._optimizer_state_dict_pre_hooks, hook)
+    def register_state_dict_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
+        h = _register(self._optimizer_state_dict_pre_hooks, hook)
         if prepend:
-            self._optimizer_state_dict_pre_hooks.move_to_end(h._id, last=False)
+            self._optimizer_state_dict_pre_hooks.move_to_end(h.id, last=False)
         return h
 
-    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _Handle:
-        h = _Handle(self._optimizer_state_dict_post_hooks, hook)
+    def register_state_dict_post_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
+        h = _register(self._optimizer_state_dict_post_hooks, hook)
         if prepend:
-            self._optimizer_state_dict_post_hooks.move_to_end(h._id, last=False)
+            self._optimizer_state_dict_post_hooks.move_to_end(h.id, last=False)
         return h
 
     def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
-        h = _Handle(self._optimizer_load_state_dict_pre_hooks, hook)
+        h = _register(self._optimizer_load_state_dict_pre_hooks, hook)
         if prepend:
-            self._optimizer_load_state_dict_pre_hooks.move_to_end(h._id, last=False)
+            self._optimizer_load_state_dict_pre_hooks.move_to_end(h.id, last=False)
         return h
 
     def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
-        h = _Handle(self._optimizer_load_state_dict_post_hooks, hook)
+        h = _register(self._optimizer_load_state_dict_post_hooks, hook)
         if prepend:
-            self._optimizer_load_state_dict_post_hooks.move_to_end(h._id, last=False)
+            self._optimizer_load_state_dict_post_hooks.move_to_end(h.id, last=False)
         return h
 
     # ------------------------------------------------------------------ state dict
@@ -518,7 +538,12 @@ class Optimizer:
             return packed
 
         groups = [pack(g) for g in self.param_groups]
-        state = {index[id(k)]: v for k, v in self.state.items() if id(k) in index}
+        # keys that are not parameters (state loaded for indices the groups lack) stay as they are
+        state = {
+            (index[id(k)] if isinstance(k, Tensor) else k): v
+            for k, v in self.state.items()
+            if id(k) in index or not isinstance(k, Tensor)
+        }
         sd = {"state": state, "param_groups": groups}
         for post in self._optimizer_state_dict_post_hooks.values():
             r = post(self, sd)
@@ -527,10 +552,14 @@ class Optimizer:
         return sd
 
     @staticmethod
-    def _process_value_according_to_param_policy(param, value, key=None):
+    def _process_value_according_to_param_policy(param, value, key=None, step_f32=False):
         if key == "step":
+            # a fused or capturable group's step counter is float32 on the parameter's device
+            if step_f32:
+                return _copy_tensor(value).to(dtype=float32, device=param.device)
             return _copy_tensor(value)
-        if _is_float(param) and _is_float(value):
+        # every saved state tensor takes a floating-point parameter's dtype (integer ones too)
+        if param._data.dtype.kind == "f" or _half(param._data):
             out = _copy_tensor(value).to(dtype=param.dtype, device=param.device)
         else:
             out = _copy_tensor(value).to(device=param.device)
@@ -562,29 +591,36 @@ class Optimizer:
             )
         )
 
-        def cast(param, value, key=None):
+        # the saved groups' flags decide how their parameters' step counters load
+        step_f32 = {
+            i for g in saved_groups if g.get("fused") or g.get("capturable") for i in g["params"]
+        }
+
+        def cast(param, value, f32, key=None):
             if isinstance(value, Tensor):
-                return Optimizer._process_value_according_to_param_policy(param, value, key)
+                return Optimizer._process_value_according_to_param_policy(param, value, key, f32)
             if isinstance(value, dict):
-                return {k: cast(param, v, key=k) for k, v in value.items()}
+                return {k: cast(param, v, f32, key=k) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
-                return type(value)(cast(param, v, key=key) for v in value)
+                return type(value)(cast(param, v, f32, key=key) for v in value)
             return value
 
         state: defaultdict = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 param = id_map[k]
-                state[param] = cast(param, v)
+                state[param] = cast(param, v, k in step_f32)
             else:
                 state[k] = v
         new_groups = []
         for group, saved in zip(groups, saved_groups):
             saved = dict(saved)
             saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
             new_groups.append(saved)
-        self.state = state
-        self.param_groups = new_groups
+        # torch loads through __setstate__: the subclass fills options the saved groups lack
+        self.__setstate__({"state": state, "param_groups": new_groups})
         for post in self._optimizer_load_state_dict_post_hooks.values():
             post(self)
 
@@ -639,10 +675,6 @@ class Optimizer:
 
         with enable_grad():
             return closure()
-
-
-def _is_float(t) -> bool:
-    return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
 
 
 def _named_like_param(state: Tensor, param: Tensor) -> Tensor:

@@ -73,6 +73,15 @@ def _radam_terms(beta1: float, beta2: float, step: float) -> tuple[float, float,
 class RAdam(Optimizer):
     """torch.optim.RAdam."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("decoupled_weight_decay", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step",)
+
     def __init__(
         self,
         params,

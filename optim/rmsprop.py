@@ -50,6 +50,16 @@ def _rmsprop_half_(xp, d, g, st, lr, alpha, eps, wd, mom, centered, fe) -> None:
 class RMSprop(Optimizer):
     """torch.optim.RMSprop."""
 
+    _setstate_group_defaults = (
+        ("momentum", 0),
+        ("centered", False),
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step",)
+
     _capturable_xla = (True, True)
 
     def __init__(

@@ -20,6 +20,14 @@ __all__ = ["Rprop"]
 class Rprop(Optimizer):
     """torch.optim.Rprop."""
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_tensor_state = ("step",)
+
     _capturable_xla = (True, True)
 
     def __init__(

@@ -24,6 +24,14 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """torch.optim.SGD. Takes sparse gradients (embedding(sparse=True)) without weight decay."""
 
+    _setstate_group_defaults = (
+        ("nesterov", False),
+        ("maximize", False),
+        ("foreach", None),
+        ("differentiable", False),
+        ("fused", False),
+    )
+
     _sparse_wd_msg = "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
 
     def __init__(
