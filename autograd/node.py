@@ -87,6 +87,10 @@ class Node:
         names = getattr(self.op, "saved_names", ())
         key = _TORCH_SAVED_NAMES.get(name, name)
         if key not in names:
+            # an op whose vjp names an input otherwise than torch's node does (matmul's ``other``
+            # is DotBackward0's ``tensor``, MvBackward0's ``vec``, MmBackward0's ``mat2``)
+            key = getattr(self.op, "torch_saved", {}).get(name, key)
+        if key not in names:
             raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
         from .engine import _saved_args
 

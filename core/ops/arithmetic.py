@@ -284,9 +284,14 @@ def _(grad, input, other, rounding_mode, needs):
     )
 
 
-# torch computes number / tensor as reciprocal(tensor) * number
+# torch computes number / tensor as reciprocal(tensor) * number; a rounding division is its
+# own overload (div.Tensor_mode), whatever the operands
 div.op.name_rule = lambda node: (
-    "MulBackward0" if isinstance(node.saved_arg("input"), (int, float, complex)) else "DivBackward0"
+    "DivBackward2"
+    if node.saved_arg("rounding_mode") is not None
+    else "MulBackward0"
+    if isinstance(node.saved_arg("input"), (int, float, complex))
+    else "DivBackward0"
 )
 
 # torch lists the aliases' own overloads for a wrong-type input where mul/div/sub name the

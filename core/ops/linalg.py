@@ -19,6 +19,7 @@ from ..arg_errors import type_name
 from ..autocast import entry as _autocast_entry
 from ..layout import row_major
 from ..names import (
+    FALLBACK,
     _fmt,
     add_contract,
     add_contract_batch_sum,
@@ -234,9 +235,12 @@ def matmul(xp, input, other):
     return r
 
 
-@matmul.vjp(only_for={"input": "other"})  # a frozen right operand keeps no activation
-def _(grad, input, other, input_shape, needs):
-    xi, xo = len(input_shape), other.ndim
+# each operand's values serve only the other's gradient (a frozen right operand keeps no
+# activation, a frozen input no weight); the right operand's own gradient reads just its
+# layout, as torch keeps mat2's strides
+@matmul.vjp(only_for={"input": "other", "other": "input"})
+def _(grad, input, other, input_shape, other_geometry, needs):
+    xi, xo = len(input_shape), other_geometry.ndim
     if xi == 1 and xo == 1:
         return (grad * _cj(other) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
     if xo == 1:
@@ -248,7 +252,7 @@ def _(grad, input, other, input_shape, needs):
         go = _cj(input).unsqueeze(-1) * grad.unsqueeze(-2) if needs[1] else None
         return gi, go
     gi = grad @ _adj(other) if needs[0] else None
-    go = _right_grad(input, grad, other) if needs[1] else None
+    go = _right_grad(input, grad, other_geometry) if needs[1] else None
     return gi, go
 
 
@@ -264,6 +268,8 @@ def _matmul_node_name(node) -> str:
 
 
 matmul.op.name_rule = _matmul_node_name
+# grad_fn._saved_<name>: the names of the kernel torch dispatched to
+matmul.op.torch_saved = {"tensor": "other", "vec": "other", "mat2": "other"}
 
 
 def _mm_checks(a, b, first="self"):
@@ -287,11 +293,11 @@ def mm(xp, input, mat2):
     return _mmf(xp.matmul, input, mat2)
 
 
-@mm.vjp(only_for={"input": "mat2"})
-def _mat_product_vjp(grad, input, mat2, needs):
+@mm.vjp(only_for={"input": "mat2", "mat2": "input"})  # mat2's gradient reads its layout alone
+def _mat_product_vjp(grad, input, mat2, mat2_geometry, needs):
     # shared by mm and bmm: (batched) products of matrices without broadcasting
     return (grad @ _adj(mat2) if needs[0] else None), (
-        _right_grad(input, grad, mat2) if needs[1] else None
+        _right_grad(input, grad, mat2_geometry) if needs[1] else None
     )
 
 
@@ -319,7 +325,7 @@ def bmm(xp, input, mat2):
     return _mmf(xp.matmul, input, mat2)
 
 
-bmm.vjp(_mat_product_vjp, only_for={"input": "mat2"})
+bmm.vjp(_mat_product_vjp, only_for={"input": "mat2", "mat2": "input"})
 
 
 def _mv_checks(m, v, n_in=None):
@@ -344,7 +350,7 @@ def mv(xp, input, vec):
     return _mmf(xp.matmul, input, vec)
 
 
-@mv.vjp
+@mv.vjp(only_for={"input": "vec", "vec": "input"})
 def _(grad, input, vec, needs):
     gi = grad.unsqueeze(-1) * _cj(vec) if needs[0] else None
     gv = mv(_adj(input), grad) if needs[1] else None
@@ -376,7 +382,7 @@ def dot(xp, input, tensor):
     return xp.asarray(_mmf(xp.dot, input, tensor))
 
 
-@dot.vjp
+@dot.vjp(only_for={"input": "tensor", "tensor": "input"})
 def _(grad, input, tensor, needs):
     return (grad * _cj(tensor) if needs[0] else None), (grad * _cj(input) if needs[1] else None)
 
@@ -472,7 +478,7 @@ def vdot(xp, input, other):
     return xp.asarray(_mmf(xp.vdot, input, other))
 
 
-@vdot.vjp
+@vdot.vjp(only_for={"input": "other", "other": "input"})
 def _(grad, input, other, needs):
     # input enters conjugated: its gradient pairs other with the conjugated upstream gradient
     gi = go = None
@@ -499,7 +505,7 @@ def outer(xp, input, vec2):
     return xp.multiply(input[:, None], vec2[None, :])
 
 
-@outer.vjp
+@outer.vjp(only_for={"input": "vec2", "vec2": "input"})
 def _(grad, input, vec2, needs):
     gi = mv(grad, _cj(vec2)) if needs[0] else None
     gv = mv(grad.transpose(0, 1), _cj(input)) if needs[1] else None
@@ -508,6 +514,7 @@ def _(grad, input, vec2, needs):
 
 ger = alias(outer, "ger")
 outer.op.backward_name = "MulBackward0"  # torch's outer is a broadcast multiply
+outer.op.torch_saved = {"other": "vec2"}
 
 
 def _int_scalar(v, npd):
@@ -926,17 +933,21 @@ def _plan2(equation, sha, shb):
     return (fa if fa != tuple(sha) else None, fb if fb != tuple(shb) else None, cost > 32768)
 
 
-@_einsum2.vjp
-def _(grad, a, b, equation, needs):
+# each operand's values serve only the other's gradient (torch's product keeps no frozen one)
+@_einsum2.vjp(only_for={"a": "b", "b": "a"})
+def _(grad, a, b, a_shape, b_shape, equation, needs):
     sa, rest = equation.split(",")
     sb, out = rest.split("->")
-    sizes = _label_sizes((sa, sb), (a.shape, b.shape))
+    sizes = _label_sizes((sa, sb), (a_shape, b_shape))
     fa = tuple(sizes[c] for c in sa)
     fb = tuple(sizes[c] for c in sb)
-    ea = a if tuple(a.shape) == fa else a.expand(fa)
-    eb = b if tuple(b.shape) == fb else b.expand(fb)
-    ga = _einsum_grad(grad, out, [_cj(eb)], [sb], sa, fa) if needs[0] else None
-    gb = _einsum_grad(grad, out, [_cj(ea)], [sa], sb, fb) if needs[1] else None
+    ga = gb = None
+    if needs[0]:
+        eb = b if tuple(b_shape) == fb else b.expand(fb)
+        ga = _einsum_grad(grad, out, [_cj(eb)], [sb], sa, fa)
+    if needs[1]:
+        ea = a if tuple(a_shape) == fa else a.expand(fa)
+        gb = _einsum_grad(grad, out, [_cj(ea)], [sa], sb, fb)
     return ga, gb
 
 
@@ -952,6 +963,7 @@ def _einsum_node_name(node) -> str:
 
 
 _einsum1.op.name_rule = _einsum2.op.name_rule = _einsum_node_name
+_einsum2.op.torch_saved = {"self": "a", "other": "b"}  # torch's broadcast multiply, bmm
 
 
 def _einsum_grad(grad, out, others, other_subs, target, target_shape):
@@ -1401,6 +1413,40 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     return _tensordot(input, other, ([-1], [-1]), out, "inner")
 
 
+def _kron_shapes(sa, sb) -> tuple:
+    """Both shapes padded with leading 1s to one rank (kron aligns dims from the right)."""
+    n = max(len(sa), len(sb))
+    return (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+
+
+@op(names=FALLBACK, promote=True, method=False, name="_kron")
+def _kron(xp, input, other):
+    sa, sb = _kron_shapes(input.shape, other.shape)
+    a = input.reshape(tuple(v for s in sa for v in (s, 1)))
+    b = other.reshape(tuple(v for s in sb for v in (1, s)))
+    return xp.multiply(a, b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+# one op rather than reshapes around mul: torch's grad_fn is the product's view node, and
+# each operand is kept only for the other's gradient
+@_kron.vjp(only_for={"input": "other", "other": "input"})
+def _(grad, input, other, input_shape, other_shape, needs):
+    sa, sb = _kron_shapes(input_shape, other_shape)
+    g = grad.reshape(tuple(v for x, y in zip(sa, sb) for v in (x, y)))
+    n = len(sa)
+    ga = gb = None
+    if needs[0]:
+        g2 = g * _cj(other).reshape(tuple(v for s in sb for v in (1, s)))
+        ga = (g2.sum(tuple(range(1, 2 * n, 2))) if n else g2).reshape(input_shape)
+    if needs[1]:
+        g2 = g * _cj(input).reshape(tuple(v for s in sa for v in (s, 1)))
+        gb = (g2.sum(tuple(range(0, 2 * n, 2))) if n else g2).reshape(other_shape)
+    return ga, gb
+
+
+_kron.op.backward_name = "UnsafeViewBackward0"  # torch's kron views its product
+
+
 @_tensor_input("kron", "input", "other")
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Kronecker product: block (i, j) of the result is input[i, j] * other."""
@@ -1412,12 +1458,7 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         if names is not None:
             r = r.rename(*names)
     else:
-        n = max(input.ndim, other.ndim)
-        sa = (1,) * (n - input.ndim) + tuple(input.shape)
-        sb = (1,) * (n - other.ndim) + tuple(other.shape)
-        a = input.reshape(tuple(v for s in sa for v in (s, 1)))
-        b = other.reshape(tuple(v for s in sb for v in (1, s)))
-        r = (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+        r = _kron(input, other)
     if out is not None:
         from ..registry import OPS, _write_out
 

@@ -106,7 +106,7 @@ def cross(xp, input, other, dim=None):
     return _layout_row_major(xp, r) if r.ndim > 1 else r
 
 
-@cross.vjp
+@cross.vjp(only_for={"input": "other", "other": "input"})
 def _(grad, input, other, dim, needs):
     d = _cross_dim(tuple(grad.shape), dim)
     gi = cross(_conj_if(other), grad, d) if needs[0] else None

@@ -23,9 +23,30 @@ from ..device import array_module
 from ..dims import DimTypeError, normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
 from ..registry import alias, apply, backward_names, op
+from ..storage import _root
 from ..tensor import Tensor, _wrap
 
 _ndarray = np.ndarray
+
+
+def _np_view(a, shape, strides):
+    """numpy: a view of ``a``'s memory with this shape and these byte strides, read-only when
+    ``a`` is, built on the array that owns the memory. numpy's as_strided would end the view's
+    base chain at a helper object, and numpy then refuses to make any view of it writable again:
+    ``x.unsqueeze(0)[0, 0].add_(1)`` of an expanded ``x``, whose own elements are distinct, was
+    refused where torch writes (the registry's in-place check re-enables such views)."""
+    root = _root(a)
+    f = root.flags
+    if not f.c_contiguous:
+        if not f.f_contiguous:  # memory not one block in any order: no buffer to build on
+            return _as_strided(a, shape, strides, writeable=a.flags.writeable)
+        root = root.T  # the same block, exported as a C-contiguous buffer
+    off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    r = _ndarray(shape, a.dtype, root, off, strides)
+    if not a.flags.writeable:
+        r.flags.writeable = False
+    return r
+
 
 __all__ = [
     "adjoint",
@@ -473,7 +494,9 @@ def expand(xp, input, *sizes):
             r = _ndarray(shp, input.dtype, input, 0, tuple(st))
             r.flags.writeable = False  # like numpy's broadcast_to: elements are aliased
             return r
-        return _as_strided(input, shp, tuple(st), writeable=False)
+        r = _np_view(input, shp, tuple(st))
+        r.flags.writeable = False  # elements are aliased, as above
+        return r
     return xp.lib.stride_tricks.as_strided(input, shp, tuple(st))
 
 
@@ -675,7 +698,9 @@ def unsqueeze(xp, input, dim=None):
     st.insert(d, input.shape[d] * st[d] if d < n else input.itemsize)
     shape = input.shape[:d] + (1,) + input.shape[d:]
     if xp is np:
-        return _as_strided(input, shape, tuple(st))
+        if input.flags.writeable:
+            return _as_strided(input, shape, tuple(st))
+        return _np_view(input, shape, tuple(st))  # of an expanded tensor: its views stay writable
     return xp.lib.stride_tricks.as_strided(input, shape, tuple(st))
 
 
@@ -1357,6 +1382,8 @@ def _diag_view(xp, a, offset, d1, d2):
     others = [i for i in range(a.ndim) if i != d1 and i != d2]
     shape = tuple(s.shape[i] for i in others) + (length,)
     strides = tuple(s.strides[i] for i in others) + (s.strides[d1] + s.strides[d2],)
+    if xp is np and not s.flags.writeable:
+        return _np_view(s, shape, strides)  # of an expanded tensor: writable where torch writes
     return xp.lib.stride_tricks.as_strided(s, shape, strides)
 
 
