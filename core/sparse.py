@@ -25,6 +25,7 @@ from .device import array_module
 from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from .ops.conversion import CAST_METHODS
 from .registry import NonStridedError, caller_op_name
+from .runtime import _warn_once
 from .tensor import _ALL, Size, Tensor, _new, _size, _wrap
 from .torch_function import _disabled_torch_function_impl
 
@@ -51,9 +52,12 @@ _INAMES = {
 
 
 class _Invariants:
-    """The global flag of ``ember.sparse.check_sparse_tensor_invariants``."""
+    """The global flag of ``ember.sparse.check_sparse_tensor_invariants``; ``explicit`` says the
+    user chose it (enable, disable or the context manager), which silences the factories' warning
+    about implicitly disabled checks."""
 
     on = False
+    explicit = False
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -228,13 +232,14 @@ class SparseTensor(Tensor):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self.requires_grad_(value, _who="only Tensors of floating point and complex dtype")
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: bool = True, *, _who=None) -> Tensor:
         if requires_grad and not (self.is_floating_point() or self.is_complex()):
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients"
-            )
+            # torch words it three ways: this method, the attribute (``_who``) and the
+            # factories' ``requires_grad=True`` (``_who`` too)
+            who = _who or "only Tensors of floating point dtype"
+            raise RuntimeError(f"{who} can require gradients")
         self._vals.requires_grad_(requires_grad)
         return self
 
@@ -254,7 +259,19 @@ class SparseTensor(Tensor):
     @property
     def grad(self):
         g = self._vals._grad
-        return None if g is None else self._like(g)
+        if g is None:
+            return None
+        if self._coal or self._lay is not sparse_coo:
+            return self._like(g)
+        # uncoalesced: a duplicate's values all received the gradient of their one position;
+        # torch lists each position once (sorted, flagged uncoalesced), so summing the sparse
+        # gradient gives the gradient of the dense tensor and not a multiple of it
+        idx = self._ci._data
+        xp = array_module(idx)
+        sd = idx.shape[0]
+        uniq, first = xp.unique(_ravel(xp, idx, self._shp[:sd]), return_index=True)
+        ci = _wrap(_unravel(xp, uniq, self._shp[:sd]))
+        return _make(sparse_coo, self._shp, ci, None, _gather_rows(g, first), False)
 
     @grad.setter
     def grad(self, g) -> None:
@@ -362,7 +379,8 @@ class SparseTensor(Tensor):
                 self._vals.detach().cpu(),
                 self._coal,
                 str(self.device),
-                self.requires_grad,
+                # torch's COO rebuild drops requires_grad; its compressed rebuild keeps it
+                self.requires_grad and self._lay is not sparse_coo,
             ),
         )
 
@@ -403,7 +421,8 @@ class SparseTensor(Tensor):
         return self._ci
 
     def _values(self) -> Tensor:
-        return self._vals_view()
+        # torch's raw accessor aliases the stored values outside autograd (values() tracks)
+        return self._vals.detach()
 
     def _vals_view(self) -> Tensor:
         v = self._vals
@@ -548,6 +567,15 @@ def _wrap_dim(dim, nd: int) -> int:
 
 
 def _make(layout, shape, ci, pi, vals, coalesced=False) -> SparseTensor:
+    if layout is not sparse_coo:
+        # torch warns (once per process) whenever a compressed tensor comes to exist, whether a
+        # factory, a conversion or an op made it
+        _warn_once(
+            "sparse_compressed_beta",
+            f"Sparse {layout.name[7:].upper()} tensor support is in beta state. If you miss a "
+            "functionality in the sparse tensor support, please submit a feature request to "
+            "https://github.com/pytorch/pytorch/issues.",
+        )
     t = _new(SparseTensor)
     t._lay = layout
     t._shp = tuple(shape)

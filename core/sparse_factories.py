@@ -9,6 +9,7 @@ import ember as _E  # partially initialised while ember imports; used at call ti
 from . import dtype as _dt
 from .device import array_module
 from .layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
+from .runtime import _warn_once
 from .sparse import (
     _BLOCK,
     _COMPRESSED,
@@ -54,10 +55,14 @@ def _as_tensor(x, dtype=None, device=None, who="") -> Tensor:
     return _E.tensor(x, dtype=dtype, device=device)
 
 
+# the factories' ``requires_grad=True`` on an integer tensor, in torch's words
+_FACTORY_WHO = "Only Tensors of floating point and complex dtype"
+
+
 def _finish(t: SparseTensor, values: Tensor, requires_grad: bool) -> SparseTensor:
     if requires_grad:
         t._vals = t._vals.detach()
-        t.requires_grad_(True)
+        t.requires_grad_(True, _who=_FACTORY_WHO)
     elif values.requires_grad:
         # like torch, a sparse tensor made from values that require grad is not a leaf
         t._vals = t._vals.view(t._vals.shape)
@@ -65,7 +70,18 @@ def _finish(t: SparseTensor, values: Tensor, requires_grad: bool) -> SparseTenso
 
 
 def _check_invariants(check_invariants) -> bool:
-    return _Invariants.on if check_invariants is None else bool(check_invariants)
+    if check_invariants is None:
+        if not _Invariants.explicit:
+            # torch's factories warn once per process while nobody chose the checks' state
+            _warn_once(
+                "sparse_invariants_implicit",
+                "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "
+                "will occur when operating on a sparse tensor which violates the invariants, but "
+                "checks incur performance overhead. To silence this warning, explicitly opt in "
+                "or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.",
+            )
+        return _Invariants.on
+    return bool(check_invariants)
 
 
 def sparse_coo_tensor(
@@ -85,6 +101,7 @@ def sparse_coo_tensor(
     ``size`` defaults to the smallest that holds the indices (dense dims from ``values``).
     """
     who = "sparse_coo_tensor"
+    _check_invariants(check_invariants)  # only for its warning: ember checks bounds always
     values = _as_tensor(values, dtype, device, who)
     indices = _as_tensor(indices, None, values.device, who)
     xp = _xp(values)
@@ -564,4 +581,4 @@ def _empty_sparse(
     t = _make(sparse_coo, tuple(shape), idx, None, vals, True)
     if layout is not sparse_coo:
         t = _to_compressed(t, layout, None, None)
-    return t.requires_grad_(True) if requires_grad else t
+    return t.requires_grad_(True, _who=_FACTORY_WHO) if requires_grad else t

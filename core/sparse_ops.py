@@ -20,6 +20,7 @@ from .sparse import (
     _gather_rows,
     _long,
     _make,
+    _not_sparse_error,
     _prod,
     _ravel,
     _segsum,
@@ -28,7 +29,7 @@ from .sparse import (
 from .sparse_factories import _to_compressed, _to_coo, _to_sparse
 from .tensor import Tensor, _wrap
 
-__all__ = ["smm", "spmm", "sspaddmm"]
+__all__ = ["hspmm", "smm", "spmm", "sspaddmm"]
 
 
 # ---------------------------------------------------------------------------- repr
@@ -171,19 +172,55 @@ def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
     if reduce is not None and reduce not in _MM_REDUCE:
         raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
     if not isinstance(mat1, SparseTensor) and reduce is None:
-        return _E.mm(mat1, mat2)  # torch's sparse.mm falls back to mm for a dense first matrix
+        try:
+            return _E.mm(mat1, mat2)  # torch's sparse.mm falls back to mm for a dense first matrix
+        except (RuntimeError, IndexError):
+            # torch's fallback is addmm on the transposed operands, (mat2^T @ mat1^T)^T: its
+            # errors name them in that form and order, so fail the way that call fails
+            z = _E.zeros((mat1.size(-2), mat2.size(-1)), dtype=mat1.dtype, device=mat1.device)
+            _E.addmm(z.mT, mat2.transpose(-2, -1), mat1.transpose(-2, -1), beta=0)
+            raise
     if not isinstance(mat1, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse tensor")  # noqa: TRY004
     if isinstance(mat2, SparseTensor):
-        return _mm(mat1, mat2.to_dense(), "addmm").to_sparse()
+        return _mm_sparse(mat1, mat2)
     return _mm(mat1, mat2, reduce=_MM_REDUCE[reduce or "sum"])
+
+
+def _mm_sparse(mat1: SparseTensor, mat2: SparseTensor) -> SparseTensor:
+    """sparse @ sparse: COO @ COO is COO, CSR/CSC @ CSR/CSC is CSR (torch's kernels; they
+    refuse a COO operand with a compressed one)."""
+    if mat1.dim() == 2 and mat2.dim() == 2 and mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    flat = (sparse_csr, sparse_csc)
+    if (mat1._lay is sparse_coo) != (mat2._lay is sparse_coo) and (
+        mat1._lay in flat or mat2._lay in flat
+    ):
+        t1 = _TNAME[mat1._lay]
+        raise RuntimeError(
+            f"addmm: computation on CPU is not implemented for {t1} + {t1} @ {_TNAME[mat2._lay]}"
+        )
+    out = _mm(mat1, mat2.to_dense(), "addmm").to_sparse()
+    return _to_compressed(out, sparse_csr, None, None) if mat1._lay in flat else out
 
 
 def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0) -> Tensor:
     """``beta * mat + alpha * (mat1 @ mat2)`` with ``mat1`` sparse (a dense result)."""
+    if isinstance(mat, SparseTensor):  # torch's kernels write into a dense result only
+        if mat._lay is sparse_coo:
+            raise RuntimeError(
+                f"addmm_sparse_dense: expected strided result tensor, got tensor with layout "
+                f"{_TNAME[mat._lay]}"
+            )
+        kind = _TNAME[mat1._lay] if isinstance(mat1, SparseTensor) else "Strided"
+        raise RuntimeError(  # noqa: TRY004
+            f"addmm: computation on CPU is not implemented for {_TNAME[mat._lay]} + {kind} @ "
+            "Strided"
+        )
     prod = _mm(_check_sparse(mat1, "sparse.addmm"), mat2)
-    if isinstance(mat, SparseTensor):
-        mat = mat.to_dense()
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
@@ -320,12 +357,14 @@ class check_sparse_tensor_invariants:
         from .sparse import _Invariants
 
         _Invariants.on = True
+        _Invariants.explicit = True
 
     @staticmethod
     def disable() -> None:
         from .sparse import _Invariants
 
         _Invariants.on = False
+        _Invariants.explicit = True
 
     def __init__(self, enable: bool = True) -> None:
         self.state = enable
@@ -367,6 +406,49 @@ def smm(input: Tensor, mat: Tensor) -> Tensor:
     return sspaddmm(_E.zeros(0), input, mat, beta=0.0, alpha=1.0, _who="smm")
 
 
+def hspmm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``mat1 @ mat2`` (``mat1`` sparse COO 2-D, ``mat2`` dense) as a hybrid sparse tensor: one
+    sparse dim listing the rows ``mat1`` stores something in, each a dense row of the product."""
+    if not isinstance(mat1, SparseTensor) or mat1._lay is not sparse_coo:
+        raise RuntimeError("hspmm: expected a sparse COO first argument")
+    prod = _mm(mat1, mat2, "hspmm")
+    rows, _, _ = _coo2d(mat1, "hspmm")
+    xp = array_module(rows)
+    ur = xp.unique(rows)
+    # torch flags the result uncoalesced although its rows come out sorted and unique
+    return _make(sparse_coo, tuple(prod.shape), _wrap(ur[None]), None, _gather_rows(prod, ur))
+
+
+def _narrow_copy(self, dim, start, length):
+    """``narrow`` as a copy, on a sparse COO tensor: the entries inside the range, shifted."""
+    if self._lay is not sparse_coo:
+        raise _not_sparse_error(self._lay, "narrow_copy")
+    d, nd = int(dim), self.dim()
+    if not 0 <= d < nd:  # torch's sparse kernel wraps neither dim nor start
+        raise RuntimeError(f"Dimension {d} out of range. Expecting 0 <= dim < {nd}.")
+    size = self._shp[d]
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start < 0 or start + length > size:
+        raise RuntimeError(
+            "Invalid range to narrow. range(start, start+length) must be a subset of "
+            f"range(0, {size})."
+        )
+    shape = list(self._shp)
+    shape[d] = length
+    sd = self.sparse_dim()
+    if d >= sd:  # a dense dim: narrow every stored value, keep the pattern
+        v = self._vals.narrow_copy(d - sd + 1, start, length)
+        return _make(sparse_coo, shape, self._ci.clone(), None, v, self._coal)
+    idx = self._ci._data
+    xp = array_module(idx)
+    keep = xp.flatnonzero((idx[d] >= start) & (idx[d] < start + length))
+    ci = idx[:, keep]
+    ci[d] -= start  # a fresh array (fancy indexing copies)
+    return _make(sparse_coo, shape, _wrap(ci), None, _gather_rows(self._vals, keep), self._coal)
+
+
 def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0, _who=None):
     """``beta * input + alpha * (mat1 @ mat2)``: ``input`` and ``mat1`` sparse COO, the result
     sparse COO (the entries of ``input``, then full rows of the product)."""
@@ -386,8 +468,8 @@ def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0, 
     if alpha != 1:
         pv = pv * alpha
     shape = tuple(prod.shape)
-    if _who is not None:
-        return _make(sparse_coo, shape, _wrap(idx), None, pv, True)
+    if _who is not None:  # smm: torch flags its result uncoalesced (rows sorted though)
+        return _make(sparse_coo, shape, _wrap(idx), None, pv, False)
     if tuple(input.shape) != shape:
         raise RuntimeError(
             f"sspaddmm: Argument #1 (t): Expected dim 0 size {shape[0]}, got {input.shape[0]}"
@@ -432,10 +514,8 @@ def _add(self, other, alpha=1):
         raise RuntimeError(  # noqa: TRY004
             "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
         )
-    raise RuntimeError(
-        f"add: ember does not support adding a scalar to a {self._lay.name} tensor (it would "
-        "fill every unspecified entry); call .to_dense() first"
-    )
+    # a scalar would fill every unspecified entry: torch refuses it as it refuses a dense one
+    raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 
 
 def _radd(self, other):
@@ -458,11 +538,47 @@ def _rsub(self, other):
     return _add(self, other)
 
 
+def _mul_sparse(self: SparseTensor, other: SparseTensor) -> SparseTensor:
+    """sparse * sparse: the product at the positions both store (an intersection; the
+    duplicates of either operand summed first): COO * COO is COO; a CSR ``self`` takes any
+    sparse operand and gives CSR, as torch's kernels do (the rest they refuse)."""
+    if self._lay in _BLOCK:
+        raise RuntimeError(
+            "empty_sparse_compressed expected sparse compressed (non-block) tensor layout but "
+            f"got {_TNAME[self._lay]}"
+        )
+    if self._lay is not sparse_csr and (
+        self._lay is not sparse_coo or other._lay is not sparse_coo
+    ):
+        raise RuntimeError("Expected result Tensor to be of format CSR")
+    if (
+        self.dim() != other.dim()
+        or self.sparse_dim() != other.sparse_dim()
+        or tuple(self._shp[: self.sparse_dim()]) != tuple(other._shp[: other.sparse_dim()])
+    ):
+        raise RuntimeError(
+            "sparse_binary_op_intersection_cpu(): expects sparse inputs with equal "
+            "dimensionality, number of sparse dimensions, and shape of sparse dimensions"
+        )
+    a, b = _to_coo(self, None).coalesce(), _to_coo(other, None).coalesce()
+    sd = a.sparse_dim()
+    xp = array_module(a._ci._data)
+    la = _ravel(xp, a._ci._data, a._shp[:sd])
+    lb = _ravel(xp, b._ci._data, b._shp[:sd])
+    # both sorted and unique after coalesce: each entry of a finds its match in b by bisection
+    pos = xp.minimum(xp.searchsorted(lb, la), max(lb.shape[0] - 1, 0))
+    hit = lb[pos] == la if lb.shape[0] else xp.zeros(la.shape[0], bool)
+    ia = xp.flatnonzero(hit)
+    ib = pos[ia]
+    vals = a._vals.index_select(0, _long(xp, ia)) * b._vals.index_select(0, _long(xp, ib))
+    shape = _E.broadcast_shapes(tuple(a._shp), tuple(b._shp))
+    out = _make(sparse_coo, shape, _wrap(a._ci._data[:, ia]), None, vals, True)
+    return out if self._lay is sparse_coo else _to_compressed(out, sparse_csr, None, None)
+
+
 def _mul(self, other):
     if isinstance(other, SparseTensor):
-        raise RuntimeError(  # noqa: TRY004
-            "mul: ember does not support sparse * sparse; call .to_dense() on one operand"
-        )
+        return _mul_sparse(self, other)
     if isinstance(other, Tensor):
         if other.dim() == 0:
             return self._like(self._vals * other)
@@ -603,7 +719,10 @@ def _transpose(self, dim0, dim1):
         return _make(_FLIPPED[self._lay], shape, self._ci, self._pi, vals)
     sd = self.sparse_dim()
     if (d0 < sd) != (d1 < sd):
-        raise RuntimeError("transpose(): ember cannot swap a sparse dim with a dense dim")
+        raise RuntimeError(
+            f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sd}, "
+            f"d0: {d0}, d1: {d1}"
+        )
     shape = list(self._shp)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     if d0 >= sd:
@@ -667,6 +786,11 @@ def _permute(self, *dims):
 
 
 def _t(self):
+    if self._lay is sparse_coo and (self.sparse_dim() > 2 or self.dense_dim()):
+        raise RuntimeError(
+            "t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+            f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions"
+        )
     if self.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
     return _transpose(self, 0, 1) if self.dim() == 2 else self
@@ -778,6 +902,51 @@ def _sparse_mask(self, mask):
     return mask._like(_gather_rows(self.reshape(_prod(self.shape[:sd]), *self.shape[sd:]), lin))
 
 
+def _inplace(f, cast_error):
+    """``self.<op>_(...)``: the out-of-place op, its result then taking ``self``'s place (its
+    indices, values and coalesced flag), as torch's sparse in-place kernels leave it;
+    ``cast_error(result dtype, self dtype, other)`` words torch's refusal to narrow the dtype."""
+
+    def g(self, other, *args, **kwargs):
+        if self.is_leaf and self.requires_grad and _E.is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        out = f(self, other, *args, **kwargs)
+        if tuple(out.shape) != tuple(self._shp) or out._lay is not self._lay:
+            raise RuntimeError(
+                f"output with shape {list(self._shp)} doesn't match the broadcast shape "
+                f"{list(out.shape)}"
+            )
+        vals = out._vals
+        if vals.dtype is not self.dtype:
+            if not _E.can_cast(vals.dtype, self.dtype):
+                r, o = _dt.scalar_name(vals.dtype), _dt.scalar_name(self.dtype)
+                raise RuntimeError(cast_error(r, o, other))
+            vals = vals.to(self.dtype)
+        self._ci, self._pi, self._vals, self._coal = out._ci, out._pi, vals, out._coal
+        self._ver[0] += 1
+        return self
+
+    g.__name__ = f.__name__.lstrip("_") + "_"
+    return g
+
+
+# torch's words when an in-place sparse op's result dtype cannot narrow to self's
+def _add_cast(r, o, other):
+    return f"Can't convert result type {r} to output {o} in add operation"
+
+
+def _mul_cast(r, o, other):
+    if isinstance(other, SparseTensor):
+        return f"Can't convert result type {r} to output {o}"
+    return f"dtype of values ({r}) must match dtype of sparse tensor ({o})"
+
+
+def _div_cast(r, o, other):
+    return f"result type {r} can't be cast to the desired output type {o}"
+
+
 def _install() -> None:
     m = {
         "__add__": _add,
@@ -793,12 +962,17 @@ def _install() -> None:
         "__floordiv__": _floor_divide,
         "floor_divide": _floor_divide,
         "div": _div,
+        "add_": _inplace(_add, _add_cast),
+        "sub_": _inplace(_sub, _add_cast),
+        "mul_": _inplace(_mul, _mul_cast),
+        "div_": _inplace(_div, _div_cast),
         "__neg__": _neg,
         "neg": _neg,
         "__matmul__": _matmul,
         "matmul": _matmul,
         "mm": _matmul,
         "smm": lambda self, mat: smm(self, mat),
+        "narrow_copy": _narrow_copy,
         "sspaddmm": lambda self, mat1, mat2, *, beta=1, alpha=1: sspaddmm(
             self, mat1, mat2, beta=beta, alpha=alpha
         ),
@@ -922,17 +1096,130 @@ def _h_mv(input, vec):
     return NotImplemented
 
 
+def _index_select(self: SparseTensor, dim, index) -> SparseTensor:
+    """index_select of a COO tensor: for each entry of ``index`` in turn, the stored entries
+    (duplicates and explicit zeros included, in their order) whose index along ``dim`` is it, as
+    torch selects them; gradients reach the values."""
+    d = _wrap_dim(dim, self.dim())
+    if (
+        not isinstance(index, Tensor)
+        or isinstance(index, SparseTensor)
+        or index.dim() != 1
+        or index.dtype is not _dt.int64
+    ):
+        raise IndexError(
+            "index_select() argument index must be 1-D strided (non-sparse) long-tensor."
+        )
+    size = self._shp[d]
+    xp = array_module(self._ci._data)
+    ix = index._data
+    bad = (ix >= size) | (ix < -size)
+    if bad.any():
+        raise IndexError(
+            f"index_select(): index contains {int(ix[bad][0])} that is out of range for tensor "
+            f"of size {list(self._shp)} at dimension {d}"
+        )
+    ix = xp.where(ix < 0, ix + size, ix)
+    shape = list(self._shp)
+    shape[d] = ix.shape[0]
+    sd = self.sparse_dim()
+    if d >= sd:  # a dense dim: every stored value selects along it
+        v = self._vals.index_select(d - sd + 1, _long(xp, ix))
+        return _make(sparse_coo, shape, self._ci.clone(), None, v, False)
+    idx = self._ci._data
+    # each entry matches the run of equal values in the sorted index; one copy per match
+    order = xp.argsort(ix, kind="stable")
+    srt = ix[order]
+    lo = xp.searchsorted(srt, idx[d], side="left")
+    cnt = xp.searchsorted(srt, idx[d], side="right") - lo
+    ent = xp.repeat(xp.arange(idx.shape[1], dtype=xp.int64), cnt)
+    start = xp.cumsum(cnt) - cnt  # where each entry's copies begin in ``ent``
+    k = order[xp.repeat(lo, cnt) + xp.arange(ent.shape[0], dtype=xp.int64) - start[ent]]
+    by_k = xp.argsort(k, kind="stable")  # grouped by output position, then the input order
+    ent, k = ent[by_k], k[by_k]
+    ci = idx[:, ent]
+    ci[d] = k
+    vals = _gather_rows(self._vals, ent)
+    return _make(sparse_coo, shape, _wrap(ci), None, vals, ent.shape[0] <= 1)
+
+
 def _h_index_select(input, dim, index):
-    # a sparse result through the dense tensor (torch keeps it sparse; gradients reach the values)
     if _is_sparse(input) and not _is_sparse(index):
+        if input._lay is sparse_coo:
+            return _index_select(input, dim, index)
+        # a compressed input: through the dense tensor (gradients reach the values)
         return input.to_dense().index_select(dim, index).to_sparse()
     return NotImplemented
 
 
+def _join_coo(tensors, dim, stack: bool):
+    """cat/stack of COO tensors along a sparse dim, as torch joins them: every operand's
+    entries in turn (uncoalesced), their indices along ``dim`` offset (cat) or a new index row
+    naming the operand (stack); None when torch's sparse kernel does not take these inputs
+    (a compressed operand, a dense dim) and the caller's own path decides."""
+    tensors = list(tensors)
+    if not tensors or not any(_is_sparse(t) for t in tensors):
+        return None
+    for i, t in enumerate(tensors):
+        if not _is_sparse(t):
+            raise RuntimeError(
+                f"Concatenating sparse tensors, but a dense tensor was found at position {i}."
+            )
+    if any(t._lay is not sparse_coo for t in tensors):
+        return None
+    s0 = list(tensors[0]._shp)
+    sd = tensors[0].sparse_dim()
+    for i, t in enumerate(tensors):
+        si = list(t._shp)
+        if stack and si != s0:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {s0} at entry 0 and {si} "
+                f"at entry {i}"
+            )
+    d = _wrap_dim(dim, len(s0) + stack)
+    if not stack:
+        for i, t in enumerate(tensors):
+            si = list(t._shp)
+            if len(si) != len(s0) or si[:d] + si[d + 1 :] != s0[:d] + s0[d + 1 :]:
+                raise RuntimeError(
+                    f"All tensors must have the same shape: {s0} (except in the concatenating "
+                    f"dimension), but found shape: {si} at position {i}."
+                )
+    if d > sd or (not stack and d == sd) or any(t.sparse_dim() != sd for t in tensors):
+        return None
+    xp = array_module(tensors[0]._ci._data)
+    parts, off = [], 0
+    for i, t in enumerate(tensors):
+        idx = t._ci._data
+        if stack:
+            row = xp.full((1, idx.shape[1]), i, dtype=xp.int64)
+            idx = xp.concatenate((idx[:d], row, idx[d:]))
+        else:
+            idx = idx.copy()
+            idx[d] += off
+            off += t._shp[d]
+        parts.append(idx)
+    shape = list(s0)
+    if stack:
+        shape.insert(d, len(tensors))
+    else:
+        shape[d] = off
+    vals = _E.cat([t._vals for t in tensors])
+    return _make(sparse_coo, shape, _wrap(xp.concatenate(parts, axis=1)), None, vals, False)
+
+
 def _h_stack(tensors, dim=0):
+    out = _join_coo(tensors, dim, True)
+    if out is not None:
+        return out
     if all(_is_sparse(t) for t in tensors):  # sparse tensors stack into a sparse tensor
         return _E.stack([t.to_dense() for t in tensors], dim).to_sparse()
     return NotImplemented
+
+
+def _h_cat(tensors, dim=0, **kwargs):
+    out = None if kwargs.get("out") is not None else _join_coo(tensors, dim, False)
+    return NotImplemented if out is None else out
 
 
 def _h_sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -960,10 +1247,12 @@ NON_STRIDED.update(
         "mv": _h_mv,
         "_index_select": lambda input, index, dim=0: _h_index_select(input, dim, index),
         "_stack": _h_stack,
+        "_cat": _h_cat,
         "neg": _only_sparse_first(_neg),
         "div": _only_sparse_first(_div),
         "floor_divide": _only_sparse_first(_floor_divide),
         "t": _only_sparse_first(_t),
+        "narrow_copy": _only_sparse_first(_narrow_copy),
         "transpose": _only_sparse_first(_transpose),
         "unsqueeze": _only_sparse_first(_unsqueeze),
         "permute": _only_sparse_first(_permute),

@@ -100,6 +100,12 @@ def _warn_float_of_grad() -> None:
 _generic = np.generic
 
 
+def _no_dims_error(dim) -> IndexError:
+    """``size(dim)``/``stride(dim)`` of a 0-d tensor: torch's ops wrap -1 and 0 there, these two
+    methods do not."""
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
 class Tensor:
     """A multi-dimensional array with autograd, device placement and optional dimension names.
 
@@ -195,7 +201,12 @@ class Tensor:
             if self._names is not None:  # a named tensor: size(None) is a lookup of no name
                 self._dim(None)
             return _size(self._data.shape)
-        return self._data.shape[self._dim(dim)]
+        try:
+            return self._data.shape[self._dim(dim)]
+        except IndexError:
+            if self._data.ndim:
+                raise
+            raise _no_dims_error(dim) from None
 
     def dim(self) -> int:
         return self._data.ndim
@@ -238,7 +249,12 @@ class Tensor:
             if self._names is not None:  # as in size(None)
                 self._dim(None)
             return st
-        return st[self._dim(dim)]
+        try:
+            return st[self._dim(dim)]
+        except IndexError:
+            if self._data.ndim:
+                raise
+            raise _no_dims_error(dim) from None
 
     def storage_offset(self) -> int:
         base = self._extra.get("base") if self._extra else None

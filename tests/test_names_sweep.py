@@ -702,7 +702,7 @@ _SKIPPED = {
     _SPARSE: """
     ember.ccol_indices ember.ccol_indices_copy ember.col_indices ember.col_indices_copy
     ember.crow_indices ember.crow_indices_copy ember.indices ember.indices_copy ember.row_indices
-    ember.row_indices_copy ember.values ember.values_copy ember.smm ember.sspaddmm
+    ember.row_indices_copy ember.values ember.values_copy ember.smm ember.sspaddmm ember.hspmm
     ember.sparse_bsc_tensor ember.sparse_bsr_tensor ember.sparse_compressed_tensor
     ember.sparse_csc_tensor ember.sparse_csr_tensor Tensor.ccol_indices Tensor.col_indices
     Tensor.crow_indices Tensor.indices Tensor.values Tensor.row_indices Tensor.coalesce

@@ -25,10 +25,10 @@ from ..autocast import entry as _autocast_entry
 from ..dims import by_name
 from ..layout import contiguous_format
 from ..names import keep, keep_indexed, unify_inputs
+from ..registry import NonStridedError, non_strided_call, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..registry import broadcast_error as _broadcast_error
-from ..registry import op
 from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
 from .indexing import (
@@ -320,7 +320,13 @@ def dsplit(input: Tensor, indices_or_sections) -> tuple:
 
 def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
     """``narrow`` as a fresh copy."""
-    nd = input._data.ndim
+    try:
+        nd = input._data.ndim
+    except NonStridedError:  # a sparse input: its own kernel (free for dense inputs)
+        out = non_strided_call("narrow_copy", (input, dim, start, length), {})
+        if out is NotImplemented:
+            raise
+        return out
     if nd and not isinstance(dim, str):
         # torch's narrow_copy kernel checks before narrow does, in its own words
         d = operator.index(dim)
