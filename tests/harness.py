@@ -79,6 +79,34 @@ def results_or_same_error(fn) -> list:
     return list(zip(want, got))
 
 
+def upstream(mod, y):
+    """A non-uniform float64 upstream gradient for ``y`` (1, 2, ..., n in its shape)."""
+    return mod.arange(1.0, y.numel() + 1, dtype=mod.float64).reshape(y.shape)
+
+
+def same_grads_or_error(f) -> list | str:
+    """``f(torch)`` and ``f(ember)`` (each a list of gradients, None allowed): the same values
+    (float64 tolerance), or the same RuntimeError (its text up to a ": [" shape listing);
+    returns torch's arrays or text."""
+    out = []
+    for mod in (torch, ember):
+        try:
+            out.append(("ok", [None if g is None else g.detach().numpy() for g in f(mod)]))
+        except RuntimeError as e:
+            out.append(("err", str(e).split(": [")[0]))
+    (ka, a), (kb, b) = out
+    assert ka == kb, out
+    if ka == "err":
+        assert a == b
+        return a
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x is None) == (y is None)
+        if x is not None:
+            np.testing.assert_allclose(y, x, rtol=1e-10, atol=1e-12)
+    return a
+
+
 def same_type_error(fn, modules: dict) -> str:
     """``fn(m, modules[m])`` raises a TypeError under torch, and ember raises the same type with
     the same text, torch's per-overload "didn't match because ..." lines left out (ember does

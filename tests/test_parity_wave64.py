@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+from harness import same_grads_or_error as _both
+from harness import upstream as _up
+
 TF = torch.nn.functional
 
 LIBS = [torch, ember]
@@ -34,35 +37,6 @@ def _r(T, shape, seed, rg=False):
         return T.tensor(np.random.RandomState(seed).randint(0, 5, size=shape[1]))
     a = np.random.RandomState(seed).rand(*shape) + 0.5  # float64, away from zero
     return T.tensor(a, requires_grad=rg)
-
-
-def _np(t):
-    return None if t is None else t.detach().numpy()
-
-
-def _up(T, y):
-    return T.arange(1.0, y.numel() + 1, dtype=T.float64).reshape(y.shape)  # non-uniform
-
-
-def _both(f):
-    """f(T) for torch and ember: the same values (lists of arrays / None) or the same error."""
-    out = []
-    for T in LIBS:
-        try:
-            out.append(("ok", [_np(g) for g in f(T)]))
-        except RuntimeError as e:
-            out.append(("err", str(e).split(": [")[0]))
-    (ka, a), (kb, b) = out
-    assert ka == kb, out
-    if ka == "err":
-        assert a == b
-        return a
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        assert (x is None) == (y is None)
-        if x is not None:
-            np.testing.assert_allclose(y, x, rtol=1e-10, atol=1e-12)
-    return a
 
 
 # ---------------------------------------------------------------------- what products save
@@ -191,7 +165,7 @@ def test_linear_weight_gradient_keeps_its_layout(bias):
         y = _F(T).linear(x, w, _r(T, (4,), 2) if bias else None)
         y.backward(_up(T, y))
         grads.append(w.grad)
-    np.testing.assert_allclose(_np(grads[1]), _np(grads[0]), rtol=1e-12)
+    np.testing.assert_allclose(grads[1].detach().numpy(), grads[0].detach().numpy(), rtol=1e-12)
     assert grads[1].stride() == grads[0].stride()
 
 
