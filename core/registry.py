@@ -1271,6 +1271,16 @@ def _check_out_overlap(od, out: Tensor, t: Tensor, part: bool) -> None:
         raise RuntimeError(_OVERLAP_MSG)
 
 
+def _check_operands_overlap(od, a, operands) -> None:
+    """:func:`_check_inplace_overlap` of self's array ``a`` with each Tensor of ``operands``
+    (only views can share memory: two arrays that own theirs are not compared)."""
+    for o in operands:
+        if isinstance(o, Tensor) and o._data is not a:
+            b = o._data
+            if b.base is not None or a.base is not None:
+                _check_inplace_overlap(od, a, b)
+
+
 def _check_inplace_overlap(od, a, b) -> None:
     """torch refuses an in-place op reading an operand that shares some, not all, of self's
     elements (``x[1:].add_(x[:-1])``); the callers pass only arrays of which one is a view.
@@ -1392,11 +1402,7 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     ):
         return _ufunc_inplace(od, self, args[0])
     a = self._data
-    for o in args:
-        if isinstance(o, Tensor) and o._data is not a:
-            b = o._data
-            if b.base is not None or a.base is not None:  # only views can share memory
-                _check_inplace_overlap(od, a, b)
+    _check_operands_overlap(od, a, args)
     src = self
     if grad_on and od.save_first and (self.requires_grad or _any_rg(args)):
         ex = self._extra
@@ -1564,10 +1570,7 @@ def _inplace_shape_error(a, other) -> RuntimeError | None:
 
 
 def apply_inplace_slow(od: OpDef, self: Tensor, o):
-    if isinstance(o, Tensor) and o._data is not self._data:
-        a, b = self._data, o._data
-        if b.base is not None or a.base is not None:  # only views can share memory
-            _check_inplace_overlap(od, a, b)
+    _check_operands_overlap(od, self._data, (o,))
     try:
         r = od.public(self, o)
     except NotImplementedError:

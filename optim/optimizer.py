@@ -14,7 +14,7 @@ from ..core.device import array_module
 from ..core.dtype import float32
 from ..core.registry import NonStridedError
 from ..core.tensor import Tensor, _wrap
-from ..nn.modules.module import RemovableHandle
+from ..nn.modules.module import RemovableHandle, _add_hook
 
 __all__ = [
     "Optimizer",
@@ -26,21 +26,14 @@ _GLOBAL_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_POST_HOOKS: OrderedDict = OrderedDict()
 
 
-def _register(hooks: OrderedDict, hook: Callable) -> RemovableHandle:
-    """Add ``hook`` to ``hooks``; the handle's ``remove()`` takes it out again."""
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
-
-
 def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
     """A hook ``hook(optimizer, args, kwargs)`` run before every optimizer's step."""
-    return _register(_GLOBAL_PRE_HOOKS, hook)
+    return _add_hook(_GLOBAL_PRE_HOOKS, hook)
 
 
 def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's step."""
-    return _register(_GLOBAL_POST_HOOKS, hook)
+    return _add_hook(_GLOBAL_POST_HOOKS, hook)
 
 
 class _RequiredParameter:
@@ -486,39 +479,27 @@ class Optimizer:
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` before each step."""
-        return _register(self._optimizer_step_pre_hooks, hook)
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None`` after each step."""
-        return _register(self._optimizer_step_post_hooks, hook)
+        return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(
         self, hook: Callable, prepend: bool = False
     ) -> RemovableHandle:
-        h = _register(self._optimizer_state_dict_pre_hooks, hook)
-        if prepend:
-            self._optimizer_state_dict_pre_hooks.move_to_end(h.id, last=False)
-        return h
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend=prepend)
 
     def register_state_dict_post_hook(
         self, hook: Callable, prepend: bool = False
     ) -> RemovableHandle:
-        h = _register(self._optimizer_state_dict_post_hooks, hook)
-        if prepend:
-            self._optimizer_state_dict_post_hooks.move_to_end(h.id, last=False)
-        return h
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend=prepend)
 
     def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
-        h = _register(self._optimizer_load_state_dict_pre_hooks, hook)
-        if prepend:
-            self._optimizer_load_state_dict_pre_hooks.move_to_end(h.id, last=False)
-        return h
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend=prepend)
 
     def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
-        h = _register(self._optimizer_load_state_dict_post_hooks, hook)
-        if prepend:
-            self._optimizer_load_state_dict_post_hooks.move_to_end(h.id, last=False)
-        return h
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend=prepend)
 
     # ------------------------------------------------------------------ state dict
     def state_dict(self) -> dict[str, Any]:
