@@ -20,6 +20,7 @@ plain Tensors and tensor-likes are refused, as in torch.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -187,6 +188,29 @@ def overloaded_call(
     if r is not NotImplemented or dunder:
         return r
     raise _dispatch_failed(func, overloaded)
+
+
+def dispatches_on_input(func: Callable) -> Callable:
+    """A Python-level public function torch dispatches on its ``input`` (the ``*_like``
+    factories): a dispatching subclass or tensor-like takes the call through its
+    ``__torch_function__`` (so ``zeros_like(sub)`` is a ``sub``'s type); a plain Tensor pays one
+    type check."""
+
+    @functools.wraps(func)
+    def call(input, *args, **kwargs):
+        tp = type(input)
+        if (
+            tp is not Tensor
+            and tp not in PLAIN
+            and not OFF[0]
+            and hasattr(tp, "__torch_function__")
+        ):
+            r = overloaded_call(call, call, (input, *args), kwargs, None)
+            if r is not NOT_OVERLOADED:
+                return r
+        return func(input, *args, **kwargs)
+
+    return call
 
 
 def _dispatch_failed(func: Callable, overloaded: list) -> TypeError:

@@ -361,6 +361,43 @@ def test_tensor_like_sees_args_and_kwargs():
     _both(scenario)
 
 
+def test_like_factories_dispatch_on_their_input():
+    # torch dispatches zeros_like & co on the input: a subclass gets its own type back, a
+    # logging subclass sees the factory with its arguments, a tensor-like takes the call
+    def scenario(lib):
+        M = _subclass(lib)
+        seen = []
+
+        class Logged(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append((func.__name__, len(args), sorted(kwargs or {})))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        class Like:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return ("handled", func.__name__, len(args))
+
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]]).as_subclass(M)
+        made = [
+            lib.zeros_like(a), lib.ones_like(a, dtype=lib.float64), lib.empty_like(a),
+            lib.full_like(a, 7.0), lib.rand_like(a), lib.randn_like(a), lib.randint_like(a, 3),
+            lib.randint_like(a, 2, 5),
+        ]  # fmt: skip
+        out = [(_name(t), t.dtype == lib.float64, tuple(t.shape)) for t in made]
+        out.append(lib.full_like(a, 7.0).tolist())
+        g = lib.tensor([1.0, 2.0]).as_subclass(Logged)
+        lib.zeros_like(g, dtype=lib.float64)
+        lib.full_like(g, 1.0)
+        lib.randint_like(g, 0, 4)
+        p = lib.nn.Parameter(lib.ones(2))
+        out += [seen, lib.zeros_like(Like()), lib.rand_like(Like()), _name(lib.zeros_like(p))]
+        return out
+
+    _both(scenario)
+
+
 def test_torch_function_mode_is_refused():
     class Mode(ember.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):

@@ -19,6 +19,7 @@ from ..names import check_names, unify_inputs
 from ..registry import _check_writable, op
 from ..runtime import _warn_once
 from ..tensor import Size, Tensor, _wrap
+from ..torch_function import dispatches_on_input
 from ..vmap_state import like as _vmap_like
 
 __all__ = [
@@ -916,7 +917,7 @@ def _like(name, fill):
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"torch.{name}: a tensor with ``input``'s shape (and dtype/device unless given)."
-    return _vmap_like(make)
+    return dispatches_on_input(_vmap_like(make))
 
 
 def _like_layout(name, input, layout, dtype, device, requires_grad):
@@ -951,6 +952,7 @@ ones_like = _like("ones_like", lambda xp, s, d: xp.ones(s, d))
 empty_like = _like("empty_like", lambda xp, s, d: xp.empty(s, d))
 
 
+@dispatches_on_input
 @_vmap_like
 def full_like(
     input,

@@ -31,6 +31,7 @@ from ..random import (
 )
 from ..registry import _check_writable, broadcast_error, op, rebase_zero, refuse_no_grad_view
 from ..tensor import Tensor, _wrap
+from ..torch_function import dispatches_on_input
 from ..vmap_state import like as _vmap_like
 from .creation import _check_out_dtype, _finish, _size_args
 
@@ -465,6 +466,7 @@ def _like_result(input, arr, requires_grad, names, memory_format):
     return t
 
 
+@dispatches_on_input
 @_vmap_like
 def rand_like(
     input,
@@ -485,6 +487,7 @@ def rand_like(
     return _like_result(input, arr, requires_grad, names, memory_format)
 
 
+@dispatches_on_input
 @_vmap_like
 def randn_like(
     input,
@@ -509,6 +512,7 @@ def randn_like(
     return _like_result(input, arr, requires_grad, names, memory_format)
 
 
+@dispatches_on_input
 @_vmap_like
 def randint_like(
     input,
