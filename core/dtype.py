@@ -466,12 +466,38 @@ def scalar_dtype(v) -> dtype:
     if isinstance(v, bool):
         return bool_
     if isinstance(v, int):
-        return int64
+        return uint64 if v >= 1 << 63 else int64  # torch reads [2**63, 2**64) as uint64
     if isinstance(v, float):
         return get_default_dtype()
     if isinstance(v, complex):
         return get_default_dtype().to_complex()
     return from_numpy_dtype(np.asarray(v).dtype)
+
+
+def numpy_scalar(v: np.generic) -> int | float | complex:
+    """The Python number torch's argument parser reads a numpy scalar as: an integer as an int,
+    a complex128 (a Python complex) as a complex, anything else through ``float()``: a numpy
+    bool is a float, and so is a complex64 (its real part)."""
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, complex):
+        return complex(v)
+    return float(v.real)
+
+
+def check_wide_int(v: int, operands) -> None:
+    """torch's errors for a Python int outside int64 in an op over ``operands`` (none for an
+    op that does not promote): past uint64 it converts to nothing, and in uint64's upper half
+    it is a uint64 that promotes with no bool tensor."""
+    _check_int_range(v)
+    result_type(*operands)
+
+
+def _check_int_range(v: int) -> None:
+    if v < -(1 << 63):
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 1 << 64:
+        raise OverflowError("int too big to convert")
 
 
 def result_type(*operands) -> dtype:
@@ -480,7 +506,11 @@ def result_type(*operands) -> dtype:
     try:
         for o in operands:
             a = getattr(o, "_data", o)  # a Tensor's array; arrays and scalars as they are
+            if isinstance(a, np.generic):
+                a = numpy_scalar(a)
             if isinstance(a, (bool, int, float, complex)):
+                if type(a) is int and not -(1 << 63) <= a < 1 << 63:
+                    _check_int_range(a)
                 d, t = scalar_dtype(a), 2
             else:
                 d, t = from_numpy_dtype(a.dtype), (0 if a.ndim else 1)

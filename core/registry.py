@@ -58,6 +58,7 @@ DIM_ARGS = frozenset(
 _FROM_NP = _dt._FROM_NP
 _FLOAT_KINDS = "fcV"  # V: ml_dtypes' bfloat16
 _SCALARS = (int, float, complex, np.generic)
+_I64, _I64_MIN = 1 << 63, -(1 << 63)  # a Python int scalar's range (past it: rare checks)
 
 
 _AFTER_DIGIT = re.compile(r"(?<=[0-9])[a-z]")
@@ -429,9 +430,11 @@ def _bad_input(od, i, t, args=(), kw=None):
         from .arg_errors import invalid_arguments
 
         return invalid_arguments(name, args, kw or {}, sigs)
+    from .arg_errors import type_name
+
     arg = extra.get("arg_names", od.in_names)[i]
     return TypeError(
-        f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not {type(t).__name__}"
+        f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not {type_name(t)}"
     )
 
 
@@ -602,7 +605,7 @@ def broadcast_error(shapes) -> RuntimeError | None:
                     f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                     f"non-singleton dimension {n - k}"
                 )
-            out.append(max(x, y) if x != 1 else y)
+            out.append(y if x == 1 else x)  # (a 0 stays 0 against a 1)
         a = tuple(reversed(out))
     return None
 
@@ -685,6 +688,8 @@ def _make_public(od: OpDef, dunder: bool = False):
                 if tt is float or tt is int:  # a Python scalar: the common second operand
                     if tensors_only:
                         raise _bad_input(od, len(arrays), t, args, kw)
+                    if tt is int and not _I64_MIN <= t < _I64:
+                        _dt.check_wide_int(t, ins if casts else ())  # (promoting ops)
                     arrays.append(t)
                     scalar = True
                 elif tt is Tensor or (isinstance(t, Tensor) and (tt in _TF_PLAIN or _TF_OFF[0])):
@@ -709,7 +714,7 @@ def _make_public(od: OpDef, dunder: bool = False):
                     if tensors_only:
                         raise _bad_input(od, len(arrays), t, args, kw)
                     if isinstance(t, _generic):  # numpy scalars promote like Python's, as in torch
-                        t = t.item()
+                        t = _dt.numpy_scalar(t)
                         ins = _replace_at(ins, len(arrays), t)
                     arrays.append(t)
                     scalar = True
@@ -763,9 +768,11 @@ def _make_public(od: OpDef, dunder: bool = False):
             if err is None:
                 raise
             raise err from None
-        except RuntimeError:
+        except RuntimeError as e:  # (NotImplementedError too: a missing kernel)
             if named:
                 _names_before_shapes(od, ins, opts, kw)
+            if by_name and _kernel_refusal(e):
+                _checks_before_kernel(od, arrays, out)
             raise
         except MemoryError as e:
             raise out_of_memory(e, device_of(first).type) from None
@@ -1342,16 +1349,61 @@ _BOOL_RESULT = frozenset(
 )
 
 
+# what torch's elementwise kernels refuse once the operands' shapes and dtypes are settled
+_KERNEL_REFUSALS = frozenset(
+    (
+        "ZeroDivisionError",
+        "Boolean alpha only supported for Boolean results.",
+        "For integral input tensors, argument alpha must not be a floating point number.",
+        "For non-complex input tensors, argument alpha must not be a complex number.",
+    )
+)
+
+
+# ... and what their own argument checks refuse before those
+_ARGUMENT_REFUSALS = frozenset(("clamp is not supported for complex types",))
+
+
+def _kernel_refusal(e: RuntimeError) -> bool:
+    """Whether torch raises ``e`` only after the checks of :func:`_checks_before_kernel` (a
+    missing kernel, a refused value), not from an op's own argument checks before them."""
+    msg = str(e)
+    if isinstance(e, NotImplementedError):
+        return msg not in _ARGUMENT_REFUSALS
+    return msg in _KERNEL_REFUSALS
+
+
+def _checks_before_kernel(od: OpDef, arrays: list, out) -> None:
+    """torch's elementwise ops check that their operands broadcast, then that the result type
+    casts to an ``out=`` tensor's, before the kernel refuses a dtype or a value (a missing
+    kernel, an integer division by zero): the error path of a kernel asks the same."""
+    err = broadcast_error([a.shape for a in arrays if hasattr(a, "shape")])
+    if err is not None:
+        raise err from None
+    if out is None or od.name in _BOOL_RESULT:
+        return
+    try:
+        target = _dt.result_type(*arrays)
+    except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
+        return
+    if od.floating and target.category < _dt.FLOAT:
+        target = _dt.get_default_dtype()
+    if not _dt.can_cast(target, out.dtype):
+        raise _cast_error(target, out.dtype) from None
+
+
 def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:
     """torch checks that an in-place op's result type casts to self's before it looks for a
     kernel (``bool_tensor.atan2_(complex_tensor)`` is a cast error, not a missing kernel); the
     error path of :func:`apply_inplace` asks the same question."""
-    if not args or not isinstance(args[0], (Tensor, *_SCALARS)) or od.name in _BOOL_RESULT:
+    if not args or not isinstance(args[0], (Tensor, *_SCALARS)):
         return
     if isinstance(args[0], Tensor):  # torch compares shapes first
         err = _inplace_shape_error(self._data, args[0]._data)
         if err is not None:
             raise err from None
+    if od.name in _BOOL_RESULT:
+        return
     try:
         target = _dt.result_type(self, args[0])
     except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
@@ -1411,8 +1463,9 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
         src = _snapshot(self)  # the derivative needs self's old value: keep a copy
     try:
         r = od.direct(src, *args, **kw)
-    except NotImplementedError:
-        _cast_before_kernel(od, self, args)
+    except RuntimeError as e:
+        if _kernel_refusal(e) and (isinstance(e, NotImplementedError) or od.rule is _unify_inputs):
+            _cast_before_kernel(od, self, args)
         raise
     except TypeError:
         # arguments no overload of the in-place method takes: torch's parser refuses them
@@ -1516,10 +1569,14 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
         if (other.base is not None or a.base is not None) and other is not a:
             _check_inplace_overlap(od, a, other)  # only views can share memory
     elif isinstance(o, _SCALARS):
+        to = type(o)
+        if to is int:
+            if not _I64_MIN <= o < _I64:
+                _dt.check_wide_int(o, (self, o))
+        elif to is not float and isinstance(o, _generic):  # a numpy scalar: as torch reads it
+            o = _dt.numpy_scalar(o)
         other = o
         same = not ((type(o) is float and a.dtype.kind not in "fcV") or type(o) is complex)
-        if same and type(o) not in (int, float):  # a numpy scalar (np.float64 is a float)
-            same = o.dtype.kind in "biu"  # its kind decides the cast check below
         if a.dtype is _F16 or a.dtype is _BF16:
             # a 16-bit float: as the out-of-place op computes it (in float32 for
             # opmath_scalar ops; ml_dtypes' in-place loops round otherwise)
@@ -1527,6 +1584,8 @@ def _ufunc_inplace(od: OpDef, self: Tensor, o):
     else:
         raise inplace_call_error(od, (o,), {}) or _bad_input(od, 1, o)
     if not same or (od.floating and a.dtype.kind not in "fcV"):
+        if getattr(other, "dtype", None) == np.bool_:
+            return apply_inplace_slow(od, self, o)  # bool operands: the op's own checks
         target = _dt.result_type(self, o)
         if od.floating and target.category < _dt.FLOAT:
             target = _dt.get_default_dtype()
@@ -1573,8 +1632,9 @@ def apply_inplace_slow(od: OpDef, self: Tensor, o):
     _check_operands_overlap(od, self._data, (o,))
     try:
         r = od.public(self, o)
-    except NotImplementedError:
-        _cast_before_kernel(od, self, (o,))
+    except RuntimeError as e:
+        if _kernel_refusal(e):
+            _cast_before_kernel(od, self, (o,))
         raise
     if r._data.dtype is not self._data.dtype and not _dt.can_cast(r.dtype, self.dtype):
         _check_writable(self._data)  # torch refuses an expanded self before it compares dtypes

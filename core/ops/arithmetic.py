@@ -71,8 +71,10 @@ def _not_impl(kernel: str, a):
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
-def _int_div_check(y):
-    # torch raises on integer division by zero (numpy would warn and return 0)
+def _int_div_check(x, y):
+    # torch raises on integer division by zero (numpy would warn and return 0), when it divides
+    if getattr(x, "size", 1) == 0:
+        return
     if hasattr(y, "dtype"):
         if y.dtype.kind in "iub" and bool((y == 0).any()):
             raise RuntimeError("ZeroDivisionError")
@@ -165,6 +167,13 @@ def _scaled(xp, fn, a, b, alpha):
     the dtype itself, except for bfloat16, which it does not know: there a Python float would
     make the result float32."""
     d = a.dtype if hasattr(a, "dtype") else getattr(b, "dtype", None)
+    if d is not None and d.kind in "iu" and type(alpha) is int:
+        # alpha converts to the tensor's type, range-checked; the integer math then wraps, as
+        # torch's does (int8 - 3 * 300)
+        alpha = _dt.fill_scalar(alpha, d)
+        if type(b) is int:
+            b = _dt.wrap_int(b * alpha, d)
+            alpha = 1
     if d is None or d.kind != "V":
         return fn(a, b * alpha)
     return fn(a, b * d.type(alpha) if hasattr(b, "dtype") else d.type(b * alpha))
@@ -261,7 +270,7 @@ def _rounded_div(xp, x, y, mode):
         _real_only(f"div_{mode}_cpu", x, y)  # complex, maybe from a Python scalar: named so
         raise _not_impl(f"div_{mode}_cpu", x if hasattr(x, "dtype") else y)
     if kind in "iu":
-        _int_div_check(y)
+        _int_div_check(x, y)
         q = xp.floor_divide(x, y)
         if mode == "floor":
             return q
@@ -346,8 +355,11 @@ def _pow_kernel(xp, input, exponent):
             raise _not_impl("pow", input if hasattr(input, "dtype") else exponent)
         return input.copy() if exponent else xp.ones_like(input)  # bool ** bool scalar
     if kind in "iu":
-        if isinstance(exponent, int) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if isinstance(exponent, int):
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            # torch converts the exponent to the base's type (a uint64 one to int64 first)
+            _dt.fill_scalar(exponent, _dt.int64.np if exponent >> 63 else input.dtype)
         if hasattr(exponent, "dtype") and kind == "i" and bool((exponent < 0).any()):
             return _int_pow_negative(xp, input, exponent)
     elif kind == "c":
@@ -552,7 +564,7 @@ def remainder(xp, input, other):
         _real_only("remainder_cpu", input, other)
         raise _not_impl("remainder_cpu", input if hasattr(input, "dtype") else other)
     if kind in "iu":
-        _int_div_check(other)
+        _int_div_check(input, other)
         return xp.remainder(input, other)
     # torch's float remainder is fmod moved into the divisor's sign: a zero keeps the dividend's
     # sign (numpy's takes the divisor's: 0 % -3 would print as -0.)
@@ -576,7 +588,7 @@ def fmod(xp, input, other):
         _real_only("fmod_cpu", input, other)
         raise _not_impl("fmod_cpu", input)
     if kind in "iu":
-        _int_div_check(other)
+        _int_div_check(input, other)
     return xp.fmod(input, other)
 
 
@@ -588,7 +600,7 @@ def _(grad, input, other, needs):
 
 
 # ---------------------------------------------------------------------- fused and binary math
-@op(names=unify_inputs, promote=True, inplace="addcmul_")
+@op(names=unify_inputs, promote=True, inplace="addcmul_", tensors_only=True)
 def addcmul(xp, input, tensor1, tensor2, *, value=1):
     """out = input + value * tensor1 * tensor2."""
     if input.dtype.kind == "b":
@@ -618,7 +630,7 @@ def _(grad, tensor1, tensor2, value, needs):
     )
 
 
-@op(names=unify_inputs, inplace="addcdiv_")
+@op(names=unify_inputs, inplace="addcdiv_", tensors_only=True)
 def addcdiv(xp, input, tensor1, tensor2, *, value=1):
     """out = input + value * tensor1 / tensor2."""
     if _kind(tensor1) in "iub" and _kind(tensor2) in "iub":

@@ -190,21 +190,40 @@ def _int_bound(a, v):
     return _dt.fill_scalar(v, a.dtype) if type(v) is int and a.dtype.kind in "iu" else v
 
 
-def _clamp_check(kernel, a, *bounds):
-    if a.dtype.kind == "c":
-        raise NotImplementedError("clamp is not supported for complex types")
-    if a.dtype.kind == "b" and _kind(a, *bounds) == "b":
+_CLAMP_COMPLEX = "clamp is not supported for complex types"
+_NUMBERS = (float, int)
+
+
+def _clamp_check(kernel, tensor_kernel, a, *bounds):
+    """clamp's checks, then the operands promoted. Number bounds: a complex result is refused
+    as clamp's; tensor bounds: a complex result finds no ``tensor_kernel`` (after the shapes
+    are checked; clamp itself refuses a complex input first, see _clamp_dispatch)."""
+    d = a.dtype
+    if d.kind == "f":  # the common case: float bounds of a float input need no promotion
+        for b in bounds:
+            if type(b) not in _NUMBERS and getattr(b, "dtype", None) is not d:
+                break
+        else:
+            return a, *bounds
+    arrays, d = promote_raw([a, *bounds])
+    if d.category == _dt.COMPLEX:
+        if not any(hasattr(b, "dtype") for b in bounds):
+            raise NotImplementedError(_CLAMP_COMPLEX)
+        raise NotImplementedError(f"\"{tensor_kernel}\" not implemented for '{d.scalar_type}'")
+    a = arrays[0]
+    if a.dtype.kind == "b" and _kind(*arrays) == "b":
         if any(hasattr(b, "dtype") for b in bounds):
             if len(bounds) == 1:
-                return  # max/min of bools is well defined (torch allows it)
+                return arrays  # max/min of bools is well defined (torch allows it)
             kernel = "clamp_cpu"
         raise _not_impl(kernel, a)
+    return arrays
 
 
-@op(names=unify_inputs, promote=True, inplace="clamp_min_")
+@op(names=unify_inputs, inplace="clamp_min_")
 def clamp_min(xp, input, min):
     """max(input, min) elementwise; min is a number or a tensor."""
-    _clamp_check("clamp_min_scalar_cpu", input, min)
+    input, min = _clamp_check("clamp_min_scalar_cpu", "maximum_cpu", input, min)
     return xp.maximum(input, _int_bound(input, min))
 
 
@@ -216,10 +235,10 @@ def _(grad, input, min, needs):
     )
 
 
-@op(names=unify_inputs, promote=True, inplace="clamp_max_")
+@op(names=unify_inputs, inplace="clamp_max_")
 def clamp_max(xp, input, max):
     """min(input, max) elementwise; max is a number or a tensor."""
-    _clamp_check("clamp_max_scalar_cpu", input, max)
+    input, max = _clamp_check("clamp_max_scalar_cpu", "minimum_cpu", input, max)
     return xp.minimum(input, _int_bound(input, max))
 
 
@@ -231,9 +250,9 @@ def _(grad, input, max, needs):
     )
 
 
-@op(name="_clamp", names=unify_inputs, promote=True, method=False, inplace="_clamp_")
+@op(name="_clamp", names=unify_inputs, method=False, inplace="_clamp_")
 def _clamp(xp, input, min, max):
-    _clamp_check("clamp_scalar_cpu", input, min, max)
+    input, min, max = _clamp_check("clamp_scalar_cpu", "clamp_cpu", input, min, max)
     min, max = _int_bound(input, min), _int_bound(input, max)
     if input.dtype.kind == "V":  # bfloat16: clip would compute in float32
         return xp.minimum(xp.maximum(input, min), max)
@@ -275,12 +294,8 @@ clamp_max.op.name_rule = lambda node: (
 
 # clamp(input, min=...) / clamp(input, max=...): clamp_min's / clamp_max's kernel and derivative,
 # registered again under torch's Clamp node names
-_clamp_lo = op(name="_clamp_lo", names=unify_inputs, promote=True, method=False)(
-    clamp_min.op.kernel
-)
-_clamp_hi = op(name="_clamp_hi", names=unify_inputs, promote=True, method=False)(
-    clamp_max.op.kernel
-)
+_clamp_lo = op(name="_clamp_lo", names=unify_inputs, method=False)(clamp_min.op.kernel)
+_clamp_hi = op(name="_clamp_hi", names=unify_inputs, method=False)(clamp_max.op.kernel)
 _clamp_lo.vjp(clamp_min.op.vjp)
 _clamp_hi.vjp(clamp_max.op.vjp)
 # a bound neither Tensor nor number: torch's "invalid combination" error under clamp's name
@@ -321,11 +336,18 @@ def _clamp_dispatch(input, min, max, out, inplace):
     kw = {} if out is None else {"out": out}
     if inplace and input._data.dtype.kind in "biu":
         _clamp_scalar_cast(input, min, max)
-    if max is None:
-        return input.clamp_min_(min) if inplace else _clamp_lo(input, min, **kw)
-    if min is None:
-        return input.clamp_max_(max) if inplace else _clamp_hi(input, max, **kw)
-    return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
+    try:
+        if max is None:
+            return input.clamp_min_(min) if inplace else _clamp_lo(input, min, **kw)
+        if min is None:
+            return input.clamp_max_(max) if inplace else _clamp_hi(input, max, **kw)
+        return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
+    except RuntimeError:
+        # clamp refuses a complex input before it looks at the bounds (clamp_min's and
+        # clamp_max's kernels, which it runs, check the bounds' shapes and types first)
+        if isinstance(input, Tensor) and input._data.dtype.kind == "c":
+            raise NotImplementedError(_CLAMP_COMPLEX) from None
+        raise
 
 
 def _clamp_out(out, res, ins=()):
@@ -572,11 +594,14 @@ def logical_not(xp, input):
 
 # ---------------------------------------------------------------------- bitwise
 def _int_only(kernel, a, b=None):
-    for v in (a, b):
+    vals = (a,) if b is None else (a, b)
+    _real_only(kernel, *vals)  # complex, maybe from a Python scalar: named so
+    for v in vals:
         if getattr(v, "dtype", None) is not None and v.dtype.kind not in "biu":
             raise _not_impl(kernel, v)
-        if isinstance(v, (float, complex)):
-            raise _not_impl(kernel, a if hasattr(a, "dtype") else b)
+        if isinstance(v, float):  # a float scalar makes the computation floating: named so
+            d = _dt.result_type(*vals)
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_type}'")
 
 
 @op(
