@@ -27,7 +27,7 @@ from .comparison import where
 from .decompositions import _exact
 from .indexing import _dtype_word, _index_select, _wrap_dim, _xp_of
 from .linalg import _outer_names
-from .shape import _conj_if, cat, diag_embed
+from .shape import _conj_if, _rename_to, cat, diag_embed
 
 __all__ = [
     "addr",
@@ -353,12 +353,13 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
             f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
         )
     k %= 4
+    # torch flips, then transposes the copy in place: the result is no view
     if k == 1:
-        out = input.flip(d1).transpose(d0, d1)
+        out = input.flip(d1).transpose_(d0, d1)
     elif k == 2:
         out = input.flip((d0, d1))
     elif k == 3:
-        out = input.flip(d0).transpose(d0, d1)
+        out = input.flip(d0).transpose_(d0, d1)
     else:  # torch: a contiguous copy (not one laid out like the input)
         out = input.clone(memory_format=contiguous_format)
     return as_torch_node(out, "Rot90Backward0")  # one op in torch
@@ -465,18 +466,28 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
     if input._data.ndim == 0:
         input = input.reshape(1)
     size = input._data.shape[d]
-    if isinstance(repeats, Tensor):
-        reps = _repeats_array(repeats, size)
-    else:
-        if int(repeats) < 0:
-            raise RuntimeError("Repeats must be non-negative")
+    if not isinstance(repeats, Tensor):
         reps = int(repeats)
+        if reps < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and output_size != size * reps:
+            raise RuntimeError(
+                f"repeat_interleave: Invalid output_size, expected {size * reps} but got "
+                f"{output_size}"
+            )
+        # torch's way for a number: the result is a view of a row-major copy of an expansion
+        # (its ``_base``), whatever the input's layout
+        shape = list(input._data.shape)
+        shape.insert(d + 1, reps)
+        r = input.unsqueeze(d + 1).expand(shape).clone(memory_format=contiguous_format)
+        r = r.flatten(d, d + 1)
+        names = input._names
+        return r if names is None else _rename_to(r, names)  # the repeated dim keeps its name
+    reps = _repeats_array(repeats, size)
     idx = np.repeat(np.arange(size, dtype=np.int64), reps)
     if output_size is not None and output_size != idx.size:
         raise RuntimeError("allocated size does not match required size")
-    out = _index_select(input, _wrap(xp.asarray(idx)), d)
-    # torch repeats by a number with an expand and a reshape, by a tensor with index_select
-    return out if isinstance(repeats, Tensor) else as_torch_node(out, "ViewBackward0")
+    return _index_select(input, _wrap(xp.asarray(idx)), d)
 
 
 # ---------------------------------------------------------------------- segment_reduce

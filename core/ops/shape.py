@@ -123,10 +123,15 @@ def _infer_shape(shp: tuple, size: int) -> tuple:
                 raise RuntimeError("only one dimension can be inferred")
             infer = i
         elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shp)}")
         else:
             known *= s
     if infer >= 0:
+        if known == 0 and size == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(shp)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
         if known == 0 or size % known:
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {size}")
         shp = shp[:infer] + (size // known,) + shp[infer + 1 :]
@@ -166,6 +171,29 @@ def _permuted_names(names, perm):
 
 
 # ---------------------------------------------------------------------- view / reshape
+def _view_strides(old: tuple, strides: tuple, new: tuple) -> tuple | None:
+    """torch's strides (here in bytes) for viewing a non-empty tensor of shape ``old`` with
+    ``strides`` as shape ``new``, or None when no view can be made (torch's computeStride)."""
+    out = [0] * len(new)
+    vd = len(new) - 1
+    base = strides[-1]
+    tn = vn = 1
+    for td in range(len(old) - 1, -1, -1):
+        tn *= old[td]
+        # a chunk ends where the memory of the next-outer dim does not continue this one's
+        if td == 0 or (old[td - 1] != 1 and strides[td - 1] != tn * base):
+            while vd >= 0 and (vn < tn or new[vd] == 1):
+                out[vd] = vn * base
+                vn *= new[vd]
+                vd -= 1
+            if vn != tn:
+                return None
+            if td > 0:
+                base = strides[td - 1]
+                tn = vn = 1
+    return None if vd != -1 else tuple(out)
+
+
 @op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
@@ -178,10 +206,16 @@ def view(xp, input, *shape):
             return input.reshape(shape)  # always a view of a contiguous array
         out = input.view()
         out.shape = shape
+        if 1 in out.shape and xp is np:  # numpy strides size-1 dims its own way
+            st = _view_strides(input.shape, input.strides, out.shape)
+            if st is not None:  # (numpy found a view, so torch's rule finds one too)
+                return _np_view(input, out.shape, st)
         return out
     except AttributeError:
         raise RuntimeError(_VIEW_ERR) from None
     except (ValueError, TypeError):
+        if not isinstance(shape, (tuple, list)):
+            shape = (shape,)  # view(2.5)
         if not all(hasattr(s, "__index__") for s in shape):
             got = ", ".join(type(s).__name__ for s in shape)
             raise TypeError(
@@ -214,12 +248,29 @@ def _view_dtype(xp, input, dtype=None):
         if input.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         st = input.strides[-1] // a
-        if st != 1 and input.shape[-1] != 1:
+        # a size-1 last dim counts too (torch checks its stride), except numpy's 0 for one
+        # inserted by ``x[..., None]`` or an empty array's (torch's strides would be 1 there)
+        strided = st != 1 and input.size and not (st == 0 and input.shape[-1] == 1)
+        if b > a:  # torch's order: the size, the offset, then the strides
+            k = b // a
+            if input.shape[-1] % k:
+                raise RuntimeError(
+                    f"self.size(-1) must be divisible by {k} {what}, but got {input.shape[-1]}"
+                )
+            # numpy would read the other strides and the offset in halves of an element
+            off = _storage(input)[1]
+            if off % k:
+                raise RuntimeError(
+                    f"self.storage_offset() must be divisible by {k} {what}, but got {off}"
+                )
+        if strided:
             raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st}")
-        if b > a and input.shape[-1] % (b // a):
-            raise RuntimeError(
-                f"self.size(-1) must be divisible by {b // a} {what}, but got {input.shape[-1]}"
-            )
+        if b > a:
+            for i, s in enumerate(input.strides[:-1]):
+                if s // a % k:
+                    raise RuntimeError(
+                        f"self.stride({i}) must be divisible by {k} {what}, but got {s // a}"
+                    )
     return input.view(new.np)
 
 
@@ -234,6 +285,11 @@ def _view_method(self, *shape, dtype=None, size=None):
         return _view_dtype(self, shape[0])
     if size is not None:
         shape = (size,)
+    elif not shape:  # torch's parser: neither a dtype nor sizes
+        raise TypeError(
+            "view() received an invalid combination of arguments - got (), but expected one "
+            "of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+        )
     return apply(_VIEW, (self,) + shape, {})
 
 
@@ -321,7 +377,8 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor (a view when ``input`` is contiguous)."""
     try:
-        return reshape(input, -1)
+        # torch's ravel views a contiguous copy (its ``_base``), where reshape would not
+        return apply(_VIEW, (input.contiguous(), -1), {})
     except (AttributeError, TypeError) as e:
         raise _must_be_tensor("ravel", ("input",), (input,)) or e from None
 
@@ -479,7 +536,8 @@ def expand(xp, input, *sizes):
     if shp == ishape:
         return input.view()  # nothing to broadcast: keep the strides and writability
     # torch's strides: 0 where a dim is stretched; a new size-1 leading dim gets the stride a
-    # contiguous tensor would have there; a kept dim keeps its stride
+    # contiguous tensor would have there (0 past the last dim: a 0-D input's); a kept dim keeps
+    # its stride
     m = len(shp)
     st = [0] * m
     ist = input.strides
@@ -488,7 +546,7 @@ def expand(xp, input, *sizes):
         if j >= 0:
             st[i] = ist[j] if ishape[j] == shp[i] else 0
         elif shp[i] == 1:
-            st[i] = shp[i + 1] * st[i + 1] if i + 1 < m else input.itemsize
+            st[i] = shp[i + 1] * st[i + 1] if i + 1 < m else 0
     if xp is np:
         if input.flags.c_contiguous:  # the fast constructor needs a contiguous buffer
             r = _ndarray(shp, input.dtype, input, 0, tuple(st))
@@ -630,6 +688,8 @@ def _permute_method(self, *dims, **kw):
     """``x.permute(*dims)`` or ``x.permute(dims)``."""
     if kw:
         dims = (kw.pop("dims"),)
+    elif not dims:  # (x.permute(()) is a 0-D tensor's permute)
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     return apply(_PERMUTE, (self, dims), {})
@@ -648,6 +708,8 @@ def _movedim_perm(n, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    if not n:  # a 0-D tensor accepts dim 0 / -1, which moves nothing
+        return ()
     perm = [-1] * n
     for s, d in zip(src, dst):
         perm[d] = s
@@ -801,7 +863,7 @@ def select(xp, input, dim=None, index=None):
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size "
-            f"{list(input.shape)} at dimension {dim}"
+            f"{list(input.shape)} at dimension {d}"
         )
     return input[(slice(None),) * d + (index, Ellipsis)]
 
@@ -970,10 +1032,8 @@ def tensor_split(xp, input, indices_or_sections=None, dim=0):
             )
         s = s.tolist()
     if isinstance(s, (tuple, list)):
-        bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in s] + [size]
-        bounds = [bounds[0]] + [max(b, 0) for b in bounds[1:]]
         pre = (slice(None),) * d
-        return tuple(input[pre + (slice(a, max(a, b)), Ellipsis)] for a, b in pairwise(bounds))
+        return tuple(input[pre + k] for k in _index_pieces(s, size))
     n = int(s)
     if n <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {n}")
@@ -981,9 +1041,29 @@ def tensor_split(xp, input, indices_or_sections=None, dim=0):
     return _pieces(input, d, _bounds([q + 1] * r + [q] * (n - r)))
 
 
+def _index_pieces(indices, size: int) -> list:
+    """tensor_split's pieces at ``indices`` of a dim of ``size``, as (slice, Ellipsis) keys."""
+    bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + size, 0), size) for i in indices]
+    bounds.append(size)
+    return [(slice(a, max(a, b)), Ellipsis) for a, b in pairwise(bounds)]
+
+
 @tensor_split.vjp
-def _(grad, dim):
-    return _cat_grads(grad, dim)
+def _(grad, input_shape, dim, indices_or_sections):
+    s = indices_or_sections
+    if not isinstance(s, (tuple, list)) and getattr(s, "ndim", 0) != 1:
+        return _cat_grads(grad, dim)  # sections tile the input
+    d = dim % len(input_shape)
+    keys = _index_pieces(s.tolist() if hasattr(s, "_data") else s, input_shape[d])
+    if all(a.stop <= b.start for (a, _), (b, _) in pairwise(keys)):
+        return _cat_grads(grad, dim)
+    # indices that go back make pieces overlap: each piece's gradient goes where it came from
+    pre = (slice(None),) * d
+    out = None
+    for g, k in zip(grad if type(grad) is tuple else (grad,), keys):
+        g = _put_back(g, input_shape, pre + k)
+        out = g if out is None else out + g
+    return out
 
 
 def _unbind_names(ins, dim=0):
@@ -1035,13 +1115,20 @@ def _cat(xp, tensors, dim=0):
                 )
         keep_.append(a)
     out = xp.concatenate(keep_, axis=d)
-    if not out.flags.c_contiguous:
-        # numpy keeps the inputs' common layout (transposed inputs: a transposed result); torch's
-        # result is contiguous unless every input is channels_last (``.view`` of it works)
-        isz = out.itemsize
-        st = [s // isz for s in out.strides]
-        if _layout._suggest(out.shape, st, out.ndim) is _layout.contiguous_format:
-            out = xp.ascontiguousarray(out)
+    fmt = _layout.contiguous_format
+    if out.ndim in (4, 5) and not tensors[0].flags.c_contiguous:
+        fmt = _layout.suggest_array(tensors[0])
+        for a in tensors[1:]:  # torch: the format every input suggests, else contiguous
+            if _layout.suggest_array(a) is not fmt:
+                fmt = _layout.contiguous_format
+                break
+    if fmt is _layout.contiguous_format:
+        # numpy keeps the inputs' common layout (transposed inputs: a transposed result)
+        return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
+    # numpy strides a size-1 dim its own way, which can make its result row-major
+    isz = out.itemsize
+    if tuple(s // isz for s in out.strides) != _layout._format_strides(out.shape, fmt):
+        out = _layout.format_array(xp, out, fmt)
     return out
 
 
@@ -1247,13 +1334,18 @@ def flip(xp, input, dims=None):
     if len(set(ax)) != len(ax):
         d = next(a for i, a in enumerate(ax) if a in ax[:i])
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    if not ax or not n:  # a 0-d tensor flips to itself (its dim 0 / -1 is allowed)
-        return input.copy()
+    if not n:
+        ax = ()  # a 0-d tensor flips to itself (its dim 0 / -1 is allowed)
+    elif 1 in input.shape:
+        # a size-1 dim flips to itself; numpy would give it a negative stride, under which the
+        # array still counts as contiguous (and ascontiguousarray returned the input's memory)
+        ax = tuple(a for a in ax if input.shape[a] > 1)
+    r = xp.flip(input, ax)
     if input.flags.c_contiguous:
-        return xp.ascontiguousarray(xp.flip(input, ax))
+        return r.copy()
     # torch's flip keeps a permuted input's layout (a transposed input gives a transposed
     # result, whose transpose in rot90 is then contiguous)
-    r = xp.flip(input, ax).copy(order="K")
+    r = r.copy(order="K")
     return r if r.flags.c_contiguous else _layout.broadcast_copy(xp, input, r)
 
 
@@ -1490,6 +1582,9 @@ def _(grad):
 
 def _mT(self):
     if self.ndim < 2:
+        if not self.ndim:
+            _warn_once("mT")
+            return self
         raise RuntimeError(
             "tensor.mT is only supported on matrices or batches of matrices. Got "
             f"{self.ndim}-D tensor."
@@ -1497,24 +1592,32 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
-_T_WARNED: set = set()  # torch warns once per process about each deprecated use of .T
+_T_WARNED: set = set()  # torch warns once per process about each deprecated use of .T etc.
 _T_DEPRECATED = {
     0: "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
     3: "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
     "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
     "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
     "dimensions of a tensor.",
+    "mT": "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+    "mH": "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    "H": "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+    "adjoint": "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
 }
+
+
+def _warn_once(key) -> None:
+    if key not in _T_WARNED:
+        _T_WARNED.add(key)
+        warnings.warn(_T_DEPRECATED[key], UserWarning, stacklevel=3)
 
 
 def _T(self):
     n = self.ndim
     if n != 1 and n != 2:
-        key = min(n, 3)
-        if key not in _T_WARNED:
-            _T_WARNED.add(key)
-            warnings.warn(_T_DEPRECATED[key], UserWarning, stacklevel=2)
-    return self if n < 2 else apply(_PERMUTE, (self, tuple(range(n - 1, -1, -1))), {})
+        _warn_once(min(n, 3))
+    # torch permutes a 0-D or 1-D tensor too: a view of it (PermuteBackward0), not the tensor
+    return apply(_PERMUTE, (self, tuple(range(n - 1, -1, -1))), {})
 
 
 def _conj_if(x: Tensor) -> Tensor:
@@ -1528,13 +1631,19 @@ def _H(self):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}"
         )
+    if n == 0:
+        _warn_once("H")
     return _conj_if(self if n == 0 else transpose(self, 0, 1))
 
 
-def _mH(self):
+def _mH(self, who="mH"):
     if self.ndim < 2:
+        if not self.ndim:  # torch: deprecated, the conjugate
+            _warn_once(who)
+            return _conj_if(self)
+        what = "tensor.mH" if who == "mH" else "tensor.adjoint()"
         raise RuntimeError(
-            "tensor.mH is only supported on matrices or batches of matrices. Got "
+            f"{what} is only supported on matrices or batches of matrices. Got "
             f"{self.ndim}-D tensor."
         )
     return _conj_if(transpose(self, -2, -1))
@@ -1543,7 +1652,7 @@ def _mH(self):
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (``input.mH``)."""
     try:
-        return _mH(input)
+        return _mH(input, "adjoint")
     except AttributeError as e:
         raise _must_be_tensor("adjoint", ("input",), (input,)) or e from None
 
@@ -1682,7 +1791,12 @@ def as_strided(xp, input, size=(), stride=(), storage_offset=None):
     flat = root.ravel(order="K")
     if flat.dtype != input.dtype:  # a dtype view (t.view(int32)): its elements, not the root's
         flat = flat.view(input.dtype)
-    return xp.lib.stride_tricks.as_strided(flat[off:], size, tuple(s * isz for s in stride))
+    r = xp.lib.stride_tricks.as_strided(flat[off:], size, tuple(s * isz for s in stride))
+    if 0 in stride and any(not b and a > 1 for a, b in zip(size, stride)):
+        # elements aliased like an expansion's: torch refuses writes into it (its overlap check
+        # sees a zero stride only), and so does a read-only array
+        r.flags.writeable = False
+    return r
 
 
 @as_strided.vjp

@@ -46,8 +46,8 @@ def _unfold(xp, input, dimension=0, size=1, step=1):
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
-    if nd == 0:
-        return input.reshape(1)
+    if nd == 0:  # one window of size 1, or none
+        return input.reshape(1)[:size]
     shape = list(input.shape)
     strides = list(input.strides)
     shape[d] = (n - size) // step + 1
@@ -60,7 +60,7 @@ def _unfold(xp, input, dimension=0, size=1, step=1):
 def _(grad, input_shape, dimension, size, step):
     nd = len(input_shape)
     if nd == 0:
-        return grad.reshape(())
+        return grad.sum()  # (the window of size 0 has no element: a zero gradient)
     d = dimension
     n_win = grad.shape[d]
     xp = array_module(grad._data)
