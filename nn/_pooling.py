@@ -308,10 +308,7 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
     _check_int_list(fn, "output_size", osz)  # torch's argument parser (None is no size here)
     _fr_check_input(fn if nd == 2 else f"{fn}_out", nd, input)  # torch's 3-d kernel's name
     if min(osz) < 0:
-        raise RuntimeError(
-            f"Trying to create tensor with negative dimension {min(osz)}: "
-            f"{list(input.shape[:-nd]) + list(osz)}"
-        )
+        raise RuntimeError(_P._negative_dim(osz, list(input.shape[:-nd])))
     if random_samples is None:
         from ..core.ops.random import rand
 

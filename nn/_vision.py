@@ -21,6 +21,7 @@ from ..core.device import array_module
 from ..core.dtype import scalar_name
 from ..core.names import as_op_error, keep
 from ..core.ops import padding as _padding
+from ..core.ops import pooling as _pool
 from ..core.ops import vision as _vision
 from ..core.registry import op
 from ..core.tensor import Tensor, _wrap
@@ -180,14 +181,11 @@ def interpolate(
     if out_size is None:
         out_size = [int(float(n) * s) for n, s in zip(in_sp, scales)]
     kmode = _KERNEL_MODE[mode]
+    if kmode == "area" and any(s < 0 for s in out_size):
+        # 'area' is adaptive average pooling: its size check, before the dtype's
+        _pool._adaptive_output_size(f"adaptive_avg_pool{dim}d", dim, out_size, input.shape)
     _check_dtype(input, kmode, dim, bool(antialias))
-    if kmode == "area":
-        if any(s < 0 for s in out_size):
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {min(out_size)}: "
-                f"{list(input.shape[:2]) + out_size}"
-            )
-    else:
+    if kmode != "area":
         if any(n <= 0 for n in in_sp) or any(s <= 0 for s in out_size):
             raise RuntimeError(_sizes_msg(in_sp, out_size))
         if input.numel() == 0 and input.shape[0] != 0:

@@ -43,7 +43,7 @@ from itertools import product
 from ...autograd.grad_mode import _state as _grad_state
 from ...autograd.node import as_torch_node
 from .. import layout as _layout
-from ..arg_errors import invalid_arguments, must_be_tensor, type_name
+from ..arg_errors import invalid_arguments, must_be_tensor, overloaded, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
@@ -695,6 +695,31 @@ _CONV_SIGS = (
 )
 
 
+def _int_like(v) -> bool:
+    return hasattr(v, "__index__")
+
+
+def _conv_args_parse(args, kwargs) -> bool:
+    """Whether torch's parser takes conv{n}d's arguments (one overload or the other): only a
+    call it refuses gets its "invalid combination of arguments" error."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    if len(args) > len(names) or any(k not in names for k in kwargs):
+        return False
+    bound = dict(zip(names, args), **kwargs)
+
+    def ints(v):  # the parser matches a list by its first item (a later one fails to unpack)
+        return _int_like(v) or (isinstance(v, (tuple, list)) and all(map(_int_like, v[:1])))
+
+    return (
+        isinstance(bound.get("input"), Tensor)
+        and isinstance(bound.get("weight"), Tensor)
+        and isinstance(bound.get("bias"), (Tensor, type(None)))
+        and all(ints(bound.get(k, 1)) for k in ("stride", "dilation"))
+        and (isinstance(bound.get("padding", 0), str) or ints(bound.get("padding", 0)))
+        and _int_like(bound.get("groups", 1))
+    )
+
+
 def _conv_type_error(fname, input, weight, bias, **kw) -> TypeError:
     """torch's TypeError for a convolution given a non-Tensor input, weight or bias (or a
     non-int ``groups=`` in ``kw``): conv{n}d has two overloads, conv_transpose{n}d one."""
@@ -708,6 +733,16 @@ def _conv_type_error(fname, input, weight, bias, **kw) -> TypeError:
     return err
 
 
+def _rank_error(input, weight) -> RuntimeError:
+    """torch's input-shape check of a 1-d convolution given a weight of more dims."""
+    shape = list(input.shape) if input.dim() == 3 else [1, *input.shape]
+    w = weight.dim()
+    return RuntimeError(
+        f"Expected {w}-dimensional input for {w}-dimensional weight {list(weight.shape)}, but "
+        f"got 3-dimensional input of size {shape} instead"
+    )
+
+
 def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fname):
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise _conv_type_error(fname, input, weight, bias)
@@ -718,8 +753,11 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got "
             f"input of size: {list(input.shape)}"
         )
-    if weight.dim() != nd + 2:
-        # torch reports the dimension mismatch through the stride argument
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.dim() != nd + 2 and len(_tuple(stride, nd, "stride")) != 1:
+        # torch reports the dimension mismatch through the stride argument (a one-element
+        # stride stretches to the weight's dims: _rank_error, later)
         raise RuntimeError(
             f"expected stride to be a single integer value or a list of {weight.dim() - 2} "
             "values to match the convolution dimensions, but got stride="
@@ -1002,15 +1040,20 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
         padding = _tuple(padding, nd, "padding")
         if any(p < 0 for p in padding):
             raise RuntimeError("negative padding is not supported")
+    if weight.dim() != nd + 2:
+        raise _rank_error(input, weight)
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
     # raw shapes (plain tuples): Tensor.shape is a Size, slower to index and slice
     xshape, wshape = x._data.shape, weight._data.shape
     if xshape[1] != wshape[1] * groups:
         _check_groups_weight(weight, groups)
+        shown = list(xshape)
+        if pad_hi is not None:  # torch pads asymmetric 'same' input before this check
+            shown[2:] = [n + hi - lo for n, lo, hi in zip(shown[2:], padding, pad_hi)]
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"input{shown} to have {weight.shape[1] * groups} channels, but got "
             f"{x.shape[1]} channels instead"
         )
     _check_groups_weight(weight, groups)
@@ -1087,18 +1130,21 @@ def _conv_fn(nd):
 
 
 @_autocast_entry
+@overloaded("conv1d", _CONV_SIGS, _conv_args_parse)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """1-D convolution over input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 @_autocast_entry
+@overloaded("conv2d", _CONV_SIGS, _conv_args_parse)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """2-D convolution over input (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
 @_autocast_entry
+@overloaded("conv3d", _CONV_SIGS, _conv_args_parse)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """3-D convolution over input (N, C, D, H, W) or (C, D, H, W)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
@@ -1132,17 +1178,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
-    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        axes = ("depth", "height", "width")[3 - max(nd, 2) :]
-        if nd == 1:  # torch runs a 1-d transposed conv as a 2-d one of height 1
-            output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
-        parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, output_padding)]
-        parts += [f"stride_{a}: {v}" for a, v in zip(axes, stride)]
-        parts += [f"dilation_{a}: {v}" for a, v in zip(axes, dilation)]
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            + " ".join(parts)
-        )
+    if weight.dim() != nd + 2:
+        raise _rank_error(input, weight)
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
     _check_groups_weight(weight, groups)
@@ -1158,6 +1195,18 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         _narrow_int_check(x, nd, True, stride, padding, dilation, weight.shape[2:])
     if 0 in weight._data.shape[2:]:
         raise _backend_geometry_error(input, weight, groups, nd, fname)
+    # the backend kernel checks this, after the channel, bias and kernel-size checks
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        axes = ("depth", "height", "width")[3 - max(nd, 2) :]
+        if nd == 1:  # torch runs a 1-d transposed conv as a 2-d one of height 1
+            output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
+        parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, output_padding)]
+        parts += [f"stride_{a}: {v}" for a, v in zip(axes, stride)]
+        parts += [f"dilation_{a}: {v}" for a, v in zip(axes, dilation)]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(parts)
+        )
     out_sp = tuple(
         (n - 1) * s - 2 * p + d * (k - 1) + op + 1
         for n, s, p, d, k, op in zip(

@@ -60,6 +60,9 @@ def _type_name(npd) -> str:
 def _embedding(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """weight[indices]: an (*indices.shape, embedding_dim) tensor. ``sparse``: the weight's
     gradient is a sparse COO tensor (one row per looked-up index)."""
+    if weight.shape[0] == 0 and indices.size and indices.dtype in (np.int64, np.int32):
+        # torch's index_select refuses an empty table before reading any index
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     _check_indices(xp, indices, weight.shape[0])
     return weight[indices]
 
@@ -67,7 +70,7 @@ def _embedding(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
 @_embedding.vjp
 def _(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
     idx = indices._data.reshape(-1)
-    g = grad.reshape(-1, weight_shape[-1])
+    g = grad.reshape(idx.shape[0], weight_shape[-1])  # not -1: embedding_dim may be 0
     if sparse:
         return _sparse_grad(grad, g, idx, weight_shape, padding_idx, scale_grad_by_freq), None
     if padding_idx >= 0 or scale_grad_by_freq:

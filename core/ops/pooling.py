@@ -124,16 +124,26 @@ def _geometry(fn, nd, style, kernel_size, stride, padding, dilation=1):
         ):
             if not ok:
                 raise RuntimeError(f"{fn}() {what} must be {cond}, but got {v[0]}")
-        if p[0] > k[0] // 2:
-            raise RuntimeError(
-                f"{fn}() padding should be at most half of kernel size, but got "
-                f"padding={p[0]} and kernel_size={k[0]}"
-            )
+            if what == "padding" and p[0] > k[0] // 2:  # checked before the dilation
+                raise RuntimeError(
+                    f"{fn}() padding should be at most half of kernel size, but got "
+                    f"padding={p[0]} and kernel_size={k[0]}"
+                )
         return k, s, p, d
     if style in ("avg1", "max1i"):  # torch runs these 1-d pools as 2-d pools of height 1
         k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
-    if 0 in s:
-        raise RuntimeError("stride should not be zero")
+    # torch sizes the output dim by dim (checking stride, pad and the dilated kernel's half,
+    # divided in C: truncated) before it checks kernel, stride and dilation are positive
+    for ki, si, pi, di in zip(k, s, p, d):
+        if si == 0:
+            raise RuntimeError("stride should not be zero")
+        if pi < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
+        if pi > int(((ki - 1) * di + 1) / 2):
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pi}, kernel_size={ki} and dilation={di}"
+            )
     names = _LETTERS[len(k)]
 
     def show(prefix, v):
@@ -145,15 +155,6 @@ def _geometry(fn, nd, style, kernel_size, stride, padding, dilation=1):
         raise RuntimeError(f"stride should be greater than zero, but got {show('d', s)}")
     if min(d) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got {show('dilation', d)}")
-    for pi in p:
-        if pi < 0:
-            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
-    for ki, pi, di in zip(k, p, d):
-        if pi > ((ki - 1) * di + 1) // 2:
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={pi}, kernel_size={ki} and dilation={di}"
-            )
     if style in ("avg1", "max1i"):
         k, s, p, d = k[1:], s[1:], p[1:], d[1:]
     return k, s, p, d
@@ -444,6 +445,25 @@ class _Argmax:
                 left_over ^= hit
                 yield n, views[n], hit
 
+    def stray(self, xp, S, k, s, p, d, o):
+        """The windows lying wholly in padding (dilation can skip the input) and torch's index
+        for them (``_first_inside``), as flat per-plane positions ``idx`` and a mask ``keep``
+        of the windows whose position is inside the plane (torch writes the others out of
+        it); None when every window reaches the input."""
+        if self.valid is None:
+            return None
+        inside = self.valid[0].copy()
+        for v in self.valid[1:]:
+            inside |= v
+        if bool(inside.all()):
+            return None
+        size = 1
+        for n in S:
+            size *= n
+        idx = xp.broadcast_to(_first_inside(xp, S, k, s, p, d, o), self.m.shape)
+        keep = ~inside & (idx < size)
+        return xp.where(keep, idx, 0), keep
+
 
 def _max_indices(xp, a, m, k, s, p, d, o):
     nd = len(k)
@@ -508,7 +528,12 @@ def _max_backward_kernel(xp, grad, a, k, s, p, d, ceil_mode):
             out[v] += xp.multiply(grad, hit, out=tmp)
         else:  # disjoint windows: each input position is written once, straight into place
             xp.multiply(grad, hit, out=out[v])
-    return _crop(out, nd, am.left, S)
+    out = _crop(out, nd, am.left, S)
+    stray = am.stray(xp, S, k, s, p, d, o)
+    if stray is not None:  # no hit in these windows: their gradient goes to torch's index
+        idx, keep = stray
+        out = out + _scatter_kernel(xp, xp.where(keep, grad, 0), idx, S)
+    return out
 
 
 def _max_select_kernel(xp, src, a, k, s, p, d, ceil_mode):
@@ -529,6 +554,12 @@ def _max_select_kernel(xp, src, a, k, s, p, d, ceil_mode):
     zero = src.dtype.type(0)
     for _, v, hit in am.hits(xp):
         out += sb[v] * hit if finite else xp.where(hit, sb[v], zero)
+    stray = am.stray(xp, a.shape[-nd:], k, s, p, d, o)
+    if stray is not None:
+        idx, keep = stray
+        planes = _planes(src.shape, nd)
+        picked = xp.take_along_axis(src.reshape(planes, -1), idx.reshape(planes, -1), axis=1)
+        out += xp.where(keep, picked.reshape(out.shape), zero)
     return out
 
 
@@ -1093,9 +1124,7 @@ def _adaptive_output_size(fn, nd, output_size, shape):
         if nd == 1:
             fn, lead, sizes = fn.replace("1d", "2d"), lead + [1], [1, *sizes]
         if fn.startswith("adaptive_max"):
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {min(osz)}: {lead + list(osz)}"
-            )
+            raise RuntimeError(_negative_dim(osz, lead))
         # (torch's 3-d message leaves out the last space)
         text = ", ".join(map(str, sizes[:2])) + ("," + str(sizes[2]) if nd == 3 else "")
         raise RuntimeError(
@@ -1103,6 +1132,12 @@ def _adaptive_output_size(fn, nd, output_size, shape):
             "{" + text + "}"
         )
     return osz
+
+
+def _negative_dim(osz, lead: list) -> str:
+    """torch's message for an output of negative size: the first negative dim is named."""
+    neg = next(v for v in osz if v < 0)
+    return f"Trying to create tensor with negative dimension {neg}: {lead + list(osz)}"
 
 
 def _check_output_sizes(fn: str, nd: int, osz: tuple) -> None:
@@ -1508,12 +1543,13 @@ def _fractional_kernel(xp, a, samples, k, osz):
 def _make_fractional(nd, name):
     fn = f"fractional_max_pool{nd}d"
     dims = {2: ("height", "width"), 3: ("time", "height", "width")}[nd]
+    order = (0, 1) if nd == 2 else (0, 2, 1)  # torch's 3-d kernel checks width before height
 
     def kernel(xp, input, random_samples, kernel_size=(), output_size=()):
         k, osz = tuple(kernel_size), tuple(output_size)
         S = input.shape[-nd:]
         where = fn if nd == 2 else f"{fn}_out"
-        for i in range(nd):
+        for i in order:
             # the 3-d kernel also refuses a last window that ends exactly at the input's end
             span = osz[i] + k[i] - 1
             if span > S[i] or (nd == 3 and span == S[i]):
