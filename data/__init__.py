@@ -1,6 +1,7 @@
 """ember.data (also ``ember.utils.data``): torch.utils.data's datasets, samplers and loaders."""
 
-from . import distributed  # torch.utils.data.distributed is there after `import torch`
+# torch.utils.data._utils and .distributed are there after `import torch`
+from . import _utils, distributed
 from .collate import collate, default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import (

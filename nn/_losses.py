@@ -778,7 +778,7 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     bad = valid & ((td < 0) | (td >= C))
     if bool(bad.any()):
         raise IndexError(f"Target {int(td[bad].reshape(-1)[0])} is out of bounds.")
-    safe = xp.where(valid, td, 0).astype(np.int64)
+    safe = xp.where(valid, td, -1).astype(np.int64)  # -1: ignored (torch's kernel skips it)
     wt = xp.where(valid, weight._data[safe], 0) if weight is not None else valid
     wt = wt.astype(logp._data.dtype, copy=False)
     if cd == 0:  # unbatched: one sample
@@ -848,10 +848,12 @@ def _half_nll_sums(input, target, wt):
 
 @op(names=_nll_rule, method=False)
 def _nll_loss(xp, input, target, wt, reduction="mean"):
-    """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices and
-    ``wt`` the per-element weights (0 where ignored)."""
+    """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices, -1
+    where ignored, and ``wt`` the per-element weights (0 where ignored)."""
+    ignored = target < 0
     picked = xp.take_along_axis(input, xp.expand_dims(target, 1), axis=1)[:, 0]
-    loss = picked * -wt
+    # an ignored element adds 0, whatever its input holds (an -inf logit: not 0 * inf = nan)
+    loss = xp.where(ignored, 0, picked * -wt).astype(input.dtype, copy=False)
     if reduction == "none":
         return loss
     half = _half_nll_sums(input, target, wt)
@@ -999,11 +1001,11 @@ def cross_entropy(
     if label_smoothing <= 0:
         return nll
     # the smoothing term: -sum_c w_c logp_c per element, zero where the target is ignored
+    # (a fill, as torch's masked_fill_: an ignored row's -inf logit must not make 0 * inf = nan)
     td = target._data
     valid = td != ignore_index
-    mask = _const(valid, logp)
     lw = logp * weight.reshape(wshape) if weight is not None else logp
-    smooth = -lw.sum(cd) * mask
+    smooth = (-lw.sum(cd)).masked_fill(_wrap(~valid), 0.0)
     if reduction == "mean":
         if weight is not None:
             xp = array_module(td)
@@ -1013,7 +1015,10 @@ def cross_entropy(
             smooth = smooth.sum() / _const(valid.sum(), logp)
     else:
         smooth = _reduce(smooth, reduction)
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / C)
+    # torch scales by C++ Scalars: two MulBackward1 nodes
+    return _as_torch_node((1 - label_smoothing) * nll, "MulBackward1") + _as_torch_node(
+        smooth * (label_smoothing / C), "MulBackward1"
+    )
 
 
 def _check_nd_classes(input):
@@ -1321,11 +1326,11 @@ def _ctc_alpha(xp, em, skip, svalid, in_len):
         a0[:, 1] = em[0, :, 1]
     alpha[0] = xp.where(svalid, a0, ninf)
     pad1 = xp.full((N, 1), -np.inf, dtype=em.dtype)
-    pad2 = xp.full((N, 2), -np.inf, dtype=em.dtype)
+    pad2 = xp.full((N, min(2, S)), -np.inf, dtype=em.dtype)  # S is 1 when all targets are empty
     for t in range(1, T):
         a = alpha[t - 1]
         a1 = xp.concatenate([pad1, a[:, :-1]], axis=1)
-        a2 = xp.where(skip, xp.concatenate([pad2, a[:, :-2]], axis=1), ninf)
+        a2 = xp.where(skip, xp.concatenate([pad2, a[:, : S - 2]], axis=1), ninf)
         alpha[t] = xp.where(svalid, _lse3(xp, a, a1, a2) + em[t], ninf)
     return alpha
 
@@ -1336,9 +1341,10 @@ def _ctc_beta(xp, em, skip, svalid, in_len, tgt_len):
     beta = xp.full((T, N, S), -np.inf, dtype=em.dtype)
     rows = xp.arange(N)
     last = 2 * tgt_len
-    skip_from = xp.concatenate([skip[:, 2:], xp.zeros((N, 2), dtype=bool)], axis=1)
+    w2 = min(2, S)  # S is 1 when all targets are empty
+    skip_from = xp.concatenate([skip[:, 2:], xp.zeros((N, w2), dtype=bool)], axis=1)
     pad1 = xp.full((N, 1), -np.inf, dtype=em.dtype)
-    pad2 = xp.full((N, 2), -np.inf, dtype=em.dtype)
+    pad2 = xp.full((N, w2), -np.inf, dtype=em.dtype)
     b = xp.full((N, S), -np.inf, dtype=em.dtype)
     for t in range(T - 1, -1, -1):
         b1 = xp.concatenate([b[:, 1:], pad1], axis=1)
