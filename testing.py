@@ -88,16 +88,18 @@ def _mismatch_msg(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx,
     return msg.strip()
 
 
-def _scalar_msg(actual, expected, rtol: float, atol: float) -> str:
+def _scalar_msg(actual, expected, rtol: float, atol: float, identifier: str = "Scalars") -> str:
     abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
     return _mismatch_msg(
-        "Scalars", f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff, None,
+        identifier, f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff, None,
         rtol,
     )  # fmt: skip
 
 
-def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -> str:
+def _tensor_msg(
+    a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol, identifier: str
+) -> str:
     shape, total = matches.shape, matches.size
     n_bad = total - int(matches.sum())
     extra = f"Mismatched elements: {n_bad} / {total} ({n_bad / total:.1%})"
@@ -121,7 +123,7 @@ def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -
         return tuple(int(k) for k in np.unravel_index(i, shape))
 
     return _mismatch_msg(
-        "Tensor-likes", extra, abs_diff[i_abs].item(), where(i_abs), atol,
+        identifier, extra, abs_diff[i_abs].item(), where(i_abs), atol,
         rel_diff[i_rel].item(), where(i_rel), rtol,
     )  # fmt: skip
 
@@ -147,8 +149,12 @@ def _number_pair(a, e, id, rtol, atol, equal_nan, check_dtype, **_):
         raise RuntimeError(
             f"Originating a NumberPair() at item {''.join(str([i]) for i in id)} with\n\n"
             f"{type(a).__name__}(): {a}\n\nand\n\n{type(e).__name__}(): {e}\n\n"
-            "resulted in an unexpected exception: booleans are compared with booleans only"
-        )
+            "resulted in the unexpected exception above. If you are a user and see this message "
+            "during normal operation please file an issue at "
+            "https://github.com/pytorch/pytorch/issues. If you are a developer and working on "
+            "the comparison functions, please except the previous error and raise an "
+            "expressive `ErrorMeta` instead."
+        ) from TypeError("booleans are compared with booleans only")
     tol = _tolerances([_NUMBER_DTYPES[type(a)], _NUMBER_DTYPES[type(e)]], rtol, atol, id)
 
     def compare() -> None:
@@ -212,10 +218,10 @@ def _compare_tensors(
     if check_dtype and a.dtype != e.dtype:
         fail("dtype", a.dtype, e.dtype)
 
-    if a.layout != strided:
-        a = a.to_dense()
-    if e.layout != strided:
-        e = e.to_dense()
+    if a.is_meta or e.is_meta:
+        return  # no values to compare (torch checks only the metadata above)
+    if a.layout != e.layout:
+        a, e = (t if t.layout == strided else t.to_dense() for t in (a, e))
     if a.dtype != e.dtype:
         from .core.dtype import promote_types
 
@@ -224,18 +230,69 @@ def _compare_tensors(
         de = _dt.int64 if e.dtype in wide else e.dtype
         common = promote_types(da, de)
         a, e = a.to(common), e.to(common)
-    if a.is_meta and e.is_meta:
-        return  # no values to compare (torch checks only the metadata above)
-    x, y = _numpy(a), _numpy(e)
     rtol, atol = tol
+    if a.layout == strided:
+        _compare_values(a, e, id, rtol, atol, equal_nan)
+    elif a.is_sparse:
+        _compare_sparse_coo(a, e, id, rtol, atol, equal_nan)
+    else:
+        _compare_sparse_compressed(a, e, id, rtol, atol, equal_nan)
+
+
+def _compare_values(a: Tensor, e: Tensor, id, rtol, atol, equal_nan, identifier=None) -> None:
+    """Elementwise closeness of two strided tensors of one dtype and shape; the message names
+    ``identifier`` (default: "Scalars" for 0-d tensors, else "Tensor-likes")."""
+    x, y = _numpy(a), _numpy(e)
     matches = _isclose(x, y, rtol, atol, equal_nan)
     if matches.all():
         return
     if x.ndim == 0:
-        msg = _scalar_msg(x.item(), y.item(), rtol=rtol, atol=atol)
+        msg = _scalar_msg(x.item(), y.item(), rtol, atol, identifier or "Scalars")
     else:
-        msg = _tensor_msg(x, y, matches, rtol, atol)
+        msg = _tensor_msg(x, y, matches, rtol, atol, identifier or "Tensor-likes")
     raise _Mismatch(AssertionError, msg, id)
+
+
+def _compare_sparse_coo(a, e, id, rtol, atol, equal_nan) -> None:
+    """torch's order: sparse dims and nnz equal, then indices equal, then values close (the
+    tensors as they are: an uncoalesced one is not coalesced first)."""
+    for what, x, y in (
+        ("The number of sparse dimensions", a.sparse_dim(), e.sparse_dim()),
+        ("The number of specified values", a._nnz(), e._nnz()),
+    ):
+        if x != y:
+            raise _Mismatch(
+                AssertionError, f"{what} in sparse COO tensors does not match: {x} != {y}", id
+            )
+    _compare_values(a._indices(), e._indices(), id, 0, 0, False, "Sparse COO indices")
+    _compare_values(a._values(), e._values(), id, rtol, atol, equal_nan, "Sparse COO values")
+
+
+_COMPRESSED = {  # layout name: (format, compressed indices method, plain indices method)
+    "sparse_csr": ("CSR", "crow_indices", "col_indices"),
+    "sparse_csc": ("CSC", "ccol_indices", "row_indices"),
+    "sparse_bsr": ("BSR", "crow_indices", "col_indices"),
+    "sparse_bsc": ("BSC", "ccol_indices", "row_indices"),
+}
+
+
+def _compare_sparse_compressed(a, e, id, rtol, atol, equal_nan) -> None:
+    """nnz equal, then compressed and plain indices equal (in a common index dtype), then
+    values close."""
+    fmt, compressed, plain = _COMPRESSED[str(a.layout).rsplit(".", 1)[-1]]
+    if a._nnz() != e._nnz():
+        raise _Mismatch(
+            AssertionError,
+            f"The number of specified values in sparse {fmt} tensors does not match: "
+            f"{a._nnz()} != {e._nnz()}",
+            id,
+        )
+    for method in (compressed, plain):
+        x, y = getattr(a, method)(), getattr(e, method)()
+        if x.dtype != y.dtype:
+            x, y = x.to(_dt.int64), y.to(_dt.int64)
+        _compare_values(x, y, id, 0, 0, False, f"Sparse {fmt} {method}")
+    _compare_values(a.values(), e.values(), id, rtol, atol, equal_nan, f"Sparse {fmt} values")
 
 
 def _dt_layout_strided():
@@ -469,7 +526,12 @@ def make_tensor(
 
     if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
         shape = shape[0]
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(shape)  # validated by the factory below, with its own error
+    if not isinstance(dtype, _dt.dtype) or dtype in _dt.QUANTIZED_TYPES:
+        raise TypeError(
+            f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). "
+            "To request support, file an issue at: https://github.com/pytorch/pytorch/issues"
+        )
     if noncontiguous and memory_format is not None:
         raise ValueError(
             "The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
@@ -481,9 +543,6 @@ def make_tensor(
             "`requires_grad=True` is not supported for boolean and integral dtypes, "
             f"but got dtype={dtype}"
         )
-    noncontiguous = noncontiguous and math.prod(shape) > 1
-    if noncontiguous:
-        shape = (*shape[:-1], 2 * shape[-1])
 
     def bounds(lowest: float, highest: float, dlow: float, dhigh: float):
         lo = dlow if low is None else low
@@ -493,7 +552,7 @@ def make_tensor(
         if lo == hi and not integral:
             warnings.warn(
                 "Passing `low==high` to `torch.testing.make_tensor` for floating or complex "
-                "types is deprecated since 2.1 and will be removed in 2.3. Use torch.full(...) "
+                "types is deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` "
                 "instead.",
                 FutureWarning,
                 stacklevel=3,
@@ -528,8 +587,8 @@ def make_tensor(
             target.uniform_(lo / 2, hi / 2).mul_(2)
         else:
             target.uniform_(lo, hi)
-    if noncontiguous:
-        result = result[..., 1::2]
+    if noncontiguous and result.numel() > 1:
+        result = result.repeat_interleave(2, dim=-1)[..., 1::2]
     elif memory_format is not None:
         result = result.clone(memory_format=memory_format)
     if exclude_zero:

@@ -1,6 +1,6 @@
 """ember.autograd: the tape engine, grad modes, custom Functions, gradcheck, functional transforms."""
 
-from . import forward_ad, function, functional, graph, profiler, profiler_util
+from . import anomaly_mode, forward_ad, function, functional, graph, profiler, profiler_util
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -26,6 +26,7 @@ __all__ = [
     "GradcheckError",
     "InplaceFunction",
     "Variable",
+    "anomaly_mode",
     "backward",
     "detect_anomaly",
     "enable_grad",

@@ -190,6 +190,8 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> _Mu
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
+    if mode == "all" and not all(t.requires_grad for t in tensors):
+        raise AssertionError("Expected gradient function to be set")
     state: dict = {"run": None}
 
     def hook_for(i: int):
@@ -220,5 +222,12 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> _Mu
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
     """Bump the version counter, as an in-place op would (a derivative that saved the tensor
     then refuses to run)."""
-    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+    if isinstance(tensor, Tensor):
+        tensor = (tensor,)
+    elif not isinstance(tensor, Iterable):
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input")  # noqa: TRY004
+    tensors = list(tensor)
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise RuntimeError("increment_version expects each element of the iterable to be a tensor")
+    for t in tensors:
         t._ver[0] += 1

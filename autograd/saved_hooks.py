@@ -41,11 +41,20 @@ class Packed:
 
 
 def _pack(t, pack, unpack) -> Packed:
+    version = t._version
     HOOKS.append(None)  # hooks are off inside a pack hook: the ops it runs save nothing packed
     try:
-        return Packed(pack(t), unpack)
+        packed = Packed(pack(t), unpack)
     finally:
         HOOKS.pop()
+    if t._version != version:
+        raise RuntimeError(
+            "A saved tensor pack hook is modifying its input in place. Tensors provided as input "
+            "to pack hook cannot be modified by in-place operations as this can lead to "
+            "unexpected side-effects. Please open an issue if you need to perform in-place "
+            "operations on the input to a pack hook."
+        )
+    return packed
 
 
 def pack_node(node, first_output=None) -> None:

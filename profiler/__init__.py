@@ -27,6 +27,16 @@ __all__ = [
 ]
 
 
+_WARNINGS_SHOWN: set = set()
+
+
+def _warn_once(msg: str) -> None:
+    """Warn with ``msg`` the first time only, in this process (torch's profiler notices)."""
+    if msg not in _WARNINGS_SHOWN:
+        _WARNINGS_SHOWN.add(msg)
+        warnings.warn(msg, stacklevel=4)
+
+
 class ProfilerActivity(enum.Enum):
     CPU = 0
     XPU = 1
@@ -209,6 +219,12 @@ class profile(_legacy_profile):
                 self._begin()
 
     def _begin(self) -> None:
+        if self.function_events is not None and not self.acc_events:
+            _warn_once(
+                "Warning: Profiler clears events at the end of each cycle. Only events from the "
+                "current cycle will be reported. To keep events across cycles, set "
+                "acc_events=True."
+            )
         self._start_recording()
         if self.record_steps:
             self._next_step_range()
@@ -227,5 +243,23 @@ class profile(_legacy_profile):
         if save and self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
+    def _require_started(self, doing: str) -> None:
+        # torch.profiler's own check (the legacy profiler's is a RuntimeError, kept below)
+        if self.function_events is None and self._recorder is None:
+            raise AssertionError(f"Profiler must be initialized before {doing}")
+
     def events(self) -> EventList:
+        self._require_started("accessing events")
         return self._events()
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0, **kw):
+        self._require_started("getting key averages")
+        return super().key_averages(group_by_input_shape, group_by_stack_n, **kw)
+
+    def export_chrome_trace(self, path: str) -> None:
+        self._require_started("exporting chrome trace")
+        super().export_chrome_trace(path)
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        self._require_started("exporting stacks")
+        super().export_stacks(path, metric)
