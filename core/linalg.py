@@ -134,7 +134,7 @@ def _norm_out(out, r):
 
 
 def _cond_out(out, r):
-    return _out(out, r, None)
+    return _out(out, r, None, _d.castable_out("linalg.cond"))
 
 
 @_autocast_entry
@@ -199,8 +199,13 @@ def pinv(
                 f"({got}), but expected one of:\n" + _PINV_SIGS
             )
         atol, rtol = 0.0, rcond
-    e = _e()
     a = A._data
+    if rtol is None and atol is not None and not isinstance(atol, Tensor):
+        # torch's overload for a number atol reads A.size(-2) and its dtype's epsilon first
+        A.size(-2)
+        if a.dtype.kind not in "fc" or a.dtype.itemsize < 4:
+            raise RuntimeError("This function doesn't handle types other than float and double")
+    e = _e()
     if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype.itemsize < 4:
         raise RuntimeError(
             f"linalg.pinv({_d._sname(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
@@ -272,7 +277,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of linalg.solve; info > 0 marks a singular matrix."""
     try:
-        X, info = _d._solve_ex(A, B, left, check_errors)
+        X, info = _d._solve_ex(A, B, left, check_errors, "torch.linalg.solve_ex")
     except RuntimeError as e:  # a name clash is linalg.solve_ex's (spec 4.10)
         raise _as_op_error(e, "linalg.solve_ex", ("linalg_solve_ex",), A, B) from None
     return _out(out, return_types.linalg_solve_ex(X, info), "_linalg_solve_ex", _exact)
@@ -340,6 +345,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if driver != "gels" and sv is not None:
         smax = sv.amax(-1, keepdim=True) if sv.shape[-1] else sv.sum(-1, keepdim=True)
         rank = (sv > rc * smax).sum(-1).to(e.int64)
+        if driver == "gelsy" and Bm.shape[-1] == 0:
+            rank = rank * 0  # LAPACK's gelsy returns rank 0 for no right-hand sides
     resid = empty
     if m > n and driver != "gelsy":
         full = bool((rank == n).all()) if rank.numel() else True
@@ -364,7 +371,8 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
 @_tensor_input("linalg_cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
-    return _out(out, _d._linalg_cholesky_ex(A, upper, check_errors), "linalg_cholesky_ex", _exact)
+    r = _d._linalg_cholesky_ex(A, upper, check_errors, "linalg.cholesky_ex")
+    return _out(out, r, "linalg_cholesky_ex", _exact)
 
 
 @_autocast_entry
@@ -403,7 +411,10 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices; only the UPLO triangle is
     read."""
-    return _out(out, _d._linalg_eigh(A, UPLO), "_linalg_eigh", _exact)
+    r = _d._linalg_eigh(A, UPLO)
+    if isinstance(out, (tuple, list)) and len(out) == 2 and out[1].dtype != r[1].dtype:
+        _exact(out[1], r[1])  # torch checks the eigenvectors' out= first
+    return _out(out, r, "_linalg_eigh", _exact)
 
 
 @_autocast_entry
@@ -454,7 +465,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
 @_tensor_input("linalg_lu_factor_ex", "A")
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
     """(LU, pivots, info) of lu_factor; info > 0 marks an exactly singular U."""
-    r = _d._linalg_lu_factor_ex(A, pivot, check_errors)
+    r = _d._linalg_lu_factor_ex(A, pivot, check_errors, "torch.linalg.lu_factor_ex")
     return _out(out, r, "linalg_lu_factor_ex", _exact)
 
 
@@ -585,7 +596,11 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
         dim = (dim,)
     if dim is not None:
         dim = tuple(dim)
-        if len(dim) == 1:
+        if len(dim) not in (1, 2):
+            raise RuntimeError(
+                f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
+            )
+        if len(dim) == 1 and not isinstance(ord, str):  # a string ord is a matrix norm's
             r = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
         else:
             r = matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
@@ -610,8 +625,9 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
 
     def square():
         if A.shape[-1] != A.shape[-2]:
+            o = f"{p:f}" if isinstance(p, float) else p  # torch's std::to_string: 1.000000
             raise RuntimeError(
-                f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+                f"linalg.cond(ord={o}): A must be batches of square matrices, but they are "
                 f"{A.shape[-2]} by {A.shape[-1]} matrices"
             )
 
@@ -625,6 +641,10 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
         square()
     elif A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p not in (None, 1, -1, 2, -2, math.inf, -math.inf, "fro", "nuc"):
+        from .ops.random import _g
+
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {_g(p)}")
     e = _e()
     if not A.numel():  # zeros for no matrices or empty ones, before the dtype checks
         return _cond_out(out, e.zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device))
@@ -671,8 +691,12 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     """The number of singular values above max(atol, rtol * s_max) (int64)."""
     e = _e()
     _d._check_matrix("torch.linalg.matrix_rank", A._data, "input")
-    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize == 2:
+    # torch's overload for atol alone (or no tolerance) checks the dtype; the others reach svd
+    if tol is None and rtol is None and (A._data.dtype.kind not in "fc" or A.element_size() == 2):
         raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.numel() == 0:  # torch returns before the decomposition (and its checks)
+        r = e.zeros(A.shape[:-2], dtype=e.int64, device=A.device)
+        return _out(out, r, None, _d.castable_out("torch.linalg.matrix_rank"))
     if tol is not None:
         atol, rtol = tol, 0.0
     m, n = A.shape[-2], A.shape[-1]
@@ -728,6 +752,10 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
             "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
             f"{_d._sname(x._data)} and y of type {_d._sname(y._data)} instead"
         )
+    if x.ndim == 1 and y.ndim == 1 and x.shape != y.shape:  # torch runs vdot: its error
+        from .ops.linalg import _matmul_error
+
+        raise _matmul_error(x._data, y._data)
     xc = x.conj() if x.is_complex() else x
     try:
         prod = xc * y
@@ -829,7 +857,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
         )
     # torch inverts with its legacy op, whose singular error is named "inv"
     r = _d._linalg_inv_ex(A.reshape(rows, cols), True, "inv")[0]
-    return _out(out, r.reshape(out_shape), None)
+    return _out(out, r.reshape(out_shape), None, _d.castable_out("tensorinv"))
 
 
 @_autocast_entry

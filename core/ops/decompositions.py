@@ -106,6 +106,7 @@ def _check_float(name, a, what="input", kernel=None):
     k = a.dtype.kind
     if kernel is not None and (k == "V" or (k == "f" and a.dtype.itemsize == 2)):
         _no_kernel(kernel, a)
+        return  # an empty input, which that kernel returns on before its dispatch
     if k not in "fc":
         if k == "V":  # bfloat16 (int16/uint16 are 2 bytes too, but not floating point)
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
@@ -116,7 +117,17 @@ def _check_float(name, a, what="input", kernel=None):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_sname(a)}")
 
 
+# torch's kernels that return on an empty input before their dtype dispatch, so that no
+# dtype (half, bfloat16, integer) is refused there
+_EMPTY_FIRST = frozenset({"lu", "cholesky", "linalg_svd", "linalg_eigh", "linalg.lu_solve",
+                          "ldl_factor_kernel"})  # fmt: skip
+
+
 def _no_kernel(kernel, a):
+    """torch's error for a dtype ``kernel`` has no version for (none for an empty input where
+    that kernel returns first)."""
+    if a.size == 0 and kernel in _EMPTY_FIRST:
+        return
     dev = "cuda" if type(a).__module__.startswith("cupy") else "cpu"
     raise NotImplementedError(f"\"{kernel}_{dev}\" not implemented for '{_sname(a)}'")
 
@@ -385,6 +396,8 @@ def _out(out, r, name="_linalg_inv_ex", check=None, ins=()):
 def det(xp, input):
     """The determinant of square matrices."""
     _check_square_float("linalg.det", input, kernel="lu")
+    if input.size == 0:  # no LAPACK call (which has no half-precision version)
+        return xp.ones(input.shape[:-2], input.dtype)
     if input.ndim > 3:  # permuted batch dims: numpy's result keeps their order, torch's not
         input = row_major(xp, input)
     return xp.linalg.det(input)
@@ -419,11 +432,14 @@ slogdet.op.out_dtype = _exact  # torch's kernel refuses an out= of another dtype
 
 
 @slogdet.vjp
-def _(grad, input):
-    _, gl = grad
+def _(grad, input, result):
+    gs, g = grad
+    if input.is_complex():
+        # d sign = sign * i Im(tr(A^-1 dA)): its adjoint adds -i Im(conj(g_sign) sign) to g
+        g = g - 1j * (gs.conj() * result).imag  # result: the sign
     # unchecked: a singular matrix gives a non-finite gradient as torch's (its -inf logabsdet
     # has no finite derivative), not inverse's error
-    return gl.unsqueeze(-1).unsqueeze(-1) * _mh(_linalg_inv_ex(input)[0])
+    return g.unsqueeze(-1).unsqueeze(-1) * _mh(_linalg_inv_ex(input)[0])
 
 
 @tensor_input("logdet")
@@ -431,7 +447,7 @@ def logdet(input: Tensor) -> Tensor:
     """log(det(input)): nan for a negative determinant, -inf for a zero one (real input)."""
     from .pointwise import log
 
-    _check_float("logdet", input._data)
+    _check_square_float("logdet", input._data)
     s, la = slogdet(input)
     if input.is_complex():
         # a singular matrix: torch's phase of a zero determinant is nan
@@ -449,10 +465,13 @@ def logdet(input: Tensor) -> Tensor:
     method=False,
     name="_linalg_cholesky_ex",
 )
-def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
-    """(L, info) with A = L L^H (or U^H U when upper); info: the first bad leading minor."""
+def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False, who="linalg.cholesky"):
+    """(L, info) with A = L L^H (or U^H U when upper); info: the first bad leading minor.
+    ``who`` names the function in the not-positive-definite error."""
     _check_square_float("linalg.cholesky", A, kernel="cholesky")
     info = xp.zeros(A.shape[:-2], np.int32)
+    if A.size == 0:
+        return A.copy(), info
     low = xp.tril(A) if not upper else xp.swapaxes(xp.triu(A), -1, -2).conj()
     try:
         L = xp.linalg.cholesky(low + xp.swapaxes(xp.tril(low, -1), -1, -2).conj())
@@ -466,7 +485,7 @@ def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False):
             _raise_first(
                 inf,
                 A.shape,
-                "linalg.cholesky: The factorization could not be completed because the input "
+                who + ": The factorization could not be completed because the input "
                 "is not positive-definite (the leading minor of order {} is not "
                 "positive-definite).",
             )
@@ -510,10 +529,11 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
         "results for all valid (symmetric positive definite) inputs.",
     )
     a = input._data
-    _check_square("linalg.cholesky", a)
+    _check_square("cholesky", a)
     if a.dtype.kind not in "fc" or a.dtype.itemsize == 2:  # torch's own op: no dtype check
         _no_kernel("cholesky", a)
-    r = as_torch_node(_linalg_cholesky_ex(input, upper, True)[0], "CholeskyBackward0")
+    r = _linalg_cholesky_ex(input, upper, True, "cholesky")[0]
+    r = as_torch_node(r, "CholeskyBackward0")
     return _out(out, r, "cholesky")
 
 
@@ -661,10 +681,10 @@ def _solve_ex_names(ins, *a, **k):
 
 @op(names=_solve_ex_names, out_type=return_types.linalg_solve_ex, method=False,
     name="_linalg_solve_ex")  # fmt: skip
-def _linalg_solve_ex(xp, A, B, check_errors=False):
+def _linalg_solve_ex(xp, A, B, check_errors=False, who="torch.linalg.solve"):
     """(X, info) with A X = B; B is a (batch of) matrix, broadcast against A's batch. ``info``
     (and the batch element a singular error names) follow A's own batch, not the broadcast one:
-    torch LU-factors A before broadcasting."""
+    torch LU-factors A before broadcasting. ``who`` names the function in the singular error."""
     _check_square_float("linalg.solve", A, kernel="lu")
     if A.dtype != B.dtype:
         raise RuntimeError(
@@ -672,6 +692,9 @@ def _linalg_solve_ex(xp, A, B, check_errors=False):
             f"{_sname(A)} and B of type {_sname(B)} instead"
         )
     info = xp.zeros(A.shape[:-2], np.int32)
+    if A.size == 0:  # no LAPACK call (which has no half-precision version)
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+        return xp.zeros(batch + B.shape[-2:], A.dtype), info
     try:
         return xp.linalg.solve(A, B), info
     except np.linalg.LinAlgError:
@@ -680,7 +703,7 @@ def _linalg_solve_ex(xp, A, B, check_errors=False):
             _raise_first(
                 inf,
                 A.shape,
-                "torch.linalg.solve: The solver failed because the input matrix is singular.",
+                who + ": The solver failed because the input matrix is singular.",
             )
         bad = xp.asarray(inf != 0)[..., None, None]
         with np.errstate(all="ignore"):
@@ -697,22 +720,22 @@ def _(grad, A, result, needs):
 
 
 def _solve_prep(name, A, B, left):
+    # torch checks the dtypes before any shape
+    if A._data.dtype.kind not in "fcV":
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {_sname(A._data)}"
+        )
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            f"{name}: Expected A and B to have the same dtype, but found A of type "
+            f"{_sname(A._data)} and B of type {_sname(B._data)} instead"
+        )
     _check_matrix(name, A._data)
     vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vec:  # a column, also for XA = B (which a vector then cannot satisfy, as in torch)
         B = B.unsqueeze(-1)
     if A.shape[-1] != A.shape[-2]:
         _check_square(name, A._data)
-    if A.dtype != B.dtype and name == "linalg.solve":  # torch checks dtypes before shapes
-        if A._data.dtype.kind not in "fcV":  # but A's floating point check before them
-            raise RuntimeError(
-                f"{name}: Expected a floating point or complex tensor as input. Got "
-                f"{_sname(A._data)}"
-            )
-        raise RuntimeError(
-            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
-            f"{_sname(A._data)} and B of type {_sname(B._data)} instead"
-        )
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
@@ -729,13 +752,13 @@ def _solve_prep(name, A, B, left):
     return B, vec
 
 
-def _solve_ex(A, B, left, check):
+def _solve_ex(A, B, left, check, who="torch.linalg.solve"):
     B, vec = _solve_prep("linalg.solve", A, B, left)
     if left:
-        X, info = _linalg_solve_ex(A, B, check)
+        X, info = _linalg_solve_ex(A, B, check, who)
         X = X.squeeze(-1) if vec else X
     else:
-        X, info = _linalg_solve_ex(A.mT, B.mT, check)
+        X, info = _linalg_solve_ex(A.mT, B.mT, check, who)
         X = X.mT
     # torch solves in one node, for a vector right-hand side and X A = B too
     return as_torch_node(X, "LinalgSolveExBackward0"), info
@@ -755,8 +778,8 @@ def _linalg_eigh(xp, A, UPLO="L"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square("linalg.eigh", A)
     if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's dispatch error here
-        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_sname(A)}'")
-    if A.shape[-1] == 0:
+        _no_kernel("linalg_eigh", A)
+    if A.size == 0:
         return xp.zeros(A.shape[:-1], A.real.dtype), xp.zeros(A.shape, A.dtype)
     if A.ndim > 3:  # permuted batch dims: numpy's results keep their order, torch's not
         A = row_major(xp, A)
@@ -872,7 +895,7 @@ def _linalg_svd(xp, A, full_matrices=True):
     _check_matrix("linalg.svd", A)
     _check_float("linalg.svd", A, kernel="linalg_svd")
     m, n = A.shape[-2:]
-    if m == 0 or n == 0:
+    if A.size == 0:
         k = min(m, n)
         mu, nv = (m, n) if full_matrices else (k, k)
         b = A.shape[:-2]
@@ -1059,9 +1082,9 @@ def _(grad, A, mode):
 def matrix_exp(xp, input):
     """exp(A) of square matrices (Pade approximation with scaling and squaring)."""
     _check_square("linalg.matrix_exp", input)
-    _check_float("linalg.matrix_exp", input)
-    if input.size == 0:
+    if input.size == 0 and input.dtype.kind in "fcV":  # before torch's low-precision check
         return input.copy()
+    _check_float("linalg.matrix_exp", input)
     r = _scipy(xp, "expm", input)
     return r.astype(input.dtype, copy=False)
 
@@ -1086,8 +1109,9 @@ def _(grad, input):
     method=False,
     name="_linalg_lu_factor_ex",
 )
-def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
-    """(LU, pivots, info): the packed partial-pivoting LU; pivots are 1-based int32."""
+def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False, who="torch.linalg.lu_factor"):
+    """(LU, pivots, info): the packed partial-pivoting LU; pivots are 1-based int32. ``who``
+    names the function in the singular error."""
     if A.ndim < 2:
         raise RuntimeError(
             "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
@@ -1095,13 +1119,13 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
         )
     if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's kernel: none for these
         _no_kernel("lu", A)
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = A.shape[-2:]
     k = min(m, n)
-    if A.size == 0:
+    if A.size == 0:  # torch returns before refusing pivot=False
         piv = xp.broadcast_to(xp.arange(1, k + 1, dtype=np.int32), A.shape[:-2] + (k,))
         return A.copy(), piv.copy(), xp.zeros(A.shape[:-2], np.int32)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     with np.errstate(all="ignore"):
         import warnings
 
@@ -1117,7 +1141,7 @@ def _linalg_lu_factor_ex(xp, A, pivot=True, check_errors=False):
         _raise_first(
             _host(info),
             A.shape,
-            "torch.linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would result in a "
+            who + ": U[{0},{0}] is zero and using it on lu_solve would result in a "
             "division by zero. If you still want to perform the factorization, consider calling "
             "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
             RuntimeError,  # torch raises a plain RuntimeError here, not LinAlgError
@@ -1218,15 +1242,15 @@ def _linalg_lu(xp, A, pivot=True):
         )
     if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's kernel: none for these
         _no_kernel("lu", A)
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = A.shape[-2:]
     k = min(m, n)
-    if A.size == 0:
+    if A.size == 0:  # torch returns before refusing pivot=False; P is then empty
         b = A.shape[:-2]
         P = xp.broadcast_to(xp.eye(m, dtype=A.dtype), b + (m, m)).copy()
         L = xp.broadcast_to(xp.eye(m, k, dtype=A.dtype), b + (m, k)).copy()
-        return P, L, xp.zeros(b + (k, n), A.dtype)
+        return P if pivot else xp.zeros(0, A.dtype), L, xp.zeros(b + (k, n), A.dtype)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     with np.errstate(all="ignore"):
         P, L, U = _scipy(xp, "lu", A, check_finite=False)
     return P.astype(A.dtype, copy=False), L, U
@@ -1262,10 +1286,9 @@ def _linalg_ldl_factor_ex(xp, A, hermitian=False, check_errors=False, who="ldl_f
     _check_square("torch.linalg.ldl_factor_ex", A)
     if A.dtype.kind not in "fcV" or A.dtype.itemsize == 2:
         if A.dtype.kind in "fV":
-            raise NotImplementedError(
-                f"\"ldl_factor_kernel_cpu\" not implemented for '{_sname(A)}'"
-            )
-        _check_float("torch.linalg.ldl_factor_ex", A)
+            _no_kernel("ldl_factor_kernel", A)
+        else:
+            _check_float("torch.linalg.ldl_factor_ex", A)
     n = A.shape[-1]
     a = _host(A)
     LD = np.zeros(a.shape, a.dtype)
@@ -1395,6 +1418,9 @@ def _lu_solve_checks(LU, pivots, B, left) -> None:
 
 def _lu_solve(LU, pivots, B, left=True, adjoint=False):
     _lu_solve_checks(LU, pivots, B, left)
+    if LU._data.dtype.itemsize == 2:  # an empty one (checked): torch returns before its kernel
+        batch = np.broadcast_shapes(tuple(LU.shape[:-2]), tuple(B.shape[:-2]))
+        return B.new_zeros(batch + tuple(B.shape[-2:]))
     L, U = _unpack_lu(LU)
     P = _lu_perm_matrix(pivots, LU.shape[-2], LU.dtype.np)
     if left and not adjoint:  # P L U X = B
@@ -1438,7 +1464,9 @@ def lu(A, pivot=True, get_infos=False, out=None):
         "\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
         "compute_pivots)",
     )
-    LU, piv, info = _linalg_lu_factor_ex(A, pivot, not get_infos)
+    # torch's check_errors=not get_infos raises only for LAPACK's illegal-argument codes, which
+    # never arise here: a singular U is returned, not refused
+    LU, piv, info = _linalg_lu_factor_ex(A, pivot)
     return return_types._lu_with_info(LU, piv, info) if get_infos else (LU, piv)
 
 
@@ -1599,7 +1627,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
         Q = Q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (_mh(v) @ Q))
     if names is not None:
         Q = Q.rename(*names)
-    return _out(out, Q, "linalg_householder_product")
+    return _out(out, Q, "linalg_householder_product", castable_out(name))
 
 
 orgqr = householder_product

@@ -266,13 +266,12 @@ def _ormqr(xp, input, tau, other, left=True, transpose=False):
     a = xp.broadcast_to(input, (*batch, *input.shape[-2:]))
     tb = xp.broadcast_to(tau, (*batch, tau.shape[-1]))
     c = xp.broadcast_to(other, (*batch, *other.shape[-2:])).copy()
-    if c.size == 0:
+    k = min(tb.shape[-1], a.shape[-1])
+    if c.size == 0 or k == 0:  # no reflectors (LAPACK refuses a 0-column input): Q = I
         return c
     if xp is not np:
-        k = min(tb.shape[-1], a.shape[-1])
         return _reflect_xp(xp, a[..., :k], tb[..., :k], c, left, transpose)
     f = _lapack("unmqr" if complex_ else "ormqr", a)
-    k = min(tb.shape[-1], a.shape[-1])
     tb = tb[..., :k]
     for idx in np.ndindex(*batch):
         cc = c[idx]

@@ -197,6 +197,14 @@ def _matmul_error(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(sa)} and "
             f"{_shape_str(b.shape)})"
         )
+    it = a.itemsize
+    transposed_batch = na == 3 and a.strides[-1] != it and a.strides[0] == a[0].size * it
+    if nb == 2 and not transposed_batch:
+        # torch folds a's batch into mm's rows, except for a batch of transposed matrices
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(a.shape[:-1]))}x"
+            f"{a.shape[-1]} and {_shape_str(b.shape)})"
+        )
     ba, bb = a.shape[:-2], b.shape[:-2]
     err = broadcast_error([ba, bb])
     if err is not None:
