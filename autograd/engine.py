@@ -60,7 +60,7 @@ def _check_versions(node: Node) -> None:
             )
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [torch.{_legacy_type(t)} {list(t._data.shape)}]{where} is at "
+                f"inplace operation: [{_dtm.cpu_type_name(t.dtype)} {list(t._data.shape)}]{where} is at "
                 f"version {t._ver[0]}; expected version {v} instead. {hint}"
             )
 
@@ -647,6 +647,8 @@ def _like_leaf(la, g):
 
 def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
     g = _leaf_hooks(leaf, g, handed)
+    if not leaf.requires_grad:
+        return  # detach_() or requires_grad_(False) after the graph was built: torch skips it
     if not create_graph and g._grad_fn is not None:
         g = g.detach()
     old = leaf._grad
@@ -720,7 +722,9 @@ def _make_root_grads(roots, grads, who: str):
         else:  # fewer gradients than outputs (more are ignored, as torch zips them)
             raise RuntimeError(f"got {len(roots)} tensors and {len(grads)} gradients")
         _fresh_view(t)
-        if not t.requires_grad:
+        ex = t._extra
+        if not t.requires_grad or (t._grad_fn is None and ex and "ngr" in ex):
+            # (a view made under no_grad requires grad as its base does, but is no root)
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )

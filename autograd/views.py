@@ -82,6 +82,10 @@ def refresh(t):
     if node is not None and node is not ex["base"]._grad_fn:
         node.bname = "AsStridedBackward0"  # torch regenerates a view as one as_strided node
     t._grad_fn = node
+    if "retain_hook" in ex:  # the retained gradient is the regenerated node's, as in torch
+        from .engine import move_retain_hook
+
+        move_retain_hook(t)
     t.requires_grad = r.requires_grad
     rex = r._extra
     nr = rex.get("nr", 0) if rex else 0
@@ -93,10 +97,13 @@ def refresh(t):
 
 
 def rebased(t) -> None:
-    """An in-place op gave view ``t`` a new grad_fn: it is current as of now."""
+    """An in-place op wrote view ``t``'s new values into its base's history (CopySlices). As in
+    torch, the view's grad_fn is then regenerated from the base on its next use, so that its
+    gradient flows through the base's new node (the base's hooks and retained grad see it).
+    A split or custom Function output (which torch does not regenerate) keeps the op's node."""
     ex = t._extra
     if ex and "vc" in ex:
-        ex["gv"] = t._ver[0]
+        ex["gv"] = -1 if "cm" not in ex else t._ver[0]
 
 
 def forget(t) -> None:

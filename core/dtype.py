@@ -255,6 +255,18 @@ def legacy_type_name(d) -> str:
     return SCALAR_NAMES[d.name] + "Tensor"
 
 
+# the scalar types with a legacy tensor class (torch.FloatTensor ...)
+_LEGACY_CLASSES = frozenset(("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"))
+
+
+def cpu_type_name(d) -> str:
+    """How torch's checks name a cpu tensor of ember dtype ``d``: its legacy class
+    (``torch.FloatTensor``) where it has one, else its backend type (``CPUComplexDoubleType``,
+    ``CPUBoolType``)."""
+    name = SCALAR_NAMES[d.name]
+    return f"torch.{name}Tensor" if name in _LEGACY_CLASSES else f"CPU{name}Type"
+
+
 _FROM_NP = {d.np: d for d in ALL if d.np is not None}
 _UNSIGNED_WIDE = (uint16, uint32, uint64)
 

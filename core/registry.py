@@ -821,7 +821,8 @@ def _make_public(od: OpDef, dunder: bool = False):
                 if not _state.enabled:  # torch refuses recorded in-place writes to it later
                     res._extra["ng"] = _state.inference  # made in no_grad or inference mode
                     if base.requires_grad:  # torch's view requires grad then: no in-place at all
-                        res._extra["ngr"] = True
+                        res._extra["ngr"] = base._ver[0]  # (its base must not change since)
+                        res.requires_grad = True  # (a leaf no gradient reaches: see below)
             else:
                 res._ver = [0]
                 res._extra = None
@@ -838,7 +839,12 @@ def _make_public(od: OpDef, dunder: bool = False):
                 if (type(t) is Tensor or isinstance(t, Tensor)) and t.requires_grad:
                     fn = t._grad_fn
                     if fn is None:
-                        edges.append((t, 0))
+                        ex = t._extra
+                        if ex is None or "ngr" not in ex:
+                            edges.append((t, 0))
+                        else:  # a view made without grad: no edge (its base must be unchanged)
+                            check_no_grad_view(t)
+                            edges.append(None)
                     else:
                         ex = t._extra
                         if ex is None:
@@ -902,6 +908,8 @@ def _make_public(od: OpDef, dunder: bool = False):
                 if a.dtype.kind in _FLOAT_KINDS:
                     t.requires_grad = True
                     t._grad_fn = node
+                elif out_as_dtype:  # a dtype= (or out=) that leaves the float types
+                    _no_grad_dtype(od, out, a)
                 node.meta = ((a.shape, a.dtype, t._names),)
             else:
                 meta = []
@@ -1100,7 +1108,8 @@ def _wrap_many(od, ins, rs, names):
             if not _state.enabled:
                 t._extra["ng"] = _state.inference
                 if ins[0].requires_grad:
-                    t._extra["ngr"] = True
+                    t._extra["ngr"] = t._ver[0]
+                    t.requires_grad = True
         else:
             t._ver = [0]
             t._extra = {"nr": k} if k else None
@@ -1138,6 +1147,26 @@ def _dtype_of_out(out, kw: dict) -> dict:
     return kw
 
 
+def _out_ad_error(od) -> RuntimeError:
+    """torch's refusal of ``out=`` for a call autograd records."""
+    # torch names its op (a private ember op's label: _where is where; torch.special's ops are
+    # aten::special_<name>); float_power writes through pow's out=
+    shown = getattr(od, "__dict__", {}).get("label") or od.name
+    shown = _OUT_AD_NAMES.get(shown, shown)
+    return RuntimeError(
+        f"{shown}(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad."
+    )
+
+
+def _no_grad_dtype(od, out, a) -> None:
+    """torch's autograd error for a differentiable op whose ``dtype=`` (or ``out=``) result is
+    no float type: ``x.sum(dtype=torch.int32)`` of an ``x`` that requires grad."""
+    if out is not None:
+        raise _out_ad_error(od)
+    raise RuntimeError(f"Autograd not support dtype: {_dt.array_scalar_name(a)}")
+
+
 def _write_out(od, out, res, ins=(), part: bool = False):
     """Copy a result into a user's ``out=`` tensor (resized like torch, names checked); ``part``:
     one tensor of a tuple result."""
@@ -1164,14 +1193,7 @@ def _write_out(od, out, res, ins=(), part: bool = False):
 
         return out_variant(type(res))(*out)
     if _state.enabled and (res.requires_grad or getattr(out, "requires_grad", False)):
-        # torch names its op (a private ember op's label: _where is where; torch.special's ops
-        # are aten::special_<name>); float_power writes through pow's out=
-        shown = getattr(od, "__dict__", {}).get("label") or od.name
-        shown = _OUT_AD_NAMES.get(shown, shown)
-        raise RuntimeError(
-            f"{shown}(): functions with out=... arguments don't support automatic "
-            "differentiation, but one of the arguments requires grad."
-        )
+        raise _out_ad_error(od)
     if not isinstance(out, Tensor):
         raise TypeError(f"{od.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     oa = out._data
@@ -1380,16 +1402,8 @@ def _checks_before_kernel(od: OpDef, arrays: list, out) -> None:
     err = broadcast_error([a.shape for a in arrays if hasattr(a, "shape")])
     if err is not None:
         raise err from None
-    if out is None or od.name in _BOOL_RESULT:
-        return
-    try:
-        target = _dt.result_type(*arrays)
-    except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
-        return
-    if od.floating and target.category < _dt.FLOAT:
-        target = _dt.get_default_dtype()
-    if not _dt.can_cast(target, out.dtype):
-        raise _cast_error(target, out.dtype) from None
+    if out is not None and od.name not in _BOOL_RESULT:
+        _check_result_casts(od, arrays, out.dtype)
 
 
 def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:
@@ -1402,16 +1416,21 @@ def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:
         err = _inplace_shape_error(self._data, args[0]._data)
         if err is not None:
             raise err from None
-    if od.name in _BOOL_RESULT:
-        return
+    if od.name not in _BOOL_RESULT:
+        _check_result_casts(od, (self, args[0]), self.dtype)
+
+
+def _check_result_casts(od: OpDef, operands, dtype) -> None:
+    """torch's cast error when the result type of ``operands`` (a float one for an op that
+    computes in floats) does not cast to ``dtype``."""
     try:
-        target = _dt.result_type(self, args[0])
+        target = _dt.result_type(*operands)
     except RuntimeError:  # no promotion (the wide unsigned types): the kernel's error stands
         return
     if od.floating and target.category < _dt.FLOAT:
         target = _dt.get_default_dtype()
-    if not _dt.can_cast(target, self.dtype):
-        raise _cast_error(target, self.dtype) from None
+    if not _dt.can_cast(target, dtype):
+        raise _cast_error(target, dtype) from None
 
 
 def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
@@ -1432,17 +1451,9 @@ def apply_inplace(od: OpDef, self: Tensor, args: tuple, kw: dict):
     if grad_on and ex and "ngr" in ex:
         refuse_no_grad_view(self)
     if grad_on and self.requires_grad:
-        if self._grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        base = ex.get("base") if ex else None
-        if base is not None and base.requires_grad and base._grad_fn is None:
-            # torch refuses before it looks at the operands (a cast, a missing kernel)
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+        err = leaf_write_error(self)
+        if err is not None:  # torch refuses before it looks at the operands (a cast, a kernel)
+            raise err
     if (
         od.ufunc is not None
         and not kw
@@ -1720,12 +1731,62 @@ INFERENCE_VIEW_INPLACE_MSG = (
 )
 
 
+def leaf_write_error(self: Tensor, through_view: bool = False) -> RuntimeError | None:
+    """torch's refusal of an in-place write into ``self`` (which requires grad, in grad mode):
+    a view of a leaf (checked first; the base need not require grad any more: detach_() after
+    the view, a view's requires_grad_()), or a leaf (``through_view``: written through a view
+    of it, setitem's basic index). None when the write may be recorded."""
+    ex = self._extra
+    base = ex.get("base") if ex else None
+    if base is not None and base._grad_fn is None and not ex.get("detached"):
+        what = "a view of a"
+    elif self._grad_fn is None:
+        what = "a view of a" if through_view else "a"
+    else:
+        return None
+    return RuntimeError(
+        f"{what} leaf Variable that requires grad is being used in an in-place operation."
+    )
+
+
+def check_no_grad_view(t: Tensor) -> None:
+    """torch's refusal to use (record an op on, read grad_fn or is_leaf of) a view made without
+    grad of a tensor requiring grad, once its base changed in place (``_extra["ngr"]`` is the
+    version it was made at)."""
+    ex = t._extra
+    if ex["ngr"] != t._ver[0]:
+        msg = INFERENCE_VIEW_INPLACE_MSG if ex["ng"] else NO_GRAD_VIEW_INPLACE_MSG
+        raise RuntimeError(
+            msg.replace(
+                "is being modified", "its base or another view of its base has been modified"
+            )
+        )
+
+
 def refuse_no_grad_view(self: Tensor) -> None:
     """torch's refusal, in grad mode, of an in-place write into a view made in no_grad (or
     inference) mode of a tensor requiring grad (the view then requires grad in torch too)."""
     ex = self._extra
     if ex and "ngr" in ex and _state.enabled:
         raise RuntimeError(INFERENCE_VIEW_INPLACE_MSG if ex["ng"] else NO_GRAD_VIEW_INPLACE_MSG)
+
+
+def check_metadata_inplace(self: Tensor) -> None:
+    """torch's checks, in grad mode, of an in-place change of ``self``'s metadata (squeeze_,
+    t_, as_strided_, set_ ...), in its order: a view made without grad, a split or custom
+    Function output, a view of a leaf or a leaf that requires grad."""
+    if not _state.enabled:
+        return
+    refuse_no_grad_view(self)
+    ex = self._extra
+    if ex and "cm" in ex and self._grad_fn is not None:
+        from .ops.indexing import check_multi_view_inplace
+
+        check_multi_view_inplace(self)
+    if self.requires_grad:
+        err = leaf_write_error(self)
+        if err is not None:
+            raise err
 
 
 def _rebase_history(self: Tensor, r: Tensor) -> None:
@@ -1738,6 +1799,9 @@ def _rebase_history(self: Tensor, r: Tensor) -> None:
         from ..autograd.engine import move_retain_hook
 
         _rebase_core(self, base, r)
+        ex = self._extra
+        if "gv" in ex and ex["gv"] != self._ver[0]:
+            _refresh_view(self)  # a view written through: torch regenerates its node now
         move_retain_hook(self)  # .grad is the gradient of the new value, as in torch
         return
     _rebase_core(self, base, r)

@@ -282,6 +282,9 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        ex = self._extra
+        if ex and ("gv" in ex or "ngr" in ex):
+            return self.grad_fn is None  # a view: regenerated (or refused) as torch's
         return self._grad_fn is None
 
     @property
@@ -296,6 +299,10 @@ class Tensor:
             from ..autograd.views import refresh
 
             refresh(self)
+        elif ex and "ngr" in ex:
+            from .registry import check_no_grad_view
+
+            check_no_grad_view(self)
         node = self._grad_fn
         if node is not None and node.__class__ is _Node:
             node.__class__ = _typed_node(node)

@@ -373,8 +373,10 @@ def _copy_from(xp, input, src):
 
 
 @_copy_from.vjp
-def _(grad):
-    return None, grad  # the engine sums broadcast dims away and casts to src's dtype
+def _(grad, needs):
+    # self's old value gets zeros, as torch's CopyBackwards sends (its history still runs);
+    # the engine sums src's broadcast dims away and casts to its dtype
+    return (grad.new_zeros(grad.shape) if needs[0] else None), grad
 
 
 _copy_from.op.backward_name = "torch::autograd::CopyBackwards"  # printed CopyBackwards

@@ -42,18 +42,11 @@ def _check_indices(xp, indices, n, who: str = "embedding", arg: int = 1):
         raise IndexError("index out of range in self")
 
 
-# the types with a legacy tensor class (torch.FloatTensor ...); torch's checks name the others
-# by their backend type (CPUBoolType, CPUBFloat16Type, CPUComplexFloatType, CPUUInt16Type)
-_LEGACY = frozenset(("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"))
-
-
 def _type_name(npd) -> str:
     """How torch's argument checks name a cpu tensor of numpy dtype ``npd``."""
     from .. import dtype as _dt
 
-    d = _dt._FROM_NP[npd]
-    name = _dt.SCALAR_NAMES.get(d.name, d.name.capitalize())
-    return f"torch.{name}Tensor" if name in _LEGACY else f"CPU{name}Type"
+    return _dt.cpu_type_name(_dt._FROM_NP[npd])
 
 
 @op(names=_embedding_names, method=False)

@@ -33,7 +33,7 @@ from ..names import (
     keep,
     keep_indexed,
 )
-from ..registry import _rebase_history, broadcast_error, op
+from ..registry import _rebase_history, broadcast_error, leaf_write_error, op
 from ..registry import apply as _apply
 from ..registry import apply_inplace as _apply_inplace
 from ..tensor import Tensor, _generic, _ndarray, _new, _ptr, _wrap
@@ -821,6 +821,26 @@ def _slice_skipped(s: slice, n: int) -> bool:
     return s.start in (None, 0) and s.step in (None, 1) and (s.stop is None or s.stop >= n)
 
 
+def _writes_a_view(index, shape) -> bool:
+    """Whether torch's setitem writes through a view: some item of the index is basic and does
+    something (an int, None, a bool, a 0-dim index tensor, a slice torch does not skip); index
+    tensors, ``...`` and slices such as ``x[:]`` write into the tensor itself. Error path: the
+    leaf's in-place message."""
+    items = index if type(index) is tuple else (index,)
+    rest = len(shape) - sum(it is not Ellipsis for it in items)
+    dim = 0
+    for it in items:
+        if it is Ellipsis:
+            dim += rest
+        elif isinstance(it, (list, np.ndarray)) or getattr(it, "ndim", 0):
+            dim += it.ndim if getattr(it, "dtype", None) in (_dt.bool_, np.bool_) else 1
+        elif type(it) is slice and dim < len(shape) and _slice_skipped(it, shape[dim]):
+            dim += 1
+        else:
+            return True
+    return False
+
+
 def _index_view_name(node) -> str:
     """torch's grad_fn for basic indexing: that of the last index item that does something (it
     applies them in order: an int selects, a slice slices, None unsqueezes)."""
@@ -952,7 +972,8 @@ def _view_of(self: Tensor, r) -> Tensor:
     if not _state.enabled:  # a recorded in-place write to it is refused (_rebase_history)
         t._extra["ng"] = _state.inference  # made in no_grad (False) or inference mode
         if self.requires_grad:  # torch's view requires grad then: apply_inplace refuses
-            t._extra["ngr"] = True
+            t._extra["ngr"] = t._ver[0]  # (the version its base must keep)
+            t.requires_grad = True  # (with no edge to the base: the registry's record loop)
     return t
 
 
@@ -1168,11 +1189,6 @@ def _(grad, key, pre):
     return _index_zero(grad, key, pre)
 
 
-# the scalar types whose tensors torch prints by their legacy names (torch.FloatTensor), the
-# others as CPUBoolType, CPUComplexFloatType, ...
-_LEGACY_TENSORS = frozenset(("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"))
-
-
 def _setitem_error(a, key, pre, v, adv, strip: bool = True):
     t = a if pre is None else a[pre]
     target = list(t[key].shape) if adv else list(np.shape(t[key]))
@@ -1194,8 +1210,7 @@ def _expand_error(npd, vs: list, target: list) -> RuntimeError | None:
     """torch's error for expanding a tensor of shape ``vs`` (numpy dtype ``npd``) to ``target``
     (None when it expands)."""
     if len(vs) > len(target):
-        word = _dt.SCALAR_NAMES[_dt.from_numpy_dtype(npd).name]
-        what = f"torch.{word}Tensor" if word in _LEGACY_TENSORS else f"CPU{word}Type"
+        what = _dt.cpu_type_name(_dt.from_numpy_dtype(npd))
         return RuntimeError(
             f"expand({what}{{{vs}}}, size={target}): the number of sizes "
             f"provided ({len(target)}) must be greater or equal to the number of "
@@ -1327,27 +1342,15 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = F
         _check_put_names(self, key, pre, value._names)
     try:
         if _state.enabled and (self.requires_grad or (vt and value.requires_grad)):
-            if self.requires_grad and self._grad_fn is None:
-                # torch writes a basic index through a view of the leaf (x[...] is x itself)
-                view = not adv and index is not Ellipsis and index != (Ellipsis,)
-                raise RuntimeError(
-                    f"a {'view of a ' if view else ''}leaf Variable that requires grad is being "
-                    "used in an in-place operation."
-                )
             ex = self._extra
-            base = ex.get("base") if ex else None
-            if base is not None and "cm" in ex and self._grad_fn is not None:
+            if ex and "cm" in ex and self._grad_fn is not None:
                 check_multi_view_inplace(self, key)
-            if (
-                base is not None
-                and base.requires_grad
-                and base._grad_fn is None
-                and self.requires_grad
-            ):
-                raise RuntimeError(
-                    "a view of a leaf Variable that requires grad is being used in an "
-                    "in-place operation."
+            if self.requires_grad:
+                err = leaf_write_error(
+                    self, self._grad_fn is None and _writes_a_view(index, self._data.shape)
                 )
+                if err is not None:
+                    raise err
             r = _apply(_PUT, (self, value, key, pre, adv, accumulate), _NOKW)
             self._ver[0] += 1
             if r._grad_fn is not None:

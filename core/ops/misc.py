@@ -96,8 +96,8 @@ def cross(xp, input, other, dim=None):
     d = _cross_dim(shape, dim, warn=True)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(
-            f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]} and "
-            f"{other.shape[d]}"
+            f"linalg.cross: inputs dimension {d if dim is None else dim} must have length 3. Got "
+            f"{input.shape[d]} and {other.shape[d]}"
         )
     if input.dtype.kind == "b":
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
@@ -309,7 +309,7 @@ def diff(
                     f"input except along the differencing dimension; input.size({k}) = "
                     f"{input._data.shape[k]}, but got tensor.size({k}) = {extra._data.shape[k]}"
                 )
-    if prepend is not None or append is not None:
+    if n and (prepend is not None or append is not None):  # n = 0 leaves them out, as torch
         parts = [t for t in (prepend, input, append) if t is not None]
         try:
             x = cat(parts, d)
@@ -590,19 +590,23 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 
 # ---------------------------------------------------------------------- trapezoid
-def _as_float(y: Tensor) -> Tensor:
-    return y if y._data.dtype.kind in "fcV" else y.to(_dt.get_default_dtype())
-
-
 def _trapz_parts(y: Tensor, x, dim, who):
+    cumulative = who != "trapezoid"
     nd = y._data.ndim
+    if isinstance(x, Tensor):  # with sample points torch wraps dim first (a 0-d y's as 1-d's)
+        dim = _wrap_dim(by_name(y, dim), nd)
+    if cumulative:  # its bool check comes next; trapezoid's only for a non-empty y (below)
+        _trapz_no_bool(y, x, who)
     if nd == 0:
-        if who == "trapezoid":
+        if not cumulative or (isinstance(x, Tensor) and x._data.ndim == 1):
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    dim = by_name(y, dim)
-    d = _wrap_dim(dim, nd)
+    d = _wrap_dim(by_name(y, dim), nd)
     size = y._data.shape[d]
+    if not cumulative:
+        if not size:  # torch's zeros come before any look at the sample points
+            return y, x, d, size
+        _trapz_no_bool(y, x, who)
     if isinstance(x, Tensor):
         if x._data.ndim == 1:
             if x._data.shape[0] != size:
@@ -612,13 +616,14 @@ def _trapz_parts(y: Tensor, x, dim, who):
             x = x.reshape(shape)
         elif x._data.shape[d if x._data.ndim == nd else -1] != size:
             raise RuntimeError(f"{who}: There must be one `x` value for each sample point")
-    if size and (
-        y._data.dtype.kind == "b" or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
-    ):
-        # the integers promote to the default float; bools are refused (an empty y is not)
+    # integers stay integers until the halving, so their pair sums wrap in y's type as torch's
+    return y, x, d, size
+
+
+def _trapz_no_bool(y: Tensor, x, who) -> None:
+    if y._data.dtype.kind == "b" or (isinstance(x, Tensor) and x._data.dtype.kind == "b"):
         which = "`x` or `y`" if isinstance(x, Tensor) else "`y`"
         raise RuntimeError(f"{who}: received a bool input for {which}, but bool is not supported")
-    return _as_float(y), x, d, size
 
 
 def _pair_sums(y: Tensor, d: int, size: int) -> Tensor:
@@ -629,16 +634,17 @@ def _pair_sums(y: Tensor, d: int, size: int) -> Tensor:
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx``."""
     y, x, d, size = _trapz_parts(y, x, dim, "trapezoid")
-    if size == 0:
-        return y.detach().sum(d)  # torch returns fresh zeros, outside the graph
-    pairs = _pair_sums(y, d, size)
+    if size == 0:  # torch returns fresh zeros of y's dtype, outside the graph
+        return y.detach().sum(d, dtype=y.dtype)
     # torch's node names: a scalar division by 2 after the sum with sample points, a scalar
     # product by dx (1 by default) otherwise
     try:
         if isinstance(x, Tensor):
             xd = x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1)
-            return as_torch_node((pairs * xd).sum(d) / 2, "DivBackward1")
-        s = pairs.sum(d) / 2
+            return as_torch_node((_pair_sums(y, d, size) * xd).sum(d) / 2, "DivBackward1")
+        # torch's constant-spacing form: the sum less half the two ends (an infinite end
+        # gives NaN, as torch's does)
+        s = y.sum(d) - (y.select(d, 0) + y.select(d, size - 1)) * 0.5
         if dx is not None and (isinstance(dx, Tensor) or dx != 1):
             s = s * dx
     except RuntimeError as e:  # a name clash of y and x (or dx) is trapezoid's (spec 4.10)
@@ -656,12 +662,12 @@ def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal integral along ``dim`` (one element shorter than ``y``)."""
     y, x, d, size = _trapz_parts(y, x, dim, "cumulative_trapezoid")
-    if size == 0:
-        return y
-    pairs = _pair_sums(y, d, size)
+    if size == 0 and not isinstance(x, Tensor):
+        return y / 2  # empty, in the halved pair sums' dtype
+    pairs = _pair_sums(y, d, size) if size else y
     try:
         if isinstance(x, Tensor):
-            pairs = pairs * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1))
+            pairs = pairs * (x.narrow(d, 1, size - 1) - x.narrow(d, 0, size - 1) if size else x)
             return as_torch_node(pairs.cumsum(d) / 2, "DivBackward1")  # torch halves last here
         avg = pairs / 2
         if dx is not None and (isinstance(dx, Tensor) or dx != 1):

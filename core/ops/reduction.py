@@ -491,6 +491,11 @@ min = _make_ext("min", False)
 def _make_aext(name, largest):
     def kernel(xp, input, dim=(), keepdim=False):
         ax = _axes(dim, input.ndim)
+        if not input.size and ax is not None:
+            # torch names amax's first empty dim as given (the other max-likes wrap it)
+            for d in (dim,) if isinstance(dim, int) else dim:
+                if input.shape[d] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         _nonempty(name, input, ax)
         if input.dtype.kind == "c" and input.size:
             raise _not_impl(f"{name[1:]}_values_cpu", input)
@@ -973,8 +978,8 @@ def _norm_kernel(xp, input, p, dim, keepdim, dtype):
         return xp.sqrt(xp.sum(a * a, axis=ax, keepdims=keepdim))
     if pv == 1.0:
         return xp.sum(a, axis=ax, keepdims=keepdim)
-    if math.isinf(pv) and not a.size:
-        _no_identity_norm(pv, a.shape, ax)
+    if (pv < 0 or pv == math.inf) and not a.size:
+        _no_identity_norm(pv, a.shape, dim)
     if pv == math.inf:
         return xp.amax(a, axis=ax, keepdims=keepdim)
     if pv == -math.inf:
@@ -1016,20 +1021,21 @@ def _nuc_kernel(xp, a, dim, keepdim):
     return r.astype(a.real.dtype, copy=False)
 
 
-def _no_identity_norm(pv, shape, ax):
-    """torch's error for an inf-norm over an empty reduction (max/min have no identity)."""
-    which = "inf" if pv > 0 else "-inf"
-    empty = [d for d in (range(len(shape)) if ax is None else ax) if shape[d] == 0]
-    if ax is None or len(shape) <= 1:
+def _no_identity_norm(pv, shape, dim):
+    """torch's error for an inf- or negative-order norm over an empty reduction (no identity):
+    the first empty dim of ``dim``, named as given."""
+    dims = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
         raise RuntimeError(
-            f"linalg.vector_norm cannot compute the {which} norm on an empty tensor because the "
+            f"linalg.vector_norm cannot compute the {pv:g} norm on an empty tensor because the "
             "operation does not have an identity"
         )
-    if empty:
-        raise RuntimeError(
-            f"linalg.vector_norm cannot compute the {which} norm on the dimension {empty[0]}"
-            "because this dimension is empty and the operation does not have an identity"
-        )
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {pv:g} norm on the dimension {d}"
+                "because this dimension is empty and the operation does not have an identity"
+            )
 
 
 @norm.vjp
@@ -1363,11 +1369,11 @@ def _make_cum(name, largest):
     def kernel(xp, input, dim=None):
         if dim is None:
             raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        if not input.size:  # torch returns an empty input before checking dim or dtype
+            return input.copy(), xp.zeros(input.shape, dtype=np.int64)
         ax = _axis1(dim, input.ndim)
         if ax is None:
             return input.copy(), xp.zeros((), dtype=np.int64)
-        if not input.shape[ax]:
-            return input.copy(), xp.zeros(input.shape, dtype=np.int64)
         if input.dtype.kind == "c":
             raise _not_impl(f"{name}_cpu", input)
         a = input.astype(np.float32) if input.dtype.kind == "V" else input
@@ -1407,25 +1413,15 @@ def _index_out(res, ins) -> bool:
     return res.dtype is _dt.int64 and ins[0].dtype is not _dt.int64
 
 
-# the dtypes with a legacy tensor type (torch.FloatTensor); torch names the others' CPU types
-_LEGACY = frozenset(("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"))
-
-
-def _th_type(d) -> str:
-    if d.name in _LEGACY:
-        return f"torch.{_dt.legacy_type_name(d)}"
-    return f"CPU{_dt.SCALAR_NAMES[d.name]}Type"
-
-
 def _median_out(out, res, ins):
     if _index_out(res, ins):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
-            f"{_th_type(out.dtype)} instead (while checking arguments for median)"
+            f"{_dt.cpu_type_name(out.dtype)} instead (while checking arguments for median)"
         )
     raise RuntimeError(
         "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
-        f"but type {_th_type(out.dtype)} does not equal {_th_type(res.dtype)} (while checking "
+        f"but type {_dt.cpu_type_name(out.dtype)} does not equal {_dt.cpu_type_name(res.dtype)} (while checking "
         "arguments for median)"
     )
 

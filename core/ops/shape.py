@@ -1662,27 +1662,13 @@ def _inplace_meta(fn, name, bname):
     is torch's node for the in-place overload (a name, or a rule on the arguments)."""
 
     def m(self, *args, **kw):
-        from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
-        from ..registry import refuse_no_grad_view
+        from ...autograd.grad_mode import _INFERENCE_USED, check_inference_inplace
+        from ...autograd.views import forget
+        from ..registry import check_metadata_inplace
 
         if _INFERENCE_USED[0]:
             check_inference_inplace(self)
-        if _state.enabled:  # torch's in-place checks of a tensor's metadata change too
-            refuse_no_grad_view(self)
-            if self.requires_grad:
-                ex = self._extra
-                base = ex.get("base") if ex else None
-                if self._grad_fn is None:
-                    what = "a"
-                elif base is not None and base.requires_grad and base._grad_fn is None:
-                    what = "a view of a"
-                else:
-                    what = None
-                if what is not None:
-                    raise RuntimeError(
-                        f"{what} leaf Variable that requires grad is being used in an in-place "
-                        "operation."
-                    )
+        check_metadata_inplace(self)  # torch's in-place checks of a metadata change too
         r = fn(self, *args, **kw)
         self._data = r._data
         self._names = r._names
@@ -1692,6 +1678,7 @@ def _inplace_meta(fn, name, bname):
             self.requires_grad = True
             if self._extra and "nr" in self._extra:
                 self._extra = {k: v for k, v in self._extra.items() if k != "nr"} or None
+            forget(self)  # its replay from the base no longer gives this geometry
         self._ver[0] += 1
         return self
 

@@ -209,13 +209,14 @@ def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
         raise TypeError('topk() missing 1 required positional arguments: "k"')
     if type(k) is not int:
         _check_k("topk", k)
-    _no_complex(input, " topk")
-    if input.dtype.kind == "b":
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     ax = _axis(dim, input.ndim)
     n = 1 if ax is None else input.shape[ax]
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
+    # torch checks dim and k before the dtype
+    _no_complex(input, " topk")
+    if input.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if ax is None:
         return input.copy(), xp.zeros((), dtype=_INT64)
     idx = _topk_idx(xp, input, k, ax, largest)
@@ -279,8 +280,6 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
         raise TypeError('kthvalue() missing 1 required positional arguments: "k"')
     if type(k) is not int:
         _check_k("kthvalue", k)
-    if input.dtype.kind in "bc":
-        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
     ax = _axis(dim, input.ndim)
     n = 1 if ax is None else input.shape[ax]
     if n == 0:
@@ -291,6 +290,8 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
         )
     if ax is None:
         return input.copy(), xp.zeros((), dtype=_INT64)
+    if input.dtype.kind in "bc":  # torch checks dim and k (and a 0-d input) before the dtype
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_tname(input)}'")
     idx = _kth_idx(xp, input, k, ax)
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:

@@ -141,30 +141,36 @@ nanmedian.op.indices_checked_first = True
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _q_checks(name, a, q, interpolation):
-    if a.dtype not in (np.float32, np.float64):
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    if not a.size:
-        raise RuntimeError("quantile() input tensor must be non-empty")
+def _q_checks(name, a, q, interpolation, dim):
+    """quantile's argument checks, in torch's order: a number q's range, the interpolation, an
+    empty input, a q tensor's rank, the input's and q's dtypes, dim, a q tensor's values."""
+    is_tensor = hasattr(q, "dtype") and hasattr(q, "ndim")
+    if not is_tensor:
+        if not isinstance(q, numbers.Real) or isinstance(q, bool):
+            raise TypeError(
+                f"{name}(): argument 'q' must be float or Tensor, not {type(q).__name__}"
+            )
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(
             "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
             f"but got {interpolation}"
         )
-    xp = array_module(a)
-    if hasattr(q, "dtype") and hasattr(q, "ndim"):
-        if q.ndim > 1:
-            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-        if q.dtype != a.dtype:
-            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        if q.size and not bool(((q >= 0) & (q <= 1)).all()):
-            raise RuntimeError("quantile() q values must be in the range [0, 1]")
-        return q.reshape(-1), q.ndim == 0
-    if not isinstance(q, numbers.Real) or isinstance(q, bool):
-        raise TypeError(f"{name}(): argument 'q' must be float or Tensor, not {type(q).__name__}")
-    if not 0 <= q <= 1:
-        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
-    return xp.asarray([q], dtype=a.dtype), True
+    if not a.size:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if is_tensor and q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if is_tensor and q.dtype != a.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    ax = None if dim is None else _axis(dim, a.ndim)
+    if not is_tensor:
+        return array_module(a).asarray([q], dtype=a.dtype), True, ax
+    if q.size and not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    return q.reshape(-1), q.ndim == 0, ax
 
 
 class _QPlan:
@@ -176,9 +182,8 @@ class _QPlan:
 
 def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
     xp = array_module(a)
-    qv, scalar = _q_checks(name, a, q, interpolation)
+    qv, scalar, ax = _q_checks(name, a, q, interpolation, dim)
     p = _QPlan()
-    ax = None if dim is None else _axis(dim, a.ndim)
     p.ax = ax
     b = a.reshape(-1) if ax is None else xp.moveaxis(a, ax, -1)
     p.moved = b
@@ -358,26 +363,31 @@ def _bins_positive(bins, d=0):
 def histc(xp, input, bins=100, min=0, max=0):
     """Histogram of ``input`` with ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
-    if input.dtype != _dt.bfloat16.np:  # torch bins bfloat16 too, in its own arithmetic
-        # which of torch's steps refuses the dtype: the range (aminmax) has no complex or wide
-        # unsigned kernel, the bin edges (linspace) no bool one
-        k = input.dtype.kind
-        first = "aminmax_cpu" if k == "c" or (k == "u" and input.dtype.itemsize > 1) else None
-        _float_only(input, first or ("linspace_cpu" if k == "b" else "histogram_cpu"))
     if isinstance(bins, float):
         raise TypeError("histc(): argument 'bins' (position 2) must be int, not float")
     _bins_positive(bins)
     lo, hi = float(min), float(max)
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
+    # torch refuses a dtype at the step that lacks it, after the checks above: the data's range
+    # (aminmax) has no complex or wide unsigned kernel, the bin edges (linspace) no bool one and
+    # the binning (histogram_cpu) no integer one; bfloat16 bins in its own arithmetic
+    k = input.dtype.kind
     reduced = lo == hi and input.size
     if reduced:
+        if k == "c" or (k == "u" and input.dtype.itemsize > 1):
+            raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_tname(input)}'")
         lo, hi = float(input.min()), float(input.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
         f = _cfmt if reduced else "{:g}".format  # (a given range prints plainly)
         raise RuntimeError(f"torch.histc: range of [{f(lo)}, {f(hi)}] is not finite")
+    _no_overflow(input, lo, hi)
+    if k != "f" and k != "V":
+        wide_u = k == "u" and input.dtype.itemsize > 1
+        kernel = "linspace_cpu" if k == "b" or wide_u else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(input)}'")
     dt = input.dtype
     x = input.reshape(-1)
     x = x[(x >= dt.type(lo)) & (x <= dt.type(hi))]
@@ -432,6 +442,13 @@ def _edges_of(xp, col, bins, rng, d, dt):
         lo, hi = float(col.min()), float(col.max())
     else:
         lo, hi = 0.0, 1.0  # torch's default range for an empty input
+    _check_range(lo, hi, d)
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _linspace(xp, lo, hi, nb + 1, dt)
+
+
+def _check_range(lo: float, hi: float, d: int) -> None:
     if not (math.isfinite(lo) and math.isfinite(hi)):  # a given range, or the data's
         raise RuntimeError(
             f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite"
@@ -441,12 +458,57 @@ def _edges_of(xp, col, bins, rng, d, dt):
             f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
             f"dimension {d}"
         )
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    return _linspace(xp, lo, hi, nb + 1, dt)
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+# the C++ names of torch's "value cannot be converted to type ... without overflow"
+_OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                   "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}  # fmt: skip
+
+
+def _no_overflow(a, lo: float, hi: float) -> None:
+    """torch's error for histogram bounds that its input's (integer or half) dtype cannot hold."""
+    name = _OVERFLOW_NAMES.get(_dt._FROM_NP[a.dtype].name)
+    if name is None:  # (float32/64 hold any finite bound; torch names no other type's overflow)
+        return
+    if a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)
+        bad = not (info.min <= lo <= info.max and info.min <= hi <= info.max)
+    else:
+        with np.errstate(over="ignore"):
+            bad = not np.isfinite(np.array([lo, hi]).astype(a.dtype)).all()
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def _histogram_dtype(a, bins, rng) -> None:
+    """torch's refusals of histogram's input dtype, in its order: only float32/64 find the data's
+    own range; a given range is first checked, then converted to the input's dtype (bool has no
+    linspace, a bound outside the dtype overflows), and only floating types (half ones included)
+    bin; given edges likewise."""
+    k = a.dtype.kind
+    if k == "f" and a.dtype.itemsize > 2:
+        return
+    kernel = "histogram_cpu"
+    if hasattr(bins, "ndim"):
+        _edges_of(array_module(a), None, bins, None, 0, a.dtype)  # the edges' own checks first
+    else:
+        if k == "b":
+            kernel = "linspace_cpu"
+        _bins_positive(int(bins))
+        if rng is None:
+            kernel = "histogramdd"
+        else:
+            lo, hi = float(rng[0]), float(rng[1])
+            _check_range(lo, hi, 0)
+            _no_overflow(a, lo, hi)
+    if k not in "fV" or kernel == "histogramdd":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}  # fmt: skip
 
 
 def _cname(npd) -> str:
@@ -509,9 +571,9 @@ def _histdd(xp, x, bins, ranges, weight, density):
 def histogram(xp, input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range when None), or the
     given edges tensor; ``weight`` weighs each element; ``density`` normalizes to a density."""
-    _float_only(input, "histogramdd", half=False)  # no float16 kernel
     if isinstance(bins, Tensor):  # an option (it has torch's default), so still a Tensor here
         bins = bins._data
+    _histogram_dtype(input, bins, range)
     if weight is not None and getattr(weight, "shape", None) != input.shape:
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided it should have the same shape as the "

@@ -17,7 +17,7 @@ from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
 from ..names import FALLBACK, check_weight_dims, keep
-from ..registry import op
+from ..registry import check_metadata_inplace, op
 from ..tensor import Tensor, _wrap
 from .activation import _prelu_kernel, check_prelu_dtypes
 from .pointwise import _tie
@@ -415,21 +415,12 @@ def _output_nr(self: Tensor) -> int:
     return int(ex["nr"]) if ex and "nr" in ex else 0
 
 
-def _leaf_check(self: Tensor) -> None:
-    from ...autograd.grad_mode import _state
-
-    if self.requires_grad and self._grad_fn is None and _state.enabled:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-
-
 def _as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     """In place: make ``self`` the ``as_strided(size, stride, storage_offset)`` view of its own
     storage (its identity kept; recorded for autograd like ``as_strided``)."""
     import ember
 
-    _leaf_check(self)
+    check_metadata_inplace(self)
     # an alias carries the old geometry into the graph: as_strided's backward reads its input
     r = ember.as_strided(self.view_as(self), size, stride, storage_offset)
     self._data = r._data
@@ -456,7 +447,7 @@ def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
         raise TypeError(
             "ember's set_ takes a source tensor (or nothing): it has no Storage objects"
         )
-    _leaf_check(self)
+    check_metadata_inplace(self)
     if source is None:
         xp = array_module(self._data)
         self._data = xp.empty((0,), dtype=self._data.dtype)
