@@ -29,9 +29,11 @@ from ..core.ops.comparison import maximum as _maximum
 from ..core.ops.comparison import minimum as _minimum
 from ..core.ops.comparison import where as _where
 from ..core.ops.conversion import _user_level
+from ..core.ops.joining import broadcast_shapes as _broadcast_shapes
+from ..core.ops.joining import broadcast_tensors as _broadcast_tensors
 from ..core.ops.pointwise import _tie
 from ..core.ops.reduction import _tname
-from ..core.registry import _cast_error, op
+from ..core.registry import _cast_error, _inplace_shape_error, op
 from ..core.tensor import Tensor, _wrap
 from ._args import arg_type_error
 
@@ -117,15 +119,19 @@ def _size(shape) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _warn_size(input, target) -> None:
-    if target.shape != input.shape:
-        warnings.warn(
-            f"Using a target size ({_size(target.shape)}) that is different to the input size "
-            f"({_size(input.shape)}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.",
-            UserWarning,
-            stacklevel=_user_level(),  # the caller, past the loss's wrappers
-        )
+def _warn_size(input, target) -> tuple:
+    """``(input, target)``, warned about and broadcast as torch's elementwise losses do when
+    their sizes differ (broadcast first: a 0-dim operand then takes part in type promotion)."""
+    if target.shape == input.shape:
+        return input, target
+    warnings.warn(
+        f"Using a target size ({_size(target.shape)}) that is different to the input size "
+        f"({_size(input.shape)}). This will likely lead to incorrect results due to "
+        "broadcasting. Please ensure they have the same size.",
+        UserWarning,
+        stacklevel=_user_level(),  # the caller, past the loss's wrappers
+    )
+    return _broadcast_tensors(input, target)
 
 
 def _const(arr, like: Tensor) -> Tensor:
@@ -387,11 +393,12 @@ def _float_only(kernel: str, input, target, into_input: bool = False) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(res)}'")
 
 
-def _float_input(kernel: str, input: Tensor) -> None:
+def _float_input(kernel: str, input: Tensor, cpu_half: bool = True) -> None:
     """torch's error for a kernel with only real floating implementations, which it picks by
-    the input's dtype whatever the target's."""
+    the input's dtype whatever the target's; ``cpu_half=False``: its cpu kernel has no float16
+    or bfloat16 implementation either."""
     a = input._data.dtype
-    if a.kind not in "fV":
+    if a.kind not in "fV" or (not cpu_half and a.itemsize == 2 and type(input._data) is np.ndarray):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
@@ -420,8 +427,8 @@ def l1_loss(
 ) -> Tensor:
     """Mean absolute error |input - target| (optionally weighted per element)."""
     reduction = _reduction(reduction, size_average, reduce)
-    _warn_size(input, target)
-    loss = (input - target).abs()
+    x, y = _warn_size(input, target)
+    loss = (x - y).abs()
     return _weighted(loss, weight, input, reduction, True)
 
 
@@ -437,9 +444,9 @@ def mse_loss(
 ) -> Tensor:
     """Mean squared error (input - target)**2 (optionally weighted per element)."""
     reduction = _reduction(reduction, size_average, reduce)
-    _warn_size(input, target)
+    x, y = _warn_size(input, target)
     _float_only("mse_cpu", input, target)
-    d = input - target
+    d = x - y
     loss = _weighted(d * d, weight, input, reduction, True)
     return loss if weight is not None else _as_torch_node(loss, "MseLossBackward0")
 
@@ -454,6 +461,20 @@ def _quadratic_arg(d: Tensor, bound: float) -> Tensor:
     return _minimum(_maximum(d, d.new_full((), -bound)), d.new_full((), bound))
 
 
+def _huber_mixed(loss: Tensor, input: Tensor, target: Tensor) -> Tensor:
+    """torch's huber kernel of operands of two dtypes: the loss written in the input's dtype,
+    and a backward that refuses them (its gradient kernel takes one dtype only)."""
+    if loss.requires_grad:
+        want, got = (input, target) if input.requires_grad else (target, input)
+        msg = f"Found dtype {scalar_name(got.dtype)} but expected {scalar_name(want.dtype)}"
+
+        def refuse(grad):
+            raise RuntimeError(msg)
+
+        loss.register_hook(refuse)
+    return loss.to(input.dtype)
+
+
 @_autocast_entry
 @_with_names(_elementwise_names)
 def huber_loss(
@@ -465,13 +486,15 @@ def huber_loss(
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, delta (|d| - delta/2) elsewhere."""
     reduction = _reduction(reduction)
-    _warn_size(input, target)
+    x, y = _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _float_only("huber_cpu", input, target, into_input=True)
-    d = input - target
+    d = x - y
     a = d.abs()
     loss = _where(a < delta, 0.5 * _quadratic_arg(d, delta) ** 2, delta * (a - 0.5 * delta))
+    if input.dtype is not target.dtype:
+        loss = _huber_mixed(loss, input, target)
     loss = _weighted(loss, weight, input, reduction, False)
     return loss if weight is not None else _as_torch_node(loss, "HuberLossBackward0")
 
@@ -488,11 +511,11 @@ def smooth_l1_loss(
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 when beta == 0)."""
     reduction = _reduction(reduction, size_average, reduce)
-    _warn_size(input, target)
+    x, y = _warn_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _float_only("smooth_l1_cpu", input, target)
-    d = input - target
+    d = x - y
     a = d.abs()
     if beta == 0:
         return _reduce(a, reduction)
@@ -516,6 +539,8 @@ def soft_margin_loss(
     # log1p(exp(-input * target)) as written: it overflows to inf (a NaN gradient) where
     # -input * target passes log(max) of the dtype (88.7 in float32, just 11.1 in float16)
     loss = (-(input * target)).exp().log1p()
+    if loss.shape != input.shape:  # torch's kernel writes the loss into the input's shape
+        raise _inplace_shape_error(input, loss)
     if loss.dtype != input.dtype:
         # torch writes the loss in the input's dtype: an integer input cannot hold it
         if not (input.is_floating_point() or input.is_complex()):
@@ -555,10 +580,10 @@ def poisson_nll_loss(
     else:
         loss = input - target * (input + eps).log()
     if full:
-        big = target > 1
-        ys = _where(big, target, 1.0)
-        stirling = ys * ys.log() - ys + 0.5 * (2 * math.pi * ys).log()
-        loss = loss + _where(big, stirling, 0.0)
+        # the term of every target, then masked, as torch's: a target <= 0 that requires grad
+        # gets a NaN gradient (0 * log(target))
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + _where(target > 1, stirling, 0.0)
     return _reduce(loss, reduction)
 
 
@@ -655,6 +680,12 @@ def binary_cross_entropy(
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
             f"({_size(input.shape)}) is deprecated. Please ensure they have the same size."
         )
+    if weight is not None and weight.shape != input.shape:
+        # torch expands the weight to the target's size, then writes into the input's shape
+        _broadcast_shapes(target.shape, weight.shape)
+        err = _inplace_shape_error(input, weight)
+        if err is not None:
+            raise err
     if target.dtype is not input.dtype:
         raise RuntimeError(
             f"Found dtype {scalar_name(target.dtype)} but expected {scalar_name(input.dtype)}"
@@ -714,6 +745,12 @@ def binary_cross_entropy_with_logits(
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * _softplus(-input)
     else:
         loss = _bce_logits(input, target)
+    # torch's kernel writes the loss into the input's shape, weights applied in place
+    for w in (loss, weight):
+        if w is not None and w.shape != input.shape:
+            err = _inplace_shape_error(input, w)
+            if err is not None:
+                raise err
     if loss.dtype is not target.dtype:  # torch's loss takes the target's dtype
         loss = loss.to(target.dtype)
     loss = _reduce(loss, reduction, _as_dtype(weight, target.dtype))
@@ -748,6 +785,8 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     td = target._data
     if td.dtype != np.int64 and td.dtype != np.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(td.dtype)}")
+    if logp.ndim > 2 and td.dtype == np.uint8:  # torch's image kernel (nll_loss2d) takes Long only
+        raise RuntimeError("expected scalar type Long but found Byte")
     if weight is not None and logp.ndim > 2:
         # torch runs (N, C, d...) inputs as 2-d images: weight needs C values in any shape
         if weight.numel() != C:
@@ -778,7 +817,8 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     bad = valid & ((td < 0) | (td >= C))
     if bool(bad.any()):
         raise IndexError(f"Target {int(td[bad].reshape(-1)[0])} is out of bounds.")
-    safe = xp.where(valid, td, -1).astype(np.int64)  # -1: ignored (torch's kernel skips it)
+    # -1: ignored (torch's kernel skips it); int64 first, as a Byte target cannot hold the -1
+    safe = xp.where(valid, td.astype(np.int64, copy=False), -1)
     wt = xp.where(valid, weight._data[safe], 0) if weight is not None else valid
     wt = wt.astype(logp._data.dtype, copy=False)
     if cd == 0:  # unbatched: one sample
@@ -1008,6 +1048,9 @@ def cross_entropy(
     smooth = (-lw.sum(cd)).masked_fill(_wrap(~valid), 0.0)
     if reduction == "mean":
         if weight is not None:
+            # torch gathers the weights at the kept targets: Long only (when there are any)
+            if td.dtype == np.uint8 and bool(valid.any()):
+                raise RuntimeError("gather(): Expected dtype int32/int64 for index")
             xp = array_module(td)
             den = weight._data[xp.where(valid, td, 0).astype(np.int64)][valid].sum()
             smooth = smooth.sum() / _const(xp.asarray(den), logp)
@@ -1056,7 +1099,16 @@ def multi_margin_loss(
             f"input samples (batch size). Expected target size [{N}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}."
         )
-    _float_input("multi_margin_loss_cpu_kernel", input)
+    if weight is not None and weight.shape[0] != C:
+        raise RuntimeError(f"inconsistent weight size, expected {C} but got {list(weight.shape)}")
+    # an empty batch runs no kernel: torch checks none of the dtypes then
+    _float_input("multi_margin_loss_cpu_kernel", input, cpu_half=not N)
+    if N and target.dtype.name != "int64":  # class indices: torch takes no other index dtype
+        raise RuntimeError(f"expected scalar type Long but found {scalar_name(target.dtype)}")
+    if N and weight is not None and weight.dtype is not input.dtype:  # the kernel never casts
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
+        )
     td = target._data.reshape(-1)
     if bool(((td < 0) | (td >= C)).any()):
         raise RuntimeError("target out of range")
@@ -1095,10 +1147,12 @@ def multilabel_margin_loss(
     slot = xp.cumprod(td >= 0, axis=1).astype(bool)
     if bool(((td >= C) & slot).any()):
         raise RuntimeError("argument #2 'target' is out of range")
-    # torch reads the target's values (range) before it insists on their dtype
-    if target.dtype.name != "int64":  # class indices: torch takes no other index dtype here
+    # torch reads the target's values (range), then picks its kernel by the input's dtype,
+    # before it insists on the target's dtype
+    _float_input("multilabel_margin_loss_forward_out_frame", input, cpu_half=not N)
+    # (an empty batch runs no kernel: no dtype check); class indices: Long only
+    if N and target.dtype.name != "int64":
         raise RuntimeError(f"expected scalar type Long but found {scalar_name(target.dtype)}")
-    _float_input("multilabel_margin_loss_forward_out_frame", input)
     safe = xp.where(slot, td, 0).astype(np.int64)
     is_t = xp.zeros((N, C), dtype=bool)
     rows = xp.broadcast_to(xp.arange(N)[:, None], (N, C))
@@ -1565,8 +1619,8 @@ def ctc_loss(
             raise RuntimeError(
                 f"ctc_loss(): Expected 2D or 3D log_probs, but got {log_probs.ndim}D"
             )
+        # (the targets stay as given: 1-d is torch's concatenated form, sized by the length)
         log_probs = log_probs.unsqueeze(1)
-        targets = targets.unsqueeze(0)
         # (a batch of lengths fails the batch-size checks below, as in torch)
         input_lengths = _lengths(input_lengths, log_probs).reshape(-1)
         target_lengths = _lengths(target_lengths, log_probs).reshape(-1)
@@ -1589,6 +1643,10 @@ def ctc_loss(
     tld = tl._data.reshape(-1)
     tgd = targets._data
     where = "for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(
+            f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor {where}"
+        )
     if targets.ndim == 1:
         need = int(tld.sum()) if N else 0
         if tgd.shape[0] != need:

@@ -133,8 +133,16 @@ def atleast_3d(*tensors):
 
 
 # ---------------------------------------------------------------------- broadcasting
+def _given(shape) -> str:
+    """A shape argument as torch's messages print it (a Size by its torch name)."""
+    if isinstance(shape, Size):
+        return f"torch.Size({list(shape)})"
+    return str((shape,) if isinstance(shape, int) else shape)
+
+
 def broadcast_shapes(*shapes) -> Size:
     """The shape the given shapes broadcast to (like torch, without making tensors)."""
+    given = shapes
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     n = max((len(s) for s in shapes), default=0)
     result = [1] * n
@@ -148,8 +156,8 @@ def broadcast_shapes(*shapes) -> Size:
             if result[i] != 1:
                 raise RuntimeError(
                     f"Attempting to broadcast a dimension of length {d} at {i}! Mismatching "
-                    f"argument at index {k} had {s}; but expected shape should be broadcastable "
-                    f"to {result}"
+                    f"argument at index {k} had {_given(given[k])}; but expected shape should be "
+                    f"broadcastable to {result}"
                 )
             result[i] = d
     return Size(result)
