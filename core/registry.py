@@ -149,25 +149,34 @@ class OpDef:
     def __repr__(self) -> str:
         return f"<ember op {self.name}>"
 
-    def set_vjp(self, fn=None, *, only_for: dict | None = None):
+    def set_vjp(self, fn=None, *, only_for: dict | None = None, one_output: tuple = ()):
         """Register the derivative (decorator). Parameter names say what the node saves.
 
         ``only_for={"input": "other"}``: input ``input`` is used only for ``other``'s gradient,
         so it is saved (and its in-place changes checked) only when ``other`` needs one, as torch
         does (a frozen weight's matmul keeps no activation; ``y * 2`` keeps nothing of y).
+        ``one_output=("input", "result")``: saved only by a call that returns one tensor (max of
+        all elements); a ``(values, indices)`` call keeps ``indices``, its index output, instead
+        (None for a one-tensor call), as torch does: values and input may then change in place.
         ``<input>_shape`` / ``<input>_dtype`` save an input's shape or dtype;
         ``<input>_geometry`` its array for the layout alone (as_strided), with no version check.
         """
         if fn is None:
-            return lambda f: self.set_vjp(f, only_for=only_for)
+            return lambda f: self.set_vjp(f, only_for=only_for, one_output=one_output)
         only_for = only_for or {}
         spec = []
         self.saved_names = tuple(inspect.signature(fn).parameters)[1:]
         for p in self.saved_names:
-            if p == "result":
+            if p in one_output:  # kind 5 with no input to wait for: the call's output count
+                spec.append(
+                    (5, (1, 0, None) if p == "result" else (0, self.in_names.index(p), None))
+                )
+            elif p == "result":
                 spec.append((1, 0))
+            elif p == "indices" and p not in self.in_names:  # (embedding's input is indices)
+                spec.append((8, 0))
             elif p in only_for:
-                spec.append((5, (self.in_names.index(p), self.in_names.index(only_for[p]))))
+                spec.append((5, (0, self.in_names.index(p), self.in_names.index(only_for[p]))))
             elif p in self.in_names:
                 spec.append((0, self.in_names.index(p)))
             elif p == "needs":
@@ -185,7 +194,7 @@ class OpDef:
                 raise TypeError(f"vjp of {self.name}: unknown parameter {p!r}")
         self.vjp = fn
         self.spec = tuple(spec)
-        self.save_first = any(k == 0 and i == 0 or k == 5 and i[0] == 0 for k, i in spec)
+        self.save_first = any(k == 0 and i == 0 or k == 5 and i[:2] == (0, 0) for k, i in spec)
         return fn
 
     vjp_ = set_vjp
@@ -861,11 +870,11 @@ def _make_public(od: OpDef, dunder: bool = False):
             bound = None
             has_res = False
             for kind, key in od.spec:
-                if kind == 5:  # an input kept only for another input's gradient
-                    if edges[key[1]] is None:
+                if kind == 5:  # kept only for another input's gradient, or by a one-output call
+                    kind, key, cond = key
+                    if edges[cond] is None if cond is not None else len(outs) != 1:
                         saved.append(None)
                         continue
-                    kind, key = 0, key[0]
                 if kind == 0:
                     t = ins[key]
                     saved.append(t)
@@ -892,6 +901,16 @@ def _make_public(od: OpDef, dunder: bool = False):
                     saved.append(t.dtype if isinstance(t, Tensor) else None)
                 elif kind == 7:  # an input's raw array: its strides and offset, not its values
                     saved.append(ins[key]._data)
+                elif kind == 8:  # the index output of a (values, indices) call
+                    if len(outs) == 1:
+                        saved.append(None)
+                    else:
+                        t = outs[-1]  # an integer tensor: no grad_fn, so no reference cycle
+                        saved.append(t)
+                        if vers is None:
+                            vers = [(t, t._ver[0])]
+                        else:
+                            vers.append((t, t._ver[0]))
                 elif od.seq:  # kind 3 of a sequence op (cat): the shapes of all its tensors
                     saved.append(tuple(getattr(x, "shape", ()) for x in ins))
                 else:  # kind 3: an input's shape

@@ -1219,14 +1219,15 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
             f"expected common dtype to be floating point, yet common dtype is {scalar_name(common)}"
         )
     x1, x2 = x1.to(common), x2.to(common)
-    n1 = x1.norm(2, dim).clamp(min=eps)
-    n2 = x2.norm(2, dim).clamp(min=eps)
+    # torch sums the product of the normalized inputs: an input that needs no gradient is then
+    # not kept by the product (it may change in place before backward), and the sum is the node
+    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
     try:
-        prod = x1 * x2
+        prod = (x1 / n1) * (x2 / n2)
     except RuntimeError as e:  # a name clash is cosine_similarity's (spec 4.10), not mul's
         raise _as_op_error(e, "cosine_similarity", ("mul",), x1, x2) from None
-    # torch sums the product of the normalized inputs: that sum is its result's node
-    return _as_torch_node(prod.sum(dim) / (n1 * n2), "SumBackward1")
+    return prod.sum(dim)
 
 
 @_autocast_entry

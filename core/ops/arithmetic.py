@@ -572,11 +572,17 @@ def remainder(xp, input, other):
     return xp.where((mod != 0) & ((other < 0) != (mod < 0)), mod + other, mod)
 
 
-@remainder.vjp
-def _(grad, input, other, needs):
+@remainder.vjp(only_for={"input": "other", "other": "other"})  # input's gradient reads neither
+def _(grad, input, other, other_dtype, needs):
     return (grad if needs[0] else None), (
         -grad * div(input, other, rounding_mode="floor") if needs[1] else None
     )
+
+
+# torch's overload by a number (...Backward0) or a tensor (...Backward1)
+remainder.op.name_rule = lambda node: (
+    node.op.backward_name[:-1] + ("0" if node.saved_arg("other_dtype") is None else "1")
+)
 
 
 @op(names=unify_inputs, promote=True, inplace="fmod_")
@@ -592,11 +598,17 @@ def fmod(xp, input, other):
     return xp.fmod(input, other)
 
 
-@fmod.vjp
-def _(grad, input, other, needs):
+@fmod.vjp(only_for={"input": "other", "other": "other"})  # input's gradient reads neither
+def _(grad, input, other, other_dtype, needs):
     return (grad if needs[0] else None), (
         -grad * div(input, other, rounding_mode="trunc") if needs[1] else None
     )
+
+
+# torch's overload by a number (...Backward0) or a tensor (...Backward1)
+fmod.op.name_rule = lambda node: (
+    node.op.backward_name[:-1] + ("0" if node.saved_arg("other_dtype") is None else "1")
+)
 
 
 # ---------------------------------------------------------------------- fused and binary math
@@ -733,7 +745,7 @@ def hypot(xp, input, other):
     return xp.hypot(input, other)
 
 
-@hypot.vjp
+@hypot.vjp(only_for={"input": "input", "other": "other"})  # each gradient reads its own operand
 def _(grad, input, other, result, needs):
     return (grad * input / result if needs[0] else None), (
         grad * other / result if needs[1] else None
@@ -823,7 +835,7 @@ def copysign(xp, input, other):
     return xp.copysign(input, other)
 
 
-@copysign.vjp
+@copysign.vjp(only_for={"input": "input"})  # other's gradient is zero
 def _(grad, input, result, needs):
     # d|x|*s / dx = sign(x) * s = result / x, defined as 0 at x == 0 (torch's convention)
     gi = grad * _where(input == 0, 0.0, result / input) if needs[0] else None

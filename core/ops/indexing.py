@@ -1037,11 +1037,29 @@ def _getitem_general(self: Tensor, index, key) -> Tensor:
             if od is _VIEW:
                 return _view_of(self, r)
             return _wrap(r if type(r) is _ndarray or not isinstance(r, _generic) else np.asarray(r))
+        r = _apply(od, args, _NOKW)
+        node = r._grad_fn
+        if node is not None and od is _ADV:
+            if type(index) is Tensor and node.vers is None:  # x[idx]: its node keeps nothing else
+                node.vers = [(index, index._ver[0])]
+            else:
+                _check_index_tensors(node, index)
         if inames is not None:
-            return _name_by_index(_apply(od, args, _NOKW), args, inames)
-        return _apply(od, args, _NOKW)
+            return _name_by_index(r, args, inames)
+        return r
     except (IndexError, ValueError, TypeError) as e:
         return _index_failed(self, index, e)
+
+
+def _check_index_tensors(node, index) -> None:
+    """The node of ``x[idx]`` keeps the index tensors' arrays in its key: like torch, which saves
+    them, it refuses a backward after one of them changed in place (it would scatter the
+    gradient to the new positions)."""
+    for it in index if type(index) is tuple else (index,):
+        if isinstance(it, Tensor):
+            if node.vers is None:
+                node.vers = []
+            node.vers.append((it, it._ver[0]))
 
 
 def _index_failed(self: Tensor, index, e: Exception) -> Tensor:
@@ -2040,7 +2058,7 @@ def _scatter_add(xp, input, index, src, dim=0):
     return out
 
 
-@_scatter_add.vjp
+@_scatter_add.vjp(only_for={"index": "src"})  # input's gradient is grad itself
 def _(grad, index, dim, src_shape, needs):
     gs = _pad(_gather(grad, index, dim), src_shape) if needs[2] else None
     return grad, None, gs
@@ -2441,8 +2459,9 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
     return out
 
 
-@_index_add.vjp
-def _(grad, index, dim, alpha, needs):
+# input's gradient is grad itself; torch keeps source (for its dim) along with the index
+@_index_add.vjp(only_for={"index": "source", "source": "source"})
+def _(grad, index, source, dim, alpha, needs):
     gs = None
     if needs[2]:
         gs = _index_select(grad, index, dim)

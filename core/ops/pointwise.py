@@ -836,8 +836,10 @@ def erfinv(xp, input):
 
 
 @erfinv.vjp
-def _(grad, result):
-    return grad * (exp(result * result) * (math.sqrt(_PI) / 2))
+def _(grad, input):
+    # torch keeps the input, not the result (an in-place change of the result is allowed)
+    r = erfinv(input)
+    return grad * (exp(r * r) * (math.sqrt(_PI) / 2))
 
 
 @op(names=keep, floating=True, inplace="i0_")

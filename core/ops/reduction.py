@@ -379,23 +379,18 @@ def _ext_dim(xp, a, dim, keepdim, largest, name):
     return vals, idx
 
 
-def _onehot(a, idx, ax):
-    """A constant mask with 1 where ``idx`` (keepdim shape) points along axis ``ax``."""
-    xp = array_module(a)
-    shape = [1] * a.ndim
-    shape[ax] = a.shape[ax]
-    r = xp.arange(a.shape[ax]).reshape(shape)
-    return _const((r == idx).astype(a.dtype))
-
-
-def _index_grad(grad, input, dim, keepdim, idx_fn):
-    """Gradient of a value-selecting reduction: the grad goes to the selected index only."""
-    a = input._data
-    ax = _axis1(dim, a.ndim)
+def _index_grad(grad, indices, input_shape, dim, keepdim):
+    """Gradient of a value-selecting reduction along ``dim``, from its saved index output (what
+    torch keeps): the grad goes to the selected index only."""
+    ax = _axis1(dim, len(input_shape))
     if ax is None:
         return grad
-    g = _unsqueeze_back(grad, a.shape, dim, keepdim)
-    return g * _onehot(a, idx_fn(a, ax), ax)
+    g = _unsqueeze_back(grad, input_shape, dim, keepdim)
+    idx = _unsqueeze_back(indices._data, input_shape, dim, keepdim)
+    shape = [1] * len(input_shape)
+    shape[ax] = input_shape[ax]
+    r = array_module(idx).arange(input_shape[ax]).reshape(shape)
+    return g * _const((r == idx).astype(grad._data.dtype))
 
 
 def _even_grad(grad, input, dim, keepdim, ext, nan_aware=False):
@@ -454,13 +449,11 @@ def _make_ext(name, largest):
     )
     red = op(names=_ext_names, out_type=rt, name=name)(kernel)
 
-    @red.vjp
-    def _(grad, input, result, dim, keepdim):
+    @red.vjp(one_output=("input", "result"))
+    def _(grad, input, result, indices, input_shape, dim, keepdim):
         if dim is None:
             return _even_grad(grad, input, None, False, result._data, nan_aware=True)
-        return _index_grad(
-            grad, input, dim, keepdim, lambda a, ax: _argext(array_module(a), a, ax, largest)
-        )
+        return _index_grad(grad, indices, input_shape, dim, keepdim)
 
     binary = name + "imum"
 
@@ -643,11 +636,11 @@ def median(xp, input, dim=None, keepdim=False):
     return vals, idx
 
 
-@median.vjp
-def _(grad, input, result, dim, keepdim):
+@median.vjp(one_output=("input", "result"))
+def _(grad, input, result, indices, input_shape, dim, keepdim):
     if dim is None:
         return _even_grad(grad, input, None, False, result._data, nan_aware=True)
-    return _index_grad(grad, input, dim, keepdim, _median_idx)
+    return _index_grad(grad, indices, input_shape, dim, keepdim)
 
 
 def _mode_idx(a, ax):
@@ -691,8 +684,8 @@ def mode(xp, input, dim=-1, keepdim=False):
 
 
 @mode.vjp
-def _(grad, input, dim, keepdim):
-    return _index_grad(grad, input, dim, keepdim, _mode_idx)
+def _(grad, indices, input_shape, dim, keepdim):
+    return _index_grad(grad, indices, input_shape, dim, keepdim)
 
 
 # ---------------------------------------------------------------------- std / var

@@ -134,9 +134,17 @@ def _perm_grad(grad, input, ax, descending):
     return gather(grad, ax, _const(inv))
 
 
+def _selected_grad(grad, indices, input_shape, ax):
+    """Gradient of sort/topk/kthvalue (keepdim form) along ``ax`` from the saved index output,
+    as torch keeps it: the grad lands where the indices point."""
+    if ax is None:
+        return grad
+    return scatter_add(_zeros(grad, input_shape), ax, indices, grad)
+
+
 @sort.vjp
-def _(grad, input, dim, descending, stable):
-    return _perm_grad(grad, input, _axis(dim, input._data.ndim), descending)
+def _(grad, indices, input_shape, dim, descending, stable):
+    return _selected_grad(grad, indices, input_shape, _axis(dim, len(input_shape)))
 
 
 # torch's grad_fn names: sort() is SortBackward0, its overload with ``stable`` SortBackward1
@@ -224,13 +232,8 @@ def topk(xp, input, k=None, dim=-1, largest=True, sorted=True):
 
 
 @topk.vjp
-def _(grad, input, k, dim, largest):
-    a = input._data
-    ax = _axis(dim, a.ndim)
-    if ax is None:
-        return grad
-    idx = _topk_idx(array_module(a), a, k, ax, largest).astype(_INT64, copy=False)
-    return scatter_add(_zeros(grad, a.shape), ax, _const(idx), grad)
+def _(grad, indices, input_shape, dim):
+    return _selected_grad(grad, indices, input_shape, _axis(dim, len(input_shape)))
 
 
 def _kth_idx(xp, a, k, ax):
@@ -300,14 +303,11 @@ def kthvalue(xp, input, k=None, dim=-1, keepdim=False):
 
 
 @kthvalue.vjp
-def _(grad, input, k, dim, keepdim):
-    a = input._data
-    ax = _axis(dim, a.ndim)
-    if ax is None:
-        return grad
-    idx = _kth_idx(array_module(a), a, k, ax)
-    g = grad if keepdim else grad.unsqueeze(ax)
-    return scatter_add(_zeros(grad, a.shape), ax, _const(idx), g)
+def _(grad, indices, input_shape, dim, keepdim):
+    ax = _axis(dim, len(input_shape))
+    if ax is not None and not keepdim:
+        grad, indices = grad.unsqueeze(ax), indices.unsqueeze(ax)
+    return _selected_grad(grad, indices, input_shape, ax)
 
 
 # ---------------------------------------------------------------------- unique

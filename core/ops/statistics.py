@@ -26,7 +26,7 @@ from ..registry import op
 from ..return_types import return_types
 from ..tensor import Tensor, _wrap
 from .indexing import gather, scatter_add
-from .reduction import _by_dim, _empty_median, _median_out
+from .reduction import _by_dim, _empty_median, _index_grad, _median_out
 from .sorting import _argsort, _axis, _kth_idx, _tname, _unnamed
 
 __all__ = [
@@ -112,23 +112,17 @@ def nanmedian(xp, input, dim=None, keepdim=False):
     return vals, idx
 
 
-@nanmedian.vjp
-def _(grad, input, result, dim, keepdim):
-    a = input._data
+@nanmedian.vjp(one_output=("input", "result"))
+def _(grad, input, result, indices, input_shape, dim, keepdim):
+    if dim is not None:
+        return _index_grad(grad, indices, input_shape, dim, keepdim)
+    # like torch: split evenly among the elements equal to the median (NaN matches NaN)
+    a, v = input._data, result._data
     xp = array_module(a)
-    if dim is None:
-        # like torch: split evenly among the elements equal to the median (NaN matches NaN)
-        v = result._data
-        m = a == v
-        if a.dtype.kind in "fcV" and bool(xp.isnan(v)):  # V: bfloat16
-            m = xp.isnan(a)
-        return grad * _const(m.astype(a.dtype) / max(int(m.sum()), 1))
-    ax = _axis(dim, a.ndim)
-    if ax is None:
-        return grad
-    g = grad if keepdim else grad.unsqueeze(ax)
-    z = _wrap(xp.zeros(a.shape, dtype=grad._data.dtype))
-    return scatter_add(z, ax, _const(_nanmedian_idx(a, ax)), g)
+    m = a == v
+    if a.dtype.kind in "fcV" and bool(xp.isnan(v)):  # V: bfloat16
+        m = xp.isnan(a)
+    return grad * _const(m.astype(a.dtype) / max(int(m.sum()), 1))
 
 
 # nanmedian() is torch's NanmedianBackward0, nanmedian(dim) its NanmedianBackward1
