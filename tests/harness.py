@@ -309,3 +309,15 @@ def values_only(case: Case) -> Case:
         return out
 
     return Case(case.name, fn, case.inputs)
+
+
+def saved_flags(node) -> dict:
+    """A node's ``_saved_<name>`` tensor attributes (torch's or ember's): for each, whether it
+    is None."""
+    out = {}
+    for attr in dir(node):
+        if attr.startswith("_saved_"):
+            v = getattr(node, attr)
+            if v is None or hasattr(v, "grad_fn"):
+                out[attr] = v is None
+    return out

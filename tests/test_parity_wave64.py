@@ -21,6 +21,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from harness import same_grads_or_error as _both
+from harness import saved_flags
 from harness import upstream as _up
 
 TF = torch.nn.functional
@@ -126,17 +127,6 @@ def test_products_still_refuse_a_changed_operand_a_gradient_reads(name):
     assert _both(f).startswith("one of the variables needed for gradient computation")
 
 
-def _saved(fn):
-    """grad_fn._saved_<name> of torch's node: for each tensor attribute, whether it is None."""
-    out = {}
-    for attr in dir(fn):
-        if attr.startswith("_saved_"):
-            v = getattr(fn, attr)
-            if v is None or isinstance(v, torch.Tensor):
-                out[attr] = v is None
-    return out
-
-
 _SAVED = ["mm", "bmm", "matmul_1_1", "matmul_2_1", "matmul_2_2", "mv", "dot", "vdot"]
 _SAVED += ["outer", "linear", "einsum_mul", "einsum_outer", "cross", "mul", "div", "conv2d"]
 
@@ -147,7 +137,7 @@ def test_products_saved_attributes(name, rgs):
     # grad_fn._saved_<input> under torch's names: None where torch keeps nothing
     shapes, fn = _PRODUCTS[name]
     ys = [fn(T, *(_r(T, s, i, r) for i, (s, r) in enumerate(zip(shapes, rgs)))) for T in LIBS]
-    want = _saved(ys[0].grad_fn)
+    want = saved_flags(ys[0].grad_fn)
     assert want
     assert ys[1].grad_fn.name() == ys[0].grad_fn.name()
     got = {a: getattr(ys[1].grad_fn, a) is None for a in want}

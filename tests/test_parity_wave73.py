@@ -24,6 +24,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from harness import same_grads_or_error as _both
+from harness import saved_flags
 from harness import upstream as _up
 
 TF = torch.nn.functional
@@ -122,17 +123,6 @@ def test_index_tensor_second_backward_refused():
     assert _both(f).startswith("Trying to backward through the graph a second time")
 
 
-def _saved(fn):
-    """grad_fn._saved_<name> of a node: for each tensor attribute, whether it is None."""
-    out = {}
-    for attr in dir(fn):
-        if attr.startswith("_saved_"):
-            v = getattr(fn, attr)
-            if v is None or isinstance(v, torch.Tensor):
-                out[attr] = v is None
-    return out
-
-
 _SAVED = ["max_dim", "median_dim", "mode_dim", "kthvalue", "topk", "sort", "max_all", "hypot"]
 _SAVED += ["fmod", "remainder", "copysign", "erfinv", "scatter_add", "index_add"]
 
@@ -148,7 +138,7 @@ def test_saved_attributes(name):
         for T in LIBS:
             out = fn(T, *(_r(T, s, i, r) for i, (s, r) in enumerate(zip(specs, rgs))))
             ys.append(out[0] if isinstance(out, tuple) else out)
-        want = _saved(ys[0].grad_fn)
+        want = saved_flags(ys[0].grad_fn)
         assert want
         assert ys[1].grad_fn.name() == ys[0].grad_fn.name()
         got = {a: getattr(ys[1].grad_fn, a) is None for a in want}
