@@ -730,12 +730,12 @@ class StickBreakingTransform(_ParameterlessTransform):
     def forward_shape(self, shape):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
-        return ember.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+        return shape[:-1] + (shape[-1] + 1,)  # the caller's type, tuple or Size, as torch
 
     def inverse_shape(self, shape):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
-        return ember.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+        return shape[:-1] + (shape[-1] - 1,)
 
 
 class LowerCholeskyTransform(_ParameterlessTransform):
@@ -779,10 +779,10 @@ class CorrCholeskyTransform(_ParameterlessTransform):
     bijective = True
 
     @staticmethod
-    def _size(m: int) -> int:
+    def _size(m: int, msg: str = "Incorrect size of unconstrained vector") -> int:
         n = round((0.25 + 2 * m) ** 0.5 + 0.5)
         if n * (n - 1) // 2 != m:
-            raise ValueError("Incorrect size of unconstrained vector")
+            raise ValueError(msg)
         return n
 
     def _call(self, x):
@@ -818,16 +818,17 @@ class CorrCholeskyTransform(_ParameterlessTransform):
     def forward_shape(self, shape):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
-        n = self._size(shape[-1])
-        return ember.Size(tuple(shape[:-1]) + (n, n))
+        n = self._size(shape[-1], "Input is not a flattened lower-diagonal number")
+        # slicing keeps the caller's type, as torch: a tuple stays a tuple, a Size a Size
+        return shape[:-1] + (n, n)
 
     def inverse_shape(self, shape):
         if len(shape) < 2:
             raise ValueError("Too few dimensions on input")
         if shape[-2] != shape[-1]:
-            raise ValueError("A matrix that isn't square can't be a Cholesky factor")
+            raise ValueError("Input is not square")
         n = shape[-1]
-        return ember.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
+        return shape[:-2] + (n * (n - 1) // 2,)
 
 
 def _check_tseq(tseq) -> list:

@@ -117,11 +117,11 @@ class Wishart(ExponentialFamily):
         }
 
     def expand(self, batch_shape, _instance=None) -> Wishart:
-        new = self._get_checked_instance(Wishart, _instance)
-        cov_shape = tuple(ember.Size(batch_shape) + self.event_shape)
+        # df first, as torch: a bad batch_shape is reported against df's sizes
+        new = self._expand_params(Wishart, batch_shape, _instance, ("df",), ("_df_constraint",))
+        cov_shape = tuple(new._batch_shape + self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         _expand_matrices(self, new, cov_shape)
-        new = self._expand_params(Wishart, batch_shape, new, ("df",), ("_df_constraint",))
         new._init_chi2()
         return new
 

@@ -197,7 +197,10 @@ def _chol_info(a, upper):
     for idx in np.ndindex(*a.shape[:-2]):
         m = a[idx]
         (potrf,) = sl.get_lapack_funcs(("potrf",), (m,))
-        _, inf = potrf(m, lower=not upper, clean=True)
+        c, inf = potrf(m, lower=not upper, clean=True)
+        if inf == 0:  # OpenBLAS's potrf goes on past a NaN pivot: the first one is the bad minor
+            nan = np.flatnonzero(np.isnan(np.diagonal(c)))
+            inf = nan[0] + 1 if len(nan) else 0
         info[idx] = max(int(inf), 0)
     return info
 
@@ -475,8 +478,9 @@ def _linalg_cholesky_ex(xp, A, upper=False, check_errors=False, who="linalg.chol
     low = xp.tril(A) if not upper else xp.swapaxes(xp.triu(A), -1, -2).conj()
     try:
         L = xp.linalg.cholesky(low + xp.swapaxes(xp.tril(low, -1), -1, -2).conj())
-        # cupy raises nothing for a matrix that is not positive-definite: its factor holds NaN
-        failed = xp is not np and bool(xp.isnan(L).any())
+        # cupy raises nothing for a matrix that is not positive-definite, nor does OpenBLAS for a
+        # NaN pivot (reference LAPACK's potrf stops there, as torch): the factor's diagonal is NaN
+        failed = bool(xp.isnan(xp.diagonal(L, axis1=-2, axis2=-1)).any())
     except np.linalg.LinAlgError:
         failed = True
     if failed:
