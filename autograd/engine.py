@@ -58,9 +58,10 @@ def _check_versions(node: Node) -> None:
                 else "Hint: enable anomaly detection to find the operation that failed to compute "
                 "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
+            kind = _dtm.cpu_type_name(t.dtype)
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{_dtm.cpu_type_name(t.dtype)} {list(t._data.shape)}]{where} is at "
+                f"inplace operation: [{kind} {list(t._data.shape)}]{where} is at "
                 f"version {t._ver[0]}; expected version {v} instead. {hint}"
             )
 

@@ -184,8 +184,10 @@ def _compare(nums, anas, outs, cplx_in, atol, rtol, what: str, fast_mode: bool =
     ember draws its own vectors."""
     phases = [("", False)]
     if any(o._data.dtype.kind == "c" for o in outs):
-        phases = [(f"While considering the {part} part of complex outputs only, ", part == "imaginary")
-                  for part in ("imaginary", "real")]  # fmt: skip
+        phases = [
+            (f"While considering the {part} part of complex outputs only, ", part == "imaginary")
+            for part in ("imaginary", "real")
+        ]
     for prefix, imag in phases:
         num_b = [_torch_blocks(n, outs, c, imag) for n, c in zip(nums, cplx_in)]
         ana_b = [_torch_blocks(a, outs, c, imag) for a, c in zip(anas, cplx_in)]

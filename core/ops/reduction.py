@@ -1412,10 +1412,10 @@ def _median_out(out, res, ins):
             "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
             f"{_dt.cpu_type_name(out.dtype)} instead (while checking arguments for median)"
         )
+    got, want = _dt.cpu_type_name(out.dtype), _dt.cpu_type_name(res.dtype)
     raise RuntimeError(
         "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
-        f"but type {_dt.cpu_type_name(out.dtype)} does not equal {_dt.cpu_type_name(res.dtype)} (while checking "
-        "arguments for median)"
+        f"but type {got} does not equal {want} (while checking arguments for median)"
     )
 
 
