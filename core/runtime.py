@@ -45,6 +45,26 @@ _state = {
 }
 
 
+def cpu_features() -> dict:
+    """The SIMD features numpy's dispatcher found on this cpu ({"AVX2": True, ...}; empty when
+    numpy does not say), read by torch.backends.cpu and by the choices torch makes by cpu."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f
+    except ImportError:  # numpy < 2
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as f
+        except ImportError:
+            return {}
+    return f
+
+
+def onednn_bf16() -> bool:
+    """Whether torch's cpu build runs bfloat16 through oneDNN here: it does where the cpu has
+    AVX-512 BW, VL and DQ (an AVX2-only cpu takes the native kernels, whose errors differ)."""
+    f = cpu_features()
+    return bool(f.get("AVX512BW") and f.get("AVX512VL") and f.get("AVX512DQ"))
+
+
 def _check_count(fname: str, n) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
         # torch raises RuntimeError for these type errors

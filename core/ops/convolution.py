@@ -59,6 +59,7 @@ from ..kernels.winograd import (
 )
 from ..names import check_weight_dims
 from ..registry import _cast_error, backward_names, op
+from ..runtime import onednn_bf16
 from ..tensor import Tensor
 from .arithmetic import _cj
 
@@ -877,11 +878,11 @@ def _output_too_small(input, weight, groups: int, nd: int, in_sp: tuple, out_sp:
 
 
 def _uses_onednn(input, weight, groups: int, nd: int) -> bool:
-    """Whether torch's cpu convolution runs ``input`` through oneDNN: always for bfloat16, for
-    float32 when grouped, with kernels over 3x3, a batch over 1 or a large input (its
-    heuristic, with 1-d convolutions viewed as 2-d)."""
+    """Whether torch's cpu convolution runs ``input`` through oneDNN: for bfloat16 on a cpu with
+    AVX-512 (BW, VL, DQ), for float32 when grouped, with kernels over 3x3, a batch over 1 or a
+    large input (its heuristic, with 1-d convolutions viewed as 2-d)."""
     if input.dtype.name == "bfloat16":
-        return True
+        return onednn_bf16()
     if input.dtype.name != "float32":
         return False
     shape = tuple(input.shape) if input.dim() == nd + 2 else (1, *input.shape)
