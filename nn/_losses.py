@@ -402,6 +402,16 @@ def _float_input(kernel: str, input: Tensor, cpu_half: bool = True) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
 
 
+def _no_derivative(fn: str, arg: str, t: Tensor | None) -> None:
+    """torch's error for an argument its kernel ``fn`` has no derivative for (a class or element
+    weight, a target), raised when it requires grad under grad mode, whatever the input."""
+    if t is not None and t.requires_grad and _grad_state.enabled:
+        raise RuntimeError(
+            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This "
+            "input cannot have requires_grad True."
+        )
+
+
 def _weighted(loss, weight, input, reduction, normalize):
     """An elementwise loss reduced, optionally weighted per element (``normalize``: 'mean'
     divides by the total weight)."""
@@ -530,11 +540,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """log(1 + exp(-target * input)) for targets in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
-    if getattr(target, "requires_grad", False) and _grad_state.enabled:  # no target derivative
-        raise RuntimeError(
-            "The function 'soft_margin_loss' is not differentiable with respect to argument "
-            "'target'. This input cannot have requires_grad True."
-        )
+    _no_derivative("soft_margin_loss", "target", target)
     # input first: a size mismatch names the input as tensor a, as in torch; torch's kernel is
     # log1p(exp(-input * target)) as written: it overflows to inf (a NaN gradient) where
     # -input * target passes log(max) of the dtype (88.7 in float32, just 11.1 in float16)
@@ -683,6 +689,8 @@ def binary_cross_entropy(
     if weight is not None and weight.shape != input.shape:
         # torch expands the weight to the target's size, then writes into the input's shape
         _broadcast_shapes(target.shape, weight.shape)
+    _no_derivative("binary_cross_entropy", "weight", weight)
+    if weight is not None and weight.shape != input.shape:
         err = _inplace_shape_error(input, weight)
         if err is not None:
             raise err
@@ -725,6 +733,8 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size(target.shape)}) must be the same as input size "
             f"({_size(input.shape)})"
         )
+    _no_derivative("binary_cross_entropy_with_logits", "weight", weight)
+    _no_derivative("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     _float_input("log_sigmoid_cpu", input)  # torch's kernel refuses an integer input first
     if target._data.dtype.kind not in "fV":
         if target.dtype is _bool:
@@ -762,26 +772,26 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     """NLL of (N, C, d...) log-probabilities ``logp`` (class dim ``cd``) at class indices."""
     shape = logp.shape
     C = shape[cd]
-    if cd == 0:  # unbatched (C,) input
-        if target.ndim > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    else:
+    if cd:
         tb = target.shape[0] if target.ndim else 0
         if tb != shape[0]:
             raise ValueError(
                 f"Expected input batch_size ({shape[0]}) to match target batch_size ({tb})."
             )
-        if logp.ndim == 2 and target.ndim != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if logp.ndim == 4 and target.ndim != 3:  # torch's nll_loss2d checks
-            raise RuntimeError(
-                "only batches of spatial targets supported (3D tensors) but got targets of "
-                f"dimension: {target.ndim}"
-            )
         if logp.ndim > 2 and logp.ndim != 4 and target.shape != shape[:1] + shape[2:]:
             raise RuntimeError(
                 f"Expected target size {list(shape[:1] + shape[2:])}, got {list(target.shape)}"
             )
+    # torch refuses a weight requiring grad before its kernels' own checks
+    _no_derivative("nll_loss2d_forward" if logp.ndim > 2 else "nll_loss_forward", "weight", weight)
+    multi_target = target.ndim > 1 if cd == 0 else logp.ndim == 2 and target.ndim != 1
+    if multi_target:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if logp.ndim == 4 and target.ndim != 3:  # torch's nll_loss2d checks
+        raise RuntimeError(
+            "only batches of spatial targets supported (3D tensors) but got targets of "
+            f"dimension: {target.ndim}"
+        )
     td = target._data
     if td.dtype != np.int64 and td.dtype != np.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(td.dtype)}")
@@ -1090,6 +1100,7 @@ def multi_margin_loss(
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    _no_derivative("multi_margin_loss", "weight", weight)
     _check_nd_classes(input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
     N, C = x.shape

@@ -18,6 +18,7 @@ from harness import (
     raises_like_torch,
     run_case,
     run_gradcheck,
+    same_error,
     torch,
 )
 
@@ -1037,3 +1038,46 @@ def test_margin_losses_no_gradient_at_the_hinge(p):
             fn(m, x).backward(m.tensor(up))
             g[m] = x.grad
         assert_same(g[ember], g[torch])
+
+
+_NO_DERIVATIVE = {
+    "nll": lambda m, w: F(m).nll_loss(m.randn(2, 3), m.tensor([0, 2]), weight=w),
+    "nll 2d target": lambda m, w: F(m).nll_loss(m.randn(2, 3), m.zeros(2, 2).long(), weight=w),
+    "nll image": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4, 5), m.zeros(2, 4).long(), weight=w),
+    "nll 3-d": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4), m.zeros(2, 4).long(), weight=w),
+    "nll bad 3-d target": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4), m.zeros(2, 5).long(), weight=w),
+    "cross_entropy smoothed": lambda m, w: F(m).cross_entropy(m.randn(2, 3), m.tensor([0, 2]), weight=w, label_smoothing=0.1),
+    "multi_margin": lambda m, w: F(m).multi_margin_loss(m.randn(2, 3), m.tensor([0, 2]), weight=w),
+    "multi_margin 3-d": lambda m, w: F(m).multi_margin_loss(m.randn(2, 3, 4), m.tensor([0, 2]), weight=w),
+    "bce": lambda m, w: F(m).binary_cross_entropy(m.rand(4, 3), m.rand(4, 3), weight=w),
+    "bce out of range": lambda m, w: F(m).binary_cross_entropy(m.rand(3) + 2, m.rand(3), weight=w),
+    "bce_with_logits": lambda m, w: F(m).binary_cross_entropy_with_logits(m.randn(3), m.rand(3), weight=w),
+    "bce_with_logits pos_weight": lambda m, w: F(m).binary_cross_entropy_with_logits(m.randn(3), m.rand(3), pos_weight=w),
+    "bce_with_logits long input": lambda m, w: F(m).binary_cross_entropy_with_logits(m.ones(3).long(), m.rand(3), weight=w),
+}  # fmt: skip
+
+
+@needs_torch
+@pytest.mark.parametrize("case", list(_NO_DERIVATIVE))
+def test_weights_requiring_grad_refused_in_torchs_order(case):
+    """torch's kernels have no derivative for class/element weights: a weight requiring grad is
+    refused under grad mode (the input need not require grad) after the checks its Python and
+    nd wrappers make and before its kernels' own; ember differentiated through it."""
+    fn = _NO_DERIVATIVE[case]
+    msg = same_error(lambda m: fn(m, m.rand(3, requires_grad=True)))
+    assert "not differentiable with respect to argument" in msg or "size" in msg
+
+
+@needs_torch
+def test_weights_requiring_grad_read_without_grad_mode():
+    out = {}
+    for m in (ember, torch):
+        w = m.tensor([0.5, 2.0, 1.0], requires_grad=True)
+        x = m.tensor([[0.1, -0.3, 0.8], [1.5, 0.2, -0.7]])
+        with m.no_grad():
+            out[m] = [
+                F(m).cross_entropy(x, m.tensor([0, 2]), weight=w),
+                F(m).binary_cross_entropy_with_logits(x, x.sigmoid(), weight=w, pos_weight=w),
+            ]
+    for e, t in zip(out[ember], out[torch]):
+        assert_same(e, t, rtol=1e-6)
