@@ -258,6 +258,9 @@ def test_smooth_activations_specials(name):
     e.backward(ember.tensor(g))
     t.backward(torch.from_numpy(g))
     en, tn = e.detach().numpy(), t.detach().numpy()
+    # gelu(+inf): torch's AVX-512 kernel gives NaN, its AVX2 and float64 ones inf (ember's)
+    assert en[1] == np.inf
+    en[1] = tn[1] = 0
     np.testing.assert_array_equal(np.isnan(en), np.isnan(tn))
     np.testing.assert_allclose(en, tn, rtol=1e-5, atol=3e-6)
     eg, tg = ex.grad.numpy(), tx.grad.numpy()

@@ -586,5 +586,7 @@ def test_bfloat16_greedy_decoding_end_to_end():
 
     (te, le), (tt, lt) = run(ember), run(torch)
     np.testing.assert_array_equal(te.numpy(), tt.numpy())
-    np.testing.assert_allclose(le.numpy(), lt.numpy(), rtol=0.03, atol=0.03)
+    # (torch's bfloat16 products round differently by cpu: oneDNN's with AVX-512, its own
+    # kernels without; a small logit after 12 steps moved by 0.037 on an AVX2 machine)
+    np.testing.assert_allclose(le.numpy(), lt.numpy(), rtol=0.03, atol=0.05)
     assert math.isfinite(float(le.abs().max()))

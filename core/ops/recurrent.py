@@ -30,6 +30,7 @@ from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
 from ..registry import OPS, op
+from ..runtime import onednn_bf16
 from ..tensor import Tensor
 from .shape import cat as _cat
 
@@ -587,13 +588,14 @@ def _(grad, mode):
 
 def _rnn_layer_node_name(node) -> str:
     """The grad_fn name of the layer's output as torch's cpu kernels name it: a packed sequence
-    concatenates its steps (CatBackward0); an LSTM without projections in float32 or bfloat16
-    runs as oneDNN's layer (MkldnnRnnLayerBackward0); the rest stack their steps."""
+    concatenates its steps (CatBackward0); an LSTM without projections in float32 (or in
+    bfloat16 on a cpu where torch's oneDNN takes it) runs as oneDNN's layer
+    (MkldnnRnnLayerBackward0); the rest stack their steps."""
     shape, dt, _names = node.meta[0]
     if len(shape) == 2:
         return "CatBackward0"
     lstm = node.saved_arg("mode") == "LSTM" and not node.saved_arg("has_proj")
-    if lstm and (dt == _dt.float32.np or dt == _BF16):
+    if lstm and (dt == _dt.float32.np or dt == _BF16 and onednn_bf16()):
         return "MkldnnRnnLayerBackward0"
     return "StackBackward0"
 
