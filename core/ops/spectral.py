@@ -337,35 +337,13 @@ def _pad_window(window, win_length, n_fft, like, bad_shape):
 
 
 def _pad_signal(x, pad, mode):
-    """Pad the last dim by ``pad`` on each side (reflect, constant, replicate, circular)."""
-    from .indexing import index_select
+    """Pad the last dim by ``pad`` on each side, as torch: F.pad of a view of at least 3 dims
+    (leading ones; its errors show that view), a 0-d signal staying 3-d."""
+    from .padding import pad as _pad
 
-    # torch pads a view of at least 3 dims (leading ones): its errors show that view
-    ext = [1] * (3 - x.ndim) + list(x.shape)
-    if x.ndim == 0:  # and the padded 0-d signal stays that 3-d view
-        x = x.reshape(ext)
-    n = ext[-1]
-    if mode == "constant":
-        z = x.new_zeros((*x.shape[:-1], pad))
-        return _cat([z, x, z], -1)
-    i = np.arange(-pad, n + pad)
-    if mode == "reflect":
-        if pad >= n:
-            raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding input dimension,"
-                f" but got: padding ({pad}, {pad}) at dimension {len(ext) - 1} of input {ext}"
-            )
-        i = np.abs(i)
-        i = np.where(i > n - 1, 2 * (n - 1) - i, i)
-    elif mode == "replicate":
-        i = np.clip(i, 0, n - 1)
-    elif mode == "circular":
-        if pad > n:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        i = i % n
-    else:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    return index_select(x, -1, x.new_tensor(i, dtype=_dt.int64))
+    nd = x.ndim
+    y = _pad(x.reshape([1] * (3 - nd) + list(x.shape)), [pad, pad], mode)
+    return y.reshape(y.shape[-nd:]) if nd else y
 
 
 @_autocast_entry
@@ -390,13 +368,7 @@ def stft(
     from .. import fft as _fft
     from .indexing import index_select
 
-    if return_complex is None:
-        if not (input.is_complex() or (window is not None and window.is_complex())):
-            raise RuntimeError(
-                "stft requires the return_complex parameter be given for real inputs, and will "
-                "further require that return_complex=True in a future PyTorch release."
-            )
-        return_complex = True
+    # torch's order: its Python checks and padding, then its kernel's warnings and checks
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     hop = n_fft // 4 if hop_length is None else hop_length
@@ -404,29 +376,6 @@ def stft(
     x = input
     if center:
         x = _pad_signal(x, n_fft // 2, pad_mode)
-
-    def fail(msg):
-        # torch's errors start with the call, the input as padded by ``center``
-        sig = _signature(
-            "stft", x, n_fft=n_fft, hop_length=hop, win_length=win, window=window,
-            normalized=normalized, onesided=onesided, return_complex=return_complex,
-            align_to_window=align_to_window,
-        )  # fmt: skip
-        return f"{sig} : {msg}"
-
-    if x.dtype.category < _dt.FLOAT:
-        raise RuntimeError(fail("expected a tensor of floating point or complex values"))
-    if x.ndim not in (1, 2):
-        raise RuntimeError(fail("expected a 1D or 2D tensor"))
-    length = x.shape[-1]
-    if n_fft <= 0 or n_fft > length:
-        # torch reports an aligned frame's window length as its n_fft
-        shown = win if align_to_window else n_fft
-        raise RuntimeError(fail(f"expected 0 < n_fft < {length}, but got n_fft={shown}"))
-    if hop <= 0:
-        raise RuntimeError(fail(f"expected hop_length > 0, but got hop_length={hop}"))
-    if win <= 0 or win > n_fft:
-        raise RuntimeError(fail(f"expected 0 < win_length <= n_fft, but got win_length={win}"))
     if window is None:
         _warn_once(
             "stft_window",
@@ -436,6 +385,24 @@ def stft(
             "warning and use a rectangular window, explicitly set `window=torch.ones(n_fft, "
             "device=<device>)`.",
         )
+
+    def fail(msg):
+        # torch's errors start with the call (return_complex as given), the input as padded
+        sig = _signature(
+            "stft", x, n_fft=n_fft, hop_length=hop, win_length=win, window=window,
+            normalized=normalized, onesided=onesided, return_complex=given_complex,
+            align_to_window=align_to_window,
+        )  # fmt: skip
+        return f"{sig} : {msg}"
+
+    given_complex = return_complex
+    if return_complex is None:
+        if not (input.is_complex() or (window is not None and window.is_complex())):
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for real inputs, and will "
+                "further require that return_complex=True in a future PyTorch release."
+            )
+        return_complex = True
     if not return_complex:
         _warn_once(
             "stft_return_complex",
@@ -444,6 +411,17 @@ def stft(
             "Note: you can still call torch.view_as_real on the complex output to recover the old "
             "return format.",
         )
+    if x.dtype.category < _dt.FLOAT:
+        raise RuntimeError(fail("expected a tensor of floating point or complex values"))
+    if x.ndim not in (1, 2):
+        raise RuntimeError(fail("expected a 1D or 2D tensor"))
+    length = x.shape[-1]
+    if n_fft <= 0 or n_fft > length:  # torch reports the window length as the n_fft
+        raise RuntimeError(fail(f"expected 0 < n_fft < {length}, but got n_fft={win}"))
+    if hop <= 0:
+        raise RuntimeError(fail(f"expected hop_length > 0, but got hop_length={hop}"))
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(fail(f"expected 0 < win_length <= n_fft, but got win_length={win}"))
     w = _pad_window(
         window,
         win,
@@ -580,6 +558,11 @@ def istft(
         raise RuntimeError(fail("window overlap add min: 1\n[ CPUBoolType{} ]", sep=" "))
     y = y / env
     if length is not None and y.shape[-1] < length:
+        _warn_once(
+            "istft_length",
+            "The length of signal is shorter than the length parameter. Result is being padded "
+            "with zeros in the tail. Please check your center and hop_length settings.",
+        )
         y = _cat([y, y.new_zeros((*y.shape[:-1], length - y.shape[-1]))], -1)
     return y
 
