@@ -260,21 +260,25 @@ def no_duplicates(out: tuple, what: str) -> tuple:
 
 def _unify_batch(nx: tuple, ny: tuple, bx: tuple, by: tuple) -> tuple:
     """Unify batch names ``bx``/``by`` from the right; the misalignment check looks at the whole
-    name lists ``nx``/``ny`` (a batch name may not sit elsewhere in the other operand)."""
-    lb = max(len(bx), len(by))
+    name lists ``nx``/``ny`` (a batch name matched with a None may not sit elsewhere in the other
+    operand). Only positions both operands have are matched (spec 3): the extra leading batch
+    dims of the longer one are copied unchecked."""
+    lb, common = max(len(bx), len(by)), min(len(bx), len(by))
     out = [None] * lb
-    for k in range(1, lb + 1):
-        x = bx[-k] if k <= len(bx) else None
-        y = by[-k] if k <= len(by) else None
+    for k in range(1, common + 1):  # names that do not match are reported before misalignment
+        x, y = bx[-k], by[-k]
         if x is not None and y is not None and x != y:
             raise RuntimeError(
                 f"Error when attempting to broadcast dims {_fmt(nx)} and dims {_fmt(ny)}: dim "
                 f"'{x}' and dim '{y}' are at the same position from the right but do not match."
                 " Align the operands' batch dims by name with `align_to`/`align_as`, or `rename`."
             )
-        if (x is None) != (y is None):
-            name, other, pos = (x, ny, len(ny) - k) if x is not None else (y, nx, len(nx) - k)
-            if name in other and (pos < 0 or other[pos] != name):
+    for k in range(1, lb + 1):
+        x = bx[-k] if k <= len(bx) else None
+        y = by[-k] if k <= len(by) else None
+        if k <= common and (x is None) != (y is None):
+            name, other = (x, ny) if x is not None else (y, nx)
+            if name in other:  # the other's dim here is None: the name sits elsewhere
                 raise RuntimeError(
                     f"Misaligned dims when attempting to broadcast dims {_fmt(nx)} and dims "
                     f"{_fmt(ny)}: dim '{name}' appears in a different position from the right "

@@ -992,6 +992,14 @@ def _wrap_int_scalars(arrays):
             arrays[i] = _dt.wrap_int(a, ref.dtype)
 
 
+def _dim_by_name(od, t, dim) -> int:
+    """``normalize_dim`` whose name-lookup errors name the op (spec 4.10)."""
+    try:
+        return normalize_dim(t, dim)
+    except RuntimeError as e:
+        raise _name_error(od, e) from None
+
+
 def _resolve_dims(od, t, opts, kw):
     """Dim options given as names (or 0-d integer tensors) become indices of ``t``; numpy's
     spellings ``axis=`` and ``keepdims=`` stand for ``dim=`` and ``keepdim=``, as in torch."""
@@ -1010,12 +1018,12 @@ def _resolve_dims(od, t, opts, kw):
             # a dim that None cannot mean (all dims, as None or () defaults say) is a name
             # lookup on a named tensor (spec)
             if t._names is not None and od.opt_defaults.get(nm, 0) not in (None, ()):
-                normalize_dim(t, v)
+                _dim_by_name(od, t, v)
             continue
         if isinstance(v, str):
-            v = normalize_dim(t, v)
+            v = _dim_by_name(od, t, v)
         elif isinstance(v, (list, tuple)) and any(isinstance(x, str) or x is None for x in v):
-            v = type(v)(normalize_dim(t, x) for x in v)
+            v = type(v)(_dim_by_name(od, t, x) for x in v)
         elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
             v = v.__index__()
         elif type(v) is float:

@@ -162,10 +162,11 @@ def _(grad, input, alpha, scale, input_scale):
     xp = array_module(a)
     if not _state.enabled:
         a = _opmath(a)
-    pos = (a > 0).astype(a.dtype)
+    neg = a <= 0  # torch's test: a NaN input takes the linear branch's gradient, not NaN
+    pos = (~neg).astype(a.dtype)
     k = alpha * scale * input_scale
     if not _state.enabled:
-        e = xp.minimum(a, 0)
+        e = xp.fmin(a, 0)  # fmin: 0 (not NaN) at a NaN, which the 1 - pos below then zeroes
         if input_scale != 1:
             e *= input_scale
         e = xp.exp(e)
@@ -176,7 +177,9 @@ def _(grad, input, alpha, scale, input_scale):
         e += pos
         return _scaled(grad, e)
     # double backward: the exponential branch stays a function of the input
-    e = (input.clamp(max=0) * input_scale).exp() * k
+    from .comparison import where  # (comparison imports this module's neighbours)
+
+    e = (where(_c(neg), input, 0.0) * input_scale).exp() * k
     return grad * (e * _c(1 - pos) + _c(pos * scale))
 
 

@@ -381,7 +381,8 @@ def _ext_dim(xp, a, dim, keepdim, largest, name):
 
 def _index_grad(grad, indices, input_shape, dim, keepdim):
     """Gradient of a value-selecting reduction along ``dim``, from its saved index output (what
-    torch keeps): the grad goes to the selected index only."""
+    torch keeps): the grad goes to the selected index only, zeros elsewhere (a where, not a mask
+    product, which would spread a NaN or inf gradient over the unselected elements)."""
     ax = _axis1(dim, len(input_shape))
     if ax is None:
         return grad
@@ -390,7 +391,7 @@ def _index_grad(grad, indices, input_shape, dim, keepdim):
     shape = [1] * len(input_shape)
     shape[ax] = input_shape[ax]
     r = array_module(idx).arange(input_shape[ax]).reshape(shape)
-    return g * _const((r == idx).astype(grad._data.dtype))
+    return _where_t(_const(r == idx), g, 0.0)
 
 
 def _even_grad(grad, input, dim, keepdim, ext, nan_aware=False):
@@ -648,16 +649,23 @@ def _mode_idx(a, ax):
     xp = array_module(a)
     b = xp.moveaxis(a, ax, -1)
     eq = b[..., :, None] == b[..., None, :]
+    # NaN is one value (sorted last, as torch sorts it): without this a NaN mode matched no
+    # element and its index was -1
+    nan = xp.isnan(b) if a.dtype.kind in "fV" else None  # V: bfloat16
+    if nan is not None:
+        eq |= nan[..., :, None] & nan[..., None, :]
     cnt = eq.sum(-1)
     best = cnt.max(-1, keepdims=True)
-    if a.dtype.kind in "fcV":  # V: bfloat16 (its candidates were masked by True, i.e. 1.0)
+    if a.dtype.kind in "fcV":  # (bfloat16's candidates were masked by True, i.e. 1.0)
         big = np.inf
     else:
         big = np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True
-    cand = xp.where(cnt == best, b, big)
-    val = cand.min(-1, keepdims=True)
+    top = cnt == best
+    val = xp.where(top if nan is None else top & ~nan, b, big).min(-1, keepdims=True)
     n = b.shape[-1]
     pos = xp.where(b == val, xp.arange(n), -1).max(-1, keepdims=True)
+    if nan is not None:  # only NaN is most frequent: the mode is NaN, at its first index (torch)
+        pos = xp.where((top & ~nan).any(-1, keepdims=True), pos, xp.argmax(nan, -1)[..., None])
     return xp.moveaxis(pos, -1, ax).astype(np.int64)
 
 
