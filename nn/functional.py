@@ -16,6 +16,7 @@ from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import layout as _layout
 from ..core import ops as _ops  # noqa: F401  (registers every op)
 from ..core.autocast import entry as _autocast_entry
+from ..core.dims import normalize_dim as _normalize_dim
 from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
@@ -25,6 +26,7 @@ from ..core.names import unify as _unify_names
 from ..core.ops import activation as _act
 from ..core.ops import embedding as _emb_ops
 from ..core.ops.creation import zeros as _zeros
+from ..core.ops.joining import broadcast_tensors as _broadcast_tensors
 from ..core.ops.reduction import _tname
 from ..core.random import default_generator_for as _gen_for
 from ..core.registry import OPS as _OPS
@@ -280,6 +282,9 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(x: Tensor, alpha: float) -> Tensor:
+    # checked here, after _inplace's leaf check, in torch's order
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _float_kernel_only(x, "elu_cpu")
     return _as_torch_node(_act._elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0")
 
@@ -288,8 +293,6 @@ def _celu(x: Tensor, alpha: float) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     alpha = _number(alpha, "celu", "alpha", 2)
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
         return _inplace(input, _celu, alpha, node="CeluBackward1")
     return _celu(input, alpha)
@@ -351,7 +354,9 @@ def _rrelu(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
     _float_kernel_only(x, "rrelu_with_noise_out_cpu")
     a = x._data
     u = _gen_for(x.device)._uniform(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
-    slope = (u * (upper - lower) + lower).astype(a.dtype)
+    slope = u.astype(a.dtype)  # in-place below: a 0-d array's arithmetic would give a scalar
+    slope *= upper - lower
+    slope += lower
     pos = a > 0
     slope[pos] = 1  # the multiplier: 1 for x > 0, a random slope otherwise
     return x * _wrap(slope)
@@ -385,11 +390,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b) where a, b are the halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    dim = _number(dim, "glu", "dim", 2, "int")
-    if isinstance(dim, int):
-        d = dim + input.dim() if dim < 0 else dim
-    else:
-        d = input.names.index(dim)
+    d = _normalize_dim(input, _number(dim, "glu", "dim", 2, "int"))
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
@@ -625,7 +626,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # fold the leading dims: one GEMM each way (a stacked matmul would run one per row
         # block and make its weight gradient as a batch of products summed afterwards)
         lead = input.shape[:-1]
-        flat = input.reshape(-1, input.shape[-1])
+        flat = input.reshape(math.prod(lead), input.shape[-1])  # -1 is ambiguous for 0 features
         if bias is not None:
             return _addmm(bias, flat, weight.t()).reshape(*lead, weight.shape[0])
         # torch's matmul folds the same way and ends in an _unsafe_view
@@ -677,10 +678,11 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
                 f"expected {o}"
             )
     batch = tuple(input1.shape[:-1])
-    x1 = _unname(input1).reshape(-1, i)
-    x2 = _unname(input2).reshape(-1, j)
+    rows = math.prod(batch)  # not -1: ambiguous for 0 features
+    x1 = _unname(input1).reshape(rows, i)
+    x2 = _unname(input2).reshape(rows, j)
     w = _unname(weight)
-    t = x1.matmul(w.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)
+    t = x1.matmul(w.permute(1, 0, 2).reshape(i, o * j)).reshape(rows, o, j)
     out = (t * x2.unsqueeze(1)).sum(-1)
     if bias is not None:
         out = out + _unname(bias)
@@ -901,18 +903,30 @@ def _renorm_rows_(weight: Tensor, idx_arr, max_norm: float, norm_type: float) ->
     whose ``norm_type``-norm exceeds ``max_norm`` (torch's embedding_renorm_)."""
     from ..core.device import array_module
 
+    _emb_ops._check_indices(None, idx_arr, None, "embedding_renorm_", 2)
     xp = array_module(weight._data)
     rows = xp.unique(idx_arr.reshape(-1))
     w = weight._data
-    sub = w[rows]
+    # torch selects each distinct index in sorted order: -n <= i < n passes (i < 0 wraps)
+    bad = rows[(rows < -w.shape[0]) | (rows >= w.shape[0])]
+    if bad.size:
+        raise IndexError(
+            f"select(): index {int(bad[0])} out of range for tensor of size {list(w.shape)} at "
+            "dimension 0"
+        )
+    ct = xp.float32 if w.dtype.itemsize == 2 else w.dtype  # torch's compute dtype
+    sub = w[rows].astype(ct, copy=False)
     if norm_type == float("inf"):
         norms = xp.abs(sub).max(axis=1)
     else:
         norms = (xp.abs(sub) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    # torch reads the norm (of the row's dtype) out as a double and scales the row by a double
+    # rounded to the row's dtype (1 / (2 + 1e-7) is not 0.5 in float32)
+    norms = norms.astype(w.dtype).astype(xp.float64)
     big = norms > max_norm
     if bool(big.any()):
-        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
-        w[rows[big]] = sub[big] * scale[:, None]
+        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype).astype(ct)
+        w[rows[big]] = (sub[big] * scale[:, None]).astype(w.dtype)
         weight._ver[0] += 1
 
 
@@ -942,7 +956,6 @@ def embedding(
     try:
         pad = _padding_idx(padding_idx, weight.shape[0])
         if max_norm is not None:
-            _emb_ops._check_indices(None, input._data, weight.shape[0], "embedding_renorm_", 2)
             _renorm_rows_(weight, input._data, max_norm, norm_type)
         if weight.dim() != 2:
             raise RuntimeError("'weight' must be 2-D")
@@ -1032,7 +1045,6 @@ def embedding_bag(
     n = weight.shape[0]
     pad = _padding_idx(padding_idx, n)
     if max_norm is not None:  # torch renormalises before it looks at per_sample_weights
-        _emb_ops._check_indices(None, flat._data, n, "embedding_renorm_", 2)
         _renorm_rows_(weight, flat._data, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
@@ -1219,6 +1231,11 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
             f"expected common dtype to be floating point, yet common dtype is {scalar_name(common)}"
         )
     x1, x2 = x1.to(common), x2.to(common)
+    if x1.shape != x2.shape:  # torch expands first: dim and the norms count in the common shape
+        try:
+            x1, x2 = _broadcast_tensors(x1, x2)
+        except RuntimeError as e:
+            raise _as_op_error(e, "cosine_similarity", ("broadcast_tensors",), x1, x2) from None
     # torch sums the product of the normalized inputs: an input that needs no gradient is then
     # not kept by the product (it may change in place before backward), and the sum is the node
     n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)

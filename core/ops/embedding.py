@@ -31,14 +31,14 @@ def _embedding_names(ins, *args, **kwargs):
 
 def _check_indices(xp, indices, n, who: str = "embedding", arg: int = 1):
     """torch's index checks: int64 or int32 indices (``who``, its argument number ``arg``: the
-    op whose check a call meets first), each in [0, n)."""
+    op whose check a call meets first), each in [0, n) (``n`` None: the dtype check only)."""
     if indices.dtype != np.int64 and indices.dtype != np.int32:
         raise RuntimeError(
             f"Expected tensor for argument #{arg} 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {_type_name(indices.dtype)} instead (while checking "
             f"arguments for {who})"
         )
-    if indices.size and (bool((indices < 0).any()) or bool((indices >= n).any())):
+    if n is not None and indices.size and (bool((indices < 0).any()) or bool((indices >= n).any())):
         raise IndexError("index out of range in self")
 
 

@@ -280,8 +280,7 @@ def _check_ln(input, normalized_shape, weight, bias):
             f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
             f"[*, {', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
         )
-    _check_float(input, "LayerNormKernelImpl")
-    _check_param_dtype(input, weight, bias)
+    _check_param_dtype(input, weight, bias, kernel="LayerNormKernelImpl")
     if input._names is not None:
         _check_param_names("layer_norm", input, "normalized", len(ns), weight, bias)
     return len(ns)
@@ -294,30 +293,25 @@ def _check_float(input, kernel):
         )
 
 
-def _check_param_dtype(input, *params):
+def _check_param_dtype(input, *params, kernel: str | None = None):
     """torch's dtype rules for norm parameters (weight, bias and batch norm's running stats):
     the input's dtype, or float32 beside a half / bfloat16 input (mixed precision); each
-    violation with torch's message."""
+    violation with torch's message. ``kernel``: layer / group norm's float-only check, which
+    torch runs between its mixed-dtype check and its same-dtype one."""
     d = input._data.dtype
     params = [p for p in params if p is not None]
-    if all(p._data.dtype == d for p in params):
-        return
-    first = params[0]._data.dtype
-    ref = d
-    if first != d:
-        if d.name == "float64":
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-        if first.name != "float32" or d.itemsize >= 4:
+    if params and params[0]._data.dtype != d:  # the mixed path: parameters first, then input
+        if any(p._data.dtype.name != "float32" for p in params):
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-        ref = first
+        if d.itemsize != 2 or d.kind not in "fV":  # float16 / bfloat16 only
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    if kernel is not None:
+        _check_float(input, kernel)
     for p in params[1:]:
-        if p._data.dtype != ref:
-            if ref is not d:
-                raise RuntimeError(
-                    "mixed dtype (CPU): expect parameter to have scalar type of Float"
-                )
+        if p._data.dtype != d:
             raise RuntimeError(
-                f"expected scalar type {_dt.scalar_name(_dt._FROM_NP[ref])} but found "
+                f"expected scalar type {_dt.scalar_name(_dt._FROM_NP[d])} but found "
                 f"{_dt.scalar_name(p.dtype)}"
             )
 
@@ -876,8 +870,7 @@ def _check_gn(input, num_groups, weight, bias):
                 f"but got {nm} of shape {_shape_str(t.shape)} and input of shape "
                 f"{_shape_str(shape)}"
             )
-    _check_float(input, "GroupNormKernelImpl")
-    _check_param_dtype(input, weight, bias)
+    _check_param_dtype(input, weight, bias, kernel="GroupNormKernelImpl")
     if input._names is not None:
         _check_param_names("group_norm", input, "channel", 0, weight, bias)
 
@@ -913,13 +906,15 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
         _check_param_names(
             "instance_norm", input, "channel", 0, weight, bias, running_mean, running_var
         )
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError(
-                "Expected running_mean and running_var to be defined when use_input_stats is false"
-            )
-        return _bn_eval(input, running_mean, running_var, weight, bias, eps)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
     _check_channel_params(c, n, weight, bias, running_mean, running_var)
+    if not use_input_stats:
+        return _bn_eval(input, running_mean, running_var, weight, bias, eps)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
     cache: list = []

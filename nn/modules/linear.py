@@ -107,6 +107,10 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        if self.weight.shape[1] <= 0:  # the bound below divides by it
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.weight.shape[1]})"
+            )
         bound = 1 / math.sqrt(self.weight.shape[1])
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
