@@ -245,9 +245,10 @@ _BYTE_MASK = (
 )
 
 
-def _byte_masked_fill(index, value) -> bool:
+def _byte_masked_fill(index, value, put: bool = False) -> bool:
     """``x[byte_mask] = v``, a one-element ``v`` and no other index tensor: torch sends it to
-    masked_fill_, which refuses byte masks (after its checks of the index's shape)."""
+    masked_fill_, which refuses byte masks (after its checks of the index's shape). ``put``:
+    index_put_'s index, whose 0-dim integer tensors are index tensors, not selects."""
     if isinstance(value, Tensor) and value._data.size != 1:
         return False
     byte = False
@@ -256,7 +257,7 @@ def _byte_masked_fill(index, value) -> bool:
         if isinstance(a, (bool, list)):
             return False  # (another index tensor)
         if hasattr(a, "dtype"):
-            if not a.ndim and a.dtype.kind in "iu" and a.dtype != _UINT8:
+            if not a.ndim and a.dtype.kind in "iu" and a.dtype != _UINT8 and not put:
                 continue  # a select
             if byte or not a.ndim or a.dtype != _UINT8:
                 return False
@@ -1308,7 +1309,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = F
     else:
         if index is False:
             return  # torch writes nothing and checks nothing
-        if not accumulate and _byte_masked_fill(index, value):
+        if not accumulate and _byte_masked_fill(index, value, put):
             _check_number(self, value)
             raise _diagnose(self, index, values=False, select=not put) or RuntimeError(
                 "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
@@ -1922,12 +1923,14 @@ def _check_bounds(xp, index, size, dim, exc=RuntimeError, neg=0):
 
 
 def _gather_checks(xp, input, index, dim, who):
+    nd = input.ndim
+    dim = _wrap_dim(dim, nd)
+    if not index.size:  # torch checks nothing else of an empty index
+        return dim
     if index.dtype not in _IDX_DTYPES:
         raise RuntimeError(f"{who}(): Expected dtype int32/int64 for index")
-    nd = input.ndim
     if max(index.ndim, 1) != max(nd, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    dim = _wrap_dim(dim, nd)
     for d in range(index.ndim):
         if d != dim and index.shape[d] > input.shape[d]:
             raise RuntimeError(
@@ -1942,13 +1945,14 @@ def _gather_checks(xp, input, index, dim, who):
 def _gather(xp, input, index, dim=0, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0), etc."""
     dim = _gather_checks(xp, input, index, dim, "gather")
+    if not index.size:
+        return xp.zeros(index.shape, input.dtype)
     if index.ndim == 0 and input.ndim == 1:  # one element along the dim, a 0-d result
         _check_bounds(xp, index, input.shape[0], 0)
         return input[index.reshape(1)].reshape(())
-    if input.ndim == 0 or index.ndim == 0:
-        return (
-            input.reshape(index.shape).copy() if index.size else xp.zeros(index.shape, input.dtype)
-        )
+    if input.ndim == 0:  # torch reads a 0-dim input as one element along dim 0
+        _check_bounds(xp, index, 1, 0)
+        return xp.broadcast_to(input, index.shape).copy()
     _check_bounds(xp, index, input.shape[dim], dim)
     r = input[_along_idx(xp, index, dim)]
     # numpy lays the result out like a permuted index; torch's is contiguous
@@ -1965,25 +1969,29 @@ def _src_view(src, index):
 
 
 def _lift_0d(input, index, src):
-    """(index, src) as torch reads them: a 0-d index into a 1-d self (``zeros(3).scatter_(0,
-    tensor(y), value=1)``, a one-hot) is one element along the dim, and so is a 0-d src."""
-    if index.ndim == 0 and input.ndim == 1:
-        index = index.reshape(1)
+    """(input, index, src) as torch reads them: a 0-d index into a 1-d self (``zeros(3).scatter_(
+    0, tensor(y), value=1)``, a one-hot) is one element along the dim, and so is a 0-d src; a
+    0-d self is one element along dim 0 (the caller reshapes its result back)."""
+    if input.ndim <= 1 and (index.ndim == 0 or input.ndim == 0):
+        input, index = input.reshape(-1), index.reshape(-1)
         if getattr(src, "ndim", None) == 0:
             src = src.reshape(1)
-    return index, src
+    return input, index, src
 
 
-def _scatter_checks(xp, input, index, src, dim, who):
-    if index.dtype not in _IDX_DTYPES:
-        raise RuntimeError(f"{who}(): Expected dtype int32/int64 for index")
+def _scatter_checks(xp, input, index, src, dim, bounds: bool = True):
+    # torch's order, under the name "scatter" for all three ops; an empty index is not checked
     nd = input.ndim
-    if max(index.ndim, 1) != max(nd, 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     dim = _wrap_dim(dim, nd)
+    if index.size and index.dtype not in _IDX_DTYPES:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     is_arr = hasattr(src, "shape")
     if is_arr and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:
+        return dim
+    if max(index.ndim, 1) != max(nd, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     for d in range(index.ndim):
         if (d != dim and index.shape[d] > input.shape[d]) or (
             is_arr and src.ndim == index.ndim and index.shape[d] > src.shape[d]
@@ -1995,23 +2003,23 @@ def _scatter_checks(xp, input, index, src, dim, who):
             if is_arr:
                 msg += f" and to be no larger size than src {list(src.shape)}"
             raise RuntimeError(msg)
-    if index.ndim or nd == 1:
-        _check_bounds(xp, index, input.shape[dim], dim)
+    if bounds:
+        _check_bounds(xp, index, input.shape[dim] if nd else 1, dim)
     return dim
 
 
 @op(names=keep_indexed, method=False, name="_scatter")
 def _scatter(xp, input, index, src, dim=0, reduce=None):
     """A copy of input with src written at index along dim (reduce: None, 'add', 'multiply')."""
-    dim = _scatter_checks(xp, input, index, src, dim, "scatter")
+    dim = _scatter_checks(xp, input, index, src, dim)
+    if not index.size:  # (torch reads no value either)
+        return input.copy()
     if not hasattr(src, "dtype"):  # a Python value: torch's range check (-1 into uint8 is 255)
         src = _dt.fill_scalar(src, input.dtype)
-    index, src = _lift_0d(input, index, src)
+    shape = input.shape
+    input, index, src = _lift_0d(input, index, src)
     out = input.copy()
-    if input.ndim == 0 or index.ndim == 0:
-        idx = ()
-    else:
-        idx = _along_idx(xp, index, dim)
+    idx = _along_idx(xp, index, dim)
     v = _src_view(src, index) if hasattr(src, "shape") and src.ndim else src
     if reduce is not None and not hasattr(v, "ndim"):  # a scalar value: one per index entry
         v = xp.full(index.shape, v, dtype=out.dtype)
@@ -2023,7 +2031,7 @@ def _scatter(xp, input, index, src, dim=0, reduce=None):
         _ufunc_at(xp, "multiply", out, idx, v)
     else:
         raise RuntimeError("reduce argument must be either add or multiply.")
-    return out
+    return out.reshape(shape)
 
 
 @_scatter.vjp
@@ -2049,13 +2057,14 @@ _scatter.op.name_rule = _scatter_node_name
 @op(names=keep_indexed, method=False, name="_scatter_add")
 def _scatter_add(xp, input, index, src, dim=0):
     """A copy of input with src added at index along dim (duplicates accumulate)."""
-    dim = _scatter_checks(xp, input, index, src, dim, "scatter_add")
-    index, src = _lift_0d(input, index, src)
+    dim = _scatter_checks(xp, input, index, src, dim)
+    if not index.size:
+        return input.copy()
+    shape = input.shape
+    input, index, src = _lift_0d(input, index, src)
     out = input.copy()
-    if index.size:
-        idx = _along_idx(xp, index, dim) if index.ndim else ()
-        _add_at(xp, out, idx, _src_view(src, index) if src.ndim else src)
-    return out
+    _add_at(xp, out, _along_idx(xp, index, dim), _src_view(src, index) if src.ndim else src)
+    return out.reshape(shape)
 
 
 @_scatter_add.vjp(only_for={"index": "src"})  # input's gradient is grad itself
@@ -2075,11 +2084,12 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
-    dim = _scatter_checks(xp, input, index, src, dim, "scatter_reduce")
-    index, src = _lift_0d(input, index, src)
-    out = input.copy()
+    # torch: the index values first only when it fills the slots (include_self=False)
+    dim = _scatter_checks(xp, input, index, src, dim, bounds=not include_self)
     if not index.size:
-        return out
+        if reduce == "mean" and input.dtype.kind == "b":  # (its floor division by the counts)
+            raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+        return input.copy()
     if reduce == "mean" and input.dtype.kind == "b":
         raise NotImplementedError(
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
@@ -2089,18 +2099,24 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
             f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
             f"'{_dtype_word(input)}'"
         )
-    idx = _along_idx(xp, index, dim) if index.ndim else ()
+    if include_self:
+        _check_bounds(xp, index, input.shape[dim] if input.ndim else 1, dim)
+    shape = input.shape
+    input, index, src = _lift_0d(input, index, src)
+    out = input.copy()
+    idx = _along_idx(xp, index, dim)
     v = _src_view(src, index) if src.ndim else src
     if not include_self:
+        k = out.dtype.kind
         if reduce in _REDUCE_FILL:
             out[idx] = _REDUCE_FILL[reduce]
-        else:
-            k = out.dtype.kind
-            # bfloat16 (numpy kind "V") is a float too: its empty slot starts at -inf/inf
-            big = xp.inf if k in "fV" else (xp.iinfo(out.dtype).max if k in "iu" else True)
-            out[idx] = (
-                -big if reduce == "amax" and k != "b" else (big if k != "b" else reduce == "amin")
-            )
+        elif k == "b":
+            out[idx] = reduce == "amin"
+        elif k in "iu":  # the empty slot starts at the type's own bounds (uint8: 0 for amax)
+            info = xp.iinfo(out.dtype)
+            out[idx] = info.min if reduce == "amax" else info.max
+        else:  # bfloat16 (numpy kind "V") is a float too
+            out[idx] = -xp.inf if reduce == "amax" else xp.inf
     if reduce in ("sum", "mean"):
         _add_at(xp, out, idx, v)
         if reduce == "mean":
@@ -2114,11 +2130,30 @@ def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=Tru
         _ufunc_at(xp, "maximum", out, idx, v)
     else:
         _ufunc_at(xp, "minimum", out, idx, v)
-    return out
+    return out.reshape(shape)
 
 
 @_scatter_reduce.vjp
 def _(grad, input, index, src, result, dim, reduce, include_self, src_shape, needs):
+    if grad.ndim:
+        return _scatter_reduce_grad(
+            grad, input, index, src, result, dim, reduce, include_self, src_shape, needs
+        )
+    # a 0-d self is one element along dim 0, as in the forward
+    s1 = src.reshape(-1)
+    gi, _, gs = _scatter_reduce_grad(
+        grad.reshape(1), input.reshape(1), index.reshape(-1), s1, result.reshape(1), 0,
+        reduce, include_self, tuple(s1.shape), needs,
+    )  # fmt: skip
+    return (
+        None if gi is None else gi.reshape(()),
+        None,
+        None if gs is None else gs.reshape(src_shape),
+    )
+
+
+def _scatter_reduce_grad(grad, input, index, src, result, dim, reduce, include_self, src_shape,
+                         needs):  # fmt: skip
     if reduce == "sum":
         gi = None
         if needs[0]:
@@ -2413,6 +2448,29 @@ def _dim_key(dim, idx):
     return (slice(None),) * dim + (idx,)
 
 
+def _index_func_checks(who: str, input, idx, source, dim: int) -> None:
+    """torch's checks of index_add_'s and index_reduce_'s shapes (after the dtypes)."""
+    if dim and dim >= source.ndim:
+        raise RuntimeError(
+            f"{who}(): Indexing dim {dim} is out of bounds of the source tensor with dim "
+            f"{source.ndim}"
+        )
+    ns = source.shape[dim] if source.ndim else 1
+    if idx.size != ns:
+        if not source.ndim:  # torch's message reads source.size(dim), which has none
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(
+            f"{who}(): Number of indices ({idx.size}) should be equal to "
+            f"source.size(dim): ({ns}), for dim: {dim}"
+        )
+    ss, xs = source.shape, input.shape
+    if (ss[:dim] != xs[:dim] or ss[dim + 1 :] != xs[dim + 1 :]) if input.ndim and ss else ss != xs:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(xs)} source.shape = {list(ss)}"
+        )
+
+
 @op(names=keep_indexed, method=False, name="_index_add")
 def _index_add(xp, input, index, source, dim=0, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
@@ -2424,18 +2482,7 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
             f"index_add_(): self ({_dtype_word(input)}) and source ({_dtype_word(source)}) must "
             "have the same scalar type"
         )
-    ns = source.shape[_wrap_dim(dim, source.ndim)] if source.ndim else 1
-    if idx.size != ns:
-        raise RuntimeError(
-            f"index_add_(): Number of indices ({idx.size}) should be equal to "
-            f"source.size(dim): ({ns}), for dim: {dim}"
-        )
-    ss, xs = source.shape, input.shape
-    if (ss[:dim] != xs[:dim] or ss[dim + 1 :] != xs[dim + 1 :]) if nd and ss else ss != xs:
-        raise RuntimeError(
-            "source tensor shape must match self tensor shape, excluding the specified dimension. "
-            f"Got self.shape = {list(xs)} source.shape = {list(ss)}"
-        )
+    _index_func_checks("index_add_", input, idx, source, dim)
     out = input.copy()
     if nd > 1 and not (idx.size and out.size):
         return out  # (torch's kernel returns before it reads an index value)
@@ -2443,8 +2490,8 @@ def _index_add(xp, input, index, source, dim=0, alpha=1):
     serial = not (nd > 1 and alpha == 1 and idx.dtype == np.int64 and dim in (0, nd - 1))
     if input.dtype.kind == "b":  # torch converts alpha to self's type (truncating)
         alpha = bool(alpha)
-    elif input.dtype.kind in "iu":
-        alpha = int(alpha)
+    elif input.dtype.kind in "iu":  # range-checked like torch (-1 wraps into uint8)
+        alpha = _dt.fill_scalar(alpha, input.dtype)
     size = input.shape[dim] if nd else 1
     if not serial:
         _check_bounds(xp, idx, size, dim, RuntimeError)
@@ -2507,8 +2554,9 @@ def _index_fill(xp, input, index, value, dim=0):
         raise RuntimeError(
             "index_fill_(): Converting complex Scalar to non-complex type is not supported"
         )
-    if not hasattr(value, "dtype"):  # a Python value: torch's range check, as fill_'s
-        value = _dt.fill_scalar(value, input.dtype)
+    if hasattr(value, "dtype"):  # torch fills a 0-dim tensor's item, a number like any other
+        value = value.item()
+    value = _dt.fill_scalar(value, input.dtype)  # (torch's range check, as fill_'s)
     out = input.copy()
     if input.ndim == 0:
         _wrap_dim(dim, 0)
@@ -2526,9 +2574,10 @@ def _index_fill(xp, input, index, value, dim=0):
 
 @_index_fill.vjp
 def _(grad, index, dim, value_dtype, needs):
-    gi = _index_fill(grad, index, 0, dim) if needs[0] else None
-    gv = _index_select(grad, index, dim).sum() if needs[2] else None
-    return gi, None, gv
+    z = _index_fill(grad, index, 0, dim)
+    # value's gradient: each filled element once, however often the index names it
+    gv = (grad - z).sum() if needs[2] else None
+    return z if needs[0] else None, None, gv
 
 
 _index_fill.op.name_rule = _by_value_kind("IndexFillBackward")
@@ -2663,6 +2712,9 @@ def masked_select(xp, input, mask):
     no_meta_kernel(xp, "aten::masked_select")
     if mask.dtype is not _BOOL and mask.dtype != _BOOL:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    e = broadcast_error((mask.shape, input.shape))  # (torch expands the mask first)
+    if e is not None:
+        raise e
     shape = (
         xp.broadcast_shapes(input.shape, mask.shape)
         if xp is np
@@ -2682,6 +2734,14 @@ def _(grad, input_shape, mask):
 @op(names=broadcast_to_self, method=False, name="_masked_scatter")
 def _masked_scatter(xp, input, mask, source):
     """A copy of ``input`` with the leading elements of ``source`` where ``mask`` is True."""
+    if source.dtype != input.dtype:  # (torch's first check)
+        raise RuntimeError(  # torch's message, its missing space included
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{_dtype_word(input)} and {_dtype_word(source)}"
+        )
+    e = broadcast_error((mask.shape, input.shape))  # (torch broadcasts the mask with input first)
+    if e is not None:
+        raise e
     if mask.dtype == _UINT8:
         # torch warns about the old uint8 masks before refusing them
         warnings.warn(
@@ -2695,11 +2755,6 @@ def _masked_scatter(xp, input, mask, source):
         raise RuntimeError(
             "masked_scatter_ only supports boolean masks, but got mask with dtype "
             f"{_dtype_word(mask)}"
-        )
-    if source.dtype != input.dtype:
-        raise RuntimeError(  # torch's message, its missing space included
-            "masked_scatter: expected self and source to have same dtypes but got"
-            f"{_dtype_word(input)} and {_dtype_word(source)}"
         )
     shape = np.broadcast_shapes(input.shape, mask.shape)
     out = xp.broadcast_to(input, shape).copy()
@@ -2731,22 +2786,16 @@ _masked_scatter.op.label = "masked_scatter"
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s leading elements written where ``mask`` is True."""
-    try:
-        return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
-    except RuntimeError as e:  # (torch broadcasts the mask with input: the mask named first)
-        if not str(e).startswith("The size of tensor a"):
-            raise
-        raise broadcast_error([tuple(mask.shape), tuple(input.shape)]) or e from None
+    return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
 
 
 def _masked_scatter_(self, mask, source):
-    try:
-        return _apply_inplace(_masked_scatter.op, self, (mask, source), _NOKW)
-    except RuntimeError as e:  # (torch expands the mask to self's shape)
-        if not str(e).startswith(("The size of tensor a", "output with shape")):
-            raise
+    if isinstance(mask, Tensor) and getattr(source, "dtype", None) == self.dtype:
+        # torch checks the dtypes, expands the mask to self's shape, then checks its dtype
         err = _expand_error(mask._data.dtype, list(mask.shape), list(self.shape))
-        raise err or e from None
+        if err is not None:
+            raise err
+    return _apply_inplace(_masked_scatter.op, self, (mask, source), _NOKW)
 
 
 # ---------------------------------------------------------------------- take & nonzero
@@ -2800,6 +2849,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
                 f"{indices.ndim} dimensions for indices"
             )
         dim = _wrap_dim(dim, nd)
+        if nd == 0:  # torch reads input.size(dim), which a 0-dim tensor lacks
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         a = list(input._data.shape)
         b = list(indices._data.shape)
         a1, b1 = list(a), list(b)
@@ -2807,7 +2858,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
         try:
             bs = list(np.broadcast_shapes(tuple(a1), tuple(b1)))
         except ValueError:
-            for k in range(nd):
+            a1[dim] = b1[dim] = b[dim]  # torch: input's sizes with the index's at dim, first
+            for k in reversed(range(nd)):  # infer_size reports the last mismatch
                 if a1[k] != b1[k] and a1[k] != 1 and b1[k] != 1:
                     raise RuntimeError(
                         f"The size of tensor a ({a1[k]}) must match the size of "

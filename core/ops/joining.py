@@ -38,6 +38,7 @@ from .indexing import (
     _check_no_overlap,
     _dtype_word,
     _index_fill,
+    _index_func_checks,
     _index_select,
     _scatter_reduce,
     _wrap_dim,
@@ -499,39 +500,42 @@ def _index_copy_(self, dim, index, source):
 
 
 # ---------------------------------------------------------------------- index_reduce
-def _index_reduce_checks(input, dim, index, source, reduce):
+def _index_reduce_checks(input, dim, index, source, reduce, include_self):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(
             "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
             f"{reduce}."
         )
     a, s, i = input._data, source._data, index._data
+    i = _accumulate_index(i, "index_reduce_")  # (torch checks the index before the dtypes)
     if s.dtype != a.dtype:
         raise RuntimeError(
             f"index_reduce_(): self ({_dtype_word(a)}) and source ({_dtype_word(s)}) must have "
             "the same scalar type"
         )
-    i = _accumulate_index(i, "index_reduce_")
     nd = a.ndim
     d = _wrap_dim(dim, nd)
-    ns = s.shape[d] if s.ndim else 1
-    if i.size != ns:
-        raise RuntimeError(
-            f"index_reduce_(): Number of indices ({i.size}) should be equal to "
-            f"source.size(dim): ({ns}), for dim: {d}"
-        )
-    if nd and i.size:
-        size = a.shape[d]
-        if bool(((i < 0) | (i >= size)).any()):
-            raise IndexError("index out of range in self")
-    if reduce == "mean" and a.dtype.kind == "b":  # torch's mean ends on a floor division
+    _index_func_checks("index_reduce_", a, i, s, d)
+    size = a.shape[d] if nd else 1
+    if not include_self:  # torch first fills the slots with index_fill_'s checks
+        if a.dtype.kind in "bc":
+            raise NotImplementedError(
+                f"\"index_reduce_func_exclude_input_init\" not implemented for '{_dtype_word(a)}'"
+            )
+        bad = (i < -size) | (i >= size)
+        if bad.any():
+            raise IndexError(
+                f"index {int(i[bad][0])} is out of bounds for dimension {d} with size {size}"
+            )
+    if nd <= 1 and a.dtype.kind in "bc":  # torch's 1-d kernel has neither type
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{_dtype_word(a)}'")
+    if bool(((i < 0) | (i >= size)).any()):
+        raise IndexError("index out of range in self")
+    if reduce == "mean" and a.dtype.kind == "b" and i.size:  # (a floor division ends it)
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
-    if a.dtype.kind == "c" and (nd <= 1 or reduce in ("amax", "amin")):
-        # torch's 1-d kernel has no complex types; its n-d one reduces slices with ops of
-        # which only maximum/minimum refuse them
-        kernel = (
-            "index_func_" if nd <= 1 else ("maximum_cpu" if reduce == "amax" else "minimum_cpu")
-        )
+    if a.dtype.kind == "c" and i.size and reduce in ("amax", "amin"):
+        # torch's n-d kernel reduces slices with ops of which only maximum/minimum refuse them
+        kernel = "maximum_cpu" if reduce == "amax" else "minimum_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_word(a)}'")
     return d
 
@@ -597,7 +601,7 @@ def _(grad, input, index, source, result, dim, include_self, needs):
             sel = _index_select(source * _wrap(mask) + _wrap(1 - mask), same, dim).prod(dim)
             base = input.select(dim, j) if include_self else 1
             parts.append(grad.select(dim, j) * sel * base)
-        gs = stack(parts, dim)
+        gs = stack(parts, dim) if parts else grad.new_zeros(source.shape)  # (an empty index)
     return gi, None, gs
 
 
@@ -607,7 +611,7 @@ def index_reduce(
     """Reduce the slices of ``source`` into ``input`` at ``index`` along ``dim``: 'prod', 'mean',
     'amax' or 'amin' (``include_self``: whether input's own values take part)."""
     dim = by_name(input, dim)
-    d = _index_reduce_checks(input, dim, index, source, reduce)
+    d = _index_reduce_checks(input, dim, index, source, reduce, include_self)
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if input._data.ndim == 0:
         r = _scatter_reduce(
@@ -617,6 +621,8 @@ def index_reduce(
         i = index.reshape(-1)
         if reduce == "prod":
             r = _index_prod(input, i, source, d, include_self)
+        elif not i.numel() and input._data.dtype == np.bool_:  # (scatter_reduce: no bool mean)
+            r = input.clone()
         else:
             ie = _expanded_index(i, source, d)
             r = _scatter_reduce(input, ie, source, d, reduce, include_self)

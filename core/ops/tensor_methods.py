@@ -171,14 +171,14 @@ def _dtname(a):
 
 
 @put.vjp
-def _(grad, index, accumulate, needs):
+def _(grad, index, accumulate, source_shape, needs):
     gi = gs = None
     n = max(grad.numel(), 1)
     idx = index.reshape(-1) % n
     if needs[0]:
         gi = grad if accumulate else grad.reshape(-1).index_fill(0, idx, 0).reshape(grad.shape)
     if needs[2]:
-        gs = grad.reshape(-1)[idx].reshape(index.shape)
+        gs = grad.reshape(-1)[idx].reshape(source_shape)  # (source: index's numel, any shape)
     return gi, None, gs
 
 
