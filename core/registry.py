@@ -782,6 +782,8 @@ def _make_public(od: OpDef, dunder: bool = False):
                 _names_before_shapes(od, ins, opts, kw)
             if by_name and _kernel_refusal(e):
                 _checks_before_kernel(od, arrays, out)
+            elif out is not None and rule is _keep and _kernel_refusal(e):
+                _unary_out_before_kernel(od, ins, arrays, out)
             raise
         except MemoryError as e:
             raise out_of_memory(e, device_of(first).type) from None
@@ -1199,6 +1201,8 @@ def _write_out(od, out, res, ins=(), part: bool = False):
     one tensor of a tuple result."""
     from .names import check_out_names, check_resize
 
+    if od.__dict__.get("no_out"):  # torch's signature has no out= (isnan, isinf, ...)
+        raise TypeError(f"{od.name}() got an unexpected keyword argument 'out'")
     if isinstance(res, tuple):
         if not isinstance(out, (tuple, list)):
             raise TypeError(
@@ -1410,7 +1414,19 @@ _KERNEL_REFUSALS = frozenset(
 
 
 # ... and what their own argument checks refuse before those
-_ARGUMENT_REFUSALS = frozenset(("clamp is not supported for complex types",))
+_ARGUMENT_REFUSALS = frozenset(
+    (
+        "clamp is not supported for complex types",
+        "floor is not supported for complex inputs",
+        "ceil is not supported for complex inputs",
+        "trunc is not supported for complex inputs",
+        "signbit is not implemented for complex tensors.",
+        (
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead."
+        ),
+    )
+)
 
 
 def _kernel_refusal(e: RuntimeError) -> bool:
@@ -1431,6 +1447,18 @@ def _checks_before_kernel(od: OpDef, arrays: list, out) -> None:
         raise err from None
     if out is not None and od.name not in _BOOL_RESULT:
         _check_result_casts(od, arrays, out.dtype)
+
+
+def _unary_out_before_kernel(od: OpDef, ins: tuple, arrays: list, out) -> None:
+    """torch's unary ops check an ``out=`` tensor (the cast of the result type, or the exact
+    dtype some write) before the kernel refuses a dtype: entr(complex, out=float) is a cast
+    error. Composites (ndtr, mvlgamma) compute first, so their kernel's refusal stands."""
+    if od.__dict__.get("composite_out") or not isinstance(out, Tensor):
+        return
+    if od.out_dtype is None:
+        _check_result_casts(od, arrays, out.dtype)
+    elif isinstance(ins[0], Tensor) and out.dtype is not ins[0].dtype:
+        od.out_dtype(out, ins[0], ins)  # (the input stands for the result: same dtype)
 
 
 def _cast_before_kernel(od: OpDef, self: Tensor, args: tuple) -> None:

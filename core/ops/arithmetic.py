@@ -768,7 +768,7 @@ def _(grad, input, other, needs):
     return (grad * other / d if needs[0] else None), (-grad * input / d if needs[1] else None)
 
 
-arctan2 = atan2
+arctan2 = _alias(atan2, "arctan2")
 
 
 def _logaddexp_kernel(xp, name, a, b, base2):
@@ -873,24 +873,26 @@ def _(grad, input, other, needs):
     return gi, go
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="ldexp_", tensors_only=True)
+@op(names=unify_inputs, inplace="ldexp_", tensors_only=True)
 def ldexp(xp, input, other):
     """input * 2 ** other."""
+    # torch scales a floating input by an integer exponent exactly (its own kernel, which has
+    # no bool case); anything else is input * 2 ** other in the promoted floating dtype
+    scaled = input.dtype.kind in "fV" and other.dtype.kind in "iub"
+    if scaled and other.dtype.kind == "b":
+        raise _not_impl("ldexp_cpu_exp", other)
+    (input, other), _ = promote_raw([input, other], floating=True)
     p = xp.exp2(other)
     r = xp.multiply(input, p)
-    if r.dtype.kind in "fV":
+    if scaled:
         # 2 ** other alone over- or underflows (|other| >= 128 in float32) where the product
-        # does not: there an integral exponent scales exactly, as torch's integer exponents do
-        # for a floating input (ldexp(0.1, 128) is 3.4e37, not inf). A test on 2 ** other; the
-        # rest only then
+        # does not (ldexp(0.1, 128) is 3.4e37, not inf). A test on 2 ** other; the rest only then
         far = (p == 0) | (p == xp.inf)
         if far.any():
-            far &= other == xp.rint(other)
-            if far.any():
-                x = _dt.float32.np if r.dtype.itemsize == 2 else r.dtype  # (no half ldexp)
-                e = xp.clip(xp.where(far, other, 0), -4096, 4096).astype(np.int32)
-                exact = xp.ldexp(xp.asarray(input).astype(x), e).astype(r.dtype)
-                r = xp.where(far, exact, r)
+            x = _dt.float32.np if r.dtype.itemsize == 2 else r.dtype  # (no half ldexp)
+            e = xp.clip(xp.where(far, other, 0), -4096, 4096).astype(np.int32)
+            exact = xp.ldexp(xp.asarray(input).astype(x), e).astype(r.dtype)
+            r = xp.where(far, exact, r)
     return r
 
 
@@ -908,8 +910,9 @@ ldexp.op.inplace_is_out = True
 
 @ldexp.vjp
 def _(grad, other, result, needs):
-    return (grad * (other * _LN2).exp() if needs[0] else None), (
-        grad * result * _LN2 if needs[1] else None
+    # (2 ** k is exact, exp(k ln 2) is not; complex: conjugates, torch's Wirtinger convention)
+    return (grad * _cj(2.0**other) if needs[0] else None), (
+        grad * _cj(result) * _LN2 if needs[1] else None
     )
 
 

@@ -492,6 +492,17 @@ def isneginf(xp, input):
     return xp.isneginf(input) if input.dtype.kind in "fV" else xp.zeros(input.shape, bool)
 
 
+def _bool_out_only(name):
+    def check(out, res, ins):
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
+
+    return check
+
+
+isposinf.op.out_dtype = _bool_out_only("isposinf")
+isneginf.op.out_dtype = _bool_out_only("isneginf")
+
+
 @op(names=keep)
 def isfinite(xp, input):
     """True where input is neither inf nor NaN."""
@@ -504,6 +515,10 @@ def isreal(xp, input):
     if input.dtype.kind == "c":
         return input.imag == 0
     return xp.ones(input.shape, bool)
+
+
+for _f in (isnan, isinf, isfinite, isreal):
+    _f.op.no_out = True
 
 
 @op(names=unify_inputs)

@@ -629,7 +629,8 @@ def logit(xp, input, eps=None):
         raise _not_impl("logit", input, xp)
     x = _up(input)
     if eps is not None:
-        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        # torch rounds the bounds to the input's dtype (float16's 1 - 1e-6 is 1: logit is inf)
+        lo, hi = (x.dtype.type(input.dtype.type(v)) for v in (eps, 1 - eps))
         x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     return _down(xp.log(x / (1 - x)), input.dtype)
 
@@ -637,7 +638,7 @@ def logit(xp, input, eps=None):
 @logit.vjp
 def _(grad, input, eps):
     d = grad / (input * (1 - input))
-    if eps is None:  # outside [0, 1] the derivative is NaN, like torch
+    if eps is None or eps < 0:  # outside [0, 1] the derivative is NaN, like torch
         return _where_ok(d, input, test="inside", lo=0.0, hi=1.0, fill=math.nan)
     return _where_ok(d, input, test="inside", lo=eps, hi=1 - eps)
 
@@ -994,10 +995,10 @@ def mvlgamma(xp, input, p):
     k = input.dtype.kind
     if k == "b":
         raise RuntimeError("The input tensor may not be a boolean tensor.")
-    if k == "c":
-        raise _not_impl("arange", input, xp)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if k == "c":
+        raise _not_impl("arange", input, xp)
     if k in "iu":  # promoted here, not by the registry, so bool can be refused first
         input = input.astype(_dt.get_default_dtype().np)
     x = _up(input)
@@ -1021,7 +1022,7 @@ def _mvlgamma_out(out, res, ins=()):
 
 
 mvlgamma.op.out_dtype = _mvlgamma_out
-mvlgamma.op.inplace_is_out = True
+mvlgamma.op.inplace_is_out = mvlgamma.op.composite_out = True
 
 
 @mvlgamma.vjp

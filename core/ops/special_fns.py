@@ -147,6 +147,7 @@ def _(grad, input, result):
 _special_ndtr = _unary("ndtr", "ndtr", half_ok=True, kernel_name="erf_vml")  # torch's is erf's
 # torch computes ndtr as (1 + erf(x / sqrt(2))) * 0.5, so its result's node is the scalar product
 _special_ndtr.op.backward_name = "MulBackward1"
+_special_ndtr.op.composite_out = True  # erf's refusal comes before the out= checks
 
 
 @_special_ndtr.vjp
@@ -242,7 +243,7 @@ def _special_zeta(xp, input, other):
 @_special_zeta.vjp
 def _(grad, input, other, needs):
     if needs[0]:
-        raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
     return None, grad * -input * _special_zeta(input + 1, other)
 
 
@@ -257,11 +258,14 @@ def _poly(name, first, step):
         d = ref.dtype
         if d.itemsize == 2 or d.kind == "V":  # torch has no half-precision kernels
             raise _not_impl(name, ref, xp)
-        x = xp.asarray(input, dtype=np.float64)
-        nn = xp.asarray(n).astype(np.int64) if hasattr(n, "dtype") else xp.asarray(int(n))
+        # torch runs the recurrence in the result's dtype (a float32 P_n overflows to inf - inf =
+        # NaN), with n cast to int64 (NaN and inf, as C casts them on x86, become negative: 0)
+        x = xp.asarray(input, dtype=d)
+        with np.errstate(invalid="ignore"):
+            nn = xp.asarray(n).astype(np.int64)
         x, nn = xp.broadcast_arrays(x, nn)
         top = int(nn.max()) if nn.size else 0
-        out = xp.where(nn == 0, 1.0, 0.0)
+        out = xp.where(nn == 0, d.type(1), d.type(0))
         if top >= 1:
             p, q = xp.ones_like(x), first(x)
             out = xp.where(nn == 1, q, out)
