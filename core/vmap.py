@@ -333,22 +333,27 @@ def vmap(
             sel, picked = _select(flat, dims, spec, i)
             SLICES.append(_tensor_ids(picked, set()) - given)
             _state.SIZES.append(sizes[0])
+            _state.RANDOMNESS.append(randomness)
             _state.KINDS.append(True)
             _state.mark(p for p, d in zip(picked, dims, strict=True) if d is not None)
             TRANSFORMS[0] += 1
             TRANSFORMS[1] += 1
             try:
                 results.append(func(*sel, **kwargs))
-            except Exception:
-                if randomness == "error" and i in (0, None) and drew_random(start):
+            except Exception as e:
+                # a vmap inside this one refused the random op before it got here
+                inner = getattr(e, "vmap_randomness", False)
+                if randomness == "error" and i in (0, None) and not inner and drew_random(start):
                     raise RuntimeError(RANDOM_MSG) from None
                 raise
             finally:
                 SLICES.pop()
                 _state.SIZES.pop()
+                _state.RANDOMNESS.pop()
                 _state.KINDS.pop()
                 if not SLICES:
                     _state.BATCHED.clear()
+                    _state.LEVELS.clear()
                 TRANSFORMS[0] -= 1
                 TRANSFORMS[1] -= 1
             if randomness == "error" and i in (0, None) and drew_random(start):

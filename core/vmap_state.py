@@ -20,6 +20,8 @@ import weakref
 SLICES: list[set] = []
 # per active vmap call: its batch size
 SIZES: list[int] = []
+# per active vmap call: its ``randomness`` mode
+RANDOMNESS: list[str] = []
 # torch.func transforms evaluating their function now: [all of them, those that map it (vmap;
 # jacfwd, which torch runs as a vmap of jvp), those in forward mode (jvp, jacfwd)]. A user's
 # custom autograd.Function must then have the form torch's transforms require (checked in
@@ -31,6 +33,9 @@ KINDS: list[bool] = []
 # id -> tensor for the per-element tensors of the running vmap calls
 BATCHED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _NONE = object()  # what a lookup of an unmarked object gives (None may be looked up)
+# id -> the vmap levels (bit k: the k-th active vmap, outermost 0) a marked tensor is a
+# per-element value of: a value shared by an inner vmap's elements may not take one of theirs
+LEVELS: dict[int, int] = {}
 
 ITEM_MSG = (
     "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
@@ -78,9 +83,16 @@ def is_batched(t) -> bool:
 
 
 def mark(tensors) -> None:
-    """Mark ``tensors`` as per-element values of the running vmap."""
+    """Mark ``tensors`` as per-element values of the running (innermost) vmap."""
+    bit = 1 << (len(SLICES) - 1)
     for t in tensors:
+        LEVELS[id(t)] = _levels(t) | bit
         BATCHED[id(t)] = t
+
+
+def _levels(t) -> int:
+    """The vmap levels ``t`` is a per-element value of (0: none)."""
+    return LEVELS[id(t)] if BATCHED.get(id(t), _NONE) is t else 0
 
 
 def like(factory):
@@ -92,6 +104,7 @@ def like(factory):
     def made_like(src, *args, **kwargs):
         r = factory(src, *args, **kwargs)
         if SLICES and BATCHED.get(id(src), _NONE) is src:
+            LEVELS[id(r)] = LEVELS[id(src)]
             BATCHED[id(r)] = r
         return r
 
@@ -100,24 +113,71 @@ def like(factory):
 
 def mark_results(ins, outs, op: str | None = None) -> None:
     """The results of an op are per-element when one of its inputs is. ``op``: the op's name,
-    for torch's refusal of the ops whose result's shape depends on the values."""
+    for torch's refusal of the ops whose result's shape depends on the values, and of random
+    ops with per-element parameters under randomness='same'."""
+    levels = 0  # the results are per-element values of every level an input is one of
     for t in ins:
-        if BATCHED.get(id(t), _NONE) is t:
-            if op in _DYNAMIC and _from_user():  # ember's own functions may use them
-                raise RuntimeError(
-                    "vmap: We do not support batching operators that can output dynamic shape. "
-                    f"Attempted to vmap over {_DYNAMIC[op]}. Please file an issue at "
-                    "https://github.com/pytorch/pytorch/issues if you need this feature."
-                )
-            if op == "masked_select" and len(ins) > 1 and is_batched(ins[1]) and _from_user():
-                raise RuntimeError(
-                    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We "
-                    "cannot support this because for each batch this would return a "
-                    "differently shaped Tensor. Please file an issue at "
-                    "https://github.com/pytorch/pytorch/issues if you need this feature."
-                )
-            mark(outs)
+        levels |= _levels(t)
+    if not levels:
+        return
+    if op in _DYNAMIC and _from_user():  # ember's own functions may use them
+        raise RuntimeError(
+            "vmap: We do not support batching operators that can output dynamic shape. "
+            f"Attempted to vmap over {_DYNAMIC[op]}. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+    if op == "masked_select" and len(ins) > 1 and is_batched(ins[1]) and _from_user():
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We "
+            "cannot support this because for each batch this would return a "
+            "differently shaped Tensor. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+    if op in _SAME_REFUSED:
+        _refuse_random(levels, "same", True)
+    for r in outs:
+        LEVELS[id(r)] = levels
+        BATCHED[id(r)] = r
+
+
+def refuse_inplace_random(self) -> None:
+    """torch's error for an in-place sampler (``normal_``) writing into ``self`` under a vmap
+    with randomness='different' that does not map ``self``: its elements would all see the same
+    draw."""
+    _refuse_random(_levels(self), "different", False)
+
+
+def _refuse_random(levels: int, mode: str, mapped: bool) -> None:
+    """Raise torch's error for a random op whose tensor (mapped by the vmap levels ``levels``)
+    is ``mapped`` or not at a vmap of randomness ``mode``: a parameter of the draw mapped under
+    'same' (one draw cannot serve elements whose parameters differ), the target of an in-place
+    draw unmapped under 'different'. torch works from the innermost vmap out and stops at one in
+    'error' mode (which refuses the random op itself); a 'same' vmap that maps an in-place
+    draw's target draws once into a buffer that the vmaps outside it see unmapped. The error is
+    flagged so that an outer vmap in 'error' mode lets it through."""
+    for k in range(len(RANDOMNESS) - 1, -1, -1):
+        batched = bool(levels >> k & 1)
+        if RANDOMNESS[k] == "error":
             return
+        if RANDOMNESS[k] == mode and batched == mapped:
+            err = RuntimeError(_RANDOM_MSGS[mode])
+            err.vmap_randomness = True
+            raise err
+        if RANDOMNESS[k] == "same" and batched:
+            levels = 0
+
+
+_RANDOM_MSGS = {
+    "same": (
+        "Vmap does not currently support same randomness with a batched tensor input. Please "
+        "file an issue with functorch"
+    ),
+    "different": (
+        "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+        "appear like same randomness. If this is necessary for your usage, please file an issue "
+        "with functorch."
+    ),
+}
 
 
 def refuse_mask_index(index) -> None:
@@ -128,6 +188,9 @@ def refuse_mask_index(index) -> None:
             "Attempting to batch over indexing with a boolean mask."
         )
 
+
+# random ops whose parameters are tensors: torch refuses a per-element one under randomness='same'
+_SAME_REFUSED = {"bernoulli", "_normal", "poisson", "binomial", "multinomial"}
 
 # ember's ops whose result's shape depends on the values, and torch's names for them
 _DYNAMIC = {
@@ -174,13 +237,14 @@ def refuse_inplace(name: str, self, others) -> None:
     """torch's error for writing a per-element value into ``self``, a tensor all the elements
     share (one captured from outside the vmapped function, or created inside it): under vmap
     ``self`` would need the batch dim it lacks. ``name``: the in-place op's name."""
-    if BATCHED.get(id(self), _NONE) is self:
-        return
-    other = next((o for o in others if BATCHED.get(id(o), _NONE) is o), None)
+    own = _levels(self)
+    # ``other`` is per-element at a level (an inner vmap's, say) where ``self`` is shared
+    other = next((o for o in others if _levels(o) & ~own), None)
     if other is None or not _from_user():
         return
+    level = (_levels(other) & ~own).bit_length() - 1
     if name == "add_":
-        shape = [SIZES[-1], *_broadcast_shape(self.shape, other.shape)]
+        shape = [SIZES[level], *_broadcast_shape(self.shape, other.shape)]
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape {shape}"
         )
@@ -189,7 +253,7 @@ def refuse_inplace(name: str, self, others) -> None:
     elif name in ("fill_", "index_add_"):
         where = "in a vmap"
     else:
-        name, where = f"aten::{name}", f"at level {len(SLICES)}"
+        name, where = f"aten::{name}", f"at level {level + 1}"
     raise RuntimeError(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
         "`other` in extra_args that has more elements than `self`. This happened due to `other` "

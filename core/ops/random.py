@@ -32,7 +32,10 @@ from ..random import (
 from ..registry import _check_writable, broadcast_error, op, rebase_zero, refuse_no_grad_view
 from ..tensor import Tensor, _wrap
 from ..torch_function import dispatches_on_input
+from ..vmap_state import SLICES as _VMAP_SLICES
 from ..vmap_state import like as _vmap_like
+from ..vmap_state import mark_results as _vmap_mark
+from ..vmap_state import refuse_inplace_random as _vmap_refuse_inplace_random
 from .creation import _check_out_dtype, _finish, _size_args
 
 __all__ = [
@@ -815,7 +818,10 @@ def multinomial(
     # samples dim is created (unnamed); a 1-D input's draws are all new
     pn = input._names
     names = None if pn is None or a.ndim == 1 else (pn[0], None)
-    return _finish(idx, False, names, out)
+    r = _finish(idx, False, names, out)
+    if _VMAP_SLICES:  # draws from per-element weights are per-element
+        _vmap_mark((input,), (r,), "multinomial")
+    return r
 
 
 # ---------------------------------------------------------------------- in-place samplers
@@ -823,6 +829,8 @@ def _fill_(self, arr, bname: str) -> Tensor:
     """Write a sampler's draw ``arr`` into self; in a graph, torch's node ``bname`` passes zeros
     back to self's old history (the draw depends on nothing differentiably)."""
     refuse_no_grad_view(self)
+    if _VMAP_SLICES:
+        _vmap_refuse_inplace_random(self)
     graph = _state.enabled and self.requires_grad
     if graph and self._grad_fn is None:
         raise RuntimeError(
