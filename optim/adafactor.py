@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..core.dtype import finfo
 from ..core.tensor import _wrap
 from .optimizer import (
     Optimizer,
@@ -59,8 +60,6 @@ class Adafactor(Optimizer):
 
     def step(self, closure=None):
         """One Adafactor step."""
-        import numpy as np
-
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
@@ -83,7 +82,7 @@ class Adafactor(Optimizer):
                             st["col_var"] = _wrap(xp.zeros(tuple(cs), d.dtype), p._names)
                         else:
                             st["variance"] = _zeros(p)
-                    e1 = float(np.finfo(d.dtype).eps) if eps1 is None else eps1
+                    e1 = finfo(p.dtype).eps if eps1 is None else eps1  # (bfloat16 too)
                     st, step = self._step_state(p)  # state was created just above
                     beta2_t = step**b2d
                     rho_t = min(lr, 1 / (step**0.5))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
 from ..core.kernels.fused_optim import adam_step
 from ..core.tensor import Tensor
@@ -15,6 +17,8 @@ from .optimizer import (
     _lerp_,
     _lr_scalar_type,
     _params_with_grad,
+    _promote_scalar_types,
+    _scalar_pow,
     _val,
     _weight_decay,
     _zeros,
@@ -78,6 +82,17 @@ def _check_tensor_betas(betas, foreach_uncapturable: bool) -> None:
                 )
             if b.numel() != 1:
                 raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
+def _refuse_foreach_tensors(group: dict) -> None:
+    """torch's foreach Adam (capturable=False) refuses a tensor lr or betas when it steps a group
+    with gradients (a group's own options, which the constructor does not check)."""
+    msg = "as a Tensor is not supported for capturable=False and foreach=True"
+    if isinstance(group["lr"], Tensor):
+        raise RuntimeError(f"lr {msg}")  # noqa: TRY004 - torch's types
+    for i, b in enumerate(group["betas"][:2], 1):
+        if isinstance(b, Tensor):
+            raise ValueError(f"beta{i} {msg}")  # noqa: TRY004
 
 
 class Adam(Optimizer):
@@ -150,16 +165,27 @@ class Adam(Optimizer):
                 lr = _val(group["lr"])
                 lr_t = _lr_scalar_type(group["lr"])
                 beta1, beta2 = (_val(b) for b in group["betas"])
+                b_t = _lr_scalar_type(group["betas"][0])
+                s_t = _promote_scalar_types(lr_t, b_t)
+                one_m_beta2 = float(b_t(1 - b_t(beta2)))
                 eps, wd, ams = group["eps"], group["weight_decay"], group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
-                for p, g, xp in _params_with_grad(group):
+                todo = _params_with_grad(group)
+                if todo and group["foreach"] and not group["capturable"]:
+                    _refuse_foreach_tensors(group)
+                for p, g, xp in todo:
                     st, step = self._step_state(
                         p, exp_avg=_zeros, exp_avg_sq=_zeros, max_exp_avg_sq=_zeros if ams else None
                     )
                     d = p._data
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                    bc1 = 1 - beta1**step
-                    bc2s = math.sqrt(1 - beta2**step)
+                    # tensor betas: the bias corrections and 1 - beta2 are 0-d tensors of
+                    # their dtype in torch, rounded to it
+                    if b_t is float:  # (math.sqrt: numpy's on a scalar costs ~1 us a param)
+                        bc1, bc2s = 1 - beta1**step, math.sqrt(1 - beta2**step)
+                    else:
+                        bc1 = float(b_t(1 - _scalar_pow(beta1, step, b_t)))
+                        bc2s = float(np.sqrt(b_t(1 - _scalar_pow(beta2, step, b_t))))
                     mx = st["max_exp_avg_sq"]._data if ams else None
                     if d.ndim == 0:  # numpy makes 0-d results scalars: update 1-element views
                         d, m, v, g = d.reshape(1), m.reshape(1), v.reshape(1), xp.reshape(g, (1,))
@@ -169,7 +195,7 @@ class Adam(Optimizer):
                         _bump(p)
                         continue
                     if d.dtype.itemsize == 2 and d.dtype.kind in "fV":  # V: bfloat16
-                        step_size = float(lr_t(lr_t(lr) / lr_t(bc1)))
+                        step_size = float(s_t(s_t(lr) / s_t(bc1)))
                         hargs = (lr, beta1, beta2, eps, wd, bc1, step_size, bc2s, decoupled)
                         _adam_half_(
                             xp, d, g, m, v, mx, *hargs, group.get("fused"), bool(group["foreach"])
@@ -186,7 +212,7 @@ class Adam(Optimizer):
                         _lerp_(xp, m, g, 1 - beta1)
                         tmp = xp.empty_like(m)
                     xp.multiply(g, g, out=tmp)
-                    tmp *= 1 - beta2
+                    tmp *= one_m_beta2
                     v *= beta2
                     v += tmp
                     if ams:
@@ -197,7 +223,7 @@ class Adam(Optimizer):
                     tmp /= bc2s
                     tmp += eps
                     xp.divide(m, tmp, out=tmp)
-                    tmp *= float(lr_t(lr_t(lr) / lr_t(bc1)))
+                    tmp *= float(s_t(s_t(lr) / s_t(bc1)))
                     d -= tmp
                     _bump(p)
         return loss

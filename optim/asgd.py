@@ -12,8 +12,11 @@ from .optimizer import (
     _check_lr,
     _Half,
     _half,
+    _lr_scalar_type,
     _params_with_grad,
+    _promote_scalar_types,
     _scalar,
+    _scalar_pow,
     _val,
     _weight_decay,
     _zeros,
@@ -92,6 +95,7 @@ class ASGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
+                lr_t = _lr_scalar_type(group["lr"])
                 lambd, alpha, t0, wd = (
                     group["lambd"],
                     group["alpha"],
@@ -109,7 +113,7 @@ class ASGD(Optimizer):
                     if _half(d):
                         hargs = (eta, float(mu_t), lambd, wd, bool(group["foreach"]))
                         _asgd_half_(xp, d, g, ax, *hargs)
-                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, hargs[-1])
+                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, hargs[-1], lr_t)
                         _bump(p)
                         continue
                     g = _weight_decay(g, d, lr, wd)
@@ -119,7 +123,7 @@ class ASGD(Optimizer):
                         # bits from the single-tensor order below)
                         d -= eta * (g + lambd * d)
                         ax += (d - ax) * mu_t
-                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, True)
+                        self._next_eta_mu(st, lr, lambd, alpha, t0, step, True, lr_t)
                         _bump(p)
                         continue
                     d *= 1 - lambd * eta
@@ -128,19 +132,29 @@ class ASGD(Optimizer):
                         ax += (d - ax) * mu_t
                     else:
                         ax[...] = d
-                    self._next_eta_mu(st, lr, lambd, alpha, t0, step)
+                    self._next_eta_mu(st, lr, lambd, alpha, t0, step, False, lr_t)
                     _bump(p)
         return loss
 
     @staticmethod
     def _next_eta_mu(
-        st: dict, lr: float, lambd: float, alpha: float, t0: float, step: float, fe: bool = False
+        st: dict,
+        lr: float,
+        lambd: float,
+        alpha: float,
+        t0: float,
+        step: float,
+        fe: bool = False,
+        lr_t: type = float,
     ):
-        st["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-        st["mu"]._data[...] = 1 / max(1, step - t0)
-        if fe:
-            # torch's foreach path computes the next eta in float32 arithmetic from its
-            # float32 step counter, lr / x as reciprocal(x) * lr (pow may still differ by an ulp)
-            f32 = np.float32
-            x = f32(float(f32(1) + f32(lambd * lr) * f32(step)) ** alpha)
-            st["eta"]._data[...] = (f32(1) / x) * f32(lr)
+        # torch computes the next eta in tensor arithmetic when lr is a tensor (in its dtype) or
+        # in the foreach path (with the float32 step counter: float32 unless lr is a float64
+        # tensor), else in Python floats; a Python float is stored through a float32 tensor
+        # (torch.as_tensor), as is the next mu
+        t = _promote_scalar_types(lr_t, np.float32) if fe else lr_t
+        lambd_lr = t(lambd * lr) if lr_t is float else t(lambd) * t(lr)
+        x = _scalar_pow(t(1) + lambd_lr * t(step), alpha, t)
+        # a Python float divided by a tensor is its reciprocal times the float
+        eta = (t(1) / x) * t(lr) if fe and lr_t is float else t(lr) / x
+        st["eta"]._data[...] = np.float32(eta) if t is float else eta
+        st["mu"]._data[...] = np.float32(1 / max(1, step - t0))

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..core.device import array_module
+from ..core.ops.reduction import _nonempty
 from ..core.tensor import Tensor, _wrap
 from .optimizer import Optimizer, _bump, _check_lr, _val
 
@@ -214,6 +215,7 @@ class LBFGS(Optimizer):
         state["func_evals"] += 1
         with no_grad():
             flat_grad = self._flat_grad(xp)
+            _nonempty("max", flat_grad, None)  # no parameter elements: torch's max() refuses
             if xp.abs(flat_grad).max() <= tol_grad:
                 return orig_loss
             d = _arr(state.get("d"))

@@ -719,6 +719,30 @@ def _lr_scalar_type(lr) -> type:
     return lr._data.dtype.type if isinstance(lr, Tensor) else float
 
 
+def _scalar_pow(b, step: float, t: type):
+    """``b ** step`` as torch computes it: on Python floats as Python does, on a 0-d tensor of
+    type ``t`` (see ``_lr_scalar_type``) in ``t``: squares and cubes by multiplication, a
+    power of 0.5 as a square root."""
+    if t is float:
+        return b**step
+    b = t(b)
+    if step == 0.5:
+        return np.sqrt(b)
+    if step == 2:
+        return b * b
+    if step == 3:
+        return b * b * b
+    return t(float(b) ** step)
+
+
+def _promote_scalar_types(a: type, b: type) -> type:
+    """The type an operation on two scalars of ``_lr_scalar_type``'s types runs in: a Python
+    float takes the other's type, two 0-d tensors promote."""
+    if a is float or b is float:
+        return b if a is float else a
+    return np.promote_types(a, b).type
+
+
 def _weight_decay(g, d, lr: float, wd: float, decoupled: bool = False, lr_type: type = float):
     """Weight decay: decoupled shrinks ``d`` in place (the factor computed in ``lr_type``,
     see ``_lr_scalar_type``), else returns ``g + wd * d``."""
