@@ -1,4 +1,5 @@
-"""torch's TypeErrors for arguments of the wrong type, built only on the failure path.
+"""torch's TypeErrors for arguments of the wrong type, built only on the failure path (and its
+refusal of an argument requiring grad that a kernel has no derivative for).
 
 Dependency-light (dtype, device and layout only) so that the op registry, the op modules and the
 Python-level wrappers (nn.functional, linalg, fft) share one text for each kind of error.
@@ -12,9 +13,21 @@ import sys
 
 import numpy as _np
 
+from ..autograd.grad_mode import _state as _grad_state
 from . import dtype as _dt
 from .device import device as _device
 from .layout import memory_format
+
+
+def no_derivative(fn: str, arg: str, t) -> None:
+    """torch's error for an argument its kernel ``fn`` has no derivative for (a class or element
+    weight, a target, batch norm's running statistics), raised when it requires grad under grad
+    mode, whatever the input."""
+    if t is not None and t.requires_grad and _grad_state.enabled:
+        raise RuntimeError(
+            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This "
+            "input cannot have requires_grad True."
+        )
 
 
 def type_name(a) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core.arg_errors import invalid_arguments, is_ints
+from ..core.arg_errors import no_derivative as _no_derivative
 from ..core.autocast import entry as _autocast_entry
 from ..core.device import array_module
 from ..core.dtype import bool_ as _bool
@@ -400,16 +401,6 @@ def _float_input(kernel: str, input: Tensor, cpu_half: bool = True) -> None:
     a = input._data.dtype
     if a.kind not in "fV" or (not cpu_half and a.itemsize == 2 and type(input._data) is np.ndarray):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(a)}'")
-
-
-def _no_derivative(fn: str, arg: str, t: Tensor | None) -> None:
-    """torch's error for an argument its kernel ``fn`` has no derivative for (a class or element
-    weight, a target), raised when it requires grad under grad mode, whatever the input."""
-    if t is not None and t.requires_grad and _grad_state.enabled:
-        raise RuntimeError(
-            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This "
-            "input cannot have requires_grad True."
-        )
 
 
 def _weighted(loss, weight, input, reduction, normalize):

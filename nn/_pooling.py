@@ -55,7 +55,7 @@ _MAX_IDX = {
     3: _P._max_pool3d_with_indices,
 }
 _ADA_MAX = {1: _P.adaptive_max_pool1d, 2: _P._adaptive_max_pool2d, 3: _P._adaptive_max_pool3d}
-_ADA_AVG = {1: _P.adaptive_avg_pool1d, 2: _P._adaptive_avg_pool2d, 3: _P._adaptive_avg_pool3d}
+_ADA_AVG = {1: _P._adaptive_avg_to1, 2: _P._adaptive_avg_to2, 3: _P._adaptive_avg_to3}
 
 # the annotations of the per-dimension functions (strings, as ``from __future__`` leaves them)
 _TO_TENSOR = {"input": "Tensor", "return": "Tensor"}

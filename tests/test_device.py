@@ -438,6 +438,14 @@ EXPLICIT = {
         ("P",),
     ),
     "grad_of_max_pool": (lambda p: _grad(ember.nn.functional.max_pool2d, p, 3, 2), ("P",)),
+    # pooling to one value per plane: an op of its own (torch's mean, which saves no input)
+    "global_adaptive_avg_pool": (
+        lambda p: (
+            ember.nn.functional.adaptive_avg_pool2d(p, 1)
+            + ember.nn.functional.adaptive_avg_pool3d(p.unsqueeze(2), 1).squeeze(2)
+        ),
+        ("P",),
+    ),
     "grad_of_adaptive_max_pool": (
         lambda p: _grad(ember.nn.functional.adaptive_max_pool2d, p, 4),
         ("P",),

@@ -558,11 +558,17 @@ EXPLICIT = {
     "ember.grid_sampler": ("x4 grid", lambda f, x, g: f(x, g, 0, 0, False)),
     "ember.grid_sampler_2d": ("x4 grid", lambda f, x, g: f(x, g, 0, 0, False)),
     "ember.grid_sampler_3d": ("x5 grid3", lambda f, x, g: f(x, g, 0, 0, False)),
-    **_same("F.batch_norm", "x4 cu cup", lambda f, x, m, v: f(x, m, v, training=True)),
-    "ember.batch_norm": ("x4 cu cup", lambda f, x, m, v: f(x, None, None, m, v, True, 0.1, 1e-5)),
+    # (running statistics are buffers: torch refuses them requiring grad)
+    **_same(
+        "F.batch_norm", "x4 cu cup", lambda f, x, m, v: f(x, m.detach(), v.detach(), training=True)
+    ),
+    "ember.batch_norm": (
+        "x4 cu cup",
+        lambda f, x, m, v: f(x, None, None, m.detach(), v.detach(), True, 0.1, 1e-5),
+    ),
     "ember.native_batch_norm": (
         "x4 cu cup",
-        lambda f, x, m, v: f(x, None, None, m, v, True, 0.1, 1e-5),
+        lambda f, x, m, v: f(x, None, None, m.detach(), v.detach(), True, 0.1, 1e-5),
     ),
     "ember.instance_norm": ("x4", lambda f, x: f(x, None, None, None, None, True, 0.1, 1e-5)),
     "ember.native_group_norm": ("x4", lambda f, x: f(x, None, None, 2, 3, 20, 1, 1e-5)),

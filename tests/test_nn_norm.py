@@ -691,17 +691,23 @@ def test_deepcopy_and_double():
 
 def test_eval_batch_norm_gradcheck_through_running_stats():
     # torch refuses gradients for running_mean/var ("not differentiable with respect to argument
-    # 'running_mean'"); ember differentiates them too (exactly: checked against finite
-    # differences)
+    # 'running_mean'"), in training and evaluation mode alike, and so does ember; the other
+    # arguments' derivatives (eval mode) are exact: checked against finite differences
     r = np.random.default_rng(4)
     x = ember.tensor(r.standard_normal((3, 2, 2)), requires_grad=True)
-    rm = ember.tensor(r.standard_normal(2), requires_grad=True)
-    rv = ember.tensor(r.uniform(0.5, 1.5, 2), requires_grad=True)
+    rm = ember.tensor(r.standard_normal(2))
+    rv = ember.tensor(r.uniform(0.5, 1.5, 2))
     w = ember.tensor(r.standard_normal(2), requires_grad=True)
     b = ember.tensor(r.standard_normal(2), requires_grad=True)
-    fn = lambda *a: ember.nn.functional.batch_norm(*a[:5], False)
-    assert ember.autograd.gradcheck(fn, (x, rm, rv, w, b))
-    assert ember.autograd.gradgradcheck(fn, (x, rm, rv, w, b))
+    fn = lambda x, w, b: ember.nn.functional.batch_norm(x, rm, rv, w, b, False)
+    assert ember.autograd.gradcheck(fn, (x, w, b))
+    assert ember.autograd.gradgradcheck(fn, (x, w, b))
+    for training in (False, True):
+        for stat in ("running_mean", "running_var"):
+            kw = {"running_mean": rm, "running_var": rv}
+            kw[stat] = kw[stat].detach().requires_grad_()
+            with pytest.raises(RuntimeError, match=f"with respect to argument '{stat}'"):
+                ember.nn.functional.batch_norm(x, training=training, **kw)
 
 
 DTYPE_COMBOS = [

@@ -18,6 +18,7 @@ import warnings
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from .. import layout as _layout
+from ..arg_errors import no_derivative
 from ..kernels.fused_norm import layer_norm_kernels
 from ..names import check_weight_dims, keep
 from ..registry import backward_names, op
@@ -46,13 +47,20 @@ def _is_t(x) -> bool:
     return hasattr(x, "shape")
 
 
+def _inv(s):
+    """The scales (for the mean, for the variance) of sums over rows of ``s`` values: rows of
+    none have mean 0 and a NaN variance, so a NaN 1/std (torch's statistics of an empty row)."""
+    return (1.0 / s, 1.0 / s) if s else (0.0, math.nan)
+
+
 def _rows_stats(xp, x2, eps):
     """Rows of ``x2`` (R, S) normalized: (xhat, mean (R,), rstd (R,)); xhat is a new array."""
     s = x2.shape[1]
     ones = xp.ones(s, x2.dtype)
-    mean = (x2 @ ones) * (1.0 / s)
+    inv_m, inv_v = _inv(s)
+    mean = (x2 @ ones) * inv_m
     xc = x2 - mean[:, None]
-    var = xp.einsum("ij,ij->i", xc, xc) * (1.0 / s)
+    var = xp.einsum("ij,ij->i", xc, xc) * inv_v
     rstd = 1.0 / xp.sqrt(var + eps)
     xc *= rstd[:, None]
     return xc, mean, rstd, var
@@ -94,8 +102,8 @@ def _out(a, like):
 
 def _rows(shape, nd):
     """(rows, row size) of an array of ``shape`` seen as rows of its last ``nd`` dims."""
-    s = math.prod(shape[len(shape) - nd :])
-    return (math.prod(shape) // s if s else 0), s
+    k = len(shape) - nd
+    return math.prod(shape[:k]), math.prod(shape[k:])
 
 
 def _grad_as(grad, shape, dtype):
@@ -186,7 +194,7 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     if needs[1]:
         dw = (rstd @ p - (mean * rstd) @ g2).reshape(weight._data.shape)
     if needs[0]:
-        inv = 1.0 / s
+        inv = _inv(s)[1]
         s1 = g2 @ w  # sum_j g w
         c = rstd * (p @ w - mean * s1) * inv  # mean_j(g w xhat)
         # dx = rstd (g w - mean_j(g w) - xhat c)
@@ -537,6 +545,7 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
         raise TypeError(
             "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType"
         )
+    _no_stats_grad(input, running_mean, running_var)  # autograd's check: before the kernel's
     if len(shape) < 2:
         _dim1_error(len(shape))
     _check_channel_params(shape[1], 1, weight, bias, running_mean, running_var)
@@ -605,22 +614,14 @@ def _bn_eval_grads(grad, input, running_mean, running_var, weight, eps, needs):
     has_w = isinstance(weight, Tensor)
     rstd = (running_var + eps).rsqrt()
     scale = rstd * weight if has_w else rstd
-    dx = dw = db = drm = drv = None
+    dx = dw = db = None
     if needs[0]:
         dx = grad * scale.reshape(cshape)
-    gsum = grad.sum(dims) if needs[1] or needs[4] else None
-    if needs[2] or needs[3] or needs[1]:
-        gxc = (grad * (input - running_mean.reshape(cshape))).sum(dims)
-        if needs[3]:
-            dw = gxc * rstd
-        if needs[2]:
-            g = gxc * (scale * rstd * rstd) * -0.5
-            drv = g
-    if needs[1]:
-        drm = -gsum * scale
+    if needs[3]:
+        dw = (grad * (input - running_mean.reshape(cshape))).sum(dims) * rstd
     if needs[4]:
-        db = gsum
-    return dx, drm, drv, dw, db
+        db = grad.sum(dims)
+    return dx, None, None, dw, db
 
 
 def _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, needs):
@@ -638,32 +639,34 @@ def _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, need
     rstd = 1.0 / xp.sqrt(running_var._data.astype(dt, copy=False) + eps)
     has_w = isinstance(weight, Tensor)
     scale = rstd * weight._data.astype(dt, copy=False) if has_w else rstd
-    dx = drm = drv = dw = db = None
+    dx = dw = db = None
     if needs[0]:
         dx = (g3.reshape(n, c * l_) * _per_chan(xp, scale, l_)).reshape(x.shape)
-    if needs[1] or needs[2] or needs[3] or needs[4]:
+    if needs[3] or needs[4]:
         gs = _chan_sum(xp, g3)
-        if needs[2] or needs[3]:
-            gxc = xp.einsum("ncl,ncl->c", g3, x3) - rm * gs  # sum of g (x - running_mean)
-            if needs[3]:
-                dw = gxc * rstd
-            if needs[2]:
-                drv = gxc * scale * rstd * rstd * -0.5
-        if needs[1]:
-            drm = -gs * scale
+        if needs[3]:
+            dw = (xp.einsum("ncl,ncl->c", g3, x3) - rm * gs) * rstd  # sum of g (x - mean) rstd
         if needs[4]:
             db = gs
     return (
         _out(dx, input),
-        _out(drm, running_mean),
-        _out(drv, running_var),
+        None,
+        None,
         _out(dw, weight) if has_w else None,
         _out(db, input),
     )
 
 
+def _no_stats_grad(input, running_mean, running_var):
+    """torch's batch norm kernel has no derivative for the running statistics (an empty input
+    takes another path, which does not check)."""
+    if input._data.size:
+        no_derivative("native_batch_norm", "running_mean", running_mean)
+        no_derivative("native_batch_norm", "running_var", running_var)
+
+
 def _bn_eval(input, running_mean, running_var, weight, bias, eps):
-    """Batch norm with the running statistics (every input differentiable)."""
+    """Batch norm with the running statistics (differentiable in input, weight and bias)."""
     return _batch_norm_eval(
         input,
         running_mean,
@@ -682,15 +685,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     if not training:
         out = _bn_eval(input, running_mean, running_var, weight, bias, eps)
         return (out if fmt is None else _layout.follow_format(out, fmt)), None
-    if input._data.size == 0:  # an empty batch: empty output, zero gradients, stats untouched
-        nd = input.dim()
-        cshape = (-1,) + (1,) * (nd - 2)
-        out = input * 1.0
-        if weight is not None:
-            out = out * weight.reshape(cshape)
-        if bias is not None:
-            out = out + bias.reshape(cshape)
-        return out, None
+    if input._data.size == 0:
+        return _empty_norm(input, weight, bias), None
     cache: list = []
     out = _batch_norm_train(input, *_or_0(weight, bias), eps, cache)
     if running_mean is not None or running_var is not None:
@@ -701,6 +697,18 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             n = input._data.size // input.shape[1]
             _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
     return (out if fmt is None else _layout.follow_format(out, fmt)), cache
+
+
+def _empty_norm(input, weight, bias):
+    """Batch (or instance) norm of an empty input: an empty output, zero parameter gradients,
+    running statistics untouched (torch's)."""
+    cshape = (-1,) + (1,) * (input.dim() - 2)
+    out = input * 1.0
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    if bias is not None:
+        out = out + bias.reshape(cshape)
+    return out
 
 
 def batch_norm(
@@ -740,14 +748,15 @@ def _gn_views(shape, g):
 
 def _rows_moments(xp, x2):
     """(mean, biased var, centred x or None) of each row of x2 (R, S), like _chan_moments."""
-    inv = 1.0 / x2.shape[1]
+    inv, inv_v = _inv(x2.shape[1])
     mean = (x2 @ xp.ones(x2.shape[1], x2.dtype)) * inv
-    if getattr(xp, "__name__", "") != "cupy":
+    # (empty rows take the two-pass branch: their variance is NaN, as torch's)
+    if getattr(xp, "__name__", "") != "cupy" and x2.shape[1]:
         var = xp.einsum("ij,ij->i", x2, x2) * inv - mean * mean
         if bool((var * 2.0 >= mean * mean).all()):
             return mean, var, None
     xc = x2 - mean[:, None]
-    return mean, xp.einsum("ij,ij->i", xc, xc) * inv, xc
+    return mean, xp.einsum("ij,ij->i", xc, xc) * inv_v, xc
 
 
 @op(names=keep, method=False)
@@ -806,7 +815,7 @@ def _(grad, input, weight, num_groups, eps, cache, needs):
     dx = None
     if needs[0]:
         w = weight._data.astype(g3.dtype, copy=False) if has_w else None
-        inv = 1.0 / (cg * l_)
+        inv = _inv(cg * l_)[1]
         sgw = sg * w if has_w else sg
         sgxw = sgx * w if has_w else sgx
         r, m = rstd.reshape(n, G), mean.reshape(n, G)
@@ -911,12 +920,15 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
     _check_channel_params(c, n, weight, bias, running_mean, running_var)
+    _no_stats_grad(input, running_mean, running_var)
     if not use_input_stats:
         return _bn_eval(input, running_mean, running_var, weight, bias, eps)
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias)
+    if input._data.size == 0:  # torch runs batch norm on the (1, N C, ...) view
+        return _empty_norm(input, weight, bias)
     cache: list = []
     # torch normalizes a contiguous copy (a channels_last input gives a contiguous result)
     out = _group_norm(input, *_or_0(weight, bias), c, eps, cache).contiguous()
@@ -969,7 +981,7 @@ def _rms_norm(xp, input, weight, normalized_ndim=1, eps=None, cache=None):
     x2 = _acc(input).reshape(r, s)
     if eps is None:
         eps = _default_eps(input.dtype)
-    ms = xp.einsum("ij,ij->i", x2, x2) * (1.0 / s)
+    ms = xp.einsum("ij,ij->i", x2, x2) * _inv(s)[1]
     rr = 1.0 / xp.sqrt(ms + eps)
     xhat = x2 * rr[:, None]
     out = xhat * weight.reshape(s).astype(xhat.dtype, copy=False) if _is_t(weight) else xhat
@@ -1006,7 +1018,7 @@ def _(grad, input, weight, normalized_ndim, eps, cache, needs):
     if needs[0]:
         gw = g2 * weight._data.reshape(s).astype(g2.dtype, copy=False) if has_w else g2.copy()
         # d/dx [x rr] = rr (gw - xhat mean(gw xhat))
-        s2 = xp.einsum("ij,ij->i", gw, xhat) * (1.0 / s)
+        s2 = xp.einsum("ij,ij->i", gw, xhat) * _inv(s)[1]
         gw -= xhat * s2[:, None]
         gw *= rr[:, None]
         dx = gw.reshape(shape)

@@ -1233,7 +1233,32 @@ def _make_adaptive_avg(nd, name):
 
     if nd > 1:  # (torch's 1-d pooling is the 2-d one between an unsqueeze and a squeeze)
         pool.op.name_rule = node_name
-    return pool
+
+    # pooling to one value per plane: torch's mean, which keeps only the input's shape (the
+    # input may then change in place); the same kernel, so the same checks and speed
+    gpool = op(names=keep, method=False, name=f"_{name.lstrip('_')}_global")(kernel)
+
+    @gpool.vjp
+    def _(grad, input_shape):
+        n = 1
+        for k in input_shape[-nd:]:
+            n *= k
+        # scaled small, then materialized (as torch's)
+        return (grad * (1.0 / n)).expand(input_shape).contiguous()
+
+    gname = "MeanBackward1" if nd > 1 else "SqueezeBackward1"
+    gpool.op.name_rule = lambda node: gname
+
+    def pool_to(input, output_size):
+        """``pool``, or for an output of one value per plane ``gpool`` (F's entry)."""
+        if type(output_size) is int:
+            one = output_size == 1
+        else:  # a sequence of nd ones (None entries take the general path)
+            one = isinstance(output_size, (tuple, list)) and len(output_size) == nd
+            one = one and all(type(o) is int and o == 1 for o in output_size)
+        return (gpool if one else pool)(input, output_size)
+
+    return pool, pool_to
 
 
 @op(names=keep, method=False)
@@ -1259,9 +1284,9 @@ def _(grad, input, output_size):
     return _adaptive_avg_backward(grad, input, tuple(input.shape[-len(output_size) :]))
 
 
-adaptive_avg_pool1d = _make_adaptive_avg(1, "adaptive_avg_pool1d")
-_adaptive_avg_pool2d = _make_adaptive_avg(2, "_adaptive_avg_pool2d")
-_adaptive_avg_pool3d = _make_adaptive_avg(3, "_adaptive_avg_pool3d")
+adaptive_avg_pool1d, _adaptive_avg_to1 = _make_adaptive_avg(1, "adaptive_avg_pool1d")
+_adaptive_avg_pool2d, _adaptive_avg_to2 = _make_adaptive_avg(2, "_adaptive_avg_pool2d")
+_adaptive_avg_pool3d, _adaptive_avg_to3 = _make_adaptive_avg(3, "_adaptive_avg_pool3d")
 
 
 def _adaptive_max_kernel(xp, a, osz):

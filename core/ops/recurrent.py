@@ -29,7 +29,7 @@ from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
-from ..registry import OPS, op
+from ..registry import OPS, broadcast_error, op
 from ..runtime import onednn_bf16
 from ..tensor import Tensor
 from .shape import cat as _cat
@@ -745,6 +745,11 @@ def _lstm_step(input, h, c, w_ih, w_hh, b_ih, b_hh):
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step: returns h' (torch.gru_cell; gates r, z, n)."""
     _cell_checks(input, hx, w_ih, w_hh, 0)
+    if hx._data.ndim == 3:  # (H, H) beside an unbatched input: torch's first gate sum, the
+        # hidden gates (N, ceil(H / 3), 3 H) plus the input's (N, H), fails to broadcast
+        raise broadcast_error(
+            (tuple(hx.shape[:2]) + (w_hh.shape[0],), (input.shape[0], hx.shape[1]))
+        )
     gi = _affine(input, w_ih, b_ih)
     gh = _affine(hx, w_hh, b_hh)
     ir, iz, i_n = gi.chunk(3, 1)

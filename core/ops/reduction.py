@@ -759,11 +759,28 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction, root=False)
             x64 = input.astype(np.float64)
             d = x64 - xp.mean(x64, axis=ax, keepdims=True)
             v = xp.sum(d * d, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
+        if n > 1 and v.size:
+            v, m = _constant_rows(xp, input, ax, keepdim, v, m, n)
         if root:
             v = xp.sqrt(v)
     if out_dtype.kind != "c":  # the real dtype of a complex input's variance is sq's
         return v.astype(out_dtype, copy=False), m.astype(out_dtype, copy=False), ax
     return v.astype(sq.dtype, copy=False), m, ax
+
+
+def _constant_rows(xp, input, ax, keepdim, v, m, n):
+    """(var, keepdim mean) with constant rows exact: mean their value, variance 0 (torch's
+    Welford gets both; a rounded mean leaves ~(n eps |mean|)^2). Only when some variance is that
+    small are the rows compared (a test on the reduced result keeps the common path lean)."""
+    a = m if keepdim else m.reshape(v.shape)
+    if a.dtype.kind == "c":
+        a = xp.abs(a)
+    eps = 2.220446049250313e-16 if a.dtype.itemsize == 8 else 1.1920928955078125e-07
+    if not (v <= a * a * (eps * n) ** 2).any():
+        return v, m
+    hi = xp.max(input, axis=ax, keepdims=True)
+    const = hi == xp.min(input, axis=ax, keepdims=True)
+    return xp.where(const.reshape(v.shape), v.dtype.type(0), v), xp.where(const, hi, m)
 
 
 @op(names=_var_names)
