@@ -1045,16 +1045,28 @@ _NO_DERIVATIVE = {
     "nll 2d target": lambda m, w: F(m).nll_loss(m.randn(2, 3), m.zeros(2, 2).long(), weight=w),
     "nll image": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4, 5), m.zeros(2, 4).long(), weight=w),
     "nll 3-d": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4), m.zeros(2, 4).long(), weight=w),
-    "nll bad 3-d target": lambda m, w: F(m).nll_loss(m.randn(2, 3, 4), m.zeros(2, 5).long(), weight=w),
-    "cross_entropy smoothed": lambda m, w: F(m).cross_entropy(m.randn(2, 3), m.tensor([0, 2]), weight=w, label_smoothing=0.1),
+    "nll bad 3-d target": lambda m, w: F(m).nll_loss(
+        m.randn(2, 3, 4), m.zeros(2, 5).long(), weight=w
+    ),
+    "cross_entropy smoothed": lambda m, w: F(m).cross_entropy(
+        m.randn(2, 3), m.tensor([0, 2]), weight=w, label_smoothing=0.1
+    ),
     "multi_margin": lambda m, w: F(m).multi_margin_loss(m.randn(2, 3), m.tensor([0, 2]), weight=w),
-    "multi_margin 3-d": lambda m, w: F(m).multi_margin_loss(m.randn(2, 3, 4), m.tensor([0, 2]), weight=w),
+    "multi_margin 3-d": lambda m, w: F(m).multi_margin_loss(
+        m.randn(2, 3, 4), m.tensor([0, 2]), weight=w
+    ),
     "bce": lambda m, w: F(m).binary_cross_entropy(m.rand(4, 3), m.rand(4, 3), weight=w),
     "bce out of range": lambda m, w: F(m).binary_cross_entropy(m.rand(3) + 2, m.rand(3), weight=w),
-    "bce_with_logits": lambda m, w: F(m).binary_cross_entropy_with_logits(m.randn(3), m.rand(3), weight=w),
-    "bce_with_logits pos_weight": lambda m, w: F(m).binary_cross_entropy_with_logits(m.randn(3), m.rand(3), pos_weight=w),
-    "bce_with_logits long input": lambda m, w: F(m).binary_cross_entropy_with_logits(m.ones(3).long(), m.rand(3), weight=w),
-}  # fmt: skip
+    "bce_with_logits": lambda m, w: F(m).binary_cross_entropy_with_logits(
+        m.randn(3), m.rand(3), weight=w
+    ),
+    "bce_with_logits pos_weight": lambda m, w: F(m).binary_cross_entropy_with_logits(
+        m.randn(3), m.rand(3), pos_weight=w
+    ),
+    "bce_with_logits long input": lambda m, w: F(m).binary_cross_entropy_with_logits(
+        m.ones(3).long(), m.rand(3), weight=w
+    ),
+}
 
 
 @needs_torch
