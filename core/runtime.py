@@ -65,6 +65,12 @@ def onednn_bf16() -> bool:
     return bool(f.get("AVX512BW") and f.get("AVX512VL") and f.get("AVX512DQ"))
 
 
+def onednn_fp16() -> bool:
+    """Whether torch's cpu build runs float16 convolutions through oneDNN here: only where the cpu
+    has AVX-512 FP16 (Sapphire Rapids and later); elsewhere the native kernels take them."""
+    return bool(cpu_features().get("AVX512FP16"))
+
+
 def _check_count(fname: str, n) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
         # torch raises RuntimeError for these type errors

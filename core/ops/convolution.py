@@ -59,7 +59,7 @@ from ..kernels.winograd import (
 )
 from ..names import check_weight_dims
 from ..registry import _cast_error, backward_names, op
-from ..runtime import onednn_bf16
+from ..runtime import onednn_bf16, onednn_fp16
 from ..tensor import Tensor
 from .arithmetic import _cj
 
@@ -679,7 +679,7 @@ def _tuple(v, nd: int, what: str, fn: str | None = None):
 def _type_name(t: Tensor) -> str:
     from ..dtype import legacy_type_name
 
-    if t.dtype.name == "bfloat16" or t.dtype.is_complex:  # types without a legacy class name
+    if t.dtype.name in ("bfloat16", "bool") or t.dtype.is_complex:  # no legacy class name
         return f"CPU{scalar_name(t.dtype)}Type"
     return "torch." + legacy_type_name(t.dtype)
 
@@ -745,15 +745,33 @@ def _rank_error(input, weight) -> RuntimeError:
 
 
 def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fname):
+    """The checks torch makes before it picks a backend, in its order: a (non-transposed) bias's
+    dtype, the input's rank, a complex input's weight and bias dtypes, then the arguments. The
+    weight's dtype waits for the backend (_check_types)."""
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise _conv_type_error(fname, input, weight, bias)
     if not isinstance(groups, int) or isinstance(groups, bool):
         raise _conv_type_error(fname, input, weight, bias, groups=groups)
+    if bias is not None and not isinstance(bias, Tensor):
+        raise _conv_type_error(fname, input, weight, bias)
+    transposed = fname.startswith("conv_transpose")
+    if not transposed and bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({_short(input.dtype)}) and bias type ({_short(bias.dtype)}) should "
+            "be the same"
+        )
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got "
             f"input of size: {list(input.shape)}"
         )
+    if input.dtype.is_complex:  # torch's complex convolution checks the types itself
+        for what, t in (("weight", weight), ("bias", bias if transposed else None)):
+            if isinstance(t, Tensor) and t.dtype != input.dtype:
+                raise RuntimeError(
+                    f"Input type ({_type_name(input)}) and {what} type ({_type_name(t)}) should "
+                    "be the same"
+                )
     if weight.dim() < 3:
         raise RuntimeError("weight should have at least three dimensions")
     if weight.dim() != nd + 2 and len(_tuple(stride, nd, "stride")) != 1:
@@ -766,124 +784,162 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, nd, fn
         )
     stride = _tuple(stride, nd, "stride", fname)
     dilation = _tuple(dilation, nd, "dilation", fname)
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        if any(d < 0 for d in dilation):  # torch's generic check; a zero reaches the backend
-            raise RuntimeError("dilation should be greater than zero")
-        raise _backend_geometry_error(input, weight, groups, nd, fname, dilation)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if bias is not None and not isinstance(bias, Tensor):
-        raise _conv_type_error(fname, input, weight, bias)
-    # torch's dtype checks: a (non-transposed) bias first, then the weight, whose message names
-    # the backend that met it: oneDNN (bfloat16 inputs, float32 ones when it pays off) or the
-    # native kernels
-    transposed = fname.startswith("conv_transpose")
-    if bias is not None and not transposed and bias.dtype != input.dtype:
-        raise RuntimeError(
-            f"Input type ({_short(input.dtype)}) and bias type ({_short(bias.dtype)}) should "
-            "be the same"
-        )
-    if input.dtype != weight.dtype:
-        if _uses_onednn(input, weight, groups, nd):
-            raise RuntimeError(
-                f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
-                "be the same or input should be a MKLDNN tensor and weight is a dense tensor"
-            )
-        if input.dtype.is_complex:  # torch's complex convolution checks the types itself
-            raise RuntimeError(
-                f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
-                "be the same"
-            )
-        raise RuntimeError(
-            f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
-        )
-    if transposed and bias is not None and bias.dtype != input.dtype:
-        _check_transposed_bias(input, weight, bias, groups, nd)
     return stride, dilation
 
 
-def _check_transposed_bias(input, weight, bias, groups: int, nd: int) -> None:
-    """A transposed convolution's bias of another dtype than the input: torch's native kernel adds
-    it into the output in place (cast, unless the promoted type cannot be cast back to the
-    input's), its complex kernel and oneDNN refuse it."""
-    complex_in = input.dtype.is_complex
-    if complex_in or _uses_onednn(input, weight, groups, nd):
-        tail = (
-            "" if complex_in else " or input should be a MKLDNN tensor and bias is a dense tensor"
-        )
+def _check_signs(padding: tuple, stride: tuple, dilation: tuple, output_padding=()) -> None:
+    # torch's generic checks, in its order; a zero dilation reaches the backend
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+
+
+def _backend_errors(
+    x, input, weight, bias, groups, nd, stride, padding, dilation, out_sp=None, op=None
+) -> None:
+    """Raise torch's error for a call its backend refuses (a transposed one gives its output
+    size ``out_sp`` and ``op``, its output padding), in that backend's order. oneDNN checks the
+    weight's (and a transposed bias's) dtype, then the geometry: zero dilation, empty kernel,
+    output size. The native kernels check the geometry (the output padding too, which keeps a
+    call off oneDNN), then their dispatch (narrow integers) and meet a wrong dtype last, when
+    they read the data. Returns quietly for a call that runs."""
+    transposed = out_sp is not None
+    kernel = tuple(weight.shape[2:])
+    big_op = transposed and any(p >= s and p >= d for p, s, d in zip(op, stride, dilation))
+    # an output padding of a stride or more keeps a call off oneDNN
+    dnn = not (transposed and any(map(operator.ge, op, stride))) and _uses_onednn(
+        input, weight, groups, nd
+    )
+    wrong_b = transposed and bias is not None and bias.dtype != input.dtype
+    if dnn and (input.dtype != weight.dtype or wrong_b):
+        what, t = ("weight", weight) if input.dtype != weight.dtype else ("bias", bias)
         raise RuntimeError(
-            f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the "
-            f"same{tail}"
+            f"Input type ({_type_name(input)}) and {what} type ({_type_name(t)}) should be the "
+            f"same or input should be a MKLDNN tensor and {what} is a dense tensor"
         )
-    res = promote_types(input.dtype, bias.dtype)
-    if not can_cast(res, input.dtype):
+    # 1-d convolutions run as 2-d ones of height 1 in torch's kernels
+    show_k, show_d = ((1, *kernel), (1, *dilation)) if nd == 1 else (kernel, dilation)
+    group_w = [weight.shape[0] // groups, *weight.shape[1:]]  # one group's weight
+    # oneDNN's 1-d and 2-d transposed kernels ignore the dilation of a size-1 kernel axis
+    free_d = dnn and transposed and nd < 3
+    bad = {
+        "kernel": (
+            0 in kernel,
+            lambda: _empty_kernel(transposed, nd, dnn, show_k, show_d, group_w),
+        ),
+        "dilation": (
+            any(d == 0 and (k > 1 or not free_d) for d, k in zip(dilation, kernel)),
+            lambda: _zero_dilation(transposed, nd, dnn, show_k, show_d, group_w),
+        ),
+        # oneDNN makes an empty output of a zero size
+        "size": (
+            transposed and min(out_sp) < (0 if dnn else 1),
+            lambda: _output_too_small(x, nd, dnn, out_sp),
+        ),
+        "output_padding": (big_op, lambda: _big_output_padding(nd, op, stride, show_d)),
+    }
+    if dnn:
+        order = ("size", "dilation", "kernel")
+    elif transposed and nd == 3:
+        order = ("dilation", "output_padding", "kernel", "size")
+    else:
+        order = ("kernel", "dilation", "output_padding", "size")
+    for key in order:
+        if bad[key][0]:
+            raise bad[key][1]()
+    if x.dtype.name in _NARROW_INTS:
+        _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel, groups)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}"
+        )
+    if wrong_b and nd == 3:  # the native 3-d kernel checks it; the others add it in place (cast)
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(bias.dtype)}"
+        )
+    if wrong_b and not can_cast(res := promote_types(input.dtype, bias.dtype), input.dtype):
         raise _cast_error(res, input.dtype)
 
 
-def _backend_geometry_error(input, weight, groups: int, nd: int, fname: str, dilation=None):
-    """The error torch raises for a zero dilation (``dilation`` given) or an empty kernel: its
-    generic checks let both through, so the text is that of the backend which meets them
-    (oneDNN, or the native kernels, which run a 1-d convolution as a 2-d one of height 1)."""
-    transposed = fname.startswith("conv_transpose")
-    if _uses_onednn(input, weight, groups, nd):
-        if dilation is not None and not transposed:
-            return RuntimeError("non-positive dilation is not supported")
-        if dilation is not None and nd == 3:
-            return RuntimeError("dimensions are invalid")
+def _big_output_padding(nd: int, op: tuple, stride: tuple, show_d: tuple) -> RuntimeError:
+    show_op, show_s = ((0, *op), (1, *stride)) if nd == 1 else (op, stride)
+    axes = ("depth", "height", "width")[3 - len(show_d) :]
+    parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, show_op)]
+    parts += [f"stride_{a}: {v}" for a, v in zip(axes, show_s)]
+    parts += [f"dilation_{a}: {v}" for a, v in zip(axes, show_d)]
+    return RuntimeError(
+        "output padding must be smaller than either stride or dilation, but got " + " ".join(parts)
+    )
+
+
+def _output_too_small(x, nd: int, dnn: bool, out_sp: tuple) -> RuntimeError:
+    if dnn:
+        return RuntimeError("could not construct a memory descriptor using a format tag")
+    in_sp = tuple(x.shape[2:])
+    if nd == 1:
+        in_sp, out_sp = (1, *in_sp), (1, *out_sp)
+    return RuntimeError(
+        f"Given input size per channel: ({' x '.join(map(str, in_sp))}). Calculated output "
+        f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small"
+    )
+
+
+def _empty_kernel(transposed: bool, nd: int, dnn: bool, kernel: tuple, dilation: tuple, group_w):
+    if dnn:
         kind = "deconvolution" if transposed else "convolution"
         return RuntimeError(
             f"could not create a primitive descriptor for the {kind} forward propagation "
             "primitive. Run workload with environment variable ONEDNN_VERBOSE=all to get "
             "additional diagnostic information."
         )
-    values = tuple(weight.shape[2:]) if dilation is None else tuple(dilation)
-    if nd == 1:
-        values = (1, *values)
-    if dilation is not None:
-        if not transposed:
-            return RuntimeError(f"dilation should be greater than zero, but got {list(values)}")
-        axes = ("depth", "height", "width")[3 - len(values) :]
-        got = ", ".join(f"dilation_{a}: {v}" for a, v in zip(axes, values))
-        return RuntimeError(f"dilation should be greater than zero, but got {got}")
+    if not transposed and any(d != 1 for d in dilation):  # the dilated kernel
+        return RuntimeError(f"kernel size should be greater than zero, but got {list(kernel)}")
     if nd < 3:
         return RuntimeError(
             "kernel size should be greater than zero, but got kernel_height: "
-            f"{values[0]} kernel_width: {values[1]}"
+            f"{kernel[0]} kernel_width: {kernel[1]}"
         )
     if transposed:  # torch's slow kernel runs group by group: it shows one group's weight
-        shape = [weight.shape[0] // groups, *weight.shape[1:]]
         return RuntimeError(
             "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
-            f"kernel_width) tensor expected for weight, but got: {shape}"
+            f"kernel_width) tensor expected for weight, but got: {group_w}"
         )
     return RuntimeError(
-        f"kernel size should be greater than zero, but got: {' x '.join(map(str, values))} (TxHxW)"
+        f"kernel size should be greater than zero, but got: {' x '.join(map(str, kernel))} (TxHxW)"
     )
 
 
-def _output_too_small(input, weight, groups: int, nd: int, in_sp: tuple, out_sp: tuple):
-    """A transposed convolution's error for an empty or negative output, in the words of the
-    backend that meets it (oneDNN, or the native kernels, which run 1-d as 2-d of height 1)."""
-    if _uses_onednn(input, weight, groups, nd) and min(out_sp) < 0:
-        # (oneDNN makes an empty output of a zero size; ember refuses that too)
-        return RuntimeError("could not construct a memory descriptor using a format tag")
-    if nd == 1:
-        in_sp, out_sp = (1, *in_sp), (1, *out_sp)
-    return RuntimeError(
-        f"Given input size per channel: ({' x '.join(map(str, in_sp))}). Calculated output size "
-        f"per channel: ({' x '.join(map(str, out_sp))}). Output size is too small"
-    )
+def _zero_dilation(transposed: bool, nd: int, dnn: bool, kernel: tuple, dilation: tuple, group_w):
+    if dnn:
+        if not transposed:
+            return RuntimeError("non-positive dilation is not supported")
+        if nd == 3:
+            return RuntimeError("dimensions are invalid")
+        return _empty_kernel(transposed, nd, dnn, kernel, dilation, group_w)
+    if not transposed:
+        return RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    axes = ("depth", "height", "width")[3 - len(dilation) :]
+    got = ", ".join(f"dilation_{a}: {v}" for a, v in zip(axes, dilation))
+    return RuntimeError(f"dilation should be greater than zero, but got {got}")
 
 
 def _uses_onednn(input, weight, groups: int, nd: int) -> bool:
     """Whether torch's cpu convolution runs ``input`` through oneDNN: for bfloat16 on a cpu with
-    AVX-512 (BW, VL, DQ), for float32 when grouped, with kernels over 3x3, a batch over 1 or a
-    large input (its heuristic, with 1-d convolutions viewed as 2-d)."""
+    AVX-512 (BW, VL, DQ), for float16 on one with AVX-512 FP16, for float32 when grouped, with
+    kernels over 3x3, a batch over 1 or a large input (its heuristic, with 1-d convolutions
+    viewed as 2-d)."""
     if input.dtype.name == "bfloat16":
         return onednn_bf16()
-    if input.dtype.name != "float32":
+    if input.dtype.name == "float16":
+        return onednn_fp16()
+    if input.dtype.name not in ("float32", "complex64"):  # complex: three real convolutions
         return False
     shape = tuple(input.shape) if input.dim() == nd + 2 else (1, *input.shape)
     if nd == 1:
@@ -901,7 +957,7 @@ _SAME_WARNED = [False]  # padding='same' with an even kernel: warned already
 _NARROW_INTS = ("int32", "int16", "int8", "uint8", "bool")
 
 
-def _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel) -> None:
+def _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel, groups) -> None:
     """torch's cpu convolutions of integers below int64 and of bool: only the plain (neither
     dilated nor transposed) kernels take the integers, none takes bool; the error names the
     kernel the call would have run."""
@@ -913,8 +969,8 @@ def _narrow_int_check(x, nd, transposed, stride, padding, dilation, kernel) -> N
         return
     elif nd < 3:
         name = "slow_conv2d_cpu"
-    elif all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding):
-        name = "slow_conv3d_cpu"  # a 1x1x1 kernel skips the columns
+    elif groups == 1 and all(k == 1 for k in kernel + stride) and not any(padding):
+        name = "slow_conv3d_cpu"  # an ungrouped 1x1x1 kernel skips the columns
     else:
         name = "compute_columns3d"
     raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(x.dtype)}'")
@@ -1039,8 +1095,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         padding = _tuple(padding, nd, "padding")
-        if any(p < 0 for p in padding):
-            raise RuntimeError("negative padding is not supported")
+    _check_signs(padding, stride, dilation)
     if weight.dim() != nd + 2:
         raise _rank_error(input, weight)
     batched = input.dim() == nd + 2
@@ -1071,10 +1126,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
     spatial = xshape[2:]
     _check_kernel_fits(spatial, padding, weight, dilation)
     kernel = wshape[2:]
-    if 0 in kernel:  # an empty window would make an output of zeros (torch refuses it)
-        raise _backend_geometry_error(input, weight, groups, nd, fname)
-    if x.dtype.name in _NARROW_INTS:
-        _narrow_int_check(x, nd, False, stride, padding, dilation, kernel)
+    # (an empty window would make an output of zeros: torch refuses it)
+    if input.dtype != weight.dtype or 0 in kernel or 0 in dilation or x.dtype.name in _NARROW_INTS:
+        _backend_errors(x, input, weight, bias, groups, nd, stride, padding, dilation)
     # a channels_last input or weight gives a channels_last output (torch's rule); the relayout
     # is one copy of the output, paid only then (the contiguous path: two flags checks)
     fmt = _layout.cl_format(x, weight)
@@ -1175,10 +1229,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
     padding = _tuple(padding, nd, "padding", fname)
     output_padding = _tuple(output_padding, nd, "output_padding", fname)
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
+    _check_signs(padding, stride, dilation, output_padding)
     if weight.dim() != nd + 2:
         raise _rank_error(input, weight)
     batched = input.dim() == nd + 2
@@ -1192,30 +1243,23 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         )
     cout = weight.shape[1] * groups
     _check_bias(weight, bias, cout, transposed=True)
-    if x.dtype.name in _NARROW_INTS:
-        _narrow_int_check(x, nd, True, stride, padding, dilation, weight.shape[2:])
-    if 0 in weight._data.shape[2:]:
-        raise _backend_geometry_error(input, weight, groups, nd, fname)
-    # the backend kernel checks this, after the channel, bias and kernel-size checks
-    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        axes = ("depth", "height", "width")[3 - max(nd, 2) :]
-        if nd == 1:  # torch runs a 1-d transposed conv as a 2-d one of height 1
-            output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
-        parts = [f"output_padding_{a}: {v}" for a, v in zip(axes, output_padding)]
-        parts += [f"stride_{a}: {v}" for a, v in zip(axes, stride)]
-        parts += [f"dilation_{a}: {v}" for a, v in zip(axes, dilation)]
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            + " ".join(parts)
-        )
+    kernel = weight._data.shape[2:]
     out_sp = tuple(
         (n - 1) * s - 2 * p + d * (k - 1) + op + 1
-        for n, s, p, d, k, op in zip(
-            x.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding
-        )
+        for n, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)
     )
-    if any(n <= 0 for n in out_sp):
-        raise _output_too_small(input, weight, groups, nd, tuple(x.shape[2:]), out_sp)
+    if (
+        input.dtype != weight.dtype
+        or (bias is not None and bias.dtype != input.dtype)
+        or 0 in kernel
+        or 0 in dilation
+        or min(out_sp) <= 0
+        or any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation))
+        or x.dtype.name in _NARROW_INTS
+    ):
+        _backend_errors(
+            x, input, weight, bias, groups, nd, stride, padding, dilation, out_sp, output_padding
+        )
     out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
     if bias is not None:
         if bias.dtype != out.dtype:  # torch casts a transposed conv's bias to the input's dtype
