@@ -280,42 +280,36 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
     fn = f"fractional_max_pool{nd}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
-    word = "" if nd == 2 else " three"
-    seq = isinstance(kernel_size, (tuple, list))
-    _check_int_list(fn, "kernel_size", kernel_size if seq else (kernel_size,))
-    k = _fr_tuple(
-        kernel_size, nd, f"{fn}: kernel_size must either be a single Int or tuple of{word} Ints"
-    )
-    if output_size is None:
-        ratio = output_ratio
-        if nd == 3 and not isinstance(ratio, (tuple, list)):
-            ratio = (ratio,) * 3  # the 3-d function repeats a number; the 2-d one wants a sequence
-        if len(ratio) > nd:  # torch's F takes a sequence here (a float: TypeError from len)
+    if output_size is None:  # torch's Python: a float ratio has no len() in 2-d
+        if nd == 2 and len(output_ratio) > 2:
             raise ValueError(
                 f"{fn} requires output_ratio to either be a single Int or tuple of Ints."
             )
-        if len(ratio) < nd:  # torch indexes every dim's ratio: a short sequence runs out
-            raise IndexError("tuple index out of range")
-        osz = tuple(int(input.size(-nd + i) * ratio[i]) for i in range(nd))
-    else:
-        osz = _fr_tuple(
-            output_size, nd, f"{fn}: output_size must either be a single Int or tuple of{word} Ints"
-        )
+        ratio = _as_tuple(output_ratio, nd)  # (a short one runs out: IndexError)
+        output_size = tuple(int(input.size(-nd + i) * ratio[i]) for i in range(nd))
     if random_samples is None:
-        # torch draws the samples first, reading the channel dim: too few dims are an
-        # IndexError there, before the kernel's rank check
-        input.size(-nd - 1)
-    _check_int_list(fn, "output_size", osz)  # torch's argument parser (None is no size here)
-    _fr_check_input(fn if nd == 2 else f"{fn}_out", nd, input)  # torch's 3-d kernel's name
-    if min(osz) < 0:
-        raise RuntimeError(_P._negative_dim(osz, list(input.shape[:-nd])))
-    if random_samples is None:
+        # torch draws the samples first (reading the batch and channel dims: too few dims are
+        # an IndexError there), in the input's dtype: no integer or bool draws
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        channels = input.size(-nd - 1)
+        if not (input.dtype.is_floating_point or input.dtype.is_complex):
+            raise NotImplementedError(
+                f"\"check_uniform_bounds\" not implemented for '{_scalar_name(input.dtype)}'"
+            )
         from ..core.ops.random import rand
 
-        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
-        random_samples = rand(
-            n_batch, input.shape[-nd - 1], nd, dtype=input.dtype, device=input.device
-        )
+        random_samples = rand(n_batch, channels, nd, dtype=input.dtype, device=input.device)
+    # torch's argument parser, then its kernel's checks
+    word = "" if nd == 2 else " three"
+    for what, v in (("kernel_size", kernel_size), ("output_size", output_size)):
+        _check_int_list(fn, what, v if isinstance(v, (tuple, list)) else (v,))
+    k = _fr_tuple(
+        kernel_size, nd, f"{fn}: kernel_size must either be a single Int or tuple of{word} Ints"
+    )
+    osz = _fr_tuple(
+        output_size, nd, f"{fn}: output_size must either be a single Int or tuple of{word} Ints"
+    )
+    _fr_check_input(fn if nd == 2 else f"{fn}_out", nd, input)  # torch's 3-d kernel's name
     op = _P._fractional_max_pool2d if nd == 2 else _P._fractional_max_pool3d
     return op(input, random_samples, k, osz)
 
@@ -328,7 +322,7 @@ def _check_int_list(fn: str, what: str, values) -> None:
 
 
 def _fr_tuple(v, nd, msg):
-    v = _triple(v, nd)
+    v = _as_tuple(v, nd)
     if len(v) != nd:
         raise RuntimeError(msg)
     return v
@@ -382,65 +376,100 @@ def _scalar_name(dtype) -> str:
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch's Python sizing of an unpooling: over len(kernel_size) dims (a shorter stride or
+    padding fails on its index), an explicit size checked against the default one."""
     nd = len(kernel_size)
     in_size = tuple(input.shape)
     default = [
-        (in_size[len(in_size) - nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
-        for d in range(nd)
+        (in_size[d - nd] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(nd)
     ]
     if output_size is None:
-        return tuple(default)
-    if len(output_size) == nd + 2:
-        output_size = output_size[2:]
-    if len(output_size) != nd:
-        raise ValueError(
-            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has "
-            f"a length of '{len(output_size)}'"
-        )
-    for d in range(nd):
-        lo, hi = default[d] - stride[d], default[d] + stride[d]
-        if not lo < output_size[d] < hi:
+        ret = default
+    else:
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
             raise ValueError(
-                f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
+                f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
+                f"has a length of '{len(output_size)}'"
             )
-    return tuple(output_size)
+        for d in range(nd):
+            lo, hi = default[d] - stride[d], default[d] + stride[d]
+            if not lo < output_size[d] < hi:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
+                )
+        ret = output_size
+    for d in range(nd):
+        if ret[d] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                f"output_size[{d}]={ret[d]}"
+            )
+    return ret
+
+
+def _as_tuple(v, nd):
+    """torch's _single/_pair/_triple: a sequence as it is, anything else repeated."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
 
 
 def _unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    k = _as_tuple(kernel_size, nd)
+    s = _as_tuple(stride, nd) if stride is not None else k
+    p = _as_tuple(padding, nd)
+    osz = list(_unpool_output_size(input, k, s, p, output_size))
     if nd == 1:  # torch runs it as a 2-d unpool of width 1 (its errors say so)
-        k, s, p = _triple(kernel_size, 1), _triple(stride or kernel_size, 1), _triple(padding, 1)
-        if output_size is not None:  # checked as given (torch's errors print it so)
-            output_size = list(_unpool_output_size(input, k, s, p, output_size)) + [1]
-        out = _unpool(
-            2,
-            input.unsqueeze(-1),
-            indices.unsqueeze(-1),
-            k + (1,),
-            s + (1,),
-            p + (0,),
-            output_size,
-        )
+        out = _unpool_kernel(2, input.unsqueeze(-1), indices.unsqueeze(-1), osz + [1])
         return out.squeeze(-1)
-    k = _triple(kernel_size, nd)
-    s = _triple(stride if stride is not None else kernel_size, nd)
-    p = _triple(padding, nd)
-    osz = _unpool_output_size(input, k, s, p, output_size)
+    return _unpool_kernel(nd, input, indices, osz, s, p)
+
+
+def _unpool_kernel(nd, input, indices, osz, stride=None, padding=None):
+    """torch's max_unpool{nd}d kernel entry: its checks in its order (stride and padding: 3-d
+    only)."""
     _check_int_list(f"max_unpool{nd}d", "output_size", osz)  # a float kernel makes float sizes
-    dims = f"{nd + 1}d or {nd + 2}d"
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Input to max_unpooling{nd}d should be a {dims} Tensor, but got a tensor with "
-            f"{input.dim()} dimensions."
-        )
     if indices.dtype is not _dt.int64:  # not str(): `ember run` prints dtypes as torch.*
         got = "" if nd == 3 else f" but got: {_scalar_name(indices.dtype)}"
         raise RuntimeError(f"elements in indices should be type int64{got}")
+    words = "(depth, height, width)" if nd == 3 else "(height, width)"
+    ndim_error = RuntimeError(
+        f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+        f"tensor with {input.dim()} dimensions."
+    )
+    if nd == 3 and input.dim() not in (4, 5):
+        raise ndim_error
+    if len(osz) != nd:
+        raise RuntimeError(
+            f"There should be exactly {'three' if nd == 3 else 'two'} elements {words} in "
+            f"output_size, but got {len(osz)} elements."
+        )
+    if nd == 2 and input.dim() not in (3, 4):
+        raise ndim_error
+    if nd == 3:
+        for what, v in (("stride", stride), ("padding", padding)):
+            if len(v) != 3:
+                raise RuntimeError(
+                    f"There should be exactly three elements {words} in {what}, but got: "
+                    f"{len(v)} elements."
+                )
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(
             "Expected shape of indices to be same as that of the input tensor "
             f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
         )
-    if not input.dtype.is_floating_point:
+    shape = list(input.shape)
+    for i in range(1, len(shape)):
+        if shape[i] == 0:
+            raise RuntimeError(
+                f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but got {shape} with dimension {i} being empty."
+            )
+    if nd == 3 and min(stride) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {list(stride)}")
+    if 0 in osz:  # (no kernel runs: no dtype or index check)
+        return input.new_zeros(tuple(input.shape[:-nd]) + tuple(osz))
+    if input.numel() and not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"max_unpool{nd}d\" not implemented for '{_scalar_name(input.dtype)}'"
         )

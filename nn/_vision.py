@@ -181,11 +181,9 @@ def interpolate(
     if out_size is None:
         out_size = [int(float(n) * s) for n, s in zip(in_sp, scales)]
     kmode = _KERNEL_MODE[mode]
-    if kmode == "area" and any(s < 0 for s in out_size):
-        # 'area' is adaptive average pooling: its size check, before the dtype's
-        _pool._adaptive_output_size(f"adaptive_avg_pool{dim}d", dim, out_size, input.shape)
-    _check_dtype(input, kmode, dim, bool(antialias))
-    if kmode != "area":
+    if kmode == "area":  # adaptive average pooling: its checks
+        _pool._adaptive_avg_checks(dim, tuple(input.shape), input._data.dtype, out_size)
+    else:  # the sizes, then the dtype
         if any(n <= 0 for n in in_sp) or any(s <= 0 for s in out_size):
             raise RuntimeError(_sizes_msg(in_sp, out_size))
         if input.numel() == 0 and input.shape[0] != 0:
@@ -193,6 +191,7 @@ def interpolate(
                 f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
                 f"{list(input.shape)}"
             )
+        _check_dtype(input, kmode, dim, bool(antialias))
     if input.dtype.name == "uint8" and kmode in _U8_SUPPORT:
         return _resample_u8(input, out_size, scales, kmode, align_corners, antialias)
     wdt = "float64" if input.dtype.name == "float64" else "float32"  # torch's opmath type
@@ -294,17 +293,15 @@ _resample_asym.op.name_rule = lambda node: node.saved_arg("kind") or "ResampleBa
 
 def _check_dtype(input: Tensor, kmode: str, dim: int, antialias: bool) -> None:
     """torch's refusal of the dtypes its cpu resampling kernels lack (all but floating point
-    and uint8), naming the kernel that refused: that of the index/weight setup, the channels-
-    last 2-d nearest/bilinear kernels, or adaptive average pooling for 'area'."""
+    and uint8; half precision antialiased), naming the kernel that refused: that of the
+    index/weight setup or the channels-last 2-d nearest/bilinear kernels ('area': pooling's)."""
     d = input.dtype
-    if d.is_floating_point:
-        return
+    if d.is_floating_point and not (antialias and d.itemsize == 2):
+        return  # (torch's antialiased weights have no half-precision kernel)
     if d.name == "uint8" and kmode != "area" and (kmode != "linear" or dim == 2):
         return  # uint8 kernels: nearest of any rank, bilinear/bicubic (antialiased too)
     if antialias:
         what = "compute_index_ranges_weights"
-    elif kmode == "area":
-        what = "adaptive_avg_pool3d_cpu" if dim == 3 else "adaptive_avg_pool2d"
     elif dim == 2 and kmode != "cubic":
         what = f"upsample_{'bilinear' if kmode == 'linear' else 'nearest'}2d_channels_last"
     else:

@@ -1456,6 +1456,16 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
             "expected size of input's dimension 2 to match the calculated number of sliding "
             f"blocks {osp[0]} * {osp[1]} = {osp[0] * osp[1]}, but got input.size(2)={x.shape[2]}."
         )
+    if min(osp) < 1:  # (two negative counts can match the blocks' count)
+        raise RuntimeError(
+            f"Given output_size={o}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+            f"calculated shape of the array of sliding blocks as {osp}, which is too small "
+            "(non-positive)"
+        )
+    if min(o) < 1:
+        raise RuntimeError(
+            f"Expected output spatial size to be positive, but got: output_size={o}."
+        )
     _int_kernel_check(x, "col2im_out_cpu")
     n, c = x.shape[0], x.shape[1] // kk
     cols = x.transpose(0, 1).reshape((c, *k, n, *osp))

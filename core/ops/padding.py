@@ -24,10 +24,12 @@ _MODES = ("constant", "reflect", "replicate", "circular")
 
 
 # ---------------------------------------------------------------------- argument checks
-def _check_pad_arg(pad, fname="pad"):
+def _check_pad_arg(pad, fname="pad", mode="constant"):
+    """``pad`` as a tuple of ints; an unknown ``mode`` is refused between torch's parsing of
+    ``pad`` and its length check."""
     if type(pad) is tuple and all(type(p) is int for p in pad):  # the common case, fast
-        if len(pad) % 2:
-            raise RuntimeError("Padding length must be divisible by 2")
+        if len(pad) % 2 or mode not in _MODES:
+            _check_parity(pad, mode)
         return pad
     if isinstance(pad, Tensor) or not isinstance(pad, (tuple, list)):
         raise TypeError(
@@ -45,9 +47,15 @@ def _check_pad_arg(pad, fname="pad"):
                     f"element of type {type(p).__name__} at pos {i}"
                 ) from None
         out.append(int(p))
-    if len(out) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
+    _check_parity(out, mode)
     return tuple(out)
+
+
+def _check_parity(pad, mode) -> None:
+    if mode not in _MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
 
 
 def _constant_shape(shape, pad):
@@ -251,23 +259,21 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise TypeError(
             f"pad(): argument 'mode' (position 3) must be str, not {type(mode).__name__}"
         )
-    pad = _check_pad_arg(pad)
+    pad = _check_pad_arg(pad, mode=mode)
     if mode == "constant":
         if value is None:
             value = 0
         elif type(value) is complex:  # F.pad's value is a float (constant_pad_nd takes these)
             raise _complex_value_error()
         return constant_pad_nd(input, pad, value)
-    if mode not in _MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if value is not None and value != 0:
-        if type(value) is complex:  # torch's parser refuses it before the mode looks at it
-            raise _complex_value_error()
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if type(value) is complex:  # torch's parser refuses it before the mode looks at it
+        raise _complex_value_error()
     shape = tuple(input.shape)
     nd, k = len(shape), len(pad) // 2
     if len(pad) > 2 * nd:  # torch checks the padding length first
         _constant_shape(shape, pad)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n{_SUPPORTED}"
@@ -280,12 +286,14 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             n = shape[nd - 1 - j]
             lo, hi = pad[2 * j], pad[2 * j + 1]
             kept = n + min(lo, 0) + min(hi, 0)  # the cropped extent the padding wraps around
+            if lo > n or hi > n:  # torch checks this first
+                raise RuntimeError("Padding value causes wrapping around more than once.")
             if kept < 0:
                 raise RuntimeError("Negative padding value is resulting in an empty dimension")
-            if lo > n or hi > n or (kept == 0 and max(lo, hi) > 0):
+            if kept == 0 and max(lo, hi) > 0:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
     else:
-        if any(s == 0 for s in shape[1:]):  # only a batch dim may be empty
+        if 0 in (shape[1:] if nd == k + 2 else shape):  # only a batch dim may be empty
             raise RuntimeError(
                 f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size "
                 f"and other non-zero dimensions for input, but got: {list(shape)}"

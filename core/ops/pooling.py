@@ -107,14 +107,55 @@ def _int_list_error(fn: str, what: str, i: int, x, pos: int | None = None) -> Ty
     )
 
 
-def _geometry(fn, nd, style, kernel_size, stride, padding, dilation=1):
-    """(kernel, stride, padding, dilation) as nd-tuples, checked with torch's messages."""
+def _parse_lists(fn: str, items: tuple, divisor=None) -> None:
+    """torch's argument parser over the int-list options ``items`` ((name, value) in signature
+    order): each option's type and first element, then ``divisor`` (an int option), then each
+    option's other elements, the last option first (its bindings read them right to left)."""
+    for what, v in items:
+        if not isinstance(v, (tuple, list)):
+            _ints(v, 1, fn, what, "max")  # (a scalar: its type errors)
+        elif v and (isinstance(v[0], bool) or not hasattr(v[0], "__index__")):
+            raise _int_list_error(fn, what, 0, v[0])
+    if divisor is not None and (isinstance(divisor, bool) or not hasattr(divisor, "__index__")):
+        raise TypeError(
+            f"{fn}(): argument 'divisor_override' must be int, not {type(divisor).__name__}"
+        )
+    for what, v in reversed(items):
+        if isinstance(v, (tuple, list)):
+            for i, x in enumerate(v[1:], 1):
+                if isinstance(x, bool) or not hasattr(x, "__index__"):
+                    raise _int_list_error(fn, what, i, x)
+
+
+def _geometry(
+    fn,
+    nd,
+    style,
+    kernel_size,
+    stride,
+    padding,
+    dilation=1,
+    before_values=None,
+    parse_as=None,
+    divisor=None,
+    shape=None,
+):
+    """(kernel, stride, padding, dilation) as nd-tuples, checked with torch's messages and in
+    its order: the parser's (as ``parse_as``), the lengths, ``before_values()``, the values."""
     if kernel_size is None:
         raise TypeError(f"{fn}() missing required argument 'kernel_size'")
+    opts = (("kernel_size", kernel_size), ("stride", stride), ("padding", padding))
+    if style not in ("avg1", "avg3") and fn[:3] != "avg":
+        opts += (("dilation", dilation),)
+    _parse_lists(parse_as or fn, opts, divisor)
+    if shape is not None:
+        _check_first(fn, style, shape)
     k = _ints(kernel_size, nd, fn, "kernel_size", style)
     s = _ints(stride, nd, fn, "stride", style) or k
     p = _ints(padding, nd, fn, "padding", style)
     d = _ints(dilation, nd, fn, "dilation", style)
+    if before_values is not None:
+        before_values()
     if style == "max1":
         for what, v, ok, cond in (
             ("kernel_size", k, k[0] > 0, "greater than zero"),
@@ -191,15 +232,10 @@ def _check_input(fn, nd, style, shape):
                 f"but got:{s4}"
             )
         return
-    if fn == "avg_pool2d" and nd_in < 3:  # torch indexes dim -3 first
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd_in}, {nd_in - 1}], "
-            "but got -3)"
-        )
-    if nd_in not in (nd + 1, nd + 2) and fn != "avg_pool2d":
-        raise RuntimeError(
-            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
-        )
+    if fn == "avg_pool2d":
+        _check_plane_dim(shape)
+    else:
+        _check_rank(nd, shape)
     if 0 in shape[-nd - 1 :] or nd_in > nd + 2:  # (only avg_pool2d gets here with > nd + 2)
         if nd == 2:
             raise RuntimeError(
@@ -211,6 +247,22 @@ def _check_input(fn, nd, style, shape):
         raise RuntimeError(
             f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
             f"has a shape of {list(shape)} and non-batch dimension 0 has length zero!"
+        )
+
+
+def _check_plane_dim(shape):
+    """torch's 2-d average pooling indexes dim -3 (the planes) before it checks the options."""
+    if len(shape) < 3:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-len(shape)}, "
+            f"{len(shape) - 1}], but got -3)"
+        )
+
+
+def _check_rank(nd, shape):
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
         )
 
 
@@ -574,13 +626,21 @@ def _make_max_pool(nd, name, with_indices):
     style = ("max1i" if with_indices else "max1") if nd == 1 else "max"
     follow = _layout.follow_array_1d if nd == 1 else _layout.follow_array
 
+    parse_as = fn + "_with_indices" if with_indices else fn
+
     def kernel(xp, input, kernel_size=None, stride=(), padding=0, dilation=1, ceil_mode=False):
+        def rank_check():  # torch's 2-d and 3-d max pools check the rank before the values
+            if nd > 1:
+                _check_rank(nd, input.shape)
+
         opts = (kernel_size, stride, padding, dilation, ceil_mode)
         key = (name, input.shape, input.dtype, opts, tuple(map(type, opts)))
         plan = _cached(key)
         if plan is None:
-            _check_first(fn, style, input.shape)
-            k, s, p, d = _geometry(fn, nd, style, kernel_size, stride, padding, dilation)
+            k, s, p, d = _geometry(
+                fn, nd, style, kernel_size, stride, padding, dilation, rank_check, parse_as,
+                shape=input.shape,
+            )  # fmt: skip
             _check_input(fn, nd, style, input.shape)
             o = _out_shape(fn, style, input.shape, k, s, p, d, ceil_mode)
             _no_int(
@@ -849,10 +909,19 @@ def _make_avg_pool(nd, name):
         key = (name, input.shape, input.dtype, opts, tuple(map(type, opts)))
         plan = _cached(key)
         if plan is None:
-            _check_first(fn, style, input.shape)
-            k, s, p = _avg_geom(nd, kernel_size, stride, padding)
+
+            def before_values():  # torch's order: (3-d: the rank), the divisor, the values
+                if nd == 3:
+                    _check_rank(nd, input.shape)
+                _check_divisor(div)
+                if nd == 2:
+                    _check_plane_dim(input.shape)
+
+            k, s, p, _ = _geometry(
+                fn, nd, style, kernel_size, stride, padding, 1, before_values, divisor=div,
+                shape=input.shape,
+            )  # fmt: skip
             _check_input(fn, nd, style, input.shape)
-            _check_divisor(div)
             o = _out_shape(fn, style, input.shape, k, s, p, (1,) * nd, ceil_mode)
             where = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"
             kind, size = input.dtype.kind, input.dtype.itemsize
@@ -1022,6 +1091,8 @@ def _adaptive_avg_kernel(xp, a, out_size, transpose=False):
         return _adaptive_avg_kernel(xp, a.astype("float32"), out_size, transpose).astype(a.dtype)
     nd = len(out_size)
     lead = a.shape[: a.ndim - nd]
+    if 0 in lead or 0 in out_size:  # nothing to average (any dtype: torch never looks at it)
+        return xp.zeros(lead + tuple(out_size), a.dtype)
     if not transpose and all(o == 1 for o in out_size):  # global pooling: one mean
         n = 1
         for x in a.shape[a.ndim - nd :]:
@@ -1074,7 +1145,11 @@ def _adaptive_avg_nonfinite(xp, a, out_size):
     return xp.where(holds(xp.isnan(a)) | (pos & neg), a.dtype.type(xp.nan), y)
 
 
-def _adaptive_output_size(fn, nd, output_size, shape):
+def _adaptive_output_size(fn, nd, output_size, shape, check_input=None):
+    """``output_size`` as an nd-tuple, checked in torch's order: its Python wrapper's length
+    check, the argument parser's, the sizes' count, ``check_input(shape)``, negative sizes."""
+    if nd > 1 and hasattr(output_size, "__len__") and len(output_size) >= len(shape):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if output_size is None:  # (None keeps a dim's size only inside a tuple)
         if nd == 1:
             raise TypeError(
@@ -1098,8 +1173,11 @@ def _adaptive_output_size(fn, nd, output_size, shape):
         if not hasattr(output_size, "__len__"):
             raise TypeError(f"object of type '{tn}' has no len()")
         osz = tuple(output_size)
+    if len(osz) != nd or nd == 1:  # torch parses the list before its kernel's checks
+        _check_output_sizes(fn, nd, osz)
+    if check_input is not None:
+        check_input(shape)
     if len(osz) != nd:
-        _check_output_sizes(fn, nd, osz)  # torch parses the list before its kernel's checks
         if nd == 1:
             raise RuntimeError(
                 f"{fn}() argument 'output_size' should contain one int (got {len(osz)})"
@@ -1107,11 +1185,6 @@ def _adaptive_output_size(fn, nd, output_size, shape):
         if fn.startswith("adaptive_max"):
             raise RuntimeError(f"{fn}(): internal error: output_size.size() must be {nd}")
         raise RuntimeError(f"{fn}: output_size must be {nd}")
-    if nd == 1 and osz[0] is None:  # torch's 1-d pools parse a tuple of ints
-        raise TypeError(
-            f"{fn}(): argument 'output_size' (position 2) must be tuple of ints, but found "
-            "element of type NoneType at pos 0"
-        )
     S = shape[-nd:]
     try:  # operator.index: a float or a string is no size (int() would take them)
         osz = tuple(S[i] if v is None else operator.index(v) for i, v in enumerate(osz))
@@ -1198,20 +1271,34 @@ _ADAPTIVE_KERNELS = {
 }
 
 
+def _adaptive_avg_checks(nd: int, shape: tuple, dtype, output_size) -> tuple:
+    """torch's checks of an nd-d adaptive average pooling, in its order; the output size."""
+    fn = f"adaptive_avg_pool{nd}d"
+
+    def rank_check(shape):  # torch's 1-d pool checks the rank first; the others the sizes
+        if nd == 1 and len(shape) not in (2, 3):
+            _adaptive_check_input(fn, nd, shape)
+
+    osz = _adaptive_output_size(fn, nd, output_size, shape, rank_check)
+    if all(o == 1 for o in osz):  # torch takes a mean (of any rank): its dtype rule
+        if dtype.kind in "biu":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {_dtype_name(dtype)}"
+            )
+    else:
+        _adaptive_check_input(fn, nd, shape)
+        if dtype.kind in "biuc" and (nd == 3 or (0 not in shape and 0 not in osz)):
+            # (an empty 1-d/2-d pool never reaches the kernel that looks at the dtype)
+            raise _unsupported(_ADAPTIVE_KERNELS.get(fn, fn), dtype)
+    return osz
+
+
 def _make_adaptive_avg(nd, name):
     fn = f"adaptive_avg_pool{nd}d"
 
     def kernel(xp, input, output_size=None):
-        _adaptive_check_input(fn, nd, input.shape)
-        osz = _adaptive_output_size(fn, nd, output_size, input.shape)
-        if all(o == 1 for o in osz):  # torch takes a mean: its dtype rule (complex is fine)
-            if input.dtype.kind in "biu":
-                raise RuntimeError(
-                    "mean(): could not infer output dtype. Input dtype must be either a floating "
-                    f"point or complex dtype. Got: {_dtype_name(input.dtype)}"
-                )
-        else:
-            _no_int(_ADAPTIVE_KERNELS.get(fn, fn), input, False)
+        osz = _adaptive_avg_checks(nd, input.shape, input.dtype, output_size)
         return _follow_for(nd)(xp, _adaptive_avg_kernel(xp, input, osz), input)
 
     kernel.__name__ = name
@@ -1403,9 +1490,10 @@ def _make_adaptive_max(nd, name):
     fn = f"adaptive_max_pool{nd}d"
 
     def kernel(xp, input, output_size=None):
-        _adaptive_check_input(fn, nd, input.shape)
+        osz = _adaptive_output_size(
+            fn, nd, output_size, input.shape, functools.partial(_adaptive_check_input, fn, nd)
+        )
         _no_int(_ADAPTIVE_KERNELS.get(fn, fn), input, False)
-        osz = _adaptive_output_size(fn, nd, output_size, input.shape)
         if 0 in osz:
             shape = input.shape[:-nd] + osz
             return xp.zeros(shape, input.dtype), xp.zeros(shape, _INT64)
@@ -1581,20 +1669,30 @@ def _make_fractional(nd, name):
                 raise RuntimeError(
                     f"{where}(): pool {dims[i]} {k[i]} too large relative to input {dims[i]} {S[i]}"
                 )
+        if min(osz) < 0:
+            raise RuntimeError(_negative_dim(osz, list(input.shape[:-nd])))
+        if random_samples.ndim != 3:
+            raise RuntimeError(
+                f"Expect _random_samples to have 3 dimensions, got {random_samples.ndim}"
+            )
         if random_samples.dtype != input.dtype:
             raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        batch = input.shape[0] if input.ndim == nd + 2 else 1
+        if random_samples.shape[0] < batch:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if random_samples.shape[1] != input.shape[-nd - 1]:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
         if random_samples.shape[-1] != nd:
             raise RuntimeError(
                 f"Expect _random_samples.size(2) equals to {nd}; got {random_samples.shape[-1]}."
             )
-        batch = input.shape[0] if input.ndim == nd + 2 else 1
-        if random_samples.shape[0] < batch:
-            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
-        _no_int(f"{fn}_out_frame", input, False)  # torch's kernel: floating types only
-        smp = random_samples[:batch]
-        if 0 in osz:
+        if 0 in osz or input.size == 0:  # (no kernel runs: any dtype)
             shape = input.shape[:-nd] + osz
             return xp.zeros(shape, input.dtype), xp.zeros(shape, _INT64)
+        _no_int(f"{fn}_out_frame", input, False)  # torch's kernel: floating types only
+        if min(k) <= 0:  # (torch pools such windows to -inf at indices past the plane)
+            raise RuntimeError(f"{where}(): kernel_size must be greater than zero, but got {k}")
+        smp = random_samples[:batch]
         return _fractional_kernel(xp, input, smp.astype(input.dtype), k, osz)
 
     kernel.__name__ = name

@@ -612,40 +612,55 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     return out
 
 
-def _check_grid(input, grid, interpolation_mode):
+def _check_grid_shapes(ish: list, gsh: list, interpolation_mode, k: int | None = None) -> None:
+    """torch's shape checks in its order: the common ones, then the ``k``-d kernel's (``k``: by
+    default that of the input's rank)."""
+    if ish and gsh:
+        if ish[0] != gsh[0]:
+            raise RuntimeError(
+                "grid_sampler(): expected grid and input to have same batch size, but got input "
+                f"with sizes {ish} and grid with sizes {gsh}"
+            )
+        if gsh[-1] != len(ish) - 2:
+            raise RuntimeError(
+                f"grid_sampler(): expected grid to have size {len(ish) - 2} in last dimension, "
+                f"but got grid with sizes {gsh}"
+            )
+        for d in range(2, len(ish)):
+            if ish[d] == 0:
+                raise RuntimeError(
+                    "grid_sampler(): expected input to have non-empty spatial dimensions, but "
+                    f"input has sizes {ish} with dimension {d} being empty"
+                )
+    if k is None:
+        k = 2 if len(ish) == 4 else 3
+    if len(ish) != k + 2 or len(gsh) != k + 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected {k + 2}D input and grid with same number of dimensions, "
+            f"but got input with sizes {ish} and grid with sizes {gsh}"
+        )
+    if int(interpolation_mode) == 2 and k != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+
+
+def _check_grid(input, grid, interpolation_mode) -> bool:
+    """torch's checks in its order (shapes, then the cpu kernel's dtype checks); returns whether
+    the output is empty, which the 2-d kernel returns before looking at the dtypes."""
+    ish, gsh = list(input.shape), list(grid.shape)
+    _check_grid_shapes(ish, gsh, interpolation_mode)
+    empty = 0 in ish[:2] or 0 in gsh[1:-1]
+    if empty and input.ndim == 4:
+        return True
+    if input.dtype.kind not in "fV":  # V: bfloat16
+        where = "grid_sampler_2d_cpu_kernel_impl" if input.ndim == 4 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f"\"{where}\" not implemented for '{_scalar(input.dtype)}'")
+    if empty:
+        return True
     if input.dtype != grid.dtype:
         raise RuntimeError(
             f"expected scalar type {_scalar(input.dtype)} but found {_scalar(grid.dtype)}"
         )
-    ish, gsh = list(input.shape), list(grid.shape)
-    if input.ndim not in (4, 5) or input.ndim != grid.ndim:
-        raise RuntimeError(
-            "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
-            f"but got input with sizes {ish} and grid with sizes {gsh}"
-        )
-    if ish[0] != gsh[0]:
-        raise RuntimeError(
-            "grid_sampler(): expected grid and input to have same batch size, but got input "
-            f"with sizes {ish} and grid with sizes {gsh}"
-        )
-    if gsh[-1] != input.ndim - 2:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, "
-            f"but got grid with sizes {gsh}"
-        )
-    for d in range(2, input.ndim):
-        if ish[d] == 0:
-            raise RuntimeError(
-                "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
-                f"has sizes {ish} with dimension {d} being empty"
-            )
-    if int(interpolation_mode) == 2 and input.ndim != 4:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if input.dtype.kind not in "fV":  # V: bfloat16
-        raise NotImplementedError(
-            f'"grid_sampler_{input.ndim - 2}d_cpu_kernel_impl" not implemented for '
-            f"'{_scalar(input.dtype)}'"
-        )
+    return False
 
 
 def _scalar(npdtype) -> str:
@@ -711,6 +726,13 @@ def affine_grid_generator(theta, size, align_corners: bool):
     sp = list(size[2:])
     k = len(sp)
     n = size[0]
+    if theta.dtype.itemsize == 2 and min(sp, default=2) <= 1:
+        # torch builds a unit axis's coordinate with at::tensor, which has no cpu half kernel
+        from .. import dtype as _dt
+
+        raise NotImplementedError(
+            f"\"tensor_cpu\" not implemented for '{_dt.scalar_name(theta.dtype)}'"
+        )
     if theta.shape[0] != n:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {k + 1}] but "
@@ -875,8 +897,9 @@ def grid_sampler(xp, input, grid, interpolation_mode=0, padding_mode=0, align_co
     """torch.grid_sampler: samples ``input`` (N, C, *in) at the normalized ``grid`` points
     (N, *out, k) (modes 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border,
     2 reflection)."""
-    _check_grid(input, grid, interpolation_mode)
     odt = input.dtype
+    if _check_grid(input, grid, interpolation_mode):
+        return xp.zeros(input.shape[:2] + grid.shape[1:-1], odt)
     if odt.itemsize < 4:  # half precision (float16, bfloat16) computes in float32
         input, grid = input.astype(xp.float32), grid.astype(xp.float32)
     n, c = input.shape[:2]
@@ -903,18 +926,7 @@ def grid_sampler(xp, input, grid, interpolation_mode=0, padding_mode=0, align_co
 
 def _grid_sampler_nd(k: int, input, grid, interpolation_mode, padding_mode, align_corners):
     """grid_sampler restricted to ``k`` spatial dims (torch's entry points of that name)."""
-    nd = input.dim()
-    if nd != k + 2 or grid.dim() != nd:
-        # torch's order: a grid's coordinate count is checked against the input first
-        if grid.dim() and grid.shape[-1] != nd - 2:
-            raise RuntimeError(
-                f"grid_sampler(): expected grid to have size {nd - 2} in last dimension, but got "
-                f"grid with sizes {list(grid.shape)}"
-            )
-        raise RuntimeError(
-            f"grid_sampler(): expected {k + 2}D input and grid with same number of dimensions, "
-            f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
-        )
+    _check_grid_shapes(list(input.shape), list(grid.shape), interpolation_mode, k)
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
