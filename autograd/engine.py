@@ -612,7 +612,7 @@ def _call_vjp(node: Node, grads: list):
     else:
         like = next(x for x in grads if x is not None)
         g = tuple(
-            grads[k] if grads[k] is not None else _zeros(like, node.meta[k])
+            grads[k] if grads[k] is not None or op.none_grads else _zeros(like, node.meta[k])
             for k in range(min(op.n_diff_out, len(grads)))
         )
         if len(g) == 1:

@@ -76,6 +76,7 @@ class OpDef:
         "name",
         "name_rule",
         "names_always",
+        "none_grads",
         "opmath_scalar",
         "opt_defaults",
         "opt_names",
@@ -130,6 +131,7 @@ class OpDef:
         self.spec = ()
         self.save_first = False
         self.n_diff_out = 1
+        self.none_grads = False
         # out_dtype(out, res, ins): raises torch's error for an out= tensor whose dtype is not
         # the result's, for ops whose torch kernels refuse to cast (mm, dot, ...); None: cast
         self.out_dtype = None
@@ -149,7 +151,14 @@ class OpDef:
     def __repr__(self) -> str:
         return f"<ember op {self.name}>"
 
-    def set_vjp(self, fn=None, *, only_for: dict | None = None, one_output: tuple = ()):
+    def set_vjp(
+        self,
+        fn=None,
+        *,
+        only_for: dict | None = None,
+        one_output: tuple = (),
+        none_grads: bool = False,
+    ):
         """Register the derivative (decorator). Parameter names say what the node saves.
 
         ``only_for={"input": "other"}``: input ``input`` is used only for ``other``'s gradient,
@@ -158,11 +167,15 @@ class OpDef:
         ``one_output=("input", "result")``: saved only by a call that returns one tensor (max of
         all elements); a ``(values, indices)`` call keeps ``indices``, its index output, instead
         (None for a one-tensor call), as torch does: values and input may then change in place.
+        ``none_grads=True``: an output that got no gradient passes None (torch's undefined grad)
+        instead of zeros, for a derivative where a zero would meet an inf (var_mean's var).
         ``<input>_shape`` / ``<input>_dtype`` save an input's shape or dtype;
         ``<input>_geometry`` its array for the layout alone (as_strided), with no version check.
         """
         if fn is None:
-            return lambda f: self.set_vjp(f, only_for=only_for, one_output=one_output)
+            return lambda f: self.set_vjp(
+                f, only_for=only_for, one_output=one_output, none_grads=none_grads
+            )
         only_for = only_for or {}
         spec = []
         self.saved_names = tuple(inspect.signature(fn).parameters)[1:]
@@ -193,6 +206,7 @@ class OpDef:
             else:
                 raise TypeError(f"vjp of {self.name}: unknown parameter {p!r}")
         self.vjp = fn
+        self.none_grads = none_grads
         self.spec = tuple(spec)
         self.save_first = any(k == 0 and i == 0 or k == 5 and i[:2] == (0, 0) for k, i in spec)
         return fn

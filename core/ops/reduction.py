@@ -71,6 +71,12 @@ def _axes(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if not dim:
             return None  # an empty list reduces every dim, like torch
+        if ndim == 0:  # its dims 0 and -1 are both dim 0
+            for d in dim:
+                _axis1(d, 0)
+            if len(dim) > 1:
+                raise RuntimeError("dim 0 appears multiple times in the list of dims")
+            return ()
         out = []
         for d in dim:
             a = _axis1(d, ndim)
@@ -199,16 +205,18 @@ def _(grad, input_shape, dim, keepdim):
 def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` treating NaN as zero."""
     npd = _np_dtype(dtype)
+    ax = _axes(dim, input.ndim)  # torch checks the dims before the dtype
     _nansum_complex(xp, input, npd)
     if npd is None and input.dtype.kind in "bui":
         npd = _dt.int64.np
-    ax = _axes(dim, input.ndim)
     if input.dtype.kind in "bui":
         r = xp.sum(input, axis=ax, keepdims=keepdim, dtype=npd)
     elif npd is None and _lowp(input):
-        r = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
+        # (float32 first: numpy's nansum finds no NaN in bfloat16)
+        r = xp.nansum(input.astype(_F32), axis=ax, keepdims=keepdim).astype(input.dtype)
     else:
-        r = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=npd)
+        a = input.astype(_F32) if input.dtype.kind == "V" else input
+        r = xp.nansum(a, axis=ax, keepdims=keepdim, dtype=npd)
     return row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -217,7 +225,8 @@ def _nansum_complex(xp, input, npd):
         if input.dtype.kind == "c":
             raise RuntimeError("nansum on CPU does not support complex inputs")
         # an integer or bool input sums without a NaN check, into any dtype (complex too)
-        if npd is not None and np.dtype(npd).kind == "c" and input.dtype.kind not in "bui":
+        # (an empty input runs no kernel)
+        if npd is not None and npd.kind == "c" and input.dtype.kind not in "bui" and input.size:
             raise NotImplementedError(
                 f"\"nansum_cpu\" not implemented for '{_dt.scalar_name(_dt._FROM_NP[np.dtype(npd)])}'"
             )
@@ -275,11 +284,12 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {_tname(npd)}"
         )
-    _nansum_complex(xp, input, npd)  # torch's nanmean is a nansum
     ax = _axes(dim, input.ndim)
+    _nansum_complex(xp, input, npd)  # torch's nanmean is a nansum
     keepm = ~xp.isnan(input)
     acc = _F32 if npd is None and _lowp(input) else npd
-    s = xp.nansum(input, axis=ax, keepdims=keepdim, dtype=acc)
+    a = input.astype(_F32) if input.dtype.kind == "V" else input  # (see nansum)
+    s = xp.nansum(a, axis=ax, keepdims=keepdim, dtype=acc)
     n = xp.sum(keepm, axis=ax, keepdims=keepdim).astype(s.dtype)  # divide in s's precision
     if acc is _F32 and npd is None:  # torch: nansum (rounded to the half type), then divide
         s = s.astype(input.dtype).astype(_F32)
@@ -364,10 +374,12 @@ def _argext(xp, a, ax, largest):
 def _ext_dim(xp, a, dim, keepdim, largest, name):
     """Values and int64 indices of the max/min along one dim."""
     ax = _axis1(dim, a.ndim)
+    if ax is not None and not a.shape[ax]:
+        _nonempty(name, a, (ax,))
+    if a.dtype.kind == "c":  # checked after the dim, as torch
+        raise RuntimeError(f"{name}(): does not support complex input")
     if ax is None:  # a 0-dim tensor
         return a.copy(), xp.zeros((), dtype=np.int64)
-    if not a.shape[ax]:
-        _nonempty(name, a, (ax,))
     # two method reductions beat a gather (take_along_axis) on the per-call cost; NaN-consistent
     if largest:
         idx, vals = a.argmax(axis=ax, keepdims=keepdim), a.max(axis=ax, keepdims=keepdim)
@@ -439,8 +451,6 @@ def _make_ext(name, largest):
             if input.dtype.kind == "c":
                 raise _not_impl(f"{name}_all", input)
             return input.max() if largest else input.min()
-        if input.dtype.kind == "c":
-            raise RuntimeError(f"{name}(): does not support complex input")
         return _ext_dim(xp, input, dim, keepdim, largest, name)
 
     kernel.__name__ = name
@@ -484,12 +494,13 @@ min = _make_ext("min", False)
 
 def _make_aext(name, largest):
     def kernel(xp, input, dim=(), keepdim=False):
-        ax = _axes(dim, input.ndim)
-        if not input.size and ax is not None:
-            # torch names amax's first empty dim as given (the other max-likes wrap it)
+        if not input.size and dim is not None:
+            # torch names amax's first empty dim as given (the other max-likes wrap it), and
+            # checks the dims' sizes before repeated dims
             for d in (dim,) if isinstance(dim, int) else dim:
-                if input.shape[d] == 0:
+                if input.shape[_axis1(d, input.ndim)] == 0:
                     raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        ax = _axes(dim, input.ndim)
         _nonempty(name, input, ax)
         if input.dtype.kind == "c" and input.size:
             raise _not_impl(f"{name[1:]}_values_cpu", input)
@@ -861,20 +872,24 @@ def _mean_part(gm, input, dim, unbiased, keepdim):
     return _expand_back(gm / n, shape, dim, keepdim)
 
 
-@var_mean.vjp
-def _(grad, input, dim, unbiased, keepdim, correction):
+def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction, std_result=None):
+    """An unused output's gradient is None (none_grads): a zero-filled one would meet the inf
+    of a var without degrees of freedom and turn the mean's gradient NaN (torch skips it)."""
     gv, gm = grad
-    return _var_grad(gv, input, dim, unbiased, keepdim, correction) + _mean_part(
-        gm, input, dim, unbiased, keepdim
-    )
+    if gv is None:
+        return _mean_part(gm, input, dim, unbiased, keepdim)
+    gv = _var_grad(gv, input, dim, unbiased, keepdim, correction, std_result)
+    return gv if gm is None else gv + _mean_part(gm, input, dim, unbiased, keepdim)
 
 
-@std_mean.vjp
+@var_mean.vjp(none_grads=True)
+def _(grad, input, dim, unbiased, keepdim, correction):
+    return _var_mean_grad(grad, input, dim, unbiased, keepdim, correction)
+
+
+@std_mean.vjp(none_grads=True)
 def _(grad, input, result, dim, unbiased, keepdim, correction):
-    gs, gm = grad
-    return _var_grad(gs, input, dim, unbiased, keepdim, correction, result) + _mean_part(
-        gm, input, dim, unbiased, keepdim
-    )
+    return _var_mean_grad(grad, input, dim, unbiased, keepdim, correction, result)
 
 
 # ---------------------------------------------------------------------- logsumexp / norm
@@ -1306,8 +1321,8 @@ def logcumsumexp(xp, input, dim=None):
     """log(cumsum(exp(input))) along ``dim``, computed stably (a running logaddexp)."""
     if dim is None:
         raise TypeError('logcumsumexp() missing 1 required positional arguments: "dim"')
+    ax = _axis1(dim, input.ndim)  # torch checks the dim first
     _float_only("logcumsumexp", input)
-    ax = _axis1(dim, input.ndim)
     if ax is None:
         return input.copy()
     if input.dtype.kind == "V" or input.dtype.itemsize == 2:  # numpy: no half accumulate
@@ -1389,6 +1404,10 @@ def _make_cum(name, largest):
             raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
         if not input.size:  # torch returns an empty input before checking dim or dtype
             return input.copy(), xp.zeros(input.shape, dtype=np.int64)
+        if input.ndim == 0 and int_dim(dim) not in (0, -1):
+            raise IndexError(
+                f"{name}(): Expected reduction dim -1 or 0 for scalar but got {int_dim(dim)}"
+            )
         ax = _axis1(dim, input.ndim)
         if ax is None:
             return input.copy(), xp.zeros((), dtype=np.int64)

@@ -115,8 +115,8 @@ def _values_names(ins, *args, **kwargs):
 @op(names=keep, out_type=return_types.sort)
 def sort(xp, input, dim=-1, descending=False, *, stable=None):
     """(values, indices) of ``input`` sorted along ``dim`` (stable; NaN sorts as the largest)."""
+    ax = _axis(dim, input.ndim)  # torch checks the dim first
     _no_complex(input, " Sort")
-    ax = _axis(dim, input.ndim)
     if ax is None:
         return input.copy(), xp.zeros((), dtype=_INT64)
     idx = _argsort(xp, input, ax, descending)
@@ -156,8 +156,8 @@ sort.op.name_rule = lambda node: (
 @op(names=keep)
 def argsort(xp, input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)."""
+    ax = _axis(dim, input.ndim)  # torch checks the dim first
     _no_complex(input, " Sort")
-    ax = _axis(dim, input.ndim)
     if ax is None:
         return xp.zeros((), dtype=_INT64)
     return _argsort(xp, input, ax, descending).astype(_INT64, copy=False)

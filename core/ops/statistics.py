@@ -94,17 +94,18 @@ def nanmedian(xp, input, dim=None, keepdim=False):
     """Lower median ignoring NaN: of all elements (dim None), or (values, indices) along ``dim``."""
     if dim is None and not input.size:  # torch answers before its dtype check
         return _empty_median(xp, input)
+    # with a dim, torch checks it (range, then size) before the dtype
+    ax = None if dim is None else _axis(dim, input.ndim)
+    if ax is not None and not input.shape[ax]:
+        raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
     if input.dtype.kind in "bc":
         kname = "median_cpu" if dim is None else "median_out"
         raise NotImplementedError(f"\"{kname}\" not implemented for '{_tname(input)}'")
     if dim is None:
         flat = input.reshape(-1)
         return xp.take(flat, _nanmedian_idx(flat, 0)).reshape(())
-    ax = _axis(dim, input.ndim)
     if ax is None:
         return input.copy(), xp.zeros((), dtype=_INT64)
-    if not input.shape[ax]:
-        raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
     idx = _nanmedian_idx(input, ax)
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
@@ -489,9 +490,9 @@ def _histogram_dtype(a, bins, rng) -> None:
         if k == "b":
             kernel = "linspace_cpu"
         _bins_positive(int(bins))
-        if rng is None:
+        if rng is None and a.size:  # the data's range (an empty input has none to find)
             kernel = "histogramdd"
-        else:
+        elif rng is not None:
             lo, hi = float(rng[0]), float(rng[1])
             _check_range(lo, hi, 0)
             _no_overflow(a, lo, hi)
