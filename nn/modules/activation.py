@@ -6,6 +6,8 @@ sequence models.
 
 from __future__ import annotations
 
+import warnings
+
 from ...core.tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
@@ -49,6 +51,8 @@ def _inplace_str(inplace: bool) -> str:
 
 class _InplaceActivation(Module):
     """An activation whose only option is ``inplace``: forward is ``_fn(input, inplace)``."""
+
+    _init_per_layer = True  # torch writes this __init__ in each layer
 
     __constants__ = ("inplace",)
     _fn = None  # the functional form, a staticmethod set by each subclass
@@ -125,14 +129,25 @@ class Hardtanh(Module):
         max_value: float | None = None,
     ) -> None:
         super().__init__()
+        # the deprecated spellings, accepted with torch's FutureWarning
+        for old, new, value in (
+            ("min_value", "min_val", min_value),
+            ("max_value", "max_val", max_value),
+        ):
+            if value is not None:
+                warnings.warn(
+                    f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                    FutureWarning,
+                    stacklevel=2,
+                )
         if min_value is not None:
-            min_val = min_value  # the deprecated spelling, as torch accepts it
+            min_val = min_value
         if max_value is not None:
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
-        if not self.max_val > self.min_val:
+        if self.max_val <= self.min_val:  # torch's test (a NaN bound passes)
             raise AssertionError(
                 f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})"
             )
@@ -198,6 +213,8 @@ class Hardswish(_InplaceActivation):
 class _AlphaActivation(Module):
     """An activation with options ``alpha`` and ``inplace``: forward is
     ``_fn(input, alpha, inplace)``."""
+
+    _init_per_layer = True  # torch writes this __init__ in each layer
 
     __constants__ = ("alpha", "inplace")
     _fn = None  # the functional form, a staticmethod set by each subclass
@@ -266,6 +283,8 @@ class GELU(Module):
 
 class _Shrink(Module):
     """A shrink activation whose only option is ``lambd``: forward is ``_fn(input, lambd)``."""
+
+    _init_per_layer = True  # torch writes this __init__ in each layer
 
     __constants__ = ("lambd",)
     _fn = None  # the functional form, a staticmethod set by each subclass
@@ -379,6 +398,8 @@ class Tanhshrink(Module):
 
 
 class _SoftmaxBase(Module):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     __constants__ = ("dim",)
 
     def __init__(self, dim: int | None = None) -> None:

@@ -17,7 +17,7 @@ from ...core.tensor import Tensor
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
-from .module import Module
+from .module import Module, _name_init
 from .normalization import _register_affine, _reset_affine
 
 __all__ = [
@@ -136,6 +136,9 @@ class _BatchNorm(_NormBase):
             factor,
             self.eps,
         )
+
+
+_name_init(_BatchNorm)  # torch's BatchNorm1d/2d/3d name _BatchNorm in argument errors
 
 
 def _dim_check(*dims: int):

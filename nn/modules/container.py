@@ -11,23 +11,20 @@ from typing import Any
 
 from ...core.tensor import Tensor
 from ..parameter import Parameter
-from .module import Module, _addindent, _typename
+from .module import Module, _addindent, _deprecated_module, _typename
 
 __all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
+@_deprecated_module(
+    "`nn.Container` is deprecated. "
+    "All of its functionality is now implemented in `nn.Module`. Subclass that instead."
+)
 class Container(Module):
     """Deprecated: a Module that adds every keyword argument as a child."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        import warnings
-
-        warnings.warn(
-            "nn.Container is deprecated. All of it's functionality is now implemented in "
-            "nn.Module. Subclass that instead.",
-            stacklevel=2,
-        )
         for key, value in kwargs.items():
             self.add_module(key, value)
 

@@ -18,7 +18,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
-from .module import Module
+from .module import Module, _name_init
 
 __all__ = [
     "Conv1d",
@@ -169,6 +169,8 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     def __init__(
         self,
         in_channels: int,
@@ -220,6 +222,8 @@ class Conv3d(_Conv):
 
 
 class _ConvTransposeNd(_ConvNd):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     def __init__(
         self,
         in_channels: int,
@@ -367,6 +371,7 @@ def _named_lazy(lazy, cls):
     lazy.__name__ = lazy.__qualname__ = f"Lazy{cls.__name__}"
     lazy.__doc__ = f"A {cls.__name__} whose in_channels is inferred from the first input."
     lazy.__module__ = __name__
+    _name_init(lazy)  # argument errors name the public class, as torch's
     return lazy
 
 

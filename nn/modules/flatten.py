@@ -33,12 +33,12 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            self._require_tuple_int(unflattened_size)
-        elif isinstance(dim, str):
+        # a named dim takes a named shape (ember keeps named tensors); any other dim is not
+        # checked here, as in torch: only the sizes are
+        if isinstance(dim, str):
             self._require_tuple_tuple(unflattened_size)
         else:
-            raise TypeError("invalid argument type for dim parameter")
+            self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -12,6 +12,8 @@ __all__ = ["Fold", "Unfold"]
 class _BlocksBase(Module):
     """kernel_size, dilation, padding and stride of a Fold/Unfold, and their repr."""
 
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
         super().__init__()
         self.kernel_size = kernel_size

@@ -34,12 +34,20 @@ class LinearCrossEntropyLoss(Module):
         label_smoothing: float = 0.0,
         options: LinearCrossEntropyOptions | None = None,
     ) -> None:
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
         super().__init__()
         self.num_classes = num_classes
         self.out_features = tuple(out_features)
         self.linear = Linear(
             in_features,
-            num_classes * math.prod(self.out_features),
+            math.prod(self.out_features, start=num_classes),
             bias=bias,
             device=device,
             dtype=dtype,

@@ -4,13 +4,12 @@ plus AdaptiveLogSoftmaxWithLoss (torch.nn.modules.adaptive). Per-class ``weight`
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 from ...core.tensor import Tensor
 from .. import _losses as L
 from .adaptive import AdaptiveLogSoftmaxWithLoss
-from .module import Module
+from .module import Module, _deprecated_module
 
 __all__ = [
     "AdaptiveLogSoftmaxWithLoss",
@@ -102,6 +101,11 @@ class NLLLoss(_WeightedLoss):
         return self._apply_loss(L.nll_loss, input, target)
 
 
+@_deprecated_module(
+    "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+    "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
+    "details."
+)
 class NLLLoss2d(NLLLoss):
     """Deprecated alias of NLLLoss (torch keeps it, with a FutureWarning)."""
 
@@ -113,13 +117,6 @@ class NLLLoss2d(NLLLoss):
         reduce=None,
         reduction: str = "mean",
     ) -> None:
-        warnings.warn(
-            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
-            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
-            "details.",
-            FutureWarning,
-            stacklevel=2,
-        )
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 

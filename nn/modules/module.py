@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ...autograd.engine import _check_hook_results
 from ...core.meta import warn_load_into_meta
@@ -322,8 +323,10 @@ class _BackwardHook:
     inputs (its backward sees grad_input) and one on the outputs (its backward sees
     grad_output), like torch's BackwardHook."""
 
-    def __init__(self, module, user_hooks, user_pre_hooks) -> None:
+    def __init__(self, module, user_hooks, user_pre_hooks, only_non_full: bool = False) -> None:
         self.user_hooks = user_hooks
+        # torch's deprecated non-full hooks hang on the output's node: no firing-early warning
+        self.only_non_full = only_non_full
         self.user_pre_hooks = user_pre_hooks
         self.module = module
         self.grad_outputs = None
@@ -418,13 +421,14 @@ class _BackwardHook:
             local = self.grad_outputs
             if self.input_tensors_index is None:
                 # no input requires grad: the hooks run now, with None for every grad_input
-                warnings.warn(
-                    "Full backward hook is firing when gradients are computed with respect "
-                    "to module outputs since no inputs require gradients. See "
-                    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
-                    "#torch.nn.Module.register_full_backward_hook for more details.",
-                    stacklevel=_user_level(),  # the user's backward() call, as torch's
-                )
+                if not self.only_non_full:
+                    warnings.warn(
+                        "Full backward hook is firing when gradients are computed with respect "
+                        "to module outputs since no inputs require gradients. See "
+                        "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                        "#torch.nn.Module.register_full_backward_hook for more details.",
+                        stacklevel=_user_level(),  # the user's backward() call, as torch's
+                    )
                 grad_inputs = self._pack_with_none([], [], self.n_inputs)
                 for user_hook in self.user_hooks:
                     res = user_hook(self.module, grad_inputs, self.grad_outputs)
@@ -501,10 +505,48 @@ class _WrappedHook:
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
+def _deprecated_module(message: str) -> Callable[[type], type]:
+    """torch's ``@deprecated(message, category=FutureWarning)`` on a layer class: construction
+    warns before the arguments are bound, so a bad call warns too."""
+
+    def wrap(cls: type) -> type:
+        def __new__(klass, *args: Any, **kwargs: Any):
+            warnings.warn(message, FutureWarning, stacklevel=2)
+            return object.__new__(klass)
+
+        cls.__new__ = staticmethod(__new__)
+        return cls
+
+    return wrap
+
+
+def _name_init(cls: type) -> None:
+    """Give ``cls`` a copy of its ``__init__`` whose code is named ``<cls>.__init__``: Python's
+    own argument errors (missing/extra arguments) then name the layer, as torch's do, where
+    ember shares one ``__init__`` between layers that torch writes out one by one."""
+    init = cls.__init__
+    code = init.__code__
+    if not hasattr(code, "co_qualname"):  # Python 3.10 names no class in these errors
+        return
+    own = types.FunctionType(
+        code.replace(co_qualname=f"{cls.__name__}.__init__"),
+        init.__globals__,
+        init.__name__,
+        init.__defaults__,
+        init.__closure__,
+    )
+    own.__kwdefaults__ = init.__kwdefaults__
+    own.__doc__ = init.__doc__
+    own.__qualname__ = f"{cls.__qualname__}.__init__"
+    own.__module__ = init.__module__
+    cls.__init__ = own
+
+
 # ---------------------------------------------------------------------------- Module
 class Module:
     """Base class for all neural network modules (torch.nn.Module)."""
 
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     dump_patches: bool = False
     _version: int = 1
     training: bool
@@ -542,6 +584,21 @@ class Module:
         d["_modules"] = {}
         if self.call_super_init:
             super().__init__(*args, **kwargs)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # an ember base marked ``_init_per_layer`` shares the __init__ that torch writes out in
+        # each of its layers: the layers inheriting it are named in argument errors, as torch's
+        # (a private intermediate base passes the mark on: torch's _ReflectionPadNd has none)
+        if (
+            "__init__" in cls.__dict__
+            or cls.__name__.startswith("_")
+            or not cls.__module__.startswith("ember.")
+        ):
+            return
+        owner = next(b for b in cls.__mro__ if "__init__" in b.__dict__)
+        if owner.__dict__.get("_init_per_layer", False):
+            _name_init(cls)
 
     forward: Callable[..., Any] = _forward_unimplemented
 
@@ -964,7 +1021,9 @@ class Module:
             bw_hook = None
             raw_args = args
             if full_backward_hooks or backward_pre_hooks:
-                bw_hook = _BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                bw_hook = _BackwardHook(
+                    self, full_backward_hooks, backward_pre_hooks, only_non_full
+                )
                 args = bw_hook.setup_input_hook(args)
             result = forward_call(*args, **kwargs)
             if _global_forward_hooks or self._forward_hooks:
@@ -993,9 +1052,12 @@ class Module:
                         f"or a tuple of Tensors but received {type(result)}",
                         stacklevel=3,
                     )
-                if non_full_backward_hooks:
+                if only_non_full:
                     _warn_non_full_backward_hook(raw_args, args, result)
                 result = bw_hook.setup_output_hook(result)
+                if non_full_backward_hooks and not only_non_full:
+                    # with full (pre-)hooks too, torch reads the graph through their wrapping
+                    _warn_non_full_backward_hook(args, args, result)
             return result
 
         try:
@@ -1235,11 +1297,6 @@ class Module:
         """An ordered dict of every parameter and persistent buffer (detached unless
         ``keep_vars``), keyed by dotted path, in torch's order."""
         if args:
-            if len(args) > 3:
-                raise TypeError(
-                    f"state_dict() takes from 1 to 4 positional arguments but "
-                    f"{len(args) + 1} were given"
-                )
             warnings.warn(
                 "Positional args are being deprecated, use kwargs instead. Refer to "
                 "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
@@ -1323,7 +1380,12 @@ class Module:
                 )
                 continue
             lazy = is_lazy(param)
-            if not lazy and param.dim() == 0 and input_param.dim() == 1:
+            if (
+                not lazy
+                and param.dim() == 0
+                and input_param.dim() == 1
+                and input_param.shape[0] == 1
+            ):
                 # checkpoints of old torch stored scalars as 1-element vectors
                 input_param = input_param[0]
             if not lazy and input_param.shape != param.shape:

@@ -16,9 +16,10 @@ __all__ = ["CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSN
 
 
 def _shape(normalized_shape) -> tuple:
+    # kept as given, like torch: a bad entry is empty()'s error (only with an affine weight)
     if isinstance(normalized_shape, numbers.Integral):
-        return (int(normalized_shape),)
-    return tuple(int(k) for k in normalized_shape)
+        return (normalized_shape,)
+    return tuple(normalized_shape)
 
 
 def _register_affine(module, affine: bool, bias: bool, shape, device, dtype) -> None:

@@ -37,6 +37,8 @@ def _ntuple(padding, n: int) -> tuple:
 
 
 class _PadNd(Module):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     __constants__ = ("padding",)
     _mode = "constant"
     _n = 1
@@ -53,6 +55,8 @@ class _PadNd(Module):
 
 
 class _ConstantPadNd(_PadNd):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     __constants__ = ("padding", "value")
 
     def __init__(self, padding, value: float) -> None:
@@ -86,6 +90,8 @@ class ConstantPad3d(_ConstantPadNd):
 
 class _ZeroPadMixin:
     """A ConstantPadNd with value 0, whose repr shows only the padding."""
+
+    _init_per_layer = True  # torch writes this __init__ in each layer
 
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)

@@ -99,6 +99,8 @@ class MaxPool3d(_MaxPoolNd):
 
 # ---------------------------------------------------------------------- max unpooling
 class _MaxUnpoolNd(Module):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     _nd = 0
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
@@ -175,6 +177,8 @@ class AvgPool1d(_AvgPoolNd):
 
 class AvgPool2d(_AvgPoolNd):
     """2-d average pooling over (N, C, H, W) or (C, H, W) inputs."""
+
+    _init_per_layer = True  # torch writes this __init__ in each layer
 
     __constants__ = _AvgPoolNd.__constants__ + ("divisor_override",)
     _fn = staticmethod(F.avg_pool2d)
@@ -321,6 +325,8 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
 
 # ---------------------------------------------------------------------- fractional max pooling
 class _FractionalMaxPoolNd(Module):
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     _nd = 0
     __constants__ = ("kernel_size", "return_indices", "output_size", "output_ratio")
 
@@ -334,6 +340,12 @@ class _FractionalMaxPoolNd(Module):
     ) -> None:
         super().__init__()
         n = self._nd
+        # torch checks the kernel size of the 3-d layer only
+        if n == 3 and (
+            (isinstance(kernel_size, int) and kernel_size <= 0)
+            or (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))
+        ):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
         self.kernel_size = _ntuple(kernel_size, n)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)

@@ -152,6 +152,9 @@ class RNNBase(Module):
                 f"dropout={dropout} and num_layers={num_layers}",
                 stacklevel=2,
             )
+        for arg, flag in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{arg} should be of type bool, got: {type(flag).__name__}")
         # each size is type-checked, then range-checked, input_size first (torch's order)
         for arg, size in (("input_size", input_size), ("hidden_size", hidden_size)):
             if not isinstance(size, int):

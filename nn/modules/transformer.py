@@ -102,6 +102,8 @@ class _TransformerLayer(Module):
     and a feed-forward block, each with its norm and dropout (torch's submodule names, in
     torch's order: the attentions, linear1, dropout, linear2, norm1.., dropout1..)."""
 
+    _init_per_layer = True  # torch writes this __init__ in each layer
+
     __constants__ = ("norm_first",)
     _attns: tuple = ()
     _flags_activation = False  # sets ``activation_relu_or_gelu`` (the encoder layer, like torch)

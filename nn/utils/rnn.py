@@ -98,7 +98,7 @@ class PackedSequence(_PackedSequenceBase):
                 )
         else:
             if not (isinstance(data, (list, tuple)) and len(data) == 2):
-                raise AssertionError("expected (data, batch_sizes) when batch_sizes is None")
+                raise AssertionError("Expected data to be a list or tuple of length 2")
             data, batch_sizes = data
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
