@@ -69,12 +69,53 @@ def invalid_arguments(fname: str, args, kwargs, signatures) -> TypeError:
     expected = (
         signatures[0]
         if len(signatures) == 1
-        else "one of:\n" + "".join(f" * {sig}\n" for sig in signatures)
+        else "one of:\n" + "".join(f" * {sig}\n{_why_not(sig, args, kwargs)}" for sig in signatures)
     )
     return TypeError(
         f"{fname}() received an invalid combination of arguments - got ({got}), but expected "
         + expected
     )
+
+
+def _why_not(sig: str, args, kwargs) -> str:
+    """torch's note under one of several overloads that the call has as many arguments as (its
+    ``*`` counts, an ``out`` not given does not): the keywords it does not name, else the
+    arguments as given with the mistyped ones marked (``(int, !str!, value=Tensor)``); ""
+    for an overload of another length."""
+    params = signature_params(sig)
+    n = len(params) + (" *," in sig or sig.startswith("(*"))
+    if any(p[1] == "out" for p in params) and "out" not in kwargs:
+        n -= 1
+    if len(args) + len(kwargs) != n:
+        return ""
+    names = [p[1] for p in params]
+    wrong = [k for k in kwargs if k not in names]
+    if wrong:
+        return (
+            f"      didn't match because some of the keywords were incorrect: {', '.join(wrong)}\n"
+        )
+    items = []
+    for i in range(len(args) + len(kwargs)):
+        if i < len(args):
+            v, label = args[i], ""
+        elif i < len(params) and params[i][1] in kwargs:
+            v, label = kwargs[params[i][1]], params[i][1] + "="
+        else:
+            return ""  # (torch's own text fails here)
+        desc = type_name(v)
+        if isinstance(v, (tuple, list)):
+            inner = ", ".join(type_name(e) for e in v)
+            desc += f" of ({inner})" if isinstance(v, tuple) else f" of [{inner}]"
+        # (torch's note knows no Number type: a number is marked there too; an int takes no bool)
+        typ = params[i][0] if i < len(params) else "Number"
+        ok = (
+            typ != "Number"
+            and not (typ == "int" and isinstance(v, bool))
+            and _accepts(typ, v, None)
+        )
+        items.append(f"{label}{desc}" if ok else f"!{label}{desc}!")
+    got = ", ".join(items) if args else "".join(x + ", " for x in items)
+    return f"      didn't match because some of the arguments have invalid types: ({got})\n"
 
 
 def signature_params(sig: str) -> list:
@@ -329,6 +370,60 @@ def called_as() -> str | None:
         return None
     callee = linecache.getline(f.f_code.co_filename, line)[col:].partition("(")[0].strip()
     return callee if callee.replace(".", "").replace("_", "").isalnum() else None
+
+
+def tensor_method(name: str) -> str | None:
+    """The method the call that entered ember spelled, ``name`` or its in-place ``name_``, when
+    it was called on a Tensor (``x.index_add(...)``, ``self.w.scatter_(...)``), else None: torch
+    counts a method's arguments after self and names the in-place one. Error path only."""
+    from .tensor import Tensor
+
+    callee = called_as()
+    f = _entry_frame()
+    path, _, method = (callee or "").rpartition(".")
+    if method not in (name, name + "_"):
+        # no source, or a receiver computed in place (``f(x).index_put``): read the bytecode
+        return _method_from_bytecode(f, name) if f is not None else None
+    if not path:
+        return None
+    head, *attrs = path.split(".")
+    obj = f.f_locals.get(head, f.f_globals.get(head))
+    for a in attrs:
+        obj = getattr(obj, a, None)
+    return method if isinstance(obj, Tensor) else None
+
+
+def _method_from_bytecode(f, name: str) -> str | None:
+    """:func:`tensor_method` for a call its source does not spell plainly: the attribute load
+    nearest before the call names the method; its receiver, when a plain name, says whether
+    a Tensor's (a computed receiver, ``f(x).index_put``, is taken for one)."""
+    import dis
+
+    from .tensor import Tensor
+
+    ins = [i for i in dis.get_instructions(f.f_code) if i.offset <= f.f_lasti]
+    for j in range(len(ins) - 1, 0, -1):
+        if ins[j].opname in ("LOAD_METHOD", "LOAD_ATTR") and ins[j].argval in (name, name + "_"):
+            prev = ins[j - 1]
+            if prev.opname in ("LOAD_NAME", "LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF"):
+                obj = f.f_locals.get(prev.argval, f.f_globals.get(prev.argval))
+                if not isinstance(obj, Tensor):
+                    return None
+            elif prev.opname in ("LOAD_ATTR", "LOAD_METHOD", "IMPORT_NAME"):
+                return None  # (a dotted receiver has source-less spellings only: rare)
+            return ins[j].argval
+    return None
+
+
+def method_signatures(sigs: tuple) -> tuple:
+    """A function's signature lines as its Tensor method lists them: no input, no out."""
+    return tuple(
+        "("
+        + (s.partition(", ")[2] or ")")  # (a lone input: no arguments)
+        .replace(", *, Tensor out = None", "")
+        .replace(", Tensor out = None", "")
+        for s in sigs
+    )
 
 
 def plain_call() -> bool:

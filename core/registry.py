@@ -449,15 +449,20 @@ def _bad_input(od, i, t, args=(), kw=None):
         name = spelled[0]
         if spelled[1] is not None:
             sigs = spelled[1]
+    from .arg_errors import invalid_arguments, method_signatures, tensor_method, type_name
+
+    # a method counts its arguments after self (and the in-place one names itself)
+    method = tensor_method(name) if i else None
+    if method is not None:
+        name = method
     if sigs is not None and args:  # (the in-place path passes no args: the plain text)
-        from .arg_errors import invalid_arguments
-
+        if method is not None:
+            return invalid_arguments(name, args[1:], kw or {}, method_signatures(sigs))
         return invalid_arguments(name, args, kw or {}, sigs)
-    from .arg_errors import type_name
-
     arg = extra.get("arg_names", od.in_names)[i]
     return TypeError(
-        f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not {type_name(t)}"
+        f"{name}(): argument '{arg}' (position {i + (method is None)}) must be Tensor, not "
+        f"{type_name(t)}"
     )
 
 
@@ -584,13 +589,15 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     ``od.int_args`` says so), or the "invalid combination" error of the call ``ins`` + ``opts``
     where ``od.dim_overloads`` lists torch's signatures (an op that torch overloads on its dim:
     sum, squeeze ...); None when ``value`` is no option of the call."""
-    from .arg_errors import invalid_arguments, type_name
+    from .arg_errors import invalid_arguments, method_signatures, tensor_method, type_name
 
     spelled = _spelled(od)
     label = od.__dict__.get("label", od.name) if spelled is None else spelled[0]
     renames = {} if spelled is None else spelled[2]
     kinds = od.__dict__.get("int_args", {})
     sigs = od.__dict__.get("dim_overloads")
+    # a method counts its arguments after self (and lists its signatures without the input)
+    method = tensor_method(label) if ins and isinstance(ins[0], Tensor) else None
     if sigs is not None:
         # torch's parser explains the failure by one signature when only one has room for
         # as many arguments as were given, and lists them all otherwise
@@ -601,14 +608,17 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
         ]
         fits = [ps for ps in params if len(ps) >= given]
         if len(fits) != 1:
+            if method is not None:
+                return invalid_arguments(method, (*ins[1:], *opts), kw, method_signatures(sigs))
             return invalid_arguments(label, (*ins, *opts), kw, sigs)
         kinds = {name: kind for kind, name in fits[0]}
     for k, name in enumerate(od.opt_names):
         v = opts[k] if k < len(opts) else kw.get(name)
         if v is value:
             kind = kinds.get(name, "int")
+            pos = od.n_in + k + (method is None)
             return TypeError(
-                f"{label}(): argument '{renames.get(name, name)}' (position {od.n_in + k + 1}) "
+                f"{method or label}(): argument '{renames.get(name, name)}' (position {pos}) "
                 f"must be {kind}, not {type_name(value)}"
             )
     return None

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _INFERENCE_USED, _state, check_inference_inplace
 from .. import dtype as _dt
-from ..arg_errors import invalid_arguments, type_name
+from ..arg_errors import invalid_arguments, method_signatures, tensor_method, type_name
 from ..autocast import entry as _autocast_entry
 from ..device import _XP, array_module
 from ..layout import dense_order_strides, restride, row_major
@@ -398,6 +398,7 @@ def _convert(self: Tensor, index, strict: bool = True, select: bool = True):
                 out.append(_index_array(it, xp))
                 adv = True
                 continue
+            _before_bad_item(self, items, it)
             name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
@@ -406,6 +407,27 @@ def _convert(self: Tensor, index, strict: bool = True, select: bool = True):
     if masks is not None and self._names is not None:
         _check_masks(self._names, out, masks)
     return out, adv, has_int, inames
+
+
+def _before_bad_item(self: Tensor, items: tuple, bad) -> None:
+    """torch's errors that precede its refusal of index item ``bad`` (a str, a float): too
+    many indices (every item but None, ..., a bool counts one dim; a mask its rank), then a
+    slice before it with a step below one."""
+    n = 0
+    for it in items:
+        if isinstance(it, Tensor) and it._data.dtype.kind in "bu" and it._data.dtype.itemsize == 1:
+            n += it._data.ndim
+        elif not (it is None or it is Ellipsis or type(it) is bool):
+            n += 1
+    if n > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
+    for it in items:
+        if it is bad:
+            break
+        if type(it) is slice:
+            _check_step(it)
+    if type(bad) is str:  # (torch reads a str as data for a tensor)
+        raise TypeError("new(): invalid data type 'str'")
 
 
 def _consumes(it) -> int:
@@ -623,6 +645,7 @@ def _diagnose(
     ):
         # torch selects or slices a bare int or slice at once, without counting the dims first
         if type(index) is slice:
+            _check_step(index)  # (torch reads the slice before it applies it)
             return IndexError("slice() cannot be applied to a 0-dim tensor.")
         if index == 0:
             return IndexError(_ZERO_DIM_INDEX)
@@ -1269,9 +1292,20 @@ def _in_float_range(npd, v: float) -> bool:
 
 
 def _check_number(self: Tensor, value) -> None:
-    """A number written by ``self[index] = value`` is range-checked before the index is read."""
+    """A number written by ``self[index] = value`` is range-checked before the index is read
+    (and a value neither number nor tensor refused)."""
     if type(value) in (int, float, complex):
         _setitem_number(value, self._data.dtype)
+    elif not isinstance(value, (Tensor, int, float, complex, _generic)):
+        _value_type_error(self, value)
+
+
+def _value_type_error(self: Tensor, value) -> None:
+    from ...autograd.engine import _legacy_type
+
+    mod = type(value).__module__
+    what = type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
+    raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
 
 
 def _setitem_number(v, npd):
@@ -1350,13 +1384,7 @@ def _setitem(self: Tensor, index, value, accumulate: bool = False, put: bool = F
     if ex and "ngr" in ex and _state.enabled:
         _refuse_no_grad_view_write(self, index, adv or put)
     if not vt and not isinstance(value, (int, float, complex, _generic)):
-        from ...autograd.engine import _legacy_type
-
-        mod = type(value).__module__
-        what = (
-            type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
-        )
-        raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
+        _value_type_error(self, value)
     if vt and value._names is not None and self._names is not None:
         _check_put_names(self, key, pre, value._names)
     try:
@@ -1615,10 +1643,7 @@ def _check_put_names(self: Tensor, key, pre, vnames: tuple) -> None:
 def _index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """``self[indices] = values`` (``+=`` with duplicates accumulating when ``accumulate``)."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(
-            "index_put_(): argument 'indices' must be tuple of Tensors, not "
-            f"{type(indices).__name__}"
-        )
+        _raise_arg("index_put_", "indices", 2, "tuple of Tensors", indices, True)
     for i, t in enumerate(indices):
         if not isinstance(t, Tensor):  # (torch's binding refuses None too)
             raise TypeError(
@@ -1731,10 +1756,10 @@ def _mask_fill(indices, values) -> bool:
 @_autocast_entry
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put (or accumulated) at ``indices``."""
-    if not isinstance(values, Tensor):  # positioned as Tensor.index_put (self not counted)
-        raise TypeError(
-            f"index_put(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
-        )
+    if not isinstance(indices, (tuple, list)):
+        _raise_arg("index_put", "indices", 2, "tuple of Tensors", indices, False)
+    if not isinstance(values, Tensor):
+        _raise_arg("index_put", "values", 3, "Tensor", values, False)
     try:
         return _index_put_(input.clone(), indices, values, accumulate)
     except RuntimeError as e:  # the out-of-place form names itself (spec 4.10)
@@ -1992,30 +2017,64 @@ def _scatter_checks(xp, input, index, src, dim, bounds: bool = True):
         return dim
     if max(index.ndim, 1) != max(nd, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    for d in range(index.ndim):
-        if (d != dim and index.shape[d] > input.shape[d]) or (
-            is_arr and src.ndim == index.ndim and index.shape[d] > src.shape[d]
-        ):
-            msg = (
-                f"Expected index {list(index.shape)} to be no larger than self "
-                f"{list(input.shape)} apart from dimension {dim}"
-            )
-            if is_arr:
-                msg += f" and to be no larger size than src {list(src.shape)}"
-            raise RuntimeError(msg)
+    if is_arr and not src.ndim and index.ndim > 1:  # (torch's shape check does not run then)
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    n = max(nd, 1)  # (torch reads a 0-d tensor's sizes as [1])
+    wrong = any(d != dim and _size(index, d) > _size(input, d) for d in range(n))
+    if is_arr and not wrong:
+        for d in range(n):
+            if src.ndim and d >= src.ndim:  # (torch reads src.size(d))
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [{-src.ndim}, "
+                    f"{src.ndim - 1}], but got {d})"
+                )
+            if _size(index, d) > _size(src, d):
+                wrong = True
+                break
+    if wrong:
+        msg = (
+            f"Expected index {list(index.shape)} to be no larger than self "
+            f"{list(input.shape)} apart from dimension {dim}"
+        )
+        if is_arr:
+            msg += f" and to be no larger size than src {list(src.shape)}"
+        raise RuntimeError(msg)
     if bounds:
-        _check_bounds(xp, index, input.shape[dim] if nd else 1, dim)
+        _scatter_bounds(xp, input, index, src, dim)
     return dim
+
+
+def _size(a, d: int) -> int:
+    return a.shape[d] if a.ndim else 1
+
+
+def _scatter_bounds(xp, input, index, src, dim: int) -> None:
+    """The checks of torch's scatter kernel (after the reduction's name): src's rank, then the
+    index values."""
+    if not index.size:
+        return
+    if hasattr(src, "shape") and max(src.ndim, 1) != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    _check_bounds(xp, index, input.shape[dim] if input.ndim else 1, dim)
 
 
 @op(names=keep_indexed, method=False, name="_scatter")
 def _scatter(xp, input, index, src, dim=0, reduce=None):
     """A copy of input with src written at index along dim (reduce: None, 'add', 'multiply')."""
-    dim = _scatter_checks(xp, input, index, src, dim)
+    dim = _scatter_checks(xp, input, index, src, dim, bounds=False)
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     if not index.size:  # (torch reads no value either)
         return input.copy()
     if not hasattr(src, "dtype"):  # a Python value: torch's range check (-1 into uint8 is 255)
-        src = _dt.fill_scalar(src, input.dtype)
+        try:
+            src = _dt.fill_scalar(src, input.dtype)
+        except RuntimeError:  # torch converts it at its first write: a bad first index is first
+            first = int(index.reshape(-1)[0])
+            if not 0 <= first < (input.shape[dim] if input.ndim else 1):
+                _scatter_bounds(xp, input, index, src, dim)
+            raise
+    _scatter_bounds(xp, input, index, src, dim)
     shape = input.shape
     input, index, src = _lift_0d(input, index, src)
     out = input.copy()
@@ -2027,10 +2086,8 @@ def _scatter(xp, input, index, src, dim=0, reduce=None):
         out[idx] = v
     elif reduce == "add":
         _add_at(xp, out, idx, v)
-    elif reduce == "multiply":
-        _ufunc_at(xp, "multiply", out, idx, v)
     else:
-        raise RuntimeError("reduce argument must be either add or multiply.")
+        _ufunc_at(xp, "multiply", out, idx, v)
     return out.reshape(shape)
 
 
@@ -2080,12 +2137,17 @@ _REDUCE_FILL = {"sum": 0, "prod": 1, "mean": 0}
 def _scatter_reduce(xp, input, index, src, dim=0, reduce="sum", include_self=True):
     """Reduce src into input at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin'."""
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch 2.13 takes both
+    # torch's order: the shapes, the reduction's name, then (only when it fills the slots,
+    # include_self=False) the index values
+    dim = _scatter_checks(xp, input, index, src, dim, bounds=False)
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
-    # torch: the index values first only when it fills the slots (include_self=False)
-    dim = _scatter_checks(xp, input, index, src, dim, bounds=not include_self)
+    if not include_self:
+        _scatter_bounds(xp, input, index, src, dim)
+    elif index.size and max(src.ndim, 1) != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     if not index.size:
         if reduce == "mean" and input.dtype.kind == "b":  # (its floor division by the counts)
             raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
@@ -2218,18 +2280,30 @@ def _(grad, input_shape):
     return _get(grad, tuple(slice(0, s) for s in input_shape))
 
 
-def _check_args(fname: str, input, dim, *tensors) -> None:
+def _check_args(fname: str, input, dim, *tensors, method: bool = False) -> None:
     """torch's argument errors for ``fname(input, dim, ...)``: the public name and positions
     (the registered ops are private and take their tensors first). ``tensors``: (name,
-    position, value) of the other tensor arguments."""
+    position, value) of the other tensor arguments. A method (``method``: the in-place one,
+    ``fname`` its name; else told by the call's source) counts its arguments after self."""
     for name, pos, v in (("input", 1, input), *tensors):
         if not isinstance(v, Tensor):
-            raise TypeError(
-                f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not "
-                f"{type(v).__name__}"
-            )
+            _raise_arg(fname, name, pos, "Tensor", v, method)
     if isinstance(dim, float):
-        raise TypeError(f"{fname}(): argument 'dim' (position 2) must be int, not float")
+        _raise_arg(fname, "dim", 2, "int", dim, method)
+
+
+def _raise_arg(fname: str, name: str, pos: int, typ: str, v, method: bool) -> None:
+    spelled = fname if method else tensor_method(fname)
+    if spelled is not None:
+        fname, pos = spelled, pos - 1
+    raise TypeError(
+        f"{fname}(): argument '{name}' (position {pos}) must be {typ}, not {type_name(v)}"
+    )
+
+
+def _check_alpha(fname: str, alpha) -> None:
+    if not isinstance(alpha, (numbers.Number, Tensor)):
+        raise TypeError(f"{fname}(): argument 'alpha' must be Number, not {type_name(alpha)}")
 
 
 def gather(input: Tensor, dim, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
@@ -2244,12 +2318,11 @@ def scatter(
     input: Tensor, dim, index: Tensor, src=None, value=None, *, reduce=None, out=None
 ) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor) or ``value`` (scalar) written at ``index``."""
+    both = src is not None and value is not None
     if src is None:
         src = value
-    if src is None:
-        raise TypeError("scatter() missing required argument 'src' or 'value'")
-    if not (isinstance(index, Tensor) and isinstance(src, (Tensor, numbers.Number))):
-        raise _scatter_type_error("scatter", (input, dim, index, src), reduce)
+    if not (isinstance(index, Tensor) and isinstance(src, (Tensor, numbers.Number))) or both:
+        raise _scatter_type_error("scatter", _given(input, dim, index, src, value), reduce)
     _check_args("scatter", input, dim)
     if reduce is not None and isinstance(src, Tensor):
         _warn_scatter_reduce()
@@ -2337,14 +2410,19 @@ def _warn_scatter_reduce() -> None:
 
 def _scatter_type_error(fname: str, args: tuple, reduce) -> TypeError:
     """torch's error for scatter / Tensor.scatter_ given an index that is not a Tensor or a
-    source neither Tensor nor number: no overload matches (``args`` as passed, src positional)."""
+    source neither Tensor nor number: no overload matches (``args`` as passed, src positional;
+    a method's listing leaves self out)."""
     sigs = _SCATTER_SIGS
-    if fname == "scatter_":  # the method's signatures, without self
-        sigs = tuple(
-            "(" + s[s.index("int dim") :].replace(", *, Tensor out = None", "") for s in sigs
-        )
-        sigs = tuple(s.replace(", Tensor out = None", "") for s in sigs)
+    method = "scatter_" if fname == "scatter_" else tensor_method(fname)
+    if method is not None:
+        fname, sigs = method, _SCATTER_M
+        args = args[1:] if method != "scatter_" else args
     return invalid_arguments(fname, args, {} if reduce is None else {"reduce": reduce}, sigs)
+
+
+def _given(*args) -> tuple:
+    """scatter's arguments as passed: src and value positional, the ones not given left out."""
+    return args[:-2] + tuple(a for a in args[-2:] if a is not None)
 
 
 _SCATTER_SIGS = (
@@ -2353,12 +2431,21 @@ _SCATTER_SIGS = (
     "(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)",
     "(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)",
 )
+_SCATTER_M = method_signatures(_SCATTER_SIGS)  # (Tensor.scatter's, without self)
 
 
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     given = src if src is not None else value
-    if not (isinstance(index, Tensor) and isinstance(given, (Tensor, numbers.Number))):
-        raise _scatter_type_error("scatter_", (dim, index, given), reduce)
+    if not (
+        isinstance(index, Tensor)
+        and isinstance(given, (Tensor, numbers.Number))
+        and (src is None or value is None)
+        and not isinstance(dim, str)  # (no overload of the method takes a name)
+    ):
+        kw = {} if reduce is None else {"reduce": reduce}
+        if src is None and value is not None:  # (passed by keyword, as value can be alone)
+            raise invalid_arguments("scatter_", (dim, index), kw | {"value": value}, _SCATTER_M)
+        raise _scatter_type_error("scatter_", _given(dim, index, src, value), reduce)
     _check_no_overlap(self, index, src)
     if src is None:
         src = value
@@ -2368,11 +2455,13 @@ def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    _check_args("scatter_add_", self, dim, ("index", 3, index), ("src", 4, src), method=True)
     _check_no_overlap(self, index, src)
     return _apply_inplace(_scatter_add.op, self, (index, src, dim), _NOKW)
 
 
 def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    _check_args("scatter_reduce_", self, dim, ("index", 3, index), ("src", 4, src), method=True)
     _check_no_overlap(self, index, src)
     return _apply_inplace(_scatter_reduce.op, self, (index, src, dim, reduce, include_self), _NOKW)
 
@@ -2520,12 +2609,15 @@ def _(grad, index, source, dim, alpha, needs):
 def index_add(input: Tensor, dim, index: Tensor, source: Tensor, *, alpha=1, out=None) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     _check_args("index_add", input, dim, ("index", 3, index), ("source", 4, source))
+    _check_alpha("index_add", alpha)
     return _apply(
         _index_add.op, (input, index, source, dim, alpha), _NOKW if out is None else {"out": out}
     )
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    _check_args("index_add_", self, dim, ("index", 3, index), ("source", 4, source), method=True)
+    _check_alpha("index_add_", alpha)
     _check_no_overlap(self, index, source)
     return _apply_inplace(_index_add.op, self, (index, source, dim, alpha), _NOKW)
 
@@ -2538,33 +2630,34 @@ def _by_value_kind(name: str):
 @op(names=keep, method=False, name="_index_fill")
 def _index_fill(xp, input, index, value, dim=0):
     """A copy of ``input`` with ``value`` written at ``index`` along ``dim``."""
-    if index.dtype != _INT64:  # torch's index_fill takes int64 only, and says so first
-        raise IndexError("index_fill_(): Expected dtype int64 for index.")
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    idx = index.reshape(-1)
+    # torch's order: the value's rank, the index's dtype (int64 only), a complex value, the
+    # dim, the index's rank, the value's range
     if hasattr(value, "ndim") and value.ndim:
         raise RuntimeError(
             "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
             f"with {value.ndim} dimension(s)."
         )
+    if index.dtype != _INT64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if input.dtype.kind != "c" and (
         type(value) is complex or (hasattr(value, "dtype") and value.dtype.kind == "c")
     ):
         raise RuntimeError(
             "index_fill_(): Converting complex Scalar to non-complex type is not supported"
         )
+    dim = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    idx = index.reshape(-1)
     if hasattr(value, "dtype"):  # torch fills a 0-dim tensor's item, a number like any other
         value = value.item()
     value = _dt.fill_scalar(value, input.dtype)  # (torch's range check, as fill_'s)
     out = input.copy()
     if input.ndim == 0:
-        _wrap_dim(dim, 0)
         _check_bounds(xp, idx, 1, 0, IndexError, 1)  # (one slice)
         if idx.size:
             out[...] = value
         return out
-    dim = _wrap_dim(dim, input.ndim)
     if not out.size and input.ndim > 1 and input.shape[dim]:
         return out  # (torch reads no index value)
     _check_bounds(xp, idx, input.shape[dim], dim, IndexError, 1)
@@ -2585,19 +2678,26 @@ _index_fill.op.name_rule = _by_value_kind("IndexFillBackward")
 
 def index_fill(input: Tensor, dim, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with ``value`` (scalar or 0-d tensor) at ``index`` along ``dim``."""
-    if not isinstance(index, Tensor):  # no overload takes it
-        raise invalid_arguments("index_fill", (input, dim, index, value), {}, _INDEX_FILL_SIGS)
+    if not (isinstance(index, Tensor) and isinstance(value, _FILL_TYPES)):  # no overload
+        method = tensor_method("index_fill")
+        if method is None:
+            raise invalid_arguments("index_fill", (input, dim, index, value), {}, _INDEX_FILL_SIGS)
+        _index_fill_error(method, dim, index, value)
     _check_args("index_fill", input, dim)
     return _apply(_index_fill.op, (input, index, value, dim), _NOKW)
 
 
 def _index_fill_(self, dim, index, value):
-    if not isinstance(index, Tensor):
-        sigs = tuple("(" + s[len("(Tensor input, ") :] for s in _INDEX_FILL_SIGS)
-        raise invalid_arguments("index_fill_", (dim, index, value), {}, sigs)
+    if not (isinstance(index, Tensor) and isinstance(value, _FILL_TYPES)):
+        _index_fill_error("index_fill_", dim, index, value)
     return _apply_inplace(_index_fill.op, self, (index, value, dim), _NOKW)
 
 
+def _index_fill_error(fname: str, dim, index, value):
+    raise invalid_arguments(fname, (dim, index, value), {}, method_signatures(_INDEX_FILL_SIGS))
+
+
+_FILL_TYPES = (Tensor, numbers.Number)
 _INDEX_FILL_SIGS = (
     "(Tensor input, int dim, Tensor index, Tensor value)",
     "(Tensor input, int dim, Tensor index, Number value)",
@@ -2620,21 +2720,19 @@ def _not(mask: Tensor) -> Tensor:
 @op(names=broadcast_to_self, inplace="masked_fill_")
 def masked_fill(xp, input, mask, value):
     """``input`` with ``value`` (scalar or 0-d tensor) where ``mask`` is True (broadcasting)."""
-    _check_mask(mask, "masked_fill_")
-    if hasattr(value, "ndim"):
-        if value.ndim:
-            raise RuntimeError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got "
-                f"tensor with {value.ndim} dimension(s)."
-            )
-        if value.dtype != input.dtype:  # torch fills with value.item(): range-checked
-            value = xp.asarray(_dt.fill_scalar(value.item(), input.dtype), dtype=input.dtype)
-    else:
-        value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
     try:
+        vnd = getattr(value, "ndim", None)
+        if vnd:  # (before the mask's dtype, as torch)
+            _check_value_rank(vnd)
+        _check_mask(mask, "masked_fill_")
+        if vnd is None:
+            value = xp.asarray(_dt.fill_scalar(value, input.dtype), dtype=input.dtype)
+        elif value.dtype != input.dtype:  # torch fills with value.item(): range-checked
+            value = xp.asarray(_dt.fill_scalar(value.item(), input.dtype), dtype=input.dtype)
         r = xp.where(mask, value, input)
-    except ValueError:
-        err = broadcast_error([mask.shape, input.shape])  # torch names the mask first
+    except (RuntimeError, ValueError):
+        # out of place, torch broadcasts mask and input (the mask named first) before all
+        err = broadcast_error([mask.shape, input.shape])
         if err is None:
             raise
         raise err from None
@@ -2649,6 +2747,11 @@ def _(grad, mask, value_dtype, needs):
 
 
 masked_fill.op.name_rule = _by_value_kind("MaskedFillBackward")
+masked_fill.op.overloads = (
+    "(Tensor input, Tensor mask, Tensor value)",
+    "(Tensor input, Tensor mask, Number value)",
+)
+_MASKED_FILL_SIGS = method_signatures(masked_fill.op.overloads)
 
 
 def _masked_fill_(self, mask, value):
@@ -2663,6 +2766,12 @@ def _masked_fill_(self, mask, value):
         _state.enabled
         and (self.requires_grad or (vt and value.requires_grad) or (ex and "ngr" in ex))
     ) and isinstance(mask, Tensor):
+        if vt:
+            if value.ndim:
+                _check_value_rank(value.ndim)
+        elif type(value) is not float and not isinstance(value, numbers.Number):
+            # (torch's parser, before all)
+            raise invalid_arguments("masked_fill_", (mask, value), {}, _MASKED_FILL_SIGS)
         m = mask._data
         _check_mask(m, "masked_fill_")
         a = self._data
@@ -2676,14 +2785,11 @@ def _masked_fill_(self, mask, value):
         v = value
         if vt:
             v = value._data
-            if v.ndim:
-                raise RuntimeError(
-                    "masked_fill_ only supports a 0-dimensional value tensor, but "
-                    f"got tensor with {v.ndim} dimension(s)."
-                )
             if type(v) is not type(a) or v.dtype != a.dtype:  # (torch fills value.item():
                 v = _dt.fill_scalar(v.item(), a.dtype)  # range-checked, as a number's)
-        elif a.dtype.kind in "iu":
+        elif a.dtype.kind in "iu" or (
+            (isinstance(v, _COMPLEX) or not -65504.0 <= v <= 65504.0) and a.dtype.kind != "b"
+        ):  # torch's range check (a float past float16's range may not fit self either)
             v = _dt.fill_scalar(v, a.dtype)
         try:
             _xp_of(a).copyto(a, v, where=m, casting="unsafe")
@@ -2697,13 +2803,42 @@ def _masked_fill_(self, mask, value):
     return _masked_fill_op(self, mask, value)
 
 
+_COMPLEX = (complex, np.complexfloating)
+
+
 def _masked_fill_op(self: Tensor, mask, value) -> Tensor:
-    try:
-        return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
-    except RuntimeError as e:  # (in place, torch names self first)
-        if not str(e).startswith("The size of tensor a") or not isinstance(mask, Tensor):
-            raise
-        raise broadcast_error([tuple(self.shape), tuple(mask.shape)]) or e from None
+    if (
+        isinstance(mask, Tensor)
+        and mask.shape != self.shape
+        and self._names is None
+        and mask._names is None  # (names may align the mask: the op's rule checks those)
+    ):
+        if self.requires_grad and _state.enabled:
+            err = leaf_write_error(self)
+            if err is not None:
+                raise err
+        # in place, torch checks the value's rank and the mask's dtype before the shapes
+        # (self named first), and those before it converts the value
+        if isinstance(value, Tensor) and value.ndim:
+            _check_value_rank(value.ndim)
+        _check_mask(mask._data, "masked_fill_")
+        shape, ms = tuple(self.shape), tuple(mask.shape)
+        err = broadcast_error([shape, ms])
+        if err is not None:
+            raise err
+        if len(ms) > len(shape) or any(m > s for m, s in zip(ms[::-1], shape[::-1])):
+            bs = list(np.broadcast_shapes(shape, ms))
+            raise RuntimeError(
+                f"output with shape {list(shape)} doesn't match the broadcast shape {bs}"
+            )
+    return _apply_inplace(masked_fill.op, self, (mask, value), _NOKW)
+
+
+def _check_value_rank(n: int) -> None:
+    raise RuntimeError(
+        f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {n} "
+        "dimension(s)."
+    )
 
 
 @op(names=align_mask_unify, method=True)
@@ -2786,7 +2921,12 @@ _masked_scatter.op.label = "masked_scatter"
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s leading elements written where ``mask`` is True."""
-    return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
+    try:
+        return _apply(_masked_scatter.op, (input, mask, source), _NOKW)
+    except RuntimeError as e:  # out of place, torch broadcasts mask and input before all
+        if not str(e).startswith("masked_scatter: expected"):
+            raise
+        raise broadcast_error((tuple(mask.shape), tuple(input.shape))) or e from None
 
 
 def _masked_scatter_(self, mask, source):
@@ -2834,19 +2974,19 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
     if dim is None:  # a gather of the flat input, with gather's index dtypes (int32 too)
         r = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:
-        if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
-            raise RuntimeError(
-                "torch.take_along_dim(): dtype of indices should be Long but got "
-                f"{_dtype_word(indices._data)}"
-            )
         if isinstance(dim, str):
             dim = input._dim(dim)
         nd = input.ndim
-        if indices.ndim != nd:
+        if indices.ndim != nd:  # (before the dtype, as torch)
             raise RuntimeError(
                 "torch.take_along_dim(): input and indices should have the same "
                 f"number of dimensions, but got {nd} dimensions for input, and "
                 f"{indices.ndim} dimensions for indices"
+            )
+        if indices._data.dtype is not _INT64 and indices._data.dtype != _INT64:
+            raise RuntimeError(
+                "torch.take_along_dim(): dtype of indices should be Long but got "
+                f"{_dtype_word(indices._data)}"
             )
         dim = _wrap_dim(dim, nd)
         if nd == 0:  # torch reads input.size(dim), which a 0-dim tensor lacks

@@ -494,6 +494,7 @@ def index_copy(input: Tensor, dim, index: Tensor, source: Tensor, *, out=None) -
 
 
 def _index_copy_(self, dim, index, source):
+    _check_args("index_copy_", self, dim, ("index", 3, index), ("source", 4, source), method=True)
     _check_no_overlap(self, index, source)
     dim = by_name(self, dim)
     return _apply_inplace(_index_copy.op, self, (index, source, dim), _NOKW)
@@ -507,14 +508,14 @@ def _index_reduce_checks(input, dim, index, source, reduce, include_self):
             f"{reduce}."
         )
     a, s, i = input._data, source._data, index._data
-    i = _accumulate_index(i, "index_reduce_")  # (torch checks the index before the dtypes)
+    nd = a.ndim
+    d = _wrap_dim(dim, nd)  # (torch's order: the dim, the index, the dtypes)
+    i = _accumulate_index(i, "index_reduce_")
     if s.dtype != a.dtype:
         raise RuntimeError(
             f"index_reduce_(): self ({_dtype_word(a)}) and source ({_dtype_word(s)}) must have "
             "the same scalar type"
         )
-    nd = a.ndim
-    d = _wrap_dim(dim, nd)
     _index_func_checks("index_reduce_", a, i, s, d)
     size = a.shape[d] if nd else 1
     if not include_self:  # torch first fills the slots with index_fill_'s checks
@@ -610,6 +611,7 @@ def index_reduce(
 ) -> Tensor:
     """Reduce the slices of ``source`` into ``input`` at ``index`` along ``dim``: 'prod', 'mean',
     'amax' or 'amin' (``include_self``: whether input's own values take part)."""
+    _check_args("index_reduce", input, dim, ("index", 3, index), ("source", 4, source))
     dim = by_name(input, dim)
     d = _index_reduce_checks(input, dim, index, source, reduce, include_self)
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
@@ -635,6 +637,7 @@ def index_reduce(
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    _check_args("index_reduce_", self, dim, ("index", 3, index), ("source", 4, source), method=True)
     _check_no_overlap(self, index, source)
     return _inplace_composite(
         self,
