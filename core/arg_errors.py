@@ -332,6 +332,12 @@ def overloaded(fn: str, signatures: tuple, valid):
             except (AttributeError, TypeError, ValueError):
                 if valid(args, kwargs):
                     raise
+                method = tensor_method(fn) if args and hasattr(args[0], "_data") else None
+                if method is not None:  # the method's signatures: those taking an input
+                    sigs = [s for s in signatures if s.startswith("(Tensor input")]
+                    raise invalid_arguments(
+                        method, args[1:], kwargs, method_signatures(tuple(sigs))
+                    ) from None
                 raise invalid_arguments(fn, args, kwargs, signatures) from None
 
         return wrapper

@@ -219,7 +219,9 @@ def pinv(
                 if (atol is not None and _pos(atol))
                 else np.finfo(A._data.real.dtype).eps * max(m, n)
             )
-        if hermitian:
+        if not A.numel():  # torch returns before the decomposition (and eigh's square check)
+            s = A.new_zeros(tuple(A.shape[:-2]) + (0,))
+        elif hermitian:
             L, Q = eigh(A)
             s = L.abs()
         else:
@@ -295,6 +297,11 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     driver = driver or "gelsy"
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if A.dtype != B.dtype:  # before B's rank and sizes, as torch
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+            f"input's dtype {_d._sname(A._data)} and other's dtype {_d._sname(B._data)}"
+        )
     if not (A.ndim >= B.ndim and A.ndim - B.ndim <= 1):
         raise RuntimeError(
             "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
@@ -306,11 +313,6 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if Bm.shape[-2] != A.shape[-2]:
         raise RuntimeError(
             f"torch.linalg.lstsq: input.size(-2) should match other.size(-{1 if vec else 2})"
-        )
-    if A.dtype != B.dtype:
-        raise RuntimeError(
-            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
-            f"input's dtype {_d._sname(A._data)} and other's dtype {_d._sname(B._data)}"
         )
     if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
         raise RuntimeError("This function doesn't handle types other than float and double")
@@ -392,6 +394,13 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
 
 def _svd_driver_check(A: Tensor, driver) -> None:
     if driver is not None and not A.is_cuda:  # a cuSOLVER choice: torch refuses it elsewhere
+        # after its checks of the input's rank and kind, and not for an empty input
+        a = A._data
+        _d._check_matrix("linalg.svd", a)
+        if a.dtype.kind not in "fcV":
+            _d._check_float("linalg.svd", a)
+        if not a.size:
+            return
         raise RuntimeError(
             "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
             "cuSOLVER backend."
@@ -537,12 +546,27 @@ def _mdims(A, dim, name):
     return d0, d1
 
 
+def _matrix_norm_args(args, kwargs) -> bool:
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", ())
+    return isinstance(dim, (tuple, list))
+
+
 @_autocast_entry
+@_overloaded(
+    "linalg_matrix_norm",
+    tuple(
+        f"(Tensor input, {o}, tuple of ints dim = {{-2,-1}}, bool keepdim = False, *, "
+        "torch.dtype dtype = None, Tensor out = None)"
+        for o in ("Number ord", 'str ord = "fro"')
+    ),
+    _matrix_norm_args,
+)
 @_tensor_input("linalg_matrix_norm")
 def matrix_norm(
     A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None
 ) -> Tensor:
     """The matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
+    dim = tuple(dim)  # the parser's error for another type (the decorator's), before all else
     name = "linalg.matrix_norm"
     if ord not in ("fro", "nuc") and (
         isinstance(ord, str) or ord not in (1, -1, 2, -2, math.inf, -math.inf)
@@ -600,7 +624,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
             raise RuntimeError(
                 f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
             )
-        if len(dim) == 1 and not isinstance(ord, str):  # a string ord is a matrix norm's
+        if ord is None or (len(dim) == 1 and not isinstance(ord, str)):
+            # a string ord is a matrix norm's; no ord is the vector 2-norm over dim (torch)
             r = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
         else:
             r = matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
@@ -672,8 +697,12 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
 def _matrix_rank_args(args, kwargs) -> bool:
     tols = (*args[1:2], kwargs.get("tol"), kwargs.get("atol"), kwargs.get("rtol"))
     number = (Tensor, int, float)
-    return isinstance(args[0] if args else kwargs.get("A"), Tensor) and all(
-        v is None or isinstance(v, number) for v in tols
+    tol = args[1] if len(args) > 1 else kwargs.get("tol")
+    no_mix = tol is None or (kwargs.get("atol") is None and kwargs.get("rtol") is None)
+    return (
+        no_mix
+        and isinstance(args[0] if args else kwargs.get("A"), Tensor)
+        and all(v is None or isinstance(v, number) for v in tols)
     )
 
 
@@ -689,6 +718,8 @@ def _matrix_rank_args(args, kwargs) -> bool:
 )
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * s_max) (int64)."""
+    if tol is not None and (atol is not None or rtol is not None):
+        raise TypeError("tol with atol/rtol")  # no such overload: the decorator's error
     e = _e()
     _d._check_matrix("torch.linalg.matrix_rank", A._data, "input")
     # torch's overload for atol alone (or no tolerance) checks the dtype; the others reach svd

@@ -812,6 +812,8 @@ def _make_public(od: OpDef, dunder: bool = False):
         except MemoryError as e:
             raise out_of_memory(e, device_of(first).type) from None
         except _DimTypeError as e:
+            if named and dim_args and e.value is None:  # a None dim: a name lookup (spec)
+                _none_dim_lookup(od, ins[0], opts, kw, TypeError("NoneType"))
             err = _dim_type_error(od, e.value, ins, opts, kw)
             if err is None:
                 raise

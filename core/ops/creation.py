@@ -523,7 +523,12 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
 
 def _need_number(fname: str, arg: str, pos: int, v) -> None:
     """torch's check on a Number argument (a fill value): Python and numpy numbers and 0-d
-    tensors pass; lists, None, strings, arrays and tensors with dims do not."""
+    tensors pass; lists, None, strings, arrays and tensors with dims do not; a Python int
+    must fit int64 or uint64 (torch's Scalar)."""
+    if type(v) is int and not -(2**63) <= v < 2**64:
+        raise OverflowError(
+            "int too big to convert" if v > 0 else "can't convert negative int to unsigned"
+        )
     if type(v) in (int, float, bool, complex) or isinstance(v, (np.number, np.bool_)):
         return
     if isinstance(v, Tensor) and v.ndim == 0:
@@ -776,6 +781,8 @@ empty = _factory("empty", lambda xp, s, d: xp.empty(s, d))
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         return fill_value.dtype
+    if type(fill_value) is int and fill_value >= 2**63:  # an int's dtype is int64, not uint64
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     return _dt.scalar_dtype(fill_value)
 
 

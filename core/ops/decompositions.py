@@ -615,16 +615,9 @@ def solve_triangular(
     except AttributeError as e:
         names = ("input", "B")
         raise must_be_tensor("linalg_solve_triangular", names, (A, B)) or e from None
+    _check_square("linalg.solve_triangular", A)  # A entirely before B, as torch
     if low:
-        which = "A" if A.ndim < 2 else "B"
-        raise RuntimeError(
-            f"linalg.solve_triangular: The input tensor {which} must have at least 2 dimensions."
-        )
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(
-            "linalg.solve_triangular: A must be batches of square matrices, but they are "
-            f"{A.shape[-2]} by {A.shape[-1]} matrices"
-        )
+        _check_matrix("linalg.solve_triangular", B, "B")
     _check_equation("linalg.solve_triangular", A.shape[-1], B, left)
     _batch_check(A, B)
     r = _linalg_solve_triangular(A, B, upper, left, unitriangular)
@@ -778,9 +771,9 @@ def _solve_ex(A, B, left, check, who="torch.linalg.solve"):
 )
 def _linalg_eigh(xp, A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors) of Hermitian matrices (one triangle is read)."""
+    _check_square("linalg.eigh", A)  # before UPLO, as torch
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    _check_square("linalg.eigh", A)
     if A.dtype.kind not in "fc" or A.dtype.itemsize == 2:  # torch's dispatch error here
         _no_kernel("linalg_eigh", A)
     if A.size == 0:
@@ -1025,12 +1018,14 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
 )
 def _linalg_qr(xp, A, mode="reduced"):
     """(Q, R) with A = Q R; mode 'reduced', 'complete' or 'r' (Q empty)."""
+    _check_matrix("linalg.qr", A)
+    if A.dtype.kind not in "fcV":  # torch: the input's kind, then the mode, then the kernel
+        _check_float("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
             "'r', or 'complete'"
         )
-    _check_matrix("linalg.qr", A)
     _check_float("linalg.qr", A, kernel="geqrf")
     m, n = A.shape[-2:]
     if A.size == 0:
@@ -1088,6 +1083,9 @@ def matrix_exp(xp, input):
     _check_square("linalg.matrix_exp", input)
     if input.size == 0 and input.dtype.kind in "fcV":  # before torch's low-precision check
         return input.copy()
+    if input.dtype.kind == "V" or input.dtype == np.float16:
+        # torch's cpu kernel takes half types (computed here in float32, rounded back)
+        return _scipy(xp, "expm", input.astype(np.float32)).astype(input.dtype)
     _check_float("linalg.matrix_exp", input)
     r = _scipy(xp, "expm", input)
     return r.astype(input.dtype, copy=False)
@@ -1564,11 +1562,11 @@ def _power_out(out, res, ins=()):
 def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """input**n by repeated squaring (n < 0: of the inverse)."""
     a = input._data
-    _check_square("linalg.matrix_power", a)
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):  # the parser's, first
         raise TypeError(
             f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
         )
+    _check_square("linalg.matrix_power", a)
     if n == 0:
         r = _eye_like(input).expand(tuple(input.shape)).clone()
         if input.requires_grad:
@@ -1598,7 +1596,9 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     if A.ndim < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
-    k = tau.shape[-1] if tau.ndim else 1
+    if not tau.ndim:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    k = tau.shape[-1]
     if m < n:
         raise RuntimeError(
             f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
@@ -1606,6 +1606,11 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     if n < k:
         raise RuntimeError(
             f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
         )
     if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(

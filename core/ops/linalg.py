@@ -56,14 +56,14 @@ def _dn(a) -> str:
     return "bfloat16" if a.dtype.kind == "V" else a.dtype.name
 
 
-def _same_dtype_mm(a, b) -> None:
+def _same_dtype_mm(a, b, kernel="addmm_impl_cpu_") -> None:
     if a.dtype is not b.dtype and a.dtype != b.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_CNAME[_dn(a)]} != "
             f"{_CNAME[_dn(b)]}"
         )
-    if a.dtype.kind == "b":
-        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    if a.dtype.kind == "b" and a.size and b.size:  # torch skips the kernel for empty products
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _sn(a) -> str:
@@ -72,10 +72,16 @@ def _sn(a) -> str:
 
 def _matmul_dtype_check(a, b) -> None:
     """torch's dtype error for matmul, named after the kernel its shapes dispatch to."""
-    if a.dtype == b.dtype:
-        if a.ndim == 1 and b.ndim == 1 and a.dtype.kind == "b":
-            raise NotImplementedError("\"dot\" not implemented for 'Bool'")
-        _same_dtype_mm(a, b)  # bool
+    if b.ndim > 1 and not _matmul_fits(a, b):  # torch's mm/bmm check sizes before dtypes
+        raise _matmul_error(a, b)
+    if a.dtype == b.dtype:  # bool: the missing kernel is the one the shapes dispatch to
+        if a.ndim == 1 and b.ndim == 1:
+            _vec_checks(a, b)
+        elif b.ndim == 1:
+            if a.shape[-1] != b.shape[0]:
+                raise _matmul_error(a, b)
+            _same_dtype_mm(a, b, "addmv_impl_cpu")
+        _same_dtype_mm(a, b, "bmm" if b.ndim > 2 else "addmm_impl_cpu_")
         return
     if a.ndim == 1 and b.ndim == 1:
         raise RuntimeError(
@@ -88,6 +94,16 @@ def _matmul_dtype_check(a, b) -> None:
     if b.ndim >= 3:
         raise RuntimeError(f"expected scalar type {_sn(a)} but found {_sn(b)}")
     _same_dtype_mm(a, b)
+
+
+def _matmul_fits(a, b) -> bool:
+    if a.shape[-1] != b.shape[-2]:
+        return False
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return False
+    return True
 
 
 def _mv_dtype_error(m, v, inp=None) -> None:
@@ -280,7 +296,7 @@ matmul.op.name_rule = _matmul_node_name
 matmul.op.torch_saved = {"tensor": "other", "vec": "other", "mat2": "other"}
 
 
-def _mm_checks(a, b, first="self"):
+def _mm_checks(a, b, first="self", bool_ok=False):
     if a.ndim != 2:
         raise RuntimeError(f"{first} must be a matrix")
     if b.ndim != 2:
@@ -290,7 +306,7 @@ def _mm_checks(a, b, first="self"):
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} and "
             f"{_shape_str(b.shape)})"
         )
-    if a.dtype is not b.dtype or a.dtype.kind == "b":
+    if a.dtype is not b.dtype or (a.dtype.kind == "b" and not bool_ok):
         _same_dtype_mm(a, b)
 
 
@@ -319,7 +335,9 @@ def _bmm_checks(a, b, kernel="bmm"):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
-    if a.dtype.kind == "b" or (a.dtype.kind == "u" and a.dtype.itemsize > 1):
+    if (a.dtype.kind == "b" and a.size and b.size) or (
+        a.dtype.kind == "u" and a.dtype.itemsize > 1
+    ):
         # torch's bmm kernel has no bool or wide unsigned version, and says so first
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_sn(a)}'")
     if a.dtype != b.dtype:
@@ -338,6 +356,8 @@ bmm.vjp(_mat_product_vjp, only_for={"input": "mat2", "mat2": "input"})
 
 def _mv_checks(m, v, n_in=None):
     if m.ndim != 2 or v.ndim != 1:
+        if m.ndim == 0 and n_in is None:  # torch's mv reads the matrix's size(0) first
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         n = n_in if n_in is not None else 1
         raise RuntimeError(f"vector + matrix @ vector expected, got {n}, {m.ndim}, {v.ndim}")
     if m.shape[1] != v.shape[0]:
@@ -348,7 +368,7 @@ def _mv_checks(m, v, n_in=None):
     if m.dtype != v.dtype:
         _mv_dtype_error(m, v)
     if m.dtype.kind == "b":
-        _same_dtype_mm(m, v)
+        _same_dtype_mm(m, v, "addmv_impl_cpu")
 
 
 @op(names=_matmul_names)
@@ -563,9 +583,22 @@ def _check_add_input(inp, shape, what="self"):
     except ValueError:
         bs = None
     if bs != tuple(shape):
+        # torch expands input to the product's shape: its expand error names the rightmost
+        # mismatching dim
+        if inp.ndim > len(shape):
+            raise RuntimeError(
+                f"expand(torch.{_SNAME[_dn(inp)]}Tensor{{{list(inp.shape)}}}, size={list(shape)}): "
+                f"the number of sizes provided ({len(shape)}) must be greater or equal to the "
+                f"number of dimensions in the tensor ({inp.ndim})"
+            )
+        k = next(
+            i
+            for i in range(-1, -inp.ndim - 1, -1)
+            if inp.shape[i] not in (1, shape[i]) or (bs is not None and bs[i] != shape[i])
+        )
         raise RuntimeError(
-            f"The expanded size of the tensor ({shape[-1]}) must match the existing "
-            f"size ({inp.shape[-1]}) at non-singleton dimension {len(shape) - 1}.  "
+            f"The expanded size of the tensor ({shape[k]}) must match the existing "
+            f"size ({inp.shape[k]}) at non-singleton dimension {len(shape) + k}.  "
             f"Target sizes: {list(shape)}.  Tensor sizes: {list(inp.shape)}"
         )
 
@@ -581,14 +614,16 @@ def _check_add_dtype(inp, m):
 @op(names=_add_mm_names, inplace="addmm_")
 def addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
+    _addmm_dtype_check(input, mat1, mat2)
     if mat1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
     if mat2.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
-    _addmm_dtype_check(input, mat1, mat2)
-    _mm_checks(mat1, mat2)
+    _mm_checks(mat1, mat2, bool_ok=True)
     r = _mmf_acc(xp.matmul, mat1, mat2)
     _check_add_input(input, r.shape)
+    if mat1.dtype.kind == "b":  # after the input's shape, as torch
+        _same_dtype_mm(mat1, mat2)
     return _scaled_add(xp, r, input, beta, alpha)
 
 
@@ -623,9 +658,11 @@ def addmv(xp, input, mat, vec, *, beta=1, alpha=1):
     if input.dtype != mat.dtype or mat.dtype != vec.dtype:
         _mv_dtype_error(mat, vec, input)
     if mat.dtype.kind == "b":
-        _same_dtype_mm(mat, vec)
+        _same_dtype_mm(mat, vec, "addmv_impl_cpu")
     r = _mmf_acc(xp.matmul, mat, vec)
     _check_add_input(input, r.shape)
+    if r.dtype != mat.dtype:  # a half product: torch's addmv names the half type
+        _dt.check_real_scalar(mat.dtype, beta, alpha, half_as_float=False)
     return _scaled_add(xp, r, input, beta, alpha)
 
 
@@ -640,9 +677,25 @@ def _(grad, mat, vec, beta, alpha, needs):
     )
 
 
+def _probe_sizes(*pairs):
+    """torch's baddbmm/addbmm read the result's sizes from batch1/batch2 (and expand the input
+    to them) before checking ranks: a missing dim fails there, with ``size(d)``'s IndexError."""
+    for a, d in pairs:
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if d >= a.ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-a.ndim}, {a.ndim - 1}], "
+                f"but got {d})"
+            )
+
+
 @op(names=_add_mm_names, inplace="baddbmm_")
 def baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * bmm(batch1, batch2)."""
+    if batch1.ndim < 3 or batch2.ndim < 3:
+        _probe_sizes((batch1, 0), (batch1, 1), (batch2, 2))
+        _check_add_input(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     if input.dtype != batch1.dtype:
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {_CNAME[_dn(input)]}, batch1: "
@@ -664,6 +717,9 @@ def _(grad, batch1, batch2, beta, alpha, needs):
 @op(names=add_contract_batch_sum, inplace="addbmm_")
 def addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    if batch1.ndim < 3 or batch2.ndim < 3:
+        _probe_sizes((batch1, 1), (batch2, 2))
+        _check_add_input(input, (batch1.shape[1], batch2.shape[2]))
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim != 3:
@@ -715,6 +771,11 @@ def _mv_out(out, res, ins):
     _mv_dtype_error(res._data, res._data, out._data)
 
 
+def _mv_or_expect_out(out, res, ins):
+    # torch's mv hands an out= of the result's shape to addmv as self; it resizes another first
+    (_mv_out if tuple(out.shape) == tuple(res.shape) else _expect_out)(out, res, ins)
+
+
 def _dot_out(out, res, ins):
     raise RuntimeError(f"result dtype {_sn(out._data)} does not match input dtype {_sn(res._data)}")
 
@@ -726,7 +787,7 @@ def _addbmm_out(out, res, ins):
 def _matmul_out(out, res, ins):
     a, b = ins
     if b.ndim == 1:
-        (_dot_out if a.ndim == 1 else _mv_out)(out, res, ins)
+        (_dot_out, _mv_or_expect_out, _mv_out)[min(a.ndim, 3) - 1](out, res, ins)
     _expect_out(out, res, ins)
 
 
@@ -746,7 +807,7 @@ for _f, _check in (
     (addmm, _expect_out),
     (baddbmm, _expect_out),
     (addmv, _expect_out),
-    (mv, _mv_out),
+    (mv, _mv_or_expect_out),
     (_DOT, _dot_out),
     (vdot, _dot_out),
     (addbmm, _addbmm_out),
@@ -839,10 +900,11 @@ def _parse(equation: str, shapes) -> tuple:
         for c in "".join(ins):
             counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c, v in counts.items() if v == 1 and c not in ell))
+    _label_sizes(ins, shapes, ell)  # torch's size errors come before dtype/kernel ones
     return ins, out
 
 
-def _label_sizes(ins, shapes) -> dict:
+def _label_sizes(ins, shapes, ell="") -> dict:
     sizes: dict = {}
     for k, (s, shp) in enumerate(zip(ins, shapes)):
         local: dict = {}
@@ -857,6 +919,13 @@ def _label_sizes(ins, shapes) -> dict:
             if prev is None or prev == 1:
                 sizes[c] = d
             elif d != prev and d != 1:
+                if c in ell:  # torch counts the dim within the operand's ellipsis (sic: no space)
+                    i = [x for x in s if x in ell].index(c)
+                    raise _einsum_err(
+                        f"dimension {i} covered by ellipsis in operand {k}has size {d} which "
+                        f"does not broadcast with previously seen ellipsis with size {prev} for "
+                        "the respective dimension"
+                    )
                 raise _einsum_err(
                     f"subscript {c} has size {d} for operand {k} which does not "
                     f"broadcast with previously seen size {prev}"
@@ -1128,8 +1197,6 @@ def _einsum(equation, operands) -> Tensor:
         if labels is not None:  # 'N C, C O -> N O': dims labelled by name (never cached here)
             return _einsum_by_name(labels, operands, equation)
         parsed = _parse(equation, shapes)
-        if len(operands) == 1:
-            _label_sizes(parsed[0], shapes)
         if len(_PARSED) > 4096:
             _PARSED.clear()
         _PARSED[key] = parsed
@@ -1347,8 +1414,6 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
 
 
 def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
-    if a.dtype is not b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -1363,9 +1428,9 @@ def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
         if len(da) != len(db):
-            raise RuntimeError(
-                f"both dimension lists should have same length, but got {len(da)} and {len(db)}"
-            )
+            raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:  # after the dims' count, before their range (torch's order)
+        raise RuntimeError("both inputs should have same dtype")
     la = _LETTERS[: a.ndim]
     lb = list(_LETTERS[a.ndim : a.ndim + b.ndim])
     for x, y in zip(da, db):
@@ -1380,6 +1445,8 @@ def _tensordot(a: Tensor, b: Tensor, dims, out, who: str) -> Tensor:
             else:
                 raise _dims_err(a, b, x, y)
         lb[yb] = la[xa]
+    if a._data.dtype.kind == "b" and a.numel() and b.numel():
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")  # torch's mm
     lb = "".join(lb)
     if a._names is not None or b._names is not None:
         # a's kept dims then b's: a name in both would repeat (spec line 11), mm's error
@@ -1418,6 +1485,10 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         )
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
+    if input._data.dtype.kind == "b" and input.numel() and other.numel():
+        # torch's inner runs dot for two vectors, mm otherwise (neither has a bool kernel)
+        kernel = "dot" if input.ndim == other.ndim == 1 else "addmm_impl_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     return _tensordot(input, other, ([-1], [-1]), out, "inner")
 
 
@@ -1530,7 +1601,13 @@ def chain_matmul(*matrices) -> Tensor:
             raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
         return matrices[0].clone()
-    for i in range(len(matrices) - 1):  # torch hands the chain to multi_dot, and its errors
+    for i, m in enumerate(matrices[1:], 1):  # torch hands the chain to multi_dot, and its errors
+        if m.dtype != matrices[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{_CNAME[_dn(matrices[0]._data)]} and tensor {i} {_CNAME[_dn(m._data)]}"
+            )
+    for i in range(len(matrices) - 1):
         a, b = matrices[i].shape, matrices[i + 1].shape
         if a[1] != b[0]:
             raise RuntimeError(

@@ -26,8 +26,8 @@ from ..tensor import Tensor, _wrap
 from .comparison import where
 from .decompositions import _exact
 from .indexing import _dtype_word, _index_select, _wrap_dim, _xp_of
-from .linalg import _outer_names
-from .shape import _conj_if, _rename_to, cat, diag_embed
+from .linalg import _check_add_input, _outer_names
+from .shape import _conj_if, _int_arg, _rename_to, cat, diag_embed
 
 __all__ = [
     "addr",
@@ -88,16 +88,16 @@ def cross(xp, input, other, dim=None):
     """The cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    if input.dtype != other.dtype:
-        raise RuntimeError(
-            f"expected scalar type {_dtype_word(input)} but found {_dtype_word(other)}"
-        )
     shape = np.broadcast_shapes(input.shape, other.shape)
     d = _cross_dim(shape, dim, warn=True)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {d if dim is None else dim} must have length 3. Got "
             f"{input.shape[d]} and {other.shape[d]}"
+        )
+    if input.dtype != other.dtype:  # torch's kernel checks it after the shapes
+        raise RuntimeError(
+            f"expected scalar type {_dtype_word(input)} but found {_dtype_word(other)}"
         )
     if input.dtype.kind == "b":
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
@@ -238,6 +238,8 @@ def is_neg(input: Tensor) -> bool:
 @_tensor_input("diag")
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """1-D input: a square matrix with ``input`` on its ``diagonal``; 2-D input: that diagonal."""
+    if type(diagonal) is not int:
+        diagonal = _int_arg("diag", "diagonal", 2, diagonal)
     n = input._data.ndim
     if n == 1:
         r = diag_embed(input, diagonal, 0, 1)
@@ -252,6 +254,8 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
 @_tensor_input("diagflat")
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with the flattened ``input`` on its ``offset`` diagonal."""
+    if type(offset) is not int:
+        offset = _int_arg("diagflat", "offset", 2, offset)
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
@@ -333,8 +337,8 @@ def diff(
 @_tensor_input("rot90")
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from dims[0] towards dims[1])."""
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-        raise TypeError(f"rot90(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if type(k) is not int:
+        k = _int_arg("rot90", "k", 2, k)
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -405,7 +409,7 @@ def _renorm_(self: Tensor, p, dim, maxnorm) -> Tensor:
 
 
 # ---------------------------------------------------------------------- repeat_interleave
-def _repeats_array(repeats, size, who="repeat_interleave"):
+def _repeats_array(repeats, size, who="repeat_interleave", dim=0):
     a = repeats._data
     if a.dtype.kind not in "iu":
         raise NotImplementedError(
@@ -421,7 +425,7 @@ def _repeats_array(repeats, size, who="repeat_interleave"):
     elif a.size != size:
         raise RuntimeError(
             "repeats must have the same size as input along dim, but got repeats.size(0) = "
-            f"{a.size} and input.size(0) = {size}"
+            f"{a.size} and input.size({dim}) = {size}"
         )
     if a.size and int(a.min()) < 0:
         raise RuntimeError("repeats can not be negative")
@@ -430,8 +434,11 @@ def _repeats_array(repeats, size, who="repeat_interleave"):
 
 def _repeat_args(args, kwargs) -> bool:
     given = (*args, *kwargs.values())[:2]
-    return all(isinstance(v, Tensor) or type(v) is int for v in given) and (
-        isinstance(given[0], Tensor) if given else True
+    dim = args[2] if len(args) > 2 else kwargs.get("dim")
+    return (
+        all(isinstance(v, Tensor) or type(v) is int for v in given)
+        and (isinstance(given[0], Tensor) if given else True)
+        and (dim is None or type(dim) in (int, str))
     )
 
 
@@ -462,12 +469,14 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
     else:
         if isinstance(dim, str):
             dim = input._dim(dim)
+        elif isinstance(dim, float):
+            raise TypeError(dim)  # no overload takes it: torch lists them
         d = _wrap_dim(dim, input._data.ndim)
     if input._data.ndim == 0:
         input = input.reshape(1)
     size = input._data.shape[d]
     if not isinstance(repeats, Tensor):
-        reps = int(repeats)
+        reps = repeats.__index__()  # (no float: torch's overloads are listed)
         if reps < 0:
             raise RuntimeError("Repeats must be non-negative")
         if output_size is not None and output_size != size * reps:
@@ -483,7 +492,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
         r = r.flatten(d, d + 1)
         names = input._names
         return r if names is None else _rename_to(r, names)  # the repeated dim keeps its name
-    reps = _repeats_array(repeats, size)
+    reps = _repeats_array(repeats, size, dim=d)
     idx = np.repeat(np.arange(size, dtype=np.int64), reps)
     if output_size is not None and output_size != idx.size:
         raise RuntimeError("allocated size does not match required size")
@@ -684,32 +693,20 @@ def addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
     for nm, v in (("vec1", vec1), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {nm}, but got {v.ndim}-D")
-    kind = input.dtype.kind
-    if kind in "fV":  # a complex beta/alpha does not promote
-        _dt.check_real_scalar(input.dtype, beta, alpha, half_as_float=False)
-    if kind in "biu":
-        for nm, s in (("beta", beta), ("alpha", alpha)):
-            if isinstance(s, (float, complex)):
-                raise RuntimeError(  # noqa: TRY004  (torch raises RuntimeError)
-                    f"For integral input tensors, argument {nm} must not be a floating point "
-                    "number."
-                )
     shape = (vec1.shape[0], vec2.shape[0])
     if input.shape != shape:
-        ok = input.ndim <= 2 and all(
-            a == b or a == 1 for a, b in zip(input.shape[::-1], shape[::-1])
-        )
-        if not ok:
-            for k in range(1, max(input.ndim, 2) + 1):
-                a = input.shape[-k] if k <= input.ndim else 1
-                b = shape[-k] if k <= 2 else 1
-                if a != b and a != 1:
-                    raise RuntimeError(
-                        f"The expanded size of the tensor ({b}) must match the existing size "
-                        f"({a}) at non-singleton dimension {2 - k}.  Target sizes: "
-                        f"{list(shape)}.  Tensor sizes: {list(input.shape)}"
-                    )
+        _check_add_input(input, shape)  # torch expands input before it reads beta and alpha
         input = xp.broadcast_to(input, shape)
+    kind = input.dtype.kind
+    for nm, s in (("beta", beta), ("alpha", alpha)):
+        if kind != "b" and isinstance(s, bool):
+            raise RuntimeError(f"Boolean {nm} only supported for Boolean results.")
+        if kind in "biu" and isinstance(s, (float, complex)):
+            raise RuntimeError(
+                f"For integral input tensors, argument {nm} must not be a floating point number."
+            )
+    if kind in "fV":  # a complex beta/alpha does not promote
+        _dt.check_real_scalar(input.dtype, beta, alpha, half_as_float=False)
     if kind == "b":
         o = xp.logical_and.outer(vec1, vec2) if xp is np else vec1[:, None] & vec2[None, :]
         return (input & bool(beta)) | (o & bool(alpha))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from itertools import pairwise
+from operator import index as _index
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
@@ -17,6 +18,7 @@ from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
 from ..arg_errors import must_be_tensor as _must_be_tensor
+from ..arg_errors import tensor_method as _tensor_method
 from ..arg_errors import type_name as _type_name
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
@@ -77,12 +79,13 @@ _EMPTY: dict = {}
 
 # ---------------------------------------------------------------------- helpers
 def _shape_arg(shape) -> tuple:
-    """``view(2, 3)``, ``view((2, 3))``, ``view([2, 3])`` and ``view(Size)`` -> a tuple of ints."""
+    """``view(2, 3)``, ``view((2, 3))``, ``view([2, 3])`` and ``view(Size)`` -> a tuple of ints
+    (TypeError for a size that is no integer: a float too)."""
     if len(shape) == 1:
         s = shape[0]
         if isinstance(s, (tuple, list)):
-            return tuple(int(x) for x in s)
-    return tuple(int(s) for s in shape)
+            return tuple(_index(x) for x in s)
+    return tuple(_index(s) for s in shape)
 
 
 def _norm(d: int, n: int) -> int:
@@ -90,7 +93,11 @@ def _norm(d: int, n: int) -> int:
     if d is None:
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
     lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
-    if d < lo or d > hi:
+    try:
+        out = d < lo or d > hi
+    except TypeError:  # a tuple: the registry words torch's error for the op's argument
+        raise DimTypeError(d) from None
+    if out:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
         )
@@ -99,12 +106,60 @@ def _norm(d: int, n: int) -> int:
 
 def _int_arg(fname: str, name: str, pos: int, v) -> int:
     """``v`` (no int: a numpy integer or a 0-d integer tensor) as an int, or torch's parser
-    error for an int argument (a float, a bool, a str ...)."""
-    if isinstance(v, (float, bool)) or not hasattr(v, "__index__"):
+    error for an int argument (a float, a bool, a str ...); ``pos`` counts the input (a method,
+    told by the call's source, counts its arguments after self and names the in-place one)."""
+    if _not_int(v):
+        method = _tensor_method(fname)
+        if method is not None:
+            fname, pos = method, pos - 1
         raise TypeError(
             f"{fname}(): argument '{name}' (position {pos}) must be int, not {_type_name(v)}"
         )
     return v.__index__()
+
+
+def _not_int(v) -> bool:
+    return isinstance(v, (float, bool)) or not hasattr(v, "__index__")
+
+
+def _ints_error(fname: str, name: str, pos: int, v, i=None) -> TypeError:
+    """torch's parser error for a "tuple of ints" argument: ``v`` itself is no such tuple, or
+    (``i`` given) its element ``i`` is no int (``pos`` as in :func:`_int_arg`)."""
+    method = _tensor_method(fname)
+    if method is not None:
+        fname, pos = method, pos - 1
+    what = f"not {_type_name(v)}" if i is None else f"but found element of type {_type_name(v)} "
+    return TypeError(
+        f"{fname}(): argument '{name}' (position {pos}) must be tuple of ints, {what}"
+        + ("" if i is None else f"at pos {i}")
+    )
+
+
+def _ints_arg(fname: str, name: str, pos: int, v) -> tuple:
+    """``v`` (an int or a sequence of them) as a tuple of ints, or :func:`_ints_error`."""
+    seq = isinstance(v, (tuple, list))
+    for i, x in enumerate(v if seq else (v,)):
+        if type(x) is not int and _not_int(x):
+            raise _ints_error(fname, name, pos, x, i if seq else None)
+    return tuple(x.__index__() for x in v) if seq else (v.__index__(),)
+
+
+def _varargs_error(fname: str, name: str, sizes: tuple) -> TypeError | None:
+    """torch's parser error for sizes given as several arguments (``x.repeat(2, 1.5)``), or
+    None when all are ints: a first one that is no int leaves only the one-sequence form."""
+    for i, v in enumerate(sizes):
+        if type(v) is not int and _not_int(v):
+            if i == 0:
+                n = 1 if _tensor_method(fname) else 2
+                return TypeError(
+                    f"{fname}() takes {n} positional argument{'s' * (n > 1)} but "
+                    f"{len(sizes) + n - 1} were given"
+                )
+            return TypeError(
+                f"{fname}(): argument '{name}' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {_type_name(v)}"'
+            )
+    return None
 
 
 def _norm_list(dims, n: int) -> tuple:
@@ -197,11 +252,12 @@ def _view_strides(old: tuple, strides: tuple, new: tuple) -> tuple | None:
 @op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
-    if len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1):
+    packed = len(shape) == 1 and not isinstance(shape[0], int)
+    if packed and getattr(shape[0], "ndim", 1):
         shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size); not a 0-d integer tensor
     try:
-        if shape and min(shape) < -1:  # numpy would take any negative size as "infer"
-            raise ValueError
+        if shape is None or (shape and min(shape) < -1):
+            raise ValueError  # (numpy takes any negative size as "infer", None as no change)
         if input.flags.c_contiguous:
             return input.reshape(shape)  # always a view of a contiguous array
         out = input.view()
@@ -216,11 +272,24 @@ def view(xp, input, *shape):
     except (ValueError, TypeError):
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)  # view(2.5)
-        if not all(hasattr(s, "__index__") for s in shape):
+            packed = False
+        bad = [i for i, s in enumerate(shape) if not hasattr(s, "__index__")]
+        if bad and packed and isinstance(shape, tuple):  # view((2, 3.0)): torch unpacks it
+            raise TypeError(
+                f"view(): argument 'size' failed to unpack the object at pos {bad[0] + 1} with "
+                f'error "type must be tuple of ints,but got {_type_name(shape[bad[0]])}"'
+            ) from None
+        if bad:
             got = ", ".join(type(s).__name__ for s in shape)
+            # one argument: torch says why neither signature took it
+            why = (
+                f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
+                if len(shape) == 1
+                else ""
+            )
             raise TypeError(
                 f"view() received an invalid combination of arguments - got ({got}), "
-                "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+                f"but expected one of:\n * (torch.dtype dtype)\n{why} * (tuple of ints size)\n{why}"
             ) from None
         try:
             _infer_shape(_shape_arg((shape,)), input.size)
@@ -310,6 +379,8 @@ def reshape(input: Tensor, *shape, **kw) -> Tensor:
     """A tensor with a new shape: a view of ``input`` when the strides allow, else a copy."""
     if kw:
         shape = (kw.pop("shape"),) if "shape" in kw else shape
+    elif not shape:  # (view's kernel would take no sizes as a 0-d shape)
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     try:
         a = input._data
         if not a.flags.c_contiguous:
@@ -334,10 +405,9 @@ def _reshape_type_error(input, shape: tuple) -> TypeError | None:
     sizes = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     one = len(shape) == 1 and not isinstance(shape[0], (tuple, list))
     if one and not hasattr(shape[0], "__index__"):
-        return TypeError(
-            "reshape(): argument 'shape' (position 2) must be tuple of ints, not "
-            f"{type(shape[0]).__name__}"
-        )
+        return _ints_error("reshape", "shape", 2, shape[0])
+    if len(shape) > 1:
+        return _varargs_error("reshape", "shape", shape)
     for i, s in enumerate(sizes):
         if not hasattr(s, "__index__"):
             return TypeError(
@@ -453,7 +523,9 @@ def unflatten(input: Tensor, dim, sizes) -> Tensor:
         if isinstance(dim, str):
             raise TypeError("unflatten(): argument 'dim' (position 1) must be int, not str")
         new_names = None
-        sz = tuple(int(s) for s in sizes)
+        sz = _ints_arg("unflatten", "sizes", 3, sizes)
+    if not input._data.ndim:  # (torch wraps this one in an "unexpected error" with a trace)
+        raise RuntimeError("unflatten: Dimension specified as 0 but tensor has no dimensions")
     d = normalize_dim(input, dim)
     if not sz:
         raise RuntimeError("unflatten: sizes must be non-empty")
@@ -506,7 +578,12 @@ def _expand_names(ins, *sizes):
 @op(names=_expand_names, view=True)
 def expand(xp, input, *sizes):
     """A broadcast view: size -1 keeps a dim, size-1 dims stretch, new leading dims are added."""
-    shp = list(_shape_arg(sizes))
+    try:
+        shp = list(_shape_arg(sizes))
+    except TypeError:
+        if len(sizes) == 1:
+            _ints_arg("expand", "size", 2, sizes[0])
+        raise _varargs_error("expand", "size", sizes) from None
     nd = input.ndim
     lead = len(shp) - nd
     if lead < 0:
@@ -516,7 +593,7 @@ def expand(xp, input, *sizes):
             f"number of dimensions in the tensor ({nd})"
         )
     for i in range(lead):
-        if shp[i] < 0:
+        if shp[i] == -1:  # (other negative sizes: torch's numel overflow, below)
             raise RuntimeError(
                 f"The expanded size of the tensor ({shp[i]}) isn't allowed in a "
                 f"leading, non-existing dimension {i}"
@@ -547,15 +624,20 @@ def expand(xp, input, *sizes):
             st[i] = ist[j] if ishape[j] == shp[i] else 0
         elif shp[i] == 1:
             st[i] = shp[i + 1] * st[i + 1] if i + 1 < m else 0
-    if xp is np:
-        if input.flags.c_contiguous:  # the fast constructor needs a contiguous buffer
-            r = _ndarray(shp, input.dtype, input, 0, tuple(st))
-            r.flags.writeable = False  # like numpy's broadcast_to: elements are aliased
+    try:
+        if xp is np:
+            if input.flags.c_contiguous:  # the fast constructor needs a contiguous buffer
+                r = _ndarray(shp, input.dtype, input, 0, tuple(st))
+                r.flags.writeable = False  # like numpy's broadcast_to: elements are aliased
+                return r
+            r = _np_view(input, shp, tuple(st))
+            r.flags.writeable = False  # elements are aliased, as above
             return r
-        r = _np_view(input, shp, tuple(st))
-        r.flags.writeable = False  # elements are aliased, as above
-        return r
-    return xp.lib.stride_tricks.as_strided(input, shp, tuple(st))
+        return xp.lib.stride_tricks.as_strided(input, shp, tuple(st))
+    except ValueError:
+        if min(shp) < -1:  # a size below -1 where torch checks none (torch's text)
+            raise RuntimeError("numel: integer multiplication overflow") from None
+        raise
 
 
 @expand.vjp
@@ -580,15 +662,24 @@ def broadcast_to(input: Tensor, size) -> Tensor:
 @op(names=FALLBACK)
 def repeat(xp, input, *repeats):
     """Tile the tensor ``repeats[i]`` times along each dim (new leading dims when longer)."""
-    reps = _shape_arg(repeats)
+    if not repeats:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    try:
+        reps = _shape_arg(repeats)
+    except TypeError:  # a size that is no int: torch's parser error
+        if len(repeats) == 1:
+            _ints_arg("repeat", "repeats", 2, repeats[0])
+        raise _varargs_error("repeat", "repeats", repeats) from None
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of "
             "dimensions of tensor"
         )
-    for r in reps:
-        if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
+    if min(reps, default=0) < 0:  # torch checks the result's sizes
+        shp = (1,) * (len(reps) - input.ndim) + input.shape
+        out = [r * s for r, s in zip(reps, shp)]
+        if min(out) < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
     # numpy's tile of all ones is a copy in the input's order ('K'); torch's is contiguous
     return _layout.row_major(xp, xp.tile(input, reps))
 
@@ -606,13 +697,7 @@ def _(grad, input_shape, repeats):
 
 def tile(input: Tensor, *dims) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones to the tensor's rank."""
-    try:
-        reps = _shape_arg(dims)
-    except (ValueError, TypeError):  # int() of a str or None
-        bad = dims[0] if len(dims) == 1 else dims
-        raise TypeError(
-            f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(bad).__name__}"
-        ) from None
+    reps = _ints_arg("tile", "dims", 2, dims[0] if len(dims) == 1 else dims)
     try:
         n = input._data.ndim
     except AttributeError:
@@ -637,7 +722,10 @@ def transpose(xp, input, dim0=None, dim1=None):
         return input.view()
     # the array method wraps negative dims; an out-of-range dim raises numpy's AxisError, which
     # the registry turns into torch's IndexError
-    return input.swapaxes(dim0, dim1)
+    try:
+        return input.swapaxes(dim0, dim1)
+    except TypeError:  # no int (None, a tuple): the registry words torch's error
+        raise DimTypeError(dim0 if _not_int(dim0) else dim1) from None
 
 
 @transpose.vjp
@@ -746,6 +834,8 @@ def _unsqueeze_names(ins, dim):
 @op(names=_unsqueeze_names, view=True)
 def unsqueeze(xp, input, dim=None):
     """Insert a size-1 dim at ``dim`` (-ndim-1 <= dim <= ndim): a view."""
+    if type(dim) is not int:
+        dim = _int_arg("unsqueeze", "dim", 2, dim)
     n = input.ndim
     if not -n - 1 <= dim <= n:
         raise IndexError(
@@ -939,11 +1029,13 @@ def _cat_grads(grad, dim):
 def split(xp, input, split_size_or_sections=None, dim=0):
     """Views of ``split_size`` elements each along ``dim`` (the last may be smaller), or of the
     listed sizes."""
+    if not input.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _norm(dim, input.ndim)
     size = input.shape[d]
     s = split_size_or_sections
     if isinstance(s, (tuple, list)):
-        sizes = [int(x) for x in s]
+        sizes = list(_ints_arg("split_with_sizes", "split_sizes", 2, s))
         if any(x < 0 for x in sizes):
             raise RuntimeError(
                 "split_with_sizes expects split_sizes have only non-negative "
@@ -957,7 +1049,7 @@ def split(xp, input, split_size_or_sections=None, dim=0):
             )
         return _pieces(input, d, _bounds(sizes))
     if type(s) is not int:
-        if not isinstance(s, Tensor):
+        if not isinstance(s, Tensor) or s.ndim:
             # torch takes an int or a tensor as the size and sends anything else (a numpy
             # integer too) to split_with_sizes, whose error is the one shown (torch's listing
             # of split's overloads for a bool is not reproduced: it gets this text too)
@@ -996,6 +1088,8 @@ def chunk(xp, input, chunks=None, dim=0):
         chunks = _int_arg("chunk", "chunks", 2, chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if not input.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _norm(dim, input.ndim)
     size = input.shape[d]
     if size == 0:
@@ -1034,6 +1128,8 @@ def tensor_split(xp, input, indices_or_sections=None, dim=0):
     if isinstance(s, (tuple, list)):
         pre = (slice(None),) * d
         return tuple(input[pre + k] for k in _index_pieces(s, size))
+    if isinstance(s, (float, bool)) or not hasattr(s, "__index__"):
+        raise DimTypeError(s)  # no overload takes it: the registry lists them (dim_overloads)
     n = int(s)
     if n <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {n}")
@@ -1074,6 +1170,8 @@ def _unbind_names(ins, dim=0):
 @op(names=_unbind_names, view=True, n_diff_out=_ALL)
 def unbind(xp, input, dim=0):
     """The slices along ``dim`` (removed), as a tuple of views."""
+    if not input.ndim:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _norm(dim, input.ndim)
     pre = (slice(None),) * d
     return tuple(input[pre + (i, Ellipsis)] for i in range(input.shape[d]))
@@ -1285,6 +1383,7 @@ def _join_out(out, res, ins=()):
 
 
 _cat.op.out_dtype = _stack.op.out_dtype = _join_out
+_cat.op.label, _stack.op.label = "cat", "stack"  # (their errors name the public functions)
 
 
 @_autocast_entry
@@ -1393,14 +1492,14 @@ def flipud(input: Tensor) -> Tensor:
 @op(names=keep)
 def roll(xp, input, shifts=None, dims=None):
     """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
-    sh = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
+    sh = (shifts,) if type(shifts) is int else _ints_arg("roll", "shifts", 2, shifts)
     if not len(sh):
         raise RuntimeError("`shifts` required")
     if dims is None:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
         return xp.roll(input, int(sh[0]))  # flattened: always row-major
-    dm = dims if isinstance(dims, (tuple, list)) else (dims,)
+    dm = (dims,) if type(dims) is int else _ints_arg("roll", "dims", 3, dims)
     if len(sh) != len(dm):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
     if input.ndim == 0:  # torch's wording for a 0-dim tensor (no dim, not even 0 or -1)
@@ -1429,7 +1528,9 @@ def tril(xp, input, diagonal=0):
     """The lower triangle of the last two dims (elements above ``diagonal`` are zero)."""
     _tri_check(input, "tril")
     # numpy keeps a permuted input's layout (3 or more dims), torch's result is contiguous
-    r = xp.tril(input, int(diagonal))
+    if type(diagonal) is not int:
+        diagonal = _int_arg("tril", "diagonal", 2, diagonal)
+    r = xp.tril(input, diagonal)
     return _layout.row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -1443,7 +1544,9 @@ def triu(xp, input, diagonal=0):
     """The upper triangle of the last two dims (elements below ``diagonal`` are zero)."""
     _tri_check(input, "triu")
     # numpy keeps a permuted input's layout (3 or more dims), torch's result is contiguous
-    r = xp.triu(input, int(diagonal))
+    if type(diagonal) is not int:
+        diagonal = _int_arg("triu", "diagonal", 2, diagonal)
+    r = xp.triu(input, diagonal)
     return _layout.row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -1497,7 +1600,9 @@ def _diagonal_names(ins, offset=0, dim1=0, dim2=1):
 def diagonal(xp, input, offset=0, dim1=0, dim2=1):
     """The diagonal over ``dim1``, ``dim2`` (appended as the last dim): a view."""
     d1, d2 = _diag_dims(input.ndim, dim1, dim2)
-    return _diag_view(xp, input, int(offset), d1, d2)
+    if type(offset) is not int:
+        offset = _int_arg("diagonal", "offset", 2, offset)
+    return _diag_view(xp, input, offset, d1, d2)
 
 
 @diagonal.vjp
@@ -1523,7 +1628,8 @@ def diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals over ``dim1``, ``dim2`` hold the last dim of ``input``."""
     n = input.ndim + 1
     d1, d2 = _diag_dims(n, dim1, dim2)
-    offset = int(offset)
+    if type(offset) is not int:
+        offset = _int_arg("diag_embed", "offset", 2, offset)
     m = input.shape[-1] + abs(offset)
     shape = list(input.shape[:-1])
     for d in sorted((d1, d2)):
@@ -1824,8 +1930,8 @@ movedim.op.dim_overloads = (
 )
 # torch lists them for moveaxis given a non-Tensor input too (movedim names the argument)
 alias(movedim, "moveaxis", overloads=movedim.op.dim_overloads)
-roll.op.int_args = {"shifts": "tuple of ints"}
-tensor_split.op.overloads = (
+roll.op.int_args = {"shifts": "tuple of ints", "dims": "tuple of ints"}
+tensor_split.op.overloads = tensor_split.op.dim_overloads = (
     "(Tensor input, tuple of ints indices, int dim = 0)",
     "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
     "(Tensor input, int sections, int dim = 0)",

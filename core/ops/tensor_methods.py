@@ -21,6 +21,7 @@ from ..registry import check_metadata_inplace, op
 from ..tensor import Tensor, _wrap
 from .activation import _prelu_kernel, check_prelu_dtypes
 from .pointwise import _tie
+from .shape import _ints_arg, _ints_error
 
 __all__ = [
     "as_strided_scatter",
@@ -265,15 +266,9 @@ def _(grad, size, stride, storage_offset, needs):
 
 # ---------------------------------------------------------------------- plain methods
 def _split_with_sizes(self: Tensor, split_sizes, dim: int = 0):
-    sizes = [int(s) for s in split_sizes]
-    d = normalize_dim(self, dim)
-    n = self.size(d)
-    if sum(sizes) != n:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-            f"dimension {d}), but got split_sizes={sizes}"
-        )
-    return self.split(sizes, d)
+    if not isinstance(split_sizes, (tuple, list)):  # (split() would take an int)
+        raise _ints_error("split_with_sizes", "split_sizes", 2, split_sizes)
+    return self.split(list(_ints_arg("split_with_sizes", "split_sizes", 2, split_sizes)), dim)
 
 
 def _nonzero_static(self: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
