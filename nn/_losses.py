@@ -81,11 +81,16 @@ def _legacy_reduction(size_average, reduce, emit_warning: bool = True) -> str:
     return ret
 
 
-def _reduction(reduction, size_average=None, reduce=None, old_name: bool = True) -> str:
+def _reduction(
+    reduction, size_average=None, reduce=None, old_name: bool = True, weighted: bool = False
+) -> str:
     # old_name: the loss reads 'elementwise_mean' as 'mean' (torch's C++-reduced losses do;
-    # the few it reduces in Python refuse it)
+    # the few it reduces in Python refuse it); weighted: torch reduces a weighted elementwise
+    # loss in Python, and _weighted checks the string after the weight's size
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    if weighted:
+        return reduction
     if old_name:
         reduction = _no_elementwise_mean(reduction)
     if reduction not in _REDUCTIONS:
@@ -410,6 +415,10 @@ def _weighted(loss, weight, input, reduction, normalize):
         return _reduce(loss, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+        )
     loss = loss * weight
     if reduction == "mean" and normalize:
         return loss.sum() / weight.sum()
@@ -427,8 +436,8 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error |input - target| (optionally weighted per element)."""
-    reduction = _reduction(reduction, size_average, reduce)
-    x, y = _warn_size(input, target)
+    x, y = _warn_size(input, target)  # torch broadcasts before it reads the reduction
+    reduction = _reduction(reduction, size_average, reduce, weighted=weight is not None)
     loss = (x - y).abs()
     return _weighted(loss, weight, input, reduction, True)
 
@@ -444,12 +453,20 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2 (optionally weighted per element)."""
-    reduction = _reduction(reduction, size_average, reduce)
     x, y = _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce, weighted=weight is not None)
     _float_only("mse_cpu", input, target)
-    d = x - y
+    d = _difference(x, y)
     loss = _weighted(d * d, weight, input, reduction, True)
     return loss if weight is not None else _as_torch_node(loss, "MseLossBackward0")
+
+
+def _difference(x: Tensor, y: Tensor) -> Tensor:
+    """``x - y`` as torch's mse/smooth_l1 kernels compute it, in the promoted type: a bool
+    input against a floating target is no subtraction of a bool (which ember's ``-`` refuses)."""
+    if x.dtype is _bool:
+        x = x.to(y.dtype)
+    return x - y
 
 
 def _quadratic_arg(d: Tensor, bound: float) -> Tensor:
@@ -486,8 +503,8 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, delta (|d| - delta/2) elsewhere."""
-    reduction = _reduction(reduction)
     x, y = _warn_size(input, target)
+    reduction = _reduction(reduction, weighted=weight is not None)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _float_only("huber_cpu", input, target, into_input=True)
@@ -511,12 +528,12 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 when beta == 0)."""
-    reduction = _reduction(reduction, size_average, reduce)
     x, y = _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _float_only("smooth_l1_cpu", input, target)
-    d = x - y
+    d = _difference(x, y)
     a = d.abs()
     if beta == 0:
         return _reduce(a, reduction)
@@ -535,9 +552,14 @@ def soft_margin_loss(
     # input first: a size mismatch names the input as tensor a, as in torch; torch's kernel is
     # log1p(exp(-input * target)) as written: it overflows to inf (a NaN gradient) where
     # -input * target passes log(max) of the dtype (88.7 in float32, just 11.1 in float16)
-    loss = (-(input * target)).exp().log1p()
+    loss = (-input * target).exp().log1p()  # negating first: a bool input is refused as torch's
     if loss.shape != input.shape:  # torch's kernel writes the loss into the input's shape
         raise _inplace_shape_error(input, loss)
+    if loss.is_complex() and loss.requires_grad:
+        raise RuntimeError(
+            "soft_margin_loss does not support automatic differentiation for outputs with "
+            "complex dtype."
+        )
     if loss.dtype != input.dtype:
         # torch writes the loss in the input's dtype: an integer input cannot hold it
         if not (input.is_floating_point() or input.is_complex()):
@@ -571,7 +593,10 @@ def poisson_nll_loss(
 ) -> Tensor:
     """Poisson negative log likelihood (``log_input``: the input is the log rate); ``full`` adds
     the Stirling term target*log(target) - target + 0.5*log(2*pi*target) where target > 1."""
-    reduction = _reduction(reduction, size_average, reduce, old_name=False)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:  # (concatenated, as torch's: None meets a TypeError)
+        raise ValueError(reduction + " is not a valid value for reduction")
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -594,17 +619,24 @@ def gaussian_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Gaussian negative log likelihood 0.5 (log(var) + (input - target)**2 / var) (+ const)."""
+    # torch checks the sign before the size
     if not isinstance(var, Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
         var = input.new_full(input.shape, float(var))
+    elif bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)  # one variance per sample (homoscedastic over the last dim)
-        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+        # else broadcast, when var has the input's rank and the sizes of var's dims that differ
+        # from the input's sum to 1 (torch's test: one dim of size 1, as (4, 1, 32, 32))
+        elif var.ndim != input.ndim or (
+            sum(v for i, v in zip(input.shape, var.shape) if i != v) != 1
+        ):
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
-    if bool((var._data < 0).any()):
-        raise ValueError("var has negative entry/entries")
     # clamp for stability without changing the gradient (torch clamps under no_grad)
     vd = var.detach()
     var = var + (vd.clamp_min(eps) - vd)
@@ -786,8 +818,6 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     td = target._data
     if td.dtype != np.int64 and td.dtype != np.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(td.dtype)}")
-    if logp.ndim > 2 and td.dtype == np.uint8:  # torch's image kernel (nll_loss2d) takes Long only
-        raise RuntimeError("expected scalar type Long but found Byte")
     if weight is not None and logp.ndim > 2:
         # torch runs (N, C, d...) inputs as 2-d images: weight needs C values in any shape
         if weight.numel() != C:
@@ -813,6 +843,10 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
         raise RuntimeError(
             f"expected scalar type {scalar_name(logp.dtype)} but found {scalar_name(weight.dtype)}"
         )
+    # torch's image kernel (nll_loss2d) reads the target as Long only, after the weight (its
+    # reduced forward skips an empty batch)
+    if logp.ndim > 2 and td.dtype == np.uint8 and (td.size or reduction == "none"):
+        raise RuntimeError("expected scalar type Long but found Byte")
     xp = array_module(td)
     valid = td != ignore_index
     bad = valid & ((td < 0) | (td >= C))
@@ -1008,7 +1042,7 @@ def cross_entropy(
         if probs:
             raise IndexError("Dimension specified as 1 but tensor has no dimensions")
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    if not 0.0 <= label_smoothing <= 1.0:
+    if not label_smoothing <= 1.0:  # a negative one smooths nothing, as torch's
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {float(label_smoothing):g}"
         )
@@ -1022,8 +1056,8 @@ def cross_entropy(
         # class probabilities
         if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
             raise RuntimeError(
-                f"weight tensor should be defined either for all {C} classes or no classes but "
-                f"got weight tensor of shape: {list(weight.shape)}"
+                f"cross_entropy: weight tensor should be defined either for all {C} classes or "
+                f"no classes but got weight tensor of shape: {list(weight.shape)}"
             )
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C
@@ -1115,7 +1149,8 @@ def multi_margin_loss(
     if bool(((td < 0) | (td >= C)).any()):
         raise RuntimeError("target out of range")
     xp = array_module(td)
-    idx = _wrap(td.astype(np.int64)[:, None])
+    td = td.astype(np.int64, copy=False)  # (an empty target may be of any dtype)
+    idx = _wrap(td[:, None])
     z = (margin - x.gather(1, idx) + x).relu()  # torch: no gradient at the hinge (> 0)
     if p == 2:
         z = z * z
@@ -1180,14 +1215,15 @@ def multilabel_soft_margin_loss(
     """Per-class binary logistic loss averaged over the classes (last dim)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    if reduction not in _REDUCTIONS:
-        raise ValueError(reduction + " is not valid")
     _float_input("log_sigmoid_cpu", input)
     loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     cd = input.ndim - 1
-    loss = loss.sum(cd) / input.shape[cd]
+    loss = loss.sum(cd) / input.size(cd)
+    # torch reads the reduction last: an error of the loss itself comes first
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
     return _reduce(loss, reduction)
 
 
@@ -1226,8 +1262,12 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """x where target == 1, max(0, margin - x) where target == -1."""
     reduction = _reduction(reduction, size_average, reduce)
+    zero = 0.0
+    if not (input.is_floating_point() or input.is_complex()):
+        # torch writes the margin and the zeros in an integer (or bool) input's own dtype
+        margin, zero = input.new_full((), margin), input.new_zeros(())
     m = (margin - input).clamp_min(0)
-    loss = _where(target != 1, m, 0.0) + _where(target != -1, input, 0.0)
+    loss = _where(target != 1, m, zero) + _where(target != -1, input, zero)
     return _reduce(loss, reduction)
 
 
