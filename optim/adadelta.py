@@ -83,7 +83,7 @@ class Adadelta(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
+                rho, eps, wd = group["rho"], group["eps"], _val(group["weight_decay"])
                 for p, g, xp in _params_with_grad(group):
                     st, _ = self._step_state(p, square_avg=_zeros, acc_delta=_zeros)
                     d = p._data

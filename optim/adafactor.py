@@ -65,7 +65,7 @@ class Adafactor(Optimizer):
             for group in self.param_groups:
                 lr = _val(group["lr"])
                 eps1, eps2 = group["eps"]
-                dclip, wd, b2d = group["d"], group["weight_decay"], group["beta2_decay"]
+                dclip, wd, b2d = group["d"], _val(group["weight_decay"]), group["beta2_decay"]
                 for p, g, xp in _params_with_grad(group):
                     st = self.state[p]
                     d = p._data

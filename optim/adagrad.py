@@ -118,7 +118,7 @@ class Adagrad(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                eps, wd, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
+                eps, wd, lr_decay = group["eps"], _val(group["weight_decay"]), group["lr_decay"]
                 for p, g, xp in _params_with_grad(group, sparse_rows=True):
                     if not self.state[p]:  # a parameter of a group added after __init__
                         self._init_state(p)

@@ -98,6 +98,8 @@ def _refuse_foreach_tensors(group: dict) -> None:
 class Adam(Optimizer):
     """torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW)."""
 
+    _capturable_first = True
+
     _setstate_group_defaults = (
         ("amsgrad", False),
         ("maximize", False),
@@ -168,7 +170,7 @@ class Adam(Optimizer):
                 b_t = _lr_scalar_type(group["betas"][0])
                 s_t = _promote_scalar_types(lr_t, b_t)
                 one_m_beta2 = float(b_t(1 - b_t(beta2)))
-                eps, wd, ams = group["eps"], group["weight_decay"], group["amsgrad"]
+                eps, wd, ams = group["eps"], _val(group["weight_decay"]), group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
                 todo = _params_with_grad(group)
                 if todo and group["foreach"] and not group["capturable"]:

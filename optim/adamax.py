@@ -75,8 +75,8 @@ class Adamax(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                beta1, beta2 = group["betas"]
-                eps, wd = group["eps"], group["weight_decay"]
+                beta1, beta2 = map(_val, group["betas"])
+                eps, wd = group["eps"], _val(group["weight_decay"])
                 for p, g, xp in _params_with_grad(group):
                     st, step = self._step_state(p, exp_avg=_zeros, exp_inf=_zeros)
                     d = p._data

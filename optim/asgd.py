@@ -100,7 +100,7 @@ class ASGD(Optimizer):
                     group["lambd"],
                     group["alpha"],
                     group["t0"],
-                    group["weight_decay"],
+                    _val(group["weight_decay"]),
                 )
                 for p, g, xp in _params_with_grad(group):
                     st, step = self._step_state(

@@ -20,6 +20,11 @@ def _round_to_bfloat16(xp, v):
 
 def _newton_schulz(xp, g, coeffs, steps: int, eps: float):
     """An approximately orthogonal matrix with g's singular vectors (quintic Newton-Schulz)."""
+    # torch's checks, at the step
+    if steps >= 100:
+        raise ValueError("Number of steps must be less than 100 for computational efficiency")
+    if len(coeffs) != 3:
+        raise ValueError("Coefficients must be a tuple of exactly 3 values")
     # torch runs the iteration in bfloat16: float32 math rounded to bfloat16 after every op
     f32 = g.dtype
 
@@ -85,7 +90,7 @@ class Muon(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                mom, wd = group["momentum"], group["weight_decay"]
+                mom, wd = _val(group["momentum"]), _val(group["weight_decay"])
                 for p, g, xp in _params_with_grad(group):
                     st = self.state[p]
                     if not st:

@@ -91,8 +91,8 @@ class NAdam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                beta1, beta2 = group["betas"]
-                eps, wd, md = group["eps"], group["weight_decay"], group["momentum_decay"]
+                beta1, beta2 = map(_val, group["betas"])
+                eps, wd, md = group["eps"], _val(group["weight_decay"]), group["momentum_decay"]
                 for p, g, xp in _params_with_grad(group):
                     st, step = self._step_state(
                         p, mu_product=lambda p: _scalar(1.0), exp_avg=_zeros, exp_avg_sq=_zeros

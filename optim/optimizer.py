@@ -322,6 +322,10 @@ class Optimizer:
     # allowed, per implementation: (single-tensor, foreach)
     _capturable_what = ("params and state_steps", "params and state_steps")
     _capturable_xla = (True, False)
+    # a differentiable foreach step is refused (AssertionError) unless the optimizer's foreach
+    # path is differentiable (SGD's); Adam checks the device first
+    _foreach_refuses_autograd = True
+    _capturable_first = False
 
     # what __setstate__ (unpickling, load_state_dict) fills in, as torch's subclasses do for
     # state saved by older versions: the group options set when a group lacks them, and the
@@ -699,10 +703,16 @@ def _check_adam_args(eps, betas, weight_decay) -> None:
     _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
 
 
-def _check_lr(lr, msg: str = "Invalid learning rate: {}") -> None:
+def _nonneg(v) -> bool:
+    return 0.0 <= v  # NaN fails (and a non-number raises torch's TypeError text)
+
+
+def _check_lr(lr, msg: str = "Invalid learning rate: {}", valid: Callable = _nonneg) -> None:
+    """A one-element lr that ``valid`` accepts (torch's comparison differs per optimizer:
+    ``0.0 <= lr`` refuses NaN, SGD's ``lr < 0.0`` takes it, SparseAdam refuses 0)."""
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
-    _check(0.0 <= _val(lr), msg.format(lr))
+    _check(valid(_val(lr)), msg.format(lr))
 
 
 def _adam_defaults(lr, betas, eps, weight_decay, **rest) -> dict[str, Any]:
@@ -760,21 +770,31 @@ def _params_with_grad(group, sparse_rows: bool = False):
     gradient comes as a SparseRows when the caller updates rows (``sparse_rows``), else dense."""
     out = []
     opt = _STEPPING[0]
-    capturable = opt is not None and group.get("capturable", False)  # (decided once per group)
+    # (decided once per group; torch's fused step does not check the device)
+    capturable = opt is not None and group.get("capturable", False) and not group.get("fused")
     maximize = group.get("maximize", False)
     differentiable = group.get("differentiable", False)
+    foreach_ad = (
+        opt is not None
+        and differentiable
+        and group.get("foreach")
+        and opt._foreach_refuses_autograd
+        and not (capturable and opt._capturable_first)
+    )
     for p in group["params"]:
         g = p._grad
         if g is None:
             continue
+        if foreach_ad:
+            raise AssertionError("_foreach ops don't support autograd")
+        if capturable:
+            opt._check_capturable(group, p)
         if differentiable and p.requires_grad and p._grad_fn is None:
             # torch runs a differentiable step with grad mode on: its in-place update of a leaf
             # that requires grad is refused by autograd
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
-        if capturable:
-            opt._check_capturable(group, p)
         xp = array_module(p._data)
         try:
             gd = g._data

@@ -101,8 +101,8 @@ class RMSprop(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
-                mom, centered = group["momentum"], group["centered"]
+                alpha, eps, wd = group["alpha"], group["eps"], _val(group["weight_decay"])
+                mom, centered = _val(group["momentum"]), group["centered"]
                 for p, g, xp in _params_with_grad(group):
                     st, _ = self._step_state(
                         p,

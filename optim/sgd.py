@@ -24,6 +24,8 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """torch.optim.SGD. Takes sparse gradients (embedding(sparse=True)) without weight decay."""
 
+    _foreach_refuses_autograd = False
+
     _setstate_group_defaults = (
         ("nesterov", False),
         ("maximize", False),
@@ -48,9 +50,10 @@ class SGD(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        _check_lr(lr)
-        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        # SGD's checks are ``x < 0.0`` (NaN passes), unlike the other optimizers'
+        _check_lr(lr, valid=lambda v: not v < 0.0)
+        _check(not momentum < 0.0, f"Invalid momentum value: {momentum}")
+        _check(not weight_decay < 0.0, f"Invalid weight_decay value: {weight_decay}")
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -80,8 +83,8 @@ class SGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _val(group["lr"])
-                mom, damp = group["momentum"], group["dampening"]
-                wd, nesterov = group["weight_decay"], group["nesterov"]
+                mom, damp = _val(group["momentum"]), group["dampening"]
+                wd, nesterov = _val(group["weight_decay"]), group["nesterov"]
                 # torch's _foreach_mul_ rounds the momentum like an alpha, Tensor.mul_ does not
                 mul = _alpha if group["foreach"] else _scalar
                 for p, g, xp in _params_with_grad(group, sparse_rows=mom == 0):

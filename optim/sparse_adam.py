@@ -20,8 +20,7 @@ class SparseAdam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
-        _check_lr(lr)
-        _check(0.0 < _val(lr), f"Invalid learning rate: {lr}")  # unlike the others, 0 too
+        _check_lr(lr, valid=lambda v: 0.0 < v)  # unlike the others, 0 refused too
         _check(0.0 < eps, f"Invalid epsilon value: {eps}")
         _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
         _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")

@@ -786,7 +786,13 @@ def multinomial(
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
         )
     xp = module_for(input.device)
-    w = a.reshape(-1, n).astype(np.float64)
+    w = a.reshape(a.shape[0] if a.ndim == 2 else 1, n).astype(np.float64)
+    if n == 0 and num_samples == 1 and w.shape[0]:
+        # torch's one-sample kernel takes each row's min and max first
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+            "identity."
+        )
     total = w.sum(-1)
     if replacement and num_samples > 1:
         _check_rows_with_replacement(xp, w, total)
@@ -796,7 +802,9 @@ def multinomial(
         if bool((total <= 0).any()):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = w.shape[0]
-    if replacement:
+    if not rows:
+        idx = xp.zeros((0, num_samples), dtype=np.int64)
+    elif replacement:
         # inverse CDF for all rows at once: offset row r's CDF and draws by r, one searchsorted
         cdf = xp.cumsum(w / total[:, None], axis=-1)
         cdf[:, -1] = 1.0
