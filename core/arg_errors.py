@@ -384,6 +384,8 @@ def tensor_method(name: str) -> str | None:
     counts a method's arguments after self and names the in-place one. Error path only."""
     from .tensor import Tensor
 
+    if not hasattr(Tensor, name):  # a function only (conv2d): never a method call
+        return None
     callee = called_as()
     f = _entry_frame()
     path, _, method = (callee or "").rpartition(".")

@@ -61,13 +61,17 @@ def test_layer_argument_errors_name_the_layer(call):
 
 
 def test_layer_init_qualnames_match_torch():
+    # (Module and the layers inheriting its __init__ are left out: torch.compile's dynamo
+    # replaces Module.__init__ with a wrapper of another name once any test has compiled)
     bad = [
         n
         for n in _LAYERS
-        if getattr(torch.nn, n).__init__.__code__.co_qualname
+        if n != "Module"
+        and "__init__" in vars(getattr(torch.nn, n))
+        and getattr(torch.nn, n).__init__.__code__.co_qualname
         != getattr(ember.nn, n).__init__.__code__.co_qualname
     ]
-    assert not bad
+    assert not bad, bad
 
 
 def test_user_subclass_keeps_the_base_init_name():
