@@ -12,6 +12,7 @@ Usage in a test module::
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 
 import ember
@@ -77,6 +78,17 @@ def results_or_same_error(fn) -> list:
         want, got = (want,), (got,)
     assert len(got) == len(want)
     return list(zip(want, got))
+
+
+def run_quietly(fn, lib):
+    """``fn(lib)`` with warnings silenced: ``(None, result)``, or ``(exception, None)`` when it
+    raised (for tests that compare what torch and ember each do)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return None, fn(lib)
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return e, None
 
 
 def upstream(mod, y):

@@ -10,17 +10,15 @@ import warnings
 import ember
 import numpy as np
 import pytest
+from harness import run_quietly
 
 torch = pytest.importorskip("torch")
 
 
 def _outcome(lib, fn):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error itself is compared
-            return ("E", type(e).__name__, str(e).split("\n")[0])
+    e, r = run_quietly(fn, lib)
+    if e is not None:
+        return ("E", type(e).__name__, str(e).split("\n")[0])
     rs = r if isinstance(r, tuple) else (r,)
     out = []
     for t in rs:

@@ -26,24 +26,20 @@ against torch (errors: type and full text; results: dtype and values). It found:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import ember
+from harness import run_quietly
 from harness import upstream as _up
 
 
 def _outcome(call, T):
     """(error type, full text) or ("ok", dtype, values) of ``call(T)``."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = call(T)
-        except Exception as e:  # noqa: BLE001 - the type is compared
-            return type(e).__name__, str(e).replace("torch.", "").replace("ember.", "")
+    e, r = run_quietly(call, T)
+    if e is not None:
+        return type(e).__name__, str(e).replace("torch.", "").replace("ember.", "")
     return "ok", str(r.dtype).split(".")[-1], np.asarray(r.detach().float().numpy()).tolist()
 
 

@@ -24,13 +24,12 @@ against torch (errors: type and first line; results: dtype, shape and values). I
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import ember
+from harness import run_quietly
 from harness import upstream as _up
 
 _RNG = np.random.default_rng(88)
@@ -58,12 +57,9 @@ def _wc(T, n, dtype="float64"):
 
 
 def _outcome(call, T):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = call(T)
-        except Exception as e:  # noqa: BLE001 - the type is compared
-            return type(e).__name__, str(e).split("\n")[0].replace("ember.", "torch.")
+    e, r = run_quietly(call, T)
+    if e is not None:
+        return type(e).__name__, str(e).split("\n")[0].replace("ember.", "torch.")
     rs = r if isinstance(r, tuple) else (r,)
     return [
         ("ok", str(t.dtype).split(".")[-1], tuple(t.shape), t.detach().double().numpy())
