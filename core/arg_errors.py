@@ -333,11 +333,8 @@ def overloaded(fn: str, signatures: tuple, valid):
                 if valid(args, kwargs):
                     raise
                 method = tensor_method(fn) if args and hasattr(args[0], "_data") else None
-                if method is not None:  # the method's signatures: those taking an input
-                    sigs = [s for s in signatures if s.startswith("(Tensor input")]
-                    raise invalid_arguments(
-                        method, args[1:], kwargs, method_signatures(tuple(sigs))
-                    ) from None
+                if method is not None:
+                    raise invalid_method_arguments(method, args, kwargs, signatures) from None
                 raise invalid_arguments(fn, args, kwargs, signatures) from None
 
         return wrapper
@@ -432,6 +429,13 @@ def method_signatures(sigs: tuple) -> tuple:
         .replace(", Tensor out = None", "")
         for s in sigs
     )
+
+
+def invalid_method_arguments(method: str, args, kwargs, signatures) -> TypeError:
+    """:func:`invalid_arguments` of a call spelled as the Tensor method ``method``: its arguments
+    after self, the signatures that take an input, listed as the method's."""
+    sigs = tuple(s for s in signatures if s.startswith("(Tensor input"))
+    return invalid_arguments(method, args[1:], kwargs, method_signatures(sigs))
 
 
 def plain_call() -> bool:

@@ -449,7 +449,7 @@ def _bad_input(od, i, t, args=(), kw=None):
         name = spelled[0]
         if spelled[1] is not None:
             sigs = spelled[1]
-    from .arg_errors import invalid_arguments, method_signatures, tensor_method, type_name
+    from .arg_errors import invalid_arguments, invalid_method_arguments, tensor_method, type_name
 
     # a method counts its arguments after self (and the in-place one names itself)
     method = tensor_method(name) if i else None
@@ -457,7 +457,7 @@ def _bad_input(od, i, t, args=(), kw=None):
         name = method
     if sigs is not None and args:  # (the in-place path passes no args: the plain text)
         if method is not None:
-            return invalid_arguments(name, args[1:], kw or {}, method_signatures(sigs))
+            return invalid_method_arguments(name, args, kw or {}, sigs)
         return invalid_arguments(name, args, kw or {}, sigs)
     arg = extra.get("arg_names", od.in_names)[i]
     return TypeError(
@@ -589,7 +589,7 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     ``od.int_args`` says so), or the "invalid combination" error of the call ``ins`` + ``opts``
     where ``od.dim_overloads`` lists torch's signatures (an op that torch overloads on its dim:
     sum, squeeze ...); None when ``value`` is no option of the call."""
-    from .arg_errors import invalid_arguments, method_signatures, tensor_method, type_name
+    from .arg_errors import invalid_arguments, invalid_method_arguments, tensor_method, type_name
 
     spelled = _spelled(od)
     label = od.__dict__.get("label", od.name) if spelled is None else spelled[0]
@@ -609,7 +609,7 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
         fits = [ps for ps in params if len(ps) >= given]
         if len(fits) != 1:
             if method is not None:
-                return invalid_arguments(method, (*ins[1:], *opts), kw, method_signatures(sigs))
+                return invalid_method_arguments(method, (*ins, *opts), kw, sigs)
             return invalid_arguments(label, (*ins, *opts), kw, sigs)
         kinds = {name: kind for kind, name in fits[0]}
     for k, name in enumerate(od.opt_names):
@@ -813,7 +813,7 @@ def _make_public(od: OpDef, dunder: bool = False):
             raise out_of_memory(e, device_of(first).type) from None
         except _DimTypeError as e:
             if named and dim_args and e.value is None:  # a None dim: a name lookup (spec)
-                _none_dim_lookup(od, ins[0], opts, kw, TypeError("NoneType"))
+                _none_dim_lookup(od, ins[0], opts, kw)
             err = _dim_type_error(od, e.value, ins, opts, kw)
             if err is None:
                 raise
@@ -823,8 +823,9 @@ def _make_public(od: OpDef, dunder: bool = False):
             _wrap_int_scalars(arrays)
             r = kernel(xp, arrays, *opts, **kw) if seq else kernel(xp, *arrays, *opts, **kw)
         except TypeError as e:
-            if named and dim_args:
-                _none_dim_lookup(od, ins[0], opts, kw, e)
+            # (when the kernel's error is about the None or the missing dim, not another one)
+            if named and dim_args and ("NoneType" in str(e) or '"dim"' in str(e)):
+                _none_dim_lookup(od, ins[0], opts, kw)
             r = _elementwise_0d(od, seq, arrays, xp, opts, kw)
         if half is not None and r.dtype == np.float32:
             r = r.astype(half)
@@ -1067,12 +1068,10 @@ def _resolve_dims(od, t, opts, kw):
     return opts, kw
 
 
-def _none_dim_lookup(od, t, opts, kw, e: TypeError) -> None:
-    """A dim given as None that the kernel refused (None does not mean all dims there: its error
-    is about the None or the missing dim, not another argument) is a name lookup on a named
-    tensor: the spec's "Please look up dimensions by name" (failure path)."""
-    msg = str(e)
-    if t._names is None or ("NoneType" not in msg and '"dim"' not in msg):
+def _none_dim_lookup(od, t, opts, kw) -> None:
+    """A dim given as None that the kernel refused (None does not mean all dims there) is a name
+    lookup on a named tensor: the spec's "Please look up dimensions by name" (failure path)."""
+    if t._names is None:
         return
     for i, nm in od.dim_args:
         if (opts[i] if i < len(opts) else kw.get(nm, 0)) is None:
