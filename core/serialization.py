@@ -27,6 +27,7 @@ import json
 import mmap as _mmap
 import os
 import pickle
+import re
 import struct
 import sys
 import tempfile
@@ -373,6 +374,9 @@ class _Encoder:
         self.count: dict[str, int] = {}  # entry key -> distinct tensors seen on it
         self.used: set = set()
         self.keep: list = []  # keep tensors alive so ids stay unique
+        # ids of the lists and dicts met: one met twice is shared or holds itself, which only
+        # pickle's memo rebuilds as torch's load does (the same object, once)
+        self.mutables: set[int] = set()
 
     def key_for(self, path: str) -> str:
         k = path or "tensor"
@@ -409,6 +413,10 @@ class _Encoder:
                 node["ref"] = ref
             self.nodes.setdefault(k, []).append(node)
             return self._tagged(node, obj)
+        if t is dict or t is collections.OrderedDict or t is list:
+            if id(obj) in self.mutables:
+                raise _SafeUnsupported
+            self.mutables.add(id(obj))
         if t is dict or t is collections.OrderedDict:
             items = [
                 [self.enc(k, ""), self.enc(v, f"{path}.{k}" if path else str(k))]
@@ -623,10 +631,11 @@ def _loaded_as(t: Tensor, node: dict) -> Tensor:
 
 # ------------------------------------------------------------------------------ map_location
 def _to(t: Tensor, dst) -> Tensor:
-    """``t`` on device ``dst``; torch's advice when the checkpoint wants a GPU there is none of."""
+    """``t`` on device ``dst``; torch's advice when the checkpoint wants a GPU there is none of,
+    or one past the last."""
     d = _device(dst)
     if d.type == "cuda":
-        from ..cuda_ import is_available
+        from ..cuda_ import device_count, is_available
 
         if not is_available():
             raise RuntimeError(
@@ -634,36 +643,73 @@ def _to(t: Tensor, dst) -> Tensor:
                 "is False. If you are running on a CPU-only machine, please use torch.load with "
                 "map_location=torch.device('cpu') to map your storages to the CPU."
             )
+        n = device_count()
+        if (d.index or 0) >= n:
+            raise RuntimeError(
+                f"Attempting to deserialize object on CUDA device {d.index or 0} but "
+                f"torch.cuda.device_count() is {n}. Please use torch.load with map_location to "
+                "map your storages to an existing device."
+            )
     return t.to(d)
 
 
+def _restore(t: Tensor, location) -> Tensor:
+    """``t`` (loaded on the cpu) where the location tag ``location`` says, by torch's rules for
+    tags: 'cpu' and 'meta' exactly, 'cuda' alone or before ':' or a digit (torch's other
+    backends: ember's error that it has no such device); any other tag is torch's error. A tag
+    that is no str fails in ``re.match`` with torch's TypeError."""
+    if location == "cpu":
+        return t
+    if (
+        location == "meta"
+        or re.match("(cuda|xpu|hpu|mtia)(:|[0-9]|$)", location)
+        or location.startswith("mps")
+    ):
+        return _to(t, location)
+    raise RuntimeError(
+        "don't know how to restore data location of torch.storage.UntypedStorage "
+        f"(tagged with {location})"
+    )
+
+
 def _placer(map_location):
-    """A function (cpu tensor, saved device string) -> tensor on the target device."""
+    """A function (cpu tensor, saved location tag) -> tensor where ``map_location`` says: as
+    torch's, it checks ``map_location`` only when a tensor is placed (a checkpoint without
+    tensors loads whatever it is), and anything but None, a dict, a str or a device is called.
+    A dict's values may be devices too (torch takes only tags)."""
     if map_location is None:
-        return lambda t, loc: t if loc == "cpu" else _to(t, loc)
-    if isinstance(map_location, (str, _device)):
-        target = _device(map_location)
-        return lambda t, loc: t if target.type == "cpu" else _to(t, target)
+        return _restore
     if isinstance(map_location, dict):
 
         def place(t, loc):
             dst = map_location.get(loc, loc)
-            return t if str(dst) == "cpu" else _to(t, dst)
+            return _restore(t, str(dst) if isinstance(dst, _device) else dst)  # ember: a device
 
         return place
-    if callable(map_location):
+    if isinstance(map_location, (str, bytes, _device)):
+        location = map_location if isinstance(map_location, (str, bytes)) else str(map_location)
+        return lambda t, loc: _restore(t, location)
 
-        def place(t, loc):
-            r = map_location(t, loc)
-            if r is None:
-                return t if loc == "cpu" else _to(t, loc)
-            return r
+    def place(t, loc):
+        r = map_location(t, loc)
+        return _restore(t, loc) if r is None else r
 
-        return place
-    raise ValueError(
-        "ember.load: map_location should be None, a str, an ember.device, a dict or a callable, "
-        f"got {type(map_location).__name__}"
-    )
+    return place
+
+
+class _PlaceFailed(Exception):
+    """map_location's placing failed while a safe file's structure was decoded: its error is
+    the caller's, not a sign of a corrupt file (``__cause__`` holds it)."""
+
+
+def _escaping(place):
+    def run(t, loc):
+        try:
+            return place(t, loc)
+        except Exception as e:
+            raise _PlaceFailed from e
+
+    return run
 
 
 # ------------------------------------------------------------------------------ pickle format
@@ -1007,6 +1053,8 @@ def save(
     except _SafeUnsupported:
         struct_node = None
     with _atomic_writer(f) as out:
+        # torch makes its pickler once f is checked: a bad protocol fails here, nothing written
+        (pickle_module or pickle).Pickler(io.BytesIO(), protocol=pickle_protocol)
         if struct_node is None:
             _write_pickle(out, obj)
         else:
@@ -1203,7 +1251,9 @@ def load(
         names = _json_meta(f, meta, _META_NAMES) or {}
         return {k: place(_wrap(a, _names_of(names.get(k))), "cpu") for k, a in arrays.items()}
     try:
-        return _decode(struct_node, arrays, f, place, {})
+        return _decode(struct_node, arrays, f, _escaping(place), {})
+    except _PlaceFailed as e:
+        raise e.__cause__ from None
     except (TypeError, ValueError, KeyError, AttributeError) as e:
         raise _bad(f, f"corrupt structure metadata ({e})") from e
 
