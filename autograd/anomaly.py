@@ -54,8 +54,7 @@ class detect_anomaly:
     def __enter__(self) -> None:
         self.prev = _state.anomaly
         self.prev_check_nan = _state.anomaly_check_nan
-        _state.anomaly = True
-        _state.anomaly_check_nan = self.check_nan
+        set_anomaly_enabled(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
         _state.anomaly = self.prev
@@ -77,8 +76,7 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = _state.anomaly
         self.prev_check_nan = _state.anomaly_check_nan
-        _state.anomaly = bool(mode)
-        _state.anomaly_check_nan = bool(check_nan)
+        set_anomaly_enabled(mode, check_nan)
 
     def __enter__(self) -> None:
         pass
@@ -91,8 +89,14 @@ class set_detect_anomaly:
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off for good (``set_detect_anomaly`` without the context
     manager): ``check_nan`` also checks backward results for NaN."""
-    _state.anomaly = bool(enabled)
-    _state.anomaly_check_nan = bool(check_nan)
+    from ..core.runtime import _bool_arg
+
+    # torch's binding takes only real bools (1, None or a string are a TypeError)
+    fname = "set_anomaly_enabled"
+    _bool_arg(fname, "enabled", " (position 1)", enabled)
+    _bool_arg(fname, "check_nan", " (position 2)", check_nan)
+    _state.anomaly = enabled
+    _state.anomaly_check_nan = check_nan
 
 
 def capture_trace() -> list:

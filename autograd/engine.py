@@ -32,10 +32,6 @@ _FREED_MSG = (
 )
 
 
-def _legacy_type(t) -> str:
-    return _dtm.legacy_type_name(t.dtype)
-
-
 def _check_versions(node: Node) -> None:
     for t, v in node.vers:
         if t._ver[0] != v:
@@ -139,8 +135,7 @@ def _hook_name(h) -> str:
 
 
 def _type_str(t) -> str:
-    cuda = "cuda." if t.device.type == "cuda" else ""
-    return f"torch.{cuda}{_legacy_type(t)}"
+    return _dtm.device_type_name(t.dtype, t.device.type)
 
 
 def _check_hook_result(h, old, new) -> None:
@@ -701,6 +696,10 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
                 with names_on():
                     r = h(leaf)
                 if r is not None:
+                    if not isinstance(r, _tm.Tensor):  # torch's binding refuses it first
+                        raise TypeError(
+                            f"expected Variable, but hook returned '{type(r).__name__}'"
+                        )
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         if ex.get("acc_post"):  # AccumulateGrad.register_hook: (grad_inputs=(), (g,))
             for h in list(ex["acc_post"]):
@@ -713,23 +712,23 @@ def _accumulate(leaf, g, create_graph: bool, handed: set) -> None:
 def _make_root_grads(roots, grads, who: str):
     Tensor = _tm.Tensor
     out = []
+    # torch's order: each (output, gradient) pair is checked as zip pairs them, then the count
+    # (more gradients are ignored), then whether each output requires grad and, for a given
+    # gradient, its device
     for i, t in enumerate(roots):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
         if grads is None:
             g = None
         elif i < len(grads):
             g = grads[i]
-        else:  # fewer gradients than outputs (more are ignored, as torch zips them)
+        else:
             raise RuntimeError(f"got {len(roots)} tensors and {len(grads)} gradients")
+        if not isinstance(t, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")  # noqa: TRY004 (torch's)
         _fresh_view(t)
-        ex = t._extra
-        if not t.requires_grad or (t._grad_fn is None and ex and "ngr" in ex):
-            # (a view made under no_grad requires grad as its base does, but is no root)
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
         if g is None:
+            if not t.requires_grad:
+                out.append(None)  # refused below
+                continue
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if t._data.dtype.kind not in "fV":  # complex too: d(complex)/dx needs a chosen grad
@@ -759,6 +758,18 @@ def _make_root_grads(roots, grads, who: str):
             if g._names is not t._names and g._names != t._names:
                 g = _named_root_grad(g, t, i, who)
         out.append(g)
+    for i, t in enumerate(roots):
+        ex = t._extra
+        if not t.requires_grad or (t._grad_fn is None and ex and "ngr" in ex):
+            # (a view made under no_grad requires grad as its base does, but is no root)
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if grads is not None and out[i].device != t.device:
+            raise RuntimeError(
+                f"invalid gradient at index {i} - expected device {t.device} but got "
+                f"{out[i].device}"
+            )
     return out
 
 
@@ -826,6 +837,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not only:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in only:
+            if type(t) is GradientEdge:
+                continue
+            if not isinstance(t, _tm.Tensor):
+                raise RuntimeError(  # noqa: TRY004  (torch's error type)
+                    f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}"
+                )
             _fresh_view(t)
             if not t.requires_grad:  # torch's text: it retains the inputs' gradients
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -977,9 +994,9 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "
                 "expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of {first.shape[1:]} and output[{i}] "
-                f"has a shape of {out.shape}. If you only want some tensors in `grad_output` to "
-                "be considered batched, consider using vmap."
+                f"detected: grad_output[{i}] has a shape of torch.Size({list(first.shape[1:])}) "
+                f"and output[{i}] has a shape of torch.Size({list(out.shape)}). If you only want "
+                "some tensors in `grad_output` to be considered batched, consider using vmap."
             )
         sizes.append(g._data.shape[0])
     if not sizes:  # no batched grad_output: nothing to map over (torch's implicit-grad errors)
@@ -1042,6 +1059,8 @@ def check_grad_assignment(t, g):
         raise TypeError(
             f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
         )
+    if g is t:
+        raise RuntimeError("can't assign Variable as its own grad")
     if g.dtype is not t.dtype:
         raise RuntimeError(
             f"attempting to assign a gradient with dtype '{_C_TYPE.get(g.dtype.name, g.dtype.name)}'"

@@ -45,8 +45,17 @@ def enter_dual_level() -> int:
 
 def exit_dual_level(*, level: int | None = None) -> None:
     """Close the dual level: its dual tensors lose their tangents."""
-    if _LEVEL:
-        _LEVEL.pop()
+    current = len(_LEVEL) - 1  # torch numbers the (only) level 0, and -1 when none is open
+    if level is None:
+        level = current
+    if level != current:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. "
+            "This is not supported."
+        )
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    _LEVEL.pop()
 
 
 class dual_level:
@@ -68,11 +77,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         )
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+            f"Expected primal to be floating point or complex, but got: torch.{tensor.dtype.name}"
         )
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+            f"Expected tangent to be floating point or complex, but got: torch.{tangent.dtype.name}"
         )
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(

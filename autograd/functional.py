@@ -73,7 +73,10 @@ def _check_v(v, refs, is_tuple: bool):
     for i, (a, b) in enumerate(zip(v, refs)):
         if a.shape != b.shape:
             where = f"Entry {i} in " if is_tuple else ""
-            raise RuntimeError(f"{where}v has invalid size: should be {b.shape} but got {a.shape}.")
+            raise RuntimeError(
+                f"{where}v has invalid size: should be torch.Size({list(b.shape)}) but got "
+                f"torch.Size({list(a.shape)})."
+            )
 
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph: bool, retain_graph=None):
@@ -333,6 +336,13 @@ def jacobian(
                                 "strict mode."
                             )
                         g = _zeros_like(x.detach())
+                    elif strict and create_graph and not g.requires_grad:
+                        # torch's text numbers the output here, though it says "input"
+                        raise RuntimeError(
+                            "The jacobian of the user-provided function is independent of "
+                            f"input {oi}. This is not allowed in strict mode when "
+                            "create_graph=True."
+                        )
                     rows[i].append(g)
             per_in = []
             for i, x in enumerate(ins):

@@ -195,16 +195,30 @@ class set_grad_enabled(_Mode):
 
 
 def _type_name(v) -> str:
+    """A type as CPython's tp_name spells it: a class written in Python (a heap type: Tensor,
+    Fraction) by its bare name, a C type outside builtins by its module too (numpy.ndarray)."""
     t = type(v)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    if t.__module__ == "builtins" or t.__flags__ & _HEAPTYPE:
+        return t.__name__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 
 
 class inference_mode(_Mode):
     """Like no_grad, for inference: no graph is recorded inside the block, and tensors made in it
     are inference tensors (``is_inference()``). ``mode=False`` turns it off (grad on), like torch."""
 
+    def __new__(cls, mode=True):
+        # as torch: only a bool is a mode; anything else (None, 1, a tensor) is taken for the
+        # function being decorated
+        if isinstance(mode, bool):
+            return object.__new__(cls)
+        return cls()(mode)
+
     def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
+        self.mode = mode
 
     def _clone(self):
         return inference_mode(self.mode)

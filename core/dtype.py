@@ -263,8 +263,16 @@ def cpu_type_name(d) -> str:
     """How torch's checks name a cpu tensor of ember dtype ``d``: its legacy class
     (``torch.FloatTensor``) where it has one, else its backend type (``CPUComplexDoubleType``,
     ``CPUBoolType``)."""
+    return device_type_name(d, "cpu")
+
+
+def device_type_name(d, device: str) -> str:
+    """:func:`cpu_type_name` on any device type: ``torch.cuda.FloatTensor``,
+    ``CUDAComplexFloatType``, ``MetaFloatType``."""
     name = SCALAR_NAMES[d.name]
-    return f"torch.{name}Tensor" if name in _LEGACY_CLASSES else f"CPU{name}Type"
+    if name in _LEGACY_CLASSES and device in ("cpu", "cuda"):
+        return f"torch.{'cuda.' if device == 'cuda' else ''}{name}Tensor"
+    return f"{device.upper() if device in ('cpu', 'cuda') else device.capitalize()}{name}Type"
 
 
 _FROM_NP = {d.np: d for d in ALL if d.np is not None}

@@ -1301,11 +1301,10 @@ def _check_number(self: Tensor, value) -> None:
 
 
 def _value_type_error(self: Tensor, value) -> None:
-    from ...autograd.engine import _legacy_type
-
-    mod = type(value).__module__
-    what = type(value).__name__ if mod in ("builtins", None) else f"{mod}.{type(value).__name__}"
-    raise TypeError(f"can't assign a {what} to a torch.{_legacy_type(self)}")
+    cuda = "cuda." if self.device.type == "cuda" else ""
+    raise TypeError(
+        f"can't assign a {type_name(value)} to a torch.{cuda}{_dt.legacy_type_name(self.dtype)}"
+    )
 
 
 def _setitem_number(v, npd):
