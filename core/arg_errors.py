@@ -242,11 +242,13 @@ def must_be_tensor(fname: str, names: tuple, args: tuple, optional: tuple = ()) 
     return None
 
 
-def tensor_input(fn: str, *names: str):
+def tensor_input(fn: str, *names: str, binding: bool = False):
     """Decorator: a call whose body failed (AttributeError, TypeError) on a non-Tensor among
     its leading arguments ``names`` (default: ``input``) raises torch's ``fn(): argument 'input'
     (position 1) must be Tensor, not list`` instead (None included: these are never optional).
-    A correct call pays one frame; any other failure is re-raised as it was."""
+    ``binding``: torch's function is a C binding, whose parser names an argument passed by
+    keyword without its position. A correct call pays one frame; any other failure is
+    re-raised as it was."""
     names = names or ("input",)
 
     def deco(f):
@@ -254,15 +256,29 @@ def tensor_input(fn: str, *names: str):
         def wrapper(*args, **kwargs):
             try:
                 return f(*args, **kwargs)
-            except (AttributeError, TypeError):
+            except (AttributeError, TypeError) as e:
                 err = _leading_type_error(fn, names, args, kwargs)
                 if err is None:
+                    if binding and kwargs:
+                        _unnumber_keyword(e, kwargs)
                     raise
                 raise err from None
 
         return wrapper
 
     return deco
+
+
+def _unnumber_keyword(e: Exception, kwargs: dict) -> None:
+    """Drop `` (position k)`` from a parser error ``e`` about an argument passed by keyword."""
+    text = str(e)
+    for name in kwargs:
+        head = f"argument '{name}' (position "
+        at = text.find(head)
+        if at >= 0:
+            end = text.index(")", at + len(head))
+            e.args = (f"{text[:at]}argument '{name}'{text[end + 1 :]}",)
+            return
 
 
 def _leading_type_error(fn: str, names: tuple, args: tuple, kwargs: dict) -> TypeError | None:
@@ -347,6 +363,56 @@ def is_ints(v) -> bool:
     if isinstance(v, (tuple, list)):
         return all(type(x) is int for x in v)
     return type(v) is int
+
+
+def int_list_error(fname: str, name: str, pos: int | None, v, i: int | None = None) -> TypeError:
+    """torch's parser error for an ``int[]`` argument ``name`` given as ``v``, at ``pos``
+    (counting from 1; None: by keyword, which torch names without a position). ``i`` None:
+    ``v`` is neither an int nor a sequence; ``i`` 0: its first element is no int (the overload
+    check, which for a keyword blames the sequence itself); ``i`` > 0: a later element is none
+    (the unpack, which counts from 1 and takes a bool)."""
+    if i:
+        return TypeError(
+            f"{fname}(): argument '{name}' failed to unpack the object at pos {i + 1} with "
+            f'error "type must be tuple of ints,but got {type_name(v[i])}"'
+        )
+    where = "" if pos is None else f" (position {pos})"
+    if i is None or pos is None:
+        what = f"not {type_name(v)}"
+    else:
+        what = f"but found element of type {type_name(v[0])} at pos 0"
+    return TypeError(f"{fname}(): argument '{name}'{where} must be tuple of ints, {what}")
+
+
+def int_list(fname: str, name: str, pos: int | None, v) -> tuple:
+    """``v`` (an int or a sequence of them; a numpy integer or 0-d integer tensor counts) as a
+    tuple of ints, or :func:`int_list_error` (``pos`` as there). Plain ints cost one check."""
+    if type(v) is int:
+        return (v,)
+    if not isinstance(v, (tuple, list)):
+        x = as_int(v, True)
+        if x is None:
+            raise int_list_error(fname, name, pos, v)
+        return (x,)
+    out = list(v)
+    for i, x in enumerate(out):
+        if type(x) is not int:
+            x = as_int(x, i == 0)
+            if x is None:
+                raise int_list_error(fname, name, pos, v, i)
+            out[i] = x
+    return tuple(out)
+
+
+def as_int(x, first: bool) -> int | None:
+    """``x`` as an int when torch's parser takes it in an ``int[]`` (a bool only after the
+    first element, which picks the overload), else None."""
+    if isinstance(x, (float, _np.floating)) or (first and isinstance(x, (bool, _np.bool_))):
+        return None
+    try:
+        return x.__index__()
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        return None
 
 
 def _entry_frame():

@@ -252,7 +252,9 @@ def op(
     method's name ('add_'), which also installs the '__iadd__'-style dunder if dunders has one.
     ufunc: the name of the array-module ufunc that computes the op (binary ops without options),
     used by the in-place variant to write straight into storage when no graph is recorded.
-    tensors_only: a Python scalar input is refused (torch has no Scalar overload: logical_and).
+    tensors_only: a Python scalar input is refused (torch has no Scalar overload: logical_and);
+    an int n refuses one among the first n inputs only (torch has no (Number self, ...) overload:
+    the comparisons, rsub, fmod).
     opmath_scalar: with a float16/bfloat16 tensor, a Python scalar operand is taken in float32 and
     the result rounded once, as torch's kernel does (mul, div, lerp, comparisons; add, sub, pow
     and remainder round the scalar to 16 bits first, like numpy: measured on torch 2.13).
@@ -563,7 +565,7 @@ def _int_arg_error(od, opts, kw) -> TypeError | None:
     """torch's parser error for an option of ``od`` that should be an int or a tuple of ints
     (``od.int_args``: option name -> "int" or "tuple of ints", set next to the op) and is not:
     the kernel's int() met it (a str)."""
-    from .arg_errors import type_name
+    from .arg_errors import int_list, type_name
 
     for k, name in enumerate(od.opt_names):
         kind = od.int_args.get(name)
@@ -571,15 +573,16 @@ def _int_arg_error(od, opts, kw) -> TypeError | None:
         if kind is None or v is None or type(v) is int:
             continue
         label = label_of(od)
-        head = f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}"
         if kind != "int" and isinstance(v, (tuple, list)):
-            bad = [i for i, x in enumerate(v) if type(x) is not int]
-            if not bad:
-                continue
-            return TypeError(
-                f"{head}, but found element of type {type_name(v[bad[0]])} at pos {bad[0]}"
-            )
-        return TypeError(f"{head}, not {type_name(v)}")
+            try:
+                int_list(label, name, od.n_in + k + 1, v)
+            except TypeError as e:
+                return e
+            continue
+        return TypeError(
+            f"{label}(): argument '{name}' (position {od.n_in + k + 1}) must be {kind}, "
+            f"not {type_name(v)}"
+        )
     return None
 
 
@@ -589,7 +592,14 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     ``od.int_args`` says so), or the "invalid combination" error of the call ``ins`` + ``opts``
     where ``od.dim_overloads`` lists torch's signatures (an op that torch overloads on its dim:
     sum, squeeze ...); None when ``value`` is no option of the call."""
-    from .arg_errors import invalid_arguments, invalid_method_arguments, tensor_method, type_name
+    from .arg_errors import (
+        as_int,
+        int_list_error,
+        invalid_arguments,
+        invalid_method_arguments,
+        tensor_method,
+        type_name,
+    )
 
     spelled = _spelled(od)
     label = od.__dict__.get("label", od.name) if spelled is None else spelled[0]
@@ -598,6 +608,11 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
     sigs = od.__dict__.get("dim_overloads")
     # a method counts its arguments after self (and lists its signatures without the input)
     method = tensor_method(label) if ins and isinstance(ins[0], Tensor) else None
+    if isinstance(value, (tuple, list)):
+        bad = next((i for i, x in enumerate(value) if as_int(x, i == 0) is None), None)
+        if bad:  # an int first chose the int[] overload, which failed to unpack this one
+            name = next(n for k, n in enumerate(od.opt_names) if _option(opts, kw, k, n) is value)
+            return int_list_error(method or label, renames.get(name, name), None, value, bad)
     if sigs is not None:
         # torch's parser explains the failure by one signature when only one has room for
         # as many arguments as were given, and lists them all otherwise
@@ -613,15 +628,23 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
             return invalid_arguments(label, (*ins, *opts), kw, sigs)
         kinds = {name: kind for kind, name in fits[0]}
     for k, name in enumerate(od.opt_names):
-        v = opts[k] if k < len(opts) else kw.get(name)
-        if v is value:
+        if _option(opts, kw, k, name) is value:
             kind = kinds.get(name, "int")
-            pos = od.n_in + k + (method is None)
+            # torch's parser numbers an argument passed by position only
+            pos = od.n_in + k + (method is None) if k < len(opts) else None
+            if kind == "tuple of ints" and isinstance(value, (tuple, list)):
+                return int_list_error(method or label, renames.get(name, name), pos, value, 0)
+            at = "" if pos is None else f" (position {pos})"
             return TypeError(
-                f"{method or label}(): argument '{renames.get(name, name)}' (position {pos}) "
+                f"{method or label}(): argument '{renames.get(name, name)}'{at} "
                 f"must be {kind}, not {type_name(value)}"
             )
     return None
+
+
+def _option(opts: tuple, kw: dict, k: int, name: str):
+    """Option ``k`` (``name``) of a call: given by position or by keyword."""
+    return opts[k] if k < len(opts) else kw.get(name)
 
 
 def broadcast_error(shapes) -> RuntimeError | None:
@@ -687,7 +710,7 @@ def _make_public(od: OpDef, dunder: bool = False):
     view = od.view
     rule = od.rule
     names_always = od.names_always
-    tensors_only = od.tensors_only
+    n_tensors = n if od.tensors_only is True else int(od.tensors_only)  # inputs no number takes
     opmath_scalar = od.opmath_scalar
     out_as_dtype = od.out_as_dtype
     # ember.named.broadcast_by_name(): named operands of a unify-rule op are aligned by name, and
@@ -719,7 +742,7 @@ def _make_public(od: OpDef, dunder: bool = False):
             for t in ins:
                 tt = type(t)
                 if tt is float or tt is int:  # a Python scalar: the common second operand
-                    if tensors_only:
+                    if len(arrays) < n_tensors:
                         raise _bad_input(od, len(arrays), t, args, kw)
                     if tt is int and not _I64_MIN <= t < _I64:
                         _dt.check_wide_int(t, ins if casts else ())  # (promoting ops)
@@ -744,14 +767,15 @@ def _make_public(od: OpDef, dunder: bool = False):
                     if t._names is not None:
                         named = True
                 elif isinstance(t, _SCALARS):
-                    if tensors_only:
+                    if len(arrays) < n_tensors:
                         raise _bad_input(od, len(arrays), t, args, kw)
                     if isinstance(t, _generic):  # numpy scalars promote like Python's, as in torch
                         t = _dt.numpy_scalar(t)
                         ins = _replace_at(ins, len(arrays), t)
                     arrays.append(t)
                     scalar = True
-                elif tt is _ndarray and not seq:  # torch takes a numpy array as a cpu tensor
+                elif tt is _ndarray and dunder:  # torch's operators take a numpy array as a
+                    # cpu tensor (t + a, t == a); its functions and methods refuse one
                     return public(*_ndarrays_as_tensors(args), out=out, **kw)
                 elif dunder and _foreign(t):  # the operator form: Python tries the other side
                     return NotImplemented
@@ -768,8 +792,8 @@ def _make_public(od: OpDef, dunder: bool = False):
             if r is NotImplemented:
                 raise
             return r
-        if first is None:
-            raise TypeError(f"{od.name}(): expected at least one Tensor argument")
+        if first is None:  # numbers only: torch's parser refuses the first (as given)
+            raise _bad_input(od, 0, ins[0] if seq else args[0], args, kw)
         if named and by_name and _by_name.on:
             r = _align_call(od, ins, opts, kw, out)
             if r is not None:
@@ -1051,8 +1075,11 @@ def _resolve_dims(od, t, opts, kw):
             continue
         if isinstance(v, str):
             v = _dim_by_name(od, t, v)
-        elif isinstance(v, (list, tuple)) and any(isinstance(x, str) or x is None for x in v):
-            v = type(v)(_dim_by_name(od, t, x) for x in v)
+        elif isinstance(v, (list, tuple)) and not all(type(x) is int for x in v):
+            if t._names is not None and any(isinstance(x, str) or x is None for x in v):
+                v = type(v)(_dim_by_name(od, t, x) for x in v)
+            else:
+                v = _dim_list(od, t, v, opts, kw)
         elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
             v = v.__index__()
         elif type(v) is float:
@@ -1066,6 +1093,17 @@ def _resolve_dims(od, t, opts, kw):
         else:
             kw[nm] = v
     return opts, kw
+
+
+def _dim_list(od, t, v, opts: tuple, kw: dict):
+    """A dim list ``v`` holding more than ints as ints (numpy integers, 0-d integer tensors, a
+    bool past the first), or torch's parser error for it (failure path)."""
+    from .arg_errors import as_int
+
+    ints = [as_int(x, i == 0) for i, x in enumerate(v)]
+    if None in ints:
+        raise _dim_type_error(od, v, (t,), opts, kw) or _DimTypeError(v[ints.index(None)])
+    return type(v)(ints)
 
 
 def _none_dim_lookup(od, t, opts, kw) -> None:

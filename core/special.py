@@ -7,6 +7,7 @@ Most are other names of ember ops (``special.expit`` is ``ember.sigmoid``, ``spe
 from __future__ import annotations
 
 from .device import array_module as _array_module
+from .ops import arithmetic as _ar
 from .ops import pointwise as _pw
 from .ops import special_fns as _sf
 from .ops.softmax import log_softmax as _log_softmax
@@ -90,6 +91,7 @@ logit = _pw.logit
 multigammaln = _pw.mvlgamma
 polygamma = _pw.polygamma
 sinc = _pw.sinc
+xlogy = _ar.xlogy
 # torch names these special_<name> in its errors (torch.special.erf("a"): special_erf())
 for _name in (
     "digamma",
@@ -108,6 +110,7 @@ for _name in (
     "logit",
     "multigammaln",
     "sinc",
+    "xlogy",
 ):
     _alias(globals()[_name], "special." + _name, "special_" + _name)
 
@@ -120,13 +123,6 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
     if out is None:
         return _pw.round(input, decimals=decimals)
     return _pw.round(input, decimals=decimals, out=out)
-
-
-def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
-    """input * log(other), 0 where input == 0."""
-    from .. import xlogy as _xlogy
-
-    return _xlogy(input, other) if out is None else _xlogy(input, other, out=out)
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import dtype as _dt
@@ -783,13 +785,23 @@ _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
 
 def number_arg(v, fn: str, arg: str, pos: int | None = None, kind: str = "Number"):
     """A number argument as a Python number: torch takes a 0-d tensor there too, and no other
-    tensor (its message, naming ``fn``'s argument ``arg`` at position ``pos``)."""
-    if not isinstance(v, Tensor):
+    tensor or type (its message, naming ``fn``'s argument ``arg`` at position ``pos``; ``kind``
+    "int" refuses floats and bools)."""
+    t = type(v)
+    if t is int or (t is float and kind != "int"):  # the common case, without the ABC check
         return v
-    if v.dim() != 0:
-        at = f" (position {pos})" if pos else ""
-        raise TypeError(f"{fn}(): argument '{arg}'{at} must be {kind}, not Tensor")
-    return v.item()
+    if isinstance(v, Tensor):
+        if v.dim() == 0:
+            return v.item()
+    elif kind == "int":
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return v
+    elif isinstance(v, numbers.Number):  # bool, numpy scalars and complex pass torch's parser
+        return v
+    from .arg_errors import type_name
+
+    at = f" (position {pos})" if pos else ""
+    raise TypeError(f"{fn}(): argument '{arg}'{at} must be {kind}, not {type_name(v)}")
 
 
 def _rebuild_tensor(cls, arr, device, requires_grad, names, state=None):

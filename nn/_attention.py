@@ -405,21 +405,59 @@ def scaled_dot_product_attention(
     ):
         attn_mask, is_causal = None, True  # no mask to read
     qd, kd, vd = query._data, key._data, value._data
-    if qd.ndim < 2 or kd.ndim < 2 or vd.ndim < 2:
-        raise RuntimeError(
-            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
-            f"{qd.ndim} key.dim: {kd.ndim} and value.dim: {vd.ndim} instead."
-        )
+    # torch's input checks, in its order: the dtypes, the ranks, the mask's dtype
     if qd.dtype != kd.dtype or qd.dtype != vd.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
         )
+    if qd.ndim < 2 or kd.ndim < 2 or vd.ndim < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{qd.ndim} key.dim: {kd.ndim} and value.dim: {vd.ndim} instead."
+        )
+    md = None
+    if attn_mask is not None:
+        try:
+            md = attn_mask._data
+        except AttributeError as e:
+            raise _sdpa_type_error(e, query, key, value, attn_mask) from None
+        if md.dtype.kind != "b" and md.dtype != qd.dtype and md.dtype != "float32":
+            raise RuntimeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
+                "instead."
+            )
     if qd.dtype.kind not in "fV":
         raise RuntimeError(f"expected scalar type Float but found {scalar_name(query.dtype)}")
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    flash = _sdpa_flash(qd.shape, kd.shape, vd.shape, attn_mask, dropout_p, enable_gqa)
+    if flash and md is not None and md.ndim < 2:  # torch's kernel choice reads size(-2)
+        raise IndexError(
+            "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
+            if md.ndim
+            else "Dimension specified as -2 but tensor has no dimensions"
+        )
+    if flash and dropout_p != 0.0:  # torch picks its flash kernel for any p <= 0
+        raise RuntimeError(
+            "scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0"
+        )
+    if is_causal and md is not None and not flash:  # only torch's flash kernel takes both
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True"
+        )
+    if enable_gqa and not flash:
+        for t in (query, key, value):
+            t.size(-3)  # torch's math path reads the heads first: its IndexError for 2-D inputs
     E = qd.shape[-1]
+    mm = qd.ndim == kd.ndim == 2  # torch's matmul: a plain mm, whose message names the shapes
+    if kd.shape[-1] != E and mm:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({qd.shape[0]}x{E} and "
+            f"{kd.shape[1]}x{kd.shape[0]})"
+        )
     if kd.shape[-1] != E:
         b = math.prod(_bshape(qd.shape[:-2], kd.shape[:-2]))
         raise RuntimeError(
@@ -427,13 +465,17 @@ def scaled_dot_product_attention(
             f"[{b}, {E}] but got: [{b}, {kd.shape[-1]}]."
         )
     S = kd.shape[-2]
+    if vd.shape[-2] != S and mm and vd.ndim == 2:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({qd.shape[0]}x{S} and "
+            f"{vd.shape[0]}x{vd.shape[1]})"
+        )
     if vd.shape[-2] != S:
         b = math.prod(_bshape(_bshape(qd.shape[:-2], kd.shape[:-2]), vd.shape[:-2]))
         raise RuntimeError(
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b}, {S}] but got: [{b}, {vd.shape[-2]}]."
         )
-    flash = _sdpa_flash(qd.shape, kd.shape, vd.shape, attn_mask, dropout_p, enable_gqa)
     if enable_gqa and qd.ndim >= 3 and kd.ndim >= 3:
         hq, hk, hv = qd.shape[-3], kd.shape[-3], vd.shape[-3]
         if hq != hk or hq != hv:
@@ -457,33 +499,17 @@ def scaled_dot_product_attention(
     if attn_mask is None:
         p = _probs(query, key, sc, bool(is_causal), True, lowp)
     else:
-        try:
-            md = attn_mask._data
-        except AttributeError as e:
-            raise _sdpa_type_error(e, query, key, value, attn_mask) from None
-        if flash and md.ndim < 2:  # torch's flash kernel reads the mask's size(-2)
-            raise IndexError(
-                "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
-                if md.ndim
-                else "Dimension specified as -2 but tensor has no dimensions"
-            )
-        if md.dtype.kind != "b" and md.dtype != qd.dtype:
-            raise RuntimeError(
-                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
-                "instead."
-            )
-        if is_causal and not flash:  # only torch's flash kernel takes both (its math path not)
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                "is_causal=True"
-            )
         sshape = _bshape(qd.shape[:-2], key._data.shape[:-2]) + (qd.shape[-2], S)
         if md.shape != sshape[len(sshape) - md.ndim :]:
             try:
-                np.broadcast_shapes(sshape, md.shape)
+                full = tuple(np.broadcast_shapes(sshape, md.shape))
             except ValueError:
                 raise broadcast_error((sshape, md.shape)) from None
+            if full != sshape:  # torch's math path adds the mask into the scores in place
+                raise RuntimeError(
+                    f"output with shape {list(sshape)} doesn't match the broadcast shape "
+                    f"{list(full)}"
+                )
         if is_causal:  # torch's flash kernel applies both: the mask and the upper-left block
             xp = array_module(md)
             causal = _causal_block(xp, md, qd.shape[-2], S)
@@ -522,16 +548,31 @@ def scaled_dot_product_attention(
 
 def _sdpa_flash(qs, ks, vs, attn_mask, dropout_p, enable_gqa) -> bool:
     """Whether torch's cpu dispatch runs its flash kernel: 4-D inputs with one batch size, one
-    head size, matching (or grouped) heads, no dropout and no mask that needs a gradient."""
-    return (
-        len(qs) == len(ks) == len(vs) == 4
+    head size, matching (or grouped) heads, no dropout (p <= 0) and no mask that needs a
+    gradient or has a shape the kernel does not broadcast: a 2-D (L or 1, S or 1) one, or a 4-D
+    one with a batch and heads of 1 or the query's (a 0-d or 1-D mask passes, for the kernel's
+    IndexError)."""
+    if not (
+        dropout_p <= 0.0
+        and len(qs) == len(ks) == len(vs) == 4
         and qs[0] == ks[0] == vs[0]
-        and qs[3] == ks[3] == vs[3]
         and ks[1] == vs[1]
         and (qs[1] == ks[1] or (enable_gqa and ks[1] > 0 and qs[1] % ks[1] == 0))
-        and dropout_p == 0.0
-        and (attn_mask is None or not attn_mask.requires_grad)
-    )
+    ):
+        return False
+    if attn_mask is not None:  # torch checks the mask before the head sizes
+        ms = attn_mask.shape
+        if attn_mask.requires_grad:
+            return False
+        if len(ms) < 2:
+            return True
+        if len(ms) == 3 or len(ms) > 4:
+            return False
+        if ms[-2] not in (qs[2], 1) or ms[-1] not in (ks[2], 1):
+            return False
+        if len(ms) == 4 and (ms[0] not in (1, qs[0]) or ms[1] not in (1, qs[1])):
+            return False
+    return qs[3] == ks[3] == vs[3]
 
 
 # ---------------------------------------------------------------------- multi-head attention

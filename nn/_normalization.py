@@ -11,7 +11,7 @@ from ..core import vmap as _vmap
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
 from ..core.ops import normalization as _norm
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, number_arg
 from ._args import arg_type_error
 
 __all__ = [
@@ -43,6 +43,7 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalization over the trailing dims given by ``normalized_shape``."""
     shape = _shape_arg("layer_norm", normalized_shape)
+    eps = number_arg(eps, "layer_norm", "eps", 5, "float")
     try:
         return _norm.layer_norm(input, shape, weight, bias, eps)
     except AttributeError as e:
@@ -136,6 +137,7 @@ def group_norm(
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {view}"
         )
+    num_groups = number_arg(num_groups, "group_norm", "num_groups", 2, "int")  # (parser: first)
     try:
         return _norm.group_norm(input, num_groups, weight, bias, eps)
     except (AttributeError, TypeError) as e:
@@ -180,6 +182,9 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
+    if size == 0:  # refused by torch's average pooling (a negative size pads negatively first)
+        window = "kT: 0 kH: 1 kW: 1" if dim > 3 else "kH: 0 kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {window}")
     # torch averages the squares with avg_pool2d (3-D inputs) or avg_pool3d, and refuses the
     # dtypes those cpu kernels lack
     ok = ("float32", "float64", "int64") + (("float16", "bfloat16") if dim == 3 else ())

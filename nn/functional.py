@@ -15,6 +15,7 @@ from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import layout as _layout
 from ..core import ops as _ops  # noqa: F401  (registers every op)
+from ..core.arg_errors import type_name as _type_name
 from ..core.autocast import entry as _autocast_entry
 from ..core.dims import normalize_dim as _normalize_dim
 from ..core.dtype import promote_types as _promote_types
@@ -254,12 +255,13 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
     _float_kernel_only(x, "elu_cpu")
-    return _act._elu(x, _number(alpha, "elu", "alpha", 2), scale)
+    return _act._elu(x, alpha, scale)
 
 
 @_tensor_input("elu")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    alpha = _number(alpha, "elu_" if inplace else "elu", "alpha", 2)
     return _inplace(input, _elu, alpha, node="EluBackward1") if inplace else _elu(input, alpha)
 
 
@@ -292,7 +294,7 @@ def _celu(x: Tensor, alpha: float) -> Tensor:
 @_tensor_input("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    alpha = _number(alpha, "celu", "alpha", 2)
+    alpha = _number(alpha, "celu_" if inplace else "celu", "alpha", 2)
     if inplace:
         return _inplace(input, _celu, alpha, node="CeluBackward1")
     return _celu(input, alpha)
@@ -311,7 +313,8 @@ def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
 @_tensor_input("leaky_relu")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
-    negative_slope = _number(negative_slope, "leaky_relu", "negative_slope", 2)
+    fn = "leaky_relu_" if inplace else "leaky_relu"
+    negative_slope = _number(negative_slope, fn, "negative_slope", 2)
     if inplace:
         return _inplace(input, _leaky_relu, negative_slope, node="LeakyReluBackward1")
     return _leaky_relu(input, negative_slope)
@@ -371,6 +374,8 @@ def rrelu(
     inplace: bool = False,
 ) -> Tensor:
     """Randomized leaky ReLU: slopes ~ U(lower, upper) in training, their mean in eval."""
+    fn = "rrelu_" if inplace else "rrelu"
+    lower, upper = _number(lower, fn, "lower", 2), _number(upper, fn, "upper", 3)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if inplace:
@@ -390,7 +395,9 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b) where a, b are the halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = _normalize_dim(input, _number(dim, "glu", "dim", 2, "int"))
+    if not isinstance(dim, str):  # (a name is looked up below)
+        dim = _number(dim, "glu", "dim", 2, "int")
+    d = _normalize_dim(input, dim)
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
@@ -402,6 +409,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 @_tensor_input("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
+    if not isinstance(approximate, str):
+        raise TypeError(
+            f"gelu(): argument 'approximate' must be str, not {_type_name(approximate)}"
+        )
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _float_kernel_only(input, "GeluKernelImpl")
@@ -419,18 +430,20 @@ def logsigmoid(input: Tensor) -> Tensor:
     return _as_torch_node(r, "LogSigmoidBackward0")
 
 
-@_tensor_input("hardshrink")
+@_tensor_input("hardshrink", binding=True)
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
+    lambd = _number(lambd, "hardshrink", "lambd", 2)
     _float_kernel_only(input, "hardshrink_cpu")
     return input.hardshrink(lambd)
 
 
-@_tensor_input("softshrink")
+@_tensor_input("softshrink", binding=True)
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
+    lambd = _number(lambd, "softshrink", "lambd", 2)
     _float_kernel_only(input, "softshrink_check")
-    if lambd < 0:
+    if not 0 <= lambd <= _finfo_max(input):
         from ..core.dtype import SCALAR_NAMES
 
         fmax = f"{_finfo_max(input):g}"
@@ -459,19 +472,27 @@ def softsign(input: Tensor) -> Tensor:
 
 
 @_autocast_entry
-@_tensor_input("softplus")
+@_tensor_input("softplus", binding=True)
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (stable)."""
-    beta = _number(beta, "softplus", "beta")
+    beta = _number(beta, "softplus", "beta", 2)
+    threshold = _number(threshold, "softplus", "threshold", 3)
     _float_kernel_only(input, "softplus_cpu")
-    return _act._softplus(input, beta, _number(threshold, "softplus", "threshold"))
+    return _act._softplus(input, beta, threshold)
 
 
-def _softmax_dim(name: str, ndim: int) -> int:
+def _as_method_error(e: TypeError) -> TypeError:
+    """``e`` as torch's F.softmax family raises it: they call the Tensor method, whose parser
+    counts ``dim`` as argument 1 (ember's error path sees the user's function call)."""
+    e.args = (str(e).replace("'dim' (position 2)", "'dim' (position 1)"),)
+    return e
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
         "dim=X as an argument.",
-        stacklevel=3,
+        stacklevel=stacklevel,  # the caller's _stacklevel, as torch (a str: warn's TypeError)
     )
     return 0 if ndim in (0, 1, 3) else 1
 
@@ -480,26 +501,33 @@ def _softmax_dim(name: str, ndim: int) -> int:
 def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim())
-    return _softmax(input, dim, dtype)
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    try:
+        return input.softmax(dim, dtype=dtype)  # the method, as torch (a list: AttributeError)
+    except TypeError as e:
+        raise _as_method_error(e) from None
 
 
 @_autocast_entry
 def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along ``dim``."""
     if dim is None:
-        dim = _softmax_dim("softmin", input.dim())
-    if dtype is not None:
-        input = input.to(dtype)
-    return _softmax(-input, dim)
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    try:
+        return (-input).softmax(dim, dtype=dtype)  # negated first: a bool input's error leads
+    except TypeError as e:
+        raise _as_method_error(e) from None
 
 
 @_autocast_entry
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim())
-    return _log_softmax(input, dim, dtype)
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    try:
+        return input.log_softmax(dim, dtype=dtype)
+    except TypeError as e:
+        raise _as_method_error(e) from None
 
 
 @_tensor_input("empty_like")  # torch's first use of the input names it
@@ -508,8 +536,10 @@ def gumbel_softmax(
 ) -> Tensor:
     """Samples from the Gumbel-softmax distribution; ``hard`` returns one-hot vectors whose
     gradient is the soft sample's (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     a = logits._data
-    if a.dtype.kind in "biu":
+    if a.dtype.kind in "biuc":
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be a "
             f"floating point but you specified {_tname(a.dtype)}"
@@ -723,10 +753,9 @@ def _check_p(p: float) -> float:
     """The dropout probability as a Python number, checked."""
     if isinstance(p, Tensor) and p.dim() != 0:  # torch compares it with 0 in Python
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    p = _number(p, "dropout", "p")
-    if p < 0.0 or p > 1.0:
+    if p < 0.0 or p > 1.0:  # compared first, as torch (a str or None: Python's TypeError)
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    return p
+    return _number(p, "dropout", "p")
 
 
 def _keep_mask(input: Tensor, p: float, shape):
@@ -775,6 +804,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         shape = input._data.shape
     except AttributeError as e:
         raise _arg_type_error("dropout", e, ("input",), (input,)) from None
+    if 0 in shape:  # torch hands an empty input back untouched, whatever its dtype
+        return input
     return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
 
 
@@ -824,7 +855,7 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
     # dropout1d/3d add a batch dim to an input without one and squeeze it away after (dropout2d
     # adds none): torch's result is then that squeeze's view, in eval mode too
     squeezed = spatial != 2 and nd != hi
-    if not training or p == 0.0:
+    if not training or p == 0.0 or not input._data.size:  # (empty: untouched, as dropout)
         return input.unsqueeze(0).squeeze(0) if squeezed and not inplace else input
     _feature_rank_check(nd + 1 if squeezed else nd, p)
     shape = _feature_shape(input, batched) if nd >= 2 else input._data.shape
@@ -878,6 +909,8 @@ def alpha_dropout(
     if not training or p == 0.0:
         return input
     shape = input._data.shape
+    if 0 in shape:  # torch hands an empty input back untouched, whatever its dtype
+        return input
     if inplace:
         return _inplace(input, _alpha_dropout, p, shape)
     return _alpha_dropout(input, p, shape)
@@ -888,7 +921,7 @@ def feature_alpha_dropout(
 ) -> Tensor:
     """Alpha dropout of whole channels (dim 1)."""
     p = _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or not input._data.size:  # (empty: untouched, as dropout)
         return input
     _feature_rank_check(input.dim(), p)
     shape = _feature_shape(input, True) if input.dim() >= 2 else input._data.shape

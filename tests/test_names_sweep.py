@@ -161,7 +161,7 @@ GENERIC = {
     Tensor.hsplit Tensor.kthvalue Tensor.log_softmax Tensor.logcumsumexp Tensor.logsumexp
     Tensor.multinomial Tensor.mvlgamma Tensor.mvlgamma_ Tensor.nanquantile Tensor.polygamma
     Tensor.quantile Tensor.repeat_interleave Tensor.roll Tensor.softmax Tensor.split
-    Tensor.tensor_split Tensor.threshold Tensor.threshold_ Tensor.to_sparse_bsc
+    Tensor.tensor_split Tensor.to_sparse_bsc
     Tensor.to_sparse_bsr Tensor.topk Tensor.unsafe_chunk Tensor.unsafe_split Tensor.unsqueeze
     Tensor.unsqueeze_ Tensor.vsplit ember.avg_pool1d ember.chunk ember.cummax ember.cummin
     ember.cumprod ember.cumsum ember.fill ember.fill_ ember.flip ember.full_like
@@ -169,7 +169,7 @@ GENERIC = {
     ember.logcumsumexp ember.logsumexp ember.max_pool1d ember.max_pool1d_with_indices
     ember.multinomial ember.mvlgamma ember.nanquantile ember.quantile ember.randint_like
     ember.repeat_interleave ember.roll ember.softmax ember.split ember.split_copy
-    ember.tensor_split ember.threshold ember.topk ember.unsafe_chunk ember.unsafe_split
+    ember.tensor_split ember.topk ember.unsafe_chunk ember.unsafe_split
     ember.unsqueeze ember.unsqueeze_copy ember.vsplit fft.normalize_dim fft.roll
     special.log_softmax special.logsumexp special.multigammaln special.softmax
     """,
@@ -330,7 +330,8 @@ GENERIC = {
     F.glu
     """,
     "x 1 1": """
-    F.lp_pool1d F.threshold F.threshold_ Tensor.moveaxis Tensor.movedim
+    F.lp_pool1d F.threshold F.threshold_ Tensor.threshold Tensor.threshold_ ember.threshold
+    Tensor.moveaxis Tensor.movedim
     Tensor.repeat Tensor.select Tensor.swapaxes Tensor.swapaxes_ Tensor.swapdims
     Tensor.swapdims_ Tensor.transpose Tensor.transpose_ ember.alpha_dropout ember.alpha_dropout_
     ember.dropout ember.dropout_ ember.feature_alpha_dropout ember.feature_alpha_dropout_

@@ -642,9 +642,9 @@ def test_errors(name, fn, exc, msg):
 
 
 def test_fmod_scalar_input_error():
-    with pytest.raises(
-        TypeError, match=re.escape("fmod(): argument 'input' (position 1) must be Tensor, not int")
-    ):
+    # torch has no (Number self, Tensor other) overload of fmod: its parser lists the two
+    msg = "fmod() received an invalid combination of arguments - got (int, Tensor)"
+    with pytest.raises(TypeError, match=re.escape(msg)):
         ember.fmod(2, ember.ones(3))
 
 

@@ -13,6 +13,7 @@ from ..names import keep, unify_inputs
 from ..registry import (
     _foreign,
     _operator_dunder,
+    _wrap_np,
     apply_inplace,
     op,
     reflected,
@@ -20,7 +21,7 @@ from ..registry import (
 )
 from ..registry import alias as _alias
 from ..registry import promote_arrays as promote_raw
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, number_arg
 
 __all__ = ["arctan2", "divide", "multiply", "negative", "pow", "subtract", "true_divide"]
 
@@ -110,6 +111,15 @@ def _real_value(value, a) -> None:
         raise RuntimeError(f"value cannot be converted to type {_cname(a)} without overflow")
 
 
+def _value_arg(value, fn: str):
+    """addcmul/addcdiv's ``value`` as a Python number, checked before anything else as torch's
+    parser does: a number or a 0-d tensor (a numpy scalar as weak as a Python one), nothing else."""
+    if type(value) is int or type(value) is float:
+        return value
+    v = number_arg(value, fn, "value")
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _no_bool_sub(a, b):
     ab = isinstance(a, bool) or getattr(a, "dtype", None) == bool
     bb = isinstance(b, bool) or getattr(b, "dtype", None) == bool
@@ -190,7 +200,7 @@ def _(grad, alpha):
     return grad, (-grad if alpha == 1 else grad * -_cj(alpha))
 
 
-@op(names=unify_inputs)
+@op(names=unify_inputs, tensors_only=1)
 def rsub(xp, input, other, *, alpha=1):
     """out = other - alpha * input."""
     return _sub_kernel(xp, other, input, alpha)
@@ -585,10 +595,9 @@ remainder.op.name_rule = lambda node: (
 )
 
 
-@op(names=unify_inputs, promote=True, inplace="fmod_")
+@op(names=unify_inputs, promote=True, inplace="fmod_", tensors_only=1)
 def fmod(xp, input, other):
     """C-style modulus: the result has the sign of the dividend."""
-    _need_tensor("fmod", 1, "input", input)
     kind = _kind(input, other)
     if kind in "bc":
         _real_only("fmod_cpu", input, other)
@@ -615,6 +624,7 @@ fmod.op.name_rule = lambda node: (
 @op(names=unify_inputs, promote=True, inplace="addcmul_", tensors_only=True)
 def addcmul(xp, input, tensor1, tensor2, *, value=1):
     """out = input + value * tensor1 * tensor2."""
+    value = _value_arg(value, "addcmul")
     if input.dtype.kind == "b":
         raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     if input.dtype.itemsize == 2 and input.dtype.kind in "fV":  # float32 math, one rounding
@@ -645,6 +655,7 @@ def _(grad, tensor1, tensor2, value, needs):
 @op(names=unify_inputs, inplace="addcdiv_", tensors_only=True)
 def addcdiv(xp, input, tensor1, tensor2, *, value=1):
     """out = input + value * tensor1 / tensor2."""
+    value = _value_arg(value, "addcdiv")
     if _kind(tensor1) in "iub" and _kind(tensor2) in "iub":
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
@@ -686,11 +697,9 @@ def _cname(a) -> str:
     return _C_NAMES.get(_FROM_NP[a.dtype].name, str(a.dtype))
 
 
-@op(names=unify_inputs, inplace="lerp_", opmath_scalar=True)
+@op(names=unify_inputs, inplace="lerp_", opmath_scalar=True, tensors_only=2)
 def lerp(xp, input, end, weight):
     """out = input + weight * (end - input); weight is a number or a tensor."""
-    _need_tensor("lerp", 1, "input", input)
-    _need_tensor("lerp", 2, "end", end)
     if end.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {_cname(input)} for `end` but got dtype {_cname(end)}")
     scalar_w = not hasattr(weight, "dtype")
@@ -827,10 +836,9 @@ def _(grad, input, other, needs):
     )
 
 
-@op(names=unify_inputs, promote=True, floating=True, inplace="copysign_")
+@op(names=unify_inputs, promote=True, floating=True, inplace="copysign_", tensors_only=1)
 def copysign(xp, input, other):
     """|input| with the sign of other (the sign bit, so -0.0 counts as negative)."""
-    _need_tensor("copysign", 1, "input", input)
     _real_only("copysign_cpu", input, other)
     return xp.copysign(input, other)
 
@@ -970,6 +978,8 @@ def _pow_dunder(self, exponent, modulo=None):
     raises its own "unsupported operand" TypeError, as for torch."""
     if modulo is not None or _foreign(exponent):
         return NotImplemented
+    if type(exponent) is np.ndarray:  # the operator takes one as a cpu tensor (pow() not)
+        exponent = _wrap_np(exponent)
     return pow(self, exponent)
 
 
@@ -1016,14 +1026,22 @@ remainder.op.overloads = (
     "(Number self, Tensor other)",
     "(Tensor input, Number other, *, Tensor out = None)",
 )
+rsub.op.overloads = (
+    "(Tensor input, Tensor other, *, Number alpha = 1)",
+    "(Tensor input, Number other, Number alpha = 1)",
+)
 lerp.op.overloads = (
     "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
     "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
 )
-float_power.op.overloads = (
+float_power.op.overloads = _pow_tensor.op.overloads = (
     "(Tensor input, Tensor exponent, *, Tensor out = None)",
     "(Number self, Tensor exponent, *, Tensor out = None)",
     "(Tensor input, Number exponent, *, Tensor out = None)",
+)
+xlogy.op.overloads = remainder.op.overloads[:1] + (
+    "(Number self, Tensor other, *, Tensor out = None)",
+    remainder.op.overloads[2],
 )
 
 

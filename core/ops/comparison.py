@@ -13,6 +13,7 @@ from ..names import as_op_error, keep, unify_inputs
 from ..registry import (
     NonStridedError,
     _operator_dunder,
+    _wrap_np,
     label_of,
     non_strided_call,
     op,
@@ -57,40 +58,40 @@ def _no_complex(name, a, b):
     _real_only(f"{name}_cpu", a, b)  # also a complex Python scalar against a real tensor
 
 
-@op(names=unify_inputs, promote=True, inplace="eq_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="eq_", opmath_scalar=True, tensors_only=1)
 def eq(xp, input, other):
     """input == other, elementwise (a bool tensor)."""
     return xp.equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ne_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="ne_", opmath_scalar=True, tensors_only=1)
 def ne(xp, input, other):
     """input != other, elementwise."""
     return xp.not_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="lt_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="lt_", opmath_scalar=True, tensors_only=1)
 def lt(xp, input, other):
     """input < other, elementwise."""
     _no_complex("lt", input, other)
     return xp.less(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="le_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="le_", opmath_scalar=True, tensors_only=1)
 def le(xp, input, other):
     """input <= other, elementwise."""
     _no_complex("le", input, other)
     return xp.less_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="gt_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="gt_", opmath_scalar=True, tensors_only=1)
 def gt(xp, input, other):
     """input > other, elementwise."""
     _no_complex("gt", input, other)
     return xp.greater(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ge_", opmath_scalar=True)
+@op(names=unify_inputs, promote=True, inplace="ge_", opmath_scalar=True, tensors_only=1)
 def ge(xp, input, other):
     """input >= other, elementwise."""
     _no_complex("ge", input, other)
@@ -108,8 +109,10 @@ def _cmp_dunder(public):
     # a non-tensor, non-number operand is not ours: Python then falls back (== gives False,
     # < raises its own TypeError), like torch
     def d(self, other):
-        if isinstance(other, (Tensor, _SCALARS)) or type(other) is np.ndarray:
+        if isinstance(other, (Tensor, _SCALARS)):
             return public(self, other)
+        if type(other) is np.ndarray:  # the operator takes one as a cpu tensor (the function not)
+            return public(self, _wrap_np(other))
         return NotImplemented
 
     return d

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import as_int, int_list, int_list_error
 from ..device import array_module, get_default_device, module_for, out_of_memory, to_device
 from ..layout import like_array, new_array
 from ..names import check_names, unify_inputs
@@ -683,35 +684,16 @@ def _size_args(size, name="empty"):
         seq = False
     out = []
     for i, s in enumerate(size):
-        if (
-            (isinstance(s, bool) and i == 0)  # past the first element a bool counts as an int
-            or not hasattr(s, "__index__")
-            or (isinstance(s, Tensor) and (s._data.dtype.kind not in "iu" or s._data.size != 1))
-        ):
-            t = type(s)
-            tn = (
-                t.__name__
-                if t.__module__ == "builtins" or t is Tensor
-                else f"{t.__module__}.{t.__name__}"
-            )
+        n = s if type(s) is int else as_int(s, i == 0)
+        if n is None:
             if not seq and len(size) == 1:
-                raise TypeError(
-                    f"{name}(): argument 'size' (position 1) must be tuple of ints, not {tn}"
-                )
-            if i == 0:
-                # a bad first element decides the overload: a sequence is then rejected as a
-                # whole, and loose arguments no longer read as one size
-                if seq:
-                    raise TypeError(
-                        f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
-                        f"found element of type {tn} at pos 0"
-                    )
+                raise int_list_error(name, "size", 1, s)
+            if i == 0 and not seq:
+                # a bad first element decides the overload: loose arguments no longer read as
+                # one size
                 raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
-            raise TypeError(
-                f"{name}(): argument 'size' failed to unpack the object at pos "
-                f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
-            )
-        out.append(s.__index__())
+            raise int_list_error(name, "size", 1, size, i)
+        out.append(n)
     for s in out:
         if s < 0:
             if name == "zeros":
@@ -737,13 +719,10 @@ def _factory(name, fill):
             if size:
                 raise TypeError(f"{name}() got multiple values for argument 'size'")
             given = kw.pop("size")
-            if not isinstance(given, (tuple, list, Size)) or any(
-                isinstance(s, float) for s in given
-            ):  # a keyword size is a sequence of ints: a bare number is not read as one
-                raise TypeError(
-                    f"{name}(): argument 'size' must be tuple of ints, not {type(given).__name__}"
-                )
-            size = (given,)
+            if not isinstance(given, (tuple, list, Size)):
+                # a keyword size is a sequence of ints: a bare number is not read as one
+                raise int_list_error(name, "size", None, given)
+            size = (int_list(name, "size", None, given),)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
         _check_out_dtype(dtype, out)
@@ -801,15 +780,7 @@ def full(
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
     _check_out_dtype(dtype, out)
     if not isinstance(size, (tuple, list, Size)):
-        raise TypeError(
-            f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
-        )
-    for i, s in enumerate(size):
-        if isinstance(s, float):
-            raise TypeError(
-                f"full(): argument 'size' (position 1) must be tuple of ints, but found "
-                f"element of type float at pos {i}"
-            )
+        raise int_list_error("full", "size", 1, size)
     shape = _size_args((tuple(size),), "full")
     _need_number("full", "fill_value", 2, fill_value)
     if dtype is None:

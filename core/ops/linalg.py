@@ -1632,9 +1632,10 @@ def _rmatmul(self, other):
 
 
 def _matmul_dunder(self, other):
-    """``t @ other``: torch takes a tensor or an ndarray here; a number (Python's or numpy's) or
-    a sequence is Python's "unsupported operand" TypeError."""
-    if not isinstance(other, (Tensor, np.ndarray)):
+    """``t @ other``: torch takes a tensor here; anything else is left to the other side (an
+    ndarray computes it as numpy does and wraps a tensor; a number or a sequence is Python's
+    "unsupported operand" TypeError)."""
+    if not isinstance(other, Tensor):
         return NotImplemented
     return matmul(self, other)
 

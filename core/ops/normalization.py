@@ -273,15 +273,21 @@ def _check_param_shape(name, p, ns) -> None:
         )
 
 
-def _check_ln(input, normalized_shape, weight, bias):
-    ns = tuple(normalized_shape)
+def _check_ns_params(ns: tuple, **params) -> None:
+    """torch's first layer / rms norm checks: a non-empty normalized_shape, then the shapes of
+    the parameters, all before the input's shape."""
     if not ns:
         raise RuntimeError(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
             "one element, but got normalized_shape = []"
         )
-    _check_param_shape("weight", weight, ns)
-    _check_param_shape("bias", bias, ns)
+    for name, p in params.items():
+        _check_param_shape(name, p, ns)
+
+
+def _check_ln(input, normalized_shape, weight, bias):
+    ns = tuple(normalized_shape)
+    _check_ns_params(ns, weight=weight, bias=bias)
     shape = tuple(input.shape)
     if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
         raise RuntimeError(
@@ -1060,14 +1066,19 @@ def rms_norm(
 ) -> Tensor:
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims."""
     ns = _norm_shape(normalized_shape)
+    _check_ns_params(ns, weight=weight)
     shape = tuple(input.shape)
-    if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
+    if len(shape) < len(ns):
+        raise ValueError(
+            f"Input tensor must have at least {len(ns)} dimensions, but got {len(shape)}"
+        )
+    if shape[len(shape) - len(ns) :] != ns:
         raise RuntimeError(
             f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
             f"[*{', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
         )
-    _check_float(input, "rms_norm")
-    _check_param_shape("weight", weight, ns)
+    if input.numel():  # an empty input runs no kernel in torch
+        _check_float(input, "rms_norm")
     if input._names is not None:
         _check_param_names("rms_norm", input, "normalized", len(ns), weight)
     if weight is not None and weight.dtype != input.dtype and not _RMS_WARNED:

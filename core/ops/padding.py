@@ -11,9 +11,9 @@ no scatter is needed), and the two ops are each other's derivative, so double ba
 from __future__ import annotations
 
 import functools
-import operator
 
 from .. import layout as _layout
+from ..arg_errors import int_list, int_list_error
 from ..names import keep
 from ..registry import op
 from ..tensor import Tensor
@@ -32,23 +32,10 @@ def _check_pad_arg(pad, fname="pad", mode="constant"):
             _check_parity(pad, mode)
         return pad
     if isinstance(pad, Tensor) or not isinstance(pad, (tuple, list)):
-        raise TypeError(
-            f"{fname}(): argument 'pad' (position 2) must be tuple of ints, not "
-            f"{type(pad).__name__}"
-        )
-    out = []
-    for i, p in enumerate(pad):
-        if isinstance(p, bool) or not isinstance(p, int):
-            try:
-                p = operator.index(p)
-            except TypeError:
-                raise TypeError(
-                    f"{fname}(): argument 'pad' (position 2) must be tuple of ints, but found "
-                    f"element of type {type(p).__name__} at pos {i}"
-                ) from None
-        out.append(int(p))
+        raise int_list_error(fname, "pad", 2, pad)
+    out = int_list(fname, "pad", 2, pad)
     _check_parity(out, mode)
-    return tuple(out)
+    return out
 
 
 def _check_parity(pad, mode) -> None:

@@ -1082,6 +1082,11 @@ def _(grad, result):
 def nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
     """Replaces NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values)."""
+    # torch's parser refuses a non-number replacement first (a str was written into the data)
+    nan, posinf, neginf = (
+        v if v is None or type(v) is float else number_arg(v, "nan_to_num", k, kind="float")
+        for k, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf))
+    )
     r = input.copy()
     if input.dtype.kind not in "fcV" or xp.isfinite(input).all():
         return r

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state, no_grad
 from .. import dtype as _dt
-from ..arg_errors import invalid_arguments
+from ..arg_errors import int_list, int_list_error, invalid_arguments
 from ..device import array_module, get_default_device, module_for, to_device
 from ..layout import like_array
 from ..names import keep, unify_inputs
@@ -325,19 +325,8 @@ def _randint_args(args, kw):
                 f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
             )
         if not isinstance(size, (tuple, list)):
-            raise TypeError(
-                "randint(): argument 'size' (position 2) must be tuple of ints, not "
-                f"{type(size).__name__}"
-            )
-        bad = next(  # past the first element a bool counts as an int, as in torch
-            (i for i, v in enumerate(size) if not (_is_int(v) or (i and isinstance(v, bool)))),
-            None,
-        )
-        if bad is not None:
-            raise TypeError(
-                "randint(): argument 'size' (position 2) must be tuple of ints, but found "
-                f"element of type {type(size[bad]).__name__} at pos {bad}"
-            )
+            raise int_list_error("randint", "size", 2, size)
+        int_list("randint", "size", 2, size)
         return None, high, size
     names = ("low", "high", "size") if len(args) + len(named) == 3 else ("high", "size")
     vals = dict(zip(names, args))

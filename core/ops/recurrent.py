@@ -32,6 +32,7 @@ from ..kernels.fused_rnn import step_kernels
 from ..registry import OPS, broadcast_error, op
 from ..runtime import onednn_bf16
 from ..tensor import Tensor
+from .linalg import _same_dtype_mm
 from .shape import cat as _cat
 
 _BF16 = _dt.bfloat16.np
@@ -425,11 +426,17 @@ def _rnn_layer(
     if mode not in _MODES:
         raise ValueError(f"Unknown mode '{mode}'")
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = _unpack(tensors, mode, has_bias, has_proj)
+    if batch_sizes is None and x.shape[0] == 0:  # torch checks the length before any dtype
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     dt = x.dtype
     for a in tensors:
         if a.dtype != dt:
-            if a is h0 and mode != "LSTM" and w_hh.dtype == dt:
-                # torch's RNN/GRU meet a mismatched hidden state in its h @ W_hh^T product
+            if a is h0 and w_hh.dtype == dt and (mode != "LSTM" or has_proj or dt == "float64"):
+                # torch's native layers (all but an LSTM it hands to oneDNN, whose errors depend
+                # on the cpu) meet a mismatched hidden state in the h @ W_hh^T of at::linear:
+                # addmm's check with a bias, mm's without
+                if not has_bias:
+                    _same_dtype_mm(h0, w_hh)
                 raise RuntimeError(
                     "mat1 and mat2 must have the same dtype, but got "
                     f"{_dt.array_scalar_name(h0)} and {_dt.array_scalar_name(w_hh)}"
@@ -454,8 +461,6 @@ def _rnn_layer(
         return tuple(a.astype(dt) for a in r)
     if batch_sizes is None:
         T, B = x.shape[0], x.shape[1]
-        if T == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     else:
         T, B = len(batch_sizes), batch_sizes[0]
     steps = _steps(T, B, batch_sizes, reverse)
@@ -699,7 +704,7 @@ def _cell_checks(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, k: int) 
         raise RuntimeError(
             f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {hx.shape[0]}"
         )
-    if hx.shape[1] != w_hh.shape[1]:
+    if hx.size(1) != w_hh.shape[1]:  # size(): a 1-D state fails with torch's IndexError
         raise RuntimeError(
             f"hidden{k} has inconsistent hidden_size: got {hx.shape[1]}, expected {w_hh.shape[1]}"
         )
@@ -719,15 +724,21 @@ def _affine(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 _affine = _autocast_entry(_affine, "linear")
 
 
-def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One LSTM step: returns (h', c') (torch.lstm_cell; gates i, f, g, o)."""
+def lstm_cell_states(hx) -> tuple:
+    """lstm_cell's (h, c) out of ``hx``, with torch's checks of it (LSTMCell runs them before
+    reading the states' names)."""
     if isinstance(hx, Tensor):  # a lone tensor would unpack along its rows
         raise TypeError(
             "lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor"
         )
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
-    h, c = hx
+    return tuple(hx)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step: returns (h', c') (torch.lstm_cell; gates i, f, g, o)."""
+    h, c = lstm_cell_states(hx)
     _cell_checks(input, h, w_ih, w_hh, 0)
     _cell_checks(input, c, w_ih, w_hh, 1)
     return _lstm_step(input, h, c, w_ih, w_hh, b_ih, b_hh)
@@ -735,7 +746,8 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def _lstm_step(input, h, c, w_ih, w_hh, b_ih, b_hh):
     """lstm_cell without its checks (a projected layer's h and c differ in size)."""
-    gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
+    gh = _affine(h, w_hh, b_hh)  # torch's LSTM and RNN cells multiply the state first
+    gates = _affine(input, w_ih, b_ih) + gh
     i, f, g, o = gates.chunk(4, 1)
     c1 = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h1 = o.sigmoid() * c1.tanh()
@@ -763,10 +775,12 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One Elman RNN step with tanh: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
     _cell_checks(input, hx, w_ih, w_hh, 0)
-    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
+    gh = _affine(hx, w_hh, b_hh)  # the state's product first (torch's dtype errors)
+    return (_affine(input, w_ih, b_ih) + gh).tanh()
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One Elman RNN step with relu: h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
     _cell_checks(input, hx, w_ih, w_hh, 0)
-    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()
+    gh = _affine(hx, w_hh, b_hh)  # the state's product first (torch's dtype errors)
+    return (_affine(input, w_ih, b_ih) + gh).relu()

@@ -17,6 +17,9 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
+from ..arg_errors import as_int as _as_int
+from ..arg_errors import int_list as _int_list
+from ..arg_errors import int_list_error as _int_list_error
 from ..arg_errors import must_be_tensor as _must_be_tensor
 from ..arg_errors import tensor_method as _tensor_method
 from ..arg_errors import type_name as _type_name
@@ -123,49 +126,44 @@ def _not_int(v) -> bool:
 
 
 def _ints_error(fname: str, name: str, pos: int, v, i=None) -> TypeError:
-    """torch's parser error for a "tuple of ints" argument: ``v`` itself is no such tuple, or
-    (``i`` given) its element ``i`` is no int (``pos`` as in :func:`_int_arg`)."""
+    """:func:`int_list_error` for ``v``, named as the call spelled it (``pos`` as in
+    :func:`_int_arg`)."""
     method = _tensor_method(fname)
     if method is not None:
         fname, pos = method, pos - 1
-    what = f"not {_type_name(v)}" if i is None else f"but found element of type {_type_name(v)} "
-    return TypeError(
-        f"{fname}(): argument '{name}' (position {pos}) must be tuple of ints, {what}"
-        + ("" if i is None else f"at pos {i}")
-    )
+    return _int_list_error(fname, name, pos, v, i)
 
 
 def _ints_arg(fname: str, name: str, pos: int, v) -> tuple:
     """``v`` (an int or a sequence of them) as a tuple of ints, or :func:`_ints_error`."""
-    seq = isinstance(v, (tuple, list))
-    for i, x in enumerate(v if seq else (v,)):
-        if type(x) is not int and _not_int(x):
-            raise _ints_error(fname, name, pos, x, i if seq else None)
-    return tuple(x.__index__() for x in v) if seq else (v.__index__(),)
+    try:
+        return _int_list(fname, name, pos, v)
+    except TypeError:
+        method = _tensor_method(fname)
+        if method is None:
+            raise
+    return _int_list(method, name, pos - 1, v)  # raises, named as the method
 
 
 def _varargs_error(fname: str, name: str, sizes: tuple) -> TypeError | None:
     """torch's parser error for sizes given as several arguments (``x.repeat(2, 1.5)``), or
     None when all are ints: a first one that is no int leaves only the one-sequence form."""
     for i, v in enumerate(sizes):
-        if type(v) is not int and _not_int(v):
+        if type(v) is not int and _as_int(v, i == 0) is None:
             if i == 0:
                 n = 1 if _tensor_method(fname) else 2
                 return TypeError(
                     f"{fname}() takes {n} positional argument{'s' * (n > 1)} but "
                     f"{len(sizes) + n - 1} were given"
                 )
-            return TypeError(
-                f"{fname}(): argument '{name}' failed to unpack the object at pos {i + 1} with "
-                f'error "type must be tuple of ints,but got {_type_name(v)}"'
-            )
+            return _int_list_error(fname, name, None, sizes, i)
     return None
 
 
-def _norm_list(dims, n: int) -> tuple:
-    if isinstance(dims, int) or hasattr(dims, "__index__"):
-        dims = (dims,)
-    return tuple(_norm(int(d), n) for d in dims)
+def _norm_list(dims, n: int, fname: str, name: str, pos: int) -> tuple:
+    """``dims``, ``fname``'s ``int[]`` argument ``name`` at ``pos`` (an int or a sequence of
+    them, see :func:`_ints_arg`), each wrapped into ``[0, n)``."""
+    return tuple(_norm(d, n) for d in _ints_arg(fname, name, pos, dims))
 
 
 def _infer_shape(shp: tuple, size: int) -> tuple:
@@ -252,8 +250,7 @@ def _view_strides(old: tuple, strides: tuple, new: tuple) -> tuple | None:
 @op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
-    packed = len(shape) == 1 and not isinstance(shape[0], int)
-    if packed and getattr(shape[0], "ndim", 1):
+    if len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1):
         shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size); not a 0-d integer tensor
     try:
         if shape is None or (shape and min(shape) < -1):
@@ -272,13 +269,11 @@ def view(xp, input, *shape):
     except (ValueError, TypeError):
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)  # view(2.5)
-            packed = False
-        bad = [i for i, s in enumerate(shape) if not hasattr(s, "__index__")]
-        if bad and packed and isinstance(shape, tuple):  # view((2, 3.0)): torch unpacks it
-            raise TypeError(
-                f"view(): argument 'size' failed to unpack the object at pos {bad[0] + 1} with "
-                f'error "type must be tuple of ints,but got {_type_name(shape[bad[0]])}"'
-            ) from None
+        bad = [i for i, s in enumerate(shape) if _as_int(s, i == 0) is None]
+        if bad and bad[0]:
+            # view(2, 3.0), view((2, 3.0)): the first size chose the sizes overload, which
+            # then failed to unpack a later one
+            raise _int_list_error("view", "size", None, shape, bad[0]) from None
         if bad:
             got = ", ".join(type(s).__name__ for s in shape)
             # one argument: torch says why neither signature took it
@@ -402,18 +397,12 @@ def _reshape_type_error(input, shape: tuple) -> TypeError | None:
     view), or None when both are of the right types."""
     if not isinstance(input, Tensor):
         return _must_be_tensor("reshape", ("input",), (input,))
-    sizes = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    one = len(shape) == 1 and not isinstance(shape[0], (tuple, list))
-    if one and not hasattr(shape[0], "__index__"):
-        return _ints_error("reshape", "shape", 2, shape[0])
     if len(shape) > 1:
         return _varargs_error("reshape", "shape", shape)
-    for i, s in enumerate(sizes):
-        if not hasattr(s, "__index__"):
-            return TypeError(
-                f"reshape(): argument 'shape' failed to unpack the object at pos {i + 1} with "
-                f'error "type must be tuple of ints,but got {type(s).__name__}"'
-            )
+    try:
+        _ints_arg("reshape", "shape", 2, shape[0])
+    except TypeError as e:
+        return e
     return None
 
 
@@ -754,8 +743,11 @@ def permute(xp, input, dims=None):
         )
     try:
         return input.transpose(dims)  # numpy wraps negative dims and rejects repeats
+    except TypeError:
+        _ints_arg("permute", "dims", 2, dims)  # torch's error for a dim that is no int
+        raise
     except ValueError:
-        _norm_list(dims, n)  # torch's IndexError for a dim out of range
+        _norm_list(dims, n, "permute", "dims", 2)  # torch's IndexError for a dim out of range
         raise RuntimeError("permute(): duplicate dims are not allowed.") from None
 
 
@@ -778,14 +770,18 @@ def _permute_method(self, *dims, **kw):
         dims = (kw.pop("dims"),)
     elif not dims:  # (x.permute(()) is a 0-D tensor's permute)
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+    elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
+        err = _varargs_error("permute", "dims", dims)  # x.permute(1.0, 0): no overload takes it
+        if err is not None:
+            raise err
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]  # one sequence (or a non-int, which the parser blames itself)
     return apply(_PERMUTE, (self, dims), {})
 
 
 def _movedim_perm(n, source, destination):
-    src = _norm_list(source, n)
-    dst = _norm_list(destination, n)
+    src = _norm_list(source, n, "movedim", "source", 2)
+    dst = _norm_list(destination, n, "movedim", "destination", 3)
     if len(src) != len(dst):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({list(src)} dims)"
@@ -1429,7 +1425,7 @@ def dstack(tensors, *, out=None) -> Tensor:
 def flip(xp, input, dims=None):
     """Reverse the order of elements along ``dims`` (a copy, like torch)."""
     n = input.ndim
-    ax = _norm_list(dims, n)
+    ax = _norm_list(dims, n, "flip", "dims", 2)
     if len(set(ax)) != len(ax):
         d = next(a for i, a in enumerate(ax) if a in ax[:i])
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
@@ -1462,8 +1458,12 @@ def _flip_method(self, *dims, **kw):
         dims = (kw.pop("dims"),)
     elif not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+    elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
+        err = _varargs_error("flip", "dims", dims)  # x.flip(1.0, 0): no overload takes it
+        if err is not None:
+            raise err
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]  # one sequence (or a non-int, which the parser blames itself)
     return apply(_FLIP, (self, dims), {})
 
 
@@ -1504,7 +1504,7 @@ def roll(xp, input, shifts=None, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dm)}")
     if input.ndim == 0:  # torch's wording for a 0-dim tensor (no dim, not even 0 or -1)
         raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions")
-    r = xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim))
+    r = xp.roll(input, tuple(int(s) for s in sh), _norm_list(dm, input.ndim, "roll", "dims", 3))
     if not r.flags.c_contiguous and _layout.suggest_array(input) is _layout.contiguous_format:
         # numpy keeps a permuted input's layout; torch's result has the input's suggested
         # memory format (contiguous, or channels_last for a channels_last input)

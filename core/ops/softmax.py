@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
+from ..arg_errors import type_name
 from ..device import array_module
+from ..dims import int_dim
 from ..layout import row_major
 from ..names import keep
 from ..registry import op
 from ..tensor import _wrap
+from .conversion import _warn_complex_to_real
 from .reduction import _axis1, _exp, _tname
 
 __all__: list = []
@@ -19,10 +22,19 @@ def _prepare(name, input, dim, dtype):
     """Cast to ``dtype`` and resolve ``dim`` (None for a 0-dim tensor), with torch's errors."""
     if dim is None:
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    if type(dim) is not int:
+        int_dim(dim)  # torch's parser reads dim before dtype: its TypeError comes first
     if dtype is not None:
-        input = input.astype(_dt.to_dtype(dtype).np, copy=False)
+        if not isinstance(dtype, _dt.dtype):
+            raise TypeError(
+                f"{name}(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}"
+            )
+        if input.dtype.kind == "c" and not dtype.is_complex:
+            _warn_complex_to_real()  # torch's warning, not numpy's ComplexWarning
+            input = input.real
+        input = input.astype(dtype.np, copy=False)
     ax = _axis1(dim, input.ndim)
-    if input.dtype.kind not in "fV":
+    if input.dtype.kind not in "fV" and input.size:  # an empty input runs no kernel in torch
         last = ax is None or ax == input.ndim - 1
         kind = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
         raise NotImplementedError(f"\"{kind}\" not implemented for '{_tname(input.dtype)}'")

@@ -23,6 +23,7 @@ from ...core.ops.recurrent import (
     _rnn_layer,
     gru_cell,
     lstm_cell,
+    lstm_cell_states,
     rnn_relu_cell,
     rnn_tanh_cell,
 )
@@ -612,6 +613,8 @@ class LSTMCell(RNNCellBase):
             hx = (z, z)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        else:
+            hx = lstm_cell_states(hx)
         wi, wh = self.weight_ih, self.weight_hh
         named = _cell_state_names("LSTMCell", input, (("hx", hx[0]), ("cx", hx[1])))
         h, c = lstm_cell(input, hx, wi, wh, self.bias_ih, self.bias_hh)

@@ -13,6 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core import dtype as _dt
+from ...core.ops.creation import arange
 from ...core.ops.creation import tensor as _tensor
 from ...core.ops.shape import cat
 from ...core.registry import broadcast_error
@@ -172,21 +173,28 @@ def pack_padded_sequence(
     With ``enforce_sorted=False`` the sequences may come in any order (they are sorted here and
     ``unsorted_indices`` restores the order)."""
     nd = lengths.dim() if isinstance(lengths, Tensor) else np.ndim(lengths)
+    bdim = 0 if batch_first else 1
+    sorted_indices = order = None
+    if not enforce_sorted:
+        shape = tuple(lengths.shape) if isinstance(lengths, Tensor) else np.shape(lengths)
+        lens = _host_ints(lengths).reshape(shape)
+        order = np.argsort(-lens, axis=-1, kind="stable") if nd else np.zeros((), np.int64)
+        sorted_indices = _long(order, input.device)
+        if nd != 1 or lens.size != input.size(bdim):
+            # torch gathers the sorted batch before its checks: index_select's errors, or
+            # (fewer lengths than sequences) only the sequences the lengths name
+            input = input.index_select(bdim, sorted_indices)
+            lens, order = lens[order], None
     if nd != 1:  # torch converts to a cpu int64 tensor, then checks its rank
         raise RuntimeError(
             f"'lengths' argument should be a 1D CPU int64 tensor, but got {nd}D cpu Long tensor"
         )
-    lens = _host_ints(lengths)
-    bdim = 0 if batch_first else 1
+    if order is not None:
+        lens = lens[order]
+    elif enforce_sorted:
+        lens = _host_ints(lengths)
     B = input.size(bdim)  # torch's IndexError for a 1-D input
     T = input.size(1 - bdim)
-    if enforce_sorted:
-        sorted_indices = None
-        order = None
-    else:
-        order = np.argsort(-lens, kind="stable")
-        lens = lens[order]
-        sorted_indices = _long(order, input.device)
     # torch's checks, in its order: it reads only the last length (the shortest once sorted)
     if input.numel() == 0:
         raise RuntimeError("Cannot pack empty tensors.")
@@ -279,8 +287,8 @@ def _copy_shaped(s: Tensor, slot: tuple) -> Tensor:
     if err is not None:
         raise err
     n = max(len(slot), s.dim())
-    full = tuple(
-        max(a, b)
+    full = tuple(  # a size-1 dim takes the other's size, 0 included
+        b if a == 1 else a
         for a, b in zip((1,) * (n - len(slot)) + slot, (1,) * (n - s.dim()) + tuple(s.shape))
     )
     if full != slot:
@@ -343,10 +351,13 @@ def pad_sequence(
 
 def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list:
     """Split a padded batch back into a list of sequences of ``lengths``."""
-    lens = _host_ints(lengths)
-    p = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
-    # as torch pairs them: one length per sequence, else zip's own ValueError
-    return [p[i, : int(n)] for i, n in zip(range(p.shape[0]), lens, strict=True)]
+    if not batch_first:
+        padded_sequences.transpose_(0, 1)  # torch's: the caller's tensor is transposed in place
+    # lengths must be a tensor (torch reads its device); each sequence keeps the steps its
+    # length masks in, one length per sequence (else zip's own ValueError), a length of any
+    # shape broadcasting as torch's comparison does
+    steps = arange(padded_sequences.shape[1], device=lengths.device)
+    return [seq[steps < n] for seq, n in zip(padded_sequences, lengths, strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
