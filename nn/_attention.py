@@ -23,6 +23,7 @@ MultiheadAttention's weights are named (batch, target, source) (see ``_mha_names
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -30,6 +31,7 @@ import numpy as np
 from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import dtype as _dt
+from ..core.arg_errors import type_name
 from ..core.autocast import entry as _autocast_entry
 from ..core.autocast import is_any_enabled as _any_autocast
 from ..core.autocast import state as _autocast_state
@@ -38,6 +40,7 @@ from ..core.dtype import C_NAMES, scalar_name
 from ..core.kernels.fused_softmax import attention_softmax_kernels
 from ..core.names import check_weight_dims, names_of, unify
 from ..core.ops.creation import zeros as _zeros
+from ..core.ops.linalg import _same_dtype_mm
 from ..core.registry import broadcast_error, op
 from ..core.tensor import Tensor, _wrap
 from ._args import arg_type_error
@@ -355,6 +358,37 @@ def _sdpa_type_error(e: Exception, query, key, value, attn_mask) -> Exception:
     return arg_type_error("scaled_dot_product_attention", e, names, args, required=3)
 
 
+def _sdpa_arg_types(query, key, value, attn_mask, *flags) -> None:
+    """The TypeErrors of torch's sdpa binding, in its argument order: the tensors, then
+    dropout_p and scale as floats (a number or a 0-d tensor), is_causal and enable_gqa as bools
+    (named as keywords, the way they are passed)."""
+    if attn_mask is not None and not isinstance(attn_mask, Tensor):
+        raise _sdpa_type_error(TypeError(), query, key, value, attn_mask)
+    for name, v in zip(("dropout_p", "is_causal", "scale", "enable_gqa"), flags):
+        if name in ("is_causal", "enable_gqa"):
+            want, ok = "bool", type(v) is bool
+        else:
+            want = "float"
+            ok = (v is None and name == "scale") or isinstance(v, numbers.Real)
+            ok = ok or (isinstance(v, Tensor) and v.dim() == 0)
+        if not ok:
+            raise TypeError(
+                f"scaled_dot_product_attention(): argument '{name}' must be {want}, not "
+                f"{type_name(v)}"
+            )
+
+
+def _sdpa_empty(query: Tensor, key: Tensor, value: Tensor) -> Tensor:
+    """torch's answer when there is no query row or no value entry: zeros of the output's
+    shape, tied to q, k and v through their sums times 0 (zero gradients; the mask is never
+    read, so neither its shape nor is_causal beside it is checked)."""
+    shape = tuple(query.shape[:-1]) + (value.shape[-1],)
+    return (
+        _zeros(shape, dtype=query.dtype, device=query.device)
+        + (query.sum() + key.sum() + value.sum()) * 0
+    )
+
+
 @_autocast_entry
 def scaled_dot_product_attention(
     query: Tensor,
@@ -379,6 +413,13 @@ def scaled_dot_product_attention(
         named = qn is not None or key._names is not None or value._names is not None
     except AttributeError as e:
         raise _sdpa_type_error(e, query, key, value, attn_mask) from None
+    if (
+        type(dropout_p) is not float
+        or type(is_causal) is not bool
+        or (scale is not None and type(scale) is not float)
+        or type(enable_gqa) is not bool
+    ):
+        _sdpa_arg_types(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if named:
         _check_feature_names(
             "scaled_dot_product_attention", (("query", query), ("key", key), ("value", value))
@@ -428,10 +469,13 @@ def scaled_dot_product_attention(
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
                 "instead."
             )
-    if qd.dtype.kind not in "fV":
-        raise RuntimeError(f"expected scalar type Float but found {scalar_name(query.dtype)}")
-    if dropout_p > 1.0:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if qd.shape[-2] == 0 or vd.size == 0:
+        return _sdpa_empty(query, key, value)
+    floating = qd.dtype.kind in "fV"
+    if md is not None and md.dtype.kind == "b" and qd.dtype.kind in "iu":
+        # torch turns a bool mask into one of the query's dtype, filled with -inf
+        ctype = "int" if qd.dtype.name == "int32" else qd.dtype.name + "_t"
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
     flash = _sdpa_flash(qd.shape, kd.shape, vd.shape, attn_mask, dropout_p, enable_gqa)
     if flash and md is not None and md.ndim < 2:  # torch's kernel choice reads size(-2)
         raise IndexError(
@@ -439,10 +483,13 @@ def scaled_dot_product_attention(
             if md.ndim
             else "Dimension specified as -2 but tensor has no dimensions"
         )
+    flash = flash and floating  # (the kernel's dtype check comes after the mask's)
     if flash and dropout_p != 0.0:  # torch picks its flash kernel for any p <= 0
         raise RuntimeError(
             "scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0"
         )
+    # torch's math path, in its order: the mask beside is_causal, the grouped heads, q @ k^T
+    # (batch, then size), the mask added to the scores, softmax, dropout, then @ v
     if is_causal and md is not None and not flash:  # only torch's flash kernel takes both
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
@@ -451,31 +498,6 @@ def scaled_dot_product_attention(
     if enable_gqa and not flash:
         for t in (query, key, value):
             t.size(-3)  # torch's math path reads the heads first: its IndexError for 2-D inputs
-    E = qd.shape[-1]
-    mm = qd.ndim == kd.ndim == 2  # torch's matmul: a plain mm, whose message names the shapes
-    if kd.shape[-1] != E and mm:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({qd.shape[0]}x{E} and "
-            f"{kd.shape[1]}x{kd.shape[0]})"
-        )
-    if kd.shape[-1] != E:
-        b = math.prod(_bshape(qd.shape[:-2], kd.shape[:-2]))
-        raise RuntimeError(
-            "Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{b}, {E}] but got: [{b}, {kd.shape[-1]}]."
-        )
-    S = kd.shape[-2]
-    if vd.shape[-2] != S and mm and vd.ndim == 2:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({qd.shape[0]}x{S} and "
-            f"{vd.shape[0]}x{vd.shape[1]})"
-        )
-    if vd.shape[-2] != S:
-        b = math.prod(_bshape(_bshape(qd.shape[:-2], kd.shape[:-2]), vd.shape[:-2]))
-        raise RuntimeError(
-            "Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{b}, {S}] but got: [{b}, {vd.shape[-2]}]."
-        )
     if enable_gqa and qd.ndim >= 3 and kd.ndim >= 3:
         hq, hk, hv = qd.shape[-3], kd.shape[-3], vd.shape[-3]
         if hq != hk or hq != hv:
@@ -488,18 +510,26 @@ def scaled_dot_product_attention(
             if hv != hq:
                 value = value.repeat_interleave(hq // hv, dim=-3)
     qb, kb, vb = qd.shape[:-2], key._data.shape[:-2], value._data.shape[:-2]
-    if qb != kb or qb != vb:  # torch's message names the batch dims (q@k^T, then @v)
-        err = broadcast_error((qb, kb, vb))
+    if qb != kb:  # matmul broadcasts the batch dims before it compares the sizes
+        err = broadcast_error((qb, kb))
         if err is not None:
             raise err
-    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
-    lowp = _LOWP_ROUND
-    if _lowp(qd):
-        lowp = _LOWP_FLASH if flash else _LOWP_FLOAT
-    if attn_mask is None:
-        p = _probs(query, key, sc, bool(is_causal), True, lowp)
-    else:
-        sshape = _bshape(qd.shape[:-2], key._data.shape[:-2]) + (qd.shape[-2], S)
+    E = qd.shape[-1]
+    mm = qd.ndim == kd.ndim == 2  # torch's matmul: a plain mm, whose message names the shapes
+    if kd.shape[-1] != E and mm:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({qd.shape[0]}x{E} and "
+            f"{kd.shape[1]}x{kd.shape[0]})"
+        )
+    if kd.shape[-1] != E:
+        b = math.prod(_bshape(qb, kb))
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {E}] but got: [{b}, {kd.shape[-1]}]."
+        )
+    S = kd.shape[-2]
+    if md is not None:
+        sshape = _bshape(qb, kb) + (qd.shape[-2], S)
         if md.shape != sshape[len(sshape) - md.ndim :]:
             try:
                 full = tuple(np.broadcast_shapes(sshape, md.shape))
@@ -510,6 +540,41 @@ def scaled_dot_product_attention(
                     f"output with shape {list(sshape)} doesn't match the broadcast shape "
                     f"{list(full)}"
                 )
+    if qd.dtype.kind == "c":
+        raise NotImplementedError(
+            f"\"softmax_lastdim_kernel_impl\" not implemented for '{scalar_name(query.dtype)}'"
+        )
+    if dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if vb != qb or vb != kb:
+        err = broadcast_error((_bshape(qb, kb), vb))
+        if err is not None:
+            raise err
+    if vd.shape[-2] != S and vd.ndim == 2:  # matmul folds the probabilities' rows: mm's text
+        rows = math.prod(_bshape(qb, kb)) * qd.shape[-2]
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{S} and "
+            f"{vd.shape[0]}x{vd.shape[1]})"
+        )
+    if vd.shape[-2] != S:
+        b = math.prod(_bshape(_bshape(qb, kb), vb))
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {S}] but got: [{b}, {vd.shape[-2]}]."
+        )
+    if not floating:  # the (float) probabilities meet the integer values in the last product
+        if vd.ndim == 2:  # matmul folds the probabilities onto a 2-D value: mm's message
+            raise RuntimeError(
+                f"expected m1 and m2 to have the same dtype, but got: float != {_cname(value)}"
+            )
+        raise RuntimeError(f"expected scalar type Float but found {scalar_name(query.dtype)}")
+    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    lowp = _LOWP_ROUND
+    if _lowp(qd):
+        lowp = _LOWP_FLASH if flash else _LOWP_FLOAT
+    if attn_mask is None:
+        p = _probs(query, key, sc, bool(is_causal), True, lowp)
+    else:
         if is_causal:  # torch's flash kernel applies both: the mask and the upper-left block
             xp = array_module(md)
             causal = _causal_block(xp, md, qd.shape[-2], S)
@@ -787,15 +852,7 @@ def _mha(
     else:
         tgt_len, bsz, embed_dim = query.shape
         src_len = key.shape[0]
-    if key_padding_mask is not None:
-        for d, want in ((0, bsz), (1, src_len)):
-            if key_padding_mask.shape[d] != want:
-                raise AssertionError(
-                    f"Expected key_padded_mask.shape[{d}] to be {want}, but got "
-                    f"{key_padding_mask.shape[d]}"
-                )
     _check_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", stacklevel=4)
-    _check_mask(attn_mask, "attn_mask", None, "")
     if is_causal and attn_mask is None:
         raise RuntimeError(
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
@@ -803,8 +860,10 @@ def _mha(
         )
     causal = False
     if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None  # the hint replaces the mask: no mask is read at all
+        attn_mask = None  # the hint replaces the mask: no mask is read (nor checked) at all
         causal = True
+    else:
+        _check_mask(attn_mask, "attn_mask", None, "")
     if embed_dim != embed_dim_to_check:
         raise AssertionError(
             f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
@@ -815,24 +874,26 @@ def _mha(
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {H}")
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            ks, vs = _seq_first_shape(key, batch_first), _seq_first_shape(value, batch_first)
             raise AssertionError(
-                f"key's sequence and batch dims {key.shape[:2]} do not match value's "
-                f"{value.shape[:2]}"
+                f"key's sequence and batch dims {ks[:2]} do not match value's {vs[:2]}"
             )
     elif tuple(key.shape) != tuple(value.shape):
-        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        ks, vs = _seq_first_shape(key, batch_first), _seq_first_shape(value, batch_first)
+        raise AssertionError(f"key shape {ks} does not match value shape {vs}")
     seq_first = not batch_first
     E = embed_dim
     key_bsz = key.shape[1] if seq_first else key.shape[0]
-    if key_bsz != bsz:  # torch fails viewing the projected key as (S, N * heads, head_dim)
-        raise RuntimeError(
-            f"shape '[{src_len}, {bsz * num_heads}, {head_dim}]' is invalid for input of size "
-            f"{src_len * key_bsz * E}"
-        )
     # ---- input projections (one GEMM for self-attention)
 
     def proj(x, w, b, L, n=1, cols=E):  # rows of x @ w^T + b -> n tensors (N, H, L, D)
-        return _heads(_linear2d(x.reshape(-1, cols), w, b), seq_first, L, bsz, H, head_dim, n)
+        try:
+            y = _linear2d(x.reshape(-1, cols), w, b)
+        except RuntimeError:
+            if batch_first and x.dtype != w.dtype:  # torch's transposed input: matmul's mm
+                _same_dtype_mm(x._data, w._data)
+            raise
+        return _heads(y, seq_first, L, bsz, H, head_dim, n)
 
     if use_separate_proj_weight:
         for c, w in zip("qkv", (q_proj_weight, k_proj_weight, v_proj_weight)):
@@ -850,8 +911,12 @@ def _mha(
         if in_proj_bias is not None:
             bq, bk, bv = in_proj_bias.chunk(3)
         (q,) = proj(query, q_proj_weight, bq, tgt_len)
+        if key_bsz != bsz:
+            _mha_key_batch_error(attn_mask, tgt_len, src_len, bsz, key_bsz, H, E, bias_k, bias_v)
         (k,) = proj(key, k_proj_weight, bk, src_len, cols=key.shape[-1])
         (v,) = proj(value, v_proj_weight, bv, src_len, cols=value.shape[-1])
+    elif in_proj_weight is None:
+        raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
     elif query is key and key is value:
         q, k, v = proj(query, in_proj_weight, in_proj_bias, tgt_len, 3)
     else:
@@ -861,11 +926,12 @@ def _mha(
             bq, bk, bv = in_proj_bias.chunk(3)
         (q,) = proj(query, wq, bq, tgt_len)
         if key.shape[-1] != E:  # torch's linear of the key rows with (W_k or W_kv)^T fails
-            cols = 2 * E if key is value else E
+            cols, rows = 2 * E if key is value else E, key.shape[0] * key.shape[1]
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({src_len * bsz}x{key.shape[-1]} "
-                f"and {E}x{cols})"
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{key.shape[-1]} and {E}x{cols})"
             )
+        if key_bsz != bsz:
+            _mha_key_batch_error(attn_mask, tgt_len, src_len, bsz, key_bsz, H, E, bias_k, bias_v)
         if key is value:
             k, v = proj(key, in_proj_weight[E:], _slice(in_proj_bias, E), src_len, 2)
         else:
@@ -873,15 +939,8 @@ def _mha(
             (v,) = proj(value, wv, bv, src_len)
     # ---- masks: checked on the caller's shapes, then padded for the extra key columns
     if attn_mask is not None:
-        nd = attn_mask.dim()
-        want = {2: (tgt_len, src_len), 3: (bsz * H, tgt_len, src_len)}.get(nd)
-        if want is None:
-            raise RuntimeError(f"attn_mask's dimension {nd} is not supported")
-        if tuple(attn_mask.shape) != want:
-            raise RuntimeError(
-                f"The shape of the {nd}D attn_mask is {attn_mask.shape}, but should be {want}."
-            )
-        if nd == 3:
+        _mha_attn_mask_shape(attn_mask, tgt_len, src_len, bsz, H)
+        if attn_mask.dim() == 3:
             attn_mask = attn_mask.reshape(bsz, H, tgt_len, src_len)
     extra = 0
     if bias_k is not None and bias_v is not None:
@@ -896,8 +955,10 @@ def _mha(
         k = cat([k, bk_], 2)
         v = cat([v, bv_], 2)
         extra += 1
-    elif bias_k is not None or bias_v is not None:
-        raise AssertionError("bias_k and bias_v must both be given (or neither)")
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
     k = _static(static_k, "static_k", k, bsz, H, head_dim)
     v = _static(static_v, "static_v", v, bsz, H, head_dim)
     if add_zero_attn:
@@ -914,11 +975,23 @@ def _mha(
         if key_padding_mask is not None:
             key_padding_mask = _pad_last(key_padding_mask, extra)
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, S):
-            raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, S)}, but got {key_padding_mask.shape}"
-            )
+        for d, want in ((0, bsz), (1, S)):  # torch checks it here, padded like the keys
+            if key_padding_mask.shape[d] != want:
+                raise AssertionError(
+                    f"Expected key_padded_mask.shape[{d}] to be {want}, but got "
+                    f"{key_padding_mask.shape[d]}"
+                )
         kpm = key_padding_mask.reshape(bsz, 1, 1, S)
+    if v.shape[2] != S:  # a static_k / static_v of another length: torch's bmm, or its view
+        if need_weights:
+            raise RuntimeError(
+                "Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{bsz * H}, {S}] but got: [{bsz * H}, {v.shape[2]}]."
+            )
+        raise RuntimeError(
+            f"shape '[{bsz}, {H}, {S}, {head_dim}]' is invalid for input of size {v.numel()}"
+        )
+    if key_padding_mask is not None:
         if attn_mask is None:
             attn_mask = kpm
         elif attn_mask.dtype == kpm.dtype and kpm._data.dtype.kind == "b":
@@ -990,6 +1063,40 @@ def _check_float_mask(mask: Tensor, q: Tensor, need_weights: bool) -> None:
     raise RuntimeError(
         "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
         f"attn_mask.dtype: {mn} and  query.dtype: {qn} instead."
+    )
+
+
+def _seq_first_shape(t: Tensor, batch_first: bool):
+    """``t``'s shape as torch's functional form sees it: the module transposes a batch_first
+    input to (L, N, E) first."""
+    s = t.shape
+    return type(s)((s[1], s[0], *s[2:])) if batch_first else s
+
+
+def _mha_attn_mask_shape(attn_mask: Tensor, tgt_len: int, src_len: int, bsz: int, H: int):
+    nd = attn_mask.dim()
+    want = {2: (tgt_len, src_len), 3: (bsz * H, tgt_len, src_len)}.get(nd)
+    if want is None:
+        raise RuntimeError(f"attn_mask's dimension {nd} is not supported")
+    if tuple(attn_mask.shape) != want:
+        raise RuntimeError(
+            f"The shape of the {nd}D attn_mask is {attn_mask.shape}, but should be {want}."
+        )
+
+
+def _mha_key_batch_error(attn_mask, tgt_len, src_len, bsz, key_bsz, H, E, bias_k, bias_v):
+    """A key of another batch size than the query's: torch fails after its attn_mask check,
+    appending bias_k (cat's error) or viewing the key as (S, N * heads, head_dim)."""
+    if attn_mask is not None:
+        _mha_attn_mask_shape(attn_mask, tgt_len, src_len, bsz, H)
+    if bias_k is not None and bias_v is not None:
+        raise RuntimeError(
+            "Sizes of tensors must match except in dimension 0. Expected size "
+            f"{key_bsz} but got size {bsz} for tensor number 1 in the list."
+        )
+    raise RuntimeError(
+        f"shape '[{src_len}, {bsz * H}, {E // H}]' is invalid for input of size "
+        f"{src_len * key_bsz * E}"
     )
 
 

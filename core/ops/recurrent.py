@@ -25,12 +25,14 @@ An initial state's batch name must match the input's (an unnamed input batch dim
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
 from ..autocast import entry as _autocast_entry
 from ..kernels.fused_rnn import step_kernels
 from ..registry import OPS, broadcast_error, op
-from ..runtime import onednn_bf16
+from ..runtime import onednn_bf16, onednn_fp16
 from ..tensor import Tensor
 from .linalg import _same_dtype_mm
 from .shape import cat as _cat
@@ -406,6 +408,41 @@ def _unpack(tensors, mode, has_bias, has_proj):
     return x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr
 
 
+def _native_lstm(dt, has_proj) -> bool:
+    """Whether torch runs an LSTM of this dtype natively: float32 goes to oneDNN unless
+    projected, bfloat16 too on cpus with AVX-512 BW/VL/DQ, and float16 on cpus with AVX512-FP16
+    when grad mode is off."""
+    if has_proj or dt == "float64":
+        return True
+    if dt == "float16":
+        return _grad_state.enabled or not onednn_fp16()
+    return dt == _BF16 and not onednn_bf16()
+
+
+def lstm_cell_state(x: Tensor, c0: Tensor, w_hh: Tensor, w_hr, has_bias: bool, batch_sizes):
+    """A c0 of another dtype than a native LSTM's (the failure path of ``_rnn_layer``): torch
+    meets it only in f * c, which promotes. One it promotes to the layer's dtype is cast to it
+    (its gradient comes back in its own dtype); a wider one widens h, whose next product (the
+    projection, else the next step's h @ W_hh^T) raises mm's / addmm's dtype error. Returns
+    None where ember keeps its own error (oneDNN layers, or one step of a wider c)."""
+    dt = x.dtype
+    if w_hh.dtype != dt or c0.is_complex() or not _native_lstm(dt.np, w_hr is not None):
+        return None
+    p = _dt.promote_types(dt, c0.dtype)
+    if p == dt:
+        return c0.to(dt)
+    if w_hr is None and (x.shape[0] if batch_sizes is None else len(batch_sizes)) < 2:
+        return None
+    h, w = np.empty((0, 0), p.np), np.empty((0, 0), dt.np)
+    if w_hr is None and has_bias:
+        raise RuntimeError(
+            "mat1 and mat2 must have the same dtype, but got "
+            f"{_dt.array_scalar_name(h)} and {_dt.array_scalar_name(w)}"
+        )
+    _same_dtype_mm(h, w)
+    return None
+
+
 @op(names=_rnn_layer_names, seq=True, method=False, n_diff_out=3)
 def _rnn_layer(
     xp,
@@ -431,7 +468,7 @@ def _rnn_layer(
     dt = x.dtype
     for a in tensors:
         if a.dtype != dt:
-            if a is h0 and w_hh.dtype == dt and (mode != "LSTM" or has_proj or dt == "float64"):
+            if a is h0 and w_hh.dtype == dt and (mode != "LSTM" or _native_lstm(dt, has_proj)):
                 # torch's native layers (all but an LSTM it hands to oneDNN, whose errors depend
                 # on the cpu) meet a mismatched hidden state in the h @ W_hh^T of at::linear:
                 # addmm's check with a bias, mm's without

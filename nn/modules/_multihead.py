@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...core.ops.creation import empty
 from ...core.tensor import Tensor
 from .. import init
-from .._attention import _check_converted_masks, _mha
+from .._attention import _check_converted_masks, _check_mask_type, _mha
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
@@ -118,7 +118,10 @@ class MultiheadAttention(Module):
         ``key_padding_mask`` (N, S): True (or -inf) marks padding keys. ``attn_mask`` (L, S) or
         (N*num_heads, L, S): True (or -inf) forbids a pair. ``is_causal``: a hint that
         ``attn_mask`` is the causal mask (then it need not be read)."""
-        if key_padding_mask is not None and attn_mask is not None:
+        if key_padding_mask is not None or attn_mask is not None:
+            # torch's module checks both masks' dtypes before anything else
+            _check_mask_type(key_padding_mask, "key_padding_mask", None, "", 2)
+            _check_mask_type(attn_mask, "attn_mask", None, "", 2)
             _check_converted_masks(query, key_padding_mask, attn_mask)
         sep = not self._qkv_same_embed_dim
         return _mha(
@@ -165,7 +168,7 @@ class MultiheadAttention(Module):
         if attn_mask.dim() == 2:
             merged = attn_mask.reshape(1, 1, L, L).expand(bsz, H, L, L)
         else:
-            merged = attn_mask.reshape(bsz, H, L, L)
+            merged = attn_mask.reshape(bsz, -1, L, L)  # torch's view: its error shows the -1
         if key_padding_mask is not None:
             kpm = key_padding_mask.reshape(bsz, 1, 1, L).expand(bsz, H, L, L)
             if merged.dtype == kpm.dtype and kpm._data.dtype.kind == "b":

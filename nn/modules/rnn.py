@@ -23,6 +23,7 @@ from ...core.ops.recurrent import (
     _rnn_layer,
     gru_cell,
     lstm_cell,
+    lstm_cell_state,
     lstm_cell_states,
     rnn_relu_cell,
     rnn_tanh_cell,
@@ -73,15 +74,34 @@ def run_layers(
             ws = weights[k * per : (k + 1) * per]
             st = [s[k] for s in states]
             ins = [x, *st, *ws]
-            r = _rnn_layer(
-                ins,
-                mode=mode,
-                has_bias=has_bias,
-                has_proj=has_proj,
-                batch_sizes=batch_sizes,
-                reverse=d == 1,
-                ws=Reserve(ins) if grad_on and _any_grad(x, st, ws) else None,
-            )
+            grad = grad_on and _any_grad(x, st, ws)
+            try:
+                r = _rnn_layer(
+                    ins,
+                    mode=mode,
+                    has_bias=has_bias,
+                    has_proj=has_proj,
+                    batch_sizes=batch_sizes,
+                    reverse=d == 1,
+                    ws=Reserve(ins) if grad else None,
+                )
+            except RuntimeError:
+                c = None
+                if mode == "LSTM" and st[1].dtype != x.dtype:  # torch promotes c in f * c
+                    w_hr = ws[-1] if has_proj else None
+                    c = lstm_cell_state(x, st[1], ws[1], w_hr, has_bias, batch_sizes)
+                if c is None:
+                    raise
+                ins = [x, st[0], c, *ws]
+                r = _rnn_layer(
+                    ins,
+                    mode=mode,
+                    has_bias=has_bias,
+                    has_proj=has_proj,
+                    batch_sizes=batch_sizes,
+                    reverse=d == 1,
+                    ws=Reserve(ins) if grad else None,
+                )
             ys.append(r[0])
             for j in range(len(states)):
                 outs_h[j].append(r[1 + j])
@@ -172,7 +192,8 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
-        gate_size = _GATES[mode] * hidden_size
+        # torch's RNN takes hidden_size as it is (a bool then fails in empty(), as there)
+        gate_size = _GATES[mode] * hidden_size if _GATES[mode] > 1 else hidden_size
         self._flat_weights_names = []
         self._all_weights = []
         fk = {"device": device, "dtype": dtype}
@@ -338,7 +359,8 @@ class RNNBase(Module):
                     states = [s.unsqueeze(1) for s in states]
         # torch's checks (input dtype/dims/size, then the hidden sizes)
         self.check_forward_args(x, (states[0], states[1]) if lstm else states[0], batch_sizes)
-        if lstm and isinstance(hx, (tuple, list)) and len(hx) != 2:
+        # an unbatched call rebuilds (h, c) from hx[0] and hx[1] first, as torch's does
+        if lstm and is_batched and isinstance(hx, (tuple, list)) and len(hx) != 2:
             raise RuntimeError("lstm expects two hidden states")
         if hx is not None and sorted_i is not None:
             states = [self.permute_hidden(s, sorted_i) for s in states]

@@ -19,6 +19,7 @@ from ...core import dtype as _dt
 from ...core.autocast import state as _autocast_state
 from ...core.ops.creation import arange as _arange
 from ...core.ops.creation import full
+from ...core.ops.linalg import _same_dtype_mm
 from ...core.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -200,6 +201,16 @@ class TransformerEncoderLayer(_TransformerLayer):
         # in a cpu autocast region (which its fast-path check does not see) that output, and so
         # the layer's, has the region's dtype
         add = _add_into if _autocast_state.enabled.get("cpu") and self._fused(src) else _add
+        if is_causal and self._fused(src):
+            is_causal = False  # torch's fused inference kernel ignores the hint (it reads the mask)
+        try:
+            return self._layer(src, src_mask, src_key_padding_mask, is_causal, add)
+        except (RuntimeError, AssertionError):
+            if self._fused(src):  # that kernel meets the inputs first: its own errors
+                self._fused_checks(src, src_mask, src_key_padding_mask)
+            raise
+
+    def _layer(self, src, src_mask, src_key_padding_mask, is_causal, add) -> Tensor:
         x = src
         if self.norm_first:
             x = add(self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal), x)
@@ -208,6 +219,24 @@ class TransformerEncoderLayer(_TransformerLayer):
             x = self.norm1(add(self._sa_block(x, src_mask, src_key_padding_mask, is_causal), x))
             x = self.norm2(add(self._ff_block(x), x))
         return x
+
+    def _fused_checks(self, src: Tensor, src_mask, src_key_padding_mask) -> None:
+        """The errors of torch's fused encoder layer, in its order: merging the masks (views of
+        them), then its kernel's: the first norm (norm_first), the embedding size, the q/k/v
+        projection's dtypes, a padding mask's shape."""
+        mask, kind = self.self_attn.merge_masks(src_mask, src_key_padding_mask, src)
+        if self.norm_first:  # the kernel's first step
+            self.norm1(src)
+        E = self.self_attn.embed_dim
+        if src.shape[2] != E:
+            raise RuntimeError(
+                f"passed-in embed_dim {E} didn't match last dim of query {src.shape[2]}"
+            )
+        w = self.self_attn.in_proj_weight
+        if src.dtype != w.dtype:  # its q/k/v projection comes next
+            _same_dtype_mm(src._data, w._data)
+        if kind == 1 and tuple(mask.shape) != tuple(src.shape[:2]):
+            raise RuntimeError("For mask_type == 1 mask shape should be (B, L)")
 
     def _fused(self, src: Tensor) -> bool:
         """Whether torch runs this call through torch._transformer_encoder_layer_fwd (its

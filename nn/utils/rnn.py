@@ -8,7 +8,9 @@ on the host from the lengths), so they are differentiable and cost one op whatev
 
 from __future__ import annotations
 
+import numbers
 from collections import namedtuple
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -165,6 +167,13 @@ def _pack_index(lengths: np.ndarray, T: int, B: int, batch_first: bool):
     return batch_sizes[: int(lengths[0])], idx
 
 
+def _lengths_error(lengths, nd: int) -> RuntimeError:
+    dev = lengths.device.type if isinstance(lengths, Tensor) else "cpu"
+    return RuntimeError(
+        f"'lengths' argument should be a 1D CPU int64 tensor, but got {nd}D {dev} Long tensor"
+    )
+
+
 def pack_padded_sequence(
     input: Tensor, lengths, batch_first: bool = False, enforce_sorted: bool = True
 ) -> PackedSequence:
@@ -184,15 +193,16 @@ def pack_padded_sequence(
             # torch gathers the sorted batch before its checks: index_select's errors, or
             # (fewer lengths than sequences) only the sequences the lengths name
             input = input.index_select(bdim, sorted_indices)
-            lens, order = lens[order], None
+            lens, order = lens[order] if nd else lens, None
     if nd != 1:  # torch converts to a cpu int64 tensor, then checks its rank
-        raise RuntimeError(
-            f"'lengths' argument should be a 1D CPU int64 tensor, but got {nd}D cpu Long tensor"
-        )
+        raise _lengths_error(lengths, nd)
     if order is not None:
         lens = lens[order]
     elif enforce_sorted:
-        lens = _host_ints(lengths)
+        try:
+            lens = _host_ints(lengths)
+        except NotImplementedError:  # a meta tensor: torch's conversion keeps it there
+            raise _lengths_error(lengths, nd) from None
     B = input.size(bdim)  # torch's IndexError for a 1-D input
     T = input.size(1 - bdim)
     # torch's checks, in its order: it reads only the last length (the shortest once sorted)
@@ -232,6 +242,18 @@ def pack_padded_sequence(
     return out
 
 
+def _pad_packed_int(n) -> int:
+    """total_length as torch's binding takes an int[]-style int: a 0-d integer tensor too."""
+    if isinstance(n, Tensor) and n.dim() == 0 and not n.is_floating_point():
+        return int(n)
+    if isinstance(n, numbers.Integral):
+        return int(n)
+    raise TypeError(
+        "_pad_packed_sequence(): argument 'total_length' (position 5) must be int, not "
+        f"{type(n).__name__}"
+    )
+
+
 def pad_packed_sequence(
     sequence: PackedSequence,
     batch_first: bool = False,
@@ -239,8 +261,8 @@ def pad_packed_sequence(
     total_length: int | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Undo pack_padded_sequence: (padded batch, lengths), in the original batch order."""
+    bs = _host_ints(sequence.batch_sizes)  # torch reads the batch sizes first
     data = sequence.data
-    bs = _host_ints(sequence.batch_sizes)
     T = len(bs)
     B = int(bs[0]) if T else 0
     if total_length is not None:
@@ -249,9 +271,18 @@ def pad_packed_sequence(
                 "Expected total_length to be at least the length of the longest sequence in "
                 f"input, but got total_length={total_length} and max sequence length being {T}"
             )
+        if type(total_length) is not int:
+            total_length = _pad_packed_int(total_length)
         T_out = total_length
     else:
         T_out = T
+    if type(padding_value) not in (float, int):
+        pv = padding_value
+        if not isinstance(pv, numbers.Number) and not (isinstance(pv, Tensor) and pv.dim() == 0):
+            raise TypeError(
+                "_pad_packed_sequence(): argument 'padding_value' (position 4) must be Number, "
+                f"not {type(pv).__name__}"
+            )
     lens_sorted = (bs[None, :] > np.arange(B)[:, None]).sum(1)  # per sorted batch slot
     offsets = np.concatenate([[0], np.cumsum(bs)[:-1]]).astype(np.int64)
     N = int(bs.sum())
@@ -298,6 +329,26 @@ def _copy_shaped(s: Tensor, slot: tuple) -> Tensor:
     return s.expand(*slot)
 
 
+def _pad_sequence_args(seqs: list, batch_first, padding_value) -> None:
+    """The TypeErrors of torch's pad_sequence binding, in its argument order."""
+    for i, s in enumerate(seqs):
+        if not isinstance(s, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(s).__name__}"
+            )
+    if not isinstance(batch_first, bool):
+        raise TypeError(
+            "pad_sequence(): argument 'batch_first' (position 2) must be bool, not "
+            f"{type(batch_first).__name__}"
+        )
+    pv = padding_value
+    if not isinstance(pv, numbers.Real) and not (isinstance(pv, Tensor) and pv.dim() == 0):
+        raise TypeError(
+            "pad_sequence(): argument 'padding_value' (position 3) must be float, not "
+            f"{type(pv).__name__}"
+        )
+
+
 def pad_sequence(
     sequences,
     batch_first: bool = False,
@@ -307,14 +358,35 @@ def pad_sequence(
     """Stack sequences of different lengths (L_i, *) into (max L, B, *) (or (B, max L, *)),
     padding on the right (or the left) with ``padding_value``. Named sequences keep their
     names (their time name included); the new batch dim is unnamed."""
+    try:
+        seqs = list(sequences)
+    except TypeError:
+        if not isinstance(sequences, Iterable):
+            raise RuntimeError(  # noqa: TRY004 - torch's error type
+                "pad_sequence: Expected iterable for input sequences, but got arg of type: "
+                f"{type(sequences)}"
+            ) from None
+        raise
+    if type(batch_first) is not bool or type(padding_value) not in (float, int):
+        _pad_sequence_args(seqs, batch_first, padding_value)
+    # torch's order: its binding's argument types, the empty list, the side, the sizes
+    if not seqs:
+        raise RuntimeError("received an empty list of sequences")
     if padding_side not in ("left", "right"):
+        _pad_sequence_args(seqs, batch_first, padding_value)
         raise RuntimeError(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
         )
-    seqs = list(sequences)
-    if not seqs:
-        raise RuntimeError("received an empty list of sequences")
-    trail = tuple(seqs[0].shape[1:])
+    try:
+        trail = tuple(seqs[0].shape[1:])
+        lens = np.array([s.shape[0] for s in seqs], np.int64)
+    except (AttributeError, IndexError):
+        _pad_sequence_args(seqs, batch_first, padding_value)
+        if seqs[0].dim() == 0:
+            raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0") from None
+        for s in seqs:
+            s.size(0)  # torch's IndexError for a 0-d sequence
+        raise
     dt = seqs[0].dtype
     for i in range(1, len(seqs)):
         s = seqs[i]
@@ -322,7 +394,6 @@ def pad_sequence(
             seqs[i] = s = s.to(dt)
         if tuple(s.shape[1:]) != trail:
             seqs[i] = _copy_shaped(s, (s.shape[0],) + trail)
-    lens = np.array([s.shape[0] for s in seqs], np.int64)
     B = len(seqs)
     T = int(lens.max())
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
@@ -363,7 +434,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False)
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
     """Pack a list of sequences (L_i, *) (decreasing lengths unless ``enforce_sorted=False``)."""
     seqs = list(sequences)
-    lengths = [s.shape[0] for s in seqs]
+    lengths = [s.size(0) for s in seqs]  # torch's errors for a 0-d or non-tensor sequence
     return pack_padded_sequence(pad_sequence(seqs), lengths, enforce_sorted=enforce_sorted)
 
 
