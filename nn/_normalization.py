@@ -5,9 +5,11 @@ this file maps torch's F signatures onto them, with torch's argument checks."""
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import vmap as _vmap
+from ..core.arg_errors import int_list, invalid_arguments, type_name
 from ..core.autocast import entry as _autocast_entry
 from ..core.dtype import scalar_name
 from ..core.ops import normalization as _norm
@@ -65,10 +67,11 @@ def batch_norm(
     given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
     if training and _vmap.SLICES:
         _vmap.refuse_unbatched_stats(running_mean, running_var)
-    if eps <= 0.0 and (training or eps < 0.0):  # (one comparison when eps is valid)
-        # torch's check: a batch of equal values would divide 0 by 0
-        if training:
-            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    # torch's checks (a batch of equal values would divide 0 by 0), in its order: out of
+    # training it compares with < first (a non-number: that comparison's TypeError)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     try:
         return _norm._batch_norm(
@@ -95,14 +98,22 @@ def instance_norm(
     if use_input_stats and _vmap.SLICES:
         _vmap.refuse_unbatched_stats(running_mean, running_var)
     if use_input_stats:
-        shape = tuple(input.shape)
-        if len(shape) < 2:
-            _norm._dim1_error(len(shape))
-        if math.prod(shape[2:]) == 1:
+        shape = tuple(input.size())
+        if math.prod(shape[2:]) == 1:  # (a 0-d or 1-d input too)
             raise ValueError(
                 "Expected more than 1 spatial element when training, got input size "
                 f"torch.Size({list(shape)})"
             )
+    elif input.dim() < 2:  # torch's kernel reads dims 0 and 1, after the statistics' check
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        if not input.dim():
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        _norm._dim1_error(1)
+    if type(use_input_stats) is not bool or type(momentum) is not float or type(eps) is not float:
+        _norm._check_bn_scalars("instance_norm", use_input_stats, momentum, eps)
     try:
         out = _norm._instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
@@ -182,13 +193,47 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
-    if size == 0:  # refused by torch's average pooling (a negative size pads negatively first)
-        window = "kT: 0 kH: 1 kW: 1" if dim > 3 else "kH: 0 kW: 1"
-        raise RuntimeError(f"kernel size should be greater than zero, but got {window}")
+    if type(size) is not int or size < 1:
+        _lrn_size_check(size, dim, input.shape[1])
     # torch averages the squares with avg_pool2d (3-D inputs) or avg_pool3d, and refuses the
     # dtypes those cpu kernels lack
     ok = ("float32", "float64", "int64") + (("float16", "bfloat16") if dim == 3 else ())
     if input.dtype.name not in ok:
         kernel = "avg_pool2d" if dim == 3 else "avg_pool3d_out_frame"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input.dtype)}'")
-    return _norm.lrn(input, size, alpha, beta, k)
+    try:
+        return _norm.lrn(input, size, alpha, beta, k)
+    except TypeError:
+        # torch scales the pooled squares with the Tensor methods mul(alpha), add(k), pow(beta)
+        for fn, v in (("mul", alpha), ("add", k), ("pow", beta)):
+            if not isinstance(v, (numbers.Number, Tensor)):
+                if fn == "pow":
+                    sigs = ("(Tensor exponent)", "(Number exponent)")
+                    raise invalid_arguments(fn, (v,), {}, sigs) from None
+                raise TypeError(
+                    f"{fn}(): argument 'other' (position 1) must be Tensor, not {type_name(v)}"
+                ) from None
+        raise
+
+
+def _lrn_size_check(size, dim: int, channels: int) -> None:
+    """torch's error for a window ``size`` that is no positive int: its zero padding of
+    ``size // 2`` and ``(size - 1) // 2`` channels (negative ones crop) takes ints only, then
+    average pooling refuses a bool or non-positive window size."""
+    pad = (0, 0) * (dim - 2 if dim > 3 else 1) + (size // 2, (size - 1) // 2)
+    int_list("pad", "pad", 2, pad)
+    pool = "avg_pool3d" if dim > 3 else "avg_pool2d"
+    if isinstance(size, bool):
+        raise TypeError(
+            f"{pool}(): argument 'kernel_size' (position 2) must be tuple of ints, but found "
+            "element of type bool at pos 0"
+        )
+    if channels + pad[-2] + pad[-1] < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if size >= -1:  # (C++'s -1 / 2 is 0: the padding check passes)
+        window = f"kT: {size} kH: 1 kW: 1" if dim > 3 else f"kH: {size} kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {window}")
+    raise RuntimeError(
+        f"pad should be at most half of effective kernel size, but got pad=0, kernel_size={size} "
+        "and dilation=1"
+    )

@@ -9,15 +9,20 @@ its masks from ember's global generator of the input's device.
 from __future__ import annotations
 
 import math
+import numbers as _numbers
 import warnings
+
+import numpy as _np
 
 from ..autograd.grad_mode import _state
 from ..autograd.node import as_torch_node as _as_torch_node
 from ..core import layout as _layout
 from ..core import ops as _ops  # noqa: F401  (registers every op)
+from ..core.arg_errors import invalid_arguments as _invalid_arguments
 from ..core.arg_errors import type_name as _type_name
 from ..core.autocast import entry as _autocast_entry
 from ..core.dims import normalize_dim as _normalize_dim
+from ..core.dtype import fill_scalar as _fill_scalar
 from ..core.dtype import promote_types as _promote_types
 from ..core.dtype import scalar_name
 from ..core.meta import no_meta_kernel as _no_meta_kernel
@@ -169,21 +174,76 @@ def _float_kernel_only(input: Tensor, kernel: str, complex_ok: bool = False) -> 
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(d)}'")
 
 
+# float32's largest finite value: a limit within it needs no conversion check on the hot path
+_F32_MAX = 3.4028234663852886e38
+_I64 = _np.dtype(_np.int64)
+
+
+_F32, _F64 = _np.dtype(_np.float32), _np.dtype(_np.float64)
+
+
+def _to_scalar_type(v, npd):
+    """``v`` as torch's kernel converts it to the numpy dtype ``npd``: its overflow error for a
+    value the type cannot hold (a NaN or inf for an integer type; a complex one with an
+    imaginary part); the value as given otherwise, a complex one as its real part."""
+    _fill_scalar(v, npd)
+    return v.real if isinstance(v, complex) else v
+
+
+def _double(v):
+    """``v`` as torch's binding reads a double argument (before the input's dtype is looked at):
+    a complex one with an imaginary part refused, one without as its real part."""
+    return _to_scalar_type(v, _F64) if isinstance(v, complex) else v
+
+
+def _opmath_scalar(v, x: Tensor):
+    """``v`` as a floating kernel converts a Scalar argument to ``x``'s compute type (double for
+    float64, else float): torch's overflow error beyond float's range, or for a complex one."""
+    if not isinstance(v, complex) and -_F32_MAX < v < _F32_MAX:  # (NaN: checked, and passes)
+        return v
+    return _to_scalar_type(v, _F64 if x._data.dtype == _F64 else _F32)
+
+
+def _storage_scalar(v, x: Tensor):
+    """:func:`_opmath_scalar` for a kernel that converts to ``x``'s own dtype (half included)."""
+    npd = x._data.dtype
+    if npd.itemsize > 2 and not isinstance(v, complex) and -_F32_MAX < v < _F32_MAX:
+        return v
+    return _to_scalar_type(v, npd)
+
+
+@_tensor_input("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where input <= ``threshold``, else input."""
-    threshold = _number(threshold, "threshold", "threshold", 2)
-    value = _number(value, "threshold", "value", 3)
-    if input._data.dtype.kind in "bc":
+    fn = "threshold_" if inplace else "threshold"
+    threshold = _number(threshold, fn, "threshold", 2)
+    value = _number(value, fn, "value", 3)
+    npd = input._data.dtype
+    if npd.kind in "bc":
         _float_kernel_only(input, "threshold_cpu")
+    try:
+        lim = _F32_MAX if npd.kind == "f" and npd.itemsize > 2 else 0.0
+        fast = -lim < threshold < lim and -lim < value < lim
+    except TypeError:  # (a complex number)
+        fast = False
+    if not fast:
+        # the kernel compares in the input's opmath type (float32 for half types) and writes
+        # the value in the input's
+        opmath = _np.dtype(_np.float32) if npd.itemsize == 2 and npd.kind in "fV" else npd
+        threshold = _to_scalar_type(threshold, opmath)
+        value = _to_scalar_type(value, npd)
     if inplace:
         return input.threshold_(threshold, value)
     return _threshold(input, threshold, value)
 
 
+_threshold_f = threshold  # (threshold_'s argument of that name hides the function)
+
+
+@_tensor_input("threshold_", binding=True)
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place :func:`threshold`."""
-    threshold = _number(threshold, "threshold_", "threshold", 2)
-    return input.threshold_(threshold, _number(value, "threshold_", "value", 3))
+    return _threshold_f(input, threshold, value, True)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -212,19 +272,47 @@ def hardtanh(
         raise ValueError("min_val cannot be greater than max_val")
     min_val = _number(min_val, "hardtanh", "min_val", 2)
     max_val = _number(max_val, "hardtanh", "max_val", 3)
-    kind = input._data.dtype.kind
+    return _hardtanh_checked(input, min_val, max_val, inplace)
+
+
+def _hardtanh_checked(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
+    npd = input._data.dtype
+    kind = npd.kind
     if kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
+    try:
+        lim = _F32_MAX if kind == "f" and npd.itemsize > 2 else 0.0
+        fast = -lim < min_val < lim and -lim < max_val < lim
+    except TypeError:  # (a complex limit, which hardtanh_ alone lets through)
+        fast = False
+    if not fast:
+        min_val, max_val = _hardtanh_limits(npd, min_val, max_val)
     if inplace:
         return _inplace(input, _hardtanh, min_val, max_val)
     return _hardtanh(input, min_val, max_val)
 
 
+def _hardtanh_limits(npd, min_val, max_val) -> tuple:
+    """hardtanh's limits after torch's checked conversions to the input's type: an integer type
+    reads them as int64 first (truncated toward zero), an unsigned one refuses a negative one;
+    a floating one reads a complex limit (hardtanh_'s) as a double first."""
+    if npd.kind in "iu":
+        min_val, max_val = _fill_scalar(min_val, _I64), _fill_scalar(max_val, _I64)
+        if npd.kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    else:
+        min_val, max_val = _double(min_val), _double(max_val)
+    return _to_scalar_type(min_val, npd), _to_scalar_type(max_val, npd)
+
+
+@_tensor_input("hardtanh_", binding=True)
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In-place :func:`hardtanh`."""
-    return hardtanh(input, min_val, max_val, True)
+    """In-place :func:`hardtanh` (torch's binding: no min_val > max_val check, as clamp_)."""
+    min_val = _number(min_val, "hardtanh_", "min_val", 2)
+    max_val = _number(max_val, "hardtanh_", "max_val", 3)
+    return _hardtanh_checked(input, min_val, max_val, True)
 
 
 @_tensor_input("relu6")
@@ -253,9 +341,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, _hardswish) if inplace else _hardswish(input)
 
 
-def _elu(x: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
+def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
     _float_kernel_only(x, "elu_cpu")
-    return _act._elu(x, alpha, scale)
+    if scale != 1.0 or input_scale != 1.0:  # (elu_'s extra arguments)
+        scale, input_scale = _opmath_scalar(scale, x), _opmath_scalar(input_scale, x)
+    return _act._elu(x, _opmath_scalar(alpha, x), scale, input_scale)
 
 
 @_tensor_input("elu")
@@ -265,9 +355,15 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _inplace(input, _elu, alpha, node="EluBackward1") if inplace else _elu(input, alpha)
 
 
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place :func:`elu`."""
-    return elu(input, alpha, True)
+@_tensor_input("elu_", binding=True)
+def elu_(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
+    """In-place :func:`elu`; torch's binding also takes the scales selu and celu use."""
+    if scale == 1 and input_scale == 1:
+        return elu(input, alpha, True)
+    alpha = _number(alpha, "elu_", "alpha", 2)
+    scale = _number(scale, "elu_", "scale", 3)
+    input_scale = _number(input_scale, "elu_", "input_scale", 4)
+    return _inplace(input, _elu, alpha, scale, input_scale, node="EluBackward1")
 
 
 @_tensor_input("selu")
@@ -278,6 +374,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     return _elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
+@_tensor_input("selu_", binding=True)
 def selu_(input: Tensor) -> Tensor:
     """In-place :func:`selu`."""
     return selu(input, True)
@@ -288,18 +385,20 @@ def _celu(x: Tensor, alpha: float) -> Tensor:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _float_kernel_only(x, "elu_cpu")
+    alpha = _opmath_scalar(alpha, x)
     return _as_torch_node(_act._elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0")
 
 
 @_tensor_input("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    alpha = _number(alpha, "celu_" if inplace else "celu", "alpha", 2)
+    alpha = _double(_number(alpha, "celu_" if inplace else "celu", "alpha", 2))
     if inplace:
         return _inplace(input, _celu, alpha, node="CeluBackward1")
     return _celu(input, alpha)
 
 
+@_tensor_input("celu_", binding=True)
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`celu`."""
     return celu(input, alpha, True)
@@ -307,7 +406,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def _leaky_relu(x: Tensor, negative_slope: float) -> Tensor:
     _float_kernel_only(x, "leaky_relu_cpu")
-    return _act._leaky_relu(x, negative_slope)
+    return _act._leaky_relu(x, _opmath_scalar(negative_slope, x))
 
 
 @_tensor_input("leaky_relu")
@@ -320,6 +419,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _leaky_relu(input, negative_slope)
 
 
+@_tensor_input("leaky_relu_", binding=True)
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place :func:`leaky_relu`."""
     return leaky_relu(input, negative_slope, True)
@@ -376,6 +476,7 @@ def rrelu(
     """Randomized leaky ReLU: slopes ~ U(lower, upper) in training, their mean in eval."""
     fn = "rrelu_" if inplace else "rrelu"
     lower, upper = _number(lower, fn, "lower", 2), _number(upper, fn, "upper", 3)
+    lower, upper = _double(lower), _double(upper)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if inplace:
@@ -383,7 +484,7 @@ def rrelu(
     return _as_torch_node(_rrelu(input, lower, upper, training), "RreluWithNoiseBackward0")
 
 
-@_tensor_input("rrelu_")
+@_tensor_input("rrelu_", binding=True)
 def rrelu_(
     input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
 ) -> Tensor:
@@ -435,13 +536,13 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     lambd = _number(lambd, "hardshrink", "lambd", 2)
     _float_kernel_only(input, "hardshrink_cpu")
-    return input.hardshrink(lambd)
+    return input.hardshrink(_storage_scalar(lambd, input))
 
 
 @_tensor_input("softshrink", binding=True)
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, else 0."""
-    lambd = _number(lambd, "softshrink", "lambd", 2)
+    lambd = _double(_number(lambd, "softshrink", "lambd", 2))
     _float_kernel_only(input, "softshrink_check")
     if not 0 <= lambd <= _finfo_max(input):
         from ..core.dtype import SCALAR_NAMES
@@ -478,6 +579,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     beta = _number(beta, "softplus", "beta", 2)
     threshold = _number(threshold, "softplus", "threshold", 3)
     _float_kernel_only(input, "softplus_cpu")
+    beta, threshold = _opmath_scalar(beta, input), _opmath_scalar(threshold, input)
     return _act._softplus(input, beta, threshold)
 
 
@@ -546,7 +648,10 @@ def gumbel_softmax(
         )
     e = _gen_for(logits.device)._exponential(a.shape, a.dtype if a.dtype.kind == "f" else "float32")
     gumbels = (logits + _wrap(-_xp_log(e).astype(a.dtype))) / tau
-    y = _softmax(gumbels, dim)
+    try:
+        y = _softmax(gumbels, dim)
+    except TypeError as e:  # (torch calls the method)
+        raise _as_method_error(e) from None
     if not hard:
         return y
     index = y.max(dim, keepdim=True)[1]
@@ -798,6 +903,8 @@ def _dropout(x: Tensor, p: float, shape) -> Tensor:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes each element with probability ``p`` in training, scaling the rest by 1/(1-p)."""
     p = _check_p(p)
+    if type(training) is not bool or not isinstance(input, Tensor):  # (torch's binding checks)
+        _train_arg("dropout_" if inplace else "dropout", input, training)
     if not training or p == 0.0:
         return input
     try:
@@ -807,6 +914,18 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if 0 in shape:  # torch hands an empty input back untouched, whatever its dtype
         return input
     return _inplace(input, _dropout, p, shape) if inplace else _dropout(input, p, shape)
+
+
+def _train_arg(fn: str, input, training) -> None:
+    """torch's parser errors of the dropout bindings ``fn(input, p, train)``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}"
+        )
+    if type(training) is not bool:
+        raise TypeError(
+            f"{fn}(): argument 'train' (position 3) must be bool, not {_type_name(training)}"
+        )
 
 
 def _feature_shape(input: Tensor, batched: bool):
@@ -855,6 +974,8 @@ def _feature_dropout(input, p, training, inplace, name, spatial) -> Tensor:
     # dropout1d/3d add a batch dim to an input without one and squeeze it away after (dropout2d
     # adds none): torch's result is then that squeeze's view, in eval mode too
     squeezed = spatial != 2 and nd != hi
+    if type(training) is not bool:
+        _train_arg("feature_dropout_" if inplace else "feature_dropout", input, training)
     if not training or p == 0.0 or not input._data.size:  # (empty: untouched, as dropout)
         return input.unsqueeze(0).squeeze(0) if squeezed and not inplace else input
     _feature_rank_check(nd + 1 if squeezed else nd, p)
@@ -906,6 +1027,8 @@ def alpha_dropout(
 ) -> Tensor:
     """Dropout for SELU networks: keeps the input's mean and variance."""
     p = _check_p(p)
+    if type(training) is not bool or not isinstance(input, Tensor):
+        _train_arg("alpha_dropout_" if inplace else "alpha_dropout", input, training)
     if not training or p == 0.0:
         return input
     shape = input._data.shape
@@ -921,6 +1044,9 @@ def feature_alpha_dropout(
 ) -> Tensor:
     """Alpha dropout of whole channels (dim 1)."""
     p = _check_p(p)
+    if type(training) is not bool or not isinstance(input, Tensor):
+        fn = "feature_alpha_dropout_" if inplace else "feature_alpha_dropout"
+        _train_arg(fn, input, training)
     if not training or p == 0.0 or not input._data.size:  # (empty: untouched, as dropout)
         return input
     _feature_rank_check(input.dim(), p)
@@ -936,6 +1062,9 @@ def _renorm_rows_(weight: Tensor, idx_arr, max_norm: float, norm_type: float) ->
     whose ``norm_type``-norm exceeds ``max_norm`` (torch's embedding_renorm_)."""
     from ..core.device import array_module
 
+    if type(max_norm) is not float or type(norm_type) is not float:  # torch's parser
+        max_norm = _number(max_norm, "embedding_renorm_", "max_norm", 3, "float")
+        norm_type = _number(norm_type, "embedding_renorm_", "norm_type", 4, "float")
     _emb_ops._check_indices(None, idx_arr, None, "embedding_renorm_", 2)
     xp = array_module(weight._data)
     rows = xp.unique(idx_arr.reshape(-1))
@@ -947,15 +1076,23 @@ def _renorm_rows_(weight: Tensor, idx_arr, max_norm: float, norm_type: float) ->
             f"select(): index {int(bad[0])} out of range for tensor of size {list(w.shape)} at "
             "dimension 0"
         )
+    if rows.size and w.dtype.kind in "biu":  # (each selected row's norm refuses the dtype)
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_tname(w.dtype)} instead."
+        )
     ct = xp.float32 if w.dtype.itemsize == 2 else w.dtype  # torch's compute dtype
     sub = w[rows].astype(ct, copy=False)
     if norm_type == float("inf"):
         norms = xp.abs(sub).max(axis=1)
+    elif norm_type == 0:  # the count of nonzero entries
+        norms = (sub != 0).sum(axis=1).astype(ct)
     else:
         norms = (xp.abs(sub) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
     # torch reads the norm (of the row's dtype) out as a double and scales the row by a double
     # rounded to the row's dtype (1 / (2 + 1e-7) is not 0.5 in float32)
-    norms = norms.astype(w.dtype).astype(xp.float64)
+    rt = w.real.dtype if w.dtype.kind == "c" else w.dtype  # (a complex row's norm is real)
+    norms = norms.astype(rt).astype(xp.float64)
     big = norms > max_norm
     if bool(big.any()):
         scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype).astype(ct)
@@ -976,6 +1113,27 @@ def _padding_idx(padding_idx, n: int):
     return padding_idx
 
 
+def _bool_arg(v, fn: str, name: str, pos: int) -> None:
+    """torch's parser error for a ``bool`` argument given as anything else."""
+    if type(v) is not bool and not isinstance(v, _np.bool_):
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position {pos}) must be bool, not {_type_name(v)}"
+        )
+
+
+def _binding_args(fn: str, padding_idx, pad_pos: int, scale_grad_by_freq, sparse, sparse_pos):
+    """torch's parser checks of the arguments F.embedding / F.embedding_bag hand its binding,
+    in their order there; the padding index as an int."""
+    if type(scale_grad_by_freq) is not bool or type(sparse) is not bool:
+        if pad_pos < 4:
+            padding_idx = _number(padding_idx, fn, "padding_idx", pad_pos, "int")
+        _bool_arg(scale_grad_by_freq, fn, "scale_grad_by_freq", 4)
+        _bool_arg(sparse, fn, "sparse", sparse_pos)
+    if type(padding_idx) is not int:
+        padding_idx = _number(padding_idx, fn, "padding_idx", pad_pos, "int")
+    return padding_idx
+
+
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -990,6 +1148,7 @@ def embedding(
         pad = _padding_idx(padding_idx, weight.shape[0])
         if max_norm is not None:
             _renorm_rows_(weight, input._data, max_norm, norm_type)
+        pad = _binding_args("embedding", pad, 3, scale_grad_by_freq, sparse, 5)
         if weight.dim() != 2:
             raise RuntimeError("'weight' must be 2-D")
         return _embedding_op(
@@ -1027,15 +1186,17 @@ def embedding_bag(
             stacklevel=2,
         )
         weight, input = input, weight
-    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
         raise ValueError(
-            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not "
-            f"None, then it must have the same shape as the input ({input.shape})"
+            f"embedding_bag: If per_sample_weights (torch.Size({list(per_sample_weights.shape)}"
+            f")) is not None, then it must have the same shape as the input (torch.Size("
+            f"{list(input.shape)}))"
         )
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
         )
+    input.dim()  # (torch's first use of the input here: a list's AttributeError names dim)
     xn = input._names
     if per_sample_weights is not None and per_sample_weights._names is not None:
         # a weight per index: their names unify with the input's (add's rule, spec section 3)
@@ -1076,7 +1237,6 @@ def embedding_bag(
     elif mode not in ("sum", "mean"):
         raise ValueError("mode has to be one of sum, mean or max")
     n = weight.shape[0]
-    pad = _padding_idx(padding_idx, n)
     if max_norm is not None:  # torch renormalises before it looks at per_sample_weights
         _renorm_rows_(weight, flat._data, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
@@ -1085,6 +1245,14 @@ def embedding_bag(
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub."
         )
+    pad = -1 if padding_idx is None else padding_idx
+    pad = _binding_args("embedding_bag", pad, 9, scale_grad_by_freq, sparse, 6)
+    if not -n <= pad < n and padding_idx is not None:  # (torch's kernel: no wrap-around check)
+        raise RuntimeError(
+            f"padding_idx must be within the number of embeddings, -{n} through {n - 1}, but got "
+            f"{pad}"
+        )
+    pad = pad + n if pad < 0 and padding_idx is not None else pad
     if flat.dtype.name not in ("int64", "int32") or (
         starts is not None and offsets.dtype.name not in ("int64", "int32")
     ):
@@ -1115,9 +1283,10 @@ def embedding_bag(
         if include_last_offset and not starts.shape[0]:
             raise RuntimeError("include_last_offset: number of offset should be at least 1")
         if starts.shape[0] and int(starts[0]) != 0:
+            legacy = "Int" if offsets.dtype.name == "int32" else "Long"  # (torch prints offsets[0])
             raise RuntimeError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-                f"from position 0. However, got {int(starts[0])}"
+                f"from position 0. However, got {int(starts[0])}\n[ torch.{legacy}Tensor{{}} ]"
             )
         if starts.shape[0] and int(starts[-1]) > m:
             raise RuntimeError(
@@ -1305,7 +1474,13 @@ def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
     """input / max(||input||_p, eps) along ``dim``."""
-    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    try:
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    except TypeError:
+        if not isinstance(eps, (_numbers.Number, Tensor)):  # (torch calls the method clamp_min)
+            sigs = ("(Tensor min)", "(Number min)")
+            raise _invalid_arguments("clamp_min", (eps,), {}, sigs) from None
+        raise
     if out is not None:
         from ..core.ops.arithmetic import div
 

@@ -333,11 +333,14 @@ GENERIC = {
     F.lp_pool1d F.threshold F.threshold_ Tensor.threshold Tensor.threshold_ ember.threshold
     Tensor.moveaxis Tensor.movedim
     Tensor.repeat Tensor.select Tensor.swapaxes Tensor.swapaxes_ Tensor.swapdims
-    Tensor.swapdims_ Tensor.transpose Tensor.transpose_ ember.alpha_dropout ember.alpha_dropout_
-    ember.dropout ember.dropout_ ember.feature_alpha_dropout ember.feature_alpha_dropout_
-    ember.feature_dropout ember.feature_dropout_ ember.moveaxis ember.movedim ember.repeat
+    Tensor.swapdims_ Tensor.transpose Tensor.transpose_ ember.moveaxis ember.movedim ember.repeat
     ember.select ember.select_copy ember.swapaxes ember.swapdims ember.threshold_
     ember.transpose ember.transpose_copy
+    """,
+    "x 1 True": """
+    ember.alpha_dropout ember.alpha_dropout_ ember.dropout ember.dropout_
+    ember.feature_alpha_dropout ember.feature_alpha_dropout_ ember.feature_dropout
+    ember.feature_dropout_
     """,
     "xi": """
     F.one_hot Tensor.bitwise_not Tensor.bitwise_not_ ember.bitwise_not

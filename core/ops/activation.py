@@ -153,6 +153,8 @@ def _elu(xp, input, alpha=1.0, scale=1.0, input_scale=1.0):
     if scale != 1:
         pos *= scale
     pos += neg
+    if not -np.inf < alpha * scale < np.inf:  # (0 * inf is NaN: torch selects, it adds no 0)
+        pos = xp.where(x > 0, x * scale, pos)
     return pos.astype(input.dtype, copy=False)
 
 

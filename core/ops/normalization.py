@@ -18,11 +18,11 @@ import warnings
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from .. import layout as _layout
-from ..arg_errors import no_derivative
+from ..arg_errors import no_derivative, type_name
 from ..kernels.fused_norm import layer_norm_kernels
 from ..names import check_weight_dims, keep
 from ..registry import backward_names, op
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, number_arg
 
 __all__ = [
     "batch_norm",
@@ -534,11 +534,13 @@ def _size_str(shape) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _check_bn(input, running_mean, running_var, weight, bias, training, momentum=0.1):
+def _check_bn(input, running_mean, running_var, weight, bias, training, momentum=0.1) -> bool:
+    """torch's checks, in its order; True: an empty input, which torch hands back early."""
     shape = input._data.shape  # a plain tuple (Tensor.shape is a Size: slower to index)
+    if len(shape) < 2:
+        _bn_rank_error(shape, running_mean, running_var, weight, bias, training)
+        return True
     if training:
-        if len(shape) < 2:
-            _dim1_error(len(shape))
         prod = shape[0]
         for k in shape[2:]:
             prod *= k
@@ -547,13 +549,12 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{_size_str(shape)}"
             )
-    if momentum is None:
-        raise TypeError(
-            "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType"
-        )
+    if type(training) is not bool or type(momentum) is not float:
+        _check_bn_scalars("batch_norm", training, momentum)
     _no_stats_grad(input, running_mean, running_var)  # autograd's check: before the kernel's
-    if len(shape) < 2:
-        _dim1_error(len(shape))
+    if not input._data.size:
+        _empty_params(weight, bias)
+        return True
     _check_channel_params(shape[1], 1, weight, bias, running_mean, running_var)
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
@@ -563,10 +564,95 @@ def _check_bn(input, running_mean, running_var, weight, bias, training, momentum
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     _check_float(input, "batch_norm")
     _check_param_dtype(input, weight, bias, running_mean, running_var)
+    for t in (running_mean, running_var):  # (the kernel reads them as vectors)
+        if t is not None and t._data.ndim != 1:
+            raise RuntimeError(f"TensorAccessor expected 1 dims but tensor has {t._data.ndim}")
     if input._names is not None:
         _check_param_names(
             "batch_norm", input, "channel", 0, weight, bias, running_mean, running_var
         )
+    return False
+
+
+def _check_bn_scalars(fn: str, training, momentum, eps=1e-5) -> None:
+    """torch's parser errors for batch / instance norm's bool (position 6) and float (7, 8)
+    arguments."""
+    if type(training) is not bool:
+        name = "training" if fn == "batch_norm" else "use_input_stats"
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position 6) must be bool, not {type_name(training)}"
+        )
+    number_arg(momentum, fn, "momentum", 7, "float")
+    number_arg(eps, fn, "eps", 8, "float")
+
+
+def _bn_rank_error(shape, running_mean, running_var, weight, bias, training) -> None:
+    """torch's batch norm of a 0-d or 1-d input: F.batch_norm's batch-size check reads dim 0
+    (in training), then the kernel counts 0 channels (an empty input returns early, yet
+    selects its weight's first value)."""
+    if training:
+        shape[0]
+        if shape[0] == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_size_str(shape)}"
+            )
+    if 0 in shape:
+        _empty_params(weight, bias)
+        return
+    if not training and (running_mean is None or running_var is None):
+        which = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"{which} must be defined in evaluation mode")
+    _check_channel_params(0, 1, weight, bias, running_mean, running_var)
+    if not shape:
+        raise RuntimeError(
+            "SmallVector unable to grow. Requested capacity (18446744073709551615) is larger "
+            "than maximum value for size type (4294967295)"
+        )
+    _dim1_error(1)
+
+
+def _empty_params(weight, bias) -> None:
+    """torch's batch norm of an empty input returns early, scaled by ``weight[0]`` and shifted
+    by ``bias[0]``: an empty parameter's select error."""
+    for t in (weight, bias):
+        if t is not None and not t._data.size:
+            raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+
+
+def _empty_bn(input, weight, bias):
+    """The early return of :func:`_empty_params` (zero gradients for the parameters)."""
+    out = input * 1
+    if weight is not None:
+        out = out * weight.reshape(-1)[0]
+    if bias is not None:
+        out = out + bias.reshape(-1)[0]
+    return out
+
+
+def _empty_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats):
+    """torch's instance norm of an empty input: batch norm of the (1, N C, ...) view returns
+    early (:func:`_empty_bn`, of the parameters repeated N times); in training each repeated
+    running statistic is then viewed as (N, C) and its mean over N (NaN for N = 0) copied back."""
+    n, c = input.shape[0], input.shape[1]
+    for t in (weight, bias):
+        if t is not None and not (n and t._data.size):
+            raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+    if use_input_stats:
+        for t in (running_mean, running_var):
+            if t is not None and n * t._data.size != n * c:
+                raise RuntimeError(
+                    f"shape '[{n}, {c}]' is invalid for input of size {n * t._data.size}"
+                )
+            if t is not None and not n:  # (the (C,) mean is copied in, broadcasting)
+                if t._data.size != c and c != 1:
+                    raise RuntimeError(
+                        f"The size of tensor a ({t._data.size}) must match the size of tensor b "
+                        f"({c}) at non-singleton dimension 0"
+                    )
+                t._data[...] = math.nan
+                t._ver[0] += 1
+    return _empty_bn(input, weight, bias)
 
 
 def _dim1_error(ndim):
@@ -685,7 +771,8 @@ def _bn_eval(input, running_mean, running_var, weight, bias, eps):
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     """The shared body of torch.batch_norm and F.batch_norm; returns (out, cache)."""
-    _check_bn(input, running_mean, running_var, weight, bias, training, momentum)
+    if _check_bn(input, running_mean, running_var, weight, bias, training, momentum):
+        return _empty_bn(input, weight, bias), None
     # a channels_last input gives a channels_last output (one copy; contiguous: a flags check)
     fmt = _layout.cl_format(input)
     if not training:
@@ -925,6 +1012,8 @@ def _instance_norm(input, running_mean, running_var, weight, bias, use_input_sta
         raise RuntimeError(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
+    if not input._data.size:
+        return _empty_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats)
     _check_channel_params(c, n, weight, bias, running_mean, running_var)
     _no_stats_grad(input, running_mean, running_var)
     if not use_input_stats:
@@ -1077,8 +1166,7 @@ def rms_norm(
             f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
             f"[*{', '.join(str(k) for k in ns)}], but got input of size{_shape_str(shape)}"
         )
-    if input.numel():  # an empty input runs no kernel in torch
-        _check_float(input, "rms_norm")
+    _check_float(input, "rms_norm")
     if input._names is not None:
         _check_param_names("rms_norm", input, "normalized", len(ns), weight)
     if weight is not None and weight.dtype != input.dtype and not _RMS_WARNED:
@@ -1116,7 +1204,10 @@ def lrn(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: fl
     for j in range(size):
         sl = padded[:, j : j + c]
         acc = sl if acc is None else acc + sl
-    div = (acc * (alpha / size) + k) ** beta
+    if acc.dtype.is_floating_point:
+        div = (acc * (alpha / size) + k) ** beta
+    else:  # torch's average pooling of an integer tensor divides in integers
+        div = ((acc // size) * alpha + k) ** beta
     return input / div
 
 
