@@ -6,6 +6,8 @@ Most are other names of ember ops (``special.expit`` is ``ember.sigmoid``, ``spe
 
 from __future__ import annotations
 
+import numpy as _np
+
 from .device import array_module as _array_module
 from .ops import arithmetic as _ar
 from .ops import pointwise as _pw
@@ -118,6 +120,13 @@ for _name in (
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """torch.round, except that integer inputs are refused (torch.round copies them: its
     special_round has no integer kernel)."""
+    if type(decimals) is not int and not isinstance(decimals, (_np.integer, Tensor)):
+        from .arg_errors import type_name
+
+        # (special_round has one overload: its parser names the argument)
+        raise TypeError(
+            f"special_round(): argument 'decimals' must be int, not {type_name(decimals)}"
+        )
     if isinstance(input, Tensor) and input._data.dtype.kind in "iu" and decimals == 0:
         raise _pw._not_impl("round_vml", input._data, _array_module(input._data))
     if out is None:

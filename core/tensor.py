@@ -786,16 +786,23 @@ _TENSOR_TYPES = {v: k for k, v in _TYPE_NAMES.items()}
 def number_arg(v, fn: str, arg: str, pos: int | None = None, kind: str = "Number"):
     """A number argument as a Python number: torch takes a 0-d tensor there too, and no other
     tensor or type (its message, naming ``fn``'s argument ``arg`` at position ``pos``; ``kind``
-    "int" refuses floats and bools)."""
+    "int" refuses floats and bools, "float" a Python complex)."""
     t = type(v)
     if t is int or (t is float and kind != "int"):  # the common case, without the ABC check
         return v
     if isinstance(v, Tensor):
         if v.dim() == 0:
-            return v.item()
+            x = v.item()
+            if kind == "float" and type(x) is complex:  # torch converts it to a double
+                if x.imag:
+                    raise RuntimeError("value cannot be converted to type double without overflow")
+                return x.real
+            return x
     elif kind == "int":
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return v
+    elif kind == "float" and t is complex:  # (a numpy complex passes, as its real part)
+        pass
     elif isinstance(v, numbers.Number):  # bool, numpy scalars and complex pass torch's parser
         return v
     from .arg_errors import type_name

@@ -90,6 +90,32 @@ def _need_tensor(name: str, pos: int, arg: str, v):
         )
 
 
+def _alpha_arg(alpha, fn: str, operands=()):
+    """add/sub/rsub's ``alpha`` (not the int 1) as a Python number, as torch's parser reads it:
+    a 0-d tensor gives its value, a numpy scalar its Python number; any other type is refused
+    (rsub, given its ``operands``, lists its overloads; an in-place method names itself)."""
+    t = type(alpha)
+    if t is int or t is float or t is bool or t is complex:
+        return alpha
+    if isinstance(alpha, np.generic):
+        return _dt.numpy_scalar(alpha)
+    if isinstance(alpha, Tensor) and alpha.dim() == 0:
+        return alpha.item()
+    from ..arg_errors import tensor_method, type_name
+
+    if fn == "rsub":  # torch's parser blames the keyword under its (Number other) overload
+        got = [type_name(a) if isinstance(a, _PY_SCALARS) else "Tensor" for a in operands]
+        raise TypeError(
+            f"rsub() received an invalid combination of arguments - got ({', '.join(got)}, "
+            f"alpha={type_name(alpha)}), but expected one of:\n * {rsub.op.overloads[0]}\n"
+            f" * {rsub.op.overloads[1]}\n"
+            "      didn't match because some of the keywords were incorrect: alpha\n"
+        )
+    raise TypeError(
+        f"{tensor_method(fn) or fn}(): argument 'alpha' must be Number, not {type_name(alpha)}"
+    )
+
+
 def _check_alpha(alpha, kind, what="alpha"):
     if isinstance(alpha, bool):
         if kind != "b":
@@ -104,11 +130,15 @@ def _check_alpha(alpha, kind, what="alpha"):
         )
 
 
-def _real_value(value, a) -> None:
-    """torch converts addcmul/addcdiv's ``value`` to a floating tensor's type: a complex one
-    does not fit (the result is not promoted)."""
-    if isinstance(value, complex) and a.dtype.kind == "f":
-        raise RuntimeError(f"value cannot be converted to type {_cname(a)} without overflow")
+def _real_value(value, a):
+    """addcmul/addcdiv's ``value`` in a real result's type, as torch converts it: a complex one
+    fits only without an imaginary part (the result is not promoted)."""
+    if isinstance(value, complex) and a.dtype.kind != "c":
+        if value.imag:
+            c = _dt._SCALAR_C_NAMES.get(_FROM_NP[a.dtype].name) or _cname(a)  # (int64_t)
+            raise RuntimeError(f"value cannot be converted to type {c} without overflow")
+        return value.real
+    return value
 
 
 def _value_arg(value, fn: str):
@@ -117,7 +147,7 @@ def _value_arg(value, fn: str):
     if type(value) is int or type(value) is float:
         return value
     v = number_arg(value, fn, "value")
-    return v.item() if isinstance(v, np.generic) else v
+    return _dt.numpy_scalar(v) if isinstance(v, np.generic) else v  # (complex64: its real part)
 
 
 def _no_bool_sub(a, b):
@@ -147,6 +177,8 @@ def _where(cond, x, y):
 def add(xp, input, other, *, alpha=1):
     """out = input + alpha * other (broadcasting; names unify)."""
     if type(alpha) is not int or alpha != 1:
+        if type(alpha) is not float and type(alpha) is not int:
+            alpha = _alpha_arg(alpha, "add")
         kind = _kind(input, other)
         _check_alpha(alpha, kind)
         if kind == "b":
@@ -161,7 +193,9 @@ def _(grad, alpha):
     return grad, (grad if alpha == 1 else grad * _cj(alpha))
 
 
-def _sub_kernel(xp, a, b, alpha):
+def _sub_kernel(xp, a, b, alpha, fn="sub"):
+    if type(alpha) is not int and type(alpha) is not float:
+        alpha = _alpha_arg(alpha, fn, (b, a) if fn == "rsub" else ())
     ka, kb = getattr(a, "dtype", None), getattr(b, "dtype", None)
     if ka is None or ka is not kb or ka.kind not in "fc":
         _no_bool_sub(a, b)
@@ -203,7 +237,7 @@ def _(grad, alpha):
 @op(names=unify_inputs, tensors_only=1)
 def rsub(xp, input, other, *, alpha=1):
     """out = other - alpha * input."""
-    return _sub_kernel(xp, other, input, alpha)
+    return _sub_kernel(xp, other, input, alpha, "rsub")
 
 
 @rsub.vjp
@@ -250,6 +284,8 @@ def div(xp, input, other, *, rounding_mode=None):
         if not _same_float(input, other):
             input, other = promote_raw([input, other], floating=True)[0]
         return xp.true_divide(input, other)
+    if type(rounding_mode) is not str:
+        raise _rounding_mode_error(input, other, rounding_mode)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -258,6 +294,31 @@ def div(xp, input, other, *, rounding_mode=None):
     if not _same_float(input, other):
         input, other = promote_raw([input, other])[0]
     return _rounded_div(xp, input, other, rounding_mode)
+
+
+def _rounding_mode_error(input, other, mode) -> TypeError:
+    """torch's parser error for a rounding_mode that is no str: no overload of div (divide,
+    the methods, in place) takes the call, and it lists them."""
+    from ..arg_errors import called_as, method_signatures, tensor_method, type_name
+
+    method = tensor_method("divide") or tensor_method("div")
+    base = (method or called_as() or "div").rpartition(".")[2].rstrip("_")
+    if base not in ("div", "divide"):
+        base = "div"
+    sigs = (
+        _TENSOR_OUT,
+        "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
+        *(("(Tensor input, Number other)",) if base == "divide" else ()),
+        "(Tensor input, Number other, *, str rounding_mode)",
+    )
+    got = [type_name(a) if isinstance(a, _PY_SCALARS) else "Tensor" for a in (input, other)]
+    if method is not None:  # a method lists its signatures without the input
+        base, sigs, got = method, method_signatures(sigs), got[1:]
+    lines = "".join(f" * {s}\n" for s in sigs)
+    return TypeError(
+        f"{base}() received an invalid combination of arguments - got ({', '.join(got)}, "
+        f"rounding_mode={type_name(mode)}), but expected one of:\n{lines}"
+    )
 
 
 def _same_float(a, b) -> bool:
@@ -635,7 +696,7 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
         return r.astype(input.dtype)
     prod = xp.multiply(tensor1, tensor2)
     if type(value) is not int or value != 1:
-        _real_value(value, prod)
+        value = _real_value(value, prod)
         if isinstance(value, float) and _kind(prod) in "iub":
             value = int(value)  # torch casts value to the integer result type
         prod = prod * value
@@ -674,8 +735,9 @@ def addcdiv(xp, input, tensor1, tensor2, *, value=1):
         return r.astype(input.dtype)
     q = xp.true_divide(tensor1, tensor2)
     if type(value) is not int or value != 1:
-        _real_value(value, q)
-        _check_alpha(value, _kind(q), "value")
+        value = _real_value(value, q)
+        if type(value) is bool:  # torch takes it as 1 or 0 here (a floating result)
+            value = int(value)
         q = q * value
     return xp.add(input, q)
 
@@ -907,6 +969,11 @@ def ldexp(xp, input, other):
 def _ldexp_out(out, res, ins=()):
     """ldexp is torch's composite (a mul into out=, also in place): its own cast error."""
     if not _dt.can_cast(res.dtype, out.dtype):
+        if out.dtype.is_floating_point:  # a complex result: the mul's own check says it
+            raise RuntimeError(
+                f"result type {scalar_name(res.dtype)} can't be cast to the desired output "
+                f"type {scalar_name(out.dtype)}"
+            )
         raise RuntimeError(
             f"ldexp can't be cast to the desired output type {scalar_name(out.dtype)}"
         )
@@ -1026,6 +1093,10 @@ remainder.op.overloads = (
     "(Number self, Tensor other)",
     "(Tensor input, Number other, *, Tensor out = None)",
 )
+floor_divide.op.overloads = (_TENSOR_OUT, "(Tensor input, Number other)")
+# torch takes add(1, 2), sub, mul, div and floor_divide of two numbers (the first as a 0-d tensor)
+for _f in (add, sub, mul, div, floor_divide):
+    _f.op.number_self = True
 rsub.op.overloads = (
     "(Tensor input, Tensor other, *, Number alpha = 1)",
     "(Tensor input, Number other, Number alpha = 1)",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
-from ..arg_errors import invalid_arguments, type_name
+from ..arg_errors import called_as, invalid_arguments, type_name
 from ..device import array_module
 from ..kernels.select import select
 from ..meta import no_meta_kernel
 from ..names import as_op_error, keep, unify_inputs
 from ..registry import (
     NonStridedError,
+    _bad_input,
     _operator_dunder,
     _wrap_np,
     label_of,
@@ -23,7 +24,7 @@ from ..registry import (
 from ..registry import alias as _alias
 from ..runtime import _warn_once
 from ..tensor import Tensor
-from .arithmetic import _kind, _need_tensor, _not_impl, _real_only, _tname, promote_raw
+from .arithmetic import _kind, _not_impl, _real_only, _tname, promote_raw
 
 __all__ = [
     "allclose",
@@ -204,8 +205,11 @@ def _clamp_check(kernel, tensor_kernel, a, *bounds):
     d = a.dtype
     if d.kind == "f":  # the common case: float bounds of a float input need no promotion
         for b in bounds:
-            if type(b) not in _NUMBERS and getattr(b, "dtype", None) is not d:
-                break
+            if type(b) not in _NUMBERS:
+                if getattr(b, "dtype", None) is not d:
+                    break
+            elif not -65504.0 <= b <= 65504.0 and d.itemsize < 8:
+                break  # past float16's range: the checks below (a float64 never overflows)
         else:
             return a, *bounds
     arrays, d = promote_raw([a, *bounds])
@@ -214,6 +218,10 @@ def _clamp_check(kernel, tensor_kernel, a, *bounds):
             raise NotImplementedError(_CLAMP_COMPLEX)
         raise NotImplementedError(f"\"{tensor_kernel}\" not implemented for '{d.scalar_type}'")
     a = arrays[0]
+    if a.dtype.kind in "fV":
+        for b in bounds:
+            if type(b) in _NUMBERS:  # a float type takes no finite bound past its range
+                _dt.fill_scalar(b, a.dtype)
     if a.dtype.kind == "b" and _kind(*arrays) == "b":
         if any(hasattr(b, "dtype") for b in bounds):
             if len(bounds) == 1:
@@ -309,6 +317,11 @@ _CLAMP_SIGS = (
 for _o in (_clamp.op, _clamp_lo.op, _clamp_hi.op):
     _o.label, _o.overloads = "clamp", _CLAMP_SIGS
     _alias(_o.public, "clip")
+clamp_min.op.overloads = (
+    "(Tensor input, Tensor min, *, Tensor out = None)",
+    "(Tensor input, Number min, *, Tensor out = None)",
+)
+clamp_max.op.overloads = tuple(s.replace("min", "max") for s in clamp_min.op.overloads)
 _clamp_lo.op.name_rule = lambda node: (
     "ClampBackward1" if _is_number(node.saved_arg("min")) else "ClampBackward0"
 )
@@ -339,18 +352,78 @@ def _clamp_dispatch(input, min, max, out, inplace):
     kw = {} if out is None else {"out": out}
     if inplace and input._data.dtype.kind in "biu":
         _clamp_scalar_cast(input, min, max)
+    if (
+        min is not None
+        and max is not None
+        and (type(min) is Tensor) is not (type(max) is Tensor)
+        and (min if type(min) is Tensor else max).dim()
+    ):
+        _clamp_mixed_bounds(input, min, max, inplace)
     try:
         if max is None:
             return input.clamp_min_(min) if inplace else _clamp_lo(input, min, **kw)
         if min is None:
             return input.clamp_max_(max) if inplace else _clamp_hi(input, max, **kw)
         return input._clamp_(min, max) if inplace else _clamp(input, min, max, **kw)
-    except RuntimeError:
+    except TypeError:
+        if not inplace:
+            raise
+        # the method's own overloads (it ran clamp_min_ or clamp_max_, whose would show)
+        raise _clamp_method_error(input, min, max) from None
+    except RuntimeError as e:
         # clamp refuses a complex input before it looks at the bounds (clamp_min's and
         # clamp_max's kernels, which it runs, check the bounds' shapes and types first)
         if isinstance(input, Tensor) and input._data.dtype.kind == "c":
             raise NotImplementedError(_CLAMP_COMPLEX) from None
+        if str(e) == _CLAMP_COMPLEX and input._data.dtype.kind in "fV":
+            # clamp (not clamp_min/max) converts a number bound to a floating input's type
+            # through double: a complex one fits without an imaginary part
+            if any(type(b) is complex and b.imag for b in (min, max)):
+                raise RuntimeError(
+                    "value cannot be converted to type double without overflow"
+                ) from None
+            real = [b.real if type(b) is complex else b for b in (min, max)]
+            return _clamp_dispatch(input, *real, out, inplace)
         raise
+
+
+def _clamp_mixed_bounds(input, min, max, inplace) -> None:
+    """A tensor bound with dims next to a number: clamp's overloads take two of a kind (a 0-d
+    tensor passes as a number), so torch's parser refuses the call; else nothing."""
+    other = max if type(min) is Tensor else min
+    if isinstance(other, Tensor) or not isinstance(other, (int, float, complex, np.generic)):
+        return  # (another type: the op's own error)
+    from ..arg_errors import method_signatures, tensor_method
+
+    method = (tensor_method("clamp") or tensor_method("clip")) if not inplace else None
+    if inplace or method is not None:
+        # the method's parser marks both bounds under both of its overloads
+        if inplace:
+            method = "clip_" if (called_as() or "").endswith("clip_") else "clamp_"
+        names = f"{type_name(min)}, {type_name(max)}"
+        note = (
+            "      didn't match because some of the arguments have invalid types: "
+            f"(!{type_name(min)}!, !{type_name(max)}!)\n"
+        )
+        raise TypeError(
+            f"{method}() received an invalid combination of arguments - got ({names}), but "
+            "expected one of:\n"
+            + "".join(f" * {s}\n{note}" for s in method_signatures(_CLAMP_SIGS))
+        )
+    raise _bad_input(_clamp.op, 1, min, (input, min, max), {})
+
+
+def _clamp_method_error(input, min, max) -> TypeError:
+    """torch's parser error for ``input.clamp_(min, max)`` (``clip_``) with bounds no overload
+    takes (as spelled by position; a lone max by keyword)."""
+    from ..arg_errors import invalid_method_arguments
+
+    name = "clip_" if (called_as() or "").endswith("clip_") else "clamp_"
+    if min is None:
+        args, kw = (input,), {"max": max}
+    else:
+        args, kw = ((input, min) if max is None else (input, min, max)), {}
+    return invalid_method_arguments(name, args, kw, _CLAMP_SIGS)
 
 
 def _clamp_out(out, res, ins=()):
@@ -433,9 +506,18 @@ def _(grad, condition, needs):
     )
 
 
-def where(condition: Tensor, input=None, other=None, *, out=None):
+_ABSENT = object()  # where's operands not given (None given is refused, as by torch)
+
+
+def where(condition: Tensor, input=_ABSENT, other=_ABSENT, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (numbers allowed; differentiable in
     both). With only ``condition``: the indices of its nonzero elements, as a tuple."""
+    if input is _ABSENT or other is _ABSENT or input is None or other is None:
+        if input is _ABSENT and other is _ABSENT:
+            input = other = None
+        else:  # torch's parser: no overload takes a None (nor a lone input or other)
+            given = tuple(v for v in (condition, input, other) if v is not _ABSENT)
+            raise invalid_arguments("where", given, {}, _where.op.overloads)
     if not isinstance(condition, Tensor):
         if input is None and other is None:  # one overload takes a lone condition
             raise TypeError(
@@ -464,6 +546,21 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
                 )
         return _where(condition, input, other, out=out)
     return _where(condition, input, other)
+
+
+_WHERE_METHOD_SIGS = ("(Tensor condition, Tensor other)", "(Tensor condition, Number other)")
+
+
+def _where_method(self, condition=_ABSENT, other=_ABSENT):
+    """``self.where(condition, other)``: torch.where(condition, self, other)."""
+    if (
+        isinstance(condition, Tensor)
+        and other is not _ABSENT
+        and isinstance(other, (Tensor, int, float, complex, np.generic))
+    ):
+        return where(condition, self, other)
+    given = tuple(v for v in (condition, other) if v is not _ABSENT)
+    raise invalid_arguments("where", given, {}, _WHERE_METHOD_SIGS)
 
 
 # ---------------------------------------------------------------------- classification
@@ -524,16 +621,35 @@ for _f in (isnan, isinf, isfinite, isreal):
     _f.op.no_out = True
 
 
-@op(names=unify_inputs)
+def _close_opts(fn: str, rtol, atol, equal_nan) -> tuple:
+    """isclose/allclose's options as torch's parser reads them: rtol and atol floats (a 0-d
+    tensor or numpy number gives its value), equal_nan a bool and nothing else."""
+    from ..tensor import number_arg
+
+    rtol, atol = (
+        float(v) if isinstance(v, np.generic) else v
+        for v in (
+            number_arg(rtol, fn, "rtol", kind="float"),
+            number_arg(atol, fn, "atol", kind="float"),
+        )
+    )
+    if type(equal_nan) is not bool:
+        raise TypeError(f"{fn}(): argument 'equal_nan' must be bool, not {type_name(equal_nan)}")
+    return rtol, atol, equal_nan
+
+
+@op(names=unify_inputs, tensors_only=True)
 def isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (inf equals inf of the same sign)."""
-    _need_tensor("isclose", 2, "other", other)
+    if type(rtol) is not float or type(atol) is not float or type(equal_nan) is not bool:
+        rtol, atol, equal_nan = _close_opts("isclose", rtol, atol, equal_nan)
     if input.dtype != other.dtype:
         raise RuntimeError(f"{_tname(input)} did not match {_tname(other)}")
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    # (NaN fails too; torch prints the double as C++ does: -1, nan, 1e-05)
+    if not rtol >= 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if not atol >= 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
     close = input == other
     kind = input.dtype.kind
     if kind == "b":
@@ -552,8 +668,18 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """True when every element of input is close to other (see isclose)."""
-    _need_tensor("allclose", 1, "input", input)
-    _need_tensor("allclose", 2, "other", other)
+    if type(input) is not Tensor or type(other) is not Tensor:
+        for k, (v, what) in enumerate(((input, "input"), (other, "other"))):
+            if not isinstance(v, Tensor):
+                from ..arg_errors import tensor_method
+
+                pos = k + (k == 0 or tensor_method("allclose") is None)  # a method: after self
+                raise TypeError(
+                    f"allclose(): argument '{what}' (position {pos}) must be Tensor, not "
+                    f"{type_name(v)}"
+                )
+    if type(rtol) is not float or type(atol) is not float or type(equal_nan) is not bool:
+        rtol, atol, equal_nan = _close_opts("allclose", rtol, atol, equal_nan)
     try:
         r = isclose(input, other, rtol, atol, equal_nan)
     except RuntimeError as e:  # a name clash is allclose's (spec 4.10)
@@ -750,7 +876,7 @@ def _install():
     T.__irshift__ = _operator_dunder(T.bitwise_right_shift_, inplace=True)
     T.clamp = T.clip = clamp
     T.clamp_ = T.clip_ = clamp_
-    T.where = lambda self, condition, y: where(condition, self, y)
+    T.where = _where_method
     T.isclose = isclose
     T.allclose = allclose
     T.equal = equal
@@ -763,7 +889,7 @@ _OTHER_SIGS = (
 )
 for _f in (eq, ne, lt, le, gt, ge):
     _f.op.overloads = _OTHER_SIGS
-for _f in (bitwise_and, bitwise_or, bitwise_xor):
+for _f in (bitwise_and, bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift):
     _f.op.overloads = (_OTHER_SIGS[0], "(Number self, Tensor other)", _OTHER_SIGS[1])
 
 

@@ -305,11 +305,33 @@ def _(grad):
     return _zero_grad(grad)
 
 
+def _decimals_arg(v) -> int:
+    """round's ``decimals`` given as other than an int: a numpy integer or a 0-d integer tensor
+    gives its value; any other type is torch's parser error (the function lists its overloads,
+    the methods name the argument)."""
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, Tensor) and v.dim() == 0 and v._data.dtype.kind in "iu":
+        return int(v.item())
+    from ..arg_errors import tensor_method, type_name
+
+    method = tensor_method("round")
+    if method is not None:
+        raise TypeError(f"{method}(): argument 'decimals' must be int, not {type_name(v)}")
+    raise TypeError(
+        "round() received an invalid combination of arguments - got (Tensor, "
+        f"decimals={type_name(v)}), but expected one of:\n * (Tensor input, *, Tensor out = "
+        "None)\n * (Tensor input, *, int decimals, Tensor out = None)\n"
+    )
+
+
 @op(names=keep, inplace="round_")
 def round(xp, input, *, decimals=0):
     """Rounds half to even; ``decimals`` rounds to that many decimal places (negative: tens...)."""
     if type(decimals) is not int:
-        raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
+        decimals = _decimals_arg(decimals)
+    elif not -(2**63) <= decimals < 2**63:
+        raise ValueError("Overflow when unpacking long long")  # (torch's parser)
     k = input.dtype.kind
     if decimals == 0:
         if k == "i" or k == "u":
@@ -1078,15 +1100,31 @@ def _(grad, result):
     return _tied(g, result, node="ThresholdBackwardBackward0") if _state.enabled else g
 
 
+def _float_opt(v, arg: str):
+    """nan_to_num's ``float?`` option ``arg`` as a Python number, or torch's parser error (an
+    in-place method naming itself)."""
+    try:
+        v = number_arg(v, "nan_to_num", arg, kind="float")
+    except TypeError as e:
+        from ..arg_errors import tensor_method
+
+        if tensor_method("nan_to_num") != "nan_to_num_":
+            raise
+        raise TypeError(str(e).replace("nan_to_num()", "nan_to_num_()", 1)) from None
+    return float(v.real) if isinstance(v, np.complexfloating) else v
+
+
 @op(names=keep, inplace="nan_to_num_")
 def nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
     """Replaces NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values)."""
     # torch's parser refuses a non-number replacement first (a str was written into the data)
     nan, posinf, neginf = (
-        v if v is None or type(v) is float else number_arg(v, "nan_to_num", k, kind="float")
+        v if v is None or type(v) is float else _float_opt(v, k)
         for k, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf))
     )
+    if nan is None:  # (torch's default, spelled out)
+        nan = 0.0
     r = input.copy()
     if input.dtype.kind not in "fcV" or xp.isfinite(input).all():
         return r
