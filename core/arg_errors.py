@@ -37,6 +37,8 @@ def type_name(a) -> str:
         if isinstance(a, cls):
             return f"torch.{name}"
     t = type(a)
+    if t.__name__ == "Generator" and t.__module__.endswith("core.random"):
+        return "torch._C.Generator"  # torch's generator is a C type
     if t.__flags__ & _HEAPTYPE or t.__module__ == "builtins":
         return t.__name__
     return f"{t.__module__}.{t.__name__}"
@@ -111,6 +113,8 @@ def _why_not(sig: str, args, kwargs) -> str:
         ok = (
             typ != "Number"
             and not (typ == "int" and isinstance(v, bool))
+            # (an int[] by keyword is a sequence: one int only loose, by position)
+            and not (label and typ == "tuple of ints" and not isinstance(v, (tuple, list)))
             and _accepts(typ, v, None)
         )
         items.append(f"{label}{desc}" if ok else f"!{label}{desc}!")
@@ -156,6 +160,8 @@ def _accepts(typ: str, v, default) -> bool:
         )
     if typ == "tuple of ints":
         return is_ints(v)
+    if typ == "torch.dtype":
+        return isinstance(v, (_dt.dtype, type))
     return True
 
 
@@ -401,6 +407,26 @@ def int_list(fname: str, name: str, pos: int | None, v) -> tuple:
             if x is None:
                 raise int_list_error(fname, name, pos, v, i)
             out[i] = x
+    return tuple(out)
+
+
+def int_varargs(fname: str, name: str, sizes: tuple) -> tuple:
+    """An ``int[]`` argument ``name`` that torch's parser takes loose or as one sequence
+    (``x.resize_(2, 3)``, ``x.resize_((2, 3))``; the first of ``fname``'s positional
+    arguments) as a tuple of ints, or the parser's TypeError. For a call whose sizes are not
+    all plain ints (failure path)."""
+    if len(sizes) == 1:
+        return int_list(fname, name, 1, sizes[0])
+    out = []
+    for i, x in enumerate(sizes):
+        n = x if type(x) is int else as_int(x, i == 0)
+        if n is None:
+            if i == 0:  # no int first: the one-sequence form, given too many arguments
+                raise TypeError(
+                    f"{fname}() takes 1 positional argument but {len(sizes)} were given"
+                )
+            raise int_list_error(fname, name, None, sizes, i)
+        out.append(n)
     return tuple(out)
 
 

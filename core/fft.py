@@ -175,7 +175,7 @@ def _parse(name: str, args: tuple, kwargs: dict, out) -> dict:
             ok, want = _int_list_head(v, key), "tuple of ints"
             lists.append(key)
             if not ok and pos and isinstance(v, (tuple, list)):
-                raise _int_list_error(fname, key, 0, v[0], pos)
+                raise _int_list_error(fname, key, 0, v, pos)
         if not ok:
             where = f" (position {pos})" if pos else ""
             raise TypeError(
@@ -214,7 +214,7 @@ def _int_list(fname: str, key: str, v) -> list:
     v = v if isinstance(v, (tuple, list)) else [v]
     for i, x in enumerate(v[1:], 1):
         if not (_is_int(x) or isinstance(x, (bool, np.bool_, str if key == "dim" else ()))):
-            raise _int_list_error(fname, key, i, x)
+            raise _int_list_error(fname, key, i, v)
     return [x if isinstance(x, str) else operator.index(x) for x in v]
 
 

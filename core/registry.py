@@ -254,7 +254,8 @@ def op(
     used by the in-place variant to write straight into storage when no graph is recorded.
     tensors_only: a Python scalar input is refused (torch has no Scalar overload: logical_and);
     an int n refuses one among the first n inputs only (torch has no (Number self, ...) overload:
-    the comparisons, rsub, fmod).
+    the comparisons, rsub, fmod). (An op whose OpDef has ``number_self`` set takes numbers only,
+    the first as a 0-d tensor: add(1, 2), as torch's add, sub, mul and div do.)
     opmath_scalar: with a float16/bfloat16 tensor, a Python scalar operand is taken in float32 and
     the result rounded once, as torch's kernel does (mul, div, lerp, comparisons; add, sub, pow
     and remainder round the scalar to 16 bits first, like numpy: measured on torch 2.13).
@@ -793,6 +794,12 @@ def _make_public(od: OpDef, dunder: bool = False):
                 raise
             return r
         if first is None:  # numbers only: torch's parser refuses the first (as given)
+            if not seq and isinstance(ins[0], _SCALARS) and od.__dict__.get("number_self"):
+                # add/sub/mul/div(1, 2): torch takes the first as a 0-d tensor (ints int64,
+                # floats the default dtype)
+                from .ops.creation import tensor as _tensor
+
+                return public(_tensor(ins[0]), *args[1:], out=out, **kw)
             raise _bad_input(od, 0, ins[0] if seq else args[0], args, kw)
         if named and by_name and _by_name.on:
             r = _align_call(od, ins, opts, kw, out)
@@ -1080,9 +1087,9 @@ def _resolve_dims(od, t, opts, kw):
                 v = type(v)(_dim_by_name(od, t, x) for x in v)
             else:
                 v = _dim_list(od, t, v, opts, kw)
-        elif isinstance(v, Tensor):  # a 0-d integer tensor, as torch takes it
-            v = v.__index__()
-        elif type(v) is float:
+        elif isinstance(v, Tensor) and v._data.dtype.kind in "iu":
+            v = v.__index__()  # an integer tensor of one element, as torch takes it
+        elif type(v) is float or isinstance(v, Tensor) or (type(v) is bool and _no_bool(od, i)):
             # torch's parser refuses it; the kernels would compare or slice with it (only
             # non-int dims reach this branch: an int dim pays nothing)
             raise _dim_type_error(od, v, (t,), opts, kw) or _DimTypeError(v)
@@ -1093,6 +1100,19 @@ def _resolve_dims(od, t, opts, kw):
         else:
             kw[nm] = v
     return opts, kw
+
+
+def _no_bool(od, i: int) -> bool:
+    """Whether none of torch's signatures of ``od`` (``od.dim_overloads``) takes a bool where
+    option ``i`` stands (std(x, False) is std's unbiased): its dim refuses one (failure path).
+    An internal op (_gather) is left as it was: its caller's argument order is not its own."""
+    if od.name[0] == "_":
+        return False
+    for sig in od.__dict__.get("dim_overloads", ()):
+        params = sig[1:-1].split(", ")
+        if len(params) > od.n_in + i and params[od.n_in + i].startswith("bool "):
+            return False
+    return True
 
 
 def _dim_list(od, t, v, opts: tuple, kw: dict):

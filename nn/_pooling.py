@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..core import dtype as _dt
+from ..core.arg_errors import as_int as _as_int
+from ..core.arg_errors import int_list_error as _int_list_error
 from ..core.autocast import entry as _autocast_entry
 from ..core.names import as_op_error as _as_op_error
 from ..core.ops import pooling as _P
@@ -302,7 +304,7 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
     # torch's argument parser, then its kernel's checks
     word = "" if nd == 2 else " three"
     for what, v in (("kernel_size", kernel_size), ("output_size", output_size)):
-        _check_int_list(fn, what, v if isinstance(v, (tuple, list)) else (v,))
+        _check_int_list(fn, what, v)
     k = _fr_tuple(
         kernel_size, nd, f"{fn}: kernel_size must either be a single Int or tuple of{word} Ints"
     )
@@ -315,14 +317,20 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, random_sample
 
 
 def _check_int_list(fn: str, what: str, values) -> None:
-    """torch's argument-parser TypeError when ``values`` (an int list argument) holds no int."""
+    """torch's argument-parser TypeError when ``values`` (an int list argument, or one int)
+    holds no int (a bool past the first counts as one)."""
+    if not isinstance(values, (tuple, list)):
+        if _as_int(values, True) is None:
+            pos = {"kernel_size": 2, "output_size": 3}.get(what, 2)
+            raise _int_list_error(fn, what, pos, values)
+        return
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not hasattr(v, "__index__"):
-            raise _P._int_list_error(fn, what, i, v)
+        if _as_int(v, i == 0) is None:
+            raise _P._int_list_error(fn, what, i, values)
 
 
 def _fr_tuple(v, nd, msg):
-    v = _as_tuple(v, nd)
+    v = tuple(map(int, _as_tuple(v, nd)))  # (parsed: a bool past the first is an int)
     if len(v) != nd:
         raise RuntimeError(msg)
     return v

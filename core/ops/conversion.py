@@ -10,7 +10,7 @@ import numpy as np
 from ...autograd.grad_mode import _INFERENCE_USED, check_inference_inplace
 from ...autograd.grad_mode import _state as _grad_state
 from .. import dtype as _dt
-from ..arg_errors import invalid_arguments
+from ..arg_errors import int_varargs, invalid_arguments
 from ..device import device as _device
 from ..device import module_for, to_device
 from ..kernels.blocked import blocked
@@ -398,9 +398,13 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
 def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     """Resize in place, keeping the leading elements (new ones are zero). A tensor with named
     dims only allows resizes that keep its shape."""
+    if not size:
+        raise TypeError('resize_() missing 1 required positional arguments: "size"')
+    given = size
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+    if not all(type(s) is int for s in size):  # torch's parser (int() would truncate 2.5)
+        size = int_varargs("resize_", "size", given)
     check_resize(self, size)
     if _INFERENCE_USED[0]:
         check_inference_inplace(self)

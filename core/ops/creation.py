@@ -538,7 +538,8 @@ def _need_number(fname: str, arg: str, pos: int, v) -> None:
     tn = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
     if isinstance(v, Tensor):
         tn = "Tensor"
-    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Number, not {tn}")
+    at = "" if pos is None else f" (position {pos})"  # None: given by keyword
+    raise TypeError(f"{fname}(): argument '{arg}'{at} must be Number, not {tn}")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -757,6 +758,37 @@ ones = _factory("ones", lambda xp, s, d: xp.ones(s, d))
 empty = _factory("empty", lambda xp, s, d: xp.empty(s, d))
 
 
+_NO_ARG = object()  # full's argument not given by position
+
+
+def _full_keywords(size, fill_value, extra: tuple, kw: dict, fname: str = "full"):
+    """``fname``'s (full, new_full) ``size`` and ``fill_value`` given (or not) by keyword, with
+    the position of each for the parser's errors (None: by keyword), as torch binds them
+    (failure path)."""
+    if extra:
+        raise TypeError(f"{fname}() takes 2 positional arguments but {2 + len(extra)} were given")
+    given = [v for v in (size, fill_value) if v is not _NO_ARG]
+    lack = [k >= len(given) and n not in kw for k, n in enumerate(("size", "fill_value"))]
+    if any(lack):
+        # torch lists every parameter from the first missing one (spelled as torch does)
+        missing = ("size", "fill_value")[lack.index(True) :]
+        s = "s" if len(missing) == 1 else ""
+        listed = ", ".join(f'"{n}"' for n in missing)
+        raise TypeError(
+            f"{fname}() missing {len(missing)} required positional argument{s}: {listed}"
+        )
+    extra = next((k for k in kw if k not in ("size", "fill_value")), None)
+    if extra is not None:
+        raise TypeError(f"{fname}() got an unexpected keyword argument '{extra}'")
+    at = [1, 2]
+    for k, name in enumerate(("size", "fill_value")):
+        if name in kw:
+            if k < len(given):
+                raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+            at[k] = None
+    return kw.get("size", size), kw.get("fill_value", fill_value), tuple(at)
+
+
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         return fill_value.dtype
@@ -766,9 +798,10 @@ def _fill_dtype(fill_value):
 
 
 def full(
-    size,
-    fill_value,
-    *,
+    size=_NO_ARG,
+    fill_value=_NO_ARG,
+    /,
+    *extra,
     out=None,
     dtype=None,
     layout=None,
@@ -776,13 +809,20 @@ def full(
     requires_grad=False,
     pin_memory=False,
     names=None,
+    **kw,
 ) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
+    # positional-only: torch's parser names an argument given by keyword without its position
+    at = 1, 2
+    if kw or extra or fill_value is _NO_ARG:
+        size, fill_value, at = _full_keywords(size, fill_value, extra, kw)
     _check_out_dtype(dtype, out)
     if not isinstance(size, (tuple, list, Size)):
-        raise int_list_error("full", "size", 1, size)
+        raise int_list_error("full", "size", at[0], size)
+    if at[0] is None:
+        size = int_list("full", "size", None, size)
     shape = _size_args((tuple(size),), "full")
-    _need_number("full", "fill_value", 2, fill_value)
+    _need_number("full", "fill_value", at[1], fill_value)
     if dtype is None:
         npd = out._data.dtype if out is not None else _fill_dtype(fill_value).np
     else:
@@ -1421,8 +1461,14 @@ def _new_factory(name, fill):
         pin_memory=False,
         **kw,
     ):
-        if "size" in kw and not size:
-            size = (kw.pop("size"),)
+        if "size" in kw:
+            if size:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            given = kw.pop("size")
+            if not isinstance(given, (tuple, list)):
+                # by keyword: no position, and a sequence only (no loose int)
+                raise int_list_error(name, "size", None, given)
+            size = (int_list(name, "size", None, given),)
         if not size:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
@@ -1437,22 +1483,27 @@ def _new_factory(name, fill):
 @_vmap_like
 def _new_full(
     self,
-    size,
-    fill_value,
-    *,
+    size=_NO_ARG,
+    fill_value=_NO_ARG,
+    /,
+    *extra,
     dtype=None,
     device=None,
     requires_grad=False,
     layout=None,
     pin_memory=False,
+    **kw,
 ) -> Tensor:
+    # positional-only: torch's parser names an argument given by keyword without its position
+    at = 1, 2
+    if kw or extra or fill_value is _NO_ARG:
+        size, fill_value, at = _full_keywords(size, fill_value, extra, kw, "new_full")
     if not isinstance(size, (list, tuple, Size)):  # unlike new_zeros, size is one argument
-        raise TypeError(
-            f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
-            f"{type(size).__name__}"
-        )
+        raise int_list_error("new_full", "size", at[0], size)
+    if at[0] is None:
+        size = int_list("new_full", "size", None, size)
     shape = _size_args((tuple(size),), "new_full")
-    _need_number("new_full", "fill_value", 2, fill_value)
+    _need_number("new_full", "fill_value", at[1], fill_value)
     npd = self._data.dtype if dtype is None else _np_dtype(dtype)
     d = self.device if device is None else to_device(device)
     return _finish(_full_array(d, shape, fill_value, npd), requires_grad, None)

@@ -21,6 +21,8 @@ import numpy as np
 
 from ...autograd.grad_mode import _state as _grad_state
 from .. import layout as _layout
+from ..arg_errors import as_int as _as_int
+from ..arg_errors import int_list_error as _parser_int_list_error
 from ..kernels.fused_pool import max_pool_2x2_kernels
 from ..names import keep, unify_inputs
 from ..registry import backward_names, op
@@ -38,22 +40,15 @@ def _ints(v, nd, fn, what, style):
     """An int or a sequence of ints as an nd-tuple, with torch's messages per function family."""
     if v is None or (isinstance(v, (tuple, list)) and len(v) == 0 and what == "stride"):
         return None
-    if isinstance(v, (bool, float)):
-        pos = {"kernel_size": 2, "stride": 3, "padding": 4, "dilation": 5}[what]
-        raise TypeError(
-            f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, "
-            f"not {type(v).__name__}"
-        )
     if not isinstance(v, (tuple, list)):
-        try:
-            return (v.__index__(),) * nd
-        except AttributeError:
-            raise TypeError(
-                f"{fn}(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
-            ) from None
+        n = _as_int(v, True)  # (a numpy integer, a 0-d integer tensor)
+        if n is None:
+            pos = {"kernel_size": 2, "stride": 3, "padding": 4, "dilation": 5}[what]
+            raise _parser_int_list_error(fn, what, pos, v)
+        return (n,) * nd
     for i, x in enumerate(v):  # torch's argument parser: ints only (int() would truncate)
-        if isinstance(x, bool) or not hasattr(x, "__index__"):
-            raise _int_list_error(fn, what, i, x)
+        if _as_int(x, i == 0) is None:
+            raise _int_list_error(fn, what, i, v)
     v = tuple(int(x) for x in v)
     if style == "max1":
         if len(v) == 1:
@@ -90,21 +85,12 @@ def _ints(v, nd, fn, what, style):
     raise RuntimeError(f"{fn}: {what} must {form}")
 
 
-def _int_list_error(fn: str, what: str, i: int, x, pos: int | None = None) -> TypeError:
-    """torch's parser error for element ``i`` (``x``, no int) of the int list ``what``, the
-    ``pos``-th argument (by default that of the pooling functions' signatures)."""
-    tn = type(x).__name__
-    if i:
-        return TypeError(
-            f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} with error "
-            f'"type must be tuple of ints,but got {tn}"'
-        )
-    if pos is None:
+def _int_list_error(fn: str, what: str, i: int, v, pos: int | None = None) -> TypeError:
+    """torch's parser error for element ``i`` (no int) of the int list ``v`` given as
+    ``what``, the ``pos``-th argument (by default that of the pooling functions' signatures)."""
+    if pos is None and not i:
         pos = {"kernel_size": 2, "stride": 3, "output_size": 3, "padding": 4, "dilation": 5}[what]
-    return TypeError(
-        f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, but found element "
-        f"of type {tn} at pos 0"
-    )
+    return _parser_int_list_error(fn, what, pos, v, i)
 
 
 def _parse_lists(fn: str, items: tuple, divisor=None) -> None:
@@ -114,8 +100,8 @@ def _parse_lists(fn: str, items: tuple, divisor=None) -> None:
     for what, v in items:
         if not isinstance(v, (tuple, list)):
             _ints(v, 1, fn, what, "max")  # (a scalar: its type errors)
-        elif v and (isinstance(v[0], bool) or not hasattr(v[0], "__index__")):
-            raise _int_list_error(fn, what, 0, v[0])
+        elif v and _as_int(v[0], True) is None:
+            raise _int_list_error(fn, what, 0, v)
     if divisor is not None and (isinstance(divisor, bool) or not hasattr(divisor, "__index__")):
         raise TypeError(
             f"{fn}(): argument 'divisor_override' must be int, not {type(divisor).__name__}"
@@ -123,8 +109,8 @@ def _parse_lists(fn: str, items: tuple, divisor=None) -> None:
     for what, v in reversed(items):
         if isinstance(v, (tuple, list)):
             for i, x in enumerate(v[1:], 1):
-                if isinstance(x, bool) or not hasattr(x, "__index__"):
-                    raise _int_list_error(fn, what, i, x)
+                if _as_int(x, False) is None:  # (a bool past the first is an int)
+                    raise _int_list_error(fn, what, i, v)
 
 
 def _geometry(
@@ -1217,8 +1203,8 @@ def _check_output_sizes(fn: str, nd: int, osz: tuple) -> None:
     """torch's argument-parser error for a non-int element of an adaptive pool's output_size
     (None only where its Python code fills a dim in: beyond 1-d)."""
     for i, v in enumerate(osz):
-        if (v is not None or nd == 1) and (isinstance(v, bool) or not hasattr(v, "__index__")):
-            raise _int_list_error(fn, "output_size", i, v, pos=2)
+        if (v is not None or nd == 1) and _as_int(v, i == 0) is None:
+            raise _int_list_error(fn, "output_size", i, osz, pos=2)
 
 
 def _empty_adaptive_grad(kind: str, shape: tuple, nd: int) -> RuntimeError:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state, no_grad
 from .. import dtype as _dt
-from ..arg_errors import int_list, int_list_error, invalid_arguments
+from ..arg_errors import as_int, int_list, int_list_error, invalid_arguments, type_name
 from ..device import array_module, get_default_device, module_for, to_device
 from ..layout import like_array
 from ..names import keep, unify_inputs
@@ -227,12 +227,35 @@ def _factory_sigs(lead: str) -> tuple:
 _SIZE_SIGS = _factory_sigs("tuple of ints size")
 
 
-def _sizes(size, kw, name):
-    if "size" in kw and not size:
-        size = (kw.pop("size"),)
+def _sizes(size, kw, name, generator):
     if kw:
+        return _size_keyword(size, kw, name, generator)
+    try:
+        return _size_args(size, name)
+    except TypeError as e:
+        # torch's parser blames the size itself only when one signature takes as many
+        # arguments: several (a generator, or loose sizes) make it list them all; a later
+        # element's unpack error comes after the overload is chosen
+        if (len(size) < 2 and generator is None) or "failed to unpack" in str(e):
+            raise
+        gen = {} if generator is None else {"generator": generator}
+        raise invalid_arguments(name, size, gen, _SIZE_SIGS) from None
+
+
+def _size_keyword(size, kw, name, generator):
+    """:func:`_sizes` of a call with keywords (``size=``), as torch's parser reads it."""
+    given = kw.get("size", size)
+    gen = {} if generator is None else {"generator": generator}
+    if size and "size" in kw:
+        raise invalid_arguments(name, size, {**kw, **gen}, _SIZE_SIGS)
+    if any(k != "size" for k in kw):
         raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
-    return _size_args(size, name)
+    if not isinstance(given, (tuple, list)) or (given and as_int(given[0], True) is None):
+        # the overload check (a keyword int[] is a sequence whose first element is an int)
+        if generator is not None:
+            raise invalid_arguments(name, (), {**kw, **gen}, _SIZE_SIGS)
+        raise int_list_error(name, "size", None, given)
+    return _size_args((int_list(name, "size", None, given),), name)
 
 
 # ---------------------------------------------------------------------- rand, randn
@@ -250,7 +273,7 @@ def rand(
 ) -> Tensor:
     """Uniform samples on [0, 1) (default float dtype)."""
     _check_generator("rand", size, kw, generator, _SIZE_SIGS)
-    shape = _sizes(size, kw, "rand")
+    shape = _sizes(size, kw, "rand", generator)
     npd = _float_npd(dtype, out, "check_uniform_bounds")
     g = _gen(generator, _dev(device, out))
     arr = _complex_draw(g._uniform, shape, npd) if npd.kind == "c" else g._uniform(shape, npd)
@@ -271,7 +294,7 @@ def randn(
 ) -> Tensor:
     """Standard normal samples (complex: real and imaginary parts each of variance 1/2)."""
     _check_generator("randn", size, kw, generator, _SIZE_SIGS)
-    shape = _sizes(size, kw, "randn")
+    shape = _sizes(size, kw, "randn", generator)
     npd = _float_npd(dtype, out, "normal_kernel_cpu")
     g = _gen(generator, _dev(device, out))
     arr = (
@@ -311,14 +334,14 @@ def _check_int64(v) -> None:
         raise ValueError("Overflow when unpacking long long")
 
 
-def _randint_args(args, kw):
+def _randint_args(args, kw, generator=None):
     """(low, high, size) of randint's two signatures, or torch's TypeError for a call that
     matches neither (two positional arguments are read as ``high, size`` and checked one by
     one, as torch's parser does)."""
     if any(k not in ("low", "high", "size") for k in kw):
         raise invalid_arguments("randint", args, kw, _RANDINT_SIGS)
     named = {k: kw[k] for k in ("low", "high", "size") if k in kw}
-    if len(args) == 2 and not named:
+    if len(args) == 2 and not named and generator is None:
         high, size = args
         if not _is_int(high):
             raise TypeError(
@@ -328,21 +351,62 @@ def _randint_args(args, kw):
             raise int_list_error("randint", "size", 2, size)
         int_list("randint", "size", 2, size)
         return None, high, size
-    names = ("low", "high", "size") if len(args) + len(named) == 3 else ("high", "size")
-    vals = dict(zip(names, args))
-    if len(args) > len(names) or any(k in vals for k in named):
-        raise invalid_arguments("randint", args, named, _RANDINT_SIGS)
-    vals.update(named)
-    low, high, size = vals.get("low"), vals.get("high"), vals.get("size")
-    if (
-        high is None
-        or not isinstance(size, (tuple, list))
-        or not _is_int(high)
-        or not all(_is_int(v) or (i and isinstance(v, bool)) for i, v in enumerate(size))
-        or (low is not None and not _is_int(low))
-    ):
-        raise invalid_arguments("randint", args, named, _RANDINT_SIGS)
-    return low, high, size
+    return _randint_parse(args, named, generator)
+
+
+def _randint_parse(args, named, generator):
+    """:func:`_randint_args` past its common form, as torch's parser goes: the first signature
+    whose arguments fit (an ``int[]`` fits by its first element; the others are unpacked
+    after, with their own error), else the one signature that takes as many arguments (its
+    own error), else the list of all."""
+    gen = {} if generator is None else {"generator": generator}
+    count = len(args) + len(named) + len(gen)
+    plausible = []
+    for params in (("high", "size"), ("low", "high", "size")):
+        for with_gen in (True, False):
+            if len(params) + with_gen <= count:  # (the parser's test: its required ones)
+                plausible.append(params)
+            vals = dict(zip(params, args))
+            if len(args) > len(params) or with_gen != bool(gen) or any(k in vals for k in named):
+                continue
+            vals.update(named)
+            if len(vals) == len(params) and _randint_error(vals, args) is None:
+                int_list("randint", "size", None, vals["size"])  # a later element's unpack
+                return vals.get("low"), vals["high"], vals["size"]
+    if len(plausible) == 1:
+        vals = dict(zip(plausible[0], args))
+        lack = [p not in vals and p not in named for p in plausible[0]]
+        if any(lack):
+            missing = plausible[0][lack.index(True) :]  # (torch lists all from the first)
+            s = "s" if len(missing) == 1 else ""
+            listed = ", ".join(f'"{p}"' for p in missing)
+            raise TypeError(
+                f"randint() missing {len(missing)} required positional argument{s}: {listed}"
+            )
+        if not any(k in vals for k in named) and len(vals) + len(named) == len(plausible[0]):
+            vals.update(named)
+            err = _randint_error(vals, args)
+            if err is not None:
+                raise err
+    raise invalid_arguments("randint", args, {**named, **gen}, _RANDINT_SIGS)
+
+
+def _randint_error(vals: dict, args: tuple) -> TypeError | None:
+    """torch's parser error for the first of randint's arguments ``vals`` (by name; the
+    first ``len(args)`` given by position) of the wrong type, or None."""
+    for k, (name, v) in enumerate(vals.items()):
+        pos = k + 1 if k < len(args) else None
+        if name != "size":
+            if not _is_int(v):
+                at = "" if pos is None else f" (position {pos})"
+                return TypeError(
+                    f"randint(): argument '{name}'{at} must be int, not {type_name(v)}"
+                )
+        elif not isinstance(v, (tuple, list)):
+            return int_list_error("randint", "size", pos, v)
+        elif v and as_int(v[0], True) is None:
+            return int_list_error("randint", "size", pos, v, 0)
+    return None
 
 
 def randint(
@@ -358,7 +422,7 @@ def randint(
     **kw,
 ) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    low, high, size = _randint_args(args, kw)
+    low, high, size = _randint_args(args, kw, generator)
     _check_generator("randint", args, kw, generator, _RANDINT_SIGS)
     _check_int64(low)
     _check_int64(high)

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import dtype as _dt
+from ..arg_errors import int_varargs
 from ..device import array_module
 from ..dims import int_dim
 from ..layout import row_major
@@ -1263,8 +1264,11 @@ def _sum_to_size_names(ins, *size):
 @op(names=_sum_to_size_names)
 def sum_to_size(xp, input, *size):
     """Sum ``input`` down to ``size`` (the shape it was broadcast from)."""
+    given = size
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    if not builtins.all(type(s) is int for s in size):  # torch's parser (a float is no size)
+        size = int_varargs("sum_to_size", "size", given)
     lead = input.ndim - len(size)
     if lead < 0:
         raise RuntimeError(

@@ -20,6 +20,7 @@ from .. import layout as _layout
 from ..arg_errors import as_int as _as_int
 from ..arg_errors import int_list as _int_list
 from ..arg_errors import int_list_error as _int_list_error
+from ..arg_errors import invalid_arguments as _invalid_arguments
 from ..arg_errors import must_be_tensor as _must_be_tensor
 from ..arg_errors import tensor_method as _tensor_method
 from ..arg_errors import type_name as _type_name
@@ -84,11 +85,12 @@ _EMPTY: dict = {}
 def _shape_arg(shape) -> tuple:
     """``view(2, 3)``, ``view((2, 3))``, ``view([2, 3])`` and ``view(Size)`` -> a tuple of ints
     (TypeError for a size that is no integer: a float too)."""
-    if len(shape) == 1:
-        s = shape[0]
-        if isinstance(s, (tuple, list)):
-            return tuple(_index(x) for x in s)
-    return tuple(_index(s) for s in shape)
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = tuple(_index(s) for s in shape)
+    if out and type(shape[0]) is bool:  # a bool first picks no int[] overload (torch's parser)
+        raise TypeError("a bool is no first size")
+    return out
 
 
 def _norm(d: int, n: int) -> int:
@@ -250,7 +252,8 @@ def _view_strides(old: tuple, strides: tuple, new: tuple) -> tuple | None:
 @op(names=_reshape_names, view=True, method=False)
 def view(xp, input, *shape):
     """A view with a new shape (must be compatible with the strides; -1 infers one size)."""
-    if len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1):
+    packed = len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1)
+    if packed:
         shape = shape[0]  # view((2, 3)), view([2, 3]), view(Size); not a 0-d integer tensor
     try:
         if shape is None or (shape and min(shape) < -1):
@@ -267,25 +270,21 @@ def view(xp, input, *shape):
     except AttributeError:
         raise RuntimeError(_VIEW_ERR) from None
     except (ValueError, TypeError):
+        packed = packed and isinstance(shape, (tuple, list))  # one sequence, not view(2.5)
         if not isinstance(shape, (tuple, list)):
-            shape = (shape,)  # view(2.5)
+            shape = (shape,)
         bad = [i for i, s in enumerate(shape) if _as_int(s, i == 0) is None]
+        if not bad and any(isinstance(s, (bool, np.bool_)) for s in shape):
+            # a bool past the first size is an int to torch's unpack; numpy refuses it
+            return _VIEW.kernel(xp, input, *(_as_int(s, False) for s in shape))
         if bad and bad[0]:
             # view(2, 3.0), view((2, 3.0)): the first size chose the sizes overload, which
             # then failed to unpack a later one
             raise _int_list_error("view", "size", None, shape, bad[0]) from None
         if bad:
-            got = ", ".join(type(s).__name__ for s in shape)
-            # one argument: torch says why neither signature took it
-            why = (
-                f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
-                if len(shape) == 1
-                else ""
-            )
-            raise TypeError(
-                f"view() received an invalid combination of arguments - got ({got}), "
-                f"but expected one of:\n * (torch.dtype dtype)\n{why} * (tuple of ints size)\n{why}"
-            ) from None
+            # one argument (a sequence too): torch says why neither signature took it
+            args = (shape,) if packed else tuple(shape)
+            raise _invalid_arguments("view", args, {}, _VIEW_SIGS) from None
         try:
             _infer_shape(_shape_arg((shape,)), input.size)
         except RuntimeError as e:
@@ -339,6 +338,7 @@ def _view_dtype(xp, input, dtype=None):
 
 
 _legacy = _dt.scalar_name
+_VIEW_SIGS = ("(torch.dtype dtype)", "(tuple of ints size)")
 
 
 def _view_method(self, *shape, dtype=None, size=None):
@@ -348,6 +348,9 @@ def _view_method(self, *shape, dtype=None, size=None):
     if shape and isinstance(shape[0], (_dt.dtype, type)):
         return _view_dtype(self, shape[0])
     if size is not None:
+        if not isinstance(size, (tuple, list)) or _as_int(size[0] if size else 0, True) is None:
+            # a keyword int[] is a sequence whose first element picks the overload
+            raise _invalid_arguments("view", (), {"size": size}, _VIEW_SIGS)
         shape = (size,)
     elif not shape:  # torch's parser: neither a dtype nor sizes
         raise TypeError(
@@ -373,7 +376,12 @@ _RESHAPE_COPY = _reshape_copy.op
 def reshape(input: Tensor, *shape, **kw) -> Tensor:
     """A tensor with a new shape: a view of ``input`` when the strides allow, else a copy."""
     if kw:
-        shape = (kw.pop("shape"),) if "shape" in kw else shape
+        if "shape" in kw:
+            # by keyword: no position, and a sequence only (no loose int)
+            given = kw.pop("shape")
+            if not isinstance(given, (tuple, list)):
+                raise _int_list_error("reshape", "shape", None, given)
+            shape = (_int_list("reshape", "shape", None, given),)
     elif not shape:  # (view's kernel would take no sizes as a 0-d shape)
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     try:
@@ -503,8 +511,15 @@ def unflatten(input: Tensor, dim, sizes) -> Tensor:
     if isinstance(sizes, dict):
         pairs = list(sizes.items())
     else:
+        if sizes is None:
+            sizes = ()  # (torch reads None as no sizes)
+        elif not isinstance(sizes, (tuple, list)):
+            raise _ints_error("unflatten", "sizes", 3, sizes)  # one int is no int[] here
         sizes = list(sizes)
-        pairs = sizes if sizes and isinstance(sizes[0], (tuple, list)) else None
+        # a named shape (('C', 3), ...) pairs names with sizes; [[1], 3] is a bad size list
+        first = sizes[0] if sizes else None
+        named = isinstance(first, (tuple, list)) and first and isinstance(first[0], str)
+        pairs = sizes if named else None
     if pairs is not None:
         new_names = tuple(p[0] for p in pairs)
         sz = tuple(int(p[1]) for p in pairs)
@@ -645,7 +660,15 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
 
 def broadcast_to(input: Tensor, size) -> Tensor:
     """``input.expand(size)``."""
-    return expand(input, tuple(size))
+    try:
+        return expand(input, tuple(size))
+    except TypeError:
+        if not isinstance(input, Tensor):
+            raise
+        if not isinstance(size, (tuple, list)):  # one int is no int[] here
+            raise _ints_error("broadcast_to", "size", 2, size) from None
+        _ints_arg("broadcast_to", "size", 2, size)  # torch's parser error, named as called
+        raise
 
 
 @op(names=FALLBACK)
@@ -734,7 +757,10 @@ def _permute_names(ins, dims):
 def permute(xp, input, dims=None):
     """Reorder the dims (ints or names): a view."""
     n = input.ndim
-    dims = (dims,) if isinstance(dims, int) else dims
+    if not isinstance(dims, (tuple, list)):
+        if type(dims) is not int:  # (a dim given by name is an int by now)
+            raise DimTypeError(dims)  # the registry words torch's parser error
+        dims = (dims,)
     if len(dims) != n:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not "
@@ -767,16 +793,36 @@ _PERMUTE = permute.op
 def _permute_method(self, *dims, **kw):
     """``x.permute(*dims)`` or ``x.permute(dims)``."""
     if kw:
-        dims = (kw.pop("dims"),)
-    elif not dims:  # (x.permute(()) is a 0-D tensor's permute)
+        return _dims_keyword(self, "permute", _PERMUTE, kw)
+    if not dims:  # (x.permute(()) is a 0-D tensor's permute)
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
         err = _varargs_error("permute", "dims", dims)  # x.permute(1.0, 0): no overload takes it
         if err is not None:
             raise err
-    if len(dims) == 1 and not isinstance(dims[0], int):
-        dims = dims[0]  # one sequence (or a non-int, which the parser blames itself)
+    if len(dims) == 1 and type(dims[0]) is not int:
+        dims = _one_dims("permute", dims[0])
     return apply(_PERMUTE, (self, dims), {})
+
+
+def _one_dims(fname: str, d):
+    """``x.permute(d)``/``x.flip(d)``'s dims: one sequence (or a name), one int as torch's
+    parser takes it (a numpy integer, a 0-d integer tensor), else the parser's error."""
+    if isinstance(d, (tuple, list, str)):
+        return d
+    n = _as_int(d, True)
+    if n is None:
+        raise _int_list_error(fname, "dims", 1, d)
+    return (n,)
+
+
+def _dims_keyword(self, fname: str, od, kw: dict):
+    """``x.permute(dims=...)``/``x.flip(dims=...)``: a keyword ``int[]`` is a sequence (or,
+    here, a name), never one int."""
+    d = kw.get("dims", ())
+    if not isinstance(d, (tuple, list, str)):
+        raise _int_list_error(fname, "dims", None, d)
+    return apply(od, (self,), kw)
 
 
 def _movedim_perm(n, source, destination):
@@ -1455,15 +1501,15 @@ _FLIP = flip.op
 def _flip_method(self, *dims, **kw):
     """``x.flip(*dims)`` or ``x.flip(dims)``."""
     if kw:
-        dims = (kw.pop("dims"),)
-    elif not dims:
+        return _dims_keyword(self, "flip", _FLIP, kw)
+    if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
     elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
         err = _varargs_error("flip", "dims", dims)  # x.flip(1.0, 0): no overload takes it
         if err is not None:
             raise err
-    if len(dims) == 1 and not isinstance(dims[0], int):
-        dims = dims[0]  # one sequence (or a non-int, which the parser blames itself)
+    if len(dims) == 1 and type(dims[0]) is not int:
+        dims = _one_dims("flip", dims[0])
     return apply(_FLIP, (self, dims), {})
 
 
@@ -1861,7 +1907,11 @@ def _positions(xp, shape, strides, offset):
 def as_strided(xp, input, size=(), stride=(), storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (default: the input's own), bounds-checked against the storage like torch."""
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if not isinstance(size, (tuple, list)) or not isinstance(stride, (tuple, list)):
+        bad = ("size", 2, size) if not isinstance(size, (tuple, list)) else ("stride", 3, stride)
+        raise _ints_error("as_strided", *bad)  # one int is no int[] here
+    size = _ints_arg("as_strided", "size", 2, size)
+    stride = _ints_arg("as_strided", "stride", 3, stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
@@ -1913,7 +1963,7 @@ movedim.op.backward_name = "PermuteBackward0"
 
 # the options torch parses as ints: a str there is its TypeError (the kernels' int() met it)
 chunk.op.int_args = {"chunks": "int"}
-flip.op.int_args = {"dims": "tuple of ints"}
+flip.op.int_args = permute.op.int_args = {"dims": "tuple of ints"}
 # a dim of the wrong type (a float) matches none of torch's overloads: it lists them all
 squeeze.op.dim_overloads = (
     "(Tensor input)",
