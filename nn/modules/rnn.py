@@ -75,16 +75,15 @@ def run_layers(
             st = [s[k] for s in states]
             ins = [x, *st, *ws]
             grad = grad_on and _any_grad(x, st, ws)
+            layer_args = {
+                "mode": mode,
+                "has_bias": has_bias,
+                "has_proj": has_proj,
+                "batch_sizes": batch_sizes,
+                "reverse": d == 1,
+            }
             try:
-                r = _rnn_layer(
-                    ins,
-                    mode=mode,
-                    has_bias=has_bias,
-                    has_proj=has_proj,
-                    batch_sizes=batch_sizes,
-                    reverse=d == 1,
-                    ws=Reserve(ins) if grad else None,
-                )
+                r = _rnn_layer(ins, ws=Reserve(ins) if grad else None, **layer_args)
             except RuntimeError:
                 c = None
                 if mode == "LSTM" and st[1].dtype != x.dtype:  # torch promotes c in f * c
@@ -93,15 +92,7 @@ def run_layers(
                 if c is None:
                     raise
                 ins = [x, st[0], c, *ws]
-                r = _rnn_layer(
-                    ins,
-                    mode=mode,
-                    has_bias=has_bias,
-                    has_proj=has_proj,
-                    batch_sizes=batch_sizes,
-                    reverse=d == 1,
-                    ws=Reserve(ins) if grad else None,
-                )
+                r = _rnn_layer(ins, ws=Reserve(ins) if grad else None, **layer_args)
             ys.append(r[0])
             for j in range(len(states)):
                 outs_h[j].append(r[1 + j])
