@@ -275,15 +275,35 @@ def tensor_input(fn: str, *names: str, binding: bool = False):
     return deco
 
 
+def keyword_numbering(f):
+    """Decorator for a function whose checks number every argument as if passed by position:
+    an error about one passed by keyword is worded as torch's parser words it."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except TypeError as e:
+            if kwargs:
+                _unnumber_keyword(e, kwargs)
+            raise
+
+    return wrapper
+
+
 def _unnumber_keyword(e: Exception, kwargs: dict) -> None:
-    """Drop `` (position k)`` from a parser error ``e`` about an argument passed by keyword."""
+    """Drop `` (position k)`` from a parser error ``e`` about an argument passed by keyword (an
+    ``int[]`` one whose first element is no int is then blamed as a whole, see
+    :func:`int_list_error`)."""
     text = str(e)
-    for name in kwargs:
+    for name, value in kwargs.items():
         head = f"argument '{name}' (position "
         at = text.find(head)
         if at >= 0:
-            end = text.index(")", at + len(head))
-            e.args = (f"{text[:at]}argument '{name}'{text[end + 1 :]}",)
+            rest = text[text.index(")", at + len(head)) + 1 :]
+            if rest.startswith(" must be tuple of ints, but found element"):
+                rest = f" must be tuple of ints, not {type_name(value)}"
+            e.args = (f"{text[:at]}argument '{name}'{rest}",)
             return
 
 

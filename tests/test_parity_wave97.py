@@ -490,3 +490,43 @@ def test_pool_int_lists(case, elem):
         return call(T, T.ones(shape), v)
 
     assert _outcome(run, ember) == _outcome(run, torch)
+
+
+# convolution's int[] options through the same parser: a bool, a float tensor or a numpy
+# float is no size (conv{n}d lists its overloads; conv_transpose{n}d, with one, names the
+# argument); a numpy integer or an integer tensor is one
+CONV_OPTS = {
+    "bool": lambda T: True,
+    "bool_first": lambda T: (True, 1),
+    "bool_second": lambda T: (1, True),
+    "np_int": lambda T: np.int64(1),
+    "np_float_second": lambda T: (1, np.float64(1)),
+    "int_tensor": lambda T: T.tensor(1),
+    "float_tensor_first": lambda T: (T.tensor(1.0), 1),
+    "float_tensor_second": lambda T: (1, T.tensor(1.0)),
+    "tensor_list": lambda T: T.tensor([1, 1]),
+    "ndarray": lambda T: np.array([1, 1]),
+}
+
+
+@pytest.mark.parametrize("opt", sorted(CONV_OPTS))
+@pytest.mark.parametrize(
+    "fn, name, by_keyword",
+    [
+        ("conv2d", "stride", True),
+        ("conv2d", "padding", True),
+        ("conv2d", "dilation", False),
+        ("conv_transpose2d", "stride", True),  # no position; a bad first element: "not tuple"
+        ("conv_transpose2d", "stride", False),
+        ("conv_transpose2d", "output_padding", True),
+    ],
+)
+def test_conv_int_lists(fn, name, by_keyword, opt):
+    def call(T):
+        x, w, v = T.ones(1, 1, 5, 5), T.ones(1, 1, 3, 3), CONV_OPTS[opt](T)
+        f = getattr(T.nn.functional, fn)
+        if by_keyword:
+            return f(x, w, **{name: v})
+        return f(x, w, None, *((1,) * ("stride", "padding", "dilation").index(name)), v)
+
+    assert _outcome(call, ember) == _outcome(call, torch)

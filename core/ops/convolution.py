@@ -43,7 +43,16 @@ from itertools import product
 from ...autograd.grad_mode import _state as _grad_state
 from ...autograd.node import as_torch_node
 from .. import layout as _layout
-from ..arg_errors import invalid_arguments, must_be_tensor, overloaded, type_name
+from ..arg_errors import (
+    as_int,
+    int_list,
+    int_list_error,
+    invalid_arguments,
+    keyword_numbering,
+    must_be_tensor,
+    overloaded,
+    type_name,
+)
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import normalize_dim
@@ -638,34 +647,17 @@ _POSITIONS = {"stride": 4, "padding": 5, "output_padding": 6, "dilation": 6}
 
 def _tuple(v, nd: int, what: str, fn: str | None = None):
     fn = fn or f"conv{nd}d"
-    if isinstance(v, int) and not isinstance(v, bool):
+    if type(v) is int:
         return (v,) * nd
-    try:
-        items = tuple(v)
-    except TypeError:
-        try:  # a numpy integer or an integer tensor is one size, as an int
-            return (operator.index(v),) * nd
-        except TypeError:
-            pass
-        raise TypeError(
-            f"{fn}(): argument '{what}' must be tuple of ints, not {type(v).__name__}"
-        ) from None
-    for i, x in enumerate(items):
-        # an int-like element only (bools and integer tensors are): a float or a string is no
-        # size, where int() would truncate or parse it
-        if not hasattr(x, "__index__"):
-            tn = type(x).__name__
-            if i:
-                raise TypeError(
-                    f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} with "
-                    f'error "type must be tuple of ints,but got {tn}"'
-                )
-            pos = 8 if what == "dilation" and fn.startswith("conv_transpose") else _POSITIONS[what]
-            raise TypeError(
-                f"{fn}(): argument '{what}' (position {pos}) must be tuple of ints, but found "
-                f"element of type {tn} at pos 0"
-            )
-    t = tuple(int(x) for x in items)
+    if not isinstance(v, (tuple, list)):
+        x = as_int(v, True)  # a numpy integer or an integer tensor is one size, as an int
+        if x is not None:
+            return (x,) * nd
+    # numbered as passed by position (conv_transpose{n}d's keyword_numbering rewords a keyword's)
+    pos = 8 if what == "dilation" and fn.startswith("conv_transpose") else _POSITIONS[what]
+    if not isinstance(v, (tuple, list)):
+        raise int_list_error(fn, what, pos, v)
+    t = int_list(fn, what, pos, v)
     if len(t) == 1:
         return t * nd
     if len(t) != nd:
@@ -697,7 +689,8 @@ _CONV_SIGS = (
 
 
 def _int_like(v) -> bool:
-    return hasattr(v, "__index__")
+    """An int as torch's parser takes one (a numpy integer, an integer tensor; no bool)."""
+    return type(v) is int or as_int(v, True) is not None
 
 
 def _conv_args_parse(args, kwargs) -> bool:
@@ -1278,6 +1271,7 @@ def _convt_fn(nd):
 
 
 @_autocast_entry
+@keyword_numbering
 def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
@@ -1288,6 +1282,7 @@ def conv_transpose1d(
 
 
 @_autocast_entry
+@keyword_numbering
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
@@ -1298,6 +1293,7 @@ def conv_transpose2d(
 
 
 @_autocast_entry
+@keyword_numbering
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ) -> Tensor:
