@@ -59,6 +59,10 @@ __all__ = [
 
 DEFAULT_PROTOCOL = 2  # torch.serialization's; ember's own pickles use the highest protocol
 _PICKLE_MAGIC = b"EMBERPK1"
+# save(..., _use_new_zipfile_serialization=False): the same formats, marked so that loading them
+# with mmap=True fails as torch's legacy files do
+_PICKLE_MAGIC_LEGACY = b"EMBERPL1"
+_META_LEGACY = "ember.legacy"
 _MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 _META_STRUCT = "ember.structure"
 _META_NAMES = "ember.names"
@@ -136,10 +140,11 @@ def _bad(f, problem: str) -> RuntimeError:
 
 
 @contextlib.contextmanager
-def _atomic_writer(f):
+def _atomic_writer(f, errors: str | None = None):
     """Yield a binary file to write. For a path: a temp file in the same folder that replaces the
     destination only once it is completely written and fsynced (the old file is untouched on any
-    error or crash)."""
+    error or crash). ``errors``: whose errors a bad path gets: torch.save's zip writer's ('zip'),
+    those of the open(f, 'wb') of its legacy format ('open'), else ember's."""
     if not isinstance(f, (str, os.PathLike)):
         if not hasattr(f, "write"):  # before anything is pickled (torch's check)
             raise AttributeError(
@@ -149,11 +154,24 @@ def _atomic_writer(f):
         if hasattr(f, "flush"):
             f.flush()
         return
-    parent = os.path.dirname(os.fspath(f))
+    name = os.fspath(f)
+    zip_errors = errors == "zip"
+    if zip_errors and not os.path.basename(name):  # '' or a trailing '/': checked first
+        raise RuntimeError(f"[enforce fail at inline_container.cc:720] . invalid file name: {name}")
+    parent = os.path.dirname(name)
+    if errors == "open" and (
+        not os.path.basename(name) or (parent and not os.path.isdir(parent)) or os.path.isdir(name)
+    ):
+        open(name, "ab").close()  # fails, with open's own error ("ab": no harm if it did not)
     if parent and not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")  # torch's check
-    path = os.path.realpath(os.fspath(f))  # through a symlink: the link stays, its target changes
+    path = os.path.realpath(name)  # through a symlink: the link stays, its target changes
     if os.path.exists(path) and not os.path.isfile(path):
+        if zip_errors and os.path.isdir(path):
+            raise RuntimeError(
+                "[enforce fail at inline_container.cc:747] . open file failed with strerror: "
+                "Is a directory"
+            )
         with open(path, "wb") as out:  # a device or FIFO (/dev/null): written, never replaced
             yield out
         return
@@ -206,8 +224,9 @@ def _write_safetensors(out, entries: list, metadata: dict[str, str] | None) -> N
         off += a.nbytes
     hb = json.dumps(header, separators=(",", ":")).encode()
     hb += b" " * (-len(hb) % 8)  # like safetensors: the data starts 8-byte aligned
-    out.write(struct.pack("<Q", len(hb)))
-    out.write(hb)
+    # memoryviews, as torch writes: a text-mode file's TypeError then reads as torch's
+    out.write(memoryview(struct.pack("<Q", len(hb))))
+    out.write(memoryview(hb))
     for _, a in entries:
         if a.nbytes:
             out.write(a.reshape(-1).view(np.uint8).data)
@@ -463,6 +482,25 @@ class _Encoder:
         raise _SafeUnsupported
 
 
+_MIXED_DTYPES = (
+    "Cannot save multiple tensors or storages that view the same data as different types"
+)
+
+
+def _mixed_dtypes(tensors) -> bool:
+    """Whether two of ``tensors`` view one memory (one base) as different dtypes (x and
+    x.view(int32)): torch refuses to save that, its storages having one dtype each."""
+    dtypes: dict[int, Any] = {}
+    keep = []  # the bases stay alive: their ids stay unique
+    for t in tensors:
+        base = t._extra.get("base") if t._extra else None
+        base = t if base is None else base
+        keep.append(base)
+        if dtypes.setdefault(id(base), t.dtype) != t.dtype:
+            return True
+    return False
+
+
 def _mem_key(t: Tensor) -> tuple:
     """(pointer, shape, strides, dtype, device): equal for tensors showing the same elements."""
     a = t._data
@@ -660,15 +698,34 @@ def _restore(t: Tensor, location) -> Tensor:
     that is no str fails in ``re.match`` with torch's TypeError."""
     if location == "cpu":
         return t
-    if (
-        location == "meta"
-        or re.match("(cuda|xpu|hpu|mtia)(:|[0-9]|$)", location)
-        or location.startswith("mps")
-    ):
+    if location == "meta" or re.match("cuda(:|[0-9]|$)", location):
         return _to(t, location)
+    if location.startswith("mps") or re.match("(xpu|hpu|mtia)(:|[0-9]|$)", location):
+        raise RuntimeError(_absent_backend(location))
     raise RuntimeError(
         "don't know how to restore data location of torch.storage.UntypedStorage "
         f"(tagged with {location})"
+    )
+
+
+def _absent_backend(location: str) -> str:
+    """torch's text for a tag of a backend it knows but this build lacks (as a cpu build)."""
+    if location.startswith("mps"):
+        return "torch.UntypedStorage(): Storage device not recognized: mps"
+    cpu_advice = (
+        "If you are running on a CPU-only machine, please use torch.load with "
+        "map_location=torch.device('cpu') to map your storages to the CPU."
+    )
+    if location.startswith("hpu"):
+        return f"The HPU device module is not registered. {cpu_advice}"
+    kind = location[:4] if location.startswith("mtia") else location[:3]
+    if not re.fullmatch(f"{kind}(:(0|[1-9][0-9]*))?", location):
+        return f"Invalid device string: '{location}'"
+    if location == "mtia":
+        return "Cannot execute getCurrentDevice() without MTIA backend."
+    return (
+        f"Attempting to deserialize object on a {kind.upper()} device but "
+        f"torch.{kind}.is_available() is False. {cpu_advice}"
     )
 
 
@@ -862,6 +919,8 @@ class _Pickler(pickle.Pickler):
 def _pickle_bytes(obj) -> tuple[bytes, list]:
     probe = _Pickler(io.BytesIO())
     probe.dump(obj)  # probe.seen keeps its tensors alive: no id is reused by the second pass
+    if _mixed_dtypes(probe.seen.values()):
+        raise RuntimeError(_MIXED_DTYPES)
     keys: dict[tuple, int] = {}  # memory -> pending key
     pending, key_of = [], {}
     for oid, t in probe.seen.items():
@@ -936,10 +995,28 @@ class _Unpickler(pickle.Unpickler):
         return t
 
 
+_BLOCKED_MODULES = ("os", "posix", "nt", "sys")  # the modules torch's weights_only load blocks
+_WO_LEAD = (
+    "Weights only load failed. In PyTorch 2.6, we changed the default value of the "
+    "`weights_only` argument in `torch.load` from `False` to `True`. Re-running `torch.load` "
+    "with `weights_only` set to `False` will likely succeed, but it can result in arbitrary code "
+    "execution. Do it only if you got the file from a trusted source."
+)
+_WO_TAIL = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
+    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
 def _weights_only_message(module, name) -> str:
     """torch.load's message for a global outside the weights_only allowlist (word for word:
     ``import ember as torch`` makes its advice work as written)."""
     full = name if module == "builtins" else f"{module}.{name}"
+    if module in _BLOCKED_MODULES:  # torch names these modules outright, with no advice
+        return (
+            f"{_WO_LEAD}\n\n\nTrying to load unsupported GLOBAL {module}.{name} whose module "
+            f"{module} is blocked.{_WO_TAIL}"
+        )
     return (
         "Weights only load failed. This file can still be loaded, to do so you have two options, "
         "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) In "
@@ -957,10 +1034,10 @@ def _weights_only_message(module, name) -> str:
     )
 
 
-def _write_pickle(out, obj) -> None:
+def _write_pickle(out, obj, magic: bytes = _PICKLE_MAGIC) -> None:
     blob, arrays = _pickle_bytes(obj)
     # layout: magic, pickle length, pickle, table (count, then nbytes per array), raw data
-    out.write(_PICKLE_MAGIC)
+    out.write(memoryview(magic))  # a memoryview, as in _write_safetensors
     out.write(struct.pack("<QQ", len(blob), len(arrays)))
     out.write(blob)
     out.write(struct.pack(f"<{len(arrays)}Q", *(a.nbytes for a in arrays)))
@@ -1046,20 +1123,29 @@ def save(
     global _SAFE_TENSOR_TYPES
     if not _SAFE_TENSOR_TYPES:
         _SAFE_TENSOR_TYPES = _safe_tensor_types()
+    if pickle_module is not None:
+        pickle_module.__name__  # noqa: B018  (torch reads it before anything: its AttributeError)
     enc = _Encoder()
     try:
         struct_node = enc.enc(obj, "")
+        mixed = _mixed_dtypes(t for _, t in enc.pending)
         entries = enc.finish()
     except _SafeUnsupported:
         struct_node = None
-    with _atomic_writer(f) as out:
+    with _atomic_writer(f, "zip" if _use_new_zipfile_serialization else "open") as out:
         # torch makes its pickler once f is checked: a bad protocol fails here, nothing written
         (pickle_module or pickle).Pickler(io.BytesIO(), protocol=pickle_protocol)
+        if struct_node is not None and mixed:
+            raise RuntimeError(_MIXED_DTYPES)
         if struct_node is None:
-            _write_pickle(out, obj)
+            _write_pickle(
+                out, obj, _PICKLE_MAGIC if _use_new_zipfile_serialization else _PICKLE_MAGIC_LEGACY
+            )
         else:
             names = _named_entries(struct_node)
             meta = {"format": "pt", _META_STRUCT: json.dumps(struct_node)}
+            if not _use_new_zipfile_serialization:
+                meta[_META_LEGACY] = "1"
             if names:
                 meta[_META_NAMES] = json.dumps(names)
             _write_safetensors(out, entries, meta)
@@ -1125,7 +1211,7 @@ def get_unsafe_globals_in_checkpoint(f) -> list[str]:
         with open(f, "rb") as fh:
             data = fh.read()
     allowed = set(_default_safe()) | set(_user_globals())
-    if data[:8] == _PICKLE_MAGIC and len(data) >= 24:
+    if data[:8] in (_PICKLE_MAGIC, _PICKLE_MAGIC_LEGACY) and len(data) >= 24:
         nblob = struct.unpack("<Q", data[8:16])[0]
         blob = data[24 : 24 + nblob]
     elif data[:2] == b"PK":
@@ -1153,6 +1239,72 @@ def get_unsafe_globals_in_checkpoint(f) -> list[str]:
         if (module, name) not in allowed and full not in out:
             out.append(full)
     return out
+
+
+class _InertUnpickler(pickle.Unpickler):
+    """Reads a file of no known format as torch does (as a legacy checkpoint's leading pickle)
+    for its errors; imports nothing but weights_only's allowed globals (torch's own load would
+    import anything, without weights_only)."""
+
+    def __init__(self, file, weights_only: bool):
+        super().__init__(file)
+        self.weights_only = weights_only
+
+    def find_class(self, module, name):
+        if (module, name) in _default_safe():
+            raise _Refused(None)  # torch would go on, to find no magic number
+        if self.weights_only:  # torch's refusal, word for word
+            try:
+                _allowed_global({}, module, name)
+            except pickle.UnpicklingError as e:
+                raise _Refused(e) from None
+            raise _Refused(None)
+        raise pickle.UnpicklingError(f"ember.load: not a checkpoint (it names {module}.{name})")
+
+
+class _Refused(Exception):
+    """The unpickling stopped at a global: weights_only's error for it, or None (allowed)."""
+
+
+def _not_a_checkpoint(fh, head: bytes, weights_only: bool) -> Exception:
+    """torch's error for a file of no checkpoint format: EOFError for an empty one, else what its
+    unpickler meets in the bytes (torch's weights_only unpickler wraps it in its own message), or
+    a bad magic number when they do unpickle."""
+    if not head:
+        return EOFError("" if weights_only else "Ran out of input")
+    if weights_only and head[:1] == b"\x80" and head[2:3] == b"\x95":
+        inner = "Unsupported operand 149"  # protocol 4+: torch's unpickler has no FRAME
+    else:
+        try:
+            _InertUnpickler(fh, weights_only).load()
+        except _Refused as r:
+            return r.args[0] or RuntimeError("Invalid magic number; corrupt file?")
+        except Exception as e:  # noqa: BLE001  (what the bytes make pickle raise: torch's error)
+            if not weights_only:
+                return e
+            inner = str(e)
+            m = re.fullmatch(r"invalid load key, '(.*)'\.", inner, re.DOTALL)
+            if m and isinstance(e, pickle.UnpicklingError):  # torch's words: an unknown opcode
+                inner = f"Unsupported operand {ord(m.group(1).encode().decode('unicode_escape'))}"
+            m = re.fullmatch(r"Memo value not found at index (\d+)", inner)
+            if m:  # torch's unpickler looks its memo up as a dict
+                return KeyError(int(m.group(1)))
+        else:
+            return RuntimeError("Invalid magic number; corrupt file?")
+    return pickle.UnpicklingError(
+        f"{_WO_LEAD}\nPlease file an issue with the following so that we can make "
+        "`weights_only=True` compatible with your use case: WeightsUnpickler error: "
+        f"\n\n{inner}{_WO_TAIL}"
+    )
+
+
+def _mmap_legacy_error(f) -> RuntimeError:
+    f_name = f"{f}, " if isinstance(f, str) else ""
+    return RuntimeError(
+        "mmap can only be used with files saved with "
+        f"`torch.save({f_name}_use_new_zipfile_serialization=True), "
+        "please torch.save your checkpoint with this option in order to use mmap."
+    )
 
 
 def _check_pickle_load_args(kwargs: dict, weights_only: bool) -> None:
@@ -1199,6 +1351,9 @@ def load(
         weights_only = pickle_module is None  # an explicit pickle module means a trusted file
     elif weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_module is not None:  # torch reads these first (their AttributeErrors), uses neither
+        pickle_module.__name__  # noqa: B018
+        pickle_module.Unpickler  # noqa: B018
     if pickle_load_args:
         _check_pickle_load_args(pickle_load_args, weights_only)
     is_path = isinstance(f, (str, os.PathLike))
@@ -1219,7 +1374,9 @@ def load(
         head = fh.read(32)
         magic = head[:8]
         fh.seek(start)
-        if magic == _PICKLE_MAGIC:
+        if magic == _PICKLE_MAGIC or magic == _PICKLE_MAGIC_LEGACY:
+            if mmap and magic == _PICKLE_MAGIC_LEGACY:
+                raise _mmap_legacy_error(f)
             fh.seek(start + 8)
             try:
                 size = os.fstat(fh.fileno()).st_size - start
@@ -1227,7 +1384,7 @@ def load(
                 size = fh.seek(0, 2) - start
                 fh.seek(start + 8)
             return _read_pickle(f, fh, size, place, weights_only, bool(mmap))
-        if magic[:2] == b"PK":  # a torch.save checkpoint (mmap: ignored, storages are read)
+        if magic[:4] == b"PK\x03\x04":  # torch.save's zip (mmap: ignored, storages are read)
             from .torch_zip import load_torch_zip
 
             return load_torch_zip(f, fh, place, weights_only)
@@ -1235,14 +1392,13 @@ def load(
 
         if is_torch_legacy(head):  # torch.save(..., _use_new_zipfile_serialization=False)
             if mmap:  # its storages are interleaved with pickles: nothing to map (torch's error)
-                f_name = f"{f}, " if isinstance(f, str) else ""
-                raise RuntimeError(
-                    "mmap can only be used with files saved with "
-                    f"`torch.save({f_name}_use_new_zipfile_serialization=True), "
-                    "please torch.save your checkpoint with this option in order to use mmap."
-                )
+                raise _mmap_legacy_error(f)
             return load_torch_legacy(f, fh, place, weights_only)
+        if head[8:9] != b"{":  # no safetensors header: torch's errors for it
+            raise _not_a_checkpoint(fh, head, weights_only)
         meta, arrays = _read_safetensors(fh if not is_path else f, bool(mmap))
+        if mmap and meta.get(_META_LEGACY):
+            raise _mmap_legacy_error(f)
     finally:
         if is_path:
             fh.close()

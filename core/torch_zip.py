@@ -373,17 +373,50 @@ def _rebuild_sparse_tensor(layout, data):
     raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
 
 
+def _zip_reader_error(fh, what=None) -> RuntimeError:
+    """torch's error for a zip it cannot read (a truncated checkpoint, mostly): too short for an
+    end record (22 bytes) is "not a ZIP archive", else the central directory is missing."""
+    if what is None:
+        try:
+            fh.seek(0, 2)
+            short = fh.tell() < 22
+        except (OSError, ValueError, AttributeError):
+            short = False
+        what = "reading zip archive: " + (
+            "not a ZIP archive" if short else "failed finding central directory"
+        )
+    return RuntimeError(
+        f"PytorchStreamReader failed {what}. This is an internal miniz "
+        "error. If you are seeing this error, there is a high likelihood that your checkpoint "
+        "file is corrupted. This can happen if the checkpoint was not saved properly, was "
+        "transferred incorrectly, or the file was modified after saving."
+    )
+
+
 def load_torch_zip(f, fh, place, weights_only: bool):
     """Load the ``torch.save`` zip checkpoint open as ``fh`` (``f``: its path or file object, for
     messages); ``place``: serialization's map_location placer."""
     try:
         zf = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise _bad(f, f"a truncated or corrupt zip archive ({e})") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        raise _zip_reader_error(fh) from None
     with zf:
-        pkls = [n for n in zf.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
-        if not pkls:
-            raise _bad(f, "a zip archive without a data.pkl entry (not a torch checkpoint)")
+        names = zf.namelist()
+        pkls = [n for n in names if n == "data.pkl" or n.endswith("/data.pkl")]
+        if not pkls:  # torch's texts for a zip that is no checkpoint
+            top = next((n for n in names if "/" not in n), None)
+            if top is not None:
+                raise RuntimeError(
+                    "[enforce fail at inline_container.cc:180] . file in archive is not in a "
+                    f"subdirectory: {top}"
+                )
+            if not names or names[0].split("/")[0] + "/version" not in names:
+                raise RuntimeError(
+                    'Expected hasRecord("version") to be true, but got false.  (Could this error '
+                    "message be improved?  If so, please report an enhancement request to "
+                    "PyTorch.)"
+                )
+            raise _zip_reader_error(fh, "locating file data.pkl: file not found")
         prefix = pkls[0][: -len("data.pkl")]
         try:
             order = zf.read(prefix + "byteorder").decode().strip()

@@ -366,12 +366,11 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(FileNotFoundError, match="No such file or directory: '.*missing.pt'"):
         ember.load(tmp_path / "missing.pt")
     cases = [
+        # (files with no safetensors header, too short or of text, get torch's errors: wave 98)
         (raw[:-10], r"bad\.pt.*truncated"),
-        (raw[:5], r"bad\.pt.*too short"),
         (struct.pack("<Q", 20) + b"{not json!!!" + b"\0" * 50, r"bad\.pt.*corrupt header"),
-        (b"hello world, this is a text file\n" * 3, r"bad\.pt.*header claims"),
         (struct.pack("<Q", 2**62) + b"{}", r"bad\.pt.*header claims"),
-        (b"PK\x03\x04" + b"\0" * 40, r"bad\.pt.*zip file"),
+        (b"PK\x03\x04" + b"\0" * 40, "PytorchStreamReader failed reading zip archive"),
     ]
     big = {"x": {"dtype": "F32", "shape": [10**6, 10**6], "data_offsets": [0, 4 * 10**12]}}
     hb = json.dumps(big).encode()
@@ -395,10 +394,10 @@ def test_bad_inputs(tmp_path):
         for mm in (False, True):
             with pytest.raises(RuntimeError, match=msg):
                 ember.load(p, mmap=mm)
-    # an empty file: torch raises EOFError (weights_only or not); ember's says what is wrong
+    # an empty file: torch's EOFError, its texts (compared with torch's in wave 98)
     p = _corrupt(tmp_path, b"")
     for wo in (True, False):
-        with pytest.raises(EOFError, match=r"bad\.pt.*too short \(0 bytes\)"):
+        with pytest.raises(EOFError, match="^$" if wo else "^Ran out of input$"):
             ember.load(p, weights_only=wo)
     with pytest.raises(EOFError):
         ember.load(io.BytesIO(b""))

@@ -211,7 +211,7 @@ def test_malicious_pickle_refused(tmp_path, monkeypatch):
         pickle.UnpicklingError, match=r"(?s)Weights only load failed.*GLOBAL posix.system"
     ):
         ember.load(p)
-    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+    with pytest.raises(pickle.UnpicklingError, match="whose module posix is blocked"):
         ember.load(p, weights_only=None)
     assert not (tmp_path / "PWNED_BY_CHECKPOINT").exists()
     # torch globals ember has no counterpart for are refused, even with weights_only=False
@@ -249,10 +249,10 @@ def test_truncated_and_corrupt(tmp_path):
     for i, data in enumerate((raw[: len(raw) // 2], raw[:-30], b"PK\x03\x04" + b"\0" * 40)):
         q = tmp_path / f"bad{i}.pt"
         q.write_bytes(data)
-        with pytest.raises(RuntimeError, match=rf"bad{i}\.pt.*(truncated|corrupt|zip)"):
+        with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading zip archive"):
             ember.load(q)
     q = tmp_path / "nopkl.pt"
     with zipfile.ZipFile(q, "w") as z:
         z.writestr("archive/version", "3\n")
-    with pytest.raises(RuntimeError, match="without a data.pkl"):
+    with pytest.raises(RuntimeError, match="failed locating file data.pkl"):
         ember.load(q)
