@@ -14,8 +14,10 @@ from .grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
@@ -48,4 +50,5 @@ __all__ = [
     "profiler_util",
     "set_detect_anomaly",
     "set_grad_enabled",
+    "set_multithreading_enabled",
 ]

@@ -6,6 +6,7 @@ input's dtype and stamps the input's names on them, so ``w.grad.names == w.names
 
 from __future__ import annotations
 
+import operator
 import warnings
 import weakref
 
@@ -849,6 +850,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if t._grad_fn is not None:
                 _register_nonleaf_target(t)
     grads = _make_root_grads(tensors, grad_tensors, "backward")
+    if type(retain_graph) is not bool or type(create_graph) is not bool:
+        _engine_flags(retain_graph, create_graph)
     if create_graph and not _CYCLE_WARNED[0]:
         _CYCLE_WARNED[0] = True  # torch warns once per process
         warnings.warn(
@@ -868,6 +871,19 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(tensors, grads, retain_graph, create_graph, only=only)
     finally:
         PARTIAL[0] -= 1
+
+
+def _engine_flags(*flags) -> None:
+    """torch's engine binding reads its flags (retain_graph, create_graph, allow_unused) as C
+    unsigned bytes: anything with ``__index__`` in 0..255, else CPython's own errors."""
+    for v in flags:
+        if type(v) is bool:
+            continue
+        i = operator.index(v)  # "'str' object cannot be interpreted as an integer"
+        if i < 0:
+            raise OverflowError("unsigned byte integer is less than minimum")
+        if i > 255:
+            raise OverflowError("unsigned byte integer is greater than maximum")
 
 
 def _register_nonleaf_target(t) -> None:
@@ -921,13 +937,19 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     grad_outputs = _as_tuple(grad_outputs)
+    # the binding's flag errors come after the gradients' checks, before the engine's own
+    flagged = not (type(retain_graph) is type(create_graph) is type(allow_unused) is bool)
     if is_grads_batched:
+        if flagged:
+            _engine_flags(retain_graph, create_graph, allow_unused)
         _check_differentiated(inputs)
         return _grad_batched(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
             materialize_grads,
         )  # fmt: skip
     grads = _make_root_grads(outputs, grad_outputs, "grad")
+    if flagged:
+        _engine_flags(retain_graph, create_graph, allow_unused)
     _check_differentiated(inputs)  # after the outputs' checks, as in torch
     # the same tensor (or edge) twice: one capture slot
     uniq = list({_capture_key(t): t for t in inputs}.values())
@@ -948,7 +970,7 @@ def grad(
             if materialize_grads:
                 from ..core.ops.creation import zeros_like
 
-                res[i] = zeros_like(inputs[i])
+                res[i] = zeros_like(inputs[i], requires_grad=bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have "
@@ -1056,8 +1078,10 @@ _SCALAR_TYPE = {
 def check_grad_assignment(t, g):
     """``t.grad = g``: same shape, dtype and device; names unify (an unnamed g takes t's names)."""
     if not isinstance(g, _tm.Tensor):
+        from ..core.arg_errors import type_name  # CPython's tp_name: numpy.ndarray
+
         raise TypeError(
-            f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
+            f"assigned grad expected to be a Tensor or None but got grad of type {type_name(g)}"
         )
     if g is t:
         raise RuntimeError("can't assign Variable as its own grad")

@@ -70,7 +70,9 @@ class dual_level:
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A tensor equal to ``tensor`` whose forward derivative is ``tangent`` (same shape)."""
-    if not _LEVEL:
+    if level is None:
+        level = len(_LEVEL) - 1
+    if level < 0:  # (a str level: Python's own TypeError, as in torch)
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
@@ -82,6 +84,19 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: torch.{tangent.dtype.name}"
+        )
+    _level_arg("_make_dual", level)
+    if level != 0:  # torch has one level, 0
+        raise RuntimeError("Invalid level given to _make_dual")
+    if not _LEVEL:
+        raise RuntimeError(
+            "Trying to access a forward AD level with an invalid index. This index was either not "
+            "created or is already deleted."
+        )
+    if any(d is tensor for d, _ in _LEVEL[-1]):
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            "same level 0 is not supported."
         )
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
@@ -97,6 +112,12 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         dual.requires_grad_(True)
     _LEVEL[-1].append((dual, tangent))
     return dual
+
+
+def _level_arg(fname: str, level) -> None:
+    """The binding's ``level``: an int (a bool or a float is refused)."""
+    if type(level) is not int and (isinstance(level, bool) or not hasattr(level, "__index__")):
+        raise TypeError(f"{fname}(): argument 'level' must be int, not {type(level).__name__}")
 
 
 def _named_tangent(tensor: Tensor, tangent: Tensor) -> Tensor:
@@ -117,7 +138,20 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     from .function import JVP_TRICK
     from .functional import double_backward_jvp
 
-    duals = _LEVEL[-1] if _LEVEL else []
+    if level is None:
+        level = len(_LEVEL) - 1
+    if level < 0:  # no level: anything comes back as it is
+        return UnpackedDualTensor(tensor, None)
+    if not isinstance(tensor, Tensor):
+        from ..core.arg_errors import type_name
+
+        raise TypeError(
+            f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {type_name(tensor)}"
+        )
+    _level_arg("_unpack_dual", level)
+    duals = _LEVEL[-1] if _LEVEL and level == 0 else []
+    if level != 0 and _LEVEL and any(d is tensor for d, _ in _LEVEL[-1]):
+        raise RuntimeError("Invalid level given to _fw_primal")  # only level 0 holds tangents
     keep = any(d._grad_fn is not None for d, _ in duals)  # a primal requires grad: stay in graph
     primal = tensor if keep else tensor.detach()
     for d, t in duals:

@@ -65,7 +65,12 @@ class FunctionCtx:
     def set_materialize_grads(self, value: bool) -> None:
         """Whether backward receives zero tensors (True, the default) or None for outputs that got
         no gradient."""
-        self.materialize_grads = bool(value)
+        if type(value) is not bool:  # torch's binding: a bool only (numpy's too is refused)
+            raise TypeError(
+                "set_materialize_grads received an invalid combination of arguments - got (), "
+                "but expected (bool)"
+            )
+        self.materialize_grads = value
 
 
 class _Ctx(FunctionCtx):
@@ -391,6 +396,8 @@ class Function:
         finally:
             _state.enabled = prev
         if not recording:
+            if ctx.non_differentiable or ctx.dirty_tensors:
+                _check_marked(ctx)
             if ctx.dirty_tensors:
                 _check_dirty_returned(ctx, out)
             return _alias_returned_inputs(out, args, ctx)
@@ -425,6 +432,19 @@ def _bind_old_style(cls, args: tuple, kwargs: dict) -> tuple:
             raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
         out.append(kwargs[names[i]])
     return tuple(out)
+
+
+def _check_marked(ctx) -> None:
+    """torch's refusal of a non-tensor given to mark_non_differentiable or mark_dirty (checked in
+    that order; its texts end where they would name the argument)."""
+    for t in ctx.non_differentiable or ():
+        if not isinstance(t, _Tensor):
+            raise RuntimeError(  # noqa: TRY004  (torch's error type)
+                "mark_non_differentiable only accepts variable arguments, but got "
+            )
+    for t in ctx.dirty_tensors or ():
+        if not isinstance(t, _Tensor):
+            raise RuntimeError("mark_dirty can only accept variables, but argument ")  # noqa: TRY004
 
 
 def _check_dirty_returned(ctx, outs) -> None:
@@ -586,6 +606,16 @@ def _record(cls, ctx, args, edges, out):
                     f"{i} is of type {type(t).__name__}"
                 )
     in_ids = {id(a): a for a in args if isinstance(a, _Tensor)}
+    if nondiff or dirty:
+        _check_marked(ctx)
+        for d in dirty:
+            if id(d) not in in_ids:
+                warnings.warn(
+                    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                    "that have been mutated should be passed to ctx.mark_dirty().",
+                    UserWarning,
+                    stacklevel=3,
+                )
     node = Node(_op_of(cls), edges, [], None, None)
     node.ctx = ctx
     ctx._node = weakref.ref(node)

@@ -162,6 +162,8 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         if v is not None:
             _, vs = _as_tuple(v, "v", "vjp")
             _check_v(vs, outs, is_out_tuple)
+            if not outs:  # torch indexes the first output
+                raise IndexError("tuple index out of range")
         else:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError(
@@ -221,12 +223,24 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         is_out_tuple, outs = _check_outputs(func(*ins), "jvp")
         _strict_outputs(outs, strict, "jvp")
         res = double_backward_jvp(outs, ins, vs, create_graph, strict)
+        if not outs:  # torch indexes the first output (after its strict check)
+            raise IndexError("tuple index out of range")
         res = _fill_zeros(res, outs, strict, create_graph, "back_trick")
     finally:
         _state.enabled = prev
     return _unpack(_finish(outs, create_graph), is_out_tuple), _unpack(
         _finish(res, create_graph), is_out_tuple
     )
+
+
+def _empty_outputs(outs, vectorize: bool) -> None:
+    """torch's reverse-mode jacobian on no output elements at all: its errors."""
+    if not outs:
+        if vectorize:
+            raise AssertionError("Expected at least one tensor")
+        raise IndexError("tuple index out of range")
+    if vectorize and not any(o._data.size for o in outs):
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
 
 
 def _stack_rows(rows, shape):
@@ -301,13 +315,18 @@ def jacobian(
     try:
         is_in_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _prepare_inputs(ins, create_graph)
-        is_out_tuple, outs = _check_outputs(func(*ins), "jacobian")
+        if strategy == "forward-mode":  # torch's forward-mode check names no function
+            is_out_tuple, outs = _as_tuple(func(*ins), "outputs", None)
+        else:
+            is_out_tuple, outs = _check_outputs(func(*ins), "jacobian")
         _strict_outputs(outs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError(
                 "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
                 "not supported together. Please either set `strict=False` or `vectorize=False`."
             )
+        if strategy == "reverse-mode":
+            _empty_outputs(outs, vectorize)
         jac = []
         for oi, o in enumerate(outs):
             if not vectorize and o.requires_grad and o._data.dtype.kind == "c":
@@ -347,7 +366,9 @@ def jacobian(
             per_in = []
             for i, x in enumerate(ins):
                 shape = tuple(o.shape) + tuple(x.shape)
-                if n == 0:
+                if n == 0:  # (vectorized only: torch's loop stacks no rows)
+                    if not vectorize:
+                        raise RuntimeError("stack expects a non-empty TensorList")
                     j = _tm._wrap(x._data.reshape(-1)[:0].reshape(shape))
                 else:
                     j = _stack_rows(rows[i], shape)

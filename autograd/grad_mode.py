@@ -194,6 +194,47 @@ class set_grad_enabled(_Mode):
         _set_grad(self.mode)
 
 
+_MULTITHREADING = [True]  # process-wide, as torch's engine flag is
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether the engine may run backward on worker threads (a recorded flag: ember's engine
+    always runs on the calling thread)."""
+    return _MULTITHREADING[0]
+
+
+class set_multithreading_enabled:
+    """Sets the engine's multithreading flag at once; as a context manager, restores the value
+    it found on exit; as a decorator, sets it around each call."""
+
+    def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:
+            raise TypeError(
+                "set_multithreading_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{_type_name(mode)}"
+            )
+        self.mode = mode
+        self.prev = _MULTITHREADING[0]
+        _MULTITHREADING[0] = mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _MULTITHREADING[0] = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        return type(self)(self.mode)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
 def _type_name(v) -> str:
     """A type as CPython's tp_name spells it: a class written in Python (a heap type: Tensor,
     Fraction) by its bare name, a C type outside builtins by its module too (numpy.ndarray)."""

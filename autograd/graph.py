@@ -77,6 +77,13 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
+        if not (callable(self.pack_hook) and callable(self.unpack_hook)):
+            raise TypeError(  # torch's pybind binding, before its own checks
+                "_push_saved_tensors_default_hooks(): incompatible function arguments. The "
+                "following argument types are supported:\n    1. (arg0: collections.abc.Callable, "
+                "arg1: collections.abc.Callable) -> None\n\nInvoked with: "
+                f"{self.pack_hook!r}, {self.unpack_hook!r}"
+            )
         if _sh.DISABLED:
             raise RuntimeError(_sh.DISABLED[-1])
         _sh.HOOKS.append((self.pack_hook, self.unpack_hook))

@@ -121,7 +121,9 @@ def set_num_interop_threads(int: int) -> None:
 
 def _bool_arg(fname: str, arg: str, pos: str, v) -> bool:
     if not isinstance(v, bool):
-        raise TypeError(f"{fname}(): argument '{arg}'{pos} must be bool, not {type(v).__name__}")
+        from .arg_errors import type_name  # the C type's tp_name: numpy.bool, not bool
+
+        raise TypeError(f"{fname}(): argument '{arg}'{pos} must be bool, not {type_name(v)}")
     return v
 
 

@@ -289,6 +289,10 @@ class Tensor:
             return self.grad_fn is None  # a view: regenerated (or refused) as torch's
         return self._grad_fn is None
 
+    @is_leaf.setter
+    def is_leaf(self, value) -> None:
+        raise AttributeError("attribute 'is_leaf' of 'ember.Tensor' objects is not writable")
+
     @property
     def grad_fn(self):
         """The node that computed this tensor (None for leaves and tensors made without grad).
@@ -473,6 +477,10 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         return bool(self._extra and self._extra.get("retains_grad"))
+
+    @retains_grad.setter
+    def retains_grad(self, value) -> None:
+        raise AttributeError("attribute 'retains_grad' of 'ember.Tensor' objects is not writable")
 
     def register_hook(self, hook):
         from ..autograd.engine import register_tensor_hook

@@ -371,10 +371,14 @@ def checkpoint_sequential(
     """Run a Sequential (or a list of modules/functions) on ``input`` in ``segments`` chunks;
     every chunk but the last is checkpointed."""
     reentrant = _use_reentrant(use_reentrant, sequential=True)
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:  # torch takes no other checkpoint option here
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if hasattr(functions, "children") and callable(functions.children):
         functions = list(functions.children())
-    n = len(functions)
-    size = max(n // segments, 1) if segments else n
+    # torch's arithmetic: 0 segments divide by zero, more segments than functions make a zero
+    # step (range's ValueError), a negative count checkpoints nothing
+    size = len(functions) // segments
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
@@ -388,7 +392,7 @@ def checkpoint_sequential(
                     x = f(x)
                 return x
 
-        input = checkpoint(run, input, use_reentrant=reentrant, **kwargs)
+        input = checkpoint(run, input, use_reentrant=reentrant, preserve_rng_state=preserve)
     for f in functions[end + 1 :]:
         input = f(input)
     return input

@@ -73,6 +73,16 @@ def _make(d, fn):
         raise out_of_memory(e, d.type) from None
 
 
+def _rg_arg(fname: str, v, none: bool = True) -> None:
+    """torch's binding refuses a ``requires_grad=`` that is not a bool (numpy's bool too); None
+    passes where the signature keeps its default (``none``). Called only off the fast path."""
+    if v is None and none:
+        return
+    from ..arg_errors import type_name
+
+    raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {type_name(v)}")
+
+
 def _finish(arr, requires_grad, names, out=None, name=None):
     t = _wrap(arr, check_names(names, arr.ndim) if names is not None else None)
     if requires_grad:
@@ -475,6 +485,8 @@ def tensor(
     dtype inference: bools -> bool, ints -> int64, floats -> the default dtype, complex ->
     complex64 (complex128 under a float64 default); numpy arrays keep their dtype.
     """
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("tensor", requires_grad, none=False)
     if isinstance(data, Tensor):
         _warn_copy_construct(f"{_dt.DISPLAY[0]}.tensor")
     return _tensor(data, dtype=dtype, device=device, requires_grad=requires_grad, names=names)
@@ -513,6 +525,8 @@ def _tensor(data, *, dtype=None, device=None, requires_grad=False, names=None) -
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding ``s`` (default float dtype)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("scalar_tensor", requires_grad)
     _need_number("scalar_tensor", "s", 1, s)
     if isinstance(s, Tensor):
         s = s.item()
@@ -571,6 +585,8 @@ def _array_types():
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
     """torch.asarray: share memory when possible (copy=None), always (copy=False) or never (True)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("asarray", requires_grad)
     if copy:
         t = _tensor(obj, dtype=dtype, device=device)
     else:
@@ -716,6 +732,8 @@ def _factory(name, fill):
         names=None,
         **kw,
     ):
+        if requires_grad is not False and requires_grad is not True:
+            _rg_arg(name, requires_grad)
         if "size" in kw:
             if size:
                 raise TypeError(f"{name}() got multiple values for argument 'size'")
@@ -812,6 +830,8 @@ def full(
     **kw,
 ) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value if not given)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("full", requires_grad)
     # positional-only: torch's parser names an argument given by keyword without its position
     at = 1, 2
     if kw or extra or fill_value is _NO_ARG:
@@ -844,6 +864,8 @@ def empty_strided(
     size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
     """An uninitialised tensor with the given size and strides (in elements)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("empty_strided", requires_grad)
     shape = _size_args((tuple(size),), "empty_strided")
     stride = tuple(int(s) for s in stride)
     if len(stride) != len(shape):
@@ -911,6 +933,8 @@ def _like(name, fill):
         memory_format=None,
         names=None,
     ):
+        if requires_grad is not False and requires_grad is not True:
+            _rg_arg(name, requires_grad)
         try:
             strided = input.layout.name == "strided"
         except AttributeError:  # not a Tensor: torch's parser error
@@ -984,6 +1008,8 @@ def full_like(
     names=None,
 ) -> Tensor:
     """A tensor with ``input``'s shape filled with ``fill_value`` (and its names unless given)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("full_like", requires_grad)
     try:
         a = input._data
     except AttributeError:  # torch's parser checks the input first
@@ -1032,10 +1058,21 @@ def _no_range_kernel(kernel: str, npd) -> NotImplementedError:
     return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
+_FACTORY_KW = (
+    "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool "
+    "pin_memory = False, bool requires_grad = False)"
+)
+_ARANGE_SIGS = (
+    f"(Number end, *, Tensor out = None, {_FACTORY_KW}",
+    f"(Number start, Number end, *, {_FACTORY_KW}",
+    f"(Number start, Number end, Number step = 1, *, Tensor out = None, {_FACTORY_KW}",
+)
+
+
 def arange(
     start,
     end=None,
-    step=1,
+    step=_NO_ARG,
     *,
     out=None,
     dtype=None,
@@ -1045,6 +1082,13 @@ def arange(
     pin_memory=False,
 ) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+    if requires_grad is not False and requires_grad is not True and requires_grad is not None:
+        from ..arg_errors import invalid_arguments
+
+        given = tuple(v for v in (start, end, step) if v is not None and v is not _NO_ARG)
+        raise invalid_arguments("arange", given, {"requires_grad": requires_grad}, _ARANGE_SIGS)
+    if step is _NO_ARG:
+        step = 1
     _check_out_dtype(dtype, out)
     if end is None:
         start, end = 0, start
@@ -1113,6 +1157,8 @@ def linspace(
     start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (inclusive)."""
+    if requires_grad is not False and requires_grad is not True:
+        _space_rg("linspace", start, end, steps, requires_grad)
     _check_out_dtype(dtype, out)
     steps = _steps("linspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
@@ -1137,6 +1183,15 @@ def _space_sigs(name: str) -> list[str]:
         for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
         + (("Number", "Number"),)
     ]
+
+
+def _space_rg(name: str, start, end, steps, requires_grad) -> None:
+    """A non-bool ``requires_grad=`` of linspace/logspace: no signature matches (torch's text)."""
+    if requires_grad is not None:
+        from ..arg_errors import invalid_arguments
+
+        kw = {"requires_grad": requires_grad}
+        raise invalid_arguments(name, (start, end, steps), kw, _space_sigs(name))
 
 
 def _steps(name: str, start, end, steps, dtype) -> int:
@@ -1226,6 +1281,8 @@ def logspace(
     requires_grad=False,
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    if requires_grad is not False and requires_grad is not True:
+        _space_rg("logspace", start, end, steps, requires_grad)
     _check_out_dtype(dtype, out)
     steps = _steps("logspace", start, end, steps, dtype)
     start, end = _num(start), _num(end)
@@ -1252,9 +1309,8 @@ def eye(
 ) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
     _check_out_dtype(dtype, out)
-    if m is None:
-        n = _int_param("eye", "n", 1, n)
-    elif not (_is_int(n) and _is_int(m)):
+    bad_rg = requires_grad is not False and requires_grad is not True and requires_grad is not None
+    if bad_rg or (m is not None and not (_is_int(n) and _is_int(m))):
         from ..arg_errors import invalid_arguments
 
         tail = (
@@ -1262,7 +1318,11 @@ def eye(
             "torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
         )
         sigs = [f"(int n, {tail}", f"(int n, int m, {tail}"]
-        raise invalid_arguments("eye", (n, m), {}, sigs)
+        given = (n,) if m is None else (n, m)
+        kw = {"requires_grad": requires_grad} if bad_rg else {}
+        raise invalid_arguments("eye", given, kw, sigs)
+    if m is None:
+        n = _int_param("eye", "n", 1, n)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is None:
@@ -1437,6 +1497,8 @@ def _new_tensor(
     self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
 ) -> Tensor:
     """A new tensor copying ``data``, with self's dtype and device unless given."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("new_tensor", requires_grad, none=False)
     if isinstance(data, Tensor):
         _warn_copy_construct("tensor.new_tensor")
         # a tensor's data takes self's dtype too, as a list's would (torch casts it)
@@ -1461,6 +1523,8 @@ def _new_factory(name, fill):
         pin_memory=False,
         **kw,
     ):
+        if requires_grad is not False and requires_grad is not True:
+            _rg_arg(name, requires_grad)
         if "size" in kw:
             if size:
                 raise TypeError(f"{name}() got multiple values for argument 'size'")
@@ -1494,6 +1558,8 @@ def _new_full(
     pin_memory=False,
     **kw,
 ) -> Tensor:
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("new_full", requires_grad)
     # positional-only: torch's parser names an argument given by keyword without its position
     at = 1, 2
     if kw or extra or fill_value is _NO_ARG:

@@ -27,6 +27,7 @@ from .creation import (
     _num,
     _on,
     _real_bound,
+    _rg_arg,
 )
 from .creation import eye as _eye
 from .decompositions import _rule
@@ -55,6 +56,8 @@ def range(
     requires_grad: bool = False,
 ) -> Tensor:
     """Deprecated: values from ``start`` to ``end`` INCLUSIVE by ``step`` (default float dtype)."""
+    if requires_grad is not False and requires_grad is not True:
+        _rg_arg("range", requires_grad, none=False)  # the binding's error comes before the warning
     warnings.warn(_RANGE_MSG, UserWarning, stacklevel=2)
     _check_out_dtype(dtype, out)
     if end is None:  # torch's range has no one-argument form
