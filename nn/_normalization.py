@@ -27,6 +27,9 @@ __all__ = [
 
 
 def _shape_arg(fn: str, normalized_shape) -> tuple:
+    t = normalized_shape
+    if type(t) is tuple and len(t) == 1 and type(t[0]) is int:  # the common (C,), as below
+        return t
     if isinstance(normalized_shape, (int, str)) or not hasattr(normalized_shape, "__iter__"):
         raise TypeError(
             f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "

@@ -695,12 +695,18 @@ def addcmul(xp, input, tensor1, tensor2, *, value=1):
         )
         return r.astype(input.dtype)
     prod = xp.multiply(tensor1, tensor2)
+    # a numpy product of the result's shape and dtype takes the scaling and the sum in place
+    own = type(prod) is np.ndarray and prod.shape == input.shape and prod.dtype == input.dtype
     if type(value) is not int or value != 1:
         value = _real_value(value, prod)
-        if isinstance(value, float) and _kind(prod) in "iub":
+        if isinstance(value, float) and prod.dtype.kind in "iub":  # (_kind of one array)
             value = int(value)  # torch casts value to the integer result type
-        prod = prod * value
-    return xp.add(input, prod)
+        if own and prod.dtype.kind in "fc":
+            prod *= value
+        else:
+            prod = prod * value
+            own = False
+    return np.add(input, prod, out=prod) if own else xp.add(input, prod)
 
 
 @addcmul.vjp(only_for={"tensor1": "tensor2", "tensor2": "tensor1"})
@@ -764,14 +770,15 @@ def lerp(xp, input, end, weight):
     """out = input + weight * (end - input); weight is a number or a tensor."""
     if end.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {_cname(input)} for `end` but got dtype {_cname(end)}")
-    scalar_w = not hasattr(weight, "dtype")
+    scalar_w = type(weight) is float or not hasattr(weight, "dtype")  # (a float: no lookup)
     if not scalar_w and weight.ndim and weight.dtype != input.dtype:
         raise RuntimeError(
             f"expected dtype {_cname(input)} for `weight` but got dtype {_cname(weight)}"
         )
     if input.dtype.kind not in "fcV":
         raise _not_impl("lerp_kernel_scalar" if scalar_w else "lerp_kernel_tensor", input)
-    _dt.check_real_scalar(input.dtype, weight)  # a complex weight does not promote
+    if type(weight) is not float:  # (a float is real)
+        _dt.check_real_scalar(input.dtype, weight)  # a complex weight does not promote
     if not scalar_w and weight.dtype != input.dtype:
         weight = weight.astype(input.dtype)
     if input.dtype.itemsize == 2:  # half types compute in float32, like torch's opmath
@@ -791,6 +798,14 @@ def _lerp(xp, input, end, weight, scalar_w):
     diff = end - input
     # torch's two-sided formula: exact at both ends (weight 0 gives input, weight 1 gives end)
     if scalar_w:
+        if type(diff) is np.ndarray:  # the same products and sums, in diff's buffer
+            if abs(weight) < 0.5:
+                diff *= weight
+                diff += input
+            else:
+                diff *= 1 - weight
+                np.subtract(end, diff, out=diff)
+            return diff
         return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
     return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from .. import layout as _layout
@@ -53,14 +55,33 @@ def _inv(s):
     return (1.0 / s, 1.0 / s) if s else (0.0, math.nan)
 
 
+_ONES: dict = {}  # (S, dtype) -> a read-only numpy ones vector: a row sum's matvec operand
+
+
+def _ones(xp, s, dtype):
+    """``xp.ones(s, dtype)``, kept for numpy (a layer norm call of the same size reuses it)."""
+    if xp is not np:
+        return xp.ones(s, dtype)
+    key = (s, dtype)
+    v = _ONES.get(key)
+    if v is None:
+        if len(_ONES) >= 64:  # (a bound: sizes seen once do not pile up)
+            _ONES.clear()
+        v = _ONES[key] = np.ones(s, dtype)
+        v.flags.writeable = False
+    return v
+
+
 def _rows_stats(xp, x2, eps):
     """Rows of ``x2`` (R, S) normalized: (xhat, mean (R,), rstd (R,)); xhat is a new array."""
     s = x2.shape[1]
-    ones = xp.ones(s, x2.dtype)
+    ones = _ones(xp, s, x2.dtype)
     inv_m, inv_v = _inv(s)
-    mean = (x2 @ ones) * inv_m
+    mean = x2 @ ones
+    mean *= inv_m  # (in place on fresh arrays: the same values, fewer allocations)
     xc = x2 - mean[:, None]
-    var = xp.einsum("ij,ij->i", xc, xc) * inv_v
+    var = xp.einsum("ij,ij->i", xc, xc)
+    var *= inv_v
     rstd = 1.0 / xp.sqrt(var + eps)
     xc *= rstd[:, None]
     return xc, mean, rstd, var
@@ -75,16 +96,25 @@ def _per_chan(xp, v, l_):
 
 def _tiled_rows(a2):
     """A (R, S) array viewed as (R / k, k S) with k the largest divisor of R keeping k S near
-    16384: a per-column vector tiled k times then broadcasts with long inner loops."""
+    16384: a per-column vector tiled k times then broadcasts with long inner loops. A small
+    array (k = R) stays as it is: its one tiled row would copy the vector R times for one use."""
     r, s = a2.shape
     k = max(1, min(r, 16384 // max(s, 1)))
+    if k == r:
+        return a2, 1
     while r % k:
         k -= 1
     return a2.reshape(r // k, k * s), k
 
 
 def _tile(xp, v, k):
-    return v if k == 1 else xp.tile(v, k)
+    """``v`` (S,) repeated ``k`` times: one broadcast copy (xp.tile's Python layers cost more
+    than the copy at layer norm's sizes)."""
+    if k == 1:
+        return v
+    t = xp.empty((k, v.shape[0]), v.dtype)
+    t[...] = v
+    return t.reshape(-1)
 
 
 def _chan_sum(xp, g3):
@@ -285,8 +315,30 @@ def _check_ns_params(ns: tuple, **params) -> None:
         _check_param_shape(name, p, ns)
 
 
+def _ln_passes(input, ns: tuple, weight, bias) -> bool:
+    """Whether a layer norm call surely passes _check_ln's checks (the common call: an unnamed
+    floating input, parameters of its dtype and of shape ``ns``), in a few attribute reads."""
+    try:
+        a = input._data
+        n = len(ns)
+        d = a.dtype
+        return bool(
+            n
+            and input._names is None
+            and d.kind == "f"
+            and a.ndim >= n
+            and a.shape[a.ndim - n :] == ns
+            and (weight is None or (weight._data.shape == ns and weight._data.dtype == d))
+            and (bias is None or (bias._data.shape == ns and bias._data.dtype == d))
+        )
+    except Exception:  # noqa: BLE001 - anything odd: _check_ln's checks raise torch's error
+        return False
+
+
 def _check_ln(input, normalized_shape, weight, bias):
     ns = tuple(normalized_shape)
+    if _ln_passes(input, ns, weight, bias):
+        return len(ns)
     _check_ns_params(ns, weight=weight, bias=bias)
     shape = tuple(input.shape)
     if len(shape) < len(ns) or shape[len(shape) - len(ns) :] != ns:
@@ -377,7 +429,8 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalization over the trailing ``normalized_shape`` dims (torch.layer_norm)."""
     nd = _check_ln(input, _norm_shape(normalized_shape), weight, bias)
-    return _layer_norm(input, *_or_0(weight, bias), nd, eps, [])
+    w = 0 if weight is None else weight  # (_or_0 inline: this is every LayerNorm's call)
+    return _layer_norm(input, w, 0 if bias is None else bias, nd, eps, [])
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

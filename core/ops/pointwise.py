@@ -1087,9 +1087,12 @@ def relu(xp, input):
     if xp is np and k == "f":
         # numpy's maximum against a scalar runs a scalar loop; against a zeroed array of the same
         # shape its SIMD loop: fill + max is ~2x faster than maximum(input, 0) on this machine
-        out = np.zeros_like(input)  # keeps the input's layout (channels_last stays so)
-        if not out.flags.c_contiguous:  # but not an expanded input's stride-0 dims fastest
-            out = _layout.broadcast_copy(np, input, out)
+        if input.flags.c_contiguous:  # (np.zeros: calloc, where zeros_like writes its zeros)
+            out = np.zeros(input.shape, input.dtype)
+        else:
+            out = np.zeros_like(input)  # keeps the input's layout (channels_last stays so)
+            if not out.flags.c_contiguous:  # but not an expanded input's stride-0 dims fastest
+                out = _layout.broadcast_copy(np, input, out)
         return np.maximum(input, out, out=out)
     return xp.maximum(input, 0)  # a Python 0 keeps the dtype (NEP 50)
 

@@ -20,6 +20,10 @@ __all__: list = []
 
 def _prepare(name, input, dim, dtype):
     """Cast to ``dtype`` and resolve ``dim`` (None for a 0-dim tensor), with torch's errors."""
+    if type(dim) is int and dtype is None:  # the common call: an in-range dim of a float input
+        n = input.ndim
+        if -n <= dim < n and input.dtype.kind == "f":
+            return input, dim + n if dim < 0 else dim
     if dim is None:
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     if type(dim) is not int:
