@@ -165,6 +165,11 @@ def _accepts(typ: str, v, default) -> bool:
     return True
 
 
+# the in-place methods whose Tensor parameter torch's parser also fills with a Python number
+# (x.sub_(1, alpha="s") is alpha's error, x.mul_(1, foo=1) the unknown keyword's)
+_NUMBERS_AS_TENSORS = frozenset(("add_", "sub_", "mul_"))
+
+
 def _parse_error(fname: str, params: list, args: tuple, kwargs: dict) -> TypeError | None:
     """torch's parser error for ``args``/``kwargs`` against one signature's ``params`` (the only
     plausible one): too many positionals, a missing or mistyped argument, an unknown keyword;
@@ -193,7 +198,11 @@ def _parse_error(fname: str, params: list, args: tuple, kwargs: dict) -> TypeErr
                 f"{fname}() missing {len(missing)} required positional argument"
                 f"{'s' if len(missing) == 1 else ''}: " + ", ".join(f'"{m}"' for m in missing)
             )
-        if not _accepts(typ, v, default):
+        if not _accepts(typ, v, default) and not (
+            typ == "Tensor"
+            and fname in _NUMBERS_AS_TENSORS
+            and isinstance(v, (int, float, complex, _np.number, _np.bool_))
+        ):
             return TypeError(
                 f"{fname}(): argument '{name}'{where} must be {typ}, not {type_name(v)}"
             )

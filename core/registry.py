@@ -525,6 +525,13 @@ def inplace_call_error(od, args: tuple, kw: dict) -> TypeError | None:
     method = callee.rpartition(".")[2]
     if method and getattr(Tensor, method, None) is getattr(Tensor, name, None):
         name = method  # an alias's spelling (greater_ for gt_)
+    elif od.__dict__.get("aliases"):  # a computed receiver (f(x).divide_): read the bytecode
+        from .arg_errors import tensor_method
+
+        for a in od.aliases:
+            if tensor_method(a) == a + "_" and getattr(Tensor, a + "_", 0) is getattr(Tensor, name):
+                name = a + "_"
+                break
     sigs = INPLACE_SIGNATURES.get(name)
     if sigs is not None:
         return parser_error(name, sigs, args, kw)
@@ -602,6 +609,11 @@ def _dim_type_error(od, value, ins, opts, kw) -> TypeError | None:
         type_name,
     )
 
+    hook = od.__dict__.get("dim_error")
+    if hook is not None:  # an op whose torch form words its own (norm: linalg_vector_norm's)
+        err = hook(opts, kw)
+        if err is not None:
+            return err
     spelled = _spelled(od)
     label = od.__dict__.get("label", od.name) if spelled is None else spelled[0]
     renames = {} if spelled is None else spelled[2]
@@ -1082,12 +1094,16 @@ def _resolve_dims(od, t, opts, kw):
             continue
         if isinstance(v, str):
             v = _dim_by_name(od, t, v)
+            if nm == "dims":  # one name for an int[] is a one-dim list (flip's kernel refuses
+                v = (v,)  # a bare int, as torch's function form does)
         elif isinstance(v, (list, tuple)) and not all(type(x) is int for x in v):
             if t._names is not None and any(isinstance(x, str) or x is None for x in v):
                 v = type(v)(_dim_by_name(od, t, x) for x in v)
             else:
                 v = _dim_list(od, t, v, opts, kw)
         elif isinstance(v, Tensor) and v._data.dtype.kind in "iu":
+            if od.__dict__.get("list_dims"):  # torch's int[] (flip, permute): no tensor
+                raise _dim_type_error(od, v, (t,), opts, kw) or _DimTypeError(v)
             v = v.__index__()  # an integer tensor of one element, as torch takes it
         elif type(v) is float or isinstance(v, Tensor) or (type(v) is bool and _no_bool(od, i)):
             # torch's parser refuses it; the kernels would compare or slice with it (only

@@ -76,7 +76,12 @@ def _named_max(fn, name, with_indices, indices_doc, doc, annotations=None):
     """``name`` or ``name``_with_indices (which returns the (values, indices) pair)."""
     if with_indices:
         return _named(fn, f"{name}_with_indices", indices_doc, _TO_TUPLE)
-    return _named(fn, name, doc, annotations or {})
+    public = _named(fn, name, doc, annotations or {})
+    # torch's form dispatches on return_indices to its function _name: Python's own argument
+    # errors (an unknown keyword, a missing argument) say that name (and pickle finds it so)
+    fn.__qualname__ = f"_{name}"
+    globals()[f"_{name}"] = public
+    return public
 
 
 def _stride(stride):

@@ -66,7 +66,7 @@ from ._vision import *
 _embedding_op = _emb_ops._embedding
 _softmax = _OPS["softmax"].public
 _log_softmax = _OPS["log_softmax"].public
-_threshold = _OPS["threshold"].public
+_threshold_op = _OPS["threshold"].public
 _addmm = _OPS["addmm"].public
 
 __all__ = [
@@ -234,15 +234,30 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         value = _to_scalar_type(value, npd)
     if inplace:
         return input.threshold_(threshold, value)
-    return _threshold(input, threshold, value)
+    return _threshold_op(input, threshold, value)
 
 
 _threshold_f = threshold  # (threshold_'s argument of that name hides the function)
+# torch's F.threshold is its Python function _threshold: that name, in its missing-argument text
+threshold.__name__ = threshold.__qualname__ = "_threshold"
+threshold.__wrapped__.__name__ = threshold.__wrapped__.__qualname__ = "_threshold"
+_threshold = threshold  # (where pickle finds it by that name)
+_NOT_GIVEN = object()  # threshold_'s defaults: a missing argument, worded as torch's binding
 
 
 @_tensor_input("threshold_", binding=True)
-def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+def threshold_(
+    input: Tensor = _NOT_GIVEN, threshold: float = _NOT_GIVEN, value: float = _NOT_GIVEN
+) -> Tensor:
     """In-place :func:`threshold`."""
+    if input is _NOT_GIVEN or threshold is _NOT_GIVEN or value is _NOT_GIVEN:
+        # torch's binding lists the required arguments from the first missing one on
+        given = [a is not _NOT_GIVEN for a in (input, threshold, value)]
+        miss = ("input", "threshold", "value")[given.index(False) :]
+        raise TypeError(
+            f"threshold_() missing {len(miss)} required positional argument"
+            f"{'s' if len(miss) == 1 else ''}: " + ", ".join(f'"{m}"' for m in miss)
+        )
     return _threshold_f(input, threshold, value, True)
 
 

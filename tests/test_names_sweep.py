@@ -164,7 +164,7 @@ GENERIC = {
     Tensor.tensor_split Tensor.to_sparse_bsc
     Tensor.to_sparse_bsr Tensor.topk Tensor.unsafe_chunk Tensor.unsafe_split Tensor.unsqueeze
     Tensor.unsqueeze_ Tensor.vsplit ember.avg_pool1d ember.chunk ember.cummax ember.cummin
-    ember.cumprod ember.cumsum ember.fill ember.fill_ ember.flip ember.full_like
+    ember.cumprod ember.cumsum ember.fill ember.fill_ ember.full_like
     ember.group_norm ember.histogramdd ember.hsplit ember.kthvalue ember.log_softmax
     ember.logcumsumexp ember.logsumexp ember.max_pool1d ember.max_pool1d_with_indices
     ember.multinomial ember.mvlgamma ember.nanquantile ember.quantile ember.randint_like
@@ -216,7 +216,7 @@ GENERIC = {
     Tensor.sinh_ Tensor.size Tensor.sort Tensor.sparse_dim Tensor.sqrt Tensor.sqrt_
     Tensor.square Tensor.square_ Tensor.squeeze Tensor.squeeze_ Tensor.std Tensor.std_mean
     Tensor.storage_offset Tensor.stride Tensor.sum Tensor.sum_to_size Tensor.svd Tensor.t
-    Tensor.t_ Tensor.tan Tensor.tan_ Tensor.tanh Tensor.tanh_ Tensor.tile Tensor.to
+    Tensor.t_ Tensor.tan Tensor.tan_ Tensor.tanh Tensor.tanh_ Tensor.to
     Tensor.to_dense Tensor.to_sparse Tensor.to_sparse_coo Tensor.to_sparse_csc
     Tensor.to_sparse_csr Tensor.tolist Tensor.trace Tensor.tril Tensor.tril_ Tensor.triu
     Tensor.triu_ Tensor.trunc Tensor.trunc_ Tensor.unbind Tensor.uniform_ Tensor.unique
@@ -255,7 +255,7 @@ GENERIC = {
     ember.sinh ember.sinh_ ember.slice_copy ember.sort ember.sqrt ember.sqrt_ ember.square
     ember.square_ ember.squeeze ember.squeeze_copy ember.std ember.std_mean ember.sum
     ember.sum_to_size ember.svd ember.svd_lowrank ember.sym_sum ember.t ember.t_copy ember.tan
-    ember.tan_ ember.tanh ember.tanh_ ember.tensor ember.tile ember.trace ember.trapezoid
+    ember.tan_ ember.tanh ember.tanh_ ember.tensor ember.trace ember.trapezoid
     ember.trapz ember.tril ember.triu ember.trunc ember.trunc_ ember.unbind ember.unbind_copy
     ember.unique ember.unique_consecutive ember.var ember.var_mean ember.where ember.zero_
     ember.zeros_like fft.conj_physical fft.fft fft.fft2 fft.fftn fft.fftshift fft.hfft fft.hfft2
@@ -365,6 +365,9 @@ GENERIC = {
     """,
     "x 0.5": """
     Tensor.geometric_
+    """,
+    "x (1,)": """
+    Tensor.tile ember.flip ember.tile
     """,
     "x m": """
     Tensor.matmul Tensor.mm ember.matmul ember.mm ember.spmm

@@ -1056,14 +1056,54 @@ def _(grad, input, p):
 
 
 # ---------------------------------------------------------------------------- activations
+_NOT_GIVEN = object()  # threshold's defaults: a missing argument (None is torch's type error)
+
+
+def _missing_args(fn: str, names: tuple) -> TypeError:
+    """torch's binding text for required arguments not given: all from the first missing one
+    on (a later one given by keyword too), its plural the other way round."""
+    n = len(names)
+    return TypeError(
+        f"{fn}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+        + ", ".join(f'"{m}"' for m in names)
+    )
+
+
 @op(names=keep, inplace="threshold_")
-def threshold(xp, input, threshold=None, value=None):
+def threshold(xp, input, threshold=_NOT_GIVEN, value=_NOT_GIVEN):
     """``value`` where input <= ``threshold``, else input (NaN passes, like torch)."""
-    if input.dtype.kind == "b":
-        raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
-    threshold = number_arg(threshold, "threshold", "threshold", 2)
-    value = number_arg(value, "threshold", "value", 3)
-    return select(xp, input <= threshold, input.dtype.type(value), input)
+    npd = input.dtype
+    kind = npd.kind
+    if kind == "b" or kind == "c":
+        raise _not_impl("threshold", input, xp)
+    try:
+        threshold = number_arg(threshold, "threshold", "threshold", 2)
+    except TypeError:
+        if threshold is _NOT_GIVEN:
+            raise _missing_args("threshold", ("threshold", "value")) from None
+        raise
+    try:
+        value = number_arg(value, "threshold", "value", 3)
+    except TypeError:
+        if value is _NOT_GIVEN:
+            raise _missing_args("threshold", ("value",)) from None
+        raise
+    try:
+        fast = kind == "f" and npd.itemsize > 2 and -_F32_MAX < threshold < _F32_MAX
+        fast = fast and -_F32_MAX < value < _F32_MAX
+    except TypeError:  # (a complex number)
+        fast = False
+    if not fast:
+        # torch's kernel converts the threshold to the input's compute type (float32 for half
+        # types) and the value to its own: its overflow error, an int wrapped into uint8
+        opmath = _F32 if npd.itemsize == 2 and kind in "fV" else npd
+        threshold = _dt.fill_scalar(threshold, opmath)
+        value = _dt.fill_scalar(value, npd)
+    return select(xp, input <= threshold, npd.type(value), input)
+
+
+_F32 = np.dtype(np.float32)
+_F32_MAX = float(np.finfo(np.float32).max)
 
 
 @threshold.vjp

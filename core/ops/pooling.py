@@ -326,6 +326,19 @@ def _cached(key):
         return None
 
 
+def _recheck(types, opts) -> bool:
+    """Whether a cached plan must not be trusted: an option tuple holding anything but plain
+    ints ((2, 2.0) == (2, 2) and (True, 1) == (1, 1) find the plan of a good call, but torch's
+    parser refuses them). Plain-int options pay one ``in`` test."""
+    if tuple in types:
+        for v in opts:
+            if type(v) is tuple:
+                for x in v:
+                    if type(x) is not int:
+                        return True
+    return False
+
+
 def _store(key, plan):
     try:
         if len(_PLANS) > 2048:
@@ -620,9 +633,10 @@ def _make_max_pool(nd, name, with_indices):
                 _check_rank(nd, input.shape)
 
         opts = (kernel_size, stride, padding, dilation, ceil_mode)
-        key = (name, input.shape, input.dtype, opts, tuple(map(type, opts)))
+        types = tuple(map(type, opts))
+        key = (name, input.shape, input.dtype, opts, types)
         plan = _cached(key)
-        if plan is None:
+        if plan is None or _recheck(types, opts):
             k, s, p, d = _geometry(
                 fn, nd, style, kernel_size, stride, padding, dilation, rank_check, parse_as,
                 shape=input.shape,
@@ -892,9 +906,10 @@ def _make_avg_pool(nd, name):
     ):
         div = divisor_override
         opts = (kernel_size, stride, padding, ceil_mode, div)
-        key = (name, input.shape, input.dtype, opts, tuple(map(type, opts)))
+        types = tuple(map(type, opts))
+        key = (name, input.shape, input.dtype, opts, types)
         plan = _cached(key)
-        if plan is None:
+        if plan is None or _recheck(types, opts):
 
             def before_values():  # torch's order: (3-d: the rank), the divisor, the values
                 if nd == 3:

@@ -952,11 +952,38 @@ def _norm_p(p):
             return p
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if not isinstance(p, (int, float)):
+        if isinstance(p, complex):  # torch's parser takes it (a Number); its kernel does not
+            raise RuntimeError(  # noqa: TRY004 - torch's type
+                "linalg.vector_norm: Expected a non-complex scalar as the order of norm."
+            )
         raise TypeError(
             f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
             f"{type(p).__name__}"
         )
     return float(p)
+
+
+def _norm_dim_error(opts: tuple, kw: dict) -> TypeError | None:
+    """torch's error for a norm's dim that is neither an int nor a name (failure path; the
+    registry's dim_error hook): Tensor.norm takes the length of a 'fro' norm's dim that is no
+    int, then hands the dim to linalg.vector_norm as its third argument (an int, a bool too,
+    wrapped in a list). None for the nuclear norm (linalg.matrix_norm's errors: not matched)."""
+    from ..arg_errors import as_int, int_list_error, type_name
+
+    p = opts[0] if opts else kw.get("p", "fro")
+    dim = opts[1] if len(opts) > 1 else kw.get("dim")
+    if isinstance(p, str) and p == "nuc":
+        return None
+    if p == "fro" and not isinstance(dim, (int, tuple, list, str)):
+        return TypeError(f"object of type '{type_name(dim)}' has no len()")
+    v = [dim] if isinstance(dim, int) else dim
+    i = None
+    if isinstance(v, (tuple, list)):
+        i = next((k for k, x in enumerate(v) if as_int(x, k == 0) is None), None)
+        if i is None:
+            return None
+    many = p == "fro" and isinstance(v, (tuple, list)) and len(v) > 2  # (see _norm_kernel)
+    return int_list_error(f"linalg_{'matrix' if many else 'vector'}_norm", "dim", 3, v, i)
 
 
 def _check_norm_dtype(name, src, dst) -> None:
@@ -983,12 +1010,20 @@ def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     return row_major(xp, r) if input.ndim > 2 else r
 
 
+norm.op.dim_error = _norm_dim_error
+
+
 def _norm_kernel(xp, input, p, dim, keepdim, dtype):
+    # torch's Tensor.norm runs a 'fro' norm over more than two dims as linalg.matrix_norm,
+    # which refuses them (after its input's dtype and rank checks)
+    fro_many = dim is not None and type(dim) is not int and p == "fro" and len(dim) > 2
     if input.dtype.kind not in "fcV":
         raise RuntimeError(
-            f"linalg.{'matrix' if p == 'nuc' else 'vector'}_norm: Expected a floating point or "
-            f"complex tensor as input. Got {_tname(input.dtype)}"
+            f"linalg.{'matrix' if p == 'nuc' or fro_many else 'vector'}_norm: Expected a "
+            f"floating point or complex tensor as input. Got {_tname(input.dtype)}"
         )
+    if fro_many:
+        _nuc_dims(input.ndim, dim)  # (raises)
     pv = _norm_p(p)
     npd = _np_dtype(dtype)
     if npd is not None:

@@ -707,9 +707,65 @@ def _(grad, input_shape, repeats):
     return g.reshape(input_shape)
 
 
-def tile(input: Tensor, *dims) -> Tensor:
-    """``repeat`` with ``dims`` padded by leading ones to the tensor's rank."""
-    reps = _ints_arg("tile", "dims", 2, dims[0] if len(dims) == 1 else dims)
+def tile(*args, **kw) -> Tensor:
+    """``tile(input, dims)``: ``repeat`` with ``dims`` padded by leading ones to the tensor's
+    rank. torch's function form takes one sequence (no bare int, no tensor; the method does)."""
+    if len(args) == 2 and not kw:
+        input, dims = args
+        if isinstance(dims, (tuple, list)):
+            return _tile(input, dims, 2)
+    return _tile(*_tile_call(args, kw))
+
+
+def _tile_call(args: tuple, kw: dict) -> tuple:
+    """(input, dims, dims' position) of a ``tile`` call that is not ``tile(x, sequence)``, or
+    torch's parser error for it (failure path)."""
+    if len(args) > 2:
+        raise TypeError(f"tile() takes 2 positional arguments but {len(args)} were given")
+    for k in kw:
+        if k not in ("input", "dims"):
+            raise TypeError(f"tile() got an unexpected keyword argument '{k}'")
+        if ("input", "dims").index(k) < len(args):
+            raise TypeError(f"tile() got multiple values for argument '{k}'")
+    given = dict(zip(("input", "dims"), args), **kw)
+    if len(given) < 2:
+        raise TypeError('tile() missing 2 required positional argument: "input", "dims"')
+    input, dims = given["input"], given["dims"]
+    pos = 2 if len(args) == 2 else None
+    if not isinstance(input, Tensor):
+        raise _must_be_tensor("tile", ("input",), (input,))
+    if not isinstance(dims, (tuple, list)):
+        raise _int_list_error("tile", "dims", pos, dims)
+    return input, dims, pos
+
+
+def _tile_method(self, *dims, **kw) -> Tensor:
+    """``x.tile(*dims)`` or ``x.tile(dims)``: the method takes one int (a numpy integer, a 0-d
+    tensor) as a tuple of one."""
+    if kw or not dims:
+        if dims or list(kw) != ["dims"]:
+            if not dims and not kw:
+                raise TypeError('tile() missing 1 required positional arguments: "dims"')
+            return tile(self, *dims, **kw)  # (its errors)
+        return _tile(self, *_tile_call((self,), kw)[1:])
+    if len(dims) == 1:
+        d = dims[0]
+        if not isinstance(d, (tuple, list)):
+            n = _as_int(d, True)
+            if n is None:
+                raise _int_list_error("tile", "dims", 1, d)
+            d = (n,)
+        return _tile(self, d, 1)
+    if type(dims[0]) is not int:
+        err = _varargs_error("tile", "dims", dims)  # x.tile(2.0, 2): no overload takes it
+        if err is not None:
+            raise err
+    return _tile(self, dims, 1)
+
+
+def _tile(input: Tensor, dims, pos) -> Tensor:
+    """tile of a checked call: ``dims`` (torch's parser error for a bad element, at ``pos``)."""
+    reps = _int_list("tile", "dims", pos, dims)
     try:
         n = input._data.ndim
     except AttributeError:
@@ -758,9 +814,9 @@ def permute(xp, input, dims=None):
     """Reorder the dims (ints or names): a view."""
     n = input.ndim
     if not isinstance(dims, (tuple, list)):
-        if type(dims) is not int:  # (a dim given by name is an int by now)
-            raise DimTypeError(dims)  # the registry words torch's parser error
-        dims = (dims,)
+        # torch's function form takes no bare int (the method makes one a tuple; a name is a
+        # one-dim list by now): the registry words torch's parser error
+        raise DimTypeError(dims)
     if len(dims) != n:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not "
@@ -1471,6 +1527,8 @@ def dstack(tensors, *, out=None) -> Tensor:
 def flip(xp, input, dims=None):
     """Reverse the order of elements along ``dims`` (a copy, like torch)."""
     n = input.ndim
+    if not isinstance(dims, (tuple, list)):  # as permute's (the method passes a tuple)
+        raise DimTypeError(dims)
     ax = _norm_list(dims, n, "flip", "dims", 2)
     if len(set(ax)) != len(ax):
         d = next(a for i, a in enumerate(ax) if a in ax[:i])
@@ -1854,7 +1912,7 @@ def _install():
     Tensor.moveaxis = movedim
     Tensor.expand_as = expand_as
     Tensor.broadcast_to = broadcast_to
-    Tensor.tile = tile
+    Tensor.tile = _tile_method
     Tensor.t = t
     Tensor.adjoint = adjoint
     Tensor.mT = property(_mT)
@@ -1964,6 +2022,7 @@ movedim.op.backward_name = "PermuteBackward0"
 # the options torch parses as ints: a str there is its TypeError (the kernels' int() met it)
 chunk.op.int_args = {"chunks": "int"}
 flip.op.int_args = permute.op.int_args = {"dims": "tuple of ints"}
+flip.op.list_dims = permute.op.list_dims = True  # int[], not int[1]: no bare int, no tensor
 # a dim of the wrong type (a float) matches none of torch's overloads: it lists them all
 squeeze.op.dim_overloads = (
     "(Tensor input)",
