@@ -91,6 +91,20 @@ def run_quietly(fn, lib):
             return e, None
 
 
+def outcome(fn, lib):
+    """``fn(lib)``'s outcome, warnings silenced: ``("ok", result)`` or ``(error type, text)``."""
+    err, value = run_quietly(fn, lib)
+    return ("ok", value) if err is None else (type(err).__name__, str(err))
+
+
+def same_outcome(fn):
+    """:func:`outcome` of ``fn``, the same in ember and torch (asserted, results compared with
+    ==); returns torch's."""
+    want = outcome(fn, torch)
+    assert outcome(fn, ember) == want
+    return want
+
+
 def upstream(mod, y):
     """A non-uniform float64 upstream gradient for ``y`` (1, 2, ..., n in its shape)."""
     return mod.arange(1.0, y.numel() + 1, dtype=mod.float64).reshape(y.shape)

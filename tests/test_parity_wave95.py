@@ -30,18 +30,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import ember
-from harness import run_quietly
+from harness import same_outcome
 
-
-def _outcome(lib, fn):
-    err, value = run_quietly(fn, lib)
-    return ("ok", value) if err is None else (type(err).__name__, str(err))
-
-
-def _same(fn):
-    want = _outcome(torch, fn)
-    assert _outcome(ember, fn) == want
-    return want
+_same = same_outcome
 
 
 def _saved(lib, obj, writer=None):

@@ -52,20 +52,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import ember
-from harness import run_quietly
+from harness import outcome, same_outcome
 
 Pt = collections.namedtuple("Pt", "x y")
 
 
-def _outcome(lib, fn):
-    err, value = run_quietly(fn, lib)
-    return ("ok", value) if err is None else (type(err).__name__, str(err))
-
-
-def _same(fn):
-    want = _outcome(torch, fn)
-    assert _outcome(ember, fn) == want
-    return want
+_same = same_outcome
 
 
 def _saved(lib, obj, writer=None, **kw):
@@ -127,8 +119,8 @@ def test_files_of_no_checkpoint(name, weights_only, how, tmp_path):
     def fn(lib):
         return lib.load(p if how == "path" else io.BytesIO(data), weights_only=weights_only)
 
-    want = _outcome(torch, fn)
-    got = _outcome(ember, fn)
+    want = outcome(fn, torch)
+    got = outcome(fn, ember)
     if weights_only and name in _OWN_WORDS:
         assert got[0] == want[0] == "UnpicklingError"
         assert got[1].split(".")[0] == want[1].split(".")[0] == "Weights only load failed"
@@ -188,7 +180,7 @@ def test_load_from_a_text_mode_file(tmp_path):
         with open(p, encoding="utf-8") as fh:
             return lib.load(fh)
 
-    want, got = _outcome(torch, fn), _outcome(ember, fn)
+    want, got = outcome(fn, torch), outcome(fn, ember)
     assert got[0] == want[0] == "UnicodeDecodeError"  # the position differs: see the docstring
 
 

@@ -719,6 +719,18 @@ def _size_args(size, name="empty"):
     return tuple(out)
 
 
+def _keyword_size(name: str, size: tuple, kw: dict) -> tuple:
+    """The sizes of a factory given ``size=`` (popped from ``kw``): torch's parser takes a
+    sequence of ints there (named without a position; a bare number is not read as one), and
+    not next to loose sizes."""
+    if size:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    given = kw.pop("size")
+    if not isinstance(given, (tuple, list)):
+        raise int_list_error(name, "size", None, given)
+    return (int_list(name, "size", None, given),)
+
+
 def _factory(name, fill):
     def make(
         *size,
@@ -735,13 +747,7 @@ def _factory(name, fill):
         if requires_grad is not False and requires_grad is not True:
             _rg_arg(name, requires_grad)
         if "size" in kw:
-            if size:
-                raise TypeError(f"{name}() got multiple values for argument 'size'")
-            given = kw.pop("size")
-            if not isinstance(given, (tuple, list, Size)):
-                # a keyword size is a sequence of ints: a bare number is not read as one
-                raise int_list_error(name, "size", None, given)
-            size = (int_list(name, "size", None, given),)
+            size = _keyword_size(name, size, kw)
         if kw:
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
         _check_out_dtype(dtype, out)
@@ -1526,13 +1532,7 @@ def _new_factory(name, fill):
         if requires_grad is not False and requires_grad is not True:
             _rg_arg(name, requires_grad)
         if "size" in kw:
-            if size:
-                raise TypeError(f"{name}() got multiple values for argument 'size'")
-            given = kw.pop("size")
-            if not isinstance(given, (tuple, list)):
-                # by keyword: no position, and a sequence only (no loose int)
-                raise int_list_error(name, "size", None, given)
-            size = (int_list(name, "size", None, given),)
+            size = _keyword_size(name, size, kw)
         if not size:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = _size_args(size, name)
