@@ -217,6 +217,21 @@ def test_relu_layouts(fn, dtype, layout):
     _layout_case(_RELU[fn], dtype, layout, _SPECIAL)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_relu_keeps_negative_zero(dtype, layout):
+    """relu(-0.0) is -0.0 in torch (max(0, x) gives x on a tie); values compare equal to +0.0,
+    so the sign bits are compared."""
+
+    def signs(T):
+        x = {"contiguous": _t(T, [[-0.0, 0.0, -1.0]] * 2, dtype)}
+        x["transposed"] = x["contiguous"].t()
+        x["expanded"] = _t(T, [[-0.0, 0.0, -1.0]], dtype).expand(2, 3)
+        return _F(T).relu(x[layout]).signbit().tolist()
+
+    assert signs(ember) == signs(torch)
+
+
 # (a transposed input, and tanh's float16 expanded one: torch keeps their layouts, ember's gelu
 # returns them contiguous, as it did before this wave)
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "zero_dim", "special"])

@@ -1133,7 +1133,11 @@ def relu(xp, input):
             out = np.zeros_like(input)  # keeps the input's layout (channels_last stays so)
             if not out.flags.c_contiguous:  # but not an expanded input's stride-0 dims fastest
                 out = _layout.broadcast_copy(np, input, out)
-        return np.maximum(input, out, out=out)
+        # relu(-0.0) is -0.0 in torch: numpy's SIMD maximum gives the second operand on a tie,
+        # its float16 loop the first
+        if input.dtype.itemsize == 2:
+            return np.maximum(input, out, out=out)
+        return np.maximum(out, input, out=out)
     return xp.maximum(input, 0)  # a Python 0 keeps the dtype (NEP 50)
 
 
