@@ -15,9 +15,8 @@ found:
 * a list or dict saved twice in one object (or holding itself) loaded as copies, or recursed
   forever (RecursionError); torch's load gives back one shared object.
 
-Not copied: EOFError texts of empty files and the corrupt-file texts (ember's formats differ and
-say more); saving to a folder (torch: a C++ RuntimeError, ember: IsADirectoryError); torch's
-refusal to save two views of one storage as different dtypes (ember saves them); torch's
+Not copied here: the EOFError / corrupt-file texts, saving to a folder and torch's refusal to
+save two views of one storage as different dtypes (all three copied since, in wave 98); torch's
 weights_only failures on its own files pickled with a protocol other than 2 (ember's formats
 load); a callable map_location returning a non-tensor.
 """
