@@ -439,6 +439,21 @@ def int_list(fname: str, name: str, pos: int | None, v) -> tuple:
     return tuple(out)
 
 
+def varargs_error(fname: str, name: str, sizes: tuple) -> TypeError | None:
+    """torch's parser error for sizes given as several arguments (``x.repeat(2, 1.5)``), or
+    None when all are ints: a first one that is no int leaves only the one-sequence form."""
+    for i, v in enumerate(sizes):
+        if type(v) is not int and as_int(v, i == 0) is None:
+            if i == 0:
+                n = 1 if tensor_method(fname) else 2
+                return TypeError(
+                    f"{fname}() takes {n} positional argument{'s' * (n > 1)} but "
+                    f"{len(sizes) + n - 1} were given"
+                )
+            return int_list_error(fname, name, None, sizes, i)
+    return None
+
+
 def int_varargs(fname: str, name: str, sizes: tuple) -> tuple:
     """An ``int[]`` argument ``name`` that torch's parser takes loose or as one sequence
     (``x.resize_(2, 3)``, ``x.resize_((2, 3))``; the first of ``fname``'s positional
@@ -446,17 +461,10 @@ def int_varargs(fname: str, name: str, sizes: tuple) -> tuple:
     all plain ints (failure path)."""
     if len(sizes) == 1:
         return int_list(fname, name, 1, sizes[0])
-    out = []
-    for i, x in enumerate(sizes):
-        n = x if type(x) is int else as_int(x, i == 0)
-        if n is None:
-            if i == 0:  # no int first: the one-sequence form, given too many arguments
-                raise TypeError(
-                    f"{fname}() takes 1 positional argument but {len(sizes)} were given"
-                )
-            raise int_list_error(fname, name, None, sizes, i)
-        out.append(n)
-    return tuple(out)
+    err = varargs_error(fname, name, sizes)
+    if err is not None:
+        raise err
+    return tuple(x if type(x) is int else as_int(x, i == 0) for i, x in enumerate(sizes))
 
 
 def as_int(x, first: bool) -> int | None:

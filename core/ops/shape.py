@@ -24,6 +24,7 @@ from ..arg_errors import invalid_arguments as _invalid_arguments
 from ..arg_errors import must_be_tensor as _must_be_tensor
 from ..arg_errors import tensor_method as _tensor_method
 from ..arg_errors import type_name as _type_name
+from ..arg_errors import varargs_error as _varargs_error
 from ..autocast import entry as _autocast_entry
 from ..device import array_module
 from ..dims import DimTypeError, normalize_dim
@@ -145,21 +146,6 @@ def _ints_arg(fname: str, name: str, pos: int, v) -> tuple:
         if method is None:
             raise
     return _int_list(method, name, pos - 1, v)  # raises, named as the method
-
-
-def _varargs_error(fname: str, name: str, sizes: tuple) -> TypeError | None:
-    """torch's parser error for sizes given as several arguments (``x.repeat(2, 1.5)``), or
-    None when all are ints: a first one that is no int leaves only the one-sequence form."""
-    for i, v in enumerate(sizes):
-        if type(v) is not int and _as_int(v, i == 0) is None:
-            if i == 0:
-                n = 1 if _tensor_method(fname) else 2
-                return TypeError(
-                    f"{fname}() takes {n} positional argument{'s' * (n > 1)} but "
-                    f"{len(sizes) + n - 1} were given"
-                )
-            return _int_list_error(fname, name, None, sizes, i)
-    return None
 
 
 def _norm_list(dims, n: int, fname: str, name: str, pos: int) -> tuple:
@@ -846,19 +832,29 @@ def _(grad, dims):
 _PERMUTE = permute.op
 
 
-def _permute_method(self, *dims, **kw):
-    """``x.permute(*dims)`` or ``x.permute(dims)``."""
-    if kw:
-        return _dims_keyword(self, "permute", _PERMUTE, kw)
-    if not dims:  # (x.permute(()) is a 0-D tensor's permute)
-        raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
-        err = _varargs_error("permute", "dims", dims)  # x.permute(1.0, 0): no overload takes it
-        if err is not None:
-            raise err
-    if len(dims) == 1 and type(dims[0]) is not int:
-        dims = _one_dims("permute", dims[0])
-    return apply(_PERMUTE, (self, dims), {})
+def _dims_method(name: str, od):
+    """The method ``x.<name>(*dims)`` / ``x.<name>(dims)`` of an op taking an ``int[] dims``
+    (permute, flip): loose dims or one sequence (``x.permute(())`` is a 0-D tensor's)."""
+
+    def method(self, *dims, **kw):
+        if kw:
+            return _dims_keyword(self, name, od, kw)
+        if not dims:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dims"')
+        elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
+            err = _varargs_error(name, "dims", dims)  # x.permute(1.0, 0): no overload takes it
+            if err is not None:
+                raise err
+        if len(dims) == 1 and type(dims[0]) is not int:
+            dims = _one_dims(name, dims[0])
+        return apply(od, (self, dims), {})
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``x.{name}(*dims)`` or ``x.{name}(dims)``."
+    return method
+
+
+_permute_method = _dims_method("permute", _PERMUTE)
 
 
 def _one_dims(fname: str, d):
@@ -1556,19 +1552,7 @@ def _(grad, dims):
 _FLIP = flip.op
 
 
-def _flip_method(self, *dims, **kw):
-    """``x.flip(*dims)`` or ``x.flip(dims)``."""
-    if kw:
-        return _dims_keyword(self, "flip", _FLIP, kw)
-    if not dims:
-        raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    elif len(dims) > 1 and type(dims[0]) is not int and not isinstance(dims[0], str):
-        err = _varargs_error("flip", "dims", dims)  # x.flip(1.0, 0): no overload takes it
-        if err is not None:
-            raise err
-    if len(dims) == 1 and type(dims[0]) is not int:
-        dims = _one_dims("flip", dims[0])
-    return apply(_FLIP, (self, dims), {})
+_flip_method = _dims_method("flip", _FLIP)
 
 
 def fliplr(input: Tensor) -> Tensor:
