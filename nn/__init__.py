@@ -9,6 +9,7 @@ from . import (
     utils,
 )
 from .modules import *
+from .modules import utils as _modules_utils  # binds nn.modules.utils, as in torch
 from .modules.module import (
     Module,
     register_module_backward_hook,

@@ -56,6 +56,17 @@ def layer_norm(
         raise arg_type_error("layer_norm", e, names, (input, None, weight, bias)) from None
 
 
+def _verify_batch_size(input) -> None:
+    """torch's F.batch_norm check in training (a single value per channel has no variance), made
+    before its kernel's own checks."""
+    shape = tuple(input.shape)
+    if shape[0] * math.prod(shape[2:]) == 1:  # (0-d: the tuple's IndexError, as torch)
+        raise ValueError(
+            "Expected more than 1 value per channel when training, got input size "
+            f"torch.Size({list(shape)})"
+        )
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -69,10 +80,12 @@ def batch_norm(
     """Batch normalization over every dim but dim 1; in training the running statistics (when
     given) are updated in place with ``momentum`` (the variance unbiased, like torch)."""
     if training and _vmap.SLICES:
+        _verify_batch_size(input)  # torch's Python-level check, before vmap's
         _vmap.refuse_unbatched_stats(running_mean, running_var)
     # torch's checks (a batch of equal values would divide 0 by 0), in its order: out of
     # training it compares with < first (a non-number: that comparison's TypeError)
     if training and eps <= 0.0:
+        _verify_batch_size(input)  # (checked first in torch)
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
@@ -98,8 +111,6 @@ def instance_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Instance normalization: each (sample, channel) normalized over its spatial dims."""
-    if use_input_stats and _vmap.SLICES:
-        _vmap.refuse_unbatched_stats(running_mean, running_var)
     if use_input_stats:
         shape = tuple(input.size())
         if math.prod(shape[2:]) == 1:  # (a 0-d or 1-d input too)
@@ -107,6 +118,8 @@ def instance_norm(
                 "Expected more than 1 spatial element when training, got input size "
                 f"torch.Size({list(shape)})"
             )
+    if use_input_stats and _vmap.SLICES:  # (after the size check, as torch)
+        _vmap.refuse_unbatched_stats(running_mean, running_var)
     elif input.dim() < 2:  # torch's kernel reads dims 0 and 1, after the statistics' check
         if running_mean is None or running_var is None:
             raise RuntimeError(

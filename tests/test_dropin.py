@@ -40,6 +40,8 @@ TRAINING = [
     "tensor_idioms.py",
     "platform_apis.py",
     "ddp_workers.py",
+    "train_infra.py",
+    "func_idioms.py",
 ]
 
 
@@ -123,6 +125,7 @@ def test_script_trains_under_torch_and_ember(runs, name):
     # the scripts' own checks print the same verdicts under both
     for marker in (
         "same outputs True",
+        "matches autograd True",
         "gradcheck True",
         "train accuracy 1.000",
         "sample:",

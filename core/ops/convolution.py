@@ -132,12 +132,18 @@ def _(grad, cols_shape):
     return grad.reshape(n, c, kh, kw, oh, ow).permute(1, 2, 3, 0, 4, 5)
 
 
-def _matmul(xp, a, b):
+def _is_half(d) -> bool:
+    return d.kind == "V" or d.itemsize == 2 and d.kind == "f"
+
+
+def _matmul(xp, a, b, rounded=True):
     # half types: numpy has no BLAS for them (and gives float32 for bfloat16): multiply in
-    # float32 (as torch accumulates) and round once
+    # float32 (as torch accumulates) and round once (``rounded=False``: the float32 product,
+    # for a bias to be added before that rounding)
     d = a.dtype
-    if d.kind == "V" or d.itemsize == 2 and d.kind == "f":
-        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(d)
+    if _is_half(d):
+        r = xp.matmul(a.astype(xp.float32), b.astype(xp.float32))
+        return r.astype(d) if rounded else r
     return xp.matmul(a, b)
 
 
@@ -157,24 +163,29 @@ def _mm_forward(xp, cols, weight, groups, bias):
     osp = cols.shape[2 + nd :]
     p = math.prod(osp)
     kk = math.prod(weight.shape[1:])  # C/groups * prod(kernel)
-    if groups == 1 and kk <= _SMALL_K and im2col_kernels(xp, cols.dtype, nd) is None:
+    # half types: the bias joins the float32 product, one rounding for both (as torch)
+    dt = cols.dtype
+    late = bias is not None and _is_half(dt)
+    if groups == 1 and kk <= _SMALL_K and im2col_kernels(xp, dt, nd) is None:
         # a stem (1-3 input channels): one product per sample writes the NCHW output directly;
         # with so few columns the transposing copy below costs as much as the product (on the
         # cpu; a GPU keeps one large product: fewer launches)
-        out = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n, p).swapaxes(0, 1))
+        out = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n, p).swapaxes(0, 1), not late)
         if bias is not None:
             out += bias.reshape(o, 1)
-        return out.reshape((n, o) + osp)
+        return (out.astype(dt) if late else out).reshape((n, o) + osp)
     if groups == 1:
-        r = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n * p))
+        r = _matmul(xp, weight.reshape(o, kk), cols.reshape(kk, n * p), not late)
     else:
         g = groups
-        r = _matmul(xp, weight.reshape(g, o // g, kk), cols.reshape(g, kk, n * p))
+        r = _matmul(xp, weight.reshape(g, o // g, kk), cols.reshape(g, kk, n * p), not late)
     # (O, N, P) -> (N, O, P): one copy, the bias added on the way
     r = r.reshape(o, n, p).swapaxes(0, 1)
-    out = xp.empty((n, o, p), r.dtype)
+    out = xp.empty((n, o, p), dt)
     if bias is None:
         out[...] = r
+    elif late:
+        out[...] = r + bias.reshape(o, 1).astype(r.dtype)
     else:
         xp.add(r, bias.reshape(o, 1), out=out)
     return out.reshape((n, o) + osp)
@@ -383,6 +394,16 @@ def _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation):
 def _conv_input_grad(xp, grad_t, weight, spatial=(), groups=1, stride=(), padding=(), dilation=()):
     """Input gradient (N, C, *spatial) of a convolution from grad_t (O, N, *out_spatial): a
     transposed convolution (col2im of weight^T x grad_t)."""
+    dt = grad_t.dtype
+    if dt.kind == "V" and onednn_bf16():  # bfloat16: oneDNN sums in float32, rounds once
+        f32 = xp.float32
+        return _input_grad_kernel(
+            xp, grad_t.astype(f32), weight.astype(f32), spatial, groups, stride, padding, dilation
+        ).astype(dt)
+    return _input_grad_kernel(xp, grad_t, weight, spatial, groups, stride, padding, dilation)
+
+
+def _input_grad_kernel(xp, grad_t, weight, spatial, groups, stride, padding, dilation):
     if all(s == 1 for s in stride) and im2col_kernels(xp, grad_t.dtype, len(stride)) is None:
         return _input_grad_flat(xp, grad_t, weight, spatial, groups, padding, dilation)
     return col2im(xp, _dx_kernel(xp, grad_t, weight, groups), spatial, stride, padding, dilation)
@@ -1253,6 +1274,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         _backend_errors(
             x, input, weight, bias, groups, nd, stride, padding, dilation, out_sp, output_padding
         )
+    if x.dtype.name == "bfloat16" and onednn_bf16():
+        return _convt_f32(x, weight, bias, out_sp, groups, stride, padding, dilation, batched)
     out = _conv_input_grad(_channels_first(x), weight, out_sp, groups, stride, padding, dilation)
     if bias is not None:
         if bias.dtype != out.dtype:  # torch casts a transposed conv's bias to the input's dtype
@@ -1262,6 +1285,21 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if not batched:
         return as_torch_node(out, "ConvolutionBackward0").squeeze(0)
     # one node in torch: the bias add and the channels-last copy happen inside its kernel
+    out = _layout.follow_format(out, _layout.cl_format(x, weight))
+    return as_torch_node(out, "ConvolutionBackward0")
+
+
+def _convt_f32(x, weight, bias, out_sp, groups, stride, padding, dilation, batched):
+    """A bfloat16 transposed convolution as oneDNN runs it: products, overlapping sums and bias
+    all in float32, rounded once (ember's col2im would round each partial sum)."""
+    out = _conv_input_grad(
+        _channels_first(x.float()), weight.float(), out_sp, groups, stride, padding, dilation
+    )
+    if bias is not None:
+        out = out + bias.float().reshape((out.shape[1],) + (1,) * len(out_sp))
+    out = out.to(x.dtype)
+    if not batched:
+        return as_torch_node(out, "ConvolutionBackward0").squeeze(0)
     out = _layout.follow_format(out, _layout.cl_format(x, weight))
     return as_torch_node(out, "ConvolutionBackward0")
 

@@ -130,6 +130,12 @@ def _out(a, like):
     return _wrap(a if a.dtype == d else a.astype(d))
 
 
+def _bias_out(a):
+    """A bias gradient in its accumulation dtype (float32 for a half input): autograd casts it
+    to the bias's own dtype, so a float32 bias of a half input is not rounded through half."""
+    return None if a is None else _wrap(a)
+
+
 def _rows(shape, nd):
     """(rows, row size) of an array of ``shape`` seen as rows of its last ``nd`` dims."""
     k = len(shape) - nd
@@ -559,7 +565,7 @@ def _bn_train_grads(grad, input, weight, eps, cache, needs):
     return (
         _out(dx, input),
         _out(dw, weight) if needs[1] else None,
-        _out(db, input) if needs[2] else None,
+        _bias_out(db) if needs[2] else None,
     )
 
 
@@ -798,7 +804,7 @@ def _bn_eval_grad_fast(grad, input, running_mean, running_var, weight, eps, need
         None,
         None,
         _out(dw, weight) if has_w else None,
-        _out(db, input),
+        _bias_out(db),
     )
 
 
@@ -976,7 +982,7 @@ def _(grad, input, weight, num_groups, eps, cache, needs):
         dx -= x3 * coef_x[:, :, None]
         dx += const[:, :, None]
         dx = dx.reshape(x.shape)
-    return _out(dx, input), _out(dw, weight) if needs[1] else None, _out(db, input)
+    return _out(dx, input), _out(dw, weight) if needs[1] else None, _bias_out(db)
 
 
 def _gn_composite(grad, input, weight, g, eps, needs):

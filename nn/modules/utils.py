@@ -7,7 +7,7 @@ import collections.abc
 from collections.abc import Callable
 from typing import Any
 
-__all__: list[str] = []
+__all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
 def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
@@ -44,3 +44,26 @@ def _list_with_default(out_size, defaults) -> list:
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
     tail = defaults[-len(out_size) :]
     return [d if v is None else v for v, d in zip(out_size, tail)]
+
+
+def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: str) -> None:
+    """Strip ``prefix`` from the keys of ``state_dict`` (and of its ``_metadata``) in place: a
+    DistributedDataParallel / DataParallel checkpoint's ``module.`` loaded into a bare model.
+    A renamed key moves to the end, as in torch."""
+    for key in list(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix) :]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is None:
+        return
+    root = prefix.replace(".", "")  # the wrapped module's own entry becomes the root's
+    for key in list(metadata.keys()):
+        if not key:
+            continue
+        if key == root:
+            new = ""
+        elif key.startswith(prefix):
+            new = key[len(prefix) :]
+        else:
+            continue
+        metadata[new] = metadata.pop(key)
