@@ -305,7 +305,7 @@ def _numpy(t: Tensor) -> np.ndarray:
     t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
-    return np.asarray(t.numpy())
+    return np.asarray(t._data)  # (numpy() refuses bfloat16, as torch's does)
 
 
 def _isclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: bool):

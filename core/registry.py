@@ -360,8 +360,8 @@ def reflected(public, *, swapped: bool = False):
         def r(self, other):
             if type(other) is not float and type(other) is not int and _foreign(other):
                 return NotImplemented
-            if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__)
-                other = _wrap_np(other)
+            if isinstance(other, np.ndarray):  # numpy deferred to us (__array_priority__):
+                return NotImplemented  # torch's Python raises (np_array - t)
             return public(self, other)
 
         return r
@@ -369,8 +369,8 @@ def reflected(public, *, swapped: bool = False):
     def r(self, other):
         if type(other) is not float and type(other) is not int and _foreign(other):
             return NotImplemented
-        if isinstance(other, np.ndarray):  # numpy defers to us (__array_priority__): np_array + t
-            other = _wrap_np(other)
+        if isinstance(other, np.ndarray):  # numpy deferred to us (__array_priority__):
+            return NotImplemented  # torch's Python raises (np_array - t)
         return public(other, self)
 
     return r
@@ -787,9 +787,9 @@ def _make_public(od: OpDef, dunder: bool = False):
                         ins = _replace_at(ins, len(arrays), t)
                     arrays.append(t)
                     scalar = True
-                elif tt is _ndarray and dunder:  # torch's operators take a numpy array as a
-                    # cpu tensor (t + a, t == a); its functions and methods refuse one
-                    return public(*_ndarrays_as_tensors(args), out=out, **kw)
+                elif dunder and isinstance(t, _ndarray):  # torch's operators leave an array to
+                    # numpy (it computes and wraps a tensor, or Python raises); functions refuse
+                    return NotImplemented
                 elif dunder and _foreign(t):  # the operator form: Python tries the other side
                     return NotImplemented
                 else:
@@ -1160,12 +1160,6 @@ def _numpy_spellings(od, kw):
                 raise TypeError(f"{od.name}() got multiple values for argument '{nm}'")
             kw[nm] = kw.pop(alias)
     return kw
-
-
-def _ndarrays_as_tensors(args: tuple) -> tuple:
-    from .tensor import _wrap
-
-    return tuple(_wrap(a) if type(a) is _ndarray else a for a in args)
 
 
 def _replace_at(ins: tuple, i: int, v) -> tuple:

@@ -23,9 +23,10 @@ class Size(tuple):
         for i, s in enumerate(sizes):
             if type(s) is not int:
                 if isinstance(s, float) or not hasattr(s, "__index__"):
+                    np_ = "numpy." if isinstance(s, np.generic) else ""  # (torch's tp_name)
                     raise TypeError(
                         f"torch.Size() takes an iterable of 'int' (item {i} is "
-                        f"'{type(s).__name__}')"
+                        f"'{np_}{type(s).__name__}')"
                     )
                 s = s.__index__()
             out.append(s)
@@ -100,6 +101,14 @@ def _warn_float_of_grad() -> None:
 
 
 _generic = np.generic
+# numpy's error for np.array(t, copy=False) on torch, whose __array__ cannot promise no copy
+_NO_COPY_MSG = (
+    "Unable to avoid copy while creating an array as requested.\nIf using "
+    "`np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy when needed "
+    "(no behavior change in NumPy 1.x).\nFor more details, see "
+    "https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+    "#adapting-to-changes-in-the-copy-keyword."
+)
 
 
 def _no_dims_error(dim) -> IndexError:
@@ -565,20 +574,27 @@ class Tensor:
                     f"can't convert {self.device} device type tensor to numpy. Use "
                     "Tensor.cpu() to copy the tensor to host memory first."
                 )
-            return self.cpu()._data
-        return self._data
+            a = self.cpu()._data
+        else:
+            a = self._data
+        if a.dtype is _dt.bfloat16.np:  # numpy has no bfloat16: torch refuses, even forced
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return a
 
     def __array__(self, dtype=None, copy=None):
-        # deliberately lenient (torch raises for requires_grad): np.asarray(t) is a read of values
-        a = self._data if type(self._data) is _ndarray else self.detach().cpu()._data
-        if dtype is not None:
-            a = a.astype(dtype, copy=False)
-        return a.copy() if copy else a
+        # numpy 2's signature (torch's has no copy=, for which numpy warns: ember does not), with
+        # torch's outcomes: numpy()'s checks (grad, bfloat16; another device is read through a
+        # host copy), and np.array(t, copy=False) refused as numpy refuses it for torch
+        a = self.numpy(force=type(self._data) is not _ndarray and not self.requires_grad)
+        if copy is False:
+            raise ValueError(_NO_COPY_MSG)
+        b = a if dtype is None else a.astype(dtype, copy=False)
+        return b.copy() if copy and b is a else b
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
-        # like torch: a numpy ufunc (or np.transpose & co.) on a tensor answers a cpu tensor
-        # sharing the result's memory, a 0-d one even for a reduction; a bool result comes
-        # back as uint8, as torch's does
+        # like torch (without numpy 2's DeprecationWarning about its one-argument form): a
+        # numpy ufunc (or np.transpose & co.) on a tensor answers a cpu tensor sharing the
+        # result's memory, a 0-d one even for a reduction; a bool result comes back as uint8
         from .ops.creation import from_numpy
 
         if array.dtype == np.bool_:

@@ -55,7 +55,7 @@ def _clone(v):
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy()
+    return t.detach().cpu()._data  # (numpy() refuses bfloat16)
 
 
 def _check_schema(op: OpOverload, args, kwargs, atol, rtol) -> None:

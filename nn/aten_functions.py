@@ -167,7 +167,7 @@ def _bag_bookkeeping(weight, indices, offsets, mode, padding_idx, nbags, grad):
         bag_size = np.bincount(offset2bag[keep], minlength=nbags)[:nbags].astype(it)
         max_indices = bag_size
         if mode == 2:
-            w = weight.detach().cpu().numpy()
+            w = weight.detach().cpu()._data  # (numpy() refuses bfloat16)
             max_indices = np.zeros((nbags, w.shape[1]), it)
             for b in range(nbags):
                 rows = idx[keep & (offset2bag == b)]

@@ -1046,7 +1046,8 @@ def _values(t):
         t = t.to_dense()
     if t.is_quantized:
         t = t.dequantize()
-    return t.detach().numpy()
+    t = t.detach()
+    return (t.float() if t.dtype == ember.bfloat16 else t).numpy()  # (numpy() refuses bf16)
 
 
 def _call(key, named, grad):

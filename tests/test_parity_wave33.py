@@ -55,8 +55,7 @@ def _np(t):
     """A torch or ember tensor's values as a numpy array (bfloat16 widened, exactly)."""
     if isinstance(t, torch.Tensor):
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
-    a = t.numpy()
-    return a.astype(np.float32) if str(a.dtype) == "bfloat16" else a
+    return (t.float() if t.dtype == ember.bfloat16 else t).numpy()  # (numpy() refuses bf16)
 
 
 def _as(mod, values, dtype: str):

@@ -36,7 +36,7 @@ def _same(fn, rtol=1e-6, atol=1e-7) -> None:
         assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
         assert tuple(e.shape) == tuple(t.shape)
         np.testing.assert_allclose(
-            e.detach().numpy().astype(np.float64) if e.dtype.is_floating_point else e.numpy(),
+            e.detach().double().numpy() if e.dtype.is_floating_point else e.numpy(),
             t.detach().float().numpy().astype(np.float64)
             if t.dtype.is_floating_point
             else t.numpy(),

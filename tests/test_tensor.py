@@ -226,7 +226,7 @@ def test_numpy_shares_memory_and_errors():
 
 
 def test_array_protocol():
-    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]])  # (one requiring grad is refused, as in torch)
     a = np.asarray(x)
     assert a.dtype == np.float32 and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert np.asarray(x, dtype=np.float64).dtype == np.float64

@@ -13,7 +13,6 @@ from ..names import keep, unify_inputs
 from ..registry import (
     _foreign,
     _operator_dunder,
-    _wrap_np,
     apply_inplace,
     op,
     reflected,
@@ -1052,6 +1051,13 @@ def _rtruediv(self, other):
         from .pointwise import reciprocal
 
         return mul(reciprocal(self), other)
+    if isinstance(other, np.ndarray):  # as torch: the product is numpy's (float64 for int64)
+        from .pointwise import reciprocal
+
+        try:
+            return reciprocal(self) * other
+        except TypeError:  # torch's dunder answers NotImplemented for any TypeError
+            return NotImplemented
     return _rdiv(self, other)
 
 
@@ -1060,8 +1066,8 @@ def _pow_dunder(self, exponent, modulo=None):
     raises its own "unsupported operand" TypeError, as for torch."""
     if modulo is not None or _foreign(exponent):
         return NotImplemented
-    if type(exponent) is np.ndarray:  # the operator takes one as a cpu tensor (pow() not)
-        exponent = _wrap_np(exponent)
+    if isinstance(exponent, np.ndarray):  # torch leaves it to numpy (which wraps a tensor)
+        return NotImplemented
     return pow(self, exponent)
 
 

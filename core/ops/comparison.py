@@ -108,11 +108,14 @@ not_equal = _alias(ne, "not_equal")
 
 def _cmp_dunder(public):
     # a non-tensor, non-number operand is not ours: Python then falls back (== gives False,
-    # < raises its own TypeError), like torch
+    # < raises its own TypeError), like torch. Of torch's comparison operators only == takes a
+    # numeric ndarray (as a cpu tensor); the others leave it to numpy, which defers back
+    takes_array = public.__name__ == "eq"
+
     def d(self, other):
         if isinstance(other, (Tensor, _SCALARS)):
             return public(self, other)
-        if type(other) is np.ndarray:  # the operator takes one as a cpu tensor (the function not)
+        if takes_array and isinstance(other, np.ndarray) and other.dtype.kind in "biufc":
             return public(self, _wrap_np(other))
         return NotImplemented
 

@@ -371,6 +371,11 @@ def _to_array(data, dtype):
     if isinstance(data, (range, bytearray, memoryview)):  # sequences of ints, as in torch
         data = list(data.tolist() if isinstance(data, memoryview) else data)
     if isinstance(data, (list, tuple)):
+        leaf = data
+        while isinstance(leaf, (list, tuple)) and leaf:
+            leaf = leaf[0]
+        if type(leaf) is np.ndarray and not leaf.ndim:  # torch reads a listed array as a
+            raise TypeError("len() of unsized object")  # sequence: a 0-d one has no len()
         if _holds_arrays(data):
             _warn_once(
                 "list_of_ndarrays",
