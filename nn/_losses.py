@@ -33,7 +33,10 @@ from ..core.ops.conversion import _user_level
 from ..core.ops.joining import broadcast_shapes as _broadcast_shapes
 from ..core.ops.joining import broadcast_tensors as _broadcast_tensors
 from ..core.ops.pointwise import _tie
+from ..core.ops.pointwise import sigmoid as _sigmoid
 from ..core.ops.reduction import _tname
+from ..core.ops.reduction import mean as _mean
+from ..core.ops.reduction import sum as _sum
 from ..core.registry import _cast_error, _inplace_shape_error, op
 from ..core.tensor import Tensor, _wrap
 from ._args import arg_type_error
@@ -63,6 +66,9 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
+_I64, _F32, _F64 = np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64)
+_EXACT_COUNT = 1 << 24  # counts up to here are exact in float32: N is the total weight
+_ARANGES: dict = {}  # n -> np.arange(n), read-only (see _arange)
 
 
 # ------------------------------------------------------------------ reduction helpers
@@ -302,6 +308,11 @@ def _triplet_distance_names(args, kwargs):
 
 
 # ------------------------------------------------------------------ private ops
+def _reduced_rule(ins, reduction="none"):
+    """An elementwise loss op's names: its inputs' unified, none once reduced."""
+    return unify_inputs(ins) if reduction == "none" else None
+
+
 @op(names=keep, method=False)
 def _loss_softplus(xp, input):
     """log(1 + exp(x)), stable for large |x|."""
@@ -317,19 +328,36 @@ def _(grad, input):
     return grad * input.sigmoid()
 
 
-@op(names=unify_inputs, promote=True, method=False)
-def _bce_logits(xp, input, target):
-    """(1 - y) x + log(1 + exp(-x)) elementwise, in one pass."""
+@op(names=_reduced_rule, promote=True, method=False)
+def _bce_logits(xp, input, target, reduction="none"):
+    """(1 - y) x + log(1 + exp(-x)) elementwise, in one pass; then reduced as by mean or sum
+    (the common call's one node)."""
     sp = xp.exp(-xp.abs(input))  # softplus(-x) = max(-x, 0) + log1p(exp(-|x|)), added last as
-    xp.log1p(sp, out=sp)  # torch does: with y = 1 and a large x, (1 - y) x is 0 and the loss
-    sp += xp.maximum(-input, 0)  # keeps its tiny softplus instead of x - x y cancelling it
+    # torch does: with y = 1 and a large x, (1 - y) x is 0 and the loss keeps its tiny softplus
+    # instead of x - x y cancelling it (a 0-d input gives numpy scalars, which out= refuses)
+    sp = xp.log1p(sp, out=sp) if sp.ndim else xp.log1p(sp)
+    sp += xp.maximum(-input, 0)
     r = (1 - target) * input
     r += sp
-    return r
+    if reduction == "none":
+        return r
+    return (_mean if reduction == "mean" else _sum).op.kernel(xp, r)
 
 
 @_bce_logits.vjp
-def _(grad, input, target, needs):
+def _(grad, input, target, reduction, needs):
+    x, y = input._data, target._data
+    fast = x.ndim and x.dtype is y.dtype and (x.dtype is _F32 or x.dtype is _F64)
+    if fast and not _grad_state.enabled:
+        # no graph to record: the formulas below on the arrays (mean's grad / n included)
+        g = grad._data
+        if reduction == "mean":
+            g = g / x.size
+        gx = g * (_sigmoid.op.kernel(array_module(x), x) - y) if needs[0] else None
+        gy = g * -x if needs[1] else None
+        return (None if gx is None else _wrap(gx)), (None if gy is None else _wrap(gy))
+    if reduction != "none":  # mean's (or sum's) gradient, broadcast back
+        grad = (grad / input.numel() if reduction == "mean" else grad).expand(input.shape)
     gx = grad * (input.sigmoid() - target) if needs[0] else None
     return gx, (grad * -input if needs[1] else None)
 
@@ -453,12 +481,58 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2 (optionally weighted per element)."""
+    plain = weight is None and size_average is None and reduce is None
+    if plain and type(input) is Tensor and type(target) is Tensor:  # the common call: one node
+        a, b = input._data, target._data
+        if (
+            type(a) is np.ndarray
+            and type(b) is np.ndarray
+            and a.dtype is b.dtype
+            and (a.dtype is _F32 or a.dtype is _F64)
+            and a.shape == b.shape
+            and a.ndim  # (a 0-d difference is a numpy scalar)
+            and a.size
+            and (reduction == "mean" or reduction == "sum" or reduction == "none")
+        ):
+            return _mse(input, target, reduction)
     x, y = _warn_size(input, target)
     reduction = _reduction(reduction, size_average, reduce, weighted=weight is not None)
     _float_only("mse_cpu", input, target)
     d = _difference(x, y)
     loss = _weighted(d * d, weight, input, reduction, True)
     return loss if weight is not None else _as_torch_node(loss, "MseLossBackward0")
+
+
+@op(names=_reduced_rule, method=False)
+def _mse(xp, input, target, reduction="none"):
+    """mse_loss of same-shape float32/float64 operands as one node, torch's MseLossBackward0:
+    the values of sub, mul and mean (or sum), whose kernels it runs, and their gradients."""
+    d = xp.subtract(input, target)
+    r = d * d
+    if reduction == "none":
+        return r
+    return (_mean if reduction == "mean" else _sum).op.kernel(xp, r)
+
+
+_mse.op.backward_name = "MseLossBackward0"
+
+
+@_mse.vjp
+def _(grad, input, target, reduction, needs):
+    x = input._data
+    if x.ndim and not _grad_state.enabled:  # the composite's gradient on arrays: g d + g d
+        g = grad._data
+        if reduction == "mean":
+            g = g / x.size
+        gd = g * (x - target._data)
+        gd += gd
+        return (_wrap(gd) if needs[0] else None), (_wrap(-gd) if needs[1] else None)
+    g = grad
+    if reduction != "none":
+        g = (g / input.numel() if reduction == "mean" else g).expand(input.shape)
+    d = input - target
+    gd = g * d + g * d
+    return (gd if needs[0] else None), (-gd if needs[1] else None)
 
 
 def _difference(x: Tensor, y: Tensor) -> Tensor:
@@ -751,6 +825,19 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """Sigmoid + BCE in one stable expression: (1 - y) x + (1 + (p - 1) y) softplus(-x)."""
     reduction = _reduction(reduction, size_average, reduce)
+    if weight is None and pos_weight is None and type(input) is Tensor and type(target) is Tensor:
+        a, b = input._data, target._data
+        if (
+            type(a) is np.ndarray
+            and type(b) is np.ndarray
+            and a.dtype is b.dtype
+            and (a.dtype is _F32 or a.dtype is _F64)
+            and a.shape == b.shape
+            and a.ndim
+            and a.size
+        ):  # the common call: loss and reduction in one node
+            loss = _bce_logits(input, target, reduction)
+            return _as_torch_node(loss, "BinaryCrossEntropyWithLogitsBackward0")
     if target.shape != input.shape:
         raise ValueError(
             f"Target size ({_size(target.shape)}) must be the same as input size "
@@ -793,6 +880,35 @@ def binary_cross_entropy_with_logits(
 # ------------------------------------------------------------------ class-index losses
 def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     """NLL of (N, C, d...) log-probabilities ``logp`` (class dim ``cd``) at class indices."""
+    if cd == 1:
+        # the common call: (N, C) float32/float64 log-probabilities, N int64 targets, all in
+        # range and none ignored (one reduction tells: a negative target is a huge uint64), and
+        # no weight or a plain one of C values: none of the checks below can fail, and the
+        # kernel needs no mask (the target is wrapped afresh, as the masked one below)
+        ld, td = logp._data, target._data
+        if (
+            type(td) is np.ndarray
+            and td.dtype is _I64
+            and td.ndim == 1
+            and ld.ndim == 2
+            and (ld.dtype is _F32 or ld.dtype is _F64)
+            and 0 < td.shape[0] == ld.shape[0] < _EXACT_COUNT
+            and type(ignore_index) is int
+            and not 0 <= ignore_index < ld.shape[1]
+        ):
+            if weight is None:
+                if td.view(np.uint64).max() < ld.shape[1]:
+                    ones = _wrap(np.ones(td.shape, ld.dtype))  # (saved, as any call's weights)
+                    return _nll_loss(logp, _wrap(td), ones, reduction, True)
+            elif type(weight) is Tensor and not weight.requires_grad:
+                wd = weight._data
+                if (
+                    type(wd) is np.ndarray
+                    and wd.dtype is ld.dtype
+                    and wd.shape == ld.shape[1:]
+                    and td.view(np.uint64).max() < ld.shape[1]
+                ):
+                    return _nll_loss(logp, _wrap(td), _wrap(wd[td]), reduction)
     shape = logp.shape
     C = shape[cd]
     if cd:
@@ -862,7 +978,7 @@ def _nll_from_logp(logp, target, weight, ignore_index, reduction, cd):
     return _nll_loss(logp, _wrap(safe), _wrap(wt), reduction)
 
 
-def _nll_rule(ins, reduction="mean"):
+def _nll_rule(ins, reduction="mean", plain=False):
     """(N, C, d...) -> (N, d...) for reduction='none' (the class dim drops its name)."""
     if reduction != "none" or ins[0]._names is None:
         return None
@@ -921,14 +1037,40 @@ def _half_nll_sums(input, target, wt):
     return loss, tw
 
 
+def _arange(n: int):
+    """np.arange(n), cached (row indices for picking one class per row; never written to)."""
+    r = _ARANGES.get(n)
+    if r is None:
+        if len(_ARANGES) > 64:
+            _ARANGES.clear()
+        r = _ARANGES[n] = np.arange(n)
+        r.flags.writeable = False
+    return r
+
+
+def _rows(xp, n: int):
+    return _arange(n) if xp is np else xp.arange(n)
+
+
 @op(names=_nll_rule, method=False)
-def _nll_loss(xp, input, target, wt, reduction="mean"):
+def _nll_loss(xp, input, target, wt, reduction="mean", plain=False):
     """-wt * input[n, target[n, ...], ...] reduced; ``target`` holds valid class indices, -1
-    where ignored, and ``wt`` the per-element weights (0 where ignored)."""
-    ignored = target < 0
-    picked = xp.take_along_axis(input, xp.expand_dims(target, 1), axis=1)[:, 0]
+    where ignored, and ``wt`` the per-element weights (0 where ignored); ``plain``: every
+    target valid and every weight one (float32/float64 (N, C) inputs only)."""
+    if input.ndim == 2:  # one class per row: plain fancy indexing
+        picked = input[_rows(xp, input.shape[0]), target]
+    else:
+        picked = xp.take_along_axis(input, xp.expand_dims(target, 1), axis=1)[:, 0]
+    if plain:
+        loss = -picked
+        if reduction == "none":
+            return loss
+        s = loss.sum()
+        if reduction == "mean":
+            s = s / target.shape[0]  # (a Python int: the division stays in the input's dtype)
+        return xp.asarray(s, dtype=input.dtype)
     # an ignored element adds 0, whatever its input holds (an -inf logit: not 0 * inf = nan)
-    loss = xp.where(ignored, 0, picked * -wt).astype(input.dtype, copy=False)
+    loss = xp.where(target < 0, 0, picked * -wt).astype(input.dtype, copy=False)
     if reduction == "none":
         return loss
     half = _half_nll_sums(input, target, wt)
@@ -943,11 +1085,26 @@ def _nll_loss(xp, input, target, wt, reduction="mean"):
     return xp.asarray(s, dtype=input.dtype)
 
 
+def _put_classes(xp, g, t, vals) -> None:
+    """g[n, t[n, ...], ...] = vals (an index of -1, an ignored target, writes the last class)."""
+    if g.ndim == 2:
+        g[_rows(xp, g.shape[0]), t] = vals
+    else:
+        xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(vals, 1), axis=1)
+
+
 @_nll_loss.vjp
-def _(grad, input, target, wt, reduction):
+def _(grad, input, target, wt, reduction, plain):
     input_shape = input._data.shape
     t, w = target._data, wt._data
     xp = array_module(t)
+    if plain and reduction != "none" and not _grad_state.enabled:
+        # the branch below with weights one: -(grad / N) at each target
+        gd = grad._data
+        gv = -(gd / t.shape[0]) if reduction == "mean" else -gd
+        g = xp.zeros(input_shape, dtype=w.dtype)
+        g[_rows(xp, input_shape[0]), t] = gv
+        return _wrap(g), None, None
     if reduction != "none" and not _grad_state.enabled:
         # torch's kernel: -(grad / total_weight) rounded once to the input's dtype, then times
         # each weight (bfloat16: rounding -w / total_weight first put ~half the rows one unit
@@ -962,13 +1119,13 @@ def _(grad, input, target, wt, reduction):
         g = xp.zeros(input_shape, dtype=w.dtype)
         vals = (w * gv.astype(w.dtype)).astype(w.dtype, copy=False)
         vals[w == 0] = 0  # an ignored target is skipped: +0, not 0 * -x
-        xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(vals, 1), axis=1)
+        _put_classes(xp, g, t, vals)
         return _wrap(g), None, None
     with _errstate(xp):
         scale = -w / w.sum() if reduction == "mean" else -w
     # -scale at each target class, zeros elsewhere (written in place: no dense one-hot)
     g = xp.zeros(input_shape, dtype=w.dtype)
-    xp.put_along_axis(g, xp.expand_dims(t, 1), xp.expand_dims(scale.astype(w.dtype), 1), axis=1)
+    _put_classes(xp, g, t, scale.astype(w.dtype))
     g = _wrap(g) * (grad.unsqueeze(1) if reduction == "none" else grad)
     # torch's nll_loss_backward is a function of the input with a zero derivative there
     name = "NllLossBackwardBackward0" if len(input_shape) <= 2 else "NllLoss2DBackwardBackward0"
