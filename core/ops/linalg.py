@@ -150,8 +150,10 @@ def _shape_str(s) -> str:
 
 
 def _adj(t):
-    """The (batched) conjugate transpose used by the derivatives."""
-    t = t.transpose(-2, -1)
+    """The (batched) conjugate transpose used by the derivatives: a matrix's is ``t()``, as in
+    torch's mm/mv derivatives (TBackward0 under create_graph; and cheaper than transpose's
+    dims), a batch's ``transpose(-2, -1)``."""
+    t = t.t() if t.ndim == 2 else t.transpose(-2, -1)
     return t.conj() if t.is_complex() else t
 
 
@@ -236,8 +238,9 @@ def _matmul_error(a, b):
 @op(names=_matmul_names, dunders=("__matmul__",))
 def matmul(xp, input, other):
     """Matrix product with torch's broadcasting rules (1-D operands are promoted and squeezed)."""
-    _need_tensor("matmul", 1, "input", input)
-    _need_tensor("matmul", 2, "other", other)
+    if input.__class__ is not np.ndarray or other.__class__ is not np.ndarray:
+        _need_tensor("matmul", 1, "input", input)  # (a number: what no numpy array is)
+        _need_tensor("matmul", 2, "other", other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are "
@@ -561,6 +564,16 @@ def _scaled_add(xp, r, inp, beta, alpha):
     product just computed (owned, never a view of an input): it is updated in place where the
     dtype allows, saving a pass and an output-sized allocation (the bias add of F.linear)."""
     dt = r.dtype
+    if (
+        beta.__class__ is int
+        and alpha.__class__ is int
+        and beta == 1
+        and alpha == 1
+        and inp.dtype is dt
+        and r.__class__ is np.ndarray
+    ):
+        r += inp  # the common call (F.linear's bias add): the general path below does just this
+        return r
     _dt.check_real_scalar(dt, beta, alpha)  # a complex alpha/beta does not promote
     if dt.kind in "iu":  # torch takes the scalars in the integer type: 0.5 -> 0, 2.6 -> 2
         beta, alpha = _int_scalar(beta, dt), _int_scalar(alpha, dt)
@@ -577,7 +590,17 @@ def _scaled_add(xp, r, inp, beta, alpha):
     return r if r.dtype == dt else r.astype(dt)
 
 
+def _type_of(a) -> str:
+    """torch's type name of a tensor holding array ``a`` (``torch.FloatTensor``,
+    ``CPUBoolType``)."""
+    dev = "cpu" if type(a) is np.ndarray else "cuda"
+    return _dt.device_type_name(_dt.from_numpy_dtype(a.dtype), dev)
+
+
 def _check_add_input(inp, shape, what="self"):
+    s = inp.shape
+    if len(s) <= len(shape) and tuple(shape[len(shape) - len(s) :]) == s:
+        return  # the input's shape ends the product's (a bias): it broadcasts, no more to check
     try:
         bs = np.broadcast_shapes(inp.shape, shape)
     except ValueError:
@@ -587,7 +610,7 @@ def _check_add_input(inp, shape, what="self"):
         # mismatching dim
         if inp.ndim > len(shape):
             raise RuntimeError(
-                f"expand(torch.{_SNAME[_dn(inp)]}Tensor{{{list(inp.shape)}}}, size={list(shape)}): "
+                f"expand({_type_of(inp)}{{{list(inp.shape)}}}, size={list(shape)}): "
                 f"the number of sizes provided ({len(shape)}) must be greater or equal to the "
                 f"number of dimensions in the tensor ({inp.ndim})"
             )
