@@ -99,9 +99,30 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     _state.anomaly_check_nan = check_nan
 
 
+# `ember run script.py`: the runner's frames (ember's __main__, dropin, runpy) sit below the
+# script's, where `python script.py` has none
+_RUNNER = (os.path.join(_PKG, "__main__.py"), os.path.join(_PKG, "dropin") + os.sep)
+
+
+def _script_frames(frames: list) -> list:
+    """``frames`` from the drop-in script's own outermost frame on (all of them otherwise)."""
+    last = -1
+    for i, f in enumerate(frames):
+        if f.filename == _RUNNER[0] or f.filename.startswith(_RUNNER[1]):
+            last = i
+    if last < 0:
+        return frames
+    i = last + 1
+    while i < len(frames) and (
+        frames[i].filename.startswith("<frozen ") or frames[i].filename.endswith("runpy.py")
+    ):
+        i += 1  # a directory or zip script runs through runpy.run_path
+    return frames[i:]
+
+
 def capture_trace() -> list:
     """The current Python stack (user frames), stored on a node created in anomaly mode."""
-    frames = traceback.extract_stack()[:-1]
+    frames = _script_frames(traceback.extract_stack()[:-1])
     return [
         f for f in frames if not f.filename.startswith(_INTERNAL[1]) and f.filename != _INTERNAL[0]
     ]

@@ -509,7 +509,15 @@ def _sparse_sum(old, g, create_graph: bool):
         _add_at(array_module(a), a, tuple(g._ci._data), g._vals._data.astype(a.dtype))
         old._ver[0] += 1
         return old
-    return g + old if type(g) is not _SparseTensor else old + g
+    if type(g) is not _SparseTensor:
+        return g + old
+    s = old + g
+    if type(old) is type(s) is _SparseTensor and not create_graph and old._grad_fn is None:
+        # torch adds a sparse gradient into a sparse .grad in place: a held .grad sees the sum
+        for k in _SparseTensor.__slots__:
+            setattr(old, k, getattr(s, k))
+        return old
+    return s
 
 
 def _named_sum(a, b):

@@ -122,7 +122,10 @@ def _rnn_policy(args, kw):
     """torch's cpu LSTM (mkldnn_rnn_layer) and Elman RNN (built on linear) run in the lower
     precision. Its GRU casts each step's gates but keeps the hidden state in the dtype of h0 (the
     input's): ember's fused GRU runs in float32 unless the input has the region's dtype."""
-    if kw.get("mode", args[1] if len(args) > 1 else "LSTM") != "GRU":
+    mode = kw.get("mode", args[1] if len(args) > 1 else "LSTM")
+    if mode == "LSTM" and kw.get("batch_sizes") is not None:
+        return None  # a packed LSTM runs torch's lstm.data overload, which autocast leaves alone
+    if mode != "GRU":
         return LOWER
     x = (args[0] if args else kw["tensors"])[0]
     return LOWER if x.dtype is state.dtype["cpu"] else None

@@ -1784,6 +1784,26 @@ def _ctc_arg_errors(fn):
     return wrapper
 
 
+def _ctc_bad_dims(log_probs, input_lengths, target_lengths):
+    """torch's error for log-probabilities neither (T, N, C) nor (T, C): it checks the lengths'
+    dtype, unsqueezes dim 1 as for an unbatched input (an IndexError on a 0-d tensor), checks
+    the dtype, then wants 3 dims."""
+    for name, x in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if isinstance(x, Tensor) and x._data.dtype.kind not in "iu":
+            raise RuntimeError(f"{name} must be integral")
+    if log_probs.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if log_probs._data.dtype.itemsize < 4 or log_probs._data.dtype.kind != "f":
+        # torch's kernel takes float32 and float64 only (not half, bfloat16 or integers)
+        raise NotImplementedError(
+            f"\"ctc_loss_cpu\" not implemented for '{_tname(log_probs._data.dtype)}'"
+        )
+    raise RuntimeError(
+        f"Expected 3-dimensional tensor, but got {log_probs.ndim + 1}-dimensional tensor for "
+        "argument #1 'log_probs' (while checking arguments for ctc_loss_allocate_outputs)"
+    )
+
+
 @_autocast_entry
 @_ctc_arg_errors
 @_with_names(_ctc_names)
@@ -1815,9 +1835,7 @@ def ctc_loss(
     batched = log_probs.ndim == 3
     if not batched:
         if log_probs.ndim != 2:
-            raise RuntimeError(
-                f"ctc_loss(): Expected 2D or 3D log_probs, but got {log_probs.ndim}D"
-            )
+            return _ctc_bad_dims(log_probs, input_lengths, target_lengths)
         # (the targets stay as given: 1-d is torch's concatenated form, sized by the length)
         log_probs = log_probs.unsqueeze(1)
         # (a batch of lengths fails the batch-size checks below, as in torch)
@@ -1828,6 +1846,19 @@ def ctc_loss(
     for name, x in (("input_lengths", il), ("target_lengths", tl)):
         if x._data.dtype.kind not in "iu":
             raise RuntimeError(f"{name} must be integral")
+    # torch 2.13's order: the dtype, the targets' dims, blank, the lengths' sizes, then each
+    # target length (>= 0) and the targets' size, then each input length (>= 0, <= T)
+    if log_probs._data.dtype.itemsize < 4 or log_probs._data.dtype.kind != "f":
+        # torch's kernel takes float32 and float64 only (not half, bfloat16 or integers)
+        raise NotImplementedError(
+            f"\"ctc_loss_cpu\" not implemented for '{_tname(log_probs._data.dtype)}'"
+        )
+    where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    twhere = f"for argument #2 'targets' {where}"
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(
+            f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor {twhere}"
+        )
     T, N, C = log_probs.shape
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
@@ -1835,35 +1866,36 @@ def ctc_loss(
         raise RuntimeError("input_lengths must be of size batch_size")
     if tl.numel() != N:
         raise RuntimeError("target_lengths must be of size batch_size")
-    if log_probs._data.dtype.kind not in "fV":
-        raise NotImplementedError(
-            f"\"ctc_loss_cpu\" not implemented for '{_tname(log_probs._data.dtype)}'"
-        )
     tld = tl._data.reshape(-1)
     tgd = targets._data
-    where = "for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
-    if targets.ndim not in (1, 2):
+    if N and int(tld.min()) < 0:
         raise RuntimeError(
-            f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor {where}"
+            f"Expected target_lengths to have value at least 0, but got value "
+            f"{int(tld[tld < 0][0])} {where}"
         )
     if targets.ndim == 1:
         need = int(tld.sum()) if N else 0
         if tgd.shape[0] != need:
             raise RuntimeError(
                 f"Expected tensor to have size {need} at dimension 0, but got size "
-                f"{tgd.shape[0]} {where}"
+                f"{tgd.shape[0]} {twhere}"
             )
+    elif tgd.shape[0] != N:
+        raise RuntimeError(
+            f"Expected tensor to have size {N} at dimension 0, but got size {tgd.shape[0]} {twhere}"
+        )
     elif N and tgd.shape[1] < int(tld.max()):
         raise RuntimeError(
             f"Expected tensor to have size at least {int(tld.max())} at dimension 1, but got "
-            f"size {tgd.shape[1]} {where}"
+            f"size {tgd.shape[1]} {twhere}"
         )
-    # torch 2.13 checks dtype, then the targets' size, then the input lengths
     ild = il._data.reshape(-1)
-    if N and int(ild.max()) > T:
+    bad = (ild < 0) | (ild > T)
+    if bad.any():  # the first bad length, as torch's loop over the batch meets it
+        v = int(ild[bad][0])
+        edge = "at least 0" if v < 0 else f"at most {T}"
         raise RuntimeError(
-            f"Expected input_lengths to have value at most {T}, but got value {int(ild.max())} "
-            "(while checking arguments for ctc_loss_allocate_outputs)"
+            f"Expected input_lengths to have value {edge}, but got value {v} {where}"
         )
     if tgd.dtype.kind != "i":
         targets = targets.long()  # torch accepts float targets as class indices

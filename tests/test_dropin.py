@@ -42,6 +42,7 @@ TRAINING = [
     "ddp_workers.py",
     "train_infra.py",
     "func_idioms.py",
+    "seq2seq_attention.py",
 ]
 
 

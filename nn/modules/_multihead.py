@@ -13,6 +13,9 @@ from the query's and key's names (nn/_attention.py ``_mha_names``).
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import _state as _grad_state
+from ...core import dtype as _dt
+from ...core.autocast import state as _autocast_state
 from ...core.ops.creation import empty
 from ...core.tensor import Tensor
 from .. import init
@@ -22,6 +25,29 @@ from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+
+
+def fast_path_nan(out: Tensor, key_padding_mask, attn_mask, num_heads: int) -> Tensor:
+    """``out`` (N, L, E) as torch's fused inference attention (native multi-head attention, the
+    fused encoder layer) leaves it: NaN for a query whose every key is masked in some head (a
+    softmax over nothing but -inf), where the composite path's attention gives numbers. Masks:
+    boolean (True: masked) or additive float (-inf: masked)."""
+
+    def masked(m):
+        return m if m.dtype is _dt.bool_ else m == float("-inf")
+
+    N, L = out.shape[0], out.shape[1]
+    merged = None
+    if attn_mask is not None:
+        am = masked(attn_mask)
+        merged = am.reshape(1, 1, L, -1) if am.dim() == 2 else am.reshape(N, num_heads, L, -1)
+    if key_padding_mask is not None:
+        km = masked(key_padding_mask).reshape(N, 1, 1, -1)
+        merged = km if merged is None else merged.logical_or(km)
+    dead = merged.all(-1).any(1)  # (N or 1, L or 1): a query with no key left in some head
+    if not bool(dead.any()):
+        return out
+    return out.masked_fill(dead.unsqueeze(-1), float("nan"))
 
 
 class MultiheadAttention(Module):
@@ -124,7 +150,7 @@ class MultiheadAttention(Module):
             _check_mask_type(attn_mask, "attn_mask", None, "", 2)
             _check_converted_masks(query, key_padding_mask, attn_mask)
         sep = not self._qkv_same_embed_dim
-        return _mha(
+        out = _mha(
             query,
             key,
             value,
@@ -152,6 +178,38 @@ class MultiheadAttention(Module):
             is_causal,
             self.batch_first,
         )
+        if need_weights or (key_padding_mask is None and attn_mask is None):
+            return out
+        if self._native_fast_path(query, key, value, key_padding_mask, attn_mask):
+            out = (fast_path_nan(out[0], key_padding_mask, attn_mask, self.num_heads), None)
+        return out
+
+    def _native_fast_path(self, query, key, value, key_padding_mask, attn_mask) -> bool:
+        """Whether torch runs this call through torch._native_multi_head_attention (its
+        inference fast path; checked as torch does). Only asked about a masked call."""
+        if any(m is not None and m.is_floating_point() for m in (key_padding_mask, attn_mask)):
+            return False
+        w, b = self.in_proj_weight, self.in_proj_bias
+        if (
+            query.dim() != 3
+            or query is not key
+            or key is not value
+            or w is None
+            or b is None
+            or query.dtype != b.dtype
+            or query.dtype != w.dtype
+            or self.training
+            or self.num_heads % 2 == 1
+            or not self.batch_first
+            or self.bias_k is not None
+            or self.bias_v is not None
+            or self.add_zero_attn
+            or not self._qkv_same_embed_dim
+            or _autocast_state.enabled.get("cuda", False)  # torch.is_autocast_enabled()
+        ):
+            return False
+        args = (query, w, b, self.out_proj.weight, self.out_proj.bias)
+        return not (_grad_state.enabled and any(a is not None and a.requires_grad for a in args))
 
     def merge_masks(
         self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor

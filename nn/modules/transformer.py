@@ -24,7 +24,7 @@ from ...core.tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._attention import _as_float, _check_mask
-from ._multihead import MultiheadAttention
+from ._multihead import MultiheadAttention, fast_path_nan
 from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
@@ -45,7 +45,7 @@ def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor
     """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (future positions)."""
     from ...core import dtype as _dt
 
-    dt = _dt.float32 if dtype is None else dtype
+    dt = _dt.get_default_dtype() if dtype is None else dtype  # torch: the default dtype
     return full((sz, sz), float("-inf"), dtype=dt, device=device).triu(1)
 
 
@@ -204,11 +204,15 @@ class TransformerEncoderLayer(_TransformerLayer):
         if is_causal and self._fused(src):
             is_causal = False  # torch's fused inference kernel ignores the hint (it reads the mask)
         try:
-            return self._layer(src, src_mask, src_key_padding_mask, is_causal, add)
+            out = self._layer(src, src_mask, src_key_padding_mask, is_causal, add)
         except (RuntimeError, AssertionError):
             if self._fused(src):  # that kernel meets the inputs first: its own errors
                 self._fused_checks(src, src_mask, src_key_padding_mask)
             raise
+        if (src_mask is not None or src_key_padding_mask is not None) and self._fused(src):
+            # torch's fused kernel: NaN rows for queries that see no key at all
+            out = fast_path_nan(out, src_key_padding_mask, src_mask, self.self_attn.num_heads)
+        return out
 
     def _layer(self, src, src_mask, src_key_padding_mask, is_causal, add) -> Tensor:
         x = src
@@ -381,8 +385,10 @@ class TransformerEncoder(Module):
         first = self.layers[0] if len(self.layers) else None
         bf = first.self_attn.batch_first if isinstance(first, TransformerEncoderLayer) else False
         padded = self._nested_padding(src, mask, src_key_padding_mask)
-        if padded is not None and not self.mask_check:
-            src_key_padding_mask = padded  # the positions torch's nested tensors hold
+        if padded is not None:
+            _warn_nested_once()
+            if not self.mask_check:
+                src_key_padding_mask = padded  # the positions torch's nested tensors hold
         kpm, mask = _canon(src_key_padding_mask, src), _canon(mask, src)  # torch's, see above
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, bf))
         out = src
@@ -433,6 +439,22 @@ class TransformerEncoder(Module):
             kept = padded.logical_not().sum(1, keepdim=True)
             padded = _arange(padded.shape[1], device=padded.device) >= kept
         return padded
+
+
+_NESTED_WARNED = []
+
+
+def _warn_nested_once() -> None:
+    """torch's warning (once a process) on building the nested tensor of its inference path."""
+    if not _NESTED_WARNED:
+        _NESTED_WARNED.append(True)
+        warnings.warn(
+            "The PyTorch API of nested tensors is in prototype stage and will change in the near "
+            "future. We recommend specifying layout=torch.jagged when constructing a nested "
+            "tensor, as this layout receives active development, has better operator coverage, "
+            "and works with torch.compile.",
+            stacklevel=3,
+        )
 
 
 class TransformerDecoder(Module):

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ...autograd.node import as_torch_node as _as_torch_node
 from ...core import dtype as _dt
 from ...core.ops.creation import arange
 from ...core.ops.creation import tensor as _tensor
@@ -235,6 +236,7 @@ def pack_padded_sequence(
         idx = ob * T + t_of if batch_first else t_of * B + ob
     flat = input.reshape((T * B,) + tuple(input.shape[2:]))
     data = flat.index_select(0, _long(idx, input.device))
+    data = _as_torch_node(data, "PackPaddedSequenceBackward0")  # torch's node for the gather
     out = PackedSequence(data, _long(batch_sizes), sorted_indices, None)
     n = input._names
     if n is not None:
@@ -301,6 +303,12 @@ def pad_packed_sequence(
     ext = cat([data, pad], 0)
     out = ext.index_select(0, _long(rows.reshape(-1), data.device))
     out = out.reshape(tuple(rows.shape) + tuple(data.shape[1:]))
+    # torch's last node: the unsorting gather, else the batch_first transpose, else the copy
+    # into the padded buffer
+    if sequence.unsorted_indices is not None:
+        out = _as_torch_node(out, "IndexSelectBackward0")
+    else:
+        out = _as_torch_node(out, "TransposeBackward0" if batch_first else "CopySlices")
     dn = sequence._dim_names
     if dn is not None:
         # the time and batch dims the packing merged get their names back (spec 4.3); the
@@ -411,7 +419,7 @@ def pad_sequence(
     pad = first.new_full((1,) + trail, padding_value)
     ext = cat(seqs + [pad], 0)
     out = ext.index_select(0, _long(rows.reshape(-1), first.device))
-    out = out.reshape(tuple(rows.shape) + trail)
+    out = _as_torch_node(out.reshape(tuple(rows.shape) + trail), "CopySlices")  # torch copies
     if ext._names is not None:
         # names (spec 4.3): the sequences' dims keep their names (cat unified them), the time
         # dim too; the batch dim is created, so unnamed
