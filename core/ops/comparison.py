@@ -23,7 +23,8 @@ from ..registry import (
 )
 from ..registry import alias as _alias
 from ..runtime import _warn_once
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
+from ..vmap_state import SLICES as _VMAP_SLICES
 from .arithmetic import _kind, _not_impl, _real_only, _tname, promote_raw
 
 __all__ = [
@@ -111,8 +112,33 @@ def _cmp_dunder(public):
     # < raises its own TypeError), like torch. Of torch's comparison operators only == takes a
     # numeric ndarray (as a cpu tensor); the others leave it to numpy, which defers back
     takes_array = public.__name__ == "eq"
+    uf = _CMP_UFUNCS[public.__name__]
 
     def d(self, other):
+        # the common operands need none of the registry's work (no promotion, no names, no
+        # graph: comparisons have no gradient): the kernel's own ufunc on the arrays
+        if type(self) is Tensor and self._names is None and not _VMAP_SLICES:
+            a = self._data
+            if type(a) is _ndarray:
+                to = type(other)
+                if to is Tensor:
+                    b = other._data
+                    if (
+                        other._names is None
+                        and type(b) is _ndarray
+                        and b.dtype is a.dtype
+                        and a.dtype.kind in "biuf"
+                    ):
+                        try:
+                            return _wrap(uf(a, b))
+                        except ValueError:
+                            pass  # (shapes that do not broadcast: the registry's error)
+                elif (
+                    (to is float or (to is int and -_I64 <= other < _I64))
+                    and a.dtype.kind == "f"
+                    and a.dtype.itemsize > 2
+                ):
+                    return _wrap(uf(a, other))  # (a wider int: the registry's check first)
         if isinstance(other, (Tensor, _SCALARS)):
             return public(self, other)
         if takes_array and isinstance(other, np.ndarray) and other.dtype.kind in "biufc":
@@ -120,6 +146,18 @@ def _cmp_dunder(public):
         return NotImplemented
 
     return d
+
+
+_CMP_UFUNCS = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+_ndarray = np.ndarray
+_I64 = 1 << 63
 
 
 # ---------------------------------------------------------------------- maximum / minimum
@@ -515,6 +553,31 @@ _ABSENT = object()  # where's operands not given (None given is refused, as by t
 def where(condition: Tensor, input=_ABSENT, other=_ABSENT, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (numbers allowed; differentiable in
     both). With only ``condition``: the indices of its nonzero elements, as a tuple."""
+    if (
+        type(input) is Tensor
+        and type(other) is Tensor
+        and type(condition) is Tensor
+        and out is None
+        and not _VMAP_SLICES
+    ):
+        # the common call: a bool mask choosing between unnamed same-dtype numpy tensors no
+        # gradient flows through: the kernel's own select, without the registry
+        c, a, b = condition._data, input._data, other._data
+        if (
+            type(c) is _ndarray
+            and type(a) is _ndarray
+            and type(b) is _ndarray
+            and c.dtype.kind == "b"
+            and a.dtype is b.dtype
+            and not (input.requires_grad or other.requires_grad)
+            and condition._names is None
+            and input._names is None
+            and other._names is None
+        ):
+            try:
+                return _wrap(select(np, c, a, b))
+            except ValueError:
+                pass  # (shapes that do not broadcast: the registry's error)
     if input is _ABSENT or other is _ABSENT or input is None or other is None:
         if input is _ABSENT and other is _ABSENT:
             input = other = None

@@ -265,6 +265,14 @@ def to(self, *args, **kwargs):
 
     Returns ``self`` when nothing changes (unless ``copy=True``).
     """
+    if not kwargs and len(args) == 1 and type(self) is Tensor:
+        # the common no-ops, decided without parsing: to(its own dtype), to("cpu") on cpu
+        a = args[0]
+        if type(a) is _dt.dtype:
+            if self._data.dtype is a.np:
+                return self
+        elif type(a) is str and a == "cpu" and type(self._data) is np.ndarray:
+            return self
     dev, dtype, _non_blocking, copy, memory_format = _parse_to(args, kwargs)
     t = self
     if dev is not None:
@@ -315,6 +323,8 @@ for _name, _d in CAST_METHODS:
 
 
 def cpu(self, memory_format=None):
+    if type(self) is Tensor and type(self._data) is np.ndarray:
+        return self  # (already on cpu: what to() finds)
     return to(self, "cpu")
 
 

@@ -944,6 +944,19 @@ def _like(name, fill):
         memory_format=None,
         names=None,
     ):
+        if (
+            type(input) is Tensor
+            and dtype is None
+            and device is None
+            and requires_grad is False
+            and layout is None
+            and memory_format is None
+            and names is None
+        ):
+            # the common call: a plain (strided) tensor's dense numpy array, all as it is
+            a = input._data
+            if type(a) is np.ndarray and a.flags.c_contiguous:
+                return _named(_wrap(fill(np, a.shape, a.dtype)), input._names)
         if requires_grad is not False and requires_grad is not True:
             _rg_arg(name, requires_grad)
         try:

@@ -14,6 +14,7 @@ from operator import index as _index
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
+from ...autograd.grad_mode import _state as _grad_state
 from ...autograd.node import as_torch_node
 from .. import dtype as _dt
 from .. import layout as _layout
@@ -31,7 +32,8 @@ from ..dims import DimTypeError, normalize_dim
 from ..names import FALLBACK, keep, remove_dims, unify_inputs
 from ..registry import alias, apply, backward_names, op
 from ..storage import _root
-from ..tensor import Tensor, _wrap
+from ..tensor import Size, Tensor, _view, _wrap
+from ..vmap_state import SLICES as _VMAP_SLICES
 
 _ndarray = np.ndarray
 
@@ -327,8 +329,35 @@ _legacy = _dt.scalar_name
 _VIEW_SIGS = ("(torch.dtype dtype)", "(tuple of ints size)")
 
 
+def _fast_view(t, shape):
+    """``t.view(*shape)`` without the registry for a plain, unnamed, contiguous numpy tensor no
+    gradient flows through, sized by plain ints (what view's kernel does then: a reshape, always
+    a view); None for any other call (and for every error, which the general path reports)."""
+    if type(t) is not Tensor or t.requires_grad or t._names is not None or _VMAP_SLICES:
+        return None
+    a = t._data
+    if type(a) is not _ndarray or not a.flags.c_contiguous:
+        return None
+    for s in shape:
+        if type(s) is not int or s < -1:
+            return None
+    try:
+        r = _view(t, a.reshape(shape))
+    except (ValueError, TypeError):
+        return None
+    if not _grad_state.enabled:  # (the registry's note for views made without grad)
+        r._extra["ng"] = _grad_state.inference
+    return r
+
+
 def _view_method(self, *shape, dtype=None, size=None):
     """``view(*shape)`` (a view with a new shape) or ``view(dtype)`` (reinterpret the bytes)."""
+    if shape and dtype is None and size is None:
+        t0 = type(shape[0])
+        if t0 is int or (len(shape) == 1 and (t0 is tuple or t0 is Size)):
+            r = _fast_view(self, shape if t0 is int else shape[0])
+            if r is not None:
+                return r
     if dtype is not None:
         return _view_dtype(self, dtype)
     if shape and isinstance(shape[0], (_dt.dtype, type)):
@@ -370,6 +399,12 @@ def reshape(input: Tensor, *shape, **kw) -> Tensor:
             shape = (_int_list("reshape", "shape", None, given),)
     elif not shape:  # (view's kernel would take no sizes as a 0-d shape)
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+    else:
+        t0 = type(shape[0])
+        if t0 is int or (len(shape) == 1 and (t0 is tuple or t0 is Size)):
+            r = _fast_view(input, shape if t0 is int else shape[0])
+            if r is not None:
+                return r
     try:
         a = input._data
         if not a.flags.c_contiguous:
@@ -451,6 +486,18 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
         n = input._data.ndim
     except AttributeError:
         raise _must_be_tensor("flatten", ("input",), (input,)) from None
+    if type(start_dim) is int and type(end_dim) is int and out_dim is None:
+        # the common call (x.flatten(1)): in-range int dims of an unnamed tensor
+        s = start_dim + n if start_dim < 0 else start_dim
+        e = end_dim + n if end_dim < 0 else end_dim
+        if 0 <= s <= e < n and input._names is None:
+            if s == e:
+                return input
+            shape = input._data.shape
+            k = 1
+            for x in shape[s : e + 1]:
+                k *= x
+            return reshape(input, shape[:s] + (k,) + shape[e + 1 :])
     if isinstance(start_dim, (list, tuple)):
         dims = [normalize_dim(input, d) for d in start_dim]
         out_dim = end_dim
@@ -1342,10 +1389,70 @@ def _(grad, dim, tensors_shape):
     return grads[0] if len(shapes) == 1 else tuple(grads)
 
 
+def _plain_arrays(tensors):
+    """The arrays of ``tensors`` when joining them needs none of the registry's work (plain,
+    unnamed numpy tensors of one dtype no gradient flows through, outside vmap); else None."""
+    if _VMAP_SLICES:
+        return None
+    arrays = []
+    dt = None
+    for t in tensors:
+        if type(t) is not Tensor or t.requires_grad or t._names is not None:
+            return None
+        a = t._data
+        if type(a) is not _ndarray:
+            return None
+        if dt is None:
+            dt = a.dtype
+            if dt.kind == "V":  # bfloat16: the registry's promotion pass
+                return None
+        elif a.dtype is not dt:
+            return None
+        arrays.append(a)
+    return arrays or None
+
+
+def _fast_cat(tensors, dim):
+    """cat's common call without the registry: None sends any other (and every error) down the
+    general path, which reports it."""
+    arrays = _plain_arrays(tensors)
+    if arrays is None:
+        return None
+    try:
+        r = np.concatenate(arrays, axis=dim)  # numpy refuses what torch's cat refuses here
+    except (ValueError, TypeError, MemoryError):
+        return None
+    if r.ndim in (4, 5) and not arrays[0].flags.c_contiguous:
+        return None  # (the result's memory format follows the inputs': the kernel decides)
+    return _wrap(r if r.flags.c_contiguous else np.ascontiguousarray(r))
+
+
+def _fast_stack(tensors, dim):
+    """stack's common call along dim 0 without the registry (see _fast_cat)."""
+    arrays = _plain_arrays(tensors)
+    if arrays is None:
+        return None
+    a0 = arrays[0]
+    s = a0.shape
+    if len(s) in (4, 5) and not a0.flags.c_contiguous:
+        return None  # (a channels_last input: the kernel's layout rules)
+    for a in arrays:
+        if a.shape != s:
+            return None
+    if not s:  # 0-d values (a batch of labels): np.array joins them 10x faster than np.stack
+        return _wrap(np.array(arrays, dtype=a0.dtype))
+    r = np.concatenate(arrays).reshape((len(arrays), *s))  # (np.stack costs 3x as much)
+    return _wrap(r if r.flags.c_contiguous else np.ascontiguousarray(r))
+
+
 @_autocast_entry
 def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
     """Concatenate tensors along an existing dim ``dim`` (dtypes promoted like torch; names
     unified)."""
+    if out is None and axis is None and type(dim) is int and type(tensors) in (list, tuple):
+        r = _fast_cat(tensors, dim)
+        if r is not None:
+            return r
     if axis is not None:
         dim = axis
     _not_one_tensor(tensors, "cat")
@@ -1486,6 +1593,10 @@ def stack(tensors, dim=0, *, out=None) -> Tensor:
     if not isinstance(tensors, (tuple, list)):
         _not_one_tensor(tensors, "stack")
         tensors = tuple(tensors)
+    elif type(dim) is int and dim == 0 and out is None:
+        r = _fast_stack(tensors, dim)
+        if r is not None:
+            return r
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     return _stack(tensors, dim) if out is None else _stack(tensors, dim, out=out)
