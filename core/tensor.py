@@ -212,6 +212,10 @@ class Tensor:
             if self._names is not None:  # a named tensor: size(None) is a lookup of no name
                 self._dim(None)
             return _size(self._data.shape)
+        if type(dim) is int:  # the common x.size(0): an in-range int dim
+            s = self._data.shape
+            if -len(s) <= dim < len(s):
+                return s[dim]
         try:
             return self._data.shape[self._dim(dim)]
         except IndexError:
