@@ -65,6 +65,28 @@ _AFTER_DIGIT = re.compile(r"(?<=[0-9])[a-z]")
 
 
 class OpDef:
+    """One registered op: its kernel, derivative and names rule, and what the public wrapper
+    needs on every call (the slots). Options that a few ops need live in ``__dict__``, set
+    after the definition (``fn.op.label = "pow"``) and read with ``od.__dict__.get``:
+
+    - ``label``: the name torch's errors show (a private op behind a public function);
+      ``arg_names``: the argument names its errors show; ``aliases``: set by ``alias()``.
+    - ``overloads`` / ``dim_overloads``: torch's signatures, listed by "expected one of" errors
+      (``dim_overloads`` for the errors of a bad dim); ``int_args``: the int[]-typed options
+      and the type their errors name; ``list_dims``: dims as torch's int[] (no bare int, no
+      tensor); ``dim_error``: a hook raising the op's own error for a bad dim.
+    - ``number_self``: a Python number is accepted as the first input.
+    - ``no_out``: torch's signature has no ``out=``; ``composite_out``: a composite in torch,
+      whose kernel refuses a dtype before out= is checked; ``quiet_resize``: a non-empty out= is
+      resized without torch's warning; ``indices_checked_first``: a (values, indices) out=
+      checks the indices first.
+    - ``inplace_name``: the in-place method's name; ``inplace_is_out``: the in-place form casts as
+      its out= kernel does (out=self); ``inplace_backward_name``: its node's name (a string or a
+      function of the args); ``scalar_cast_c_name``: with a number argument its cast error names
+      self's C++ type.
+    - ``torch_saved``: the names torch's nodes give saved tensors (``node._saved_<name>``).
+    """
+
     __slots__ = (
         "__dict__",
         "backward_name",
