@@ -4,6 +4,8 @@ sparse-only accessors). Every computation is dense ember ops on the values, so a
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import ember as _E
 
 from . import dtype as _dt
@@ -449,6 +451,84 @@ def _narrow_copy(self, dim, start, length):
     return _make(sparse_coo, shape, _wrap(ci), None, _gather_rows(self._vals, keep), self._coal)
 
 
+def _select(self: SparseTensor, dim, index, _getitem=False) -> Tensor:
+    """``select`` of a sparse tensor (any layout; torch answers in COO): the entries at
+    ``index`` along ``dim``, one dim fewer; dense when no sparse dim is left (the entries there
+    summed, duplicates included). torch flags the result uncoalesced unless nnz <= 1."""
+    nd = self.dim()
+    d = _wrap_dim(dim, nd)
+    size, i = self._shp[d], int(index)
+    if not -size <= i < size:
+        if _getitem:
+            raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(
+            f"select(): index {i} out of range for tensor of size {list(self._shp)} at "
+            f"dimension {d}"
+        )
+    i += size if i < 0 else 0
+    # a compressed input's entries are sorted and unique, and torch flags its answer so
+    comp = self._lay is not sparse_coo
+    s = _to_coo(self, None) if comp else self
+    sd = s.sparse_dim()
+    shape = self._shp[:d] + self._shp[d + 1 :]
+    if d >= sd:  # a dense dim: every stored value selects along it
+        v = s._vals.select(d - sd + 1, i)
+        return _make(sparse_coo, shape, s._ci.clone(), None, v, comp or v.shape[0] <= 1)
+    idx = s._ci._data
+    xp = array_module(idx)
+    keep = xp.flatnonzero(idx[d] == i)
+    vals = _gather_rows(s._vals, keep)
+    if sd == 1:  # the last sparse dim: a dense tensor of the dense dims
+        return _segsum(vals, _long(xp, xp.zeros(keep.shape[0], xp.int64)), 1)[0]
+    ci = xp.delete(idx[:, keep], d, axis=0)
+    return _make(sparse_coo, shape, _wrap(ci), None, vals, comp or keep.shape[0] <= 1)
+
+
+def _unbind(self: SparseTensor, dim=0):
+    d = _wrap_dim(dim, self.dim())
+    return tuple(_select(self, d, i) for i in range(self._shp[d]))
+
+
+_INDEX_DTYPES = (_dt.int8, _dt.int16, _dt.int32, _dt.int64)  # a 0-d one indexes as an int
+
+
+def _sparse_getitem(self: SparseTensor, index):
+    """``t[...]`` with ints (or 0-d integer tensors), None, ``...`` and ``:``, the keys torch's
+    sparse tensors take (select / unsqueeze); anything else: the dense path's error."""
+    key = index if isinstance(index, tuple) else (index,)
+    plain = True  # only ``:`` / ``...``: torch's alias has no sparse kernel either
+    for k in key:
+        if k is None or (isinstance(k, Integral) and not isinstance(k, bool)):
+            plain = False
+        elif isinstance(k, Tensor) and not isinstance(k, SparseTensor):
+            if k.dim() or k.dtype not in _INDEX_DTYPES:
+                return Tensor.__getitem__(self, index)
+            plain = False
+        elif not (k is Ellipsis or k == slice(None)):
+            return Tensor.__getitem__(self, index)
+    if plain or len([k for k in key if k is Ellipsis]) > 1:
+        return Tensor.__getitem__(self, index)
+    used = len([k for k in key if k is not None and k is not Ellipsis])
+    if used > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    e = next((j for j, k in enumerate(key) if k is Ellipsis), None)
+    if e is not None:
+        key = key[:e] + (slice(None),) * (self.dim() - used) + key[e + 1 :]
+    if self._lay is not sparse_coo and any(k is None for k in key):
+        return Tensor.__getitem__(self, index)
+    t, d = self, 0
+    for j, k in enumerate(key):
+        if not isinstance(t, SparseTensor):  # every sparse dim selected: the rest is dense
+            return t[(slice(None),) * d + key[j:]]
+        if k is None:
+            t, d = _unsqueeze(t, d), d + 1
+        elif isinstance(k, slice):
+            d += 1
+        else:
+            t = _select(t, d, int(k), _getitem=True)
+    return t
+
+
 def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0, _who=None):
     """``beta * input + alpha * (mat1 @ mat2)``: ``input`` and ``mat1`` sparse COO, the result
     sparse COO (the entries of ``input``, then full rows of the product)."""
@@ -496,8 +576,11 @@ def _add(self, other, alpha=1):
         if a.sparse_dim() != b.sparse_dim():
             raise RuntimeError("add: the two sparse tensors must have the same sparse_dim")
         bv = b._vals if alpha == 1 else b._vals * alpha
-        idx = _E.cat([a._ci, b._ci], 1)
-        out = _make(sparse_coo, a._shp, idx, None, _E.cat([a._vals, bv]), False).coalesce()
+        if a._coal and b._coal:  # the merge of two sorted, unique lists: their coalesced union
+            idx = _E.cat([a._ci, b._ci], 1)
+            out = _make(sparse_coo, a._shp, idx, None, _E.cat([a._vals, bv]), False).coalesce()
+        else:
+            out = _merge_add(a, b, bv)
         if self._lay is sparse_coo:
             return out
         return _to_compressed(out, self._lay, tuple(self._vals.shape[1:3]) or None, None)
@@ -516,6 +599,37 @@ def _add(self, other, alpha=1):
         )
     # a scalar would fill every unspecified entry: torch refuses it as it refuses a dense one
     raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
+
+def _merge_add(a: SparseTensor, b: SparseTensor, bv: Tensor) -> SparseTensor:
+    """``a + b`` for COO operands not both coalesced, entry for entry as torch's kernel makes
+    it: one pass over both entry lists in their stored order, the smaller index first and equal
+    heads summed into one entry (so duplicates stay, unsorted runs stay unsorted); flagged
+    uncoalesced. Gradients reach both operands' values."""
+    xp = array_module(a._ci._data)
+    sd = a.sparse_dim()
+    ka = _ravel(xp, a._ci._data, a._shp[:sd]).tolist()  # row-major rank: lexicographic order
+    kb = _ravel(xp, b._ci._data, a._shp[:sd]).tolist()
+    na, nb = len(ka), len(kb)
+    pos = [0] * (na + nb)  # the output entry of each input entry (a's, then b's)
+    take = []  # the input entry whose index each output entry has
+    i = j = 0
+    while i < na or j < nb:
+        r = len(take)
+        if j < nb and (i >= na or kb[j] < ka[i]):
+            pos[na + j] = r
+            take.append(na + j)
+            j += 1
+            continue
+        if j < nb and kb[j] == ka[i]:  # equal heads: one entry
+            pos[na + j] = r
+            j += 1
+        pos[i] = r
+        take.append(i)
+        i += 1
+    ci = xp.concatenate([a._ci._data, b._ci._data], axis=1)[:, xp.asarray(take, dtype=xp.int64)]
+    p = _long(xp, xp.asarray(pos, dtype=xp.int64))
+    return _make(sparse_coo, a._shp, _wrap(ci), None, _segsum(_E.cat([a._vals, bv]), p, len(take)))
 
 
 def _radd(self, other):
@@ -625,11 +739,31 @@ def _neg(self):
     return self._like(-self._vals)
 
 
+def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
+    """sparse matrix @ dense vector: a dense vector, after torch's checks of the shapes."""
+    if self._lay is sparse_coo:
+        if self.dim() != 2 or vec.dim() != 1:
+            raise RuntimeError(
+                f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: {self.dim()}"
+                f"Tensor Dim: {vec.dim()}"
+            )
+        if self._shp[1] != vec.shape[0]:
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+    elif vec.dim() == 1 and self.dim() == 2 and self._shp[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({self._shp[0]}), mat ({self._shp[0]}x{self._shp[1]}), "
+            f"vec ({vec.shape[0]})"
+        )
+    return _mm(self, vec.unsqueeze(1), "addmm").squeeze(1)
+
+
 def _matmul(self, other):
     if isinstance(other, SparseTensor):
         return mm(self, other)
     if isinstance(other, Tensor) and other.dim() == 1:  # matrix @ vector: a dense vector
-        return _mm(self, other.unsqueeze(1), "addmm").squeeze(1)
+        if self.dim() > 2:  # torch's matmul folds the batch dims with a reshape
+            raise RuntimeError("reshape is not implemented for sparse tensors")
+        return _mv(self, other)
     return _mm(self, other, "addmm")
 
 
@@ -718,25 +852,19 @@ def _transpose(self, dim0, dim1):
         shape = (self._shp[1], self._shp[0], *self._shp[2:])
         return _make(_FLIPPED[self._lay], shape, self._ci, self._pi, vals)
     sd = self.sparse_dim()
-    if (d0 < sd) != (d1 < sd):
+    if d0 == d1:
+        return self
+    if d0 >= sd or d1 >= sd:  # torch swaps sparse dims only (two dense ones neither)
         raise RuntimeError(
             f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sd}, "
             f"d0: {d0}, d1: {d1}"
         )
     shape = list(self._shp)
     shape[d0], shape[d1] = shape[d1], shape[d0]
-    if d0 >= sd:
-        return _make(
-            sparse_coo,
-            shape,
-            self._ci,
-            None,
-            self._vals.transpose(d0 - sd + 1, d1 - sd + 1),
-            self._coal,
-        )
     idx = self._ci._data.copy()
     idx[[d0, d1]] = idx[[d1, d0]]
-    return _make(sparse_coo, shape, _wrap(idx), None, self._vals, self._coal and d0 == d1)
+    # torch flags the swap uncoalesced unless nothing is stored
+    return _make(sparse_coo, shape, _wrap(idx), None, self._vals, idx.shape[1] == 0)
 
 
 def _unsqueeze(self, dim):
@@ -749,13 +877,14 @@ def _unsqueeze(self, dim):
         )
     d = dim + nd + 1 if dim < 0 else dim
     shape = (*self._shp[:d], 1, *self._shp[d:])
-    if d > sd:  # a new dense dim: the values grow it
-        return _make(sparse_coo, shape, self._ci, None, self._vals.unsqueeze(d - sd + 1))
     idx = self._ci._data
+    one = idx.shape[1] <= 1  # torch: not coalesced, unless it stores at most one entry
+    if d > sd:  # a new dense dim: the values grow it
+        return _make(sparse_coo, shape, self._ci, None, self._vals.unsqueeze(d - sd + 1), one)
     xp = array_module(idx)
     zero = xp.zeros((1, idx.shape[1]), dtype=idx.dtype)
     idx = xp.concatenate([idx[:d], zero, idx[d:]])
-    return _make(sparse_coo, shape, _wrap(idx), None, self._vals)  # torch: not coalesced
+    return _make(sparse_coo, shape, _wrap(idx), None, self._vals, one)
 
 
 def _permute(self, *dims):
@@ -797,9 +926,18 @@ def _t(self):
 
 
 def _sum_method(self, dim=None, keepdim=False, dtype=None):
-    if keepdim:
-        raise RuntimeError("sum: keepdim=True is not supported on sparse tensors")
-    return sum(self, dim, dtype)
+    if not keepdim:
+        return sum(self, dim, dtype)
+    if self._lay is not sparse_coo:
+        raise RuntimeError("sum: keepdim=True is not supported on sparse compressed tensors")
+    nd = self.dim()
+    dims = range(nd) if dim is None else _dims(dim, nd)
+    out = sum(self, dim, dtype)
+    # torch's answer is the reduced one with each summed dim back as size 1: unsqueezed at
+    # or below sparse_dim it is a sparse dim (index 0), even where a dense dim was summed
+    for d in dims:
+        out = _unsqueeze(out, d) if isinstance(out, SparseTensor) else out.unsqueeze(d)
+    return out
 
 
 _RESIZE_HINT = (
@@ -983,6 +1121,9 @@ def _install() -> None:
         "sparse_resize_and_clear_": _sparse_resize_and_clear_,
         "resize_as_sparse_": _resize_as_sparse_,
         "sparse_mask": _sparse_mask,
+        "select": _select,
+        "unbind": _unbind,
+        "__getitem__": _sparse_getitem,
     }
     for n, f in m.items():
         setattr(SparseTensor, n, f)
@@ -1092,7 +1233,7 @@ def _h_mul(input, other):
 
 def _h_mv(input, vec):
     if _is_sparse(input) and not _is_sparse(vec):  # sparse @ vector: a dense vector, as torch
-        return _matmul(input, vec.unsqueeze(1)).squeeze(1)
+        return _mv(input, vec)
     return NotImplemented
 
 
@@ -1256,6 +1397,8 @@ NON_STRIDED.update(
         "transpose": _only_sparse_first(_transpose),
         "unsqueeze": _only_sparse_first(_unsqueeze),
         "permute": _only_sparse_first(_permute),
+        "select": _only_sparse_first(_select),
+        "unbind": _only_sparse_first(_unbind),
         "_pow_scalar": _pow_scalar,
         **{n: _pointwise(n) for n in _ZERO_PRESERVING},
     }

@@ -15,6 +15,11 @@ __all__ = ["Distribution"]
 _Size = ember.Size
 
 
+def _error_repr(d) -> str:
+    """``repr(d)`` as torch's validation errors print it: its shapes are torch.Size's."""
+    return repr(d).replace("ember.Size(", "torch.Size(")
+
+
 class Distribution:
     r"""Distribution is the abstract base class for probability distributions.
 
@@ -75,7 +80,7 @@ class Distribution:
                     raise ValueError(
                         f"Expected parameter {param} "
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                        f"of distribution {self!r} "
+                        f"of distribution {_error_repr(self)} "
                         f"to satisfy the constraint {constraint!r}, "
                         f"but found invalid values:\n{value}"
                     )
@@ -267,7 +272,7 @@ class Distribution:
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) "
-                f"of the distribution {self!r}, "
+                f"of the distribution {_error_repr(self)}, "
                 f"but found invalid values:\n{value}"
             )
 

@@ -9,7 +9,7 @@ import ember.nn.functional as F
 
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _error_repr
 from .utils import _ProbsOrLogits, broadcast_all
 
 __all__ = ["Geometric"]
@@ -51,7 +51,7 @@ class Geometric(_ProbsOrLogits, Distribution):
                 raise ValueError(
                     "Expected parameter probs "
                     f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                    f"of distribution {self!r} "
+                    f"of distribution {_error_repr(self)} "
                     f"to be positive but found invalid values:\n{invalid_value}"
                 )
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.device import array_module
-from ..core.dtype import float32
+from ..core.dtype import float32, float64, get_default_dtype
 from ..core.registry import NonStridedError
 from ..core.tensor import Tensor, _wrap
 from ..nn.modules.module import RemovableHandle, _add_hook
@@ -192,10 +192,10 @@ def _full(p: Tensor, v: float) -> Tensor:
 
 
 def _scalar(v: float) -> Tensor:
-    """A float32 0-dim state tensor (torch keeps ``step`` and similar counters as tensors)."""
-    import numpy as np
-
-    return _wrap(np.array(v, dtype=np.float32))
+    """A 0-dim state tensor (torch keeps ``step`` and similar counters as tensors): float32, or
+    float64 while that is the default dtype (torch's _get_scalar_dtype)."""
+    wide = get_default_dtype() is float64
+    return _wrap(np.array(v, dtype=np.float64 if wide else np.float32))
 
 
 def _bump(t: Tensor) -> None:

@@ -43,6 +43,7 @@ TRAINING = [
     "train_infra.py",
     "func_idioms.py",
     "seq2seq_attention.py",
+    "graph_nets.py",
 ]
 
 

@@ -1390,8 +1390,10 @@ class Module:
                 input_param = input_param[0]
             if not lazy and input_param.shape != param.shape:
                 error_msgs.append(
-                    f"size mismatch for {key}: copying a param with shape {input_param.shape} "
-                    f"from checkpoint, the shape in current model is {param.shape}."
+                    # torch's text names the shapes torch.Size also outside drop-in mode
+                    f"size mismatch for {key}: copying a param with shape torch.Size("
+                    f"{list(input_param.shape)}) from checkpoint, the shape in current model is "
+                    f"torch.Size({list(param.shape)})."
                 )
                 continue
             try:
