@@ -19,6 +19,10 @@ _TORCH_ONLY = frozenset(
     ("ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla")
     + ("lazy", "vulkan", "mps", "hpu", "mtia", "privateuseone")
 )
+_TORCH_LIST = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
+    "mps, meta, hpu, mtia, privateuseone"
+)
 _DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?\Z")
 
 
@@ -33,6 +37,9 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
         elif isinstance(type, int) and not isinstance(type, bool):
+            # an int is an accelerator index (cuda here); torch refuses it when none is usable
+            if type >= 0 and not is_cuda_available():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         elif not isinstance(type, str):
             raise TypeError(
@@ -53,9 +60,9 @@ class device:
                     f"ember has no '{type}' device: it computes on cpu (numpy) and cuda (cupy)"
                 )
             if type not in _TYPES:
+                # torch's text, which lists its every device type (ember refuses those above)
                 raise RuntimeError(
-                    f"Expected one of {', '.join(_TYPES)} device type at start of device string: "
-                    f"{type}"
+                    f"Expected one of {_TORCH_LIST} device type at start of device string: {type}"
                 )
             if idx is not None:
                 if index is not None:

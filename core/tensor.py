@@ -9,6 +9,7 @@ import numpy as np
 from . import dtype as _dt
 from . import vmap_state as _vmap
 from .device import array_module, device_of
+from .dims import DimTypeError as _DimTypeError
 from .vmap_state import SLICES as _VMAP_SLICES
 
 
@@ -109,6 +110,13 @@ _NO_COPY_MSG = (
     "https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
     "#adapting-to-changes-in-the-copy-keyword."
 )
+
+
+def _dim_arg_error(fn, dim) -> TypeError:
+    """torch's parser error for a size()/stride() dim that is no int (bool, float, a list)."""
+    from .arg_errors import type_name
+
+    return TypeError(f"{fn}(): argument 'dim' (position 1) must be int, not {type_name(dim)}")
 
 
 def _no_dims_error(dim) -> IndexError:
@@ -222,6 +230,8 @@ class Tensor:
             if self._data.ndim:
                 raise
             raise _no_dims_error(dim) from None
+        except _DimTypeError:
+            raise _dim_arg_error("size", dim) from None
 
     def dim(self) -> int:
         return self._data.ndim
@@ -270,6 +280,8 @@ class Tensor:
             if self._data.ndim:
                 raise
             raise _no_dims_error(dim) from None
+        except _DimTypeError:
+            raise _dim_arg_error("stride", dim) from None
 
     def storage_offset(self) -> int:
         base = self._extra.get("base") if self._extra else None

@@ -47,11 +47,11 @@ def test_device_args_parity(args):
 
 
 def test_device_unknown_type_message():
-    # torch lists every backend it knows; ember lists the ones it computes on
+    # torch's text, which lists every backend torch knows
     with pytest.raises(
         RuntimeError,
-        match=r"^Expected one of cpu, cuda, meta device type at start of "
-        r"device string: foo$",
+        match=r"^Expected one of cpu, cuda, ipu, .*, meta, hpu, mtia, privateuseone device type "
+        r"at start of device string: foo$",
     ):
         ember.device("foo")
     with pytest.raises(RuntimeError, match="device type at start of device string: CUDA"):
@@ -75,7 +75,8 @@ def test_device_attributes_and_equality():
         "device(type='cuda', index=2)",
     )
     assert ember.device("cpu").index is None
-    assert ember.device(2) == ember.device("cuda", 2)  # torch (with a GPU): an int is a cuda index
+    if ember.cuda.is_available():  # torch (with a GPU): an int is a cuda index (else an error)
+        assert ember.device(2) == ember.device("cuda", 2)
     assert ember.device(d) == d and ember.device(d) is not d
     assert ember.device("cuda:2") == d and hash(ember.device("cuda:2")) == hash(d)
     assert ember.device("cuda") != ember.device("cuda:0")  # like torch: no index != index 0

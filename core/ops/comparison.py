@@ -49,51 +49,70 @@ _FROM_NP = _dt._FROM_NP
 
 # ---------------------------------------------------------------------- comparisons
 def _int_other(a, v):
-    """An int scalar compared with an integer tensor is first wrapped into its dtype, as torch
-    does (uint8 == 300 compares with 44)."""
-    if type(v) is int and getattr(a, "dtype", None) is not None and a.dtype.kind in "iu":
-        return _dt.wrap_int(v, a.dtype)
+    """A Python scalar is first cast to the tensor's dtype, as torch does: an int wraps into an
+    integer dtype (uint8 == 300 compares with 44), a number rounds to float16/bfloat16 (past
+    their range: inf, so float16 == 1e6 holds for an inf element)."""
+    t = type(v)
+    if t is int or t is float or t is complex:
+        d = getattr(a, "dtype", None)
+        if d is None:
+            return v
+        if d.kind in "iu":
+            return _dt.wrap_int(v, d) if t is int else v
+        if d is _F16 or d is _BF16:
+            with np.errstate(over="ignore"):
+                if t is complex:  # (torch's complex32: each part rounded)
+                    return complex(_round16(v.real, d), _round16(v.imag, d))
+                return _round16(v, d)
     return v
+
+
+def _round16(v, d):
+    return float(np.asarray(float(v)).astype(d))
+
+
+_F16 = np.dtype(np.float16)
+_BF16 = _dt.bfloat16.np
 
 
 def _no_complex(name, a, b):
     _real_only(f"{name}_cpu", a, b)  # also a complex Python scalar against a real tensor
 
 
-@op(names=unify_inputs, promote=True, inplace="eq_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="eq_", tensors_only=1)
 def eq(xp, input, other):
     """input == other, elementwise (a bool tensor)."""
     return xp.equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ne_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="ne_", tensors_only=1)
 def ne(xp, input, other):
     """input != other, elementwise."""
     return xp.not_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="lt_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="lt_", tensors_only=1)
 def lt(xp, input, other):
     """input < other, elementwise."""
     _no_complex("lt", input, other)
     return xp.less(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="le_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="le_", tensors_only=1)
 def le(xp, input, other):
     """input <= other, elementwise."""
     _no_complex("le", input, other)
     return xp.less_equal(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="gt_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="gt_", tensors_only=1)
 def gt(xp, input, other):
     """input > other, elementwise."""
     _no_complex("gt", input, other)
     return xp.greater(input, _int_other(input, other))
 
 
-@op(names=unify_inputs, promote=True, inplace="ge_", opmath_scalar=True, tensors_only=1)
+@op(names=unify_inputs, promote=True, inplace="ge_", tensors_only=1)
 def ge(xp, input, other):
     """input >= other, elementwise."""
     _no_complex("ge", input, other)

@@ -332,7 +332,8 @@ def cuda(self, device=None, non_blocking: bool = False, memory_format=None):
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
-        device = _device("cuda", device)
+        # a plain int reads as torch's accelerator index (its error when there is none)
+        device = _device(device) if type(device) is int else _device("cuda", device)
     return to(self, device)
 
 

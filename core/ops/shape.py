@@ -7,6 +7,7 @@ return tuples of views; their derivative receives a tuple of gradients (zeros fo
 
 from __future__ import annotations
 
+import types as _types
 import warnings
 from itertools import pairwise
 from operator import index as _index
@@ -477,7 +478,7 @@ def _rename_to(t: Tensor, names) -> Tensor:
     return t.rename(*names)
 
 
-def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
+def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None, *, _self_pos=0) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one (a view when possible).
 
     Named forms: ``flatten(start_dim, end_dim, out_dim)`` and ``flatten(dims, out_dim)``.
@@ -514,10 +515,10 @@ def flatten(input: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
             s = normalize_dim(input, start_dim)
             e = normalize_dim(input, end_dim)
         except DimTypeError as err:
-            k = 2 if err.value is start_dim else 3
-            name = "start_dim" if k == 2 else "end_dim"
+            k = 1 if err.value is start_dim else 2
+            name = "start_dim" if k == 1 else "end_dim"
             raise TypeError(
-                f"flatten(): argument '{name}' (position {k}) must be int, "
+                f"flatten(): argument '{name}' (position {k + 1 - _self_pos}) must be int, "
                 f"not {_type_name(err.value)}"
             ) from None
     if n == 0:
@@ -1336,8 +1337,8 @@ def _cat(xp, tensors, dim=0):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
         if ref is None and a.shape != (0,):
             ref = a
-    if ref is None:  # only legacy empty 1-D tensors
-        return xp.concatenate(tensors, axis=_norm(dim, 1))
+    if ref is None:  # only legacy empty 1-D tensors: torch checks no dim (all are skipped)
+        return xp.concatenate(tensors)
     n = ref.ndim
     d = _norm(dim, n)
     keep_ = []
@@ -1996,7 +1997,12 @@ def _install():
     Tensor.view_as = view_as
     Tensor.reshape = reshape
     Tensor.reshape_as = reshape_as
-    Tensor.flatten = flatten
+    # the method: a copy of flatten counting its positions after self, as torch's method parser
+    # does (a keyword default, so the call pays nothing)
+    m = _types.FunctionType(flatten.__code__, flatten.__globals__, "flatten", flatten.__defaults__)
+    m.__kwdefaults__ = {"_self_pos": 1}
+    m.__doc__, m.__qualname__, m.__module__ = flatten.__doc__, "Tensor.flatten", flatten.__module__
+    Tensor.flatten = m
     Tensor.unflatten = unflatten
     Tensor.ravel = ravel
     Tensor.permute = _permute_method

@@ -8,9 +8,11 @@ from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
 from ...core import linalg as _linalg
+from ...core.layout import sparse_coo
 from ...core.ops.creation import tensor as _tensor
 from ...core.ops.foreach import _foreach_norm
 from ...core.ops.joining import stack as _stack
+from ...core.registry import NonStridedError
 from ...core.tensor import Tensor
 
 __all__ = [
@@ -20,6 +22,19 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
 ]
+
+
+def _sparse_coo_error(aten_name, tensors) -> None:
+    """torch's dispatcher error for a sparse COO gradient (its first sentence: the rest lists
+    torch's backends), raised when one of ``tensors`` is one."""
+    for t in tensors:
+        if t.layout is sparse_coo:
+            backend = "SparseCUDA" if t.device.type == "cuda" else "SparseCPU"
+            raise NotImplementedError(
+                f"Could not run 'aten::{aten_name}' with arguments from the '{backend}' backend. "
+                "This could be because the operator doesn't exist for this backend (ember: call "
+                ".to_dense() on the gradients first)."
+            ) from None
 
 
 def _as_list(tensors) -> list:
@@ -40,10 +55,14 @@ def get_total_norm(
     with no_grad():
         # norm of the per-tensor norms == norm of the concatenation, for every p-norm and inf;
         # every ember device has the foreach form, which torch picks unless foreach=False
-        if foreach is False:
-            norms = [_linalg.vector_norm(t, norm_type) for t in tensors]
-        else:
-            norms = _foreach_norm(tensors, norm_type)
+        try:
+            if foreach is False:
+                norms = [_linalg.vector_norm(t, norm_type) for t in tensors]
+            else:
+                norms = _foreach_norm(tensors, norm_type)
+        except NonStridedError:
+            _sparse_coo_error("linalg_vector_norm", tensors)
+            raise
         dev = norms[0].device
         total = _linalg.vector_norm(
             _stack([n if n.device == dev else n.to(dev) for n in norms]), norm_type
@@ -129,4 +148,9 @@ def clip_grad_value_(
     with no_grad():
         for p in _as_list(parameters):
             if p.grad is not None:
-                p.grad.clamp_(min=-clip_value, max=clip_value)
+                try:
+                    p.grad.clamp_(min=-clip_value, max=clip_value)
+                except NonStridedError:
+                    # (torch's foreach path clamps with clamp_min_ first)
+                    _sparse_coo_error("clamp_" if foreach is False else "clamp_min_", [p.grad])
+                    raise
