@@ -279,8 +279,8 @@ def op(
     the comparisons, rsub, fmod). (An op whose OpDef has ``number_self`` set takes numbers only,
     the first as a 0-d tensor: add(1, 2), as torch's add, sub, mul and div do.)
     opmath_scalar: with a float16/bfloat16 tensor, a Python scalar operand is taken in float32 and
-    the result rounded once, as torch's kernel does (mul, div, lerp, comparisons; add, sub, pow
-    and remainder round the scalar to 16 bits first, like numpy: measured on torch 2.13).
+    the result rounded once, as torch's kernel does (mul, div, lerp; add, sub, pow, remainder
+    and the comparisons round the scalar to 16 bits first, like numpy: measured on torch 2.13).
     out_as_dtype: an ``out=`` tensor's dtype is the op's ``dtype=`` when none is given (and must
     be it when one is), as torch's sum/prod/cumsum: they compute in the out tensor's dtype.
     """
@@ -755,10 +755,15 @@ def _make_public(od: OpDef, dunder: bool = False):
         and not seq
         and od.name not in _UNALIGNED
     )
+    one = n == 1 and not seq  # one input (its common plain-tensor case skips the loop)
+    # the index of an op's only dim option (-1: several), for the no-resolve test
+    dim0 = dim_args[0][0] if len(dim_args) == 1 else -1
 
     def public(*args, **kw):
-        if len(args) < n:
+        na = len(args)
+        if na < n:
             args = _inputs_from_kwargs(od, args, kw)
+            na = len(args)
         out = kw.pop("out", None) if kw else None
         if out is not None and out_as_dtype:
             kw = _dtype_of_out(out, kw)
@@ -767,25 +772,38 @@ def _make_public(od: OpDef, dunder: bool = False):
             if not ins:
                 raise ValueError(f"{od.name}(): expected a non-empty list of Tensors")
             opts = args[1:]
+        elif na == n:  # (no options: no slicing)
+            ins = args
+            opts = ()
         else:
-            ins = args[:n] if len(args) != n else args
+            ins = args[:n]
             opts = args[n:]
-        arrays = []
         need_grad = named = mixed = scalar = False
-        first = None
+        t = ins[0] if one else None
+        if type(t) is Tensor:  # one plain tensor input: the loop below, unrolled
+            first = t._data
+            arrays = [first]
+            if t.requires_grad:
+                need_grad = True
+            if t._names is not None:
+                named = True
+            loop = ()
+        else:
+            arrays = []
+            first = None
+            loop = ins
         try:
-            for t in ins:
+            for t in loop:
                 tt = type(t)
-                if tt is float or tt is int:  # a Python scalar: the common second operand
-                    if len(arrays) < n_tensors:
-                        raise _bad_input(od, len(arrays), t, args, kw)
-                    if tt is int and not _I64_MIN <= t < _I64:
-                        _dt.check_wide_int(t, ins if casts else ())  # (promoting ops)
-                    arrays.append(t)
-                    scalar = True
-                elif tt is Tensor or (isinstance(t, Tensor) and (tt in _TF_PLAIN or _TF_OFF[0])):
-                    # (a subclass is computed as a Tensor when it never dispatches or dispatch
-                    # is off; any other goes through __torch_function__ in the else branch)
+                # (a plain Tensor is tested first: every call has one; a subclass is computed as
+                # a Tensor when it never dispatches or dispatch is off; any other goes through
+                # __torch_function__ in the else branch)
+                if tt is Tensor or (
+                    tt is not float
+                    and tt is not int
+                    and isinstance(t, Tensor)
+                    and (tt in _TF_PLAIN or _TF_OFF[0])
+                ):
                     a = t._data
                     if first is None:
                         first = a
@@ -801,6 +819,13 @@ def _make_public(od: OpDef, dunder: bool = False):
                         need_grad = True
                     if t._names is not None:
                         named = True
+                elif tt is float or tt is int:  # a Python scalar: the common second operand
+                    if len(arrays) < n_tensors:
+                        raise _bad_input(od, len(arrays), t, args, kw)
+                    if tt is int and not _I64_MIN <= t < _I64:
+                        _dt.check_wide_int(t, ins if casts else ())  # (promoting ops)
+                    arrays.append(t)
+                    scalar = True
                 elif isinstance(t, _SCALARS):
                     if len(arrays) < n_tensors:
                         raise _bad_input(od, len(arrays), t, args, kw)
@@ -840,7 +865,12 @@ def _make_public(od: OpDef, dunder: bool = False):
             if r is not None:
                 return r
         xp = np if type(first) is _ndarray else (_XP.get(type(first)) or array_module(first))
-        if dim_args and (opts or kw):
+        # (one dim option given as an int, no keywords: nothing to resolve)
+        if (
+            dim_args
+            and (opts or kw)
+            and (kw or dim0 < 0 or (dim0 < len(opts) and type(opts[dim0]) is not int))
+        ):
             opts, kw = _resolve_dims(od, ins[0], opts, kw)
         fd = first.dtype
         half = None
@@ -906,10 +936,11 @@ def _make_public(od: OpDef, dunder: bool = False):
             names = rule(ins, *opts, **kw)
         else:
             names = None
-        if type(r) is tuple:
+        tr = type(r)
+        if tr is tuple:
             res = outs = _wrap_many(od, ins, r, names)
         else:
-            if type(r) is not _ndarray and isinstance(r, _generic):
+            if tr is not _ndarray and isinstance(r, _generic):
                 r = np.asarray(r)
             res = _new(Tensor)
             res._data = r
@@ -920,7 +951,9 @@ def _make_public(od: OpDef, dunder: bool = False):
             if view:
                 base = ins[0]
                 res._ver = base._ver
-                res._extra = {"base": base._base_or_self()}
+                ex = base._extra  # (base._base_or_self(), inline)
+                b = ex.get("base") if ex else None
+                res._extra = {"base": base if b is None else b}
                 if not _state.enabled:  # torch refuses recorded in-place writes to it later
                     res._extra["ng"] = _state.inference  # made in no_grad or inference mode
                     if base.requires_grad:  # torch's view requires grad then: no in-place at all
@@ -1034,11 +1067,16 @@ def _make_public(od: OpDef, dunder: bool = False):
                     meta.append((a.shape, a.dtype, t._names))
                 node.meta = meta
             if has_res:
-                node.res = [t._data for t in outs]
                 if vers is None:
                     vers = []
-                for k, t in enumerate(outs):
-                    vers.append((_SavedOutput(t._ver, t._data, k), t._ver[0]))
+                if len(outs) == 1:  # (the common case, without the loop)
+                    t = outs[0]  # (res is a tuple for a tuple-returning kernel)
+                    node.res = [t._data]
+                    vers.append((_SavedOutput(t._ver, t._data, 0), t._ver[0]))
+                else:
+                    node.res = [t._data for t in outs]
+                    for k, t in enumerate(outs):
+                        vers.append((_SavedOutput(t._ver, t._data, k), t._ver[0]))
                 node.vers = vers
             if _SAVED_HOOKS:  # saved_tensors_hooks: the node keeps what pack returns
                 _pack_node(node, outs[0] if has_res else None)
