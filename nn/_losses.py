@@ -313,6 +313,13 @@ def _reduced_rule(ins, reduction="none"):
     return unify_inputs(ins) if reduction == "none" else None
 
 
+def _reduced_array(xp, r, reduction: str):
+    """A fused loss kernel's elementwise result ``r`` reduced by the sum/mean kernels."""
+    if reduction == "none":
+        return r
+    return (_mean if reduction == "mean" else _sum).op.kernel(xp, r)
+
+
 @op(names=keep, method=False)
 def _loss_softplus(xp, input):
     """log(1 + exp(x)), stable for large |x|."""
@@ -339,9 +346,7 @@ def _bce_logits(xp, input, target, reduction="none"):
     sp += xp.maximum(-input, 0)
     r = (1 - target) * input
     r += sp
-    if reduction == "none":
-        return r
-    return (_mean if reduction == "mean" else _sum).op.kernel(xp, r)
+    return _reduced_array(xp, r, reduction)
 
 
 @_bce_logits.vjp
@@ -380,10 +385,13 @@ def _(grad, input, target, needs):
     return gx, (grad * -input.logit() if needs[1] else None)
 
 
+_BCE_EPS = float(np.float32(1e-12))  # torch's epsilon is a float 1e-12, in float64 too
+
+
 @op(names=unify_inputs, promote=True, method=False)
 def _bce_grad(xp, grad, input, target):
-    """grad (x - y) / max(x (1 - x), 1e-12): torch's BCE input gradient, finite at 0 and 1."""
-    return grad * (input - target) / xp.maximum((1 - input) * input, 1e-12)
+    """grad (x - y) / max(x (1 - x), eps): torch's BCE input gradient, finite at 0 and 1."""
+    return grad * (input - target) / xp.maximum((1 - input) * input, _BCE_EPS)
 
 
 _bce_grad.op.backward_name = "BinaryCrossEntropyBackwardBackward0"
@@ -400,6 +408,41 @@ def _(gg, grad, input, target, needs):
         g_in = gg * grad * (input * input - 2 * input * target + target) / (d * d)
     g_t = -gg * grad / d if needs[2] else None
     return g_grad, g_in, g_t
+
+
+@op(names=_reduced_rule, method=False)
+def _bce_reduced(xp, input, target, reduction="none"):
+    """binary_cross_entropy of a plain pair without weight as one node, torch's
+    BinaryCrossEntropyBackward0: ``_bce``'s kernel, then reduced."""
+    r = _bce.op.kernel(xp, input, target)
+    return _reduced_array(xp, r, reduction)
+
+
+_bce_reduced.op.backward_name = "BinaryCrossEntropyBackward0"
+
+
+@_bce_reduced.vjp
+def _(grad, input, target, reduction, needs):
+    # torch's backward: the elementwise gradient of the expanded grad, then / n for the mean
+    if not _grad_state.enabled:  # no graph to record: the same on the arrays
+        x, y, g = input._data, target._data, grad._data
+        n = x.size if reduction == "mean" else 1
+        gx = gy = None
+        if needs[0]:
+            gx = g * (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
+            gx = _wrap(gx / n if n != 1 else gx)
+        if needs[1]:
+            gy = -np.log(x / (1 - x)) * g
+            gy = _wrap(gy / n if n != 1 else gy)
+        return gx, gy
+    g = grad if reduction == "none" else grad.expand(input.shape)
+    gx = _bce_grad(g, input, target) if needs[0] else None
+    gy = g * -input.logit() if needs[1] else None
+    if reduction == "mean":
+        n = input.numel()
+        gx = None if gx is None else gx / n
+        gy = None if gy is None else gy / n
+    return gx, gy
 
 
 def _softplus(x: Tensor) -> Tensor:
@@ -509,9 +552,7 @@ def _mse(xp, input, target, reduction="none"):
     the values of sub, mul and mean (or sum), whose kernels it runs, and their gradients."""
     d = xp.subtract(input, target)
     r = d * d
-    if reduction == "none":
-        return r
-    return (_mean if reduction == "mean" else _sum).op.kernel(xp, r)
+    return _reduced_array(xp, r, reduction)
 
 
 _mse.op.backward_name = "MseLossBackward0"
@@ -533,6 +574,88 @@ def _(grad, input, target, reduction, needs):
     d = input - target
     gd = g * d + g * d
     return (gd if needs[0] else None), (-gd if needs[1] else None)
+
+
+def _plain_pair(a, b) -> bool:
+    """Same-shape, same-dtype float32/float64 numpy operands, not 0-d or empty: the common call
+    of an elementwise loss, which one fused op serves (the rest take the composite path)."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.dtype is b.dtype
+        and (a.dtype is _F32 or a.dtype is _F64)
+        and a.shape == b.shape
+        and a.ndim  # (a 0-d result is a numpy scalar)
+        and a.size
+    )
+
+
+def _piecewise_grad(g, d, bound, scale, norm):
+    """torch's smooth_l1/huber backward kernel on arrays: +-norm g scale outside (-bound,
+    bound) (ties included), norm d g (/ bound for smooth_l1, ``scale`` 1) inside; NaN stays."""
+    t = d.dtype.type
+    b, n = t(bound), t(norm)
+    ng = n * g
+    if scale != 1:
+        ng = ng * t(scale)
+        inner = n * d * g
+    else:  # n (d / b) g: torch's order, bitwise
+        inner = n * (d / b) * g
+    return np.where(d <= -b, -ng, np.where(d >= b, ng, inner))
+
+
+@op(names=_reduced_rule, method=False)
+def _smooth_l1(xp, input, target, reduction="none", beta=1.0):
+    """smooth_l1_loss of a plain pair (beta > 0) as one node, torch's SmoothL1LossBackward0:
+    its kernel z < beta ? 0.5 z z / beta : z - 0.5 beta, z = |x - y|, beta in the dtype."""
+    b = input.dtype.type(beta)
+    z = xp.abs(xp.subtract(input, target))
+    r = xp.where(z < b, 0.5 * z * z / b, z - 0.5 * b)
+    return _reduced_array(xp, r, reduction)
+
+
+_smooth_l1.op.backward_name = "SmoothL1LossBackward0"
+
+
+def _piecewise_vjp(grad, input, target, reduction, bound, huber, needs):
+    """smooth_l1's (the inner branch / bound, +-1 outside) or huber's (+-delta outside)
+    gradient for input and target: torch's backward kernel on the arrays (/n folded in as its),
+    or under create_graph the same formula in ember ops."""
+    x = input._data
+    if not _grad_state.enabled:
+        n = 1.0 / x.size if reduction == "mean" else 1.0
+        gx = _piecewise_grad(grad._data, x - target._data, bound, bound if huber else 1, n)
+        return (_wrap(gx) if needs[0] else None), (_wrap(-gx) if needs[1] else None)
+    g = grad
+    if reduction != "none":
+        g = (g / input.numel() if reduction == "mean" else g).expand(input.shape)
+    gd = g * _quadratic_arg(input - target, bound)
+    if not huber:
+        gd = gd / bound
+    return (gd if needs[0] else None), (-gd if needs[1] else None)
+
+
+@_smooth_l1.vjp
+def _(grad, input, target, reduction, beta, needs):
+    return _piecewise_vjp(grad, input, target, reduction, beta, False, needs)
+
+
+@op(names=_reduced_rule, method=False)
+def _huber(xp, input, target, reduction="none", delta=1.0):
+    """huber_loss of a plain pair (delta > 0) as one node, torch's HuberLossBackward0: its
+    kernel z < delta ? 0.5 z z : delta (z - 0.5 delta), z = |x - y|, delta in the dtype."""
+    dl = input.dtype.type(delta)
+    z = xp.abs(xp.subtract(input, target))
+    r = xp.where(z < dl, 0.5 * z * z, dl * (z - 0.5 * dl))
+    return _reduced_array(xp, r, reduction)
+
+
+_huber.op.backward_name = "HuberLossBackward0"
+
+
+@_huber.vjp
+def _(grad, input, target, reduction, delta, needs):
+    return _piecewise_vjp(grad, input, target, reduction, delta, True, needs)
 
 
 def _difference(x: Tensor, y: Tensor) -> Tensor:
@@ -577,6 +700,10 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, delta (|d| - delta/2) elsewhere."""
+    plain = weight is None and type(input) is Tensor and type(target) is Tensor
+    plain = plain and type(delta) is float and delta > 0 and reduction in _REDUCTIONS
+    if plain and _plain_pair(input._data, target._data):
+        return _huber(input, target, reduction, delta)  # the common call: one node
     x, y = _warn_size(input, target)
     reduction = _reduction(reduction, weighted=weight is not None)
     if delta <= 0:
@@ -602,6 +729,10 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 when beta == 0)."""
+    plain = size_average is None and reduce is None and type(input) is Tensor
+    plain = plain and type(target) is Tensor and type(beta) is float and beta > 0
+    if plain and _plain_pair(input._data, target._data) and reduction in _REDUCTIONS:
+        return _smooth_l1(input, target, reduction, beta)  # the common call: one node
     x, y = _warn_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
@@ -777,6 +908,13 @@ def binary_cross_entropy(
 ) -> Tensor:
     """-w (y log(x) + (1 - y) log(1 - x)), the logs clamped at -100 and the gradient
     (x - y) / max(x (1 - x), 1e-12), like torch."""
+    plain = weight is None and size_average is None and reduce is None
+    if plain and reduction in _REDUCTIONS and type(input) is Tensor and type(target) is Tensor:
+        x, y = input._data, target._data
+        # the common call: one node; min and max prove the range (NaN fails them), else the
+        # checks below raise torch's error
+        if _plain_pair(x, y) and x.min() >= 0 and x.max() <= 1 and y.min() >= 0 and y.max() <= 1:
+            return _bce_reduced(input, target, reduction)
     reduction = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(
