@@ -327,8 +327,15 @@ def cl_format(*ts):
 def follow_format(t, fmt):
     """``t`` relaid out as ``fmt`` (a differentiable copy) when ``fmt`` is a channels_last format
     of ``t``'s rank and ``t`` is not already laid out so; else ``t`` itself."""
-    if fmt is None or t is None or t._data.ndim != fmt.ndim or is_contiguous(t, fmt):
+    if fmt is None or t is None or t._data.ndim != fmt.ndim:
         return t
+    if is_contiguous(t, fmt):
+        a = t._data
+        if 1 not in a.shape:
+            return t
+        if tuple(s // a.itemsize for s in a.strides) == _format_strides(a.shape, fmt):
+            return t
+        # size-1 dims with numpy's strides: torch's are those of a fresh channels_last tensor
     from .ops.shape import _contiguous
 
     return _contiguous(t, fmt)
@@ -347,8 +354,13 @@ def follow_array(xp, a, like):
     fmt = _suggest(like.shape, [s // isz for s in like.strides], like.ndim)
     if fmt is contiguous_format:
         return row_major(xp, a)
-    if _strides_follow(a.shape, [s // a.itemsize for s in a.strides], fmt.order):
-        return a
+    isz = a.itemsize
+    if _strides_follow(a.shape, [s // isz for s in a.strides], fmt.order):
+        st = _format_strides(a.shape, fmt)
+        if tuple(s // isz for s in a.strides) == st:
+            return a
+        # only size-1 dims differ: give them torch's strides (a view: they address nothing)
+        return xp.lib.stride_tricks.as_strided(a, a.shape, tuple(s * isz for s in st))
     return format_array(xp, a, fmt)
 
 
