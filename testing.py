@@ -335,6 +335,12 @@ def _is_seq(x) -> bool:
     return isinstance(x, collections.abc.Sequence) and not isinstance(x, str)
 
 
+def _type_text(x) -> str:
+    """``str(type(x))`` with ember's classes spelled as torch's (``<class 'torch.Tensor'>``)."""
+    text = str(type(x))
+    return text.replace("<class 'ember.", "<class 'torch.", 1)
+
+
 def _originate(a, e, id: tuple, opts: dict) -> list:
     """The comparisons of the leaves of ``a`` and ``e`` (thunks raising _Mismatch)."""
     if _is_seq(a) and _is_seq(e):
@@ -378,7 +384,8 @@ def _originate(a, e, id: tuple, opts: dict) -> list:
         pass
     raise _Mismatch(
         TypeError,
-        f"No comparison pair was able to handle inputs of type {type(a)} and {type(e)}.",
+        f"No comparison pair was able to handle inputs of type {_type_text(a)} and "
+        f"{_type_text(e)}.",
         id,
     )
 

@@ -185,7 +185,7 @@ def set_float32_matmul_precision(precision: str) -> None:
         import warnings
 
         warnings.warn(
-            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
             "setFloat32MatmulPrecision call has no effect.",
             UserWarning,
             stacklevel=2,

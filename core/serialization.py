@@ -514,7 +514,8 @@ def _share_views(pending: list, new_key) -> tuple[list, dict]:
     Distinct views of one base (a tensor and its slices, or two slices of one tensor) are
     stored once, as the base (under the key of the member that is all of it, else under
     ``new_key(first member's key)``), so they load as views sharing memory, as torch's storages
-    do; a view saved alone keeps only its own elements (an expanded one: its base's). Returns
+    do; a view saved alone keeps only its own elements, unless it shows all its base's (a
+    transpose keeps its strides, an expanded tensor stores its base, as torch's). Returns
     ``(entries, views)``: the (key, tensor to store) pairs, and {key: (stored key, [shape,
     stride, storage_offset])} for the members stored as views of another entry."""
     groups: dict[int, tuple] = {}
@@ -524,8 +525,8 @@ def _share_views(pending: list, new_key) -> tuple[list, dict]:
             groups.setdefault(id(base), (base, []))[1].append((k, t))
     root_of: dict = {}
     for base, members in groups.values():
-        if len(members) < 2 and not _repeats(members[0][1], base):
-            continue
+        if len(members) < 2 and members[0][1].numel() < base.numel():
+            continue  # a view of part of its base: stored alone (ember's choice, smaller files)
         root = next((k for k, t in members if _is_whole(t, base)), None)
         if root is None:
             root = new_key(members[0][0])
@@ -565,12 +566,6 @@ def _shareable_base(t: Tensor):
     if min(t.stride(), default=0) < 0 or last >= base.numel():
         return None
     return base
-
-
-def _repeats(t: Tensor, base: Tensor) -> bool:
-    """Whether ``t`` shows some of ``base``'s elements more than once (an expanded tensor): then
-    the base is the smaller thing to store, as torch stores an expanded tensor's storage."""
-    return 0 in t.stride() and t.numel() > base.numel()
 
 
 def _is_whole(t: Tensor, base: Tensor) -> bool:
@@ -862,12 +857,13 @@ class safe_globals:
         self.globals = safe_globals
 
     def __enter__(self):
-        self._saved = dict(_SAFE_ITEMS)
         add_safe_globals(self.globals)
 
     def __exit__(self, *exc):
-        _SAFE_ITEMS.clear()
-        _SAFE_ITEMS.update(self._saved)
+        # torch removes the block's globals, even ones allow-listed before it, and keeps ones
+        # add_safe_globals added inside it
+        for g in self.globals:
+            _SAFE_ITEMS.pop(g, None)
 
 
 class _Pickler(pickle.Pickler):

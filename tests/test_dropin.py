@@ -44,6 +44,7 @@ TRAINING = [
     "func_idioms.py",
     "seq2seq_attention.py",
     "graph_nets.py",
+    "model_utils.py",
     "vision_resnet.py",
 ]
 
