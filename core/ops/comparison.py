@@ -254,6 +254,8 @@ def _int_bound(a, v):
     return _dt.fill_scalar(v, a.dtype) if type(v) is int and a.dtype.kind in "iu" else v
 
 
+_clip_ufunc = np._core.umath.clip if hasattr(np, "_core") else np.core.umath.clip  # numpy 1.x
+
 _CLAMP_COMPLEX = "clamp is not supported for complex types"
 _NUMBERS = (float, int)
 
@@ -327,6 +329,8 @@ def _clamp(xp, input, min, max):
     min, max = _int_bound(input, min), _int_bound(input, max)
     if input.dtype.kind == "V":  # bfloat16: clip would compute in float32
         return xp.minimum(xp.maximum(input, min), max)
+    if xp is np and min is not None and max is not None and input.dtype.kind == "f":
+        return _clip_ufunc(input, min, max)  # what np.clip runs, without its Python steps
     return xp.clip(input, min, max)  # min > max gives max, like torch
 
 

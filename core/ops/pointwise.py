@@ -26,7 +26,7 @@ from ..names import keep, unify_inputs
 from ..registry import alias as _alias
 from ..registry import op, scalar_name
 from ..return_types import return_types
-from ..tensor import Tensor, _set_imag, _set_real, number_arg
+from ..tensor import Tensor, _set_imag, _set_real, _wrap, number_arg
 from .creation import zeros_like
 from .shape import _conj, cat
 
@@ -471,8 +471,30 @@ def tanh(xp, input):
     return xp.tanh(input)
 
 
+def _plain_pair(grad, result):
+    """(g, y) arrays when a derivative can run on them directly: no graph to record, a float32
+    or float64 numpy output of 1+ dims and a gradient of its dtype (else None: the ember ops)."""
+    if _state.enabled:
+        return None
+    y, g = result._data, grad._data
+    if type(y) is np.ndarray and y.ndim and g.dtype is y.dtype and y.dtype.char in "fd":
+        return g, y
+    return None
+
+
 @tanh.vjp
 def _(grad, result):
+    gy = _plain_pair(grad, result)
+    if gy is not None:  # the formula below on the arrays, without three op calls
+        g, y = gy
+        t = y * y
+        np.subtract(1, t, out=t)
+        return _wrap(np.multiply(g, t, out=t))
+    y = result._data
+    if not _state.enabled and y.dtype.itemsize == 2 and grad._data.dtype is y.dtype:
+        # half types: torch's tanh_backward computes in float32 and rounds once
+        yf = _up(y)
+        return _wrap(((1 - yf * yf) * _up(grad._data)).astype(y.dtype))
     return grad * _cj(1 - result * result)
 
 
@@ -679,6 +701,20 @@ def sigmoid(xp, input):
 
 @sigmoid.vjp
 def _(grad, result):
+    gy = _plain_pair(grad, result)
+    if gy is not None:  # (see tanh's)
+        g, y = gy
+        t = np.subtract(1, y)
+        np.multiply(y, t, out=t)
+        return _wrap(np.multiply(g, t, out=t))
+    y = result._data
+    if not _state.enabled and y.dtype.itemsize == 2 and grad._data.dtype is y.dtype:
+        # torch's sigmoid_backward: (g (1 - y)) y, in float32 rounded once for bfloat16, in
+        # float16 steps for float16
+        if y.dtype.kind == "f":
+            return _wrap((grad._data * (1 - y)) * y)
+        yf = _up(y)
+        return _wrap((_up(grad._data) * (1 - yf) * yf).astype(y.dtype))
     return grad * _cj(result * (1 - result))
 
 

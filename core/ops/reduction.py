@@ -176,6 +176,38 @@ def _(grad, result):
 _F32 = np.dtype(np.float32)
 
 
+# ufunc methods are C calls: ndarray.sum/mean run numpy's Python-level _methods first
+_add_reduce = np.add.reduce
+_intp = np.intp
+_or_reduce = np.logical_or.reduce
+_max_reduce = np.maximum.reduce
+_min_reduce = np.minimum.reduce
+
+
+def _np_sum(xp, a, ax, keepdim, npd):
+    """``a.sum(axis=ax, keepdims=keepdim, dtype=npd)``; on numpy the same reduce, called directly."""
+    if xp is np:
+        return _add_reduce(a, ax, npd, None, keepdim)
+    return a.sum(axis=ax, keepdims=keepdim, dtype=npd)
+
+
+def _np_mean(xp, a, ax, keepdim, npd, n):
+    """``a.mean(axis=ax, keepdims=keepdim, dtype=npd)`` of a non-empty floating or complex ``a``
+    (``n`` elements per result, ``npd`` not None for a 16-bit input); on numpy numpy's own steps
+    (sum, then divide by an intp count into the sum) without its Python-level wrapper."""
+    if xp is not np:
+        return a.mean(axis=ax, keepdims=keepdim, dtype=npd)
+    s = _add_reduce(a, ax, npd, None, keepdim)
+    if type(s) is np.ndarray:
+        return np.true_divide(s, _intp(n), out=s, casting="unsafe", subok=False)
+    return s.dtype.type(s / _intp(n))
+
+
+def _any(xp, mask) -> bool:
+    """``mask.any()`` of a bool array (numpy's method runs Python-level steps first)."""
+    return bool(_or_reduce(mask, None)) if xp is np else bool(mask.any())
+
+
 def _lowp(a) -> bool:
     """float16/bfloat16: torch's cpu reductions accumulate these in float32 (numpy's would sum
     in the 16-bit type, where a running sum stops growing at 2048 or 256)."""
@@ -193,8 +225,7 @@ def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
             r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
             r = r.astype(input.dtype)
             return row_major(xp, r) if input.ndim > 2 else r
-    # the array method skips numpy's Python-level dispatch: this is a hot path
-    r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
+    r = _np_sum(xp, input, _axes(dim, input.ndim), keepdim, npd)  # a hot path
     return row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -259,10 +290,11 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if not input.size:  # nan, like torch, without numpy's "Mean of empty slice" warning
         s = input.sum(axis=ax, keepdims=keepdim, dtype=npd)
         return s / xp.zeros((), s.dtype) if s.size else s
+    n = input.size if ax is None else _count(input.shape, ax)
     if npd is None and _lowp(input):
-        r = input.mean(axis=ax, keepdims=keepdim, dtype=_F32).astype(input.dtype)
+        r = _np_mean(xp, input, ax, keepdim, _F32, n).astype(input.dtype)
     else:
-        r = input.mean(axis=ax, keepdims=keepdim, dtype=npd)
+        r = _np_mean(xp, input, ax, keepdim, npd, n)
     return row_major(xp, r) if input.ndim > 2 else r
 
 
@@ -373,8 +405,16 @@ def _argext(xp, a, ax, largest):
     return a.argmax(axis=ax, keepdims=True) if largest else a.argmin(axis=ax, keepdims=True)
 
 
-def _ext_dim(xp, a, dim, keepdim, largest, name):
-    """Values and int64 indices of the max/min along one dim."""
+def _ext(xp, a, ax, keepdim, largest):
+    """``a.max``/``a.min`` over ``ax``; on numpy the same ufunc reduce, called directly."""
+    if xp is np:
+        return (_max_reduce if largest else _min_reduce)(a, ax, None, None, keepdim)
+    return a.max(axis=ax, keepdims=keepdim) if largest else a.min(axis=ax, keepdims=keepdim)
+
+
+def _ext_dim(xp, a, dim, keepdim, largest, name, values=True):
+    """Values (None unless ``values``: argmax's call) and int64 indices of the max/min along one
+    dim."""
     ax = _axis1(dim, a.ndim)
     if ax is not None and not a.shape[ax]:
         _nonempty(name, a, (ax,))
@@ -384,12 +424,13 @@ def _ext_dim(xp, a, dim, keepdim, largest, name):
         return a.copy(), xp.zeros((), dtype=np.int64)
     # two method reductions beat a gather (take_along_axis) on the per-call cost; NaN-consistent
     if largest:
-        idx, vals = a.argmax(axis=ax, keepdims=keepdim), a.max(axis=ax, keepdims=keepdim)
+        idx = a.argmax(axis=ax, keepdims=keepdim)
     else:
-        idx, vals = a.argmin(axis=ax, keepdims=keepdim), a.min(axis=ax, keepdims=keepdim)
+        idx = a.argmin(axis=ax, keepdims=keepdim)
+    vals = _ext(xp, a, ax, keepdim, largest) if values else None
     idx = idx.astype(np.int64, copy=False)
     if a.ndim > 2:
-        return row_major(xp, vals), row_major(xp, idx)
+        return (vals if vals is None else row_major(xp, vals)), row_major(xp, idx)
     return vals, idx
 
 
@@ -481,7 +522,7 @@ def _make_ext(name, largest):
                 and a.size
                 and a.dtype.kind != "c"
             ):
-                return _wrap(a.max() if largest else a.min())
+                return _wrap((_max_reduce if largest else _min_reduce)(a, None))
         if (args and isinstance(args[0], Tensor)) or "other" in kw:
             fn = OPS.get(binary)
             if fn is None:
@@ -517,11 +558,7 @@ def _make_aext(name, largest):
         _nonempty(name, input, ax)
         if input.dtype.kind == "c" and input.size:
             raise _not_impl(f"{name[1:]}_values_cpu", input)
-        r = (
-            input.max(axis=ax, keepdims=keepdim)
-            if largest
-            else input.min(axis=ax, keepdims=keepdim)
-        )
+        r = _ext(xp, input, ax, keepdim, largest)
         return row_major(xp, r) if input.ndim > 2 else r
 
     kernel.__name__ = name
@@ -602,7 +639,7 @@ def _make_arg(name, largest):
             if keepdim:
                 r = r.reshape((1,) * input.ndim)
             return r.astype(np.int64, copy=False)
-        return _ext_dim(xp, input, dim, keepdim, largest, name)[1]
+        return _ext_dim(xp, input, dim, keepdim, largest, name, False)[1]
 
     kernel.__name__ = name
     kernel.__doc__ = f"Indices of the {name[3:]}imum (over the flattened input when dim is None)."
@@ -768,7 +805,7 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction, root=False)
         )
     with np.errstate(divide="ignore", invalid="ignore"):
         if n:
-            m = xp.mean(input, axis=ax, keepdims=True)
+            m = _np_mean(xp, input, ax, True, None, n)
         else:  # nan without numpy's "Mean of empty slice" warning
             m = xp.sum(input, axis=ax, keepdims=True) / input.dtype.type(0)
         d = input - m
@@ -776,8 +813,8 @@ def _var_kernel(name, xp, input, dim, unbiased, keepdim, correction, root=False)
             sq = d.real * d.real + d.imag * d.imag
         else:
             sq = d * d
-        v = xp.sum(sq, axis=ax, keepdims=keepdim) / (n - c if n > c else 0)
-        if v.dtype == _F32 and input.dtype.kind != "c" and v.size and (v < _F32_VAR_FLOOR).any():
+        v = _np_sum(xp, sq, ax, keepdim, None) / (n - c if n > c else 0)
+        if v.dtype == _F32 and input.dtype.kind != "c" and v.size and _any(xp, v < _F32_VAR_FLOOR):
             # only then (a test on the reduced result): the variance again in float64, its root
             # (std) taken there too, as the float32 rounding of v itself may underflow
             x64 = input.astype(np.float64)
@@ -800,7 +837,7 @@ def _constant_rows(xp, input, ax, keepdim, v, m, n):
     if a.dtype.kind == "c":
         a = xp.abs(a)
     eps = 2.220446049250313e-16 if a.dtype.itemsize == 8 else 1.1920928955078125e-07
-    if not (v <= a * a * (eps * n) ** 2).any():
+    if not _any(xp, v <= a * a * (eps * n) ** 2):
         return v, m
     hi = xp.max(input, axis=ax, keepdims=True)
     const = hi == xp.min(input, axis=ax, keepdims=True)
@@ -1056,9 +1093,10 @@ def _norm_kernel(xp, input, p, dim, keepdim, dtype):
         # underflows (a 1e20 float32 gave inf); a shape test, no element work
         return xp.sum(a, axis=ax, keepdims=keepdim)
     if pv == 2.0:
-        return xp.sqrt(xp.sum(a * a, axis=ax, keepdims=keepdim))
+        a *= a  # (a is abs's fresh array)
+        return xp.sqrt(_np_sum(xp, a, ax, keepdim, None))
     if pv == 1.0:
-        return xp.sum(a, axis=ax, keepdims=keepdim)
+        return _np_sum(xp, a, ax, keepdim, None)
     if (pv < 0 or pv == math.inf) and not a.size:
         _no_identity_norm(pv, a.shape, dim)
     if pv == math.inf:
@@ -1232,6 +1270,8 @@ def _scan(xp, f, input, dim, dtype, name):
     if npd is not None and npd != input.dtype:
         input = input.astype(npd)  # torch casts first, then scans in that dtype (as below)
     acc = _F32 if _lowp(input) else _SCAN_ACC.get(input.dtype.char)
+    if xp is np:  # the ufunc's accumulate, as np.cumsum/cumprod call it, without their wrapper
+        f = _ACCUMULATE.get(f, f)
     if acc is not None:  # torch's CPU scans accumulate float32 in double (no running drift)
         r = f(input, axis=ax, dtype=acc).astype(input.dtype)
     else:
@@ -1241,6 +1281,7 @@ def _scan(xp, f, input, dim, dtype, name):
     return row_major(xp, r) if input.ndim > 1 else r
 
 
+_ACCUMULATE = {np.cumsum: np.add.accumulate, np.cumprod: np.multiply.accumulate}
 _SCAN_ACC = {"f": np.float64, "F": np.complex128}  # float32, complex64 -> the double accumulator
 
 

@@ -3,6 +3,8 @@ written in ember ops so double backward works. Names are kept."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...autograd.grad_mode import _state
 from .. import dtype as _dt
 from ..arg_errors import type_name
@@ -16,6 +18,9 @@ from .conversion import _warn_complex_to_real
 from .reduction import _axis1, _exp, _tname
 
 __all__: list = []
+
+_max_reduce = np.maximum.reduce
+_add_reduce = np.add.reduce
 
 
 def _prepare(name, input, dim, dtype):
@@ -63,9 +68,14 @@ def softmax(xp, input, dim=None, dtype=None):
             xp.exp(e, out=e)
             r = (e.astype(x.dtype).astype(f32) / e.sum(axis=ax, keepdims=True)).astype(x.dtype)
         return r if input.ndim else r.reshape(())
-    e = x - x.max(axis=ax, keepdims=True)
-    xp.exp(e, out=e)
-    e /= e.sum(axis=ax, keepdims=True)
+    if xp is np:  # ufunc methods: ndarray.max/sum run numpy's Python-level steps first
+        e = x - _max_reduce(x, ax, None, None, True)
+        xp.exp(e, out=e)
+        e /= _add_reduce(e, ax, None, None, True)
+    else:
+        e = x - x.max(axis=ax, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=ax, keepdims=True)
     if input.ndim > 1:
         return row_major(xp, e)
     return e if input.ndim else e.reshape(())
@@ -93,6 +103,18 @@ def _(grad, result, dim):
     half = _half_grad(grad, result, dim, False)
     if half is not None:
         return half
+    y, g = result._data, grad._data
+    if (
+        not _state.enabled
+        and type(dim) is int
+        and type(y) is np.ndarray
+        and y.ndim
+        and g.dtype is y.dtype
+        and y.dtype.char in "fd"
+    ):  # no graph to record: the formula below on the arrays, without five op calls
+        gy = g * y
+        r = y * _add_reduce(gy, dim, None, None, True)
+        return _wrap(np.subtract(gy, r, out=r))
     # d softmax: y * (g - sum(g * y)); the saved output keeps it differentiable
     gy = grad * result
     return gy - result * gy.sum(dim, keepdim=True)
@@ -116,8 +138,12 @@ def log_softmax(xp, input, dim=None, dtype=None):
             lse = xp.log(lse)
         r = (s - lse).astype(x.dtype)
         return r if input.ndim else r.reshape(())
-    s = x - x.max(axis=ax, keepdims=True)
-    s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
+    if xp is np:  # (see softmax)
+        s = x - _max_reduce(x, ax, None, None, True)
+        s -= xp.log(_add_reduce(xp.exp(s), ax, None, None, True))
+    else:
+        s = x - x.max(axis=ax, keepdims=True)
+        s -= xp.log(xp.exp(s).sum(axis=ax, keepdims=True))
     if input.ndim > 1:
         return row_major(xp, s)
     return s if input.ndim else s.reshape(())
