@@ -401,6 +401,30 @@ def row_major(xp, a):
     return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
 
 
+def reduced(xp, r, a):
+    """Array ``r``, a reduction's result over array ``a``, with torch's strides: row-major, and a
+    size-1 dim (one keepdim leaves, or one ``a`` had) strided as in a fresh contiguous tensor,
+    whatever ``a``'s layout (numpy keeps a permuted input's order, and gives size-1 dims of a
+    channels_last input stride 1). A contiguous ``a`` costs two flags checks."""
+    if a.flags.c_contiguous and r.flags.c_contiguous:
+        return r  # numpy's strides for a row-major input are torch's already
+    r = row_major(xp, r)
+    shape = r.shape
+    if 1 not in shape and 0 not in shape:
+        return r  # c-contiguous without size-1 or empty dims: the strides are determined
+    isz = r.itemsize
+    st = [0] * len(shape)
+    step = isz
+    for d in range(len(shape) - 1, -1, -1):
+        st[d] = step
+        step *= shape[d] or 1
+    st = tuple(st)
+    if r.strides == st:
+        return r
+    # a view: only size-1 (or empty) dims differ, and they address nothing
+    return xp.lib.stride_tricks.as_strided(r, shape, st)
+
+
 def _install() -> None:
     from .tensor import Tensor
 

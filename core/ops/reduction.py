@@ -19,7 +19,7 @@ from .. import dtype as _dt
 from ..arg_errors import int_varargs
 from ..device import array_module
 from ..dims import int_dim
-from ..layout import row_major
+from ..layout import reduced, row_major
 from ..names import keep, remove_dims
 from ..registry import OPS, op
 from ..return_types import return_types
@@ -224,9 +224,9 @@ def sum(xp, input, dim=None, keepdim=False, *, dtype=None):
         elif _lowp(input):
             r = input.sum(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=_F32)
             r = r.astype(input.dtype)
-            return row_major(xp, r) if input.ndim > 2 else r
+            return reduced(xp, r, input)
     r = _np_sum(xp, input, _axes(dim, input.ndim), keepdim, npd)  # a hot path
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 @sum.vjp
@@ -250,7 +250,7 @@ def nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
     else:
         a = input.astype(_F32) if input.dtype.kind == "V" else input
         r = xp.nansum(a, axis=ax, keepdims=keepdim, dtype=npd)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 def _nansum_complex(xp, input, npd):
@@ -295,13 +295,14 @@ def mean(xp, input, dim=None, keepdim=False, *, dtype=None):
         r = _np_mean(xp, input, ax, keepdim, _F32, n).astype(input.dtype)
     else:
         r = _np_mean(xp, input, ax, keepdim, npd, n)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 @mean.vjp
 def _(grad, input_shape, dim, keepdim):
     n = _count(input_shape, _axes(dim, len(input_shape)))
-    return _expand_back(grad / n, input_shape, dim, keepdim)
+    # divide after expanding (torch's order): the gradient comes out a dense row-major tensor
+    return _expand_back(grad, input_shape, dim, keepdim) / n
 
 
 @op(names=_reduced_names)
@@ -328,7 +329,7 @@ def nanmean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if acc is _F32 and npd is None:  # torch: nansum (rounded to the half type), then divide
         s = s.astype(input.dtype).astype(_F32)
     r = (s / n).astype(npd or input.dtype, copy=False)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 @nanmean.vjp
@@ -363,7 +364,7 @@ def prod(xp, input, dim=None, keepdim=False, *, dtype=None):
         r = r.astype(input.dtype)
     else:
         r = input.prod(axis=_axes(dim, input.ndim), keepdims=keepdim, dtype=npd)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 def _prod_others(x, d):
@@ -429,9 +430,9 @@ def _ext_dim(xp, a, dim, keepdim, largest, name, values=True):
         idx = a.argmin(axis=ax, keepdims=keepdim)
     vals = _ext(xp, a, ax, keepdim, largest) if values else None
     idx = idx.astype(np.int64, copy=False)
-    if a.ndim > 2:
-        return (vals if vals is None else row_major(xp, vals)), row_major(xp, idx)
-    return vals, idx
+    if a.flags.c_contiguous:
+        return vals, idx
+    return (vals if vals is None else reduced(xp, vals, a)), reduced(xp, idx, a)
 
 
 def _index_grad(grad, indices, input_shape, dim, keepdim):
@@ -559,7 +560,7 @@ def _make_aext(name, largest):
         if input.dtype.kind == "c" and input.size:
             raise _not_impl(f"{name[1:]}_values_cpu", input)
         r = _ext(xp, input, ax, keepdim, largest)
-        return row_major(xp, r) if input.ndim > 2 else r
+        return reduced(xp, r, input)
 
     kernel.__name__ = name
     kernel.__doc__ = (
@@ -610,9 +611,7 @@ def aminmax(xp, input, *, dim=None, keepdim=False):
     if input.dtype.kind == "c":
         raise _not_impl("aminmax_cpu", input)
     lo, hi = xp.amin(input, axis=ax, keepdims=keepdim), xp.amax(input, axis=ax, keepdims=keepdim)
-    if input.ndim > 2:
-        return row_major(xp, lo), row_major(xp, hi)
-    return lo, hi
+    return reduced(xp, lo, input), reduced(xp, hi, input)
 
 
 @aminmax.vjp
@@ -693,9 +692,7 @@ def median(xp, input, dim=None, keepdim=False):
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
         idx, vals = idx.squeeze(ax), vals.squeeze(ax)
-    if input.ndim > 2:
-        return row_major(xp, vals), row_major(xp, idx)
-    return vals, idx
+    return reduced(xp, vals, input), reduced(xp, idx, input)
 
 
 @median.vjp(one_output=("input", "result"))
@@ -747,9 +744,7 @@ def mode(xp, input, dim=-1, keepdim=False):
     vals = xp.take_along_axis(input, idx, axis=ax)
     if not keepdim:
         idx, vals = idx.squeeze(ax), vals.squeeze(ax)
-    if input.ndim > 2:
-        return row_major(xp, vals), row_major(xp, idx)
-    return vals, idx
+    return reduced(xp, vals, input), reduced(xp, idx, input)
 
 
 @mode.vjp
@@ -848,14 +843,14 @@ def _constant_rows(xp, input, ax, keepdim, v, m, n):
 def var(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased`` is legacy)."""
     r = _var_kernel("var", xp, input, dim, unbiased, keepdim, correction)[0]
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 @op(names=_var_names)
 def std(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see var)."""
     r = _var_kernel("std", xp, input, dim, unbiased, keepdim, correction, root=True)[0]
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 def _var_grad(grad, input, dim, unbiased, keepdim, correction, std_result=None):
@@ -898,9 +893,7 @@ def var_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     v, m, _ = _var_kernel("var_mean", xp, input, dim, unbiased, keepdim, correction)
     if not keepdim:
         m = m.reshape(v.shape)
-    if input.ndim > 2:
-        return row_major(xp, v), row_major(xp, m)
-    return v, m
+    return reduced(xp, v, input), reduced(xp, m, input)
 
 
 @op(names=_var_names, n_diff_out=2)
@@ -909,9 +902,7 @@ def std_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     v, m, _ = _var_kernel("std_mean", xp, input, dim, unbiased, keepdim, correction, root=True)
     if not keepdim:
         m = m.reshape(v.shape)
-    if input.ndim > 2:
-        return row_major(xp, v), row_major(xp, m)
-    return v, m
+    return reduced(xp, v, input), reduced(xp, m, input)
 
 
 def _mean_part(gm, input, dim, unbiased, keepdim):
@@ -964,7 +955,7 @@ def logsumexp(xp, input, dim=None, keepdim=False):
     r = r.astype(out_dtype, copy=False)
     if not keepdim:
         r = r.reshape([s for i, s in enumerate(r.shape) if not (ax is None or i in ax)])
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 def _logsumexp_out(out, res, ins):
@@ -1056,7 +1047,7 @@ def _check_norm_dtype(name, src, dst) -> None:
 def norm(xp, input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements when None); p may be 'fro', inf, -inf, 0."""
     r = _norm_kernel(xp, input, p, dim, keepdim, dtype)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 norm.op.dim_error = _norm_dim_error
@@ -1227,8 +1218,7 @@ def _make_logical(name):
             if name == "all"
             else input.any(axis=ax, keepdims=keepdim)
         )
-        if input.ndim > 2:
-            r = row_major(xp, r)
+        r = reduced(xp, r, input)
         return r.astype(np.uint8) if input.dtype == np.uint8 else r
 
     kernel.__name__ = name
@@ -1250,7 +1240,7 @@ def _cnz_names(ins, dim=None):
 def count_nonzero(xp, input, dim=None):
     """The number of non-zero elements over ``dim`` (int64)."""
     r = xp.sum(input != 0, axis=_axes(dim, input.ndim), dtype=np.int64)
-    return row_major(xp, r) if input.ndim > 2 else r
+    return reduced(xp, r, input)
 
 
 # ---------------------------------------------------------------------- cumsum / cumprod

@@ -20,6 +20,7 @@ from ..arg_errors import is_ints, must_be_tensor
 from ..arg_errors import overloaded as _overloaded
 from ..arg_errors import tensor_input as _tensor_input
 from ..device import array_module
+from ..layout import restride
 from ..meta import no_meta_kernel
 from ..names import as_op_error
 from ..registry import op
@@ -172,7 +173,7 @@ class _QPlan:
     """What quantile's kernel and derivative share: the rows, their order and the positions."""
 
     __slots__ = ("ax", "hi", "lo", "m1", "moved", "n", "nan_rows", "order", "out_shape", "rows",
-                 "w")  # fmt: skip
+                 "scalar", "w")  # fmt: skip
 
 
 def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
@@ -231,7 +232,21 @@ def _q_plan(a, q, dim, keepdim, interpolation, ignore_nan, name):
     else:
         out = rows
     p.out_shape = out if scalar else (Q,) + out
+    p.scalar = scalar
     return p
+
+
+def _q_first(xp, r):
+    """``r`` (q's dim first) laid out as torch's: it computes the quantiles with q's dim fastest
+    in memory and moves that dim to the front, so q's dim has stride 1 and the others are
+    row-major times len(q)."""
+    shape = r.shape
+    st = [1] * len(shape)
+    step = shape[0]
+    for d in range(len(shape) - 1, 0, -1):
+        st[d] = step
+        step *= shape[d]
+    return restride(xp, r, tuple(st))
 
 
 def _lerp(xp, lo, hi, w):
@@ -255,7 +270,8 @@ def _make_quantile(name, ignore_nan):
             nan_rows = xp.isnan(s[..., -1])  # NaN sorts last: any NaN in the row
         if bool(nan_rows.any()):
             r = xp.where(nan_rows, xp.nan, r)
-        return r.astype(input.dtype, copy=False).reshape(p.out_shape)
+        r = r.astype(input.dtype, copy=False).reshape(p.out_shape)
+        return r if p.scalar or not r.size else _q_first(xp, r)
 
     kernel.__name__ = name
     kernel.__doc__ = (
