@@ -31,6 +31,7 @@ torch = pytest.importorskip("torch")
 SCRIPTS = Path(__file__).parent / "dropin_scripts"
 ROOT = Path(ember.__file__).parent
 LOSS = re.compile(r"loss: (\S+)")
+_CONCURRENT = 6  # processes at once: a torch process holds ~0.4 GB, and there are 2 cores
 TRAINING = [
     "mlp_dataloader.py",
     "char_gpt.py",
@@ -78,23 +79,29 @@ def _ember_cmd(*args) -> list[str]:
 
 @pytest.fixture(scope="module")
 def runs(request, tmp_path_factory):
-    """Every training script under ember and (unless cached) under torch, run concurrently."""
+    """Every training script under ember and (unless cached) under torch, at most
+    ``_CONCURRENT`` processes at a time (each torch process holds ~0.4 GB)."""
     cache = getattr(request.config, "cache", None)  # None under `-p no:cacheprovider`
     tb_dir = tmp_path_factory.mktemp("tb")
-    procs, results = {}, {}
+    jobs, results = [], {}
     for name in TRAINING:
         script = SCRIPTS / name
         args = [str(tb_dir / "run")] if name == "platform_apis.py" else []
         cwd = tmp_path_factory.mktemp(name.replace(".py", ""))
-        procs[("ember", name)] = _popen(_ember_cmd("run", str(script), *args), cwd)
+        jobs.append((("ember", name), _ember_cmd("run", str(script), *args), cwd))
         digest = hashlib.sha256(script.read_bytes()).hexdigest()[:16]
         key = f"ember_dropin/torch/{name}"
         hit = cache.get(key, None) if cache is not None else None
         if hit and hit.get("digest") == digest and hit.get("torch") == torch.__version__:
             results[("torch", name)] = (hit["rc"], hit["out"], hit["err"])
         else:
-            procs[("torch", name)] = _popen([sys.executable, str(script), *args], cwd)
-    for (kind, name), p in procs.items():
+            jobs.append((("torch", name), [sys.executable, str(script), *args], cwd))
+    running: list = []
+    while jobs or running:
+        while jobs and len(running) < _CONCURRENT:
+            key, cmd, cwd = jobs.pop(0)
+            running.append((key, _popen(cmd, cwd)))
+        (kind, name), p = running.pop(0)
         out, err = p.communicate(timeout=600)
         results[(kind, name)] = (p.returncode, out, err)
         if kind == "torch" and p.returncode == 0 and cache is not None:
