@@ -41,6 +41,25 @@ def test_bench_mlp_step_matches_torch():
         np.testing.assert_allclose(le, lt, rtol=1e-4)
 
 
+def test_bench_small_step_matches_torch():
+    # bench_mlp_step.py's Module + CrossEntropyLoss + Adam step is the same computation in both
+    # frameworks: from torch's initial weights, the same weights after three steps
+    if torch is None:
+        pytest.skip("torch is not installed (the parity oracle)")
+    bench = _bench_module("bench_mlp_step")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((bench.BATCH, bench.IN)).astype(np.float32)
+    y = rng.integers(0, bench.CLASSES, bench.BATCH)
+    tmodel, emodel = bench._mlp(torch), bench._mlp(ember)
+    emodel.load_state_dict(
+        {k: ember.tensor(v.detach().numpy()) for k, v in tmodel.state_dict().items()}
+    )
+    bench.workload(ember, emodel, x, y, 3)()
+    bench.workload(torch, tmodel, x, y, 3)()
+    for (k, e), t in zip(emodel.state_dict().items(), tmodel.state_dict().values()):
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-4, atol=1e-6, err_msg=k)
+
+
 def test_bench_overhead_chain_runs():
     bench = _bench_module()
     bench.overhead_workload(ember)()
