@@ -525,19 +525,14 @@ def mse_loss(
 ) -> Tensor:
     """Mean squared error (input - target)**2 (optionally weighted per element)."""
     plain = weight is None and size_average is None and reduce is None
-    if plain and type(input) is Tensor and type(target) is Tensor:  # the common call: one node
-        a, b = input._data, target._data
-        if (
-            type(a) is np.ndarray
-            and type(b) is np.ndarray
-            and a.dtype is b.dtype
-            and (a.dtype is _F32 or a.dtype is _F64)
-            and a.shape == b.shape
-            and a.ndim  # (a 0-d difference is a numpy scalar)
-            and a.size
-            and (reduction == "mean" or reduction == "sum" or reduction == "none")
-        ):
-            return _mse(input, target, reduction)
+    if (  # the common call: one node
+        plain
+        and type(input) is Tensor
+        and type(target) is Tensor
+        and _plain_pair(input._data, target._data)
+        and (reduction == "mean" or reduction == "sum" or reduction == "none")
+    ):
+        return _mse(input, target, reduction)
     x, y = _warn_size(input, target)
     reduction = _reduction(reduction, size_average, reduce, weighted=weight is not None)
     _float_only("mse_cpu", input, target)
