@@ -958,19 +958,15 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """Sigmoid + BCE in one stable expression: (1 - y) x + (1 + (p - 1) y) softplus(-x)."""
     reduction = _reduction(reduction, size_average, reduce)
-    if weight is None and pos_weight is None and type(input) is Tensor and type(target) is Tensor:
-        a, b = input._data, target._data
-        if (
-            type(a) is np.ndarray
-            and type(b) is np.ndarray
-            and a.dtype is b.dtype
-            and (a.dtype is _F32 or a.dtype is _F64)
-            and a.shape == b.shape
-            and a.ndim
-            and a.size
-        ):  # the common call: loss and reduction in one node
-            loss = _bce_logits(input, target, reduction)
-            return _as_torch_node(loss, "BinaryCrossEntropyWithLogitsBackward0")
+    if (  # the common call: loss and reduction in one node
+        weight is None
+        and pos_weight is None
+        and type(input) is Tensor
+        and type(target) is Tensor
+        and _plain_pair(input._data, target._data)
+    ):
+        loss = _bce_logits(input, target, reduction)
+        return _as_torch_node(loss, "BinaryCrossEntropyWithLogitsBackward0")
     if target.shape != input.shape:
         raise ValueError(
             f"Target size ({_size(target.shape)}) must be the same as input size "
