@@ -470,7 +470,10 @@ def _dict_items(self: Tensor, index: dict) -> tuple:
     items = [slice(None)] * nd
     given = [False] * nd
     for d, it in index.items():
-        k = normalize_dim(self, d, nd)
+        try:
+            k = normalize_dim(self, d, nd)
+        except RuntimeError as e:  # name the op (names spec 4.10)
+            raise RuntimeError(f"index: {e}") from None
         if given[k]:
             raise IndexError(f"dim {d!r} is indexed more than once (dim {k} in a dict index)")
         if it is None or it is Ellipsis:
@@ -1170,8 +1173,11 @@ def _name_by_index(r: Tensor, args: tuple, inames: list) -> Tensor:
             pos += 1
     at = 0 if gaps else first
     block = None
-    for n in inames:
-        block = n if block is None else unify(block, n)
+    try:
+        for n in inames:
+            block = n if block is None else unify(block, n)
+    except RuntimeError as e:  # index tensors broadcast together: name the op (spec 4.10)
+        raise RuntimeError(f"index: the index tensors' names do not match: {e}") from None
     block = (None,) * (bnd - len(block)) + tuple(block[-bnd:] if bnd else ())
     names = list(r._names or (None,) * r._data.ndim)
     names[at : at + bnd] = block

@@ -466,9 +466,12 @@ def _dot_by_name(x: Tensor, y: Tensor, dim, out):
             raise TypeError(f"dot(): dim= takes a dim name or a list of names, got {dim!r}")
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"dot(): dim {dims} names a dim more than once")
-        for d in dims:
-            normalize_dim(x, d)  # torch's "Name 'H' not found in Tensor[...]" for a missing name
-            normalize_dim(y, d)
+        try:
+            for d in dims:
+                normalize_dim(x, d)  # "Name 'H' not found in Tensor[...]" for a missing name
+                normalize_dim(y, d)
+        except RuntimeError as e:
+            raise RuntimeError(f"dot(): {e}") from None  # errors name the op (names spec 4.10)
     for d in dims:
         a, b = x.shape[nx.index(d)], y.shape[ny.index(d)]
         if a != b:

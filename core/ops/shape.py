@@ -1003,9 +1003,27 @@ def _(grad, dim):
     return grad.squeeze(dim)
 
 
+class _AllDims:
+    """squeeze's default dim (every size-1 dim): torch has no None overload, so an explicit
+    ``squeeze(None)`` is its parser's TypeError (on a named tensor a name lookup, names spec 1)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+    def __reduce__(self):
+        return "_ALL_DIMS"
+
+
+_ALL_DIMS = _AllDims()
+
+
 def _squeeze_axes(shape, dim):
-    if dim is None:
+    if dim is _ALL_DIMS:
         return tuple(i for i, s in enumerate(shape) if s == 1)
+    if dim is None:
+        raise DimTypeError(None)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     n = len(shape)
     out = []
@@ -1022,13 +1040,13 @@ def _squeeze_axes(shape, dim):
     return tuple(out)
 
 
-def _squeeze_names(ins, dim=None):
+def _squeeze_names(ins, dim=_ALL_DIMS):
     t = ins[0]
     return remove_dims(t._names, _squeeze_axes(t._data.shape, dim))
 
 
 @op(names=_squeeze_names, view=True)
-def squeeze(xp, input, dim=None):
+def squeeze(xp, input, dim=_ALL_DIMS):
     """Remove size-1 dims (all of them, or those in ``dim``): a view."""
     return input.squeeze(axis=_squeeze_axes(input.shape, dim))
 
@@ -1041,7 +1059,7 @@ def _(grad, input_shape, dim):
 # torch's grad_fn names: squeeze() is SqueezeBackward0, squeeze(int) 1, squeeze(dims) 2
 squeeze.op.name_rule = lambda node: (
     "SqueezeBackward0"
-    if (d := node.saved_arg("dim")) is None
+    if (d := node.saved_arg("dim")) is _ALL_DIMS
     else "SqueezeBackward2"
     if isinstance(d, (tuple, list))
     else "SqueezeBackward1"
