@@ -62,10 +62,11 @@ class FisherSnedecor(Distribution):
 
     @property
     def variance(self) -> ember.Tensor:
+        # df2 <= 4 becomes NaN *before* the formula (as torch does), so the gradient w.r.t. df1
+        # is NaN there while df2 itself gets a zero gradient.
         df1 = self.df1
-        df2 = ember.where(self.df2 > 4, self.df2, ember.full_like(self.df2, 5.0))
-        var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
-        return ember.where(self.df2 > 4, var, ember.full_like(var, math.nan))
+        df2 = ember.where(self.df2 > 4, self.df2, ember.full_like(self.df2, math.nan))
+        return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=()) -> ember.Tensor:
         # X1 ~ Gamma(df1 / 2, 1 / df1), X2 ~ Gamma(df2 / 2, 1 / df2): Y = X1 / X2 ~ F(df1, df2)

@@ -47,6 +47,7 @@ TRAINING = [
     "graph_nets.py",
     "model_utils.py",
     "vision_resnet.py",
+    "rl_optim_zoo.py",
 ]
 
 
